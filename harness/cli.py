@@ -1,0 +1,161 @@
+"""The `harness` command line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from harness.errors import HarnessError
+
+DEFAULT_CLUSTER_DIR = Path(os.environ.get("HARNESS_CLUSTER_DIR", ".harness/cluster"))
+
+
+def _sigterm_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+class HarnessGroup(click.Group):
+    """Turns user-facing failures into one line on stderr and an exit code, never a traceback."""
+
+    def main(self, args=None, prog_name=None, **extra):
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+        try:
+            return super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(2)
+        except HarnessError as exc:
+            click.echo(f"harness: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            click.echo("harness: interrupted; processes stopped", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=HarnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="spark-kafka-harness")
+def main():
+    """Delivery-semantics test harness for Spark Structured Streaming pipelines over Kafka.
+
+    \b
+    Examples:
+      harness cluster up --brokers 3      start a real 3-broker Kafka (KRaft) on loopback
+      harness cluster status              brokers, pids, ports, health
+      harness cluster down                stop exactly what `up` started
+      harness demo                        Kafka -> Spark -> Kafka, stopped and restarted
+    """
+
+
+@main.group()
+def cluster():
+    """The embedded Kafka cluster (real brokers from Kafka's jars, no Docker)."""
+
+
+dir_option = click.option(
+    "--dir", "cluster_dir", type=click.Path(path_type=Path), default=DEFAULT_CLUSTER_DIR, show_default=True,
+    help="Cluster directory: configs, data, logs and pid files.",
+)
+
+
+@cluster.command("up")
+@click.option("--brokers", type=click.Choice(["1", "3"]), default="1", show_default=True, help="Number of brokers.")
+@dir_option
+def cluster_up(brokers: str, cluster_dir: Path):
+    """Format storage, start the brokers, wait until they answer, print the bootstrap servers.
+
+    \b
+    Example:
+      $ harness cluster up --brokers 3
+      127.0.0.1:40411,127.0.0.1:38125,127.0.0.1:45277
+    """
+    from harness.cluster import EmbeddedCluster
+
+    t0 = time.monotonic()
+    embedded = EmbeddedCluster.create(cluster_dir, brokers=int(brokers))
+    embedded.start()  # stops what it started if it fails or is interrupted
+    click.echo(
+        f"Kafka {embedded.kafka_version} up: {brokers} broker(s) in {embedded.workdir} after {time.monotonic() - t0:.1f}s",
+        err=True,
+    )
+    click.echo(embedded.bootstrap_servers)
+
+
+@cluster.command("status")
+@dir_option
+def cluster_status(cluster_dir: Path):
+    """Show each broker: node id, address, pid, state, and whether the cluster answers."""
+    from harness.cluster import EmbeddedCluster, KafkaAdmin
+
+    embedded = EmbeddedCluster.attach(cluster_dir)
+    live: set[int] = set()
+    if embedded.running_brokers():
+        try:
+            with KafkaAdmin(embedded.bootstrap_servers, request_timeout_ms=3000, connect_timeout_ms=3000) as admin:
+                live = admin.live_broker_ids()
+        except HarnessError:
+            pass
+    click.echo(f"cluster {embedded.cluster_id}  Kafka {embedded.kafka_version}  {embedded.workdir}")
+    click.echo(f"{'node':<5} {'address':<22} {'controller':<11} {'pid':<8} {'state':<8} {'metadata':<9} log")
+    for st in embedded.status():
+        listed = "live" if st.node_id in live else "-"
+        click.echo(f"{st.node_id:<5} {st.address:<22} {st.controller_port:<11} {st.pid or '-':<8} {st.state:<8} {listed:<9} {st.log}")
+    click.echo(f"bootstrap servers: {embedded.bootstrap_servers}")
+
+
+@cluster.command("down")
+@dir_option
+def cluster_down(cluster_dir: Path):
+    """Stop exactly the broker processes `up` started (by pid file and start time)."""
+    from harness.cluster import EmbeddedCluster
+
+    embedded = EmbeddedCluster.attach(cluster_dir)
+    running = [b.name for b in embedded.running_brokers()]
+    embedded.stop()
+    click.echo(f"stopped {', '.join(running)}" if running else "no broker was running")
+
+
+@main.command()
+@click.option("--dir", "workdir", type=click.Path(path_type=Path), default=None, help="Where to keep the demo's files [reports/demo-TIMESTAMP].")
+@click.option("--records", type=click.IntRange(1, 1_000_000), default=1000, show_default=True, help="Records per phase.")
+@click.option("--bootstrap-servers", default=None, metavar="HOST:PORT,...",
+              help="Use this Kafka cluster instead of starting one; only new harness-demo-* topics are created.")
+def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
+    """Start Kafka, run a checkpointed Spark query Kafka -> Kafka, stop and restart it, report.
+
+    \b
+    Examples:
+      harness demo --records 5000
+      harness demo --bootstrap-servers localhost:19092    # a cluster you run
+    """
+    from harness.demo import run_demo
+
+    workdir = workdir or Path("reports") / time.strftime("demo-%Y%m%d-%H%M%S")
+    t0 = time.monotonic()
+    result = run_demo(workdir, records=records, bootstrap=bootstrap_servers,
+                      say=lambda m: click.echo(f"[{time.monotonic() - t0:6.1f}s] {m}"))
+    click.echo(
+        f"result: {result.sent} records sent, {result.received} in {result.sink}, "
+        f"{result.lost} lost, {result.duplicated} duplicated; no process left running. Files: {workdir}"
+    )
+    if result.lost or result.duplicated:
+        sys.exit(1)
+
+
+@main.command()
+def jars():
+    """Fetch the Kafka broker and Spark connector jars with Maven (idempotent)."""
+    from harness import jars as jar_sets
+
+    jar_sets.fetch()
+    click.echo(f"Kafka {jar_sets.kafka_version()} and Spark Kafka connector {jar_sets.connector_version()} in {jar_sets.jars_dir()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Talking to any Kafka cluster (embedded or external) through kafka-python.
+
+Topics, topic configs, per-partition log-start/log-end offsets and reading a
+topic back: what the runner, the chaos driver and the tests need.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
+from kafka.errors import KafkaError
+
+from harness.errors import HarnessError
+
+# kafka-python logs every refused connection at ERROR while a broker is down or
+# starting; the harness reports those conditions itself.
+logging.getLogger("kafka").setLevel(logging.CRITICAL)
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    topic: str
+    partition: int
+    log_start: int
+    log_end: int  # the high watermark: next offset a consumer can read
+
+    @property
+    def retained(self) -> int:
+        return self.log_end - self.log_start
+
+
+class KafkaAdmin:
+    """A small facade over KafkaAdminClient for one cluster; close() when done."""
+
+    def __init__(self, bootstrap_servers: str, request_timeout_ms: int = 10000, connect_timeout_ms: int = 10000):
+        self.bootstrap_servers = bootstrap_servers
+        try:
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=bootstrap_servers,
+                client_id="harness-admin",
+                request_timeout_ms=request_timeout_ms,
+                bootstrap_timeout_ms=connect_timeout_ms,
+                reconnect_backoff_max_ms=1000,
+            )
+        except KafkaError:
+            raise HarnessError(f"no Kafka broker reachable at {bootstrap_servers}") from None
+
+    def close(self) -> None:
+        self._admin.close()
+
+    def __enter__(self) -> "KafkaAdmin":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def live_broker_ids(self) -> set[int]:
+        """Ids of the brokers the cluster metadata currently lists (registered, not fenced)."""
+        brokers = self._admin.describe_cluster()["brokers"]
+        return {int(b["broker_id"]) for b in brokers if not b.get("is_fenced")}
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        configs: dict[str, str] | None = None,
+    ) -> None:
+        spec = {"num_partitions": partitions, "replication_factor": replication_factor, "configs": configs or {}}
+        try:
+            self._admin.create_topics({name: spec}, wait_for_metadata=True)
+        except KafkaError as exc:
+            raise HarnessError(f"creating topic {name!r} failed: {exc}") from None
+
+    def topics(self) -> set[str]:
+        return set(self._admin.list_topics())
+
+    def partitions(self, topic: str) -> list[int]:
+        described = self._admin.describe_topics([topic])
+        if not described or described[0].get("error_code"):
+            raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
+        return sorted(p["partition_index"] for p in described[0]["partitions"])
+
+    def alter_topic_config(self, topic: str, configs: dict[str, str]) -> None:
+        """Set topic configs incrementally (other overrides stay as they are)."""
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs={k: str(v) for k, v in configs.items()})
+        try:
+            self._admin.alter_configs([resource], incremental=True)
+        except KafkaError as exc:
+            raise HarnessError(f"altering configs of topic {topic!r} failed: {exc}") from None
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        """The topic's overridden configs (those not at their defaults)."""
+        result = self._admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        entries = result["topic"][topic] if isinstance(result, dict) else {}
+        return {k: (v["value"] if isinstance(v, dict) else v) for k, v in entries.items()}
+
+    def offsets(self, topics: Iterable[str]) -> list[PartitionOffsets]:
+        """Log-start and log-end (high watermark) offsets of every partition of `topics`."""
+        tps = [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
+        start = self._admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps})
+        end = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
+        return [
+            PartitionOffsets(tp.topic, tp.partition, start[tp].offset, end[tp].offset)
+            for tp in tps
+        ]
+
+
+def read_topic(bootstrap_servers: str, topic: str, timeout: float = 30.0) -> Iterator:
+    """Every record retained in `topic`, from log-start up to the log-end seen at the call."""
+    with KafkaAdmin(bootstrap_servers) as admin:
+        ends = {TopicPartition(o.topic, o.partition): o.log_end for o in admin.offsets([topic])}
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None)
+    try:
+        consumer.assign(list(ends))
+        consumer.seek_to_beginning(*ends)
+        deadline = time.monotonic() + timeout
+        # Positions, not record offsets, tell when a partition is done: transaction
+        # markers occupy offsets that are never returned as records.
+        while any(consumer.position(tp) < end for tp, end in ends.items()):
+            if time.monotonic() > deadline:
+                raise HarnessError(f"reading topic {topic!r} timed out after {timeout:.0f}s")
+            for tp, records in consumer.poll(timeout_ms=500).items():
+                yield from (r for r in records if r.offset < ends[tp])
+    finally:
+        consumer.close()

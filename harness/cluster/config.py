@@ -1,0 +1,105 @@
+"""Broker settings for the embedded KRaft cluster, tuned for fault testing.
+
+Every node runs in combined mode (process.roles=broker,controller) with a
+static controller quorum of all nodes: one JVM per node keeps 3 brokers
+affordable on 2 cores, and killing one node of three leaves a quorum of two.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One broker+controller node: its id and the loopback ports it listens on."""
+
+    node_id: int
+    port: int
+    controller_port: int
+    host: str = "127.0.0.1"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def new_cluster_id() -> str:
+    """A cluster id in Kafka's own format (URL-safe base64 of a UUID, no padding).
+
+    Like Kafka's Uuid.randomUuid, never one starting with '-', which command
+    line parsers would take for an option.
+    """
+    while True:
+        candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not candidate.startswith("-"):
+            return candidate
+
+
+def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path) -> dict[str, str]:
+    """server.properties for one node. Fault-testing choices are commented."""
+    count = len(nodes)
+    voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in nodes)
+    replication = min(3, count)
+    min_isr = 2 if count >= 3 else 1
+    return {
+        "process.roles": "broker,controller",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://{node.host}:{node.port},CONTROLLER://{node.host}:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{node.host}:{node.port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        # Topics are created explicitly by the harness, with their own settings.
+        "auto.create.topics.enable": "false",
+        "num.partitions": "1",
+        "default.replication.factor": str(replication),
+        "min.insync.replicas": str(min_isr),
+        "offsets.topic.replication.factor": str(replication),
+        "offsets.topic.num.partitions": "5",
+        "transaction.state.log.replication.factor": str(replication),
+        "transaction.state.log.min.isr": str(min_isr),
+        "transaction.state.log.num.partitions": "5",
+        "share.coordinator.state.topic.replication.factor": str(replication),
+        "share.coordinator.state.topic.min.isr": str(min_isr),
+        "unclean.leader.election.enable": "false",
+        # Retention is enforced within about a second, and deleted segments go at
+        # once, so a retention-shrink fault shows its effect quickly.
+        "log.retention.check.interval.ms": "1000",
+        "log.segment.delete.delay.ms": "0",
+        "log.initial.task.delay.ms": "0",
+        "file.delete.delay.ms": "0",
+        # Consumers (Spark's driver) join groups without the default 3 s wait.
+        "group.initial.rebalance.delay.ms": "0",
+        # Small enough for 2 cores.
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "num.recovery.threads.per.data.dir": "1",
+        "background.threads": "2",
+        "log.cleaner.threads": "1",
+        "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
+    }
+
+
+def render_properties(props: dict[str, str]) -> str:
+    return "".join(f"{key}={value}\n" for key, value in props.items())
+
+
+LOG4J2_PROPERTIES = """\
+status = error
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.requests.name = kafka.request.logger
+logger.requests.level = WARN
+"""

@@ -1,0 +1,312 @@
+"""The embedded cluster: real Apache Kafka brokers (KRaft) as local JVM processes.
+
+A cluster lives in one directory:
+
+    DIR/cluster.json          id, Kafka version, nodes and ports
+    DIR/log4j2.properties     broker logging (to stdout, captured per node)
+    DIR/node-N/server.properties, DIR/node-N/data/, DIR/node-N/broker.log
+    DIR/pids/broker-N.json    pid and start time of each running broker
+
+Everything needed to stop the brokers is on disk, so `harness cluster down`
+works even when the process that ran `up` is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kafka.errors import KafkaError
+
+from harness import jars
+from harness.cluster.admin import KafkaAdmin
+from harness.cluster.config import (
+    LOG4J2_PROPERTIES,
+    NodeSpec,
+    broker_properties,
+    new_cluster_id,
+    render_properties,
+)
+from harness.errors import HarnessError, WaitTimeout
+from harness.process import ManagedProcess, ProcessRecord, Supervisor, free_ports, stop_all_recorded
+from harness.waiting import wait_for
+
+STATE_FILE = "cluster.json"
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    node_id: int
+    address: str
+    controller_port: int
+    pid: int | None
+    state: str  # running | paused | stopped
+    log: str
+
+
+class Broker:
+    """One node of the embedded cluster: start, stop, kill, pause, resume, restart."""
+
+    def __init__(self, cluster: "EmbeddedCluster", spec: NodeSpec):
+        self.cluster = cluster
+        self.spec = spec
+        self.process: ManagedProcess | None = None
+        pid_file = cluster.pid_dir / f"{self.name}.json"
+        if pid_file.exists():
+            self.process = ManagedProcess(ProcessRecord.load(pid_file))
+
+    @property
+    def name(self) -> str:
+        return f"broker-{self.spec.node_id}"
+
+    @property
+    def node_id(self) -> int:
+        return self.spec.node_id
+
+    @property
+    def address(self) -> str:
+        return self.spec.address
+
+    @property
+    def node_dir(self) -> Path:
+        return self.cluster.workdir / f"node-{self.node_id}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.node_dir / "broker.log"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process and self.process.running() else None
+
+    def running(self) -> bool:
+        return bool(self.process and self.process.running())
+
+    def state(self) -> str:
+        if not self.running():
+            return "stopped"
+        return "paused" if self.process.is_paused() else "running"
+
+    def start(self, wait: bool = True, timeout: float = 60.0) -> None:
+        """Start the broker JVM; with `wait`, return once the cluster lists it as live."""
+        if self.running():
+            raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
+        argv = [
+            jars.java_executable(),
+            f"-Xmx{self.cluster.heap_mb}m",
+            f"-Xms{min(self.cluster.heap_mb, 128)}m",
+            "-XX:+UseG1GC",
+            "-XX:MaxGCPauseMillis=20",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.cluster.workdir / 'log4j2.properties'}",
+            "-cp",
+            jars.kafka_classpath(),
+            "kafka.Kafka",
+            str(self.node_dir / "server.properties"),
+        ]
+        self.process = self.cluster.supervisor.start(self.name, argv, self.log_path)
+        if wait:
+            self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Controlled shutdown (SIGTERM), SIGKILL if it does not finish in `timeout`."""
+        if self.process:
+            self.process.stop(timeout=timeout)
+
+    def kill(self) -> None:
+        """SIGKILL: the broker dies without flushing or leaving the cluster."""
+        if self.process:
+            self.process.kill()
+
+    def pause(self) -> None:
+        """SIGSTOP: the process is frozen, its sockets stay open but nothing answers."""
+        if not self.running():
+            raise HarnessError(f"cannot pause {self.name}: it is not running")
+        self.process.pause()
+
+    def resume(self) -> None:
+        if self.process:
+            self.process.resume()
+
+    def restart(self, wait: bool = True, timeout: float = 60.0) -> None:
+        self.stop()
+        self.start(wait=wait, timeout=timeout)
+
+    def exit_reason(self) -> str | None:
+        """Why the broker is not running, with the log's last line, or None if it runs."""
+        if self.running():
+            return None
+        last = _last_line(self.log_path)
+        return f"{self.name} exited (see {self.log_path}{': ' + last if last else ''})"
+
+    def status(self) -> BrokerStatus:
+        return BrokerStatus(
+            self.node_id, self.address, self.spec.controller_port, self.pid, self.state(), str(self.log_path)
+        )
+
+
+class EmbeddedCluster:
+    """1 or 3 combined broker+controller nodes on loopback, from Kafka's own jars."""
+
+    def __init__(self, workdir: Path, cluster_id: str, nodes: list[NodeSpec], heap_mb: int, kafka_version: str):
+        self.workdir = Path(workdir)
+        self.cluster_id = cluster_id
+        self.heap_mb = heap_mb
+        self.kafka_version = kafka_version
+        self.pid_dir = self.workdir / "pids"
+        self.supervisor = Supervisor(self.pid_dir)
+        self.brokers = [Broker(self, spec) for spec in nodes]
+        for broker in self.brokers:
+            if broker.process:
+                self.supervisor.adopt(broker.process)
+
+    # -- creation and lookup -------------------------------------------------
+
+    @classmethod
+    def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None) -> "EmbeddedCluster":
+        """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool."""
+        if brokers not in (1, 3):
+            raise HarnessError(f"--brokers must be 1 or 3, not {brokers}")
+        workdir = Path(workdir).resolve()
+        if (workdir / STATE_FILE).exists():
+            existing = cls.attach(workdir)
+            if existing.running_brokers():
+                raise HarnessError(
+                    f"a cluster is already running in {workdir}: stop it with `harness cluster down --dir {workdir}`"
+                )
+            shutil.rmtree(workdir)
+        java = jars.java_executable()
+        classpath = jars.kafka_classpath()
+        ports = free_ports(2 * brokers)
+        nodes = [NodeSpec(i + 1, ports[2 * i], ports[2 * i + 1]) for i in range(brokers)]
+        cluster = cls(workdir, new_cluster_id(), nodes, heap_mb or (512 if brokers == 1 else 384), jars.kafka_version())
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
+        for broker in cluster.brokers:
+            broker.node_dir.mkdir(parents=True, exist_ok=True)
+            props = broker_properties(broker.spec, nodes, broker.node_dir / "data")
+            (broker.node_dir / "server.properties").write_text(render_properties(props))
+        cluster._format_storage(java, classpath)
+        cluster._save_state()
+        return cluster
+
+    def _format_storage(self, java: str, classpath: str) -> None:
+        """Run Kafka's StorageTool for every node, in parallel (one JVM each)."""
+        runs = [
+            subprocess.Popen(
+                [java, "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool", "format",
+                 "--config", str(b.node_dir / "server.properties"), "--cluster-id", self.cluster_id],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            for b in self.brokers
+        ]
+        for broker, run in zip(self.brokers, runs):
+            output, _ = run.communicate(timeout=120)
+            if run.returncode != 0:
+                raise HarnessError(f"formatting storage of {broker.name} failed: {_last_line_of(output)}")
+
+    def _save_state(self) -> None:
+        state = {
+            "cluster_id": self.cluster_id,
+            "kafka_version": self.kafka_version,
+            "heap_mb": self.heap_mb,
+            "nodes": [asdict(b.spec) for b in self.brokers],
+        }
+        (self.workdir / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+    @classmethod
+    def attach(cls, workdir: Path) -> "EmbeddedCluster":
+        """The cluster described in `workdir`, with the brokers its pid files name."""
+        workdir = Path(workdir).resolve()
+        state_path = workdir / STATE_FILE
+        if not state_path.exists():
+            raise HarnessError(f"no embedded cluster in {workdir} ({STATE_FILE} missing)")
+        try:
+            state = json.loads(state_path.read_text())
+            nodes = [NodeSpec(**n) for n in state["nodes"]]
+            return cls(workdir, state["cluster_id"], nodes, int(state["heap_mb"]), state["kafka_version"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise HarnessError(f"{state_path}: unreadable cluster state ({exc})") from None
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(b.address for b in self.brokers)
+
+    def broker(self, node_id: int) -> Broker:
+        for b in self.brokers:
+            if b.node_id == node_id:
+                return b
+        raise HarnessError(f"no broker {node_id} in the cluster at {self.workdir} (nodes: {[b.node_id for b in self.brokers]})")
+
+    def running_brokers(self) -> list[Broker]:
+        return [b for b in self.brokers if b.running()]
+
+    def start(self, timeout: float = 90.0) -> None:
+        """Start every stopped broker and wait until all are live; stop them again on failure."""
+        try:
+            for broker in self.brokers:
+                if not broker.running():
+                    broker.start(wait=False)
+            self.wait_ready(timeout=timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_ready(self, timeout: float = 60.0, node_ids: list[int] | None = None) -> None:
+        """Poll cluster metadata until the given (default: all) brokers are listed as live."""
+        expected = set(node_ids or [b.node_id for b in self.brokers])
+
+        def listed() -> bool:
+            try:
+                with KafkaAdmin(self.bootstrap_servers, request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
+                    return expected <= admin.live_broker_ids()
+            except (HarnessError, KafkaError, OSError):  # not up yet: ask again
+                return False
+
+        def dead() -> str | None:
+            reasons = [self.broker(n).exit_reason() for n in sorted(expected)]
+            return "; ".join(r for r in reasons if r) or None
+
+        wait_for(listed, timeout=timeout, interval=0.3, what=f"brokers {sorted(expected)} at {self.bootstrap_servers}", abort=dead)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop every broker this cluster directory knows of (by pid file), all at once.
+
+        All nodes get SIGTERM together: stopped one by one, the last nodes would
+        wait for a controller quorum that is already gone.
+        """
+        stop_all_recorded(self.pid_dir, timeout=timeout)
+        self.supervisor.stop_all(timeout=timeout)
+
+    def status(self) -> list[BrokerStatus]:
+        return [b.status() for b in self.brokers]
+
+    def admin(self) -> KafkaAdmin:
+        return KafkaAdmin(self.bootstrap_servers)
+
+    def __enter__(self) -> "EmbeddedCluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _last_line(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - 4096))
+            return _last_line_of(fh.read().decode(errors="replace"))
+    except OSError:
+        return ""
+
+
+def _last_line_of(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""

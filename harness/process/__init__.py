@@ -1,0 +1,22 @@
+"""Starting, tracking and stopping the processes a run owns (by pid, never by name)."""
+
+from harness.process.ports import free_port, free_ports
+from harness.process.supervisor import (
+    ManagedProcess,
+    ProcessRecord,
+    Supervisor,
+    recorded_processes,
+    stop_all_recorded,
+    stop_recorded,
+)
+
+__all__ = [
+    "ManagedProcess",
+    "ProcessRecord",
+    "Supervisor",
+    "free_port",
+    "free_ports",
+    "recorded_processes",
+    "stop_all_recorded",
+    "stop_recorded",
+]

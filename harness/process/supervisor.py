@@ -1,0 +1,331 @@
+"""Process supervision by pid and start time.
+
+Every process the harness starts gets its own session (and so its own process
+group), its output in a log file, and a pid file holding (pid, start time).
+Stopping a process signals exactly the members of that session, after
+checking the start time, so a recycled pid is never hit and nothing is ever
+killed by name. A later `harness` invocation can stop processes an earlier,
+dead one started, from the pid files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from harness.errors import HarnessError
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """What identifies one started process across harness invocations."""
+
+    name: str
+    pid: int
+    start_ticks: int  # field 22 of /proc/<pid>/stat: pid plus this is unique
+    argv: tuple[str, ...]
+    log_path: str
+
+    def save(self, pid_dir: Path) -> Path:
+        pid_dir.mkdir(parents=True, exist_ok=True)
+        path = pid_dir / f"{self.name}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self)))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> "ProcessRecord":
+        try:
+            data = json.loads(path.read_text())
+            return cls(
+                name=data["name"],
+                pid=int(data["pid"]),
+                start_ticks=int(data["start_ticks"]),
+                argv=tuple(data["argv"]),
+                log_path=data["log_path"],
+            )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HarnessError(f"{path}: unreadable pid file ({exc})") from None
+
+
+# Every process started by this Python process, for leak checks (tests, exit paths).
+STARTED_HERE: list[ProcessRecord] = []
+
+
+@dataclass(frozen=True)
+class _Stat:
+    state: str
+    session: int
+    start_ticks: int
+
+
+def _stat(pid: int) -> _Stat | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return _Stat(state=fields[0], session=int(fields[3]), start_ticks=int(fields[19]))
+
+
+def start_ticks_of(pid: int) -> int | None:
+    st = _stat(pid)
+    return st.start_ticks if st else None
+
+
+def session_members(record: ProcessRecord) -> list[int]:
+    """Live (non-zombie) pids in the session the recorded process leads.
+
+    Linux does not hand out a pid again while a session or group still uses it
+    as its id, so if a process with the recorded pid runs but started at
+    another time, our session is gone entirely and that process is a stranger.
+    """
+    leader = _stat(record.pid)
+    if leader is not None and leader.start_ticks != record.start_ticks:
+        return []
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        st = _stat(int(entry.name))
+        if st and st.session == record.pid and st.state != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def _signal_members(record: ProcessRecord, sig: int) -> int:
+    sent = 0
+    for pid in session_members(record):
+        try:
+            os.kill(pid, sig)
+            sent += 1
+        except ProcessLookupError:
+            pass
+    return sent
+
+
+def stop_recorded(record: ProcessRecord, timeout: float = 15.0, sig: int = signal.SIGTERM) -> bool:
+    """Stop every process of the recorded session: `sig`, then SIGKILL after `timeout`.
+
+    Returns True if anything was still running. Safe to call on a record whose
+    processes are long gone.
+    """
+    if not session_members(record):
+        return False
+    _ask_to_stop(record, sig)
+    if not _wait_gone(record, timeout):
+        _force_kill(record)
+    return True
+
+
+def _ask_to_stop(record: ProcessRecord, sig: int) -> None:
+    """Send `sig` to the leader, which shuts its own children down (a PySpark
+    driver stops its queries and its JVM); only a leaderless session gets it
+    on every member. Paused (SIGSTOP) processes are continued first, since they
+    cannot act on a signal while stopped."""
+    _signal_members(record, signal.SIGCONT)
+    st = _stat(record.pid)
+    if st and st.start_ticks == record.start_ticks and st.state != "Z":
+        try:
+            os.kill(record.pid, sig)
+            return
+        except ProcessLookupError:
+            pass
+    _signal_members(record, sig)
+
+
+def _force_kill(record: ProcessRecord) -> None:
+    _signal_members(record, signal.SIGKILL)
+    if not _wait_gone(record, 10.0):
+        raise HarnessError(f"process {record.name} (pid {record.pid}) survived SIGKILL")
+
+
+def _wait_gone(record: ProcessRecord, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while session_members(record):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+class ManagedProcess:
+    """One started process (and its children): signal, stop, kill, pause, resume."""
+
+    def __init__(self, record: ProcessRecord, popen: subprocess.Popen | None = None):
+        self.record = record
+        self._popen = popen
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def pid(self) -> int:
+        return self.record.pid
+
+    def _reap(self) -> None:
+        if self._popen is not None:
+            self._popen.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code (negative signal number when killed); None while running or if unknown."""
+        if self._popen is None:
+            return None
+        return self._popen.poll()
+
+    def leader_alive(self) -> bool:
+        """The process we started is still running (not merely one of its children)."""
+        self._reap()
+        st = _stat(self.record.pid)
+        return bool(st and st.start_ticks == self.record.start_ticks and st.state != "Z")
+
+    def running(self) -> bool:
+        """Any process of this session is still running."""
+        self._reap()
+        return bool(session_members(self.record))
+
+    def is_paused(self) -> bool:
+        st = _stat(self.record.pid)
+        return bool(st and st.start_ticks == self.record.start_ticks and st.state == "T")
+
+    def signal(self, sig: int) -> None:
+        """Send `sig` to every process of the session."""
+        self._reap()
+        _signal_members(self.record, sig)
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM to the leader, wait up to `timeout` for the whole session, then SIGKILL.
+
+        Returns the exit code when known."""
+        stop_recorded(self.record, timeout=timeout)
+        return self.wait_exit()
+
+    def kill(self) -> int | None:
+        """SIGKILL the whole session at once: the crash a fault test wants."""
+        self._reap()
+        _force_kill(self.record)
+        return self.wait_exit()
+
+    def pause(self) -> None:
+        self.signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.signal(signal.SIGCONT)
+
+    def wait_exit(self, timeout: float = 10.0) -> int | None:
+        if self._popen is None:
+            return None
+        try:
+            return self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+class Supervisor:
+    """Starts processes and guarantees they are stopped when the `with` block ends.
+
+    Pid files go to `pid_dir`, so `stop_all_recorded(pid_dir)` can finish the
+    job from another process if this one is SIGKILLed.
+    """
+
+    def __init__(self, pid_dir: Path):
+        self.pid_dir = Path(pid_dir)
+        self._procs: dict[str, ManagedProcess] = {}
+
+    def start(
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> ManagedProcess:
+        previous = self._procs.get(name)
+        if previous is not None and previous.running():
+            raise HarnessError(f"process {name} is already running (pid {previous.pid})")
+        log_path = Path(log_path)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as log:
+            try:
+                popen = subprocess.Popen(
+                    list(argv),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=dict(env) if env is not None else None,
+                    cwd=cwd,
+                )
+            except OSError as exc:
+                raise HarnessError(f"cannot start {name} ({argv[0]}): {exc.strerror}") from None
+        ticks = start_ticks_of(popen.pid)
+        if ticks is None:  # exited before we could look: it cannot be running, reap it
+            popen.wait()
+            ticks = 0
+        record = ProcessRecord(name, popen.pid, ticks, tuple(argv), str(log_path))
+        record.save(self.pid_dir)
+        STARTED_HERE.append(record)
+        proc = ManagedProcess(record, popen)
+        self._procs[name] = proc
+        return proc
+
+    def adopt(self, proc: ManagedProcess) -> None:
+        """Track a process started elsewhere (e.g. by an earlier `cluster up`)."""
+        self._procs[proc.name] = proc
+
+    def get(self, name: str) -> ManagedProcess:
+        return self._procs[name]
+
+    def processes(self) -> list[ManagedProcess]:
+        return list(self._procs.values())
+
+    def stop_all(self, timeout: float = 15.0) -> None:
+        """Stop every tracked process: SIGTERM to all together, SIGKILL to survivors."""
+        procs = list(self._procs.values())
+        stop_many([p.record for p in procs], timeout=timeout)
+        for proc in procs:
+            proc.wait_exit(1.0)
+
+    def __enter__(self) -> "Supervisor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop_all()
+
+
+def recorded_processes(pid_dir: Path) -> list[ProcessRecord]:
+    pid_dir = Path(pid_dir)
+    if not pid_dir.is_dir():
+        return []
+    return [ProcessRecord.load(p) for p in sorted(pid_dir.glob("*.json"))]
+
+
+def stop_all_recorded(pid_dir: Path, timeout: float = 15.0) -> list[ProcessRecord]:
+    """Stop, all at once, whatever the pid files in `pid_dir` name and is still running.
+
+    SIGTERM goes to every process first, SIGKILL to the survivors after
+    `timeout`. Returns the records that were still running.
+    """
+    running = [r for r in recorded_processes(pid_dir) if session_members(r)]
+    stop_many(running, timeout=timeout)
+    return running
+
+
+def stop_many(records: list[ProcessRecord], timeout: float = 15.0, sig: int = signal.SIGTERM) -> None:
+    """Like stop_recorded for several sessions, signalled together and waited on together."""
+    for record in records:
+        _ask_to_stop(record, sig)
+    deadline = time.monotonic() + timeout
+    for record in records:
+        if not _wait_gone(record, max(0.0, deadline - time.monotonic())):
+            _force_kill(record)

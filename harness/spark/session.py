@@ -1,0 +1,64 @@
+"""SparkSession factory: the Kafka connector on the classpath, sized for a small machine.
+
+Used inside driver processes (pipelines/) and by tests. Any master URL is
+accepted; the default is local[1], because three drivers and a broker share
+two cores.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from harness import jars
+from harness.errors import HarnessError
+
+DEFAULT_MASTER = "local[1]"
+
+SMALL_MACHINE_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.memory": "512m",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sql.session.timeZone": "UTC",
+    # State store and checkpoint maintenance are cheap at this scale.
+    "spark.sql.streaming.minBatchesToRetain": "20",
+    "spark.sql.streaming.stateStore.maintenanceInterval": "10s",
+}
+
+
+def check_connector_version() -> str:
+    """The connector jar's version, after checking it equals the installed pyspark's."""
+    import pyspark
+
+    connector = jars.connector_version()
+    if connector != pyspark.__version__:
+        raise HarnessError(
+            f"Spark Kafka connector {connector} in {jars.jars_dir() / 'spark-kafka'} does not match "
+            f"pyspark {pyspark.__version__}: update jars/spark-kafka/pom.xml and run `make jars`"
+        )
+    return connector
+
+
+def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, str] | None = None):
+    """A SparkSession that can read and write Kafka.
+
+    `conf` overrides the defaults above; spark.jars always includes the connector.
+    """
+    from pyspark.sql import SparkSession
+
+    check_connector_version()
+    jars.java_executable()  # a clear error now rather than a Py4J one later
+    settings = dict(SMALL_MACHINE_CONF)
+    settings.update(conf or {})
+    extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
+    settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars()] + extra)
+    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("HARNESS_SPARK_MASTER", DEFAULT_MASTER))
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("HARNESS_SPARK_LOG_LEVEL", "WARN"))
+    return spark

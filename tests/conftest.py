@@ -1,0 +1,33 @@
+"""Shared fixtures. Every test must leave no process behind: checked after each test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.process.supervisor import STARTED_HERE, session_members, stop_recorded
+
+HARNESS = [sys.executable, "-m", "harness.cli"]
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    """Fail a test that leaves a started process running (and stop it, by pid)."""
+    before = len(STARTED_HERE)
+    yield
+    leaked = [r for r in STARTED_HERE[before:] if session_members(r)]
+    for record in leaked:
+        stop_recorded(record, timeout=5)
+    assert not leaked, f"processes left running: {[(r.name, r.pid) for r in leaked]}"
+
+
+def run_harness(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the `harness` CLI as a user would, in a separate process."""
+    return subprocess.run(
+        HARNESS + list(args), capture_output=True, text=True, timeout=timeout, env=env or dict(os.environ),
+        cwd=Path(__file__).resolve().parent.parent,
+    )

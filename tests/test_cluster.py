@@ -1,0 +1,186 @@
+"""The embedded cluster: real Kafka brokers (KRaft) from Maven jars, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
+from harness.errors import HarnessError
+from harness.process import ProcessRecord
+from harness.process.supervisor import session_members
+from harness.waiting import wait_for
+from tests.conftest import HARNESS, run_harness
+
+pytestmark = pytest.mark.e2e
+
+
+def _broker_pids(cluster_dir):
+    return [ProcessRecord.load(p) for p in sorted((cluster_dir / "pids").glob("*.json"))]
+
+
+@pytest.mark.parametrize("brokers", ["1", "3"])
+def test_cli_up_produce_consume_down(tmp_path, brokers):
+    cluster_dir = tmp_path / "cluster"
+    up = run_harness("cluster", "up", "--brokers", brokers, "--dir", str(cluster_dir))
+    try:
+        assert up.returncode == 0, up.stderr
+        bootstrap = up.stdout.strip()
+        assert len(bootstrap.split(",")) == int(brokers)
+        assert all(addr.startswith("127.0.0.1:") for addr in bootstrap.split(","))
+
+        status = run_harness("cluster", "status", "--dir", str(cluster_dir))
+        assert status.returncode == 0, status.stderr
+        assert status.stdout.count(" running ") == int(brokers)
+        assert status.stdout.count(" live ") == int(brokers)
+
+        with KafkaAdmin(bootstrap) as admin:
+            admin.create_topic("t", partitions=2, replication_factor=int(brokers))
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        for i in range(200):
+            producer.send("t", key=str(i % 4).encode(), value=str(i).encode())
+        producer.flush()
+        producer.close()
+        consumer = KafkaConsumer("t", bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                 group_id="g", consumer_timeout_ms=10000)
+        values = sorted(int(r.value) for r in consumer)
+        consumer.close()
+        assert values == list(range(200))
+    finally:
+        down = run_harness("cluster", "down", "--dir", str(cluster_dir))
+    assert down.returncode == 0, down.stderr
+    assert all(not session_members(r) for r in _broker_pids(cluster_dir))
+    status = run_harness("cluster", "status", "--dir", str(cluster_dir))
+    assert status.stdout.count(" stopped ") == int(brokers)
+
+
+def test_down_cleans_up_after_up_was_sigkilled(tmp_path):
+    cluster_dir = tmp_path / "cluster"
+    up = subprocess.Popen(HARNESS + ["cluster", "up", "--brokers", "3", "--dir", str(cluster_dir)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: len(list((cluster_dir / "pids").glob("*.json"))) == 3 if (cluster_dir / "pids").exists() else False,
+                 timeout=60, what="three broker pid files")
+        up.send_signal(signal.SIGKILL)
+        up.wait()
+        records = _broker_pids(cluster_dir)
+        assert all(session_members(r) for r in records), "brokers should outlive the killed `up`"
+    finally:
+        down = run_harness("cluster", "down", "--dir", str(cluster_dir))
+    assert down.returncode == 0, down.stderr
+    assert "stopped broker-1, broker-2, broker-3" in down.stdout
+    assert all(not session_members(r) for r in records)
+
+
+@pytest.fixture
+def single(tmp_path):
+    cluster = EmbeddedCluster.create(tmp_path / "cluster", brokers=1)
+    with cluster:
+        cluster.start()
+        yield cluster
+
+
+def test_retention_shrink_moves_log_start_and_old_offsets_are_gone(single):
+    bootstrap = single.bootstrap_servers
+    with single.admin() as admin:
+        admin.create_topic("r", partitions=1)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        for i in range(100):
+            producer.send("r", value=str(i).encode())
+        producer.flush()
+        admin.alter_topic_config("r", {"retention.ms": "1000", "segment.ms": "200"})
+        assert admin.topic_config("r")["retention.ms"] == "1000"
+        time.sleep(0.3)  # let the active segment age past segment.ms so the next append rolls it
+        producer.send("r", value=b"100").get(timeout=10)
+        producer.close()
+        offsets = wait_for(lambda: [o for o in admin.offsets(["r"]) if o.log_start >= 100],
+                           timeout=30, what="retention to delete the first segment")
+    assert offsets[0].log_start == 100 and offsets[0].log_end == 101
+    # A consumer asking for offset 0 finds it gone and is reset to the log start.
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False)
+    tp = TopicPartition("r", 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 0)
+    batch = consumer.poll(timeout_ms=10000)
+    consumer.close()
+    first = batch[tp][0]
+    assert (first.offset, first.value) == (100, b"100")
+    assert [r.offset for r in read_topic(bootstrap, "r")] == [100]
+
+
+def test_paused_broker_stops_answering_then_answers_again(single):
+    broker = single.brokers[0]
+    broker.pause()
+    assert broker.state() == "paused"
+    with pytest.raises(HarnessError):
+        with KafkaAdmin(single.bootstrap_servers, request_timeout_ms=2000, connect_timeout_ms=2000) as admin:
+            admin.live_broker_ids()
+    broker.resume()
+    single.wait_ready(timeout=30)
+    assert broker.state() == "running"
+
+
+def test_sigkill_of_one_of_three_brokers_loses_no_acknowledged_record(tmp_path):
+    cluster = EmbeddedCluster.create(tmp_path / "cluster", brokers=3)
+    with cluster:
+        cluster.start()
+        with cluster.admin() as admin:
+            admin.create_topic("acked", partitions=3, replication_factor=3)
+            leader = admin._admin.describe_topics(["acked"])[0]["partitions"][0]["leader_id"]
+        acked: list[int] = []
+        failed: list[int] = []
+        stop = threading.Event()
+
+        def produce():
+            producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
+                                     retries=10, request_timeout_ms=10000, linger_ms=5)
+            n = 0
+            while not stop.is_set():
+                def on_ok(_, n=n):
+                    acked.append(n)
+                def on_err(_, n=n):
+                    failed.append(n)
+                producer.send("acked", key=str(n % 6).encode(), value=str(n).encode()).add_callback(on_ok).add_errback(on_err)
+                n += 1
+                time.sleep(0.002)
+            producer.flush(timeout=60)
+            producer.close()
+
+        thread = threading.Thread(target=produce)
+        thread.start()
+        try:
+            wait_for(lambda: len(acked) > 500, timeout=60, what="records acknowledged before the kill")
+            victim = cluster.broker(leader)
+            victim.kill()
+            assert not victim.running()
+            at_kill = len(acked)
+            wait_for(lambda: len(acked) > at_kill + 500, timeout=60, what="records acknowledged with a broker down")
+            victim.start(wait=True)
+            wait_for(lambda: len(acked) > at_kill + 1000, timeout=60, what="records acknowledged after the restart")
+        finally:
+            stop.set()
+            thread.join(timeout=90)
+        seen = {int(r.value) for r in read_topic(cluster.bootstrap_servers, "acked", timeout=60)}
+    missing = sorted(set(acked) - seen)
+    assert not missing, f"{len(missing)} acknowledged records lost, e.g. {missing[:10]}"
+    assert len(acked) > 1500
+
+
+def test_broker_kill_restart_and_status_api(single):
+    broker = single.brokers[0]
+    first_pid = broker.pid
+    broker.kill()
+    assert broker.state() == "stopped" and broker.pid is None
+    broker.restart()
+    assert broker.state() == "running" and broker.pid != first_pid
+    with single.admin() as admin:
+        assert admin.live_broker_ids() == {1}
+    saved = json.loads((single.workdir / "cluster.json").read_text())
+    assert saved["nodes"][0]["port"] == int(single.bootstrap_servers.split(":")[1])

@@ -1,0 +1,79 @@
+"""Process supervision with real processes and real signals."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+import pytest
+
+from harness.process import ProcessRecord, Supervisor, stop_all_recorded, stop_recorded
+from harness.process.supervisor import session_members
+from harness.waiting import wait_for
+
+# A parent that starts a child in its own process group, then both sleep.
+PARENT_WITH_CHILD = (
+    "import subprocess, sys, time;"
+    "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"
+    "time.sleep(600)"
+)
+
+
+def test_stop_kills_the_whole_session_including_children(tmp_path):
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("parent", [sys.executable, "-c", PARENT_WITH_CHILD], tmp_path / "parent.log")
+        wait_for(lambda: len(session_members(proc.record)) == 2, timeout=10, what="child to start")
+        code = proc.stop(timeout=5)
+        assert code == -signal.SIGTERM
+        assert session_members(proc.record) == []
+
+
+def test_kill_is_sigkill_and_pause_freezes(tmp_path):
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("sleeper", [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "s.log")
+        proc.pause()
+        wait_for(proc.is_paused, timeout=5, what="process to be stopped")
+        proc.resume()
+        wait_for(lambda: not proc.is_paused(), timeout=5, what="process to continue")
+        assert proc.kill() == -signal.SIGKILL
+        assert not proc.running()
+
+
+def test_pid_files_let_another_process_stop_what_was_started(tmp_path):
+    sup = Supervisor(tmp_path / "pids")
+    proc = sup.start("orphan", [sys.executable, "-c", PARENT_WITH_CHILD], tmp_path / "o.log")
+    wait_for(lambda: len(session_members(proc.record)) == 2, timeout=10, what="child to start")
+    # A fresh reading of the pid files, as `harness cluster down` would do it.
+    stopped = stop_all_recorded(tmp_path / "pids", timeout=5)
+    assert [r.pid for r in stopped] == [proc.pid]
+    assert not proc.running()
+    proc.wait_exit()
+
+
+def test_a_recycled_pid_is_never_signalled(tmp_path):
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("victim", [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "v.log")
+        # Same pid, another start time: a pid file from before the pid was reused.
+        stale = ProcessRecord("old", proc.pid, proc.record.start_ticks - 1, ("old",), "")
+        assert session_members(stale) == []
+        assert stop_recorded(stale) is False
+        assert proc.running()
+
+
+def test_sigterm_ignored_escalates_to_sigkill(tmp_path):
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(600)"
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("stubborn", [sys.executable, "-c", stubborn], tmp_path / "st.log")
+        wait_for(lambda: "ready" in (tmp_path / "st.log").read_text(), timeout=10, what="handler installed")
+        t0 = time.monotonic()
+        assert proc.stop(timeout=1) == -signal.SIGKILL
+        assert time.monotonic() - t0 < 5
+
+
+def test_start_of_a_missing_program_is_a_clear_error(tmp_path):
+    from harness.errors import HarnessError
+
+    with Supervisor(tmp_path / "pids") as sup:
+        with pytest.raises(HarnessError, match="cannot start ghost"):
+            sup.start("ghost", [str(tmp_path / "no-such-program")], tmp_path / "g.log")
