@@ -1,0 +1,219 @@
+"""Blueprints: which streamlets run and which topics connect their outlets to inlets.
+
+Parsed from the `blueprint` section of a scenario and validated before any
+process starts. Each problem is reported with the field path it is about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import HarnessError
+from pipelines.catalog import EGRESS_MODES, SPECS
+from pipelines.model import StreamletSpec
+
+
+class BlueprintError(HarnessError):
+    """A broken blueprint; `path` is the field it is about (e.g. blueprint.connections)."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int = 2
+    replication: int = 1
+    config: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StreamletInstance:
+    name: str
+    spec: StreamletSpec
+    settings: dict
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One outlet feeding one or more inlets through one topic."""
+
+    outlet: tuple[str, str]  # (streamlet, port)
+    inlets: tuple[tuple[str, str], ...]
+    topic: TopicSpec
+
+
+@dataclass(frozen=True)
+class Blueprint:
+    streamlets: dict[str, StreamletInstance]
+    connections: tuple[Connection, ...]
+
+    def inputs_of(self, streamlet: str) -> dict[str, TopicSpec]:
+        """inlet name -> topic feeding it"""
+        return {port: c.topic for c in self.connections for (s, port) in c.inlets if s == streamlet}
+
+    def outputs_of(self, streamlet: str) -> dict[str, TopicSpec]:
+        """outlet name -> topic it writes"""
+        return {c.outlet[1]: c.topic for c in self.connections if c.outlet[0] == streamlet}
+
+    def topics(self) -> list[TopicSpec]:
+        return [c.topic for c in self.connections]
+
+    def order(self) -> list[str]:
+        """Streamlets from the ingress to the egresses (a topological order)."""
+        return _topological_order(self)
+
+    def hops(self) -> list[TopicSpec]:
+        """The intermediate topics in pipeline order."""
+        rank = {name: i for i, name in enumerate(self.order())}
+        return [c.topic for c in sorted(self.connections, key=lambda c: rank[c.outlet[0]])]
+
+
+def _port_ref(value: Any, path: str) -> tuple[str, str]:
+    if not isinstance(value, str) or value.count(".") != 1 or not all(value.split(".")):
+        raise BlueprintError(path, f"expected 'streamlet.port', got {value!r}")
+    streamlet, port = value.split(".")
+    return streamlet, port
+
+
+def _mapping(value: Any, path: str) -> dict:
+    if not isinstance(value, dict):
+        raise BlueprintError(path, f"expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _topic(raw: Any, default_name: str, path: str) -> TopicSpec:
+    raw = _mapping(raw if raw is not None else {}, path)
+    unknown = set(raw) - {"name", "partitions", "replication", "config"}
+    if unknown:
+        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected name, partitions, replication, config)")
+    partitions, replication = raw.get("partitions", 2), raw.get("replication", 1)
+    for key, value in (("partitions", partitions), ("replication", replication)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise BlueprintError(f"{path}.{key}", f"expected a positive integer, got {value!r}")
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        raise BlueprintError(f"{path}.name", f"expected a topic name, got {name!r}")
+    config = {str(k): str(v) for k, v in _mapping(raw.get("config", {}), f"{path}.config").items()}
+    return TopicSpec(name, partitions, replication, config)
+
+
+def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
+    raw = _mapping(raw, path)
+    unknown = set(raw) - {"kind", "settings"}
+    if unknown:
+        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected kind, settings)")
+    kind = raw.get("kind")
+    if kind not in SPECS:
+        raise BlueprintError(f"{path}.kind", f"unknown streamlet kind {kind!r} (known: {', '.join(sorted(SPECS))})")
+    spec = SPECS[kind]
+    settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
+    for key in settings:
+        if key not in spec.settings:
+            raise BlueprintError(f"{path}.settings.{key}", f"unknown setting for {kind} (known: {', '.join(spec.settings) or 'none'})")
+    merged = {**spec.settings, **settings}
+    if kind == "egress" and merged["mode"] not in EGRESS_MODES:
+        raise BlueprintError(f"{path}.settings.mode", f"expected one of {', '.join(EGRESS_MODES)}, got {merged['mode']!r}")
+    if kind == "processor":
+        p = merged["crash_probability"]
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p <= 1:
+            raise BlueprintError(f"{path}.settings.crash_probability", f"expected a number from 0 to 1, got {p!r}")
+    return StreamletInstance(name, spec, merged)
+
+
+def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
+    """Build and validate a Blueprint from its YAML form (see scenarios/ for examples)."""
+    raw = _mapping(raw, path)
+    unknown = set(raw) - {"streamlets", "connections", "topics"}
+    if unknown:
+        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected streamlets, connections, topics)")
+    streamlets_raw = _mapping(raw.get("streamlets"), f"{path}.streamlets")
+    if not streamlets_raw:
+        raise BlueprintError(f"{path}.streamlets", "no streamlets")
+    streamlets = {name: _streamlet(name, body, f"{path}.streamlets.{name}") for name, body in streamlets_raw.items()}
+    topics_raw = _mapping(raw.get("topics", {}) or {}, f"{path}.topics")
+    connections_raw = _mapping(raw.get("connections"), f"{path}.connections")
+
+    connections = []
+    fed_by: dict[tuple[str, str], str] = {}
+    for outlet_ref, targets in connections_raw.items():
+        cpath = f"{path}.connections.{outlet_ref}"
+        src_name, src_port = _port_ref(outlet_ref, cpath)
+        source = _known(streamlets, src_name, cpath)
+        outlet = source.spec.shape.outlet(src_port)
+        if outlet is None:
+            raise BlueprintError(cpath, f"streamlet {src_name!r} ({source.kind}) has no outlet {src_port!r} "
+                                        f"(outlets: {', '.join(o.name for o in source.spec.shape.outlets) or 'none'})")
+        if not isinstance(targets, list) or not targets:
+            raise BlueprintError(cpath, "expected a non-empty list of 'streamlet.inlet'")
+        inlets = []
+        for target in targets:
+            dst_name, dst_port = _port_ref(target, cpath)
+            dest = _known(streamlets, dst_name, cpath)
+            inlet = dest.spec.shape.inlet(dst_port)
+            if inlet is None:
+                raise BlueprintError(cpath, f"streamlet {dst_name!r} ({dest.kind}) has no inlet {dst_port!r} "
+                                            f"(inlets: {', '.join(i.name for i in dest.spec.shape.inlets) or 'none'})")
+            if (inlet.schema, inlet.codec) != (outlet.schema, outlet.codec):
+                raise BlueprintError(cpath, f"schema mismatch: {outlet_ref} writes {outlet.schema.id} ({outlet.codec}) "
+                                            f"but {target} reads {inlet.schema.id} ({inlet.codec})")
+            if (dst_name, dst_port) in fed_by:
+                raise BlueprintError(cpath, f"inlet {target} is already fed by {fed_by[(dst_name, dst_port)]}")
+            fed_by[(dst_name, dst_port)] = outlet_ref
+            inlets.append((dst_name, dst_port))
+        topic = _topic(topics_raw.get(outlet_ref), outlet_ref.replace(".", "-"), f"{path}.topics.{outlet_ref}")
+        connections.append(Connection((src_name, src_port), tuple(inlets), topic))
+
+    for ref in topics_raw:
+        if ref not in connections_raw:
+            raise BlueprintError(f"{path}.topics.{ref}", "names no connected outlet")
+    for name, inst in streamlets.items():
+        for inlet in inst.spec.shape.inlets:
+            if (name, inlet.name) not in fed_by:
+                raise BlueprintError(f"{path}.connections", f"inlet {name}.{inlet.name} is not connected")
+    names = [c.topic.name for c in connections]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise BlueprintError(f"{path}.topics", f"topic {duplicate!r} is written by two outlets")
+    if not any(inst.spec.source_topic for inst in streamlets.values()):
+        raise BlueprintError(f"{path}.streamlets", "no ingress: nothing reads the workload's source topic")
+    blueprint = Blueprint(streamlets, tuple(connections))
+    _topological_order(blueprint, path)
+    return blueprint
+
+
+def _known(streamlets: dict[str, StreamletInstance], name: str, path: str) -> StreamletInstance:
+    if name not in streamlets:
+        raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(streamlets)})")
+    return streamlets[name]
+
+
+def _topological_order(blueprint: Blueprint, path: str = "blueprint") -> list[str]:
+    downstream = {name: set() for name in blueprint.streamlets}
+    for c in blueprint.connections:
+        for dst, _ in c.inlets:
+            downstream[c.outlet[0]].add(dst)
+    order, state = [], {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        if state.get(node) == "done":
+            return
+        if state.get(node) == "visiting":
+            cycle = trail[trail.index(node):] + [node]
+            raise BlueprintError(f"{path}.connections", f"cycle: {' -> '.join(cycle)}")
+        state[node] = "visiting"
+        for nxt in sorted(downstream[node]):
+            visit(nxt, trail + [node])
+        state[node] = "done"
+        order.append(node)
+
+    for name in blueprint.streamlets:
+        visit(name, [])
+    return list(reversed(order))
