@@ -1,0 +1,27 @@
+"""The history: one JSON line per thing that happened during a run, flushed at once."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+
+class History:
+    """Append-only event log (thread-safe); a crash of the harness leaves every line written so far."""
+
+    def __init__(self, path: Path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "a")
+        self._lock = threading.Lock()
+
+    def record(self, event: str, **fields) -> None:
+        line = json.dumps({"ts_ms": int(time.time() * 1000), "event": event, **fields}, default=str)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()

@@ -1,0 +1,58 @@
+"""Where each piece of evidence lives in a run directory (one place, used by writers and readers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    root: Path
+
+    @property
+    def scenario(self) -> Path:
+        return self.root / "scenario.json"
+
+    @property
+    def versions(self) -> Path:
+        return self.root / "versions.json"
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history.jsonl"
+
+    @property
+    def ack_log(self) -> Path:
+        return self.root / "acks.csv"
+
+    @property
+    def generator_settings(self) -> Path:
+        return self.root / "generator.json"
+
+    def progress(self, streamlet: str) -> Path:
+        return self.root / "progress" / f"{streamlet}.jsonl"
+
+    def driver_settings(self, streamlet: str) -> Path:
+        return self.root / "streamlets" / f"{streamlet}.json"
+
+    def log(self, process: str) -> Path:
+        return self.root / "logs" / f"{process}.log"
+
+    def egress_db(self, streamlet: str) -> Path:
+        return self.root / "egress" / f"{streamlet}.sqlite"
+
+    def topic_dump(self, topic: str) -> Path:
+        return self.root / "topics" / f"{topic}.jsonl"
+
+    @property
+    def pids(self) -> Path:
+        return self.root / "pids"
+
+    @property
+    def cluster(self) -> Path:
+        return self.root / "cluster"
+
+    @property
+    def summary(self) -> Path:
+        return self.root / "run.json"

@@ -1,0 +1,1 @@
+"""Running scenarios: topics, generator and streamlet drivers, drained and recorded."""

@@ -1,0 +1,1 @@
+"""The workload: keyed, sequence-numbered records produced to the source topic."""

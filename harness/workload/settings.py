@@ -1,0 +1,36 @@
+"""Workload settings: what the generator produces, shared by the scenario loader and the generator."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    bootstrap_servers: str
+    topic: str
+    ack_log: str  # CSV the generator appends to (see ACK_LOG_COLUMNS)
+    keys: int = 8
+    rate: float = 200.0  # records per second
+    duration_s: float | None = 30.0  # None: until stopped
+    max_records: int | None = None
+    payload_bytes: int = 64
+    seed: int = 1
+    late_share: float = 0.0  # share of records whose event time is set back
+    late_by_s: float = 0.0
+    idempotence: bool = True
+    acks: str = "all"
+
+    def save(self, path: Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, path: Path) -> "WorkloadSettings":
+        return cls(**json.loads(Path(path).read_text()))
+
+
+# One line per record the generator sent. status: acked (partition/offset known)
+# or unknown (timed out or failed: it may or may not have been written).
+ACK_LOG_COLUMNS = ("key", "seq", "event_time_ms", "late", "status", "partition", "offset")

@@ -1,0 +1,105 @@
+"""What a streamlet sees of the world: its inlets as DataFrames, its outlets as sinks.
+
+In the spirit of Cloudflow's SparkStreamletLogic context: read an inlet, write
+an outlet, and one checkpoint directory per query (checkpoint_dir(name)).
+Writes to Kafka go through foreachBatch so that every record carries the id
+of the batch that wrote it: a replayed batch is visible downstream.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipelines.model import Inlet, Outlet, Schema
+from pipelines.settings import DriverSettings
+
+
+class StreamletContext:
+    def __init__(self, spark: SparkSession, settings: DriverSettings):
+        self.spark = spark
+        self.settings = settings
+        self.name = settings.name
+
+    # -- reading -------------------------------------------------------------
+
+    def _kafka_stream(self, topic: str) -> DataFrame:
+        src = self.settings.source
+        reader = (
+            self.spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", self.settings.bootstrap_servers)
+            .option("subscribe", topic)
+            .option("failOnDataLoss", str(src.fail_on_data_loss).lower())
+        )
+        if src.starting_timestamp_ms is not None:
+            reader = reader.option("startingTimestamp", str(src.starting_timestamp_ms))
+        else:
+            reader = reader.option("startingOffsets", src.starting_offsets)
+        if src.max_offsets_per_trigger:
+            reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
+        return reader.load()
+
+    def read_source(self, schema: Schema) -> DataFrame:
+        """The workload's source topic, decoded; `_valid` says whether a row parsed."""
+        raw = self._kafka_stream(self.settings.source_topic)
+        return raw.select(F.from_json(F.col("value").cast("string"), schema.ddl()).alias("r"),
+                          "topic", "partition", "offset").select("r.*", "topic", "partition", "offset")
+
+    def read(self, inlet: Inlet) -> DataFrame:
+        """An inlet's records, decoded with the inlet's schema and codec."""
+        if inlet.codec != "json":
+            raise ValueError(f"codec {inlet.codec!r} is not supported yet")
+        raw = self._kafka_stream(self.settings.inputs[inlet.name])
+        return raw.select(F.from_json(F.col("value").cast("string"), inlet.schema.ddl()).alias("r"),
+                          "topic", "partition", "offset").select("r.*", "topic", "partition", "offset")
+
+    # -- writing -------------------------------------------------------------
+
+    def checkpoint_dir(self, query: str) -> str:
+        """One checkpoint directory per query, under the run directory."""
+        path = Path(self.settings.run_dir) / "checkpoints" / self.name / query
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return str(path)
+
+    def _trigger(self, writer):
+        src = self.settings.source
+        if src.trigger == "availableNow":
+            return writer.trigger(availableNow=True)
+        if src.trigger == "processingTime":
+            return writer.trigger(processingTime=src.trigger_interval)
+        return writer
+
+    def stamp(self, df: DataFrame, batch_id: int) -> DataFrame:
+        """Add this streamlet's batch id to the record's `batches` map."""
+        mine = F.create_map(F.lit(self.name), F.lit(batch_id).cast("bigint"))
+        if "batches" in df.columns:
+            mine = F.map_concat(F.coalesce(F.col("batches"), F.create_map().cast("map<string,bigint>")), mine)
+        return df.withColumn("batches", mine)
+
+    def write(self, outlet: Outlet, df: DataFrame, query: str = "out", output_mode: str = "append"):
+        """Start a query writing `df` to the outlet's topic, keyed by the outlet's partition key."""
+        topic = self.settings.outputs[outlet.name]
+        fields = [f.name for f in outlet.schema.fields]
+        bootstrap = self.settings.bootstrap_servers
+
+        def write_batch(batch: DataFrame, batch_id: int) -> None:
+            stamped = self.stamp(batch, batch_id)
+            encoded = stamped.select(
+                F.col(outlet.partition_key).cast("string").alias("key"),
+                F.to_json(F.struct(*[F.col(f) for f in fields])).alias("value"),
+            )
+            encoded.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
+
+        return self.foreach_batch(df, write_batch, query, output_mode)
+
+    def foreach_batch(self, df: DataFrame, function, query: str, output_mode: str = "append"):
+        """Start a query calling `function(batch_df, batch_id)` per micro-batch, checkpointed."""
+        writer = (
+            df.writeStream.queryName(f"{self.name}.{query}")
+            .outputMode(output_mode)
+            .option("checkpointLocation", self.checkpoint_dir(query))
+            .foreachBatch(function)
+        )
+        return self._trigger(writer).start()

@@ -1,0 +1,38 @@
+"""The entry point of every streamlet driver process.
+
+    python -m pipelines.driver SETTINGS.json
+
+Loads the settings the harness wrote, starts a SparkSession with the Kafka
+connector, attaches the progress listener, lets the streamlet start its
+queries, and runs them until SIGTERM (graceful) or a query fails.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from harness.spark.session import spark_session
+from pipelines.catalog import implementation
+from pipelines.context import StreamletContext
+from pipelines.listener import JsonLinesListener
+from pipelines.runtime import run_until_stopped
+from pipelines.settings import DriverSettings
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m pipelines.driver SETTINGS.json", file=sys.stderr)
+        return 2
+    settings = DriverSettings.load(Path(argv[0]))
+    spark = spark_session(f"streamlet-{settings.name}", master=settings.master)
+    spark.streams.addListener(JsonLinesListener(Path(settings.run_dir) / "progress" / f"{settings.name}.jsonl", settings.name))
+    streamlet = implementation(settings.kind)()
+    queries = streamlet.build(StreamletContext(spark, settings))
+    print(f"streamlet {settings.name} ({settings.kind}) started {len(queries)} queries", flush=True)
+    return run_until_stopped(spark, queries)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Ingress: the workload's source topic -> a pipeline topic, validated and keyed."""
+
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from pipelines.catalog import SPECS
+from pipelines.model import Field, Schema, Streamlet
+
+# What the workload generator writes (see harness/workload/generator.py).
+SOURCE_RECORD = Schema(
+    "SourceRecord",
+    (Field("key", "string"), Field("seq", "long"), Field("event_time_ms", "long"), Field("payload", "string")),
+)
+
+
+class Ingress(Streamlet):
+    spec = SPECS["ingress"]
+
+    def build(self, ctx):
+        source = ctx.read_source(SOURCE_RECORD)
+        valid = source.where(
+            F.col("key").isNotNull() & F.col("seq").isNotNull() & (F.col("seq") >= 0) & F.col("event_time_ms").isNotNull()
+        )
+        records = valid.select("key", "seq", F.timestamp_millis("event_time_ms").alias("event_time"), "payload")
+        return [ctx.write(self.spec.shape.outlets[0], records)]

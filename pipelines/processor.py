@@ -1,0 +1,37 @@
+"""Processor: a stateless transform, topic -> topic, that can crash its executor task.
+
+With crash_probability p > 0, each record's Python worker exits abruptly with
+probability p (os._exit, as a crashing executor would): the task fails and
+Spark retries it, as Cloudflow's SuicidalMonkeyProcessor did with exceptions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+from pyspark.sql import functions as F
+
+from pipelines.catalog import SPECS
+from pipelines.model import Streamlet
+
+CRASH_EXIT_CODE = 13
+
+
+def _survive(probability: float) -> bool:
+    if random.random() < probability:
+        os._exit(CRASH_EXIT_CODE)
+    return True
+
+
+class Processor(Streamlet):
+    spec = SPECS["processor"]
+
+    def build(self, ctx):
+        inlet, outlet = self.spec.shape.inlets[0], self.spec.shape.outlets[0]
+        records = ctx.read(inlet).drop("topic", "partition", "offset").withColumn("payload", F.upper("payload"))
+        probability = float(ctx.settings.settings["crash_probability"])
+        if probability > 0:
+            survive = F.udf(_survive, "boolean")
+            records = records.where(survive(F.lit(probability)))
+        return [ctx.write(outlet, records)]

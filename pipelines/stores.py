@@ -1,0 +1,126 @@
+"""The egress's external store: SQLite in the run directory, or PostgreSQL given a URL.
+
+Tables (one set per egress streamlet: an SQLite file each, or a PostgreSQL
+schema each):
+
+    audit      every record the egress received, with the batch id it came in
+    records    the egress's state (with PRIMARY KEY (key, seq) in upsert mode)
+    committed_batches   batch ids written (transactional mode)
+    window_audit, windows   the same for window counts
+
+All SQL is written with `?` placeholders and works on both databases.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+AUDIT_COLUMNS = ("query", "batch_id", "key", "seq", "event_time_ms", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
+RECORD_COLUMNS = ("key", "seq", "event_time_ms", "payload", "batch_id", "batches", "written_ms")
+WINDOW_AUDIT_COLUMNS = ("batch_id", "key", "window_start_ms", "window_end_ms", "count", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
+WINDOW_COLUMNS = ("key", "window_start_ms", "window_end_ms", "count", "batch_id", "written_ms")
+
+_TYPES = {
+    "key": "TEXT", "payload": "TEXT", "batches": "TEXT", "topic": "TEXT", "query": "TEXT",
+    "kafka_partition": "INTEGER",
+}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _ddl(table: str, columns: tuple[str, ...], primary_key: tuple[str, ...] = ()) -> str:
+    cols = ", ".join(f"{c} {_TYPES.get(c, 'BIGINT')}" for c in columns)
+    pk = f", PRIMARY KEY ({', '.join(primary_key)})" if primary_key else ""
+    return f"CREATE TABLE IF NOT EXISTS {table} ({cols}{pk})"
+
+
+class Store:
+    """A connection per use (cheap here), transactions as context managers."""
+
+    def __init__(self, sqlite_path: Path | None = None, postgres_url: str | None = None, namespace: str = ""):
+        self.sqlite_path = sqlite_path
+        self.postgres_url = postgres_url
+        # PostgreSQL: one schema per (run, streamlet); SQLite: one file per streamlet.
+        self.schema = re.sub(r"[^a-z0-9_]", "_", namespace.lower()) if postgres_url else ""
+
+    def table(self, name: str) -> str:
+        return f"{self.schema}.{name}" if self.schema else name
+
+    def _connect(self):
+        if self.postgres_url:
+            import psycopg
+
+            return psycopg.connect(self.postgres_url)
+        self.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.sqlite_path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    @contextmanager
+    def transaction(self):
+        """A cursor-like `execute(sql, params)` / `executemany` inside one transaction."""
+        conn = self._connect()
+        try:
+            if self.postgres_url:
+                with conn.transaction():
+                    yield _Tx(conn.cursor(), "%s")
+            else:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield _Tx(conn.cursor(), "?")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+        finally:
+            conn.close()
+
+    def create_tables(self, upsert_key: bool) -> None:
+        with self.transaction() as tx:
+            if self.schema:
+                tx.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            tx.execute(_ddl(self.table("audit"), AUDIT_COLUMNS))
+            tx.execute(_ddl(self.table("records"), RECORD_COLUMNS, ("key", "seq") if upsert_key else ()))
+            tx.execute(_ddl(self.table("committed_batches"), ("batch_id", "committed_ms"), ("batch_id",)))
+            tx.execute(_ddl(self.table("window_audit"), WINDOW_AUDIT_COLUMNS))
+            tx.execute(_ddl(self.table("windows"), WINDOW_COLUMNS, ("key", "window_start_ms")))
+
+    def insert(self, tx: "_Tx", table: str, columns: tuple[str, ...], rows: list[tuple], on_conflict: str = "") -> None:
+        if not rows:
+            return
+        marks = ", ".join("?" for _ in columns)
+        tx.executemany(f"INSERT INTO {self.table(table)} ({', '.join(columns)}) VALUES ({marks}) {on_conflict}", rows)
+
+    def fetch_all(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with self.transaction() as tx:
+            tx.execute(sql, params)
+            return tx.fetchall()
+
+
+class _Tx:
+    def __init__(self, cursor, placeholder: str):
+        self._cursor = cursor
+        self._placeholder = placeholder
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", self._placeholder) if self._placeholder != "?" else sql
+
+    def execute(self, sql: str, params: tuple = ()):
+        self._cursor.execute(self._sql(sql), params)
+        return self
+
+    def executemany(self, sql: str, rows: list[tuple]):
+        self._cursor.executemany(self._sql(sql), rows)
+
+    def fetchone(self):
+        return self._cursor.fetchone()
+
+    def fetchall(self):
+        return self._cursor.fetchall()
