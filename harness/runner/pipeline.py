@@ -145,7 +145,8 @@ class PipelineRun:
         settings = WorkloadSettings(
             bootstrap_servers=self.bootstrap, topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
             keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes, seed=w.seed,
-            late_share=w.late_share, late_by_s=w.late_by_s, idempotence=w.idempotence,
+            late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),
+            idempotence=w.idempotence,
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(

@@ -36,6 +36,7 @@ class WorkloadSpec:
     payload_bytes: int = 64
     late_share: float = 0.0
     late_by_s: float = 0.0
+    late_after_s: float = 0.0  # late events start this long into the run
     idempotence: bool = True
     seed: int = 1
 
@@ -82,7 +83,7 @@ class _Fields:
 
 
 def _workload(raw: Any) -> WorkloadSpec:
-    f = _Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "idempotence", "seed"})
+    f = _Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed"})
     topic_raw = f.get("topic", dict, {})
     t = _Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config"})
     topic = TopicSpec(
@@ -97,6 +98,7 @@ def _workload(raw: Any) -> WorkloadSpec:
         payload_bytes=f.get("payload_bytes", int, 64, minimum=0),
         late_share=float(f.get("late_share", (int, float), 0.0, minimum=0, maximum=1)),
         late_by_s=float(f.get("late_by_s", (int, float), 0.0, minimum=0)),
+        late_after_s=float(f.get("late_after_s", (int, float), 0.0, minimum=0)),
         idempotence=f.get("idempotence", bool, True),
         seed=f.get("seed", int, 1),
     )

@@ -30,9 +30,11 @@ def record_plan(settings: WorkloadSettings):
     rng = random.Random(settings.seed)
     seqs = [0] * settings.keys
     alphabet = string.ascii_letters + string.digits
+    index = 0
     while True:
         k = rng.randrange(settings.keys)
-        late = rng.random() < settings.late_share
+        late = rng.random() < settings.late_share and index >= settings.late_after
+        index += 1
         payload = "".join(rng.choices(alphabet, k=settings.payload_bytes))
         yield f"k{k:04d}", seqs[k], payload, late
         seqs[k] += 1

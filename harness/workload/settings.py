@@ -20,6 +20,7 @@ class WorkloadSettings:
     seed: int = 1
     late_share: float = 0.0  # share of records whose event time is set back
     late_by_s: float = 0.0
+    late_after: int = 0  # the first `late_after` records are never late (lets a watermark form)
     idempotence: bool = True
     acks: str = "all"
 

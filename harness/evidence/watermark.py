@@ -1,0 +1,83 @@
+"""Which input rows a windowed aggregation dropped behind its watermark, row by row.
+
+Spark's own numRowsDroppedByWatermark counts rows *after partial aggregation*
+(one per key and window in a batch), not input records. The records are
+recovered from the evidence instead: each progress event names the offset
+range a batch read and its watermark. Since Spark 3.4 a batch filters late
+input with the watermark of the batch before it (its own watermark only
+evicts state), so a record read by batch N is dropped when its window ended
+at or before batch N-1's watermark.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+_UNITS_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
+
+
+def interval_ms(text: str) -> int:
+    """'10 seconds', '1 minute', '500 milliseconds' -> milliseconds."""
+    match = re.fullmatch(r"\s*(\d+)\s*(millisecond|second|minute|hour|day)s?\s*", text)
+    if not match:
+        raise ValueError(f"not an interval: {text!r} (expected e.g. '10 seconds')")
+    return int(match.group(1)) * _UNITS_MS[match.group(2)]
+
+
+def _iso_ms(text: str) -> int:
+    return int(pd.Timestamp(text).value // 1_000_000)
+
+
+def batch_ranges(events: list[dict], topic: str) -> pd.DataFrame:
+    """One row per (batch, partition): offsets [start, end) read, the batch's watermark, and the
+    watermark its late-row filter used."""
+    rows = []
+    for e in events:
+        if e.get("event") != "progress":
+            continue
+        p = e["progress"]
+        watermark = _iso_ms(p.get("eventTime", {}).get("watermark", "1970-01-01T00:00:00Z"))
+        for source in p.get("sources", []):
+            start, end = (_offsets(source.get(k)) for k in ("startOffset", "endOffset"))
+            for partition, stop in end.get(topic, {}).items():
+                rows.append((p["batchId"], int(partition), start.get(topic, {}).get(partition, 0), stop, watermark))
+    ranges = pd.DataFrame(rows, columns=["batch_id", "partition", "start", "end", "watermark_ms"])
+    # A replayed batch reports again; the last report of a batch id is the one that committed.
+    ranges = ranges.drop_duplicates(["batch_id", "partition"], keep="last").sort_values("batch_id")
+    # The watermark that filters late rows in a batch: the highest of the batches before it.
+    by_batch = ranges.groupby("batch_id").watermark_ms.max()
+    late_filter = by_batch.cummax().shift(1, fill_value=0).rename("late_watermark_ms")
+    return ranges.merge(late_filter, left_on="batch_id", right_index=True)
+
+
+def _offsets(value) -> dict:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return value or {}
+
+
+def dropped_rows(events: list[dict], topic: str, records: pd.DataFrame, window: str) -> pd.DataFrame:
+    """The records (partition, offset, event_time_ms, ...) dropped behind the watermark, with their batch."""
+    size = interval_ms(window)
+    ranges = batch_ranges(events, topic)
+    if ranges.empty or records.empty:
+        return records.iloc[0:0].assign(batch_id=pd.Series(dtype="int64"))
+    merged = records.merge(ranges, on="partition")
+    in_batch = (merged.offset >= merged.start) & (merged.offset < merged.end)
+    window_end = (merged.event_time_ms // size) * size + size
+    late = merged[in_batch & (window_end <= merged.late_watermark_ms)]
+    return late.drop(columns=["start", "end"]).reset_index(drop=True)
+
+
+def read_topic_dump(path) -> pd.DataFrame:
+    """A topics/<topic>.jsonl dump as partition, offset, key, seq, event_time_ms."""
+    rows = []
+    with open(path) as fh:
+        for line in fh:
+            r = json.loads(line)
+            v = r["value"]
+            rows.append((r["partition"], r["offset"], v.get("key"), v.get("seq"), _iso_ms(v["event_time"])))
+    return pd.DataFrame(rows, columns=["partition", "offset", "key", "seq", "event_time_ms"])

@@ -1,0 +1,72 @@
+"""A real PostgreSQL server on loopback for tests (Debian's packages; .ci/run installs them)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from harness.process import Supervisor, free_port
+from harness.waiting import wait_for
+
+
+def postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    return Path(found[-1]).parent if found else None
+
+
+def unavailable_reason() -> str | None:
+    if postgres_bin() is None:
+        return "PostgreSQL server binaries not installed (apt-get install postgresql)"
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return "no 'postgres' system user to run the server as"
+    return None
+
+
+class PostgresServer:
+    """initdb + postgres in the foreground under a Supervisor, as the postgres user when we are root."""
+
+    def __init__(self, supervisor: Supervisor):
+        self.supervisor = supervisor
+        self.bin = postgres_bin()
+        self.dir = Path(tempfile.mkdtemp(prefix="harness-pg-"))
+        self.port = free_port()
+
+    def _as_postgres(self, argv: list[str]) -> list[str]:
+        return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        data = self.dir / "data"
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "postgres", "postgres")
+        subprocess.run(self._as_postgres([str(self.bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
+                       check=True, capture_output=True)
+        proc = self.supervisor.start("postgres", self._as_postgres([
+            str(self.bin / "postgres"), "-D", str(data), "-p", str(self.port), "-h", "127.0.0.1",
+            "-k", str(self.dir), "-c", "fsync=off"]), self.dir.parent / f"{self.dir.name}.log")
+
+        def accepting() -> bool:
+            import psycopg
+
+            try:
+                psycopg.connect(self.url, connect_timeout=2).close()
+                return True
+            except psycopg.OperationalError:
+                return False
+
+        wait_for(accepting, timeout=60, what="PostgreSQL to accept connections",
+                 abort=lambda: None if proc.running() else "postgres exited")
+
+    def stop(self) -> None:
+        self.supervisor.stop_all()
+        shutil.rmtree(self.dir, ignore_errors=True)
