@@ -145,22 +145,12 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
     fed_by: dict[tuple[str, str], str] = {}
     for outlet_ref, targets in connections_raw.items():
         cpath = f"{path}.connections.{outlet_ref}"
-        src_name, src_port = _port_ref(outlet_ref, cpath)
-        source = _known(streamlets, src_name, cpath)
-        outlet = source.spec.shape.outlet(src_port)
-        if outlet is None:
-            raise BlueprintError(cpath, f"streamlet {src_name!r} ({source.kind}) has no outlet {src_port!r} "
-                                        f"(outlets: {', '.join(o.name for o in source.spec.shape.outlets) or 'none'})")
+        src_name, src_port, outlet = _resolve_port(streamlets, outlet_ref, "outlet", cpath)
         if not isinstance(targets, list) or not targets:
             raise BlueprintError(cpath, "expected a non-empty list of 'streamlet.inlet'")
         inlets = []
         for target in targets:
-            dst_name, dst_port = _port_ref(target, cpath)
-            dest = _known(streamlets, dst_name, cpath)
-            inlet = dest.spec.shape.inlet(dst_port)
-            if inlet is None:
-                raise BlueprintError(cpath, f"streamlet {dst_name!r} ({dest.kind}) has no inlet {dst_port!r} "
-                                            f"(inlets: {', '.join(i.name for i in dest.spec.shape.inlets) or 'none'})")
+            dst_name, dst_port, inlet = _resolve_port(streamlets, target, "inlet", cpath)
             if (inlet.schema, inlet.codec) != (outlet.schema, outlet.codec):
                 raise BlueprintError(cpath, f"schema mismatch: {outlet_ref} writes {outlet.schema.id} ({outlet.codec}) "
                                             f"but {target} reads {inlet.schema.id} ({inlet.codec})")
@@ -189,10 +179,18 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
     return blueprint
 
 
-def _known(streamlets: dict[str, StreamletInstance], name: str, path: str) -> StreamletInstance:
+def _resolve_port(streamlets: dict[str, StreamletInstance], ref: Any, direction: str, path: str):
+    """'streamlet.port' -> (streamlet, port, Inlet or Outlet), or an error naming what is wrong."""
+    name, port = _port_ref(ref, path)
     if name not in streamlets:
         raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(streamlets)})")
-    return streamlets[name]
+    shape = streamlets[name].spec.shape
+    found = shape.inlet(port) if direction == "inlet" else shape.outlet(port)
+    if found is None:
+        ports = shape.inlets if direction == "inlet" else shape.outlets
+        raise BlueprintError(path, f"streamlet {name!r} ({streamlets[name].kind}) has no {direction} {port!r} "
+                                   f"({direction}s: {', '.join(p.name for p in ports) or 'none'})")
+    return name, port, found
 
 
 def _topological_order(blueprint: Blueprint, path: str = "blueprint") -> list[str]:

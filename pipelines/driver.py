@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.evidence.layout import RunLayout
 from harness.spark.session import spark_session
 from pipelines.catalog import implementation
 from pipelines.context import StreamletContext
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = DriverSettings.load(Path(argv[0]))
     spark = spark_session(f"streamlet-{settings.name}", master=settings.master)
-    spark.streams.addListener(JsonLinesListener(Path(settings.run_dir) / "progress" / f"{settings.name}.jsonl", settings.name))
+    spark.streams.addListener(JsonLinesListener(RunLayout(Path(settings.run_dir)).progress(settings.name), settings.name))
     streamlet = implementation(settings.kind)()
     queries = streamlet.build(StreamletContext(spark, settings))
     print(f"streamlet {settings.name} ({settings.kind}) started {len(queries)} queries", flush=True)

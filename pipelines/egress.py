@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pyspark.sql import functions as F
-
+from harness.evidence.layout import RunLayout
 from pipelines.catalog import SPECS
 from pipelines.model import Streamlet
 from pipelines.stores import (
@@ -30,7 +29,7 @@ from pipelines.stores import (
 def open_store(ctx) -> Store:
     settings = ctx.settings
     return Store(
-        sqlite_path=Path(settings.run_dir) / "egress" / f"{settings.name}.sqlite",
+        sqlite_path=RunLayout(Path(settings.run_dir)).egress_db(settings.name),
         postgres_url=settings.store_url,
         namespace=f"{Path(settings.run_dir).name}_{settings.name}",
     )
