@@ -7,7 +7,6 @@ from the checkpoint.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from kafka import KafkaProducer
 
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
 from harness.errors import HarnessError
+from harness.evidence.checkpoint import last_planned
 from harness.process import Supervisor
 from harness.spark.launcher import launch_driver
 from harness.waiting import wait_for
@@ -57,14 +57,6 @@ def produce(bootstrap: str, topic: str, first: int, count: int) -> int:
 def topic_size(bootstrap: str, topic: str) -> int:
     with KafkaAdmin(bootstrap) as admin:
         return sum(o.log_end for o in admin.offsets([topic]))
-
-
-def last_checkpointed_offsets(checkpoint: Path) -> dict:
-    """Source offsets of the newest batch in the checkpoint's offsets/ log."""
-    batches = sorted((p for p in (checkpoint / "offsets").iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
-    if not batches:
-        return {}
-    return {"batch": int(batches[-1].name), "offsets": json.loads(batches[-1].read_text().splitlines()[-1])}
 
 
 def run_demo(
@@ -120,12 +112,12 @@ def run_demo(
         result.first_output_s = wait_for_sink(result.sent, driver)
         say(f"{sink} holds {result.sent} records {result.first_output_s:.1f}s after the driver started")
         result.stop_exit_code = driver.stop(timeout=60)
-        say(f"relay stopped with SIGTERM (exit code {result.stop_exit_code}); checkpoint at {last_checkpointed_offsets(checkpoint)}")
+        say(f"relay stopped with SIGTERM (exit code {result.stop_exit_code}); checkpoint at {last_planned(checkpoint)}")
 
         result.sent += produce(bootstrap, source, records, records)
         say(f"produced {records} more records while the relay was down")
         driver = start_relay()
-        result.resumed_from = last_checkpointed_offsets(checkpoint)
+        result.resumed_from = last_planned(checkpoint)
         result.restart_output_s = wait_for_sink(result.sent, driver)
         say(f"relay restarted (pid {driver.pid}) from checkpointed batch {result.resumed_from.get('batch')} "
             f"at offsets {result.resumed_from.get('offsets')}; {sink} holds {result.sent} records after {result.restart_output_s:.1f}s")

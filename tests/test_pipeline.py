@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from harness.scenario.model import parse_scenario
 from harness.runner.pipeline import run_pipeline

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.demo import last_checkpointed_offsets, run_demo
+from harness.demo import run_demo
+from harness.evidence.checkpoint import last_planned
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +20,7 @@ def test_query_restarts_from_its_checkpoint_and_continues(tmp_path):
     resumed = result.resumed_from["offsets"][result.source]
     assert sum(resumed.values()) == 300
     # And the checkpoint now accounts for all 600, in later batches.
-    final = last_checkpointed_offsets(tmp_path / "checkpoints" / "relay")
+    final = last_planned(tmp_path / "checkpoints" / "relay")
     assert sum(final["offsets"][result.source].values()) == 600
     assert final["batch"] > result.resumed_from["batch"]
     assert result.leftover_processes == []

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from harness.cluster.config import (
     new_cluster_id,
     render_properties,
 )
-from harness.errors import HarnessError, WaitTimeout
+from harness.errors import HarnessError
 from harness.process import ManagedProcess, ProcessRecord, Supervisor, free_ports, stop_all_recorded
 from harness.waiting import wait_for
 
