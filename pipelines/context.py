@@ -41,19 +41,21 @@ class StreamletContext:
             reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
         return reader.load()
 
-    def read_source(self, schema: Schema) -> DataFrame:
-        """The workload's source topic, decoded; `_valid` says whether a row parsed."""
-        raw = self._kafka_stream(self.settings.source_topic)
+    def _decoded(self, topic: str, schema: Schema, codec: str = "json") -> DataFrame:
+        """A topic's records decoded with `schema`, keeping where each came from (topic, partition, offset)."""
+        if codec != "json":
+            raise ValueError(f"codec {codec!r} is not supported yet")
+        raw = self._kafka_stream(topic)
         return raw.select(F.from_json(F.col("value").cast("string"), schema.ddl()).alias("r"),
                           "topic", "partition", "offset").select("r.*", "topic", "partition", "offset")
 
+    def read_source(self, schema: Schema) -> DataFrame:
+        """The workload's source topic, decoded (fields are null where a record did not parse)."""
+        return self._decoded(self.settings.source_topic, schema)
+
     def read(self, inlet: Inlet) -> DataFrame:
         """An inlet's records, decoded with the inlet's schema and codec."""
-        if inlet.codec != "json":
-            raise ValueError(f"codec {inlet.codec!r} is not supported yet")
-        raw = self._kafka_stream(self.settings.inputs[inlet.name])
-        return raw.select(F.from_json(F.col("value").cast("string"), inlet.schema.ddl()).alias("r"),
-                          "topic", "partition", "offset").select("r.*", "topic", "partition", "offset")
+        return self._decoded(self.settings.inputs[inlet.name], inlet.schema, inlet.codec)
 
     # -- writing -------------------------------------------------------------
 

@@ -98,11 +98,6 @@ class Store:
         marks = ", ".join("?" for _ in columns)
         tx.executemany(f"INSERT INTO {self.table(table)} ({', '.join(columns)}) VALUES ({marks}) {on_conflict}", rows)
 
-    def fetch_all(self, sql: str, params: tuple = ()) -> list[tuple]:
-        with self.transaction() as tx:
-            tx.execute(sql, params)
-            return tx.fetchall()
-
 
 class _Tx:
     def __init__(self, cursor, placeholder: str):

@@ -48,10 +48,3 @@ def processed_offsets(events: list[dict]) -> dict[str, dict[tuple[str, int], int
                     mine[key] = max(mine.get(key, 0), int(offset))
     return done
 
-
-def rows_dropped_by_watermark(events: list[dict]) -> int:
-    return sum(
-        op.get("numRowsDroppedByWatermark", 0)
-        for e in events if e["event"] == "progress"
-        for op in e["progress"].get("stateOperators", [])
-    )

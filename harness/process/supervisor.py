@@ -183,12 +183,6 @@ class ManagedProcess:
             return None
         return self._popen.poll()
 
-    def leader_alive(self) -> bool:
-        """The process we started is still running (not merely one of its children)."""
-        self._reap()
-        st = _stat(self.record.pid)
-        return bool(st and st.start_ticks == self.record.start_ticks and st.state != "Z")
-
     def running(self) -> bool:
         """Any process of this session is still running."""
         self._reap()
@@ -282,9 +276,6 @@ class Supervisor:
     def adopt(self, proc: ManagedProcess) -> None:
         """Track a process started elsewhere (e.g. by an earlier `cluster up`)."""
         self._procs[proc.name] = proc
-
-    def get(self, name: str) -> ManagedProcess:
-        return self._procs[name]
 
     def processes(self) -> list[ManagedProcess]:
         return list(self._procs.values())

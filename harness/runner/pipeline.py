@@ -164,7 +164,7 @@ class PipelineRun:
                 raise HarnessError(problem)
             elapsed = time.monotonic() - t0
             if elapsed - last_report >= 10:
-                self.say(f"  {elapsed:5.0f}s / {duration_s:.0f}s: {count_acked(self.layout.ack_log)} records acknowledged")
+                self.say(f"  {elapsed:5.0f}s / {duration_s:.0f}s: {ack_counts(self.layout.ack_log)[0]} records acknowledged")
                 last_report = elapsed
             if elapsed > duration_s + 120:
                 raise HarnessError(f"the generator did not finish within {duration_s + 120:.0f}s")
@@ -185,9 +185,9 @@ class PipelineRun:
                     s = self.driver_settings(name)
                     topics = list(s.inputs.values()) + ([s.source_topic] if s.source_topic else [])
                     ends = {(o.topic, o.partition): o.log_end for o in admin.offsets(topics)}
-                    done = processed_offsets(query_events(self.layout.progress(name)))
-                    queries = started_queries(query_events(self.layout.progress(name)))
-                    for query in queries:
+                    events = query_events(self.layout.progress(name))
+                    done = processed_offsets(events)
+                    for query in started_queries(events):
                         got = done.get(query, {})
                         if any(got.get(tp, 0) < end for tp, end in ends.items() if end > 0):
                             return False
@@ -244,12 +244,20 @@ class PipelineRun:
         self.close()
 
 
-def count_acked(ack_log: Path) -> int:
+def ack_counts(ack_log: Path) -> tuple[int, int]:
+    """(acknowledged, unknown) records in the generator's ack log so far."""
+    acked = unknown = 0
     try:
         with open(ack_log, "rb") as fh:
-            return sum(1 for line in fh if b",acked," in line)
+            next(fh, None)  # header
+            for line in fh:
+                if b",acked," in line:
+                    acked += 1
+                else:
+                    unknown += 1
     except FileNotFoundError:
-        return 0
+        pass
+    return acked, unknown
 
 
 def run_pipeline(scenario: Scenario, run_dir: Path, duration_s: float | None = None,
@@ -271,10 +279,9 @@ def run_pipeline(scenario: Scenario, run_dir: Path, duration_s: float | None = N
         say(f"drained in {drain_s:.1f}s")
         codes = run.stop_drivers()
         run.save_topics()
-        acked = count_acked(run.layout.ack_log)
+        acked, unknown = ack_counts(run.layout.ack_log)
         summary = RunSummary(
-            run_dir=str(run.layout.root), scenario=scenario.name, acked=acked,
-            unknown=sum(1 for _ in open(run.layout.ack_log)) - 1 - acked,
+            run_dir=str(run.layout.root), scenario=scenario.name, acked=acked, unknown=unknown,
             duration_s=time.monotonic() - t0, drain_s=drain_s, driver_exit_codes=codes,
             topics={t.name: run.topic_name(t) for t in run.all_topics()},
         )
