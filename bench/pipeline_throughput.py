@@ -24,6 +24,7 @@ import pandas as pd
 from harness import jars
 from harness.cluster import KafkaAdmin
 from harness.runner.pipeline import PipelineRun
+from harness.waiting import wait_for
 from harness.scenario.model import parse_scenario
 
 
@@ -65,7 +66,7 @@ def main() -> None:
             run.create_topics()
             run.start_drivers()
             run.start_generator(args.duration)
-            run.wait_for_generator(args.duration)
+            wait_for(run.generator_done, timeout=args.duration + 120, what="the generator to finish")
             run.drain(timeout=600)
             acks = pd.read_csv(run.layout.ack_log)
             acked = int((acks.status == "acked").sum())

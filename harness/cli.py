@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -49,6 +50,9 @@ def main():
       harness cluster up --brokers 3      start a real 3-broker Kafka (KRaft) on loopback
       harness cluster status              brokers, pids, ports, health
       harness cluster down                stop exactly what `up` started
+      harness scenarios                   the shipped scenarios
+      harness run scenarios/smoke.yaml    a pipeline under faults, evidence in reports/
+      harness clean RUN_DIR               stop what a killed run left running
       harness demo                        Kafka -> Spark -> Kafka, stopped and restarted
     """
 
@@ -136,7 +140,7 @@ def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
     """
     from harness.demo import run_demo
 
-    workdir = workdir or Path("reports") / time.strftime("demo-%Y%m%d-%H%M%S")
+    workdir = workdir or _default_run_dir("demo")
     t0 = time.monotonic()
     result = run_demo(workdir, records=records, bootstrap=bootstrap_servers,
                       say=lambda m: click.echo(f"[{time.monotonic() - t0:6.1f}s] {m}"))
@@ -148,31 +152,119 @@ def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
         sys.exit(1)
 
 
+SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def _default_run_dir(name: str) -> Path:
+    return Path("reports") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, play_faults: bool):
+    from harness.runner.console import Console
+    from harness.runner.run import run_scenario
+    from harness.scenario import load_scenario
+
+    scenario = load_scenario(scenario_file)
+    run_dir = run_dir or _default_run_dir(scenario.name)
+    console = Console()
+    console.say(f"scenario {scenario.name}: evidence in {run_dir}")
+    summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, play_faults=play_faults, console=console)
+    failed = f"; stopped by themselves: {', '.join(summary.failed_streamlets)}" if summary.failed_streamlets else ""
+    click.echo(f"{summary.acked:,} records acknowledged, {summary.unknown:,} unknown; "
+               f"{summary.faults_played} of {summary.faults_planned} faults played{failed}")
+    click.echo(f"run directory: {summary.run_dir}")
+    return summary
+
+
+run_options = [
+    click.argument("scenario_file", type=click.Path(path_type=Path)),
+    click.option("--out", "run_dir", type=click.Path(path_type=Path), default=None, help="Run directory [reports/NAME-TIMESTAMP]."),
+    click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload (overrides the scenario)."),
+    click.option("--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."),
+]
+
+
+def _with_run_options(command):
+    for option in reversed(run_options):
+        command = option(command)
+    return command
+
+
+@main.command("run")
+@_with_run_options
+def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None):
+    """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
+
+    \b
+    Exit codes: 0 the run completed, 1 it could not complete, 2 bad input,
+    130 interrupted (the evidence so far is kept; nothing is left running).
+
+    \b
+    Examples:
+      harness run scenarios/smoke.yaml
+      harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
+    """
+    _run(scenario_file, run_dir, duration, seed, play_faults=True)
+
+
+@main.command("scenarios")
+@click.option("--dir", "folder", type=click.Path(path_type=Path), default=SCENARIOS_DIR, show_default=False,
+              help="Folder of scenario files [the shipped ones].")
+def scenarios_command(folder: Path):
+    """List the scenario files with their descriptions (each one validated)."""
+    from harness.scenario import load_scenario
+
+    files = sorted(Path(folder).glob("*.yaml"))
+    if not files:
+        raise HarnessError(f"{folder}: no scenario files (*.yaml)")
+    width = max(len(f.stem) for f in files)
+    for path in files:
+        scenario = load_scenario(path)
+        faults = ", ".join(sorted({r.kind for r in scenario.faults})) or "no faults"
+        expected = scenario.expectations.end_to_end or "see expectations"
+        click.echo(f"{path.stem:<{width}}  {scenario.workload.duration_s:>6g}s  {expected:<24}  [{faults}]")
+        click.echo(textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ",
+                                 subsequent_indent="    "))
+
+
+@main.command("clean")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def clean_command(run_dir: Path):
+    """Stop whatever the run in RUN_DIR left running (after the harness itself was killed).
+
+    Only processes recorded in the run's pid files are stopped, and only if
+    they are still the same processes (pid and start time). The evidence stays.
+
+    \b
+    Example:
+      harness clean reports/smoke-20261121-101500
+    """
+    from harness.evidence.layout import RunLayout
+    from harness.process import stop_all_recorded
+
+    layout = RunLayout(Path(run_dir))
+    if not layout.root.is_dir():
+        raise HarnessError(f"{run_dir}: no such run directory")
+    stopped = stop_all_recorded(layout.pids) + stop_all_recorded(layout.cluster / "pids")
+    names = ", ".join(f"{r.name} (pid {r.pid})" for r in stopped)
+    click.echo(f"stopped {names}" if stopped else "nothing was running")
+
+
 @main.group()
 def pipeline():
-    """Pipelines: generator and streamlet drivers, without faults."""
+    """Pipelines without faults."""
 
 
 @pipeline.command("run")
-@click.argument("scenario_file", type=click.Path(path_type=Path))
-@click.option("--out", "run_dir", type=click.Path(path_type=Path), default=None, help="Run directory [reports/NAME-TIMESTAMP].")
-@click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload (overrides the scenario).")
-def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None):
-    """Run SCENARIO_FILE's pipeline without faults, drain it, and keep the evidence.
+@_with_run_options
+def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None):
+    """Run SCENARIO_FILE's pipeline and workload but none of its faults; keep the evidence.
 
     \b
     Example:
       harness pipeline run scenarios/baseline.yaml --duration 20
     """
-    from harness.runner.pipeline import run_pipeline
-    from harness.scenario import load_scenario
-
-    scenario = load_scenario(scenario_file)
-    run_dir = run_dir or Path("reports") / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    t0 = time.monotonic()
-    summary = run_pipeline(scenario, run_dir, duration_s=duration,
-                           say=lambda m: click.echo(f"[{time.monotonic() - t0:6.1f}s] {m}"))
-    click.echo(f"{summary.acked} records acknowledged, {summary.unknown} unknown; evidence in {summary.run_dir}")
+    _run(scenario_file, run_dir, duration, seed, play_faults=False)
 
 
 @main.command()

@@ -1,8 +1,8 @@
 """Streaming query events as JSON lines in the run directory (one file per streamlet).
 
 Every StreamingQueryProgress (batch id, input rows, offsets per source,
-durations, rows dropped by watermark) and every start and termination (with
-its exception) is appended and flushed at once, so a SIGKILL loses nothing
+durations, rows dropped by watermark), every start, idle report and
+termination (with its exception) is appended and flushed at once, so a SIGKILL loses nothing
 that was reported.
 """
 
@@ -37,7 +37,8 @@ class JsonLinesListener(StreamingQueryListener):
         self._write("progress", query=event.progress.name, progress=json.loads(event.progress.json))
 
     def onQueryIdle(self, event) -> None:
-        pass
+        """No new data: the query is up and caught up (a restart with nothing to replay reports only this)."""
+        self._write("idle", id=str(event.id), run_id=str(event.runId))
 
     def onQueryTerminated(self, event) -> None:
         self._write("terminated", id=str(event.id), run_id=str(event.runId), exception=event.exception)

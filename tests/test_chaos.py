@@ -56,7 +56,7 @@ def test_a_killed_driver_is_gone_and_its_restart_resumes_from_the_checkpoint(tmp
         assert first["batchId"] == last_committed + 1
         start = first["sources"][0]["startOffset"]
         assert (json.loads(start) if isinstance(start, str) else start) == batch_end_offsets(checkpoint, last_committed)
-        run.wait_for_generator(40)
+        wait_for(run.generator_done, timeout=40 + 120, what="the generator to finish")
         run.drain()
         run.stop_drivers()
         kinds = [(e["event"], e.get("kind")) for e in map(json.loads, run.layout.history.read_text().splitlines())]

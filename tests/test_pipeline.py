@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.scenario.model import parse_scenario
-from harness.runner.pipeline import run_pipeline
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
 from tests.evidence_helpers import acked, egress_counts
 
 pytestmark = pytest.mark.e2e
@@ -30,7 +31,7 @@ FAN_OUT = {
 
 
 def test_every_egress_mode_gets_every_acknowledged_record_exactly_once(tmp_path):
-    summary = run_pipeline(parse_scenario(FAN_OUT), tmp_path / "run", say=lambda m: None)
+    summary = run_scenario(parse_scenario(FAN_OUT), tmp_path / "run", console=Console(quiet=True))
     sent = acked(tmp_path / "run")
     assert len(sent) == summary.acked > 1000
     assert summary.unknown == 0
@@ -66,7 +67,7 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     from harness.evidence.watermark import dropped_rows, read_topic_dump
 
     run_dir = tmp_path / "run"
-    run_pipeline(parse_scenario(LATE), run_dir, say=lambda m: None)
+    run_scenario(parse_scenario(LATE), run_dir, console=Console(quiet=True))
     acks = pd.read_csv(run_dir / "acks.csv")
     late = acks[(acks.status == "acked") & (acks.late == 1)]
     assert len(late) > 50
@@ -109,7 +110,7 @@ def test_postgres_egress_round_trip(tmp_path):
             "workload": {"rate": 100, "duration_s": 6, "keys": 3},
             "store": server.url,
         }
-        run_pipeline(parse_scenario(scenario), tmp_path / "pgrun", say=lambda m: None)
+        run_scenario(parse_scenario(scenario), tmp_path / "pgrun", console=Console(quiet=True))
         sent = acked(tmp_path / "pgrun")
         with psycopg.connect(server.url) as db:
             rows = db.execute("SELECT key, seq FROM pgrun_egress.records").fetchall()

@@ -35,6 +35,34 @@ BAD = [
     ("bad trigger", GOOD + "source_options:\n  egress: {trigger: sometimes}\n",
      "source_options.egress.trigger: expected default, processingTime or availableNow"),
     ("bad store", GOOD + "store: mysql://x\n", "store: expected sqlite or a postgresql:// URL"),
+    ("faults not a list", GOOD + "faults: {kind: kill-driver}\n", "faults: expected list, got"),
+    ("unknown fault kind", GOOD + "faults:\n  - {kind: meteor, target: egress}\n",
+     "faults[0].kind: expected one of kill-driver, executor-crash, broker-kill"),
+    ("unknown streamlet in a fault", GOOD + "faults:\n  - {kind: kill-driver, target: processor}\n",
+     "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress)"),
+    ("missing fault target", GOOD + "faults:\n  - {kind: kill-driver}\n", "faults[0].target: required field is missing"),
+    ("bad signal", GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGHUP}\n",
+     "faults[0].signal: expected one of SIGKILL, SIGTERM, got 'SIGHUP'"),
+    ("unknown fault field", GOOD + "faults:\n  - {kind: broker-pause, target: broker-1, down_s: 3}\n",
+     "faults[0].down_s: unknown field"),
+    ("broker out of range", GOOD + "faults:\n  - {kind: broker-kill, target: broker-2}\n",
+     "faults[0].target: broker-kill needs a broker of the embedded cluster (broker-1), got 'broker-2'"),
+    ("times without period", GOOD + "faults:\n  - {kind: kill-driver, target: egress, times: 3}\n",
+     "faults[0].every_s: required when times is 3"),
+    ("crash needs a processor", GOOD + "faults:\n  - {kind: executor-crash, target: egress, probability: 0.1}\n",
+     "faults[0].target: executor-crash needs a streamlet of kind processor, 'egress' is egress"),
+    ("crash is not scheduled", GOOD.replace("egress: {kind: egress}", "p: {kind: processor}\n    egress: {kind: egress}")
+     .replace("ingress.out: [egress.in]", "ingress.out: [p.in]\n    p.out: [egress.in]")
+     + "faults:\n  - {kind: executor-crash, target: p, probability: 0.1, start_s: 5}\n", "faults[0].start_s: unknown field"),
+    ("negative delay", GOOD + "faults:\n  - {kind: redeploy, target: egress, down_s: -1}\n",
+     "faults[0].down_s: expected a value of at least 0, got -1"),
+    ("bad guarantee", GOOD + "expectations: {end_to_end: mostly-once}\n",
+     "expectations.end_to_end: expected one of exactly-once, effectively-exactly-once, at-least-once"),
+    ("unknown hop", GOOD + "expectations: {per_hop: {nowhere: exactly-once}}\n",
+     "expectations.per_hop.nowhere: unknown topic 'nowhere' (intermediate topics: ingress-out)"),
+    ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
+    ("bad loss cause", GOOD + "expectations: {lost_causes: [gremlins]}\n",
+     "expectations.lost_causes[0]: expected one of retention, watermark, redeploy, got 'gremlins'"),
 ]
 
 
@@ -43,6 +71,21 @@ def test_a_good_scenario_loads(tmp_path):
     scenario = load_scenario(tmp_path / "s.yaml")
     assert scenario.workload.rate == 50 and scenario.blueprint.order() == ["ingress", "egress"]
     assert scenario.options_for("egress").fail_on_data_loss is True
+    assert scenario.faults == () and scenario.expectations.end_to_end is None
+
+
+def test_faults_and_expectations_load_with_defaults(tmp_path):
+    (tmp_path / "s.yaml").write_text(GOOD + textwrap.dedent("""
+        faults:
+          - {kind: kill-driver, target: egress, start_s: 5, every_s: 10, jitter_s: 2}
+          - {kind: redeploy, target: ingress, starting: latest}
+        expectations: {end_to_end: at-least-once, max_lost: 0}
+    """))
+    scenario = load_scenario(tmp_path / "s.yaml")
+    kill, redeploy = scenario.faults
+    assert (kill.every_s, kill.times, kill.params) == (10.0, None, {"signal": "SIGKILL", "restart_after_s": 3.0})
+    assert redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0} and redeploy.times == 1
+    assert scenario.expectations.end_to_end == "at-least-once" and scenario.expectations.max_lost == 0
 
 
 @pytest.mark.parametrize("case,text,message", BAD, ids=[b[0] for b in BAD])
@@ -77,3 +120,27 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
     assert not any(late for *_, late in first[:20]) and any(late for *_, late in first[20:])
     for key in {k for k, *_ in first}:  # seq counts from 0 per key, without gaps
         assert [s for k, s, *_ in first if k == key] == list(range(sum(1 for k, *_ in first if k == key)))
+
+
+SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "driver-kill-dedup",
+           "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
+           "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak"]
+
+
+def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
+    result = run_harness("scenarios")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert {line.split()[0] for line in lines if not line.startswith(" ")} == set(SHIPPED)
+    described = lines[lines.index(next(line for line in lines if line.startswith("driver-kill-append "))) + 1]
+    assert described.startswith("    ") and "SIGKILLs" in described
+
+
+def test_guarantees_are_ordered_by_strength():
+    from harness.scenario.expectations import satisfies
+
+    assert satisfies("exactly-once", "effectively-exactly-once") and satisfies("exactly-once", "at-most-once")
+    assert satisfies("effectively-exactly-once", "at-least-once")
+    assert not satisfies("at-least-once", "effectively-exactly-once")
+    assert not satisfies("at-most-once", "at-least-once") and not satisfies("at-least-once", "at-most-once")
+    assert satisfies("none", "none") and not satisfies("none", "at-most-once")

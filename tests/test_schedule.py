@@ -1,6 +1,7 @@
 """Seeded fault schedules: reproducible, bounded by the duration, jittered within limits."""
 
-from harness.chaos.schedule import FaultRule, plan
+from harness.chaos.schedule import plan
+from harness.scenario.faults import FaultRule
 
 RULES = [
     FaultRule("kill-driver", "processor", start_s=10, every_s=20, jitter_s=5, times=5, params={"signal": "SIGKILL"}),
@@ -31,3 +32,12 @@ def test_jitter_bounds_order_and_duration():
 
 def test_a_one_off_rule_fires_once():
     assert len(plan([FaultRule("redeploy", "egress", start_s=5, times=3)], seed=1, duration_s=100)) == 1
+
+
+def test_a_repeating_rule_without_times_fires_until_the_end():
+    rule = FaultRule("kill-driver", "egress", start_s=5, every_s=10, times=None)
+    assert [f.at_s for f in plan([rule], seed=3, duration_s=50)] == [5, 15, 25, 35, 45]
+
+
+def test_whole_run_faults_are_not_scheduled():
+    assert plan([FaultRule("executor-crash", "processor", params={"probability": 0.1})], seed=1, duration_s=60) == []

@@ -8,19 +8,11 @@ list, so a run can be reproduced.
 
 from __future__ import annotations
 
+import itertools
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class FaultRule:
-    kind: str  # kill-driver | broker-kill | broker-pause | retention-shrink | redeploy
-    target: str  # a streamlet name, or broker-N
-    start_s: float = 10.0
-    every_s: float | None = None  # repeat period; None: once
-    jitter_s: float = 0.0  # each firing moves by up to +/- this much
-    times: int = 1  # firings at most (within the duration)
-    params: dict = field(default_factory=dict)  # kind-specific: signal, restart_after_s, ...
+from harness.scenario.faults import KINDS, FaultRule
 
 
 @dataclass(frozen=True)
@@ -33,16 +25,20 @@ class Firing:
 
 
 def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
-    """Concrete firing times for every rule, within [0, duration_s), sorted by time."""
+    """Concrete firing times for every scheduled rule, within [0, duration_s), sorted by time."""
     firings = []
     for index, rule in enumerate(rules):
+        if not KINDS[rule.kind].scheduled:
+            continue
         rng = random.Random(f"{seed}:{index}:{rule.kind}:{rule.target}")
-        for n in range(rule.times):
+        for n in itertools.count():
+            if rule.times is not None and n >= rule.times or n > 0 and rule.every_s is None:
+                break
             nominal = rule.start_s + n * (rule.every_s or 0.0)
-            if n > 0 and rule.every_s is None:
-                break
             at = max(0.0, nominal + rng.uniform(-rule.jitter_s, rule.jitter_s))
-            if at >= duration_s:
+            if nominal >= duration_s:
                 break
+            if at >= duration_s:
+                continue
             firings.append(Firing(round(at, 3), index, rule.kind, rule.target, dict(rule.params)))
     return sorted(firings, key=lambda f: (f.at_s, f.rule_index))

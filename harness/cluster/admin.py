@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.errors import KafkaError
 
 from harness.errors import HarnessError
@@ -32,6 +32,11 @@ class PartitionOffsets:
     @property
     def retained(self) -> int:
         return self.log_end - self.log_start
+
+
+def offset_rows(offsets: Iterable[PartitionOffsets]) -> list[list]:
+    """[[topic, partition, log_start, log_end], ...]: how offsets are written into the history."""
+    return [[o.topic, o.partition, o.log_start, o.log_end] for o in offsets]
 
 
 class KafkaAdmin:
@@ -86,9 +91,10 @@ class KafkaAdmin:
             raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
         return sorted(p["partition_index"] for p in described[0]["partitions"])
 
-    def alter_topic_config(self, topic: str, configs: dict[str, str]) -> None:
-        """Set topic configs incrementally (other overrides stay as they are)."""
-        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs={k: str(v) for k, v in configs.items()})
+    def alter_topic_config(self, topic: str, configs: dict[str, str | None]) -> None:
+        """Set topic configs incrementally (other overrides stay as they are); None removes an override."""
+        entries = {k: (AlterConfigOp.DELETE, None) if v is None else str(v) for k, v in configs.items()}
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=entries)
         try:
             self._admin.alter_configs([resource], incremental=True)
         except KafkaError as exc:

@@ -34,3 +34,12 @@ def last_planned(checkpoint: Path) -> dict:
     if not batches:
         return {}
     return {"batch": batches[-1], "offsets": batch_end_offsets(checkpoint, batches[-1])}
+
+
+def committed_positions(checkpoint: Path) -> dict[tuple[str, int], int]:
+    """{(topic, partition): offset} a query has committed up to: the end offsets of its last committed batch."""
+    batches = committed_batches(checkpoint)
+    if not batches:
+        return {}
+    ends = batch_end_offsets(checkpoint, batches[-1])
+    return {(topic, int(p)): int(o) for topic, parts in ends.items() if isinstance(parts, dict) for p, o in parts.items()}

@@ -45,6 +45,17 @@ class RunLayout:
     def topic_dump(self, topic: str) -> Path:
         return self.root / "topics" / f"{topic}.jsonl"
 
+    def checkpoints(self, streamlet: str) -> Path:
+        """One folder per streamlet, one checkpoint per query inside it."""
+        return self.root / "checkpoints" / streamlet
+
+    def retired_checkpoints(self, streamlet: str, n: int) -> Path:
+        """Where the n-th redeploy of a streamlet moved its checkpoints."""
+        return self.root / "checkpoints-retired" / f"{streamlet}-{n}"
+
+    def retired_checkpoint_dirs(self, streamlet: str) -> list[Path]:
+        return sorted((self.root / "checkpoints-retired").glob(f"{streamlet}-*"))
+
     @property
     def pids(self) -> Path:
         return self.root / "pids"

@@ -1,9 +1,12 @@
-"""Reading the streamlets' query events (progress/<streamlet>.jsonl) while a run goes on."""
+"""Reading the streamlets' query events (progress/<streamlet>.jsonl), whole or while they grow."""
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from pathlib import Path
+
+from harness.evidence.tail import LineTail
 
 
 def query_events(path: Path) -> list[dict]:
@@ -21,30 +24,63 @@ def query_events(path: Path) -> list[dict]:
     return events
 
 
-def started_queries(events: list[dict]) -> set[str]:
-    return {e["query"] for e in events if e["event"] == "started"}
+def source_offsets(value) -> dict:
+    """A progress source's start/endOffset ({topic: {partition: offset}}), which Spark may give as JSON text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
 
 
-def processed_offsets(events: list[dict]) -> dict[str, dict[tuple[str, int], int]]:
-    """query -> {(topic, partition): offset processed up to (exclusive)}, from progress endOffsets."""
-    done: dict[str, dict[tuple[str, int], int]] = {}
-    for e in events:
-        if e["event"] != "progress":
-            continue
-        query = e["query"]
-        for source in e["progress"].get("sources", []):
-            end = source.get("endOffset")
-            if isinstance(end, str):
-                try:
-                    end = json.loads(end)
-                except ValueError:
-                    continue
-            if not isinstance(end, dict):
+class ProgressFollower:
+    """Follows one streamlet's progress file as it grows, reading each line once.
+
+    Keeps what the runner watches: which queries started, each query's latest
+    end offsets per (topic, partition) (the latest, not the highest: a redeploy
+    from earliest goes back), rows read, and queries that terminated with an error.
+    """
+
+    def __init__(self, path: Path):
+        self._tail = LineTail(path)
+        self.started: set[str] = set()
+        self.end_offsets: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
+        self.input_rows: dict[str, int] = defaultdict(int)
+        self.failures: list[str] = []  # exception texts of queries that ended by themselves
+        self.reporting_pids: set[int] = set()  # driver processes that ran a batch or reported idle
+
+    def poll(self) -> "ProgressFollower":
+        for line in self._tail.new_lines():
+            try:
+                self._apply(json.loads(line))
+            except ValueError:
                 continue
-            for topic, partitions in end.items():
-                for partition, offset in partitions.items():
-                    key = (topic, int(partition))
-                    mine = done.setdefault(query, {})
-                    mine[key] = max(mine.get(key, 0), int(offset))
-    return done
+        return self
 
+    def _apply(self, event: dict) -> None:
+        if event["event"] == "started":
+            self.started.add(event["query"])
+        elif event["event"] == "idle":
+            self.reporting_pids.add(event.get("pid"))
+        elif event["event"] == "terminated" and event.get("exception"):
+            self.failures.append(event["exception"])
+        elif event["event"] == "progress":
+            query, progress = event["query"], event["progress"]
+            self.reporting_pids.add(event.get("pid"))
+            self.input_rows[query] += progress.get("numInputRows", 0)
+            for source in progress.get("sources", []):
+                for topic, partitions in source_offsets(source.get("endOffset")).items():
+                    for partition, offset in partitions.items():
+                        self.end_offsets[query][(topic, int(partition))] = int(offset)
+
+    def reporting(self, pid: int) -> bool:
+        """Has driver `pid` run a batch or found nothing to do (it is up, not just starting)?"""
+        return pid in self.reporting_pids
+
+    def lag(self, log_ends: dict[tuple[str, int], int]) -> int | None:
+        """Records of `log_ends` (the streamlet's input partitions) its slowest query has not processed yet."""
+        if not self.started:
+            return None
+        return max(sum(max(0, end - self.end_offsets.get(query, {}).get(tp, 0)) for tp, end in log_ends.items())
+                   for query in self.started)

@@ -16,6 +16,8 @@ import re
 
 import pandas as pd
 
+from harness.evidence.progress import source_offsets
+
 _UNITS_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 
 
@@ -41,7 +43,7 @@ def batch_ranges(events: list[dict], topic: str) -> pd.DataFrame:
         p = e["progress"]
         watermark = _iso_ms(p.get("eventTime", {}).get("watermark", "1970-01-01T00:00:00Z"))
         for source in p.get("sources", []):
-            start, end = (_offsets(source.get(k)) for k in ("startOffset", "endOffset"))
+            start, end = (source_offsets(source.get(k)) for k in ("startOffset", "endOffset"))
             for partition, stop in end.get(topic, {}).items():
                 rows.append((p["batchId"], int(partition), start.get(topic, {}).get(partition, 0), stop, watermark))
     ranges = pd.DataFrame(rows, columns=["batch_id", "partition", "start", "end", "watermark_ms"])
@@ -51,12 +53,6 @@ def batch_ranges(events: list[dict], topic: str) -> pd.DataFrame:
     by_batch = ranges.groupby("batch_id").watermark_ms.max()
     late_filter = by_batch.cummax().shift(1, fill_value=0).rename("late_watermark_ms")
     return ranges.merge(late_filter, left_on="batch_id", right_index=True)
-
-
-def _offsets(value) -> dict:
-    if isinstance(value, str):
-        value = json.loads(value)
-    return value or {}
 
 
 def dropped_rows(events: list[dict], topic: str, records: pd.DataFrame, window: str) -> pd.DataFrame:

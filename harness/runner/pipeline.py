@@ -1,11 +1,13 @@
-"""A fault-free pipeline run: start everything, produce for a while, drain, keep the evidence.
+"""The mechanics of one pipeline run: cluster, topics, drivers, generator, drain, stop, save.
 
-    cluster -> topics -> streamlet drivers -> generator -> (run) -> drain -> stop -> save
+    cluster -> topics -> streamlet drivers -> generator -> (faults) -> drain -> stop -> save
 
-Drain means: stop the generator, then wait until every query of every
-streamlet has processed its input topics up to their log-end offsets, in
-pipeline order, then stop the drivers gracefully. Whatever happens (an error,
-Ctrl-C, SIGTERM) every process started is stopped and the evidence is kept.
+Drain means: once the generator is done, wait until every query of every
+running streamlet has processed its input topics up to their log-end offsets,
+then stop the drivers gracefully. A driver that ends by itself (a query
+failed) is recorded with its error and left down: that is evidence, not a
+reason to stop the run. Whatever happens (an error, Ctrl-C, SIGTERM) every
+process started is stopped and the evidence is kept.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import json
 import platform
 import sys
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -22,29 +23,18 @@ from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
-from harness.evidence.progress import processed_offsets, query_events, started_queries
-from harness.errors import HarnessError
+from harness.evidence.checkpoint import committed_positions
+from harness.evidence.progress import ProgressFollower
+from harness.errors import HarnessError, WaitTimeout
 from harness.process import ManagedProcess, Supervisor
 from harness.scenario import Scenario
-from harness.spark.launcher import launch_driver
+from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.waiting import wait_for
 from harness.workload.settings import WorkloadSettings
 from pipelines.blueprint import TopicSpec
-from pipelines.settings import DriverSettings
+from pipelines.settings import DriverSettings, SourceOptions
 
 EXTERNAL_TOPIC_PREFIX = "harness."
-
-
-@dataclass
-class RunSummary:
-    run_dir: str
-    scenario: str
-    acked: int = 0
-    unknown: int = 0
-    duration_s: float = 0.0
-    drain_s: float = 0.0
-    driver_exit_codes: dict = field(default_factory=dict)
-    topics: dict = field(default_factory=dict)  # blueprint topic name -> actual topic name
 
 
 class PipelineRun:
@@ -61,7 +51,12 @@ class PipelineRun:
         self.bootstrap = scenario.cluster.bootstrap_servers or ""
         self.drivers: dict[str, ManagedProcess] = {}
         self.generator: ManagedProcess | None = None
+        self._generator_exit_recorded = False
         self.run_id = self.layout.root.name
+        self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
+        self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
+        self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
+        self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
 
     # -- topics ----------------------------------------------------------------
 
@@ -104,47 +99,89 @@ class PipelineRun:
         return DriverSettings(
             name=name,
             kind=inst.kind,
-            settings=inst.settings,
+            settings={**inst.settings, **self.setting_overrides.get(name, {})},
             bootstrap_servers=self.bootstrap,
             run_dir=str(self.layout.root),
             inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
             source_topic=self.topic_name(self.scenario.workload.topic) if inst.spec.source_topic else None,
-            source=self.scenario.options_for(name),
+            source=self.source_overrides.get(name) or self.scenario.options_for(name),
             store_url=self.scenario.store_url,
         )
+
+    def input_topics(self, name: str) -> list[str]:
+        s = self.driver_settings(name)
+        return list(s.inputs.values()) + ([s.source_topic] if s.source_topic else [])
+
+    def committed_offsets(self, name: str) -> dict[tuple[str, int], int]:
+        """Where the streamlet resumes: per input partition, the lowest position its queries committed."""
+        positions: dict[tuple[str, int], int] = {}
+        for checkpoint in sorted(self.layout.checkpoints(name).glob("*")):
+            for tp, offset in committed_positions(checkpoint).items():
+                positions[tp] = min(offset, positions.get(tp, offset))
+        return positions
 
     def start_driver(self, name: str) -> ManagedProcess:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
         proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"))
         self.drivers[name] = proc
+        self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
         return proc
 
     def start_drivers(self, timeout: float = 240.0) -> None:
+        """Start every streamlet and wait until each has run its first batch: the pipeline is warm."""
         t0 = time.monotonic()
         for name in self.scenario.blueprint.order():
             self.start_driver(name)
 
-        def all_started() -> bool:
-            return all(started_queries(query_events(self.layout.progress(n))) for n in self.drivers)
+        def all_reporting() -> bool:
+            return all(self.progress[n].poll().reporting(p.pid) for n, p in self.drivers.items())
 
-        wait_for(all_started, timeout=timeout, interval=0.5, what="every streamlet's queries to start", abort=self.dead_driver)
+        wait_for(all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=self.dead_driver)
         self.say(f"{len(self.drivers)} streamlet drivers running ({', '.join(self.drivers)}) after {time.monotonic() - t0:.1f}s")
 
-    def dead_driver(self) -> str | None:
+    def wait_up(self, name: str, timeout: float = 240.0) -> bool:
+        """Wait until a (re)started driver has run its first batch; False if it ended instead."""
+        proc = self.drivers[name]
+        try:
+            wait_for(lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running(), timeout=timeout,
+                     interval=0.5, what=f"streamlet {name} (pid {proc.pid}) to run its first batch")
+        except WaitTimeout as exc:
+            stacks = self.layout.log(f"streamlet-{name}.stacks")
+            if dump_jvm_threads(proc, stacks):
+                raise WaitTimeout(f"{exc} (its JVM's threads: {stacks})") from None
+            raise
+        return proc.running()
+
+    def exited_drivers(self) -> list[str]:
+        """Streamlets whose driver ended by itself since the last look; each exit is recorded once, with its error."""
+        exited = []
         for name, proc in self.drivers.items():
-            if not proc.running():
-                self.history.record("process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode)
-                return f"streamlet {name} exited with code {proc.returncode} (see {proc.record.log_path})"
+            if name in self.failed or proc.running():
+                continue
+            failures = self.progress[name].poll().failures
+            reason = failures[-1] if failures else f"exit code {proc.returncode}"
+            self.failed[name] = reason
+            self.history.record("process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode)
+            if failures:
+                self.history.record("query_failed", streamlet=name, pid=proc.pid, error=reason)
+            exited.append(name)
+        return exited
+
+    def dead_driver(self) -> str | None:
+        """For waits that cannot go on without every driver: why one is gone, or None."""
+        for name in self.exited_drivers():
+            return f"streamlet {name} exited: {self.failed[name].splitlines()[0]} (see {self.drivers[name].record.log_path})"
         return None
 
-    def start_generator(self, duration_s: float) -> None:
+    def start_generator(self, duration_s: float, seed: int | None = None) -> None:
         w = self.scenario.workload
         settings = WorkloadSettings(
             bootstrap_servers=self.bootstrap, topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
-            keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes, seed=w.seed,
+            keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes,
+            seed=w.seed if seed is None else seed,
             late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),
             idempotence=w.idempotence,
         )
@@ -155,51 +192,51 @@ class PipelineRun:
         )
         self.history.record("process_started", process="generator", pid=self.generator.pid, role="generator")
 
-    def wait_for_generator(self, duration_s: float) -> None:
-        t0 = time.monotonic()
-        last_report = 0.0
-        while self.generator.running():
-            problem = self.dead_driver()
-            if problem:
-                raise HarnessError(problem)
-            elapsed = time.monotonic() - t0
-            if elapsed - last_report >= 10:
-                self.say(f"  {elapsed:5.0f}s / {duration_s:.0f}s: {ack_counts(self.layout.ack_log)[0]} records acknowledged")
-                last_report = elapsed
-            if elapsed > duration_s + 120:
-                raise HarnessError(f"the generator did not finish within {duration_s + 120:.0f}s")
-            time.sleep(0.5)
+    def generator_done(self) -> bool:
+        """True once the generator has exited (recorded once); a failed generator stops the run."""
+        if self.generator is None or self.generator.running():
+            return False
         code = self.generator.wait_exit()
-        self.history.record("process_exited", process="generator", pid=self.generator.pid, exit_code=code)
+        if not self._generator_exit_recorded:
+            self._generator_exit_recorded = True
+            self.history.record("process_exited", process="generator", pid=self.generator.pid, exit_code=code)
         if code != 0:
             raise HarnessError(f"the generator failed with exit code {code} (see {self.generator.record.log_path})")
+        return True
+
+    def lags(self, log_ends: dict[tuple[str, int], int]) -> dict[str, int | None]:
+        """Per running streamlet: records of its inputs not processed yet (None: no query started)."""
+        lags = {}
+        for name in self.scenario.blueprint.order():
+            if name in self.failed:
+                continue
+            mine = set(self.input_topics(name))
+            lags[name] = self.progress[name].poll().lag({tp: end for tp, end in log_ends.items() if tp[0] in mine})
+        return lags
+
+    def log_ends(self) -> dict[tuple[str, int], int]:
+        with KafkaAdmin(self.bootstrap) as admin:
+            return {(o.topic, o.partition): o.log_end for o in admin.offsets(self.topic_name(t) for t in self.all_topics())}
 
     def drain(self, timeout: float = 180.0) -> float:
-        """Wait until every query has processed its inputs up to their current log-end offsets."""
+        """Wait until every running streamlet has processed its inputs up to their log-end offsets."""
         t0 = time.monotonic()
-        order = self.scenario.blueprint.order()
 
         def drained() -> bool:
-            with KafkaAdmin(self.bootstrap) as admin:
-                for name in order:
-                    s = self.driver_settings(name)
-                    topics = list(s.inputs.values()) + ([s.source_topic] if s.source_topic else [])
-                    ends = {(o.topic, o.partition): o.log_end for o in admin.offsets(topics)}
-                    events = query_events(self.layout.progress(name))
-                    done = processed_offsets(events)
-                    for query in started_queries(events):
-                        got = done.get(query, {})
-                        if any(got.get(tp, 0) < end for tp, end in ends.items() if end > 0):
-                            return False
-            return True
+            self.exited_drivers()
+            ends = self.log_ends()  # read after the exits: a streamlet that failed is not waited for
+            return all(lag == 0 for lag in self.lags(ends).values())
 
-        wait_for(drained, timeout=timeout, interval=1.0, what="the pipeline to drain", abort=self.dead_driver)
-        self.history.record("drained")
+        wait_for(drained, timeout=timeout, interval=1.0, what="the pipeline to drain")
+        self.history.record("drained", failed=sorted(self.failed))
         return time.monotonic() - t0
 
     def stop_drivers(self) -> dict:
         codes = {}
         for name, proc in self.drivers.items():
+            if name in self.failed:
+                codes[name] = proc.returncode
+                continue
             codes[name] = proc.stop(timeout=60)
             self.history.record("process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=codes[name])
         return codes
@@ -242,48 +279,3 @@ class PipelineRun:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def ack_counts(ack_log: Path) -> tuple[int, int]:
-    """(acknowledged, unknown) records in the generator's ack log so far."""
-    acked = unknown = 0
-    try:
-        with open(ack_log, "rb") as fh:
-            next(fh, None)  # header
-            for line in fh:
-                if b",acked," in line:
-                    acked += 1
-                else:
-                    unknown += 1
-    except FileNotFoundError:
-        pass
-    return acked, unknown
-
-
-def run_pipeline(scenario: Scenario, run_dir: Path, duration_s: float | None = None,
-                 say: Callable[[str], None] = print) -> RunSummary:
-    """Run the scenario's pipeline without faults and keep the evidence in `run_dir`."""
-    duration = scenario.workload.duration_s if duration_s is None else duration_s
-    t0 = time.monotonic()
-    with PipelineRun(scenario, run_dir, say) as run:
-        run.layout.scenario.write_text(json.dumps({"resolved": {"duration_s": duration, "seed": scenario.workload.seed},
-                                                   "scenario": scenario.raw}, indent=2, default=str))
-        run.start_cluster()
-        run.save_versions()
-        run.create_topics()
-        run.start_drivers()
-        run.start_generator(duration)
-        say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s")
-        run.wait_for_generator(duration)
-        drain_s = run.drain()
-        say(f"drained in {drain_s:.1f}s")
-        codes = run.stop_drivers()
-        run.save_topics()
-        acked, unknown = ack_counts(run.layout.ack_log)
-        summary = RunSummary(
-            run_dir=str(run.layout.root), scenario=scenario.name, acked=acked, unknown=unknown,
-            duration_s=time.monotonic() - t0, drain_s=drain_s, driver_exit_codes=codes,
-            topics={t.name: run.topic_name(t) for t in run.all_topics()},
-        )
-        run.layout.summary.write_text(json.dumps(asdict(summary), indent=2))
-    return summary

@@ -1,4 +1,4 @@
-"""Scenario files (YAML): the blueprint, the workload, the egress store and the cluster.
+"""Scenario files (YAML): blueprint, workload, egress store, cluster, faults and expectations.
 
 Every problem is reported as `FILE: field.path: what was expected`, before
 anything starts. Unknown fields are errors.
@@ -13,6 +13,9 @@ from typing import Any
 import yaml
 
 from harness.errors import HarnessError
+from harness.scenario.expectations import Expectations, parse_expectations
+from harness.scenario.faults import FaultRule, parse_faults
+from harness.scenario.fields import Fields
 from pipelines.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from pipelines.settings import SourceOptions
 
@@ -50,42 +53,18 @@ class Scenario:
     cluster: ClusterSpec = field(default_factory=ClusterSpec)
     store_url: str | None = None
     source_options: dict[str, SourceOptions] = field(default_factory=dict)  # per streamlet
+    faults: tuple[FaultRule, ...] = ()
+    expectations: Expectations = field(default_factory=Expectations)
     raw: dict = field(default_factory=dict)  # the parsed file, for the run directory
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
 
 
-class _Fields:
-    """Typed access to one mapping of the file, naming the path in every error."""
-
-    def __init__(self, raw: Any, path: str, allowed: set[str]):
-        if not isinstance(raw, dict):
-            raise BlueprintError(path, f"expected a mapping, got {type(raw).__name__}")
-        unknown = sorted(set(raw) - allowed)
-        if unknown:
-            raise BlueprintError(f"{path}.{unknown[0]}", f"unknown field (expected one of {', '.join(sorted(allowed))})")
-        self.raw, self.path = raw, path
-
-    def get(self, key: str, kind, default=None, minimum=None, maximum=None, required=False):
-        if key not in self.raw:
-            if required:
-                raise BlueprintError(f"{self.path}.{key}", "required field is missing")
-            return default
-        value = self.raw[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            names = " or ".join(k.__name__ for k in kinds)
-            raise BlueprintError(f"{self.path}.{key}", f"expected {names}, got {value!r}")
-        if minimum is not None and value < minimum or maximum is not None and value > maximum:
-            raise BlueprintError(f"{self.path}.{key}", f"expected a value from {minimum} to {maximum}, got {value!r}")
-        return value
-
-
 def _workload(raw: Any) -> WorkloadSpec:
-    f = _Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed"})
+    f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed"})
     topic_raw = f.get("topic", dict, {})
-    t = _Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config"})
+    t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config"})
     topic = TopicSpec(
         t.get("name", str, "source"), t.get("partitions", int, 2, minimum=1), t.get("replication", int, 1, minimum=1),
         {str(k): str(v) for k, v in t.get("config", dict, {}).items()},
@@ -110,7 +89,7 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
         path = f"source_options.{name}"
         if name not in blueprint.streamlets:
             raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(blueprint.streamlets)})")
-        f = _Fields(body, path, {"trigger", "trigger_interval", "max_offsets_per_trigger", "fail_on_data_loss",
+        f = Fields(body, path, {"trigger", "trigger_interval", "max_offsets_per_trigger", "fail_on_data_loss",
                                  "starting_offsets", "starting_timestamp_ms"})
         trigger = f.get("trigger", str, "processingTime")
         if trigger not in ("default", "processingTime", "availableNow"):
@@ -130,12 +109,14 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
 
 
 def parse_scenario(raw: Any) -> Scenario:
-    f = _Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store", "source_options"})
+    f = Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store",
+                                    "source_options", "faults", "expectations"})
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
-    c = _Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers"})
+    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers"})
     brokers = c.get("brokers", int, 1)
     if brokers not in (1, 3):
         raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
+    external = c.get("bootstrap_servers", str, None)
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {store!r}")
@@ -144,9 +125,11 @@ def parse_scenario(raw: Any) -> Scenario:
         description=f.get("description", str, ""),
         blueprint=blueprint,
         workload=_workload(f.get("workload", dict, required=True)),
-        cluster=ClusterSpec(brokers, c.get("bootstrap_servers", str, None)),
+        cluster=ClusterSpec(brokers, external),
         store_url=None if store == "sqlite" else store,
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
+        faults=tuple(parse_faults(f.get("faults", list, []), blueprint, brokers, external)),
+        expectations=parse_expectations(f.get("expectations", dict, {}), blueprint),
         raw=raw,
     )
 

@@ -8,11 +8,15 @@ SIGKILL, pause or resume it.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from harness import jars
+
 from harness.process import ManagedProcess, Supervisor
+from harness.process.supervisor import session_members
 
 
 def driver_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -40,3 +44,20 @@ def launch_driver(
     """Run `python -m module args...` as a driver named `name` under `supervisor`."""
     argv = [sys.executable, "-m", module, *args]
     return supervisor.start(name, argv, log_path, env=driver_env(env))
+
+
+def dump_jvm_threads(proc: ManagedProcess, path: Path) -> bool:
+    """Write the thread stacks of the driver's JVM (jstack) to `path`: why a driver hangs."""
+    jstack = Path(jars.java_executable()).with_name("jstack")
+    dumps = []
+    for pid in session_members(proc.record):
+        try:
+            if Path(f"/proc/{pid}/exe").resolve().name != "java":
+                continue
+            out = subprocess.run([str(jstack), str(pid)], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        dumps.append(f"=== jstack {pid}\n{out.stdout}{out.stderr}")
+    if dumps:
+        Path(path).write_text("\n".join(dumps))
+    return bool(dumps)

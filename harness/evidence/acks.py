@@ -1,0 +1,26 @@
+"""Counting the generator's ack log (acks.csv) while it grows, reading each line once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.evidence.tail import LineTail
+
+
+class AckCounter:
+    """Acknowledged and unknown-outcome records so far (see ACK_LOG_COLUMNS)."""
+
+    def __init__(self, path: Path):
+        self._tail = LineTail(path)
+        self._header_seen = False
+        self.acked = 0
+        self.unknown = 0
+
+    def poll(self) -> "AckCounter":
+        lines = self._tail.new_lines()
+        if lines and not self._header_seen:
+            lines, self._header_seen = lines[1:], True
+        acked = sum(1 for line in lines if b",acked," in line)
+        self.acked += acked
+        self.unknown += len(lines) - acked
+        return self

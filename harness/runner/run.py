@@ -1,0 +1,156 @@
+"""Running a scenario end to end: the pipeline, the workload, the faults, the evidence.
+
+    start cluster -> topics -> drivers -> offset sampler -> generator
+    -> chaos driver plays the seeded schedule -> drain -> stop -> save topics
+
+Ctrl-C or SIGTERM (raised as KeyboardInterrupt by the CLI) stops every
+process and keeps the evidence written so far; run.json then says
+"interrupted".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.chaos.driver import play
+from harness.chaos.schedule import Firing, plan
+from harness.evidence.acks import AckCounter
+from harness.runner.console import Console
+from harness.runner.pipeline import PipelineRun
+from harness.runner.sampler import OffsetSampler
+from harness.scenario import Scenario
+
+EGRESS_KINDS = ("egress", "window-egress")
+
+
+@dataclass
+class RunSummary:
+    run_dir: str
+    scenario: str
+    seed: int
+    duration_s: float
+    status: str = "running"  # complete | interrupted | failed
+    acked: int = 0
+    unknown: int = 0
+    faults_planned: int = 0
+    faults_played: int = 0
+    failed_streamlets: dict = field(default_factory=dict)  # streamlet -> error
+    elapsed_s: float = 0.0
+    drain_s: float = 0.0
+    driver_exit_codes: dict = field(default_factory=dict)
+    topics: dict = field(default_factory=dict)  # blueprint topic name -> actual topic name
+    error: str | None = None
+
+
+def _task_failures(log: Path) -> int:
+    """Tasks Spark reported lost in a driver's log (each executor crash is one)."""
+    try:
+        with open(log, "rb") as fh:
+            return sum(1 for line in fh if b"Lost task" in line)
+    except FileNotFoundError:
+        return 0
+
+
+class _Status:
+    """The live status line: elapsed, faults, records acknowledged and delivered, lag per streamlet."""
+
+    def __init__(self, run: PipelineRun, sampler: OffsetSampler, console: Console, duration: float, planned: int):
+        self.run, self.sampler, self.console = run, sampler, console
+        self.duration, self.planned = duration, planned
+        self.acks = AckCounter(run.layout.ack_log)
+        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.kind in EGRESS_KINDS]
+
+    def __call__(self, elapsed: float, played: int) -> None:
+        acks = self.acks.poll()
+        ends = {tp: end for tp, (_, end) in self.sampler.latest.items()}
+        lags = self.run.lags(ends)
+        delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
+        lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
+        down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
+        self.console.status(f"{elapsed:5.0f}s/{self.duration:.0f}s  faults {played}/{self.planned}  "
+                            f"acked {acks.acked:,}  delivered {delivered:,}  lag {lag_text}{down}")
+
+
+def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = None, seed: int | None = None,
+                 play_faults: bool = True, console: Console | None = None) -> RunSummary:
+    """Run `scenario` (its faults too, unless `play_faults` is False) and keep the evidence in `run_dir`."""
+    console = console or Console()
+    duration = scenario.workload.duration_s if duration_s is None else duration_s
+    seed = scenario.workload.seed if seed is None else seed
+    rules = scenario.faults if play_faults else ()
+    firings = plan(list(rules), seed, duration)
+    summary = RunSummary(str(Path(run_dir).resolve()), scenario.name, seed, duration, faults_planned=len(firings))
+    t0 = time.monotonic()
+    with PipelineRun(scenario, run_dir, console.say) as run:
+        _save_resolved(run, scenario, duration, seed, firings, play_faults)
+        summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
+        try:
+            run.start_cluster()
+            run.save_versions()
+            run.create_topics()
+            crashes = [r for r in rules if r.kind == "executor-crash"]
+            for rule in crashes:
+                run.setting_overrides[rule.target] = {"crash_probability": rule.params["probability"]}
+            run.start_drivers()
+            sampler = OffsetSampler(run.bootstrap, [run.topic_name(t) for t in run.all_topics()], run.history).start()
+            try:
+                run.start_generator(duration, seed)
+                console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s; "
+                            f"{len(firings)} fault(s) planned (seed {seed})")
+                _begin_continuous_faults(run, crashes)
+                status = _Status(run, sampler, console, duration, len(firings))
+                overrun = max([duration] + [f.at_s for f in firings]) + 300
+                summary.faults_played = play(run, firings, overrun, console.say, status)
+                _end_continuous_faults(run, crashes)
+                console.close()
+                summary.drain_s = run.drain()
+                console.say(f"drained in {summary.drain_s:.1f}s")
+            finally:
+                sampler.stop()
+            summary.driver_exit_codes = run.stop_drivers()
+            run.save_topics()
+            summary.status = "complete"
+        except KeyboardInterrupt:
+            summary.status = "interrupted"
+            run.history.record("run_interrupted")
+            raise
+        except Exception as exc:
+            summary.status, summary.error = "failed", str(exc)
+            raise
+        finally:
+            console.close()
+            acks = AckCounter(run.layout.ack_log).poll()
+            summary.acked, summary.unknown = acks.acked, acks.unknown
+            summary.failed_streamlets = dict(run.failed)
+            summary.elapsed_s = round(time.monotonic() - t0, 1)
+            run.layout.summary.write_text(json.dumps(asdict(summary), indent=2))
+    return summary
+
+
+def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: int, firings: list[Firing],
+                   play_faults: bool) -> None:
+    resolved = {"duration_s": duration, "seed": seed, "faults_played": play_faults,
+                "schedule": [asdict(f) for f in firings]}
+    run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
+
+
+def _begin_continuous_faults(run: PipelineRun, crashes) -> None:
+    """Faults active for the whole workload: executor crashes, and late events from the generator."""
+    w = run.scenario.workload
+    for rule in crashes:
+        run.history.record("fault_begun", kind="executor-crash", target=rule.target, probability=rule.params["probability"])
+    if w.late_share > 0:
+        run.history.record("fault_begun", kind="late-events", target=run.topic_name(w.topic),
+                           share=w.late_share, late_by_s=w.late_by_s, after_s=w.late_after_s)
+
+
+def _end_continuous_faults(run: PipelineRun, crashes) -> None:
+    w = run.scenario.workload
+    for rule in crashes:
+        lost = _task_failures(run.layout.log(f"streamlet-{rule.target}"))
+        run.history.record("fault_ended", kind="executor-crash", target=rule.target, tasks_lost=lost)
+    if w.late_share > 0:
+        run.history.record("fault_ended", kind="late-events", target=run.topic_name(w.topic))

@@ -1,0 +1,66 @@
+"""Samples log-start and log-end offsets of every partition about once a second, into the history.
+
+The checker needs them: a jump of the log-start offset while a consumer was
+down is what retention deleted. A sample that fails (a broker down or paused)
+is recorded once as an outage, not once per second.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from harness.cluster import KafkaAdmin
+from harness.cluster.admin import offset_rows
+from harness.evidence.history import History
+
+
+class OffsetSampler:
+    def __init__(self, bootstrap: str, topics: list[str], history: History, interval_s: float = 1.0):
+        self.bootstrap, self.topics, self.history, self.interval_s = bootstrap, topics, history, interval_s
+        self.latest: dict[tuple[str, int], tuple[int, int]] = {}  # (topic, partition) -> (log_start, log_end)
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="offset-sampler", daemon=True)
+        self._admin: KafkaAdmin | None = None
+        self._unavailable = False
+
+    def start(self) -> "OffsetSampler":
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval_s)
+
+    def sample(self) -> None:
+        try:
+            if self._admin is None:
+                self._admin = KafkaAdmin(self.bootstrap, request_timeout_ms=3000, connect_timeout_ms=3000)
+            offsets = self._admin.offsets(self.topics)
+        except Exception as exc:  # any failure to sample is an observation, never the end of the sampler
+            if not self._unavailable:
+                self.history.record("offsets_unavailable", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                self._unavailable = True
+            self._close_admin()
+            return
+        if self._unavailable:
+            self.history.record("offsets_available")
+            self._unavailable = False
+        self.latest = {(o.topic, o.partition): (o.log_start, o.log_end) for o in offsets}
+        self.samples += 1
+        self.history.record("offsets", partitions=offset_rows(offsets))
+
+    def _close_admin(self) -> None:
+        if self._admin is not None:
+            try:
+                self._admin.close()
+            except Exception:  # closing a client whose broker is gone may fail; it is dropped either way
+                pass
+            self._admin = None
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=15)
+        self._close_admin()

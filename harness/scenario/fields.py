@@ -1,0 +1,44 @@
+"""Typed access to one mapping of a scenario file, naming the field path in every error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipelines.blueprint import BlueprintError
+
+
+class Fields:
+    """One mapping of the file: unknown keys are errors, every value is type- and range-checked."""
+
+    def __init__(self, raw: Any, path: str, allowed: set[str]):
+        if not isinstance(raw, dict):
+            raise BlueprintError(path, f"expected a mapping, got {type(raw).__name__}")
+        unknown = sorted(set(raw) - allowed)
+        if unknown:
+            raise BlueprintError(f"{path}.{unknown[0]}", f"unknown field (expected one of {', '.join(sorted(allowed))})")
+        self.raw, self.path = raw, path
+
+    def get(self, key: str, kind, default=None, minimum=None, maximum=None, required=False):
+        if key not in self.raw:
+            if required:
+                raise BlueprintError(f"{self.path}.{key}", "required field is missing")
+            return default
+        value = self.raw[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise BlueprintError(f"{self.path}.{key}", f"expected {names}, got {value!r}")
+        if minimum is not None and value < minimum or maximum is not None and value > maximum:
+            bounds = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+            raise BlueprintError(f"{self.path}.{key}", f"expected a value {bounds}, got {value!r}")
+        return value
+
+    def number(self, key: str, default=None, minimum=None, maximum=None, required=False) -> float | None:
+        value = self.get(key, (int, float), default, minimum, maximum, required)
+        return None if value is None else float(value)
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
+        value = self.get(key, str, default)
+        if value is not None and value not in choices:
+            raise BlueprintError(f"{self.path}.{key}", f"expected one of {', '.join(choices)}, got {value!r}")
+        return value

@@ -1,0 +1,108 @@
+"""Fault actions against real brokers and real drivers: each does what it says, and the history shows it."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pandas as pd
+import pytest
+
+from harness.chaos.actions import kill_broker, pause_broker
+from harness.cluster import KafkaAdmin
+from harness.errors import HarnessError
+from harness.runner.console import Console
+from harness.runner.pipeline import PipelineRun
+from harness.runner.run import run_scenario
+from harness.scenario.model import parse_scenario
+from harness.waiting import wait_for
+from tests.evidence_helpers import acked, egress_counts
+
+pytestmark = pytest.mark.e2e
+
+TWO_STEP = {
+    "name": "two-step",
+    "blueprint": {
+        "streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+        "connections": {"ingress.out": ["egress.in"]},
+    },
+    "workload": {"rate": 200, "duration_s": 35, "keys": 4},
+}
+
+
+def history(run_dir) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+
+
+def answers(bootstrap: str) -> bool:
+    try:
+        with KafkaAdmin(bootstrap, request_timeout_ms=2000, connect_timeout_ms=2000) as admin:
+            return admin.live_broker_ids() == {1}
+    except HarnessError:
+        return False
+
+
+def test_a_paused_broker_stops_answering_then_answers_again_and_a_killed_one_comes_back(tmp_path):
+    with PipelineRun(parse_scenario(TWO_STEP), tmp_path / "run", say=lambda m: None) as run:
+        run.start_cluster()
+        broker = run.cluster.broker(1)
+        assert answers(run.bootstrap)
+        pause = threading.Thread(target=pause_broker, args=(run, "broker-1", 8.0))
+        pause.start()
+        try:
+            wait_for(lambda: broker.state() == "paused", timeout=10, what="the broker to be paused")
+            assert not answers(run.bootstrap), "a SIGSTOPped broker must not answer"
+        finally:
+            pause.join()
+        assert broker.state() == "running" and answers(run.bootstrap)
+
+        old_pid = broker.pid
+        kill_broker(run, "broker-1", down_s=1.0)
+        assert broker.pid != old_pid and answers(run.bootstrap)
+    events = [(e["event"], e.get("kind")) for e in history(tmp_path / "run")]
+    for expected in [("fault_begun", "broker-pause"), ("process_paused", None), ("process_resumed", None),
+                     ("fault_ended", "broker-pause"), ("fault_begun", "broker-kill"), ("process_killed", None),
+                     ("fault_ended", "broker-kill")]:
+        assert expected in events
+
+
+def _retention_scenario(fail_on_data_loss: bool) -> dict:
+    return {**TWO_STEP, "source_options": {"ingress": {"fail_on_data_loss": fail_on_data_loss}},
+            "faults": [{"kind": "retention-shrink", "target": "ingress", "start_s": 8}]}
+
+
+def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_start_jump(tmp_path):
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(_retention_scenario(False)), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
+    events = history(run_dir)
+    committed = {(t, p): o for t, p, o in next(e for e in events if e["event"] == "consumer_position")["partitions"]}
+    resumed = {(t, p): start for t, p, start, _ in next(e for e in events if e["event"] == "log_start_observed")["partitions"]}
+    assert any(resumed[tp] > committed[tp] for tp in committed), "retention must delete records the ingress had not read"
+
+    # The sampled log-start offsets jump during the fault (they were 0 before it).
+    samples = [e for e in events if e["event"] == "offsets"]
+    starts = [{(t, p): s for t, p, s, _ in e["partitions"] if t == "source"} for e in samples]
+    assert starts[0] == {("source", 0): 0, ("source", 1): 0}
+    assert any(all(s[tp] >= resumed[tp] for tp in resumed) for s in starts)
+
+    # The segments really went: the oldest segment file left starts past offset 0.
+    for partition in (0, 1):
+        segments = sorted((run_dir / "cluster" / "node-1" / "data" / f"source-{partition}").glob("*.log"))
+        assert int(segments[0].stem) > 0
+
+    # What was lost is exactly the acknowledged records retention deleted unread.
+    acks = pd.read_csv(run_dir / "acks.csv")
+    deleted = acks[[committed[("source", p)] <= o < resumed[("source", p)] for p, o in zip(acks.partition, acks.offset)]]
+    expected_lost = set(zip(deleted.key, deleted.seq))
+    stored = set(egress_counts(run_dir, "egress", "records"))
+    assert expected_lost and acked(run_dir) - stored == expected_lost
+
+
+def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_says_so(tmp_path):
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(_retention_scenario(True)), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete"
+    assert "data may have been lost" in summary.failed_streamlets["ingress"].lower()
+    failed = [e for e in history(run_dir) if e["event"] == "query_failed"]
+    assert [e["streamlet"] for e in failed] == ["ingress"]

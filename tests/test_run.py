@@ -1,0 +1,101 @@
+"""`harness run` as a user runs it: validation first, then a clean stop on Ctrl-C, and `harness clean`
+after the harness itself was SIGKILLed. No process may remain in any case."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.process.supervisor import recorded_processes, session_members, stop_all_recorded
+from harness.waiting import wait_for
+from tests.conftest import HARNESS, run_harness
+
+SCENARIO = textwrap.dedent("""
+    name: interrupt-me
+    blueprint:
+      streamlets:
+        ingress: {kind: ingress}
+        egress: {kind: egress}
+      connections:
+        ingress.out: [egress.in]
+    workload: {rate: 100, duration_s: 300}
+""")
+
+
+def left_running(run_dir: Path) -> list:
+    records = recorded_processes(run_dir / "pids") + recorded_processes(run_dir / "cluster" / "pids")
+    return [r for r in records if session_members(r)]
+
+
+def history(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+
+
+def start_run(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO)
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(HARNESS + ["run", str(scenario), "--out", str(run_dir)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            cwd=Path(__file__).resolve().parent.parent)
+    wait_for(lambda: (run_dir / "acks.csv").exists() and (run_dir / "acks.csv").stat().st_size > 1000, timeout=300,
+             what="the workload to flow", abort=lambda: proc.poll() is not None and f"harness exited: {proc.stderr.read()}")
+    return proc, run_dir
+
+
+def test_bad_scenario_exits_2_with_one_line_and_starts_nothing(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(SCENARIO + "faults:\n  - {kind: kill-driver, target: processor}\n")
+    result = run_harness("run", str(path), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"harness: error: {path}: faults[0].target: unknown streamlet 'processor' "
+                                      "(declared: ingress, egress)")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_the_run_cleanly_and_keeps_the_evidence(tmp_path, sig):
+    proc, run_dir = start_run(tmp_path)
+    try:
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 130, stderr
+        assert "interrupted" in stderr
+        events = [e["event"] for e in history(run_dir)]
+        assert events[-2:] == ["run_interrupted", "run_ended"]
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+        assert json.loads((run_dir / "run.json").read_text())["acked"] > 0
+        assert not left_running(run_dir)
+    finally:
+        proc.kill()
+        stop_all_recorded(run_dir / "pids")
+        stop_all_recorded(run_dir / "cluster" / "pids")
+
+
+@pytest.mark.e2e
+def test_after_the_harness_is_sigkilled_the_evidence_is_readable_and_clean_stops_the_rest(tmp_path):
+    proc, run_dir = start_run(tmp_path)
+    try:
+        proc.kill()
+        proc.wait(timeout=10)
+        orphans = left_running(run_dir)
+        assert {r.name for r in orphans} >= {"broker-1", "generator", "streamlet-ingress", "streamlet-egress"}
+        assert history(run_dir)[-1]["event"] != "run_ended"  # every line written so far parses
+        result = run_harness("clean", str(run_dir))
+        assert result.returncode == 0 and result.stdout.startswith("stopped ")
+        assert not left_running(run_dir)
+        assert run_harness("clean", str(run_dir)).stdout.strip() == "nothing was running"
+    finally:
+        stop_all_recorded(run_dir / "pids")
+        stop_all_recorded(run_dir / "cluster" / "pids")
+
+
+def test_clean_of_a_missing_run_directory_is_one_line_exit_2(tmp_path):
+    result = run_harness("clean", str(tmp_path / "nope"))
+    assert result.returncode == 2 and result.stderr.strip() == f"harness: error: {tmp_path / 'nope'}: no such run directory"
