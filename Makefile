@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test test-fast setup jars
 
 run: setup
-	$(BIN)/harness demo
+	$(BIN)/harness run scenarios/smoke.yaml
 
 test: setup
 	$(BIN)/pytest

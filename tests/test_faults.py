@@ -25,8 +25,9 @@ TWO_STEP = {
     "blueprint": {
         "streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
         "connections": {"ingress.out": ["egress.in"]},
+        "topics": {"ingress.out": {"name": "ingested"}},
     },
-    "workload": {"rate": 200, "duration_s": 35, "keys": 4},
+    "workload": {"rate": 200, "duration_s": 35, "keys": 8},
 }
 
 
@@ -87,14 +88,17 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     assert any(all(s[tp] >= resumed[tp] for tp in resumed) for s in starts)
 
     # The segments really went: the oldest segment file left starts past offset 0.
-    for partition in (0, 1):
+    for (_, partition), start in resumed.items():
         segments = sorted((run_dir / "cluster" / "node-1" / "data" / f"source-{partition}").glob("*.log"))
-        assert int(segments[0].stem) > 0
+        assert int(segments[0].stem) >= start > 0
 
-    # What was lost is exactly the acknowledged records retention deleted unread.
+    # What was lost is exactly the acknowledged records retention deleted unread: those between the
+    # committed position and the log-start at resume, except what the batch interrupted by the stop
+    # had already written downstream before its commit.
     acks = pd.read_csv(run_dir / "acks.csv")
     deleted = acks[[committed[("source", p)] <= o < resumed[("source", p)] for p, o in zip(acks.partition, acks.offset)]]
-    expected_lost = set(zip(deleted.key, deleted.seq))
+    ingested = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())}
+    expected_lost = set(zip(deleted.key, deleted.seq)) - ingested
     stored = set(egress_counts(run_dir, "egress", "records"))
     assert expected_lost and acked(run_dir) - stored == expected_lost
 
