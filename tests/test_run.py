@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,17 +13,9 @@ import pytest
 from harness.process.supervisor import recorded_processes, session_members, stop_all_recorded
 from harness.waiting import wait_for
 from tests.conftest import HARNESS, run_harness
+from tests.test_scenario import GOOD
 
-SCENARIO = textwrap.dedent("""
-    name: interrupt-me
-    blueprint:
-      streamlets:
-        ingress: {kind: ingress}
-        egress: {kind: egress}
-      connections:
-        ingress.out: [egress.in]
-    workload: {rate: 100, duration_s: 300}
-""")
+SCENARIO = GOOD.replace("rate: 50, duration_s: 5", "rate: 100, duration_s: 300")
 
 
 def left_running(run_dir: Path) -> list:

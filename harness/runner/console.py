@@ -33,12 +33,15 @@ class Console:
         self.stream.write(f"[{time.monotonic() - self._t0:6.1f}s] {message}\n")
         self.stream.flush()
 
+    def due(self) -> bool:
+        """Would a status be shown now? Lets the caller skip building one that would be dropped."""
+        return not self.quiet and time.monotonic() - self._last_status >= self.interval_s
+
     def status(self, text: str) -> None:
         """A live status; throttled, so it can be called every loop."""
-        now = time.monotonic()
-        if self.quiet or now - self._last_status < self.interval_s:
+        if not self.due():
             return
-        self._last_status = now
+        self._last_status = time.monotonic()
         if self.live:
             self.stream.write("\r\x1b[K" + text)
             self._status_shown = True

@@ -64,6 +64,8 @@ class _Status:
         self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.kind in EGRESS_KINDS]
 
     def __call__(self, elapsed: float, played: int) -> None:
+        if not self.console.due():
+            return  # the progress files and the ack log are read only when a status will be shown
         acks = self.acks.poll()
         ends = {tp: end for tp, (_, end) in self.sampler.latest.items()}
         lags = self.run.lags(ends)
@@ -105,7 +107,6 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                 overrun = max([duration] + [f.at_s for f in firings]) + 300
                 summary.faults_played = play(run, firings, overrun, console.say, status)
                 _end_continuous_faults(run, crashes)
-                console.close()
                 summary.drain_s = run.drain()
                 console.say(f"drained in {summary.drain_s:.1f}s")
             finally:

@@ -18,7 +18,6 @@ class OffsetSampler:
     def __init__(self, bootstrap: str, topics: list[str], history: History, interval_s: float = 1.0):
         self.bootstrap, self.topics, self.history, self.interval_s = bootstrap, topics, history, interval_s
         self.latest: dict[tuple[str, int], tuple[int, int]] = {}  # (topic, partition) -> (log_start, log_end)
-        self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="offset-sampler", daemon=True)
         self._admin: KafkaAdmin | None = None
@@ -48,7 +47,6 @@ class OffsetSampler:
             self.history.record("offsets_available")
             self._unavailable = False
         self.latest = {(o.topic, o.partition): (o.log_start, o.log_end) for o in offsets}
-        self.samples += 1
         self.history.record("offsets", partitions=offset_rows(offsets))
 
     def _close_admin(self) -> None:
