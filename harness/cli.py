@@ -51,7 +51,10 @@ def main():
       harness cluster status              brokers, pids, ports, health
       harness cluster down                stop exactly what `up` started
       harness scenarios                   the shipped scenarios
-      harness run scenarios/smoke.yaml    a pipeline under faults, evidence in reports/
+      harness run scenarios/smoke.yaml    a pipeline under faults, checked, reports in reports/
+      harness check RUN_DIR               judge a stored run again (verdict, expectations)
+      harness report RUN_DIR              rewrite its report.json/.md/.html and junit.xml
+      harness gate scenarios/             run a suite, junit.xml + summary, exit 1 on any failure
       harness clean RUN_DIR               stop what a killed run left running
       harness demo                        Kafka -> Spark -> Kafka, stopped and restarted
     """
@@ -173,7 +176,36 @@ def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed
     click.echo(f"{summary.acked:,} records acknowledged, {summary.unknown:,} unknown; "
                f"{summary.faults_played} of {summary.faults_planned} faults played{failed}")
     click.echo(f"run directory: {summary.run_dir}")
+    report = _report(Path(summary.run_dir))
+    if summary.status != "complete" or not report.passed:
+        sys.exit(1)
     return summary
+
+
+def _report(run_dir: Path):
+    """Check a run directory, write its reports and the folder's index, print the verdict and the paths."""
+    from harness.checker.check import check_run
+    from harness.report.index import write_index
+    from harness.report.write import write_reports
+
+    report = check_run(run_dir)
+    paths = write_reports(report, run_dir)
+    index = write_index(Path(run_dir).parent)
+    _print_verdict(report)
+    click.echo("reports: " + ", ".join(str(p) for p in paths.values()) + f"; index: {index}")
+    return report
+
+
+def _print_verdict(report) -> None:
+    c = report.counts
+    failed = [e for e in report.expectations if not e.passed]
+    click.echo(f"verdict: {report.verdict}  (acked {c.acked:,}, lost {c.lost:,}, duplicated deliveries {c.duplicated_deliveries:,}, "
+               f"duplicated in state {c.duplicated_in_state:,}, phantom {c.phantom:,}, reordered {c.reordered:,})")
+    for gap in report.gaps:
+        click.echo(f"partial: {gap}")
+    for e in report.expectations:
+        click.echo(f"  {'pass' if e.passed else 'FAIL'}  {e.name}: {e.detail}")
+    click.echo(f"expectations: {len(report.expectations) - len(failed)} of {len(report.expectations)} passed")
 
 
 run_options = [
@@ -196,8 +228,13 @@ def run_command(scenario_file: Path, run_dir: Path | None, duration: float | Non
     """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
 
     \b
-    Exit codes: 0 the run completed, 1 it could not complete, 2 bad input,
-    130 interrupted (the evidence so far is kept; nothing is left running).
+    The run ends by checking the evidence and writing report.json, report.md,
+    report.html and junit.xml into the run directory (and reports/index.html).
+
+    \b
+    Exit codes: 0 the run completed and every expectation passed, 1 it could
+    not complete or an expectation failed, 2 bad input, 130 interrupted (the
+    evidence so far is kept; nothing is left running).
 
     \b
     Examples:
@@ -205,6 +242,46 @@ def run_command(scenario_file: Path, run_dir: Path | None, duration: float | Non
       harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
     """
     _run(scenario_file, run_dir, duration, seed, play_faults=True)
+
+
+@main.command("check")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print report.json's content instead of the summary.")
+def check_command(run_dir: Path, as_json: bool):
+    """Judge the evidence in RUN_DIR again (files only: no broker, no Spark) and print the verdict.
+
+    Nothing is written. Exit codes: 0 every expectation passed, 1 one failed,
+    2 the run directory cannot be judged (missing, or no acknowledgement log).
+
+    \b
+    Examples:
+      harness check reports/smoke-20261121-101500
+      harness check reports/smoke-20261121-101500 --json | jq .verdict
+    """
+    import json
+
+    from harness.checker.check import check_run
+
+    report = check_run(run_dir)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        _print_verdict(report)
+    sys.exit(0 if report.passed else 1)
+
+
+@main.command("report")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def report_command(run_dir: Path):
+    """Check RUN_DIR and (re)write its report.json, report.md, report.html and junit.xml, and the index
+    of the folder it is in. Exit codes as for `check`.
+
+    \b
+    Example:
+      harness report reports/smoke-20261121-101500
+    """
+    report = _report(run_dir)
+    sys.exit(0 if report.passed else 1)
 
 
 @main.command("scenarios")

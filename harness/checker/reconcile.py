@@ -1,12 +1,13 @@
 """Reconciling sequence numbers: what the source acknowledged against what a hop or the egress got.
 
-Pure and vectorized (pandas): records are identified by (key, seq); no loop
-per record. The definitions are those of docs/checker.md:
+Pure and vectorized: records are int64 rids (harness.checker.evidence), every
+step is a sort, a hash lookup or a grouped cumulative max; no loop per record.
+The definitions (docs/checker.md):
 
     lost                  acknowledged, and no copy in the final state
     duplicated_deliveries records delivered more than once (audit log)
     duplicated_in_state   records with more than one copy in the final state
-    phantom               records delivered or stored that were never sent
+    phantom               records delivered or stored that were never sent (or unreadable)
     reordered             per key, a first delivery whose seq is below one delivered before it
 
 Records sent with unknown outcome may appear zero times or once without
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-ID = ["key", "seq"]
+from harness.checker.evidence import split_rid
 
 
 @dataclass(frozen=True)
@@ -36,49 +38,53 @@ class Counts:
 @dataclass(frozen=True)
 class Reconciliation:
     counts: Counts
-    lost: pd.DataFrame  # key, seq (+ partition, offset at the source)
-    duplicated_deliveries: pd.DataFrame  # key, seq, copies
-    duplicated_in_state: pd.DataFrame  # key, seq, copies
-    phantom: pd.DataFrame  # key, seq
-    reordered: pd.DataFrame  # key, seq, after_seq
+    lost: np.ndarray  # rids
+    duplicated_deliveries: pd.Series  # copies by rid (> 1)
+    duplicated_in_state: pd.Series  # copies by rid (> 1)
+    phantom: np.ndarray  # rids (-1: unreadable records)
+    reordered: pd.DataFrame  # rid, after_seq
 
 
-def _copies(frame: pd.DataFrame) -> pd.DataFrame:
-    if frame.empty:
-        return pd.DataFrame({"key": pd.Series(dtype=object), "seq": pd.Series(dtype="int64"), "copies": pd.Series(dtype="int64")})
-    return frame.groupby(ID, sort=False).size().rename("copies").reset_index()
+def copies(rid: np.ndarray) -> pd.Series:
+    """How many times each rid occurs (hash-based, order not kept)."""
+    return pd.Series(rid).value_counts(sort=False)
 
 
-def _reordered(deliveries: pd.DataFrame) -> pd.DataFrame:
-    """First deliveries, in delivery order, whose seq is below the highest seq delivered before them for the key."""
-    first = deliveries.drop_duplicates(ID)
-    previous_max = first.groupby("key", sort=False).seq.transform(lambda s: s.cummax().shift(1))
-    late = first[first.seq < previous_max]
-    return late[ID].assign(after_seq=previous_max[late.index].astype("int64")).reset_index(drop=True)
+def isin(values, universe) -> np.ndarray:
+    """Boolean mask: which of `values` occur in `universe` (hash lookup)."""
+    return pd.Series(np.asarray(values)).isin(pd.Index(universe)).to_numpy()
 
 
-def reconcile(sent: pd.DataFrame, deliveries: pd.DataFrame, state: pd.DataFrame) -> Reconciliation:
-    """`sent`: key, seq, status (acked | unknown), partition, offset; `deliveries`: key, seq in delivery
-    order (one row per copy received); `state`: key, seq (one row per copy stored)."""
-    sent = sent.drop_duplicates(ID)
-    acked = sent[sent.status == "acked"]
-    in_state = _copies(state[ID])
-    delivered = _copies(deliveries[ID])
+def reordered(delivered: np.ndarray) -> pd.DataFrame:
+    """First deliveries, in delivery order, whose seq is below the highest seq of the key delivered before them."""
+    first = pd.unique(delivered[delivered >= 0])
+    key, seq = split_rid(first)
+    frame = pd.DataFrame({"key": key, "seq": seq})
+    previous_max = frame.groupby("key", sort=False).seq.cummax().groupby(frame.key, sort=False).shift(1)
+    late = (frame.seq < previous_max).to_numpy()
+    return pd.DataFrame({"rid": first[late], "after_seq": previous_max[late].astype("int64").to_numpy()})
 
-    stored = acked.merge(in_state, on=ID, how="left")
-    lost = stored[stored.copies.isna()].drop(columns=["copies"])
-    seen = pd.concat([delivered[ID], in_state[ID]]).drop_duplicates()
-    phantom = seen.merge(sent[ID], on=ID, how="left", indicator=True)
-    phantom = phantom[phantom["_merge"] == "left_only"][ID].reset_index(drop=True)
-    dup_deliveries = delivered[delivered.copies > 1].reset_index(drop=True)
-    dup_state = in_state[in_state.copies > 1].reset_index(drop=True)
-    reordered = _reordered(deliveries[ID]) if not deliveries.empty else pd.DataFrame(columns=ID + ["after_seq"])
+
+def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray) -> Reconciliation:
+    """`sent`: rid, acked (one row per record sent); `delivered`: rids in delivery order, one per copy
+    received; `stored`: rids, one per copy in the final state (a topic: the same as delivered)."""
+    acked = sent.rid.to_numpy()[sent.acked.to_numpy()]
+    in_state = copies(stored)
+    delivered_copies = in_state if delivered is stored else copies(delivered)
+    lost = acked[~isin(acked, in_state.index)]
+    seen = np.union1d(delivered_copies.index.to_numpy(), in_state.index.to_numpy())
+    phantom = seen[~isin(seen, sent.rid)]
+    unreadable = int(delivered_copies.get(-1, 0)) + (0 if delivered is stored else int(in_state.get(-1, 0)))
+    phantom_count = int((phantom >= 0).sum()) + unreadable
+    dup_deliveries = delivered_copies[(delivered_copies > 1) & (delivered_copies.index >= 0)]
+    dup_state = in_state[(in_state > 1) & (in_state.index >= 0)]
+    late = reordered(delivered)
     counts = Counts(
-        acked=len(acked), unknown=int((sent.status != "acked").sum()), lost=len(lost),
+        acked=len(acked), unknown=int((~sent.acked).sum()), lost=len(lost),
         duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=len(phantom), reordered=len(reordered),
+        phantom=phantom_count, reordered=len(late),
     )
-    return Reconciliation(counts, lost.reset_index(drop=True), dup_deliveries, dup_state, phantom, reordered)
+    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
 
 
 def verdict(counts: Counts) -> str:

@@ -1,0 +1,168 @@
+"""Why records were lost or duplicated, shown from the evidence (or called unexplained).
+
+Losses, in this order of precedence:
+    retention     acknowledged at an offset of the streamlet's input topic between the
+                  position it had committed when stopped and the log-start offset observed
+                  when it resumed: deleted unread (history: consumer_position, log_start_observed)
+    redeploy      at an offset after the committed position of a streamlet redeployed from
+                  `latest` or a timestamp, written before its new query's first batch
+    watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
+    query_failed  first missing at the output of a streamlet whose query failed and stayed down
+    unexplained   none of the above
+Duplicates: the extra copy's batch at the hop where it first appears (the streamlet
+that replayed) and the last fault before it that could make that streamlet replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.evidence import Evidence
+from harness.checker.faults import BROKER, FaultSpan
+from harness.checker.hops import HopData, copies_of
+from harness.checker.reconcile import isin
+
+LOST_CAUSES = ("retention", "redeploy", "watermark", "query_failed", "unexplained")
+
+
+@dataclass(frozen=True)
+class RetentionWindow:
+    streamlet: str
+    topic: str
+    start_ms: int
+    acked_in_window: int  # acknowledged records between the committed position and the log start
+    reached_downstream: int  # of those, written downstream by the batch interrupted at the stop
+    lost: int  # of those, lost end to end
+    exact: bool  # lost == acked_in_window - reached_downstream: the lost set is the deleted range
+
+
+def _positions(event: dict) -> dict[tuple[str, int], int]:
+    return {(row[0], int(row[1])): int(row[2]) for row in event.get("partitions", [])}
+
+
+def _paired(history: list[dict], first: str, second: str):
+    """(first, second) event pairs of the same streamlet: consumer_position then log_start_observed."""
+    pending = {}
+    for event in history:
+        if event["event"] == first:
+            pending[event.get("streamlet")] = event
+        elif event["event"] == second and event.get("streamlet") in pending:
+            yield pending.pop(event.get("streamlet")), event
+
+
+def _offset_window(sent: pd.DataFrame, topic_offsets: dict[int, tuple[int, int]]) -> np.ndarray:
+    """Mask over `sent`: acknowledged at partition p with low <= offset < high."""
+    mask = np.zeros(len(sent), dtype=bool)
+    partition, offset = sent.partition.to_numpy(), sent.offset.to_numpy()
+    for p, (low, high) in topic_offsets.items():
+        mask |= (partition == p) & (offset >= low) & (offset < high)
+    return mask & sent.acked.to_numpy()
+
+
+def retention_windows(evidence: Evidence, first_hop: HopData | None, lost: np.ndarray) -> tuple[list[RetentionWindow], np.ndarray]:
+    """Every retention shrink on the source topic, and the mask of `lost` it explains."""
+    explained = np.zeros(len(lost), dtype=bool)
+    windows = []
+    for stopped, resumed in _paired(evidence.history, "consumer_position", "log_start_observed"):
+        committed = _positions(stopped)
+        log_start = {(row[0], int(row[1])): int(row[2]) for row in resumed.get("partitions", [])}
+        ranges = {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == evidence.source_topic}
+        if not ranges:
+            continue
+        in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
+        reached = int(isin(in_window, first_hop.rows.rid.to_numpy()).sum()) if first_hop is not None else 0
+        hit = isin(lost, in_window)
+        explained |= hit
+        windows.append(RetentionWindow(stopped.get("streamlet"), evidence.source_topic, stopped["ts_ms"], len(in_window),
+                                       reached, int(hit.sum()), int(hit.sum()) == len(in_window) - reached))
+    return windows, explained
+
+
+def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.ndarray) -> np.ndarray:
+    """Lost records the source had acknowledged after a redeployed ingress's committed position and
+    before its new query's first batch (it started from `latest` or a later timestamp)."""
+    explained = np.zeros(len(lost), dtype=bool)
+    positions = [e for e in evidence.history if e["event"] == "consumer_position"]
+    for span in spans:
+        if span.kind != "redeploy" or span.params.get("starting") == "earliest" or span.restart_ms is None:
+            continue
+        stopped = next((e for e in positions if e.get("streamlet") == span.target and e["ts_ms"] >= span.start_ms), None)
+        events = evidence.progress.get(span.target, [])
+        resumed = next((e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > span.restart_ms), None)
+        if stopped is None or resumed is None:
+            continue
+        ranges = {p: (o, np.iinfo(np.int64).max) for (t, p), o in _positions(stopped).items() if t == evidence.source_topic}
+        window = _offset_window(evidence.sent, ranges) & (evidence.sent.event_time_ms.to_numpy() <= resumed)
+        explained |= isin(lost, evidence.sent.rid.to_numpy()[window])
+    return explained
+
+
+def _uses_watermark(evidence: Evidence) -> bool:
+    return any(s.kind == "windowed-count" or s.settings.get("mode") == "dedup" for s in evidence.streamlets)
+
+
+def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray,
+                spans: list[FaultSpan]) -> tuple[np.ndarray, list[RetentionWindow]]:
+    """One cause per lost rid (LOST_CAUSES), and the retention windows seen."""
+    cause = np.full(len(lost), "unexplained", dtype=object)
+    windows, by_retention = retention_windows(evidence, hops[0] if hops else None, lost)
+    by_redeploy = _redeploy_explained(evidence, spans, lost)
+    late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
+    failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
+    # The output of a failed streamlet is where its losses first show.
+    after_failed = np.array([hop.producer in failed for hop in hops] or [False])
+    by_failure = after_failed[first_hop] if len(hops) else np.zeros(len(lost), bool)
+    for name, mask in reversed([("retention", by_retention), ("redeploy", by_redeploy), ("watermark", late),
+                                ("query_failed", by_failure)]):
+        cause[mask] = name
+    return cause, windows
+
+
+@dataclass(frozen=True)
+class Replays:
+    """Extra copies at the hop where a record was first duplicated, with the batch and fault behind each."""
+
+    copies: pd.DataFrame  # rid, hop, streamlet, batch, first_batch, time_ms, fault (index into spans, -1: none)
+
+    def per_fault(self, n: int) -> np.ndarray:
+        counts = np.zeros(n, dtype=np.int64)
+        known = self.copies.fault.to_numpy()
+        np.add.at(counts, known[known >= 0], 1)
+        return counts
+
+
+def _preceding_fault(times: np.ndarray, spans: list[FaultSpan], candidates: list[int]) -> np.ndarray:
+    """Index of the last candidate fault begun at or before each time (-1: none)."""
+    if not candidates:
+        return np.full(len(times), -1, dtype=np.int64)
+    starts = np.array([spans[i].start_ms for i in candidates])
+    order = np.argsort(starts, kind="stable")
+    position = np.searchsorted(starts[order], times, side="right") - 1
+    return np.where(position >= 0, np.array(candidates)[order][np.maximum(position, 0)], -1)
+
+
+def replays(hops: list[HopData], duplicated: np.ndarray, first_hop: np.ndarray, spans: list[FaultSpan]) -> Replays:
+    frames = []
+    for index, hop in enumerate(hops):
+        rids = duplicated[first_hop == index]
+        if not len(rids):
+            continue
+        rows = copies_of(hop, rids)
+        batch = rows[hop.batch_column].to_numpy() if hop.batch_column in rows else np.full(len(rows), -1)
+        first_batch = rows.groupby("rid", sort=False)[hop.batch_column].transform("first").to_numpy() \
+            if hop.batch_column in rows else batch
+        again = rows.copy().assign(batch=batch, first_batch=first_batch)
+        again = again[again["copy"] > 0]
+        times = again.time_ms.to_numpy()
+        # Faults that make this hop's producer re-run a batch: its own restarts, brokers, executor crashes.
+        own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.kind in BROKER]
+        fault = _preceding_fault(times, spans, own)
+        fallback = _preceding_fault(times, spans, list(range(len(spans))))
+        frames.append(pd.DataFrame({"rid": again.rid.to_numpy(), "hop": hop.name, "streamlet": hop.producer,
+                                    "batch": again.batch.to_numpy(), "first_batch": again.first_batch.to_numpy(),
+                                    "time_ms": times, "fault": np.where(fault >= 0, fault, fallback)}))
+    columns = ["rid", "hop", "streamlet", "batch", "first_batch", "time_ms", "fault"]
+    return Replays(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns).astype({"fault": "int64"}))

@@ -1,0 +1,67 @@
+"""The faults of a run as the history recorded them, and how long the pipeline took to recover from each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RESTARTING = ("kill-driver", "retention-shrink", "redeploy")  # stop a streamlet's driver and start it again
+BROKER = ("broker-kill", "broker-pause")
+
+
+@dataclass(frozen=True)
+class FaultSpan:
+    kind: str
+    target: str
+    start_ms: int
+    end_ms: int | None  # None: the run ended (or the harness died) before the fault did
+    params: dict
+    restart_ms: int | None  # when the target's new driver started (restarting faults)
+    restarted: bool | None
+
+
+def fault_spans(history: list[dict]) -> list[FaultSpan]:
+    """fault_begun/fault_ended pairs in the order the faults began."""
+    spans, open_faults = [], {}
+    for i, event in enumerate(history):
+        kind, target = event.get("kind"), event.get("target")
+        if event["event"] == "fault_begun":
+            open_faults[(kind, target)] = i
+        elif event["event"] == "fault_ended" and (kind, target) in open_faults:
+            begun = history[open_faults.pop((kind, target))]
+            spans.append(_span(history, begun, event))
+    spans += [_span(history, history[i], None) for i in open_faults.values()]
+    return sorted(spans, key=lambda s: s.start_ms)
+
+
+def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
+    start = begun["ts_ms"]
+    end = ended["ts_ms"] if ended else None
+    restart = None
+    if begun["kind"] in RESTARTING:
+        restart = next((e["ts_ms"] for e in history if e["event"] == "process_started" and e.get("streamlet") == begun["target"]
+                        and e["ts_ms"] >= start and (end is None or e["ts_ms"] <= end)), None)
+    params = {k: v for k, v in begun.items() if k not in ("ts_ms", "event", "kind", "target", "pid")}
+    return FaultSpan(begun["kind"], begun["target"], start, end, params, restart,
+                     ended.get("restarted") if ended else None)
+
+
+def _first_batch_with_input(events: list[dict], after_ms: int) -> int | None:
+    return next((e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > after_ms
+                 and e["progress"].get("numInputRows", 0) > 0), None)
+
+
+def recovery_s(span: FaultSpan, progress: dict[str, list[dict]]) -> float | None:
+    """Fault start -> the first batch with input committed after the fault: by the restarted driver for a
+    driver fault, by the last streamlet to get going again after a broker fault. None when nothing
+    restarted or nothing was left to read."""
+    if span.kind in RESTARTING:
+        if span.restart_ms is None or span.target not in progress:
+            return None
+        done = _first_batch_with_input(progress[span.target], span.restart_ms)
+    elif span.kind in BROKER and span.end_ms is not None:
+        firsts = [_first_batch_with_input(events, span.end_ms) for events in progress.values()]
+        firsts = [t for t in firsts if t is not None]
+        done = max(firsts) if firsts else None
+    else:
+        return None
+    return None if done is None else round((done - span.start_ms) / 1000, 3)

@@ -1,0 +1,74 @@
+"""Per-hop reconciliation, and the hop where each anomaly first appears.
+
+A hop is an intermediate topic (its records as saved at drain time, in
+partition/offset order) or the egress (its audit log in arrival order, and its
+final state). Hops come in pipeline order; the ingress's output is the first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.evidence import Evidence
+from harness.checker.reconcile import Reconciliation, isin, reconcile
+
+
+@dataclass(frozen=True)
+class HopData:
+    name: str
+    kind: str  # topic | egress
+    producer: str  # the streamlet that wrote this hop (whose replay would duplicate here)
+    rows: pd.DataFrame  # one row per copy, delivery order: rid, partition, offset, batch.<streamlet>..., time_ms
+    stored: np.ndarray  # rids in the final state
+    batch_column: str  # the producer's batch id column
+
+
+def hop_data(evidence: Evidence) -> list[HopData]:
+    """Record-level hops in pipeline order (topics of window counts are judged as windows, not here)."""
+    producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
+    hops = []
+    for topic, frame in evidence.topics.items():
+        if "count" in frame.columns:
+            continue
+        rows = frame.sort_values(["partition", "offset"], kind="stable").reset_index(drop=True)
+        rows = rows.rename(columns={"timestamp_ms": "time_ms"})
+        producer = producers.get(topic, "?")
+        hops.append(HopData(topic, "topic", producer, rows, rows.rid.to_numpy(), f"batch.{producer}"))
+    for egress in evidence.egresses:
+        if egress.windowed:
+            continue
+        rows = egress.audit.rename(columns={"received_ms": "time_ms"})
+        hops.append(HopData(egress.name, "egress", egress.name, rows, egress.state.rid.to_numpy(), "batch_id"))
+    return hops
+
+
+def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
+    return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.rows.rid.to_numpy() if h.kind == "topic" else h.stored)
+            for h in hops]
+
+
+def first_lost_hop(hops: list[HopData], lost: np.ndarray) -> np.ndarray:
+    """For each lost rid: the index of the first hop from which it is missing for good
+    (the hop after the last one that had it)."""
+    first = np.zeros(len(lost), dtype=np.int64)
+    for index, hop in enumerate(hops):
+        # Delivered to the egress but not kept: lost at the egress itself.
+        first[isin(lost, hop.rows.rid.to_numpy())] = index if hop.kind == "egress" else index + 1
+    return np.minimum(first, len(hops) - 1)
+
+
+def first_duplicated_hop(hops: list[HopData], results: list[Reconciliation], duplicated: np.ndarray) -> np.ndarray:
+    """For each rid duplicated somewhere: the index of the first hop where it has more than one copy."""
+    first = np.full(len(duplicated), -1, dtype=np.int64)
+    for index, result in reversed(list(enumerate(results))):
+        first[isin(duplicated, result.duplicated_deliveries.index)] = index
+    return first
+
+
+def copies_of(hop: HopData, rids: np.ndarray) -> pd.DataFrame:
+    """The rows of a hop carrying the given rids, with their copy number (0 = first)."""
+    rows = hop.rows[isin(hop.rows.rid.to_numpy(), rids)]
+    return rows.assign(copy=rows.groupby("rid", sort=False).cumcount())

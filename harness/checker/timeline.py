@@ -1,0 +1,93 @@
+"""Time series for the report's plots, derived from the evidence (seconds since the run began).
+
+throughput  rows read per second per streamlet (its batches' numInputRows, in bins)
+lag         per streamlet: records in its input topics past its last committed end offsets,
+            at each offset sample the runner took (history "offsets" events)
+anomalies   lost and duplicated records per bin of source time, and per source partition
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.evidence import Evidence
+from harness.evidence.progress import source_offsets
+
+
+def run_start_ms(evidence: Evidence) -> int:
+    if evidence.history:
+        return int(evidence.history[0]["ts_ms"])
+    return int(evidence.sent.event_time_ms.min()) if len(evidence.sent) else 0
+
+
+def _bin_s(duration_s: float) -> int:
+    return max(1, int(duration_s // 120) or 1)
+
+
+def _throughput(events: list[dict], t0: int, bin_s: int) -> dict:
+    rows = [(e["ts_ms"], e["progress"].get("numInputRows", 0)) for e in events if e.get("event") == "progress"]
+    if not rows:
+        return {"t": [], "rows_per_s": []}
+    frame = pd.DataFrame(rows, columns=["ts", "rows"])
+    bins = ((frame.ts - t0) // (bin_s * 1000)).astype(int)
+    per_bin = frame.groupby(bins).rows.sum()
+    full = per_bin.reindex(range(0, int(per_bin.index.max()) + 1), fill_value=0)
+    return {"t": [int(i * bin_s) for i in full.index], "rows_per_s": [round(v / bin_s, 1) for v in full.to_numpy()]}
+
+
+def _lag(events: list[dict], inputs: tuple[str, ...], samples: pd.DataFrame, t0: int) -> dict:
+    """Sum over the streamlet's input partitions of log end - committed end offset, at each sample."""
+    if samples.empty:
+        return {"t": [], "records": []}
+    committed = [(e["ts_ms"], topic, int(p), int(o)) for e in events if e.get("event") == "progress"
+                 for source in e["progress"].get("sources", [])
+                 for topic, parts in source_offsets(source.get("endOffset")).items() if topic in inputs
+                 for p, o in parts.items()]
+    mine = samples[samples.topic.isin(inputs)].sort_values("ts")
+    if mine.empty:
+        return {"t": [], "records": []}
+    if committed:
+        done = pd.DataFrame(committed, columns=["ts", "topic", "partition", "committed"]).sort_values("ts")
+        mine = pd.merge_asof(mine, done, on="ts", by=["topic", "partition"], direction="backward")
+    else:
+        mine = mine.assign(committed=np.nan)
+    mine["committed"] = mine.committed.fillna(mine.log_start)
+    mine["lag"] = (mine.log_end - mine.committed).clip(lower=0)
+    per_sample = mine.groupby("ts").lag.sum()
+    return {"t": [round((t - t0) / 1000, 1) for t in per_sample.index], "records": [int(v) for v in per_sample.to_numpy()]}
+
+
+def _offset_samples(history: list[dict]) -> pd.DataFrame:
+    rows = [(e["ts_ms"], r[0], int(r[1]), int(r[2]), int(r[3])) for e in history if e["event"] == "offsets"
+            for r in e.get("partitions", [])]
+    return pd.DataFrame(rows, columns=["ts", "topic", "partition", "log_start", "log_end"])
+
+
+def _per_bin(times: np.ndarray, t0: int, bin_s: int) -> dict:
+    if not len(times):
+        return {}
+    bins = (times - t0) // (bin_s * 1000)
+    values, counts = np.unique(bins, return_counts=True)
+    return {int(v * bin_s): int(c) for v, c in zip(values, counts)}
+
+
+def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndarray) -> dict:
+    t0 = run_start_ms(evidence)
+    end = max([e["ts_ms"] for e in evidence.history[-1:]] + [t0])
+    bin_s = _bin_s((end - t0) / 1000)
+    samples = _offset_samples(evidence.history)
+    sent = evidence.sent.set_index("rid")
+    lost = sent.reindex(lost_rids)
+    duplicated = sent.reindex(duplicated_rids).dropna(subset=["partition"])
+    return {
+        "start_ms": t0,
+        "duration_s": round((end - t0) / 1000, 1),
+        "bin_s": bin_s,
+        "throughput": {s.name: _throughput(evidence.progress.get(s.name, []), t0, bin_s) for s in evidence.streamlets},
+        "lag": {s.name: _lag(evidence.progress.get(s.name, []), s.inputs, samples, t0) for s in evidence.streamlets},
+        "lost_over_time": _per_bin(lost.event_time_ms.dropna().to_numpy(np.int64), t0, bin_s),
+        "duplicated_over_time": _per_bin(duplicated.event_time_ms.to_numpy(np.int64), t0, bin_s),
+        "lost_per_partition": {int(k): int(v) for k, v in lost.partition.dropna().astype(int).value_counts().sort_index().items()},
+        "duplicated_per_partition": {int(k): int(v) for k, v in duplicated.partition.astype(int).value_counts().sort_index().items()},
+    }

@@ -1,0 +1,83 @@
+"""Stateful pipelines: each (key, window) count at the egress against the acknowledged records.
+
+For a window w: A acknowledged records with event time in w, U records of
+unknown outcome, D acknowledged records the counter dropped behind its
+watermark (harness.evidence.watermark), C the count in the egress's final
+state (0 when the window is absent).
+
+    records missing      max(A - C, 0), of which min(D, missing) explained by the watermark
+    records over-counted max(C - (A + U), 0)
+    phantom window       a window in the state with no record sent for it
+    duplicated delivery  a window delivered to the egress more than once
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.evidence import Egress, Evidence
+from harness.checker.findings import WindowCounts
+from harness.checker.reconcile import Counts
+from harness.evidence.watermark import dropped_rows, interval_ms
+
+
+@dataclass(frozen=True)
+class WindowReconciliation:
+    summary: WindowCounts
+    counts: Counts
+    table: pd.DataFrame  # key, window_start_ms, acked, unknown, dropped, count, missing, over, deliveries
+    dropped: pd.DataFrame  # rid, batch_id of the records dropped behind the watermark
+
+
+def _counter(evidence: Evidence):
+    return next((s for s in evidence.streamlets if s.kind == "windowed-count"), None)
+
+
+def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliation | None:
+    counter = _counter(evidence)
+    if counter is None:
+        return None
+    size = interval_ms(counter.settings.get("window", "10 seconds"))
+    sent = evidence.sent
+    window_start = (sent.event_time_ms.to_numpy() // size) * size
+    expected = pd.DataFrame({"key": sent.key.to_numpy(), "window_start_ms": window_start,
+                             "acked": sent.acked.to_numpy().astype(np.int64), "unknown": (~sent.acked).to_numpy().astype(np.int64)})
+    expected = expected.groupby(["key", "window_start_ms"], as_index=False).sum()
+
+    dropped = pd.DataFrame({"rid": pd.Series(dtype="int64"), "batch_id": pd.Series(dtype="int64")})
+    topic = counter.inputs[0] if counter.inputs else None
+    if topic in evidence.topics:
+        read = evidence.topics[topic][["rid", "partition", "offset"]].merge(
+            sent[sent.acked][["rid", "key", "event_time_ms"]], on="rid")
+        dropped = dropped_rows(evidence.progress.get(counter.name, []), topic, read, counter.settings.get("window", "10 seconds"))
+        dropped = dropped.drop_duplicates("rid")
+    late = pd.DataFrame({"key": dropped.key.to_numpy() if len(dropped) else np.array([], np.int64),
+                         "window_start_ms": (dropped.event_time_ms.to_numpy() // size) * size if len(dropped) else np.array([], np.int64)})
+    late = late.groupby(["key", "window_start_ms"]).size().rename("dropped").reset_index()
+
+    state = egress.state[["key", "window_start_ms", "count"]]
+    deliveries = egress.audit.groupby(["key", "window_start_ms"]).size().rename("deliveries").reset_index()
+    table = (expected.merge(late, how="outer", on=["key", "window_start_ms"])
+             .merge(state, how="outer", on=["key", "window_start_ms"])
+             .merge(deliveries, how="outer", on=["key", "window_start_ms"]))
+    phantom = table.acked.isna() & table["count"].notna()
+    table = table.fillna(0).astype({c: "int64" for c in ("acked", "unknown", "dropped", "count", "deliveries")})
+    table["missing"] = (table.acked - table["count"]).clip(lower=0)
+    table["over"] = (table["count"] - table.acked - table.unknown).clip(lower=0)
+    explained = np.minimum(table.dropped, table.missing)
+    under = table.missing > explained  # short by more than the watermark explains
+    summary = WindowCounts(
+        windows=int((table.acked + table["count"] > 0).sum()),
+        exact=int(((table.missing == explained) & (table.over == 0) & ~phantom).sum()),
+        under_counted=int(under.sum()), over_counted=int((table.over > 0).sum()), phantom=int(phantom.sum()),
+        records_missing=int(table.missing.sum()), records_dropped_by_watermark=int(explained.sum()),
+        records_over_counted=int(table.over.sum()),
+    )
+    counts = Counts(acked=int(sent.acked.sum()), unknown=int((~sent.acked).sum()), lost=summary.records_missing,
+                    duplicated_deliveries=int((table.deliveries > 1).sum()), duplicated_in_state=summary.records_over_counted,
+                    phantom=summary.phantom, reordered=0)
+    table = table.assign(phantom=phantom.to_numpy(), watermark=explained)
+    return WindowReconciliation(summary, counts, table, dropped)

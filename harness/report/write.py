@@ -1,0 +1,25 @@
+"""Writing every report format of one run into its run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.checker.findings import Report
+from harness.report.html import render_html
+from harness.report.junit import suite_element, write_junit
+from harness.report.markdown import render_markdown
+
+
+def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
+    """report.json, report.md, report.html and junit.xml, each written whole (temp file + rename)."""
+    root = Path(run_dir)
+    paths = {"json": root / "report.json", "markdown": root / "report.md", "html": root / "report.html", "junit": root / "junit.xml"}
+    texts = {"json": json.dumps(report.to_dict(), indent=2, default=str) + "\n", "markdown": render_markdown(report) + "\n",
+             "html": render_html(report)}
+    for kind, text in texts.items():
+        tmp = paths[kind].with_suffix(paths[kind].suffix + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(paths[kind])
+    write_junit(paths["junit"], [suite_element(report)])
+    return paths

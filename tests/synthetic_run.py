@@ -1,0 +1,177 @@
+"""Synthetic run directories in the real evidence format, with anomalies placed on purpose.
+
+Used by the checker's property tests and by bench/check_scale.py. A pipeline
+ingress -> processor -> egress over topics `ingested` and `processed`; every
+table is built with numpy and written with Arrow (CSV, JSON lines through
+vectorized string joins, SQLite through ADBC), so millions of records are cheap.
+
+A `Flow` says, per hop, which records arrive and in what order (indices into
+the sent records, one entry per copy); the test derives what the checker must
+find from the same indices it used to inject anomalies, never from the checker.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+T0 = 1_800_000_000_000  # ms
+HOPS = ("ingested", "processed")
+BATCH = 50  # records per batch of every streamlet
+
+
+@dataclass
+class Sent:
+    key: np.ndarray  # int key number
+    seq: np.ndarray
+    partition: np.ndarray
+    offset: np.ndarray
+    event_time_ms: np.ndarray
+    late: np.ndarray  # bool
+    acked: np.ndarray  # bool
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+
+@dataclass
+class Flow:
+    """Indices into Sent (one per copy, in delivery order); phantoms are indices >= len(sent) into `phantom`."""
+
+    topics: dict[str, np.ndarray]
+    audit: np.ndarray
+    state: np.ndarray
+    phantom_key: np.ndarray = field(default_factory=lambda: np.array([], np.int64))
+    phantom_seq: np.ndarray = field(default_factory=lambda: np.array([], np.int64))
+
+
+def make_sent(keys: int, per_key: int, partitions: int = 2, seed: int = 0) -> Sent:
+    """Records sent round-robin over keys; a key always lands on the same partition, offsets in order."""
+    n = keys * per_key
+    key = np.tile(np.arange(keys), per_key)
+    seq = np.repeat(np.arange(per_key), keys)
+    partition = key % partitions
+    offset = np.zeros(n, dtype=np.int64)
+    for p in range(partitions):
+        mask = partition == p
+        offset[mask] = np.arange(mask.sum())
+    event_time = T0 + np.arange(n) * 5
+    return Sent(key, seq, partition, offset, event_time, np.zeros(n, bool), np.ones(n, bool))
+
+
+def clean_flow(sent: Sent) -> Flow:
+    every = np.arange(len(sent))
+    return Flow({hop: every for hop in HOPS}, every, every)
+
+
+def _key_text(numbers: np.ndarray) -> pa.Array:
+    return pc.binary_join_element_wise("k", pc.utf8_lpad(pa.array(numbers).cast(pa.string()), 4, "0"), "")
+
+
+def _batches(n: int) -> np.ndarray:
+    return np.arange(n) // BATCH
+
+
+def _ids(sent: Sent, flow: Flow, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    real = index < len(sent)
+    key = np.where(real, sent.key[np.minimum(index, len(sent) - 1)], flow.phantom_key[np.maximum(index - len(sent), 0)] if len(flow.phantom_key) else 0)
+    seq = np.where(real, sent.seq[np.minimum(index, len(sent) - 1)], flow.phantom_seq[np.maximum(index - len(sent), 0)] if len(flow.phantom_seq) else 0)
+    return key, seq
+
+
+def _iso(ms: np.ndarray) -> pa.Array:
+    return pc.strftime(pa.array(ms.astype("datetime64[ms]")), format="%Y-%m-%dT%H:%M:%SZ")
+
+
+def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, streamlets: list[str]) -> None:
+    """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
+    key, seq = _ids(sent, flow, index)
+    n = len(index)
+    partition = key % 2
+    offset = np.zeros(n, dtype=np.int64)
+    for p in (0, 1):
+        offset[partition == p] = np.arange((partition == p).sum())
+    event = sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+    s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
+    keys = _key_text(key)
+    batch = s(_batches(n))
+    batches = pc.binary_join_element_wise(
+        *[x for i, name in enumerate(streamlets) for x in ((", " if i else "") + f'"{name}": ', batch)], "")
+    lines = pc.binary_join_element_wise(
+        '{"partition": ', s(partition), ', "offset": ', s(offset), ', "timestamp_ms": ', s(event + 100), ', "key": "', keys,
+        '", "value": {"key": "', keys, '", "seq": ', s(seq), ', "event_time": "', _iso(event), '", "payload": "x", "batches": {',
+        batches, "}}}\n", "")
+    _write_lines(path, lines)
+
+
+def _write_lines(path: Path, lines: pa.Array, rows_per_write: int = 500_000) -> None:
+    """Write an array of text lines (each ending in a newline), joined in Arrow, a slice at a time."""
+    with open(path, "wb") as out:
+        for start in range(0, len(lines), rows_per_write):
+            part = lines.slice(start, rows_per_write)
+            joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(part)], pa.int32()), part), "")
+            out.write(joined[0].as_buffer())
+
+
+def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", history: list[dict] | None = None,
+              progress: dict[str, list[dict]] | None = None, expectations: dict | None = None) -> Path:
+    root = Path(root)
+    for folder in ("streamlets", "topics", "egress", "progress"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    egress_settings = {"mode": mode} | ({"dedup_watermark": "10 seconds"} if mode == "dedup" else {})
+    scenario = {"name": "synthetic", "description": "synthetic evidence",
+                "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
+                                             "egress": {"kind": "egress", "settings": egress_settings}},
+                              "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+                              "topics": {"ingress.out": {"name": "ingested", "partitions": 2},
+                                         "processor.out": {"name": "processed", "partitions": 2}}},
+                "workload": {"topic": {"name": "source", "partitions": 2}, "keys": 4, "rate": 10, "duration_s": 10},
+                "expectations": expectations or {}}
+    (root / "scenario.json").write_text(json.dumps({"resolved": {"seed": 1}, "scenario": scenario}))
+    (root / "run.json").write_text(json.dumps({"status": "complete"}))
+    wiring = {"ingress": ({}, {"out": "ingested"}, "source"), "processor": ({"in": "ingested"}, {"out": "processed"}, None),
+              "egress": ({"in": "processed"}, {}, None)}
+    for name, (inputs, outputs, source) in wiring.items():
+        settings = egress_settings if name == "egress" else {}
+        (root / "streamlets" / f"{name}.json").write_text(json.dumps({
+            "name": name, "settings": settings, "inputs": inputs, "outputs": outputs, "source_topic": source,
+            "source": {"fail_on_data_loss": True}}))
+    pacsv.write_csv(pa.table({
+        "key": _key_text(sent.key), "seq": sent.seq, "event_time_ms": sent.event_time_ms, "late": sent.late.astype(np.int8),
+        "status": pa.array(np.where(sent.acked, "acked", "unknown")), "partition": sent.partition, "offset": sent.offset}),
+        root / "acks.csv")
+    _write_topic(root / "topics" / "ingested.jsonl", sent, flow, flow.topics["ingested"], ["ingress"])
+    _write_topic(root / "topics" / "processed.jsonl", sent, flow, flow.topics["processed"], ["ingress", "processor"])
+    _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode)
+    (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (history or [])))
+    for name in wiring:
+        (root / "progress" / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (progress or {}).get(name, [])))
+    return root
+
+
+def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str) -> None:
+    import adbc_driver_sqlite.dbapi as adbc
+
+    key, seq = _ids(sent, flow, flow.audit)
+    n = len(flow.audit)
+    event = sent.event_time_ms[np.minimum(flow.audit, len(sent) - 1)]
+    batch = _batches(n)
+    batches = pc.binary_join_element_wise('{"ingress": ', pa.array(batch).cast(pa.string()), ', "processor": ',
+                                          pa.array(batch).cast(pa.string()), "}", "")
+    audit = pa.table({"query": pa.array(np.full(n, "audit" if mode == "dedup" else "main")), "batch_id": batch,
+                      "key": _key_text(key), "seq": seq, "event_time_ms": event, "batches": batches, "topic": pa.array(np.full(n, "processed")),
+                      "kafka_partition": key % 2, "kafka_offset": np.arange(n), "received_ms": event + 500 + (np.arange(n) % 7) * 10})
+    skey, sseq = _ids(sent, flow, flow.state)
+    state = pa.table({"key": _key_text(skey), "seq": sseq, "batch_id": _batches(len(flow.state))})
+    path.unlink(missing_ok=True)
+    with adbc.connect(str(path)) as conn:
+        with conn.cursor() as cursor:
+            cursor.adbc_ingest("audit", audit, mode="create")
+            cursor.adbc_ingest("records", state, mode="create")
+        conn.commit()
