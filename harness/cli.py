@@ -284,6 +284,62 @@ def report_command(run_dir: Path):
     sys.exit(0 if report.passed else 1)
 
 
+@main.command("gate")
+@click.argument("suite", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Folder for the suite's runs [reports/gate-TIMESTAMP].")
+@click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload for every scenario (overrides).")
+@click.option("--seed", type=int, default=None, help="Seed for every scenario (overrides).")
+def gate_command(suite: Path, out: Path | None, duration: float | None, seed: int | None):
+    """Run a suite of scenarios (a folder of *.yaml, or a file listing them), check each, and gate.
+
+    Writes one run directory per scenario, junit.xml (one suite per scenario,
+    one case per expectation), summary.md, summary.json and index.html into
+    the output folder. Every scenario is validated before anything runs.
+
+    \b
+    Exit codes: 0 every scenario ran and passed, 1 any expectation failed or a
+    run could not complete, 2 bad input, 130 interrupted.
+
+    \b
+    Examples:
+      harness gate scenarios/ --out reports/release-1.4
+      harness gate release.suite --duration 60     # release.suite: one scenario path per line
+    """
+    from harness.checker.check import check_run
+    from harness.report.index import write_index
+    from harness.report.junit import suite_element, write_junit
+    from harness.report.write import write_reports
+    from harness.runner.console import Console
+    from harness.runner.run import run_scenario
+    from harness.scenario import load_scenario
+    from harness.suite import SuiteEntry, default_out, suite_files, write_summary
+
+    files = suite_files(suite)
+    scenarios = [load_scenario(f) for f in files]
+    out = out or default_out()
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console()
+    entries, suites = [], []
+    for number, (path, scenario) in enumerate(zip(files, scenarios), 1):
+        run_dir = out / path.stem
+        console.say(f"[{number}/{len(files)}] {path.stem}: evidence in {run_dir}")
+        t0 = time.monotonic()
+        summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, console=console)
+        report = check_run(run_dir)
+        write_reports(report, run_dir)
+        suites.append(suite_element(report, name=path.stem))
+        passed = report.passed and summary.status == "complete"
+        failed = tuple(e.name for e in report.expectations if not e.passed) + (() if summary.status == "complete" else (f"run {summary.status}",))
+        entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, passed, failed, time.monotonic() - t0))
+        console.say(f"[{number}/{len(files)}] {path.stem}: {report.verdict}, " + ("passed" if passed else "FAILED: " + ", ".join(failed)))
+        write_junit(out / "junit.xml", suites)
+        write_summary(out, entries)
+    index = write_index(out)
+    ok = sum(e.passed for e in entries)
+    click.echo(f"suite: {ok} of {len(entries)} scenarios passed; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
+    sys.exit(0 if ok == len(entries) else 1)
+
+
 @main.command("scenarios")
 @click.option("--dir", "folder", type=click.Path(path_type=Path), default=SCENARIOS_DIR, show_default=False,
               help="Folder of scenario files [the shipped ones].")

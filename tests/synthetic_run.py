@@ -89,34 +89,41 @@ def _iso(ms: np.ndarray) -> pa.Array:
     return pc.strftime(pa.array(ms.astype("datetime64[ms]")), format="%Y-%m-%dT%H:%M:%SZ")
 
 
-def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, streamlets: list[str]) -> None:
+def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, streamlets: list[str], slice_rows: int = 1_000_000) -> None:
     """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
     key, seq = _ids(sent, flow, index)
-    n = len(index)
     partition = key % 2
-    offset = np.zeros(n, dtype=np.int64)
+    offset = np.zeros(len(index), dtype=np.int64)
     for p in (0, 1):
         offset[partition == p] = np.arange((partition == p).sum())
     event = sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+    batch_ids = _batches(len(index))
     s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
-    keys = _key_text(key)
-    batch = s(_batches(n))
-    batches = pc.binary_join_element_wise(
-        *[x for i, name in enumerate(streamlets) for x in ((", " if i else "") + f'"{name}": ', batch)], "")
-    lines = pc.binary_join_element_wise(
-        '{"partition": ', s(partition), ', "offset": ', s(offset), ', "timestamp_ms": ', s(event + 100), ', "key": "', keys,
-        '", "value": {"key": "', keys, '", "seq": ', s(seq), ', "event_time": "', _iso(event), '", "payload": "x", "batches": {',
-        batches, "}}}\n", "")
-    _write_lines(path, lines)
-
-
-def _write_lines(path: Path, lines: pa.Array, rows_per_write: int = 500_000) -> None:
-    """Write an array of text lines (each ending in a newline), joined in Arrow, a slice at a time."""
     with open(path, "wb") as out:
-        for start in range(0, len(lines), rows_per_write):
-            part = lines.slice(start, rows_per_write)
-            joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(part)], pa.int32()), part), "")
+        for start in range(0, len(index), slice_rows):
+            part = slice(start, start + slice_rows)
+            keys, batch = _key_text(key[part]), s(batch_ids[part])
+            batches = pc.binary_join_element_wise(
+                *[x for i, name in enumerate(streamlets) for x in ((", " if i else "") + f'"{name}": ', batch)], "")
+            lines = pc.binary_join_element_wise(
+                '{"partition": ', s(partition[part]), ', "offset": ', s(offset[part]), ', "timestamp_ms": ', s(event[part] + 100),
+                ', "key": "', keys, '", "value": {"key": "', keys, '", "seq": ', s(seq[part]), ', "event_time": "', _iso(event[part]),
+                '", "payload": "x", "batches": {', batches, "}}}\n", "")
+            joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "")
             out.write(joined[0].as_buffer())
+
+
+def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
+    writer = None
+    for start in range(0, max(len(sent), 1), slice_rows):
+        part = slice(start, start + slice_rows)
+        table = pa.table({
+            "key": _key_text(sent.key[part]), "seq": sent.seq[part], "event_time_ms": sent.event_time_ms[part],
+            "late": sent.late[part].astype(np.int8), "status": pa.array(np.where(sent.acked[part], "acked", "unknown")),
+            "partition": sent.partition[part], "offset": sent.offset[part]})
+        writer = writer or pacsv.CSVWriter(path, table.schema)
+        writer.write_table(table)
+    writer.close()
 
 
 def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", history: list[dict] | None = None,
@@ -142,10 +149,7 @@ def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", histo
         (root / "streamlets" / f"{name}.json").write_text(json.dumps({
             "name": name, "settings": settings, "inputs": inputs, "outputs": outputs, "source_topic": source,
             "source": {"fail_on_data_loss": True}}))
-    pacsv.write_csv(pa.table({
-        "key": _key_text(sent.key), "seq": sent.seq, "event_time_ms": sent.event_time_ms, "late": sent.late.astype(np.int8),
-        "status": pa.array(np.where(sent.acked, "acked", "unknown")), "partition": sent.partition, "offset": sent.offset}),
-        root / "acks.csv")
+    _write_acks(root / "acks.csv", sent)
     _write_topic(root / "topics" / "ingested.jsonl", sent, flow, flow.topics["ingested"], ["ingress"])
     _write_topic(root / "topics" / "processed.jsonl", sent, flow, flow.topics["processed"], ["ingress", "processor"])
     _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode)
@@ -155,23 +159,31 @@ def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", histo
     return root
 
 
-def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str) -> None:
+def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str, slice_rows: int = 2_000_000) -> None:
     import adbc_driver_sqlite.dbapi as adbc
 
     key, seq = _ids(sent, flow, flow.audit)
     n = len(flow.audit)
     event = sent.event_time_ms[np.minimum(flow.audit, len(sent) - 1)]
     batch = _batches(n)
-    batches = pc.binary_join_element_wise('{"ingress": ', pa.array(batch).cast(pa.string()), ', "processor": ',
-                                          pa.array(batch).cast(pa.string()), "}", "")
-    audit = pa.table({"query": pa.array(np.full(n, "audit" if mode == "dedup" else "main")), "batch_id": batch,
-                      "key": _key_text(key), "seq": seq, "event_time_ms": event, "batches": batches, "topic": pa.array(np.full(n, "processed")),
-                      "kafka_partition": key % 2, "kafka_offset": np.arange(n), "received_ms": event + 500 + (np.arange(n) % 7) * 10})
     skey, sseq = _ids(sent, flow, flow.state)
-    state = pa.table({"key": _key_text(skey), "seq": sseq, "batch_id": _batches(len(flow.state))})
     path.unlink(missing_ok=True)
     with adbc.connect(str(path)) as conn:
         with conn.cursor() as cursor:
-            cursor.adbc_ingest("audit", audit, mode="create")
-            cursor.adbc_ingest("records", state, mode="create")
+            for start in range(0, max(n, 1), slice_rows):
+                part = slice(start, start + slice_rows)
+                m = len(batch[part])
+                text = pa.array(batch[part]).cast(pa.string())
+                cursor.adbc_ingest("audit", pa.table({
+                    "query": pa.array(np.full(m, "audit" if mode == "dedup" else "main")), "batch_id": batch[part],
+                    "key": _key_text(key[part]), "seq": seq[part], "event_time_ms": event[part],
+                    "batches": pc.binary_join_element_wise('{"ingress": ', text, ', "processor": ', text, "}", ""),
+                    "topic": pa.array(np.full(m, "processed")), "kafka_partition": key[part] % 2,
+                    "kafka_offset": np.arange(start, start + m), "received_ms": event[part] + 500 + (np.arange(m) % 7) * 10}),
+                    mode="create" if start == 0 else "append")
+            state_batch = _batches(len(flow.state))
+            for start in range(0, max(len(flow.state), 1), slice_rows):
+                part = slice(start, start + slice_rows)
+                cursor.adbc_ingest("records", pa.table({"key": _key_text(skey[part]), "seq": sseq[part], "batch_id": state_batch[part]}),
+                                   mode="create" if start == 0 else "append")
         conn.commit()

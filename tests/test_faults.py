@@ -13,6 +13,7 @@ from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError
 from harness.runner.console import Console
 from harness.runner.pipeline import PipelineRun
+from harness.checker.check import check_run
 from harness.runner.run import run_scenario
 from harness.scenario.model import parse_scenario
 from harness.waiting import wait_for
@@ -102,6 +103,14 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     stored = set(egress_counts(run_dir, "egress", "records"))
     assert expected_lost and acked(run_dir) - stored == expected_lost
 
+    # The checker finds the same loss and attributes every lost record to retention, exactly.
+    report = check_run(run_dir)
+    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
+    assert report.causes["lost"]["retention"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
+    [window] = report.retention
+    assert window["exact"] and window["lost"] == len(expected_lost)
+    assert {h.name: h.first_seen["lost"] for h in report.hops}["ingested"] == len(expected_lost)
+
 
 def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_says_so(tmp_path):
     run_dir = tmp_path / "run"
@@ -110,3 +119,7 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
     assert "data may have been lost" in summary.failed_streamlets["ingress"].lower()
     failed = [e for e in history(run_dir) if e["event"] == "query_failed"]
     assert [e["streamlet"] for e in failed] == ["ingress"]
+    report = check_run(run_dir)
+    assert [f["streamlet"] for f in report.query_failures] == ["ingress"]
+    assert "data may have been lost" in report.query_failures[0]["error"].lower()
+    assert report.counts.lost > 0 and report.causes["lost"]["query_failed"] + report.causes["lost"]["retention"] == report.counts.lost

@@ -6,6 +6,7 @@ import pytest
 
 from harness.scenario.model import parse_scenario
 from harness.runner.console import Console
+from harness.checker.check import check_run
 from harness.runner.run import run_scenario
 from tests.evidence_helpers import acked, egress_counts
 
@@ -42,6 +43,10 @@ def test_every_egress_mode_gets_every_acknowledged_record_exactly_once(tmp_path)
         assert set(state) == sent, mode
         assert set(state.values()) == {1}, f"{mode}: duplicates in state"
         assert set(audit) == sent and set(audit.values()) == {1}, f"{mode}: audit should see each record once"
+    report = check_run(tmp_path / "run")
+    assert report.verdict == "exactly-once" and report.counts.acked == summary.acked
+    assert all(h.verdict == "exactly-once" for h in report.hops) and report.gaps == []
+    assert report.latency.records == summary.acked
 
 
 LATE = {
@@ -87,6 +92,12 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     assert len(windows) >= 4
     for key, start, count in windows:
         assert expected.loc[(key, start)] == count, (key, start)
+
+    # The checker: every missing count is a row dropped behind the watermark; nothing over-counted.
+    report = check_run(run_dir)
+    assert report.windows.under_counted == 0 and report.windows.over_counted == 0 and report.windows.phantom == 0
+    assert report.causes["lost"]["watermark"] == report.counts.lost > 0
+    assert report.causes["lost"]["unexplained"] == 0
 
 
 def test_postgres_egress_round_trip(tmp_path):

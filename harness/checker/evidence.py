@@ -146,7 +146,7 @@ def _sent(table: pa.Table, keys: _Keys) -> pd.DataFrame:
     codes = keys.codes(table["key"])
     seq = table["seq"].to_numpy(zero_copy_only=False)
     frame = pd.DataFrame({
-        "rid": rids(codes, seq), "key": codes, "seq": seq,
+        "rid": rids(codes, seq), "key": codes,
         "event_time_ms": table["event_time_ms"].to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
         "late": table["late"].to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
         "acked": pc.equal(table["status"], "acked").to_numpy(zero_copy_only=False),
@@ -156,14 +156,15 @@ def _sent(table: pa.Table, keys: _Keys) -> pd.DataFrame:
     return frame
 
 
-def _records(table: pa.Table, keys: _Keys, key_col: str = "key", seq_col: str = "seq") -> pd.DataFrame:
-    """Arrow columns -> pandas with rid; rows without a key or seq (unparseable) get rid -1."""
-    codes = keys.codes(table[key_col])
-    seq = table[seq_col].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+def _records(table: pa.Table, keys: _Keys, ids: bool = False) -> pd.DataFrame:
+    """Arrow columns -> pandas with rid (and key code, seq when `ids`); rows without a key or seq
+    (unparseable) get rid -1."""
+    codes = keys.codes(table["key"])
+    seq = table["seq"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     rid = np.where((codes < 0) | (seq < 0), -1, rids(np.maximum(codes, 0), np.maximum(seq, 0)))
-    frame = {"rid": rid, "key": codes, "seq": seq}
+    frame = {"rid": rid} | ({"key": codes, "seq": seq} if ids else {})
     for name in table.column_names:
-        if name not in (key_col, seq_col):
+        if name not in ("key", "seq"):
             frame[name] = table[name].to_numpy(zero_copy_only=False)
     return pd.DataFrame(frame)
 
@@ -186,22 +187,32 @@ def _batch_columns(frame: pd.DataFrame, batches: pa.Array) -> pd.DataFrame:
     return frame
 
 
-def _topic_dump(path: Path, keys: _Keys) -> pd.DataFrame:
-    """topics/<topic>.jsonl -> partition, offset, timestamp_ms, rid, key, seq, batch.<streamlet>...
-
-    Window-count topics have no seq: their rows keep window_start and count instead."""
-    if path.stat().st_size == 0:
-        return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "key", "seq", "partition", "offset", "timestamp_ms")})
-    table = pajson.read_json(path)
-    value = table["value"].combine_chunks()
+def _topic_batch(batch: pa.RecordBatch, keys: _Keys) -> pd.DataFrame:
+    value = batch.column("value")
     names = {value.type.field(i).name for i in range(value.type.num_fields)}
-    field = lambda name, kind: pc.struct_field(value, name).cast(kind) if name in names else pa.nulls(len(value), kind)  # noqa: E731
-    columns = {"key": field("key", pa.string()), "seq": field("seq", pa.int64()),
-               "partition": table["partition"], "offset": table["offset"], "timestamp_ms": table["timestamp_ms"]}
+
+    def field(name, kind):
+        return pc.struct_field(value, name).cast(kind) if name in names else pa.nulls(len(value), kind)
+
+    columns = {"key": field("key", pa.string()), "seq": field("seq", pa.int64()), "partition": batch.column("partition"),
+               "offset": batch.column("offset"), "timestamp_ms": batch.column("timestamp_ms")}
     if "count" in names:
         columns["count"] = field("count", pa.int64())
     frame = _records(pa.table(columns), keys)
     return _batch_columns(frame, pc.struct_field(value, "batches")) if "batches" in names else frame
+
+
+def _topic_dump(path: Path, keys: _Keys) -> pd.DataFrame:
+    """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>...; window-count
+    topics have no seq and keep their count. Read as a stream of blocks: only these columns stay in memory."""
+    if path.stat().st_size == 0:
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
+    with pajson.open_json(path, read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
+        frames = [_topic_batch(batch, keys) for batch in reader]
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    batch_columns = [c for c in frame.columns if c.startswith("batch.")]
+    frame[batch_columns] = frame[batch_columns].fillna(-1).astype(np.int64)
+    return frame
 
 
 def _sqlite_table(db: Path, sql: str) -> pa.Table:
@@ -228,7 +239,7 @@ def _egress(layout: RunLayout, streamlet: Streamlet, keys: _Keys) -> Egress:
                               f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid")
     state = _sqlite_table(db, "SELECT key, seq, batch_id FROM records")
     frame = _records(audit.drop(["batches"]), keys)
-    return Egress(streamlet.name, False, _batch_columns(frame, audit["batches"]), _records(state, keys))
+    return Egress(streamlet.name, False, _batch_columns(frame, audit["batches"]), _records(state, keys, ids=False))
 
 
 def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Streamlet]:

@@ -84,6 +84,7 @@ class WindowCounts:
     """Stateful pipelines: counts per (key, window) at the egress against the acknowledged records."""
 
     windows: int
+    still_open: int  # not yet emitted when the run stopped (the watermark had not passed their end)
     exact: int
     under_counted: int
     over_counted: int

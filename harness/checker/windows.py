@@ -8,6 +8,7 @@ state (0 when the window is absent).
     records missing      max(A - C, 0), of which min(D, missing) explained by the watermark
     records over-counted max(C - (A + U), 0)
     phantom window       a window in the state with no record sent for it
+    still open           absent, and ending after the counter's last watermark: not yet due
     duplicated delivery  a window delivered to the egress more than once
 """
 
@@ -34,6 +35,12 @@ class WindowReconciliation:
 
 def _counter(evidence: Evidence):
     return next((s for s in evidence.streamlets if s.kind == "windowed-count"), None)
+
+
+def _final_watermark(events: list[dict]) -> int:
+    marks = [pd.Timestamp(e["progress"]["eventTime"]["watermark"]).value // 1_000_000 for e in events
+             if e.get("event") == "progress" and e["progress"].get("eventTime", {}).get("watermark")]
+    return max(marks, default=0)
 
 
 def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliation | None:
@@ -64,13 +71,18 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
              .merge(state, how="outer", on=["key", "window_start_ms"])
              .merge(deliveries, how="outer", on=["key", "window_start_ms"]))
     phantom = table.acked.isna() & table["count"].notna()
+    # Append mode emits a window once the watermark passes its end: windows still open when the run
+    # stopped were never due at the egress and are not judged.
+    still_open = table["count"].isna() & (table.window_start_ms + size > _final_watermark(evidence.progress.get(counter.name, [])))
+    table = table[~still_open.to_numpy()]
+    phantom = phantom[~still_open.to_numpy()]
     table = table.fillna(0).astype({c: "int64" for c in ("acked", "unknown", "dropped", "count", "deliveries")})
     table["missing"] = (table.acked - table["count"]).clip(lower=0)
     table["over"] = (table["count"] - table.acked - table.unknown).clip(lower=0)
     explained = np.minimum(table.dropped, table.missing)
     under = table.missing > explained  # short by more than the watermark explains
     summary = WindowCounts(
-        windows=int((table.acked + table["count"] > 0).sum()),
+        windows=int((table.acked + table["count"] > 0).sum()), still_open=int(still_open.sum()),
         exact=int(((table.missing == explained) & (table.over == 0) & ~phantom).sum()),
         under_counted=int(under.sum()), over_counted=int((table.over > 0).sum()), phantom=int(phantom.sum()),
         records_missing=int(table.missing.sum()), records_dropped_by_watermark=int(explained.sum()),

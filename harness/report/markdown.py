@@ -57,7 +57,7 @@ def render_markdown(report: Report) -> str:
     if report.windows:
         w = report.windows
         lines.append(f"- windows: {w.windows} counted, {w.exact} exact, {w.under_counted} under-counted, {w.over_counted} over-counted, "
-                     f"{w.phantom} phantom; {w.records_dropped_by_watermark} record(s) dropped behind the watermark")
+                     f"{w.phantom} phantom, {w.still_open} still open; {w.records_dropped_by_watermark} record(s) dropped behind the watermark")
     lines += [""]
     if report.faults:
         lines += ["## Faults", ""] + _table(["kind", "target", "start (s)", "duration (s)", "recovery (s)", "re-delivered", "note"], [

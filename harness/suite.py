@@ -1,0 +1,70 @@
+"""A suite for release gating: several scenarios run one after the other, each checked and reported,
+then one junit.xml and a summary for the whole suite."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+
+class SuiteError(HarnessError):
+    pass
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    scenario_file: Path
+    run_dir: Path
+    status: str
+    verdict: str
+    passed: bool
+    failed: tuple[str, ...]  # names of failed expectations
+    elapsed_s: float
+
+
+def suite_files(suite: Path) -> list[Path]:
+    """A folder: its *.yaml files. A file: one scenario path per line (# comments; relative to the file)."""
+    suite = Path(suite)
+    if suite.is_dir():
+        files = sorted(suite.glob("*.yaml"))
+        if not files:
+            raise SuiteError(f"{suite}: no scenario files (*.yaml)")
+        return files
+    if not suite.is_file():
+        raise SuiteError(f"{suite}: no such suite file or folder")
+    files = []
+    for number, line in enumerate(suite.read_text().splitlines(), 1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        path = (suite.parent / entry) if not Path(entry).is_absolute() else Path(entry)
+        if not path.is_file():
+            raise SuiteError(f"{suite}: line {number}: no such scenario file {entry}")
+        files.append(path)
+    if not files:
+        raise SuiteError(f"{suite}: lists no scenarios")
+    return files
+
+
+def write_summary(out: Path, entries: list[SuiteEntry]) -> tuple[Path, Path]:
+    passed = sum(e.passed for e in entries)
+    lines = [f"# Suite: {passed} of {len(entries)} scenarios passed", "",
+             "| scenario | verdict | status | result | failed expectations | run | time (s) |", "|---|---|---|---|---|---|---|"]
+    for e in entries:
+        lines.append(f"| {e.scenario_file.stem} | {e.verdict} | {e.status} | {'pass' if e.passed else '**FAIL**'} | "
+                     f"{', '.join(e.failed)} | [{e.run_dir.name}]({e.run_dir.name}/report.html) | {e.elapsed_s:.0f} |")
+    md = out / "summary.md"
+    md.write_text("\n".join(lines) + "\n")
+    js = out / "summary.json"
+    js.write_text(json.dumps({"passed": passed == len(entries), "scenarios": [
+        {"scenario": str(e.scenario_file), "run_dir": str(e.run_dir), "status": e.status, "verdict": e.verdict,
+         "passed": e.passed, "failed_expectations": list(e.failed), "elapsed_s": round(e.elapsed_s, 1)} for e in entries]}, indent=2))
+    return md, js
+
+
+def default_out() -> Path:
+    return Path("reports") / f"gate-{time.strftime('%Y%m%d-%H%M%S')}"
