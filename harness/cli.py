@@ -184,12 +184,10 @@ def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed
 
 def _report(run_dir: Path):
     """Check a run directory, write its reports and the folder's index, print the verdict and the paths."""
-    from harness.checker.check import check_run
     from harness.report.index import write_index
-    from harness.report.write import write_reports
+    from harness.report.write import check_and_write
 
-    report = check_run(run_dir)
-    paths = write_reports(report, run_dir)
+    report, paths = check_and_write(run_dir)
     index = write_index(Path(run_dir).parent)
     _print_verdict(report)
     click.echo("reports: " + ", ".join(str(p) for p in paths.values()) + f"; index: {index}")
@@ -305,10 +303,9 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
       harness gate scenarios/ --out reports/release-1.4
       harness gate release.suite --duration 60     # release.suite: one scenario path per line
     """
-    from harness.checker.check import check_run
     from harness.report.index import write_index
     from harness.report.junit import suite_element, write_junit
-    from harness.report.write import write_reports
+    from harness.report.write import check_and_write
     from harness.runner.console import Console
     from harness.runner.run import run_scenario
     from harness.scenario import load_scenario
@@ -325,8 +322,7 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
         console.say(f"[{number}/{len(files)}] {path.stem}: evidence in {run_dir}")
         t0 = time.monotonic()
         summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, console=console)
-        report = check_run(run_dir)
-        write_reports(report, run_dir)
+        report, _ = check_and_write(run_dir)
         suites.append(suite_element(report, name=path.stem))
         passed = report.passed and summary.status == "complete"
         failed = tuple(e.name for e in report.expectations if not e.passed) + (() if summary.status == "complete" else (f"run {summary.status}",))

@@ -69,7 +69,8 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     import pandas as pd
 
     from harness.evidence.progress import query_events
-    from harness.evidence.watermark import dropped_rows, read_topic_dump
+    from harness.evidence.watermark import dropped_rows
+    from tests.evidence_helpers import read_topic_dump
 
     run_dir = tmp_path / "run"
     run_scenario(parse_scenario(LATE), run_dir, console=Console(quiet=True))

@@ -28,6 +28,6 @@ def test_reordering_is_per_key_and_counts_first_deliveries_only():
 
 def test_unknown_outcome_may_be_absent_or_present_once():
     sent = pd.DataFrame({"rid": rids([0, 0, 0], [0, 1, 2]), "acked": [True, False, False]})
-    result = reconcile(sent, rids([0, 0], [0, 1]), rids([0, 0], [0, 1]))
+    result = reconcile(sent, rids([0, 0], [0, 1]))
     assert result.counts == Counts(acked=1, unknown=2, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
     assert len(result.lost) == 0 and isinstance(result.phantom, np.ndarray) and len(result.phantom) == 0

@@ -104,8 +104,7 @@ def shrink_retention(run: PipelineRun, streamlet: str, retention_ms: int = 1000,
     topics = run.input_topics(streamlet)
     run.history.record("fault_begun", kind="retention-shrink", target=streamlet, topics=topics, retention_ms=retention_ms)
     _stop_driver(run, streamlet, "SIGTERM")
-    committed = run.committed_offsets(streamlet)
-    run.history.record("consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())])
+    committed = _record_position(run, streamlet)
     shrunk = {"retention.ms": str(retention_ms), "segment.ms": str(max(100, retention_ms))}
     with KafkaAdmin(run.bootstrap) as admin:
         original = {t: admin.topic_config(t) for t in topics}
@@ -131,6 +130,14 @@ def shrink_retention(run: PipelineRun, streamlet: str, retention_ms: int = 1000,
         log_start = _settled_offsets(admin, topics)
     run.history.record("log_start_observed", streamlet=streamlet, partitions=offset_rows(log_start))
     _restart(run, "retention-shrink", streamlet)
+
+
+def _record_position(run: PipelineRun, streamlet: str) -> dict[tuple[str, int], int]:
+    """Record (and return) where a stopped streamlet had committed up to: where records start to be skipped
+    if it does not resume from there."""
+    committed = run.committed_offsets(streamlet)
+    run.history.record("consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())])
+    return committed
 
 
 def _settled_offsets(admin: KafkaAdmin, topics: list[str], quiet_s: float = 3.0, timeout_s: float = 30.0):
@@ -159,6 +166,7 @@ def redeploy(run: PipelineRun, streamlet: str, starting: str = "earliest", times
     run.history.record("fault_begun", kind="redeploy", target=streamlet, starting=starting)
     _stop_driver(run, streamlet, "SIGTERM")
     stopped_ms = int(time.time() * 1000)
+    _record_position(run, streamlet)
     checkpoints = run.layout.checkpoints(streamlet)
     retired = run.layout.retired_checkpoints(streamlet, len(run.layout.retired_checkpoint_dirs(streamlet)) + 1)
     if checkpoints.exists():

@@ -69,7 +69,7 @@ def _witnesses(evidence: Evidence, hops: list[HopData], classes: dict[str, tuple
     chosen = {name: np.asarray(rids, dtype=np.int64)[:WITNESSES_PER_CLASS] for name, (rids, _) in classes.items()}
     every = np.unique(np.concatenate(list(chosen.values()) + [np.array([], np.int64)]))
     copies = _copies(hops, every[every >= 0])
-    sent = evidence.sent.set_index("rid")
+    sent = evidence.sent[isin(evidence.sent.rid, every)].set_index("rid")  # only the witnesses' rows
     witnesses = []
     for name, rids in chosen.items():
         explain = classes[name][1]
@@ -84,7 +84,7 @@ def _witnesses(evidence: Evidence, hops: list[HopData], classes: dict[str, tuple
     return witnesses
 
 
-def _window_witnesses(evidence: Evidence, table: pd.DataFrame) -> list[Witness]:
+def _window_witnesses(evidence: Evidence, egress: str, table: pd.DataFrame) -> list[Witness]:
     witnesses = []
     for anomaly, rows in (("window_under_counted", table[table.missing > table.watermark]),
                           ("window_over_counted", table[table.over > 0]), ("window_phantom", table[table.phantom])):
@@ -92,7 +92,7 @@ def _window_witnesses(evidence: Evidence, table: pd.DataFrame) -> list[Witness]:
             note = (f"window starting {pd.Timestamp(int(row.window_start_ms), unit='ms')}: count {row.count}, "
                     f"acknowledged {row.acked} (+{row.unknown} unknown), dropped behind the watermark {row.dropped}")
             witnesses.append(Witness(anomaly, str(evidence.keys[int(row.key)]) if 0 <= row.key < len(evidence.keys) else "?",
-                                     None, None, None, (), evidence.egresses[0].name if evidence.egresses else None, None, note))
+                                     None, None, None, (), egress, None, note))
     return witnesses
 
 
@@ -140,7 +140,7 @@ def check_run(run_dir: Path) -> Report:
             lost_by_cause = {c: 0 for c in LOST_CAUSES}
             lost_by_cause["watermark"] = windows.records_dropped_by_watermark
             lost_by_cause["unexplained"] = windows.records_missing - windows.records_dropped_by_watermark
-            witnesses_extra = _window_witnesses(evidence, reconciled.table)
+            witnesses_extra = _window_witnesses(evidence, window_egress.name, reconciled.table)
     elif egress_result is None:
         gaps.append("no egress evidence: the end-to-end verdict cannot be established and is reported as none")
 

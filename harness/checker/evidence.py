@@ -41,7 +41,6 @@ class Streamlet:
     settings: dict
     inputs: tuple[str, ...]  # topic names read (the source topic for an ingress)
     outputs: tuple[str, ...]
-    fail_on_data_loss: bool
 
 
 @dataclass
@@ -70,9 +69,6 @@ class Evidence:
     egresses: list[Egress]
     gaps: list[str] = field(default_factory=list)
 
-    def key_text(self, codes) -> np.ndarray:
-        return self.keys[np.asarray(codes)]
-
 
 def rids(key_codes, seqs) -> np.ndarray:
     return (np.asarray(key_codes, dtype=np.int64) << SEQ_BITS) + np.asarray(seqs, dtype=np.int64)
@@ -90,7 +86,8 @@ class _Keys:
         self.values = pc.unique(first.drop_null())
 
     def codes(self, keys: pa.Array) -> np.ndarray:
-        extra = pc.filter(pc.unique(keys.drop_null()), pc.invert(pc.is_in(pc.unique(keys.drop_null()), value_set=self.values)))
+        distinct = pc.unique(keys.drop_null())
+        extra = pc.filter(distinct, pc.invert(pc.is_in(distinct, value_set=self.values)))
         if len(extra):
             self.values = pa.concat_arrays([self.values, extra.cast(self.values.type)])
         return pc.index_in(keys, value_set=self.values).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -127,7 +124,7 @@ def _history(path: Path, gaps: list[str]) -> list[dict]:
     return events
 
 
-def _acks(path: Path, keys_out: list) -> pa.Table:
+def _acks(path: Path) -> pa.Table:
     try:
         table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types={
             "key": pa.string(), "seq": pa.int64(), "event_time_ms": pa.int64(), "late": pa.int8(),
@@ -254,8 +251,7 @@ def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Stre
             continue
         inputs = tuple(settings.get("inputs", {}).values()) + ((settings["source_topic"],) if settings.get("source_topic") else ())
         found.append(Streamlet(name, blueprint.streamlets[name].kind, settings.get("settings", {}), inputs,
-                               tuple(settings.get("outputs", {}).values()),
-                               bool(settings.get("source", {}).get("fail_on_data_loss", True))))
+                               tuple(settings.get("outputs", {}).values())))
     return found
 
 
@@ -270,7 +266,7 @@ def load_evidence(run_dir: Path) -> Evidence:
         raise EvidenceError(f"{layout.scenario}: missing or unreadable: the checker needs the scenario that was run")
     scenario = scenario_file["scenario"]
     run = _read_json(layout.summary, gaps, "how the run ended")
-    ack_table = _acks(layout.ack_log, [])
+    ack_table = _acks(layout.ack_log)
     keys = _Keys(ack_table["key"])
     sent = _sent(ack_table, keys)
     try:

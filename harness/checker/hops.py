@@ -22,7 +22,7 @@ class HopData:
     kind: str  # topic | egress
     producer: str  # the streamlet that wrote this hop (whose replay would duplicate here)
     rows: pd.DataFrame  # one row per copy, delivery order: rid, partition, offset, batch.<streamlet>..., time_ms
-    stored: np.ndarray  # rids in the final state
+    stored: np.ndarray | None  # rids in the egress's final state (None for a topic: its rows are its state)
     batch_column: str  # the producer's batch id column
 
 
@@ -36,7 +36,7 @@ def hop_data(evidence: Evidence) -> list[HopData]:
         rows = frame.sort_values(["partition", "offset"], kind="stable").reset_index(drop=True)
         rows = rows.rename(columns={"timestamp_ms": "time_ms"})
         producer = producers.get(topic, "?")
-        hops.append(HopData(topic, "topic", producer, rows, rows.rid.to_numpy(), f"batch.{producer}"))
+        hops.append(HopData(topic, "topic", producer, rows, None, f"batch.{producer}"))
     for egress in evidence.egresses:
         if egress.windowed:
             continue
@@ -46,8 +46,7 @@ def hop_data(evidence: Evidence) -> list[HopData]:
 
 
 def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
-    return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.rows.rid.to_numpy() if h.kind == "topic" else h.stored)
-            for h in hops]
+    return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored) for h in hops]
 
 
 def first_lost_hop(hops: list[HopData], lost: np.ndarray) -> np.ndarray:

@@ -65,16 +65,16 @@ def reordered(delivered: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"rid": first[late], "after_seq": previous_max[late].astype("int64").to_numpy()})
 
 
-def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray) -> Reconciliation:
+def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | None = None) -> Reconciliation:
     """`sent`: rid, acked (one row per record sent); `delivered`: rids in delivery order, one per copy
-    received; `stored`: rids, one per copy in the final state (a topic: the same as delivered)."""
+    received; `stored`: rids, one per copy in the final state (None for a topic: what it delivered)."""
     acked = sent.rid.to_numpy()[sent.acked.to_numpy()]
-    in_state = copies(stored)
-    delivered_copies = in_state if delivered is stored else copies(delivered)
+    delivered_copies = copies(delivered)
+    in_state = delivered_copies if stored is None else copies(stored)
     lost = acked[~isin(acked, in_state.index)]
     seen = np.union1d(delivered_copies.index.to_numpy(), in_state.index.to_numpy())
     phantom = seen[~isin(seen, sent.rid)]
-    unreadable = int(delivered_copies.get(-1, 0)) + (0 if delivered is stored else int(in_state.get(-1, 0)))
+    unreadable = int(delivered_copies.get(-1, 0)) + (0 if stored is None else int(in_state.get(-1, 0)))
     phantom_count = int((phantom >= 0).sum()) + unreadable
     dup_deliveries = delivered_copies[(delivered_copies > 1) & (delivered_copies.index >= 0)]
     dup_state = in_state[(in_state > 1) & (in_state.index >= 0)]

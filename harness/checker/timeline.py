@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.evidence import Evidence
+from harness.checker.reconcile import isin
 from harness.evidence.progress import source_offsets
 
 
@@ -22,7 +23,7 @@ def run_start_ms(evidence: Evidence) -> int:
 
 
 def _bin_s(duration_s: float) -> int:
-    return max(1, int(duration_s // 120) or 1)
+    return max(1, int(duration_s // 120))
 
 
 def _throughput(events: list[dict], t0: int, bin_s: int) -> dict:
@@ -77,17 +78,17 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
     end = max([e["ts_ms"] for e in evidence.history[-1:]] + [t0])
     bin_s = _bin_s((end - t0) / 1000)
     samples = _offset_samples(evidence.history)
-    sent = evidence.sent.set_index("rid")
-    lost = sent.reindex(lost_rids)
-    duplicated = sent.reindex(duplicated_rids).dropna(subset=["partition"])
+    sent = evidence.sent
+    lost = sent[isin(sent.rid, lost_rids)]
+    duplicated = sent[isin(sent.rid, duplicated_rids)]
     return {
         "start_ms": t0,
         "duration_s": round((end - t0) / 1000, 1),
         "bin_s": bin_s,
         "throughput": {s.name: _throughput(evidence.progress.get(s.name, []), t0, bin_s) for s in evidence.streamlets},
         "lag": {s.name: _lag(evidence.progress.get(s.name, []), s.inputs, samples, t0) for s in evidence.streamlets},
-        "lost_over_time": _per_bin(lost.event_time_ms.dropna().to_numpy(np.int64), t0, bin_s),
+        "lost_over_time": _per_bin(lost.event_time_ms.to_numpy(np.int64), t0, bin_s),
         "duplicated_over_time": _per_bin(duplicated.event_time_ms.to_numpy(np.int64), t0, bin_s),
-        "lost_per_partition": {int(k): int(v) for k, v in lost.partition.dropna().astype(int).value_counts().sort_index().items()},
-        "duplicated_per_partition": {int(k): int(v) for k, v in duplicated.partition.astype(int).value_counts().sort_index().items()},
+        "lost_per_partition": {int(k): int(v) for k, v in lost.partition.value_counts().sort_index().items()},
+        "duplicated_per_partition": {int(k): int(v) for k, v in duplicated.partition.value_counts().sort_index().items()},
     }

@@ -11,7 +11,6 @@ at or before batch N-1's watermark.
 
 from __future__ import annotations
 
-import json
 import re
 
 import pandas as pd
@@ -66,14 +65,3 @@ def dropped_rows(events: list[dict], topic: str, records: pd.DataFrame, window: 
     window_end = (merged.event_time_ms // size) * size + size
     late = merged[in_batch & (window_end <= merged.late_watermark_ms)]
     return late.drop(columns=["start", "end"]).reset_index(drop=True)
-
-
-def read_topic_dump(path) -> pd.DataFrame:
-    """A topics/<topic>.jsonl dump as partition, offset, key, seq, event_time_ms."""
-    rows = []
-    with open(path) as fh:
-        for line in fh:
-            r = json.loads(line)
-            v = r["value"]
-            rows.append((r["partition"], r["offset"], v.get("key"), v.get("seq"), _iso_ms(v["event_time"])))
-    return pd.DataFrame(rows, columns=["partition", "offset", "key", "seq", "event_time_ms"])

@@ -5,8 +5,11 @@ from __future__ import annotations
 from html import escape
 
 from harness.checker.findings import Report
-from harness.report.markdown import COUNT_NAMES, _copies
 from harness.report.plots import anomalies_svg, recovery_svg, timeline_svg
+from harness.report.tables import (
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, expectation_rows, fault_rows, hop_rows, lost_text, retention_text,
+    witness_rows,
+)
 
 VERDICT_COLORS = {"exactly-once": "#2ca02c", "effectively-exactly-once": "#2ca02c", "at-least-once": "#ff7f0e",
                   "at-most-once": "#d62728", "none": "#d62728"}
@@ -19,7 +22,7 @@ th{background:#f3f3f3}.badge{color:#fff;padding:3px 10px;border-radius:4px}.fail
 """
 
 
-def _table(header: list[str], rows: list[list], raw_columns: tuple[int, ...] = ()) -> str:
+def table(header: list[str], rows: list[list], raw_columns: tuple[int, ...] = ()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{v if i in raw_columns else escape('' if v is None else str(v))}</td>"
                                     for i, v in enumerate(row)) + "</tr>" for row in rows)
@@ -38,43 +41,32 @@ def render_html(report: Report) -> str:
         parts.append("<div class='gap'><b>Partial report</b>: evidence missing or unreadable<ul>"
                      + "".join(f"<li>{escape(g)}</li>" for g in report.gaps) + "</ul></div>")
     if report.expectations:
-        parts += ["<h2>Expectations</h2>", _table(["", "expectation", "expected", "actual", "detail"], [
-            ["<span class='pass'>pass</span>" if e.passed else "<span class='fail'>FAIL</span>", e.name, e.expected, e.actual, e.detail]
-            for e in report.expectations], raw_columns=(0,))]
+        parts += ["<h2>Expectations</h2>", table(EXPECTATION_HEADER, expectation_rows(
+            report, "<span class='pass'>pass</span>", "<span class='fail'>FAIL</span>"), raw_columns=(0,))]
     parts += ["<h2>Timeline</h2>", timeline_svg(report)]
-    parts += ["<h2>Counts per hop</h2>", _table(
-        ["hop", "verdict"] + list(COUNT_NAMES) + ["lost first here", "duplicated first here"],
-        [[h.name, h.verdict] + [getattr(h.counts, n) for n in COUNT_NAMES] + [h.first_seen["lost"], h.first_seen["duplicated"]]
-         for h in report.hops] + [["end to end", report.verdict] + [getattr(report.counts, n) for n in COUNT_NAMES] + ["", ""]])]
+    parts += ["<h2>Counts per hop</h2>", table(HOP_HEADER, hop_rows(report))]
     lost = report.causes["lost"]
     dup = report.causes["duplicated"]
     parts += ["<h2>Losses and duplicates</h2>",
-              "<p>Lost: " + escape(", ".join(f"{n} {c}" for c, n in lost.items() if n) or "none")
+              "<p>Lost: " + escape(lost_text(report))
               + (f" <span class='fail'>({lost['unexplained']} UNEXPLAINED)</span>" if lost.get("unexplained") else "")
               + f". Duplicated copies: {dup['replay_after_fault']} from batches replayed after a fault, {dup['unexplained']} unexplained.</p>"]
     for w in report.retention:
-        parts.append(f"<p>Retention shrink on {escape(w['topic'])} while {escape(w['streamlet'])} was down: {w['acked_in_window']} acknowledged "
-                     f"records deleted unread, {w['reached_downstream']} already written downstream, {w['lost']} lost: "
-                     + ("<span class='pass'>exactly the deleted range</span>" if w["exact"] else "<span class='fail'>differs from the deleted range</span>") + "</p>")
+        parts.append(f"<p>{escape(retention_text(w))}: " + ("<span class='pass'>exactly the deleted range</span>" if w["exact"] else "<span class='fail'>differs from the deleted range</span>") + "</p>")
     for f in report.query_failures:
         parts.append(f"<p class='fail'>{escape(str(f['streamlet']))}'s query failed:</p><pre>{escape(f['error'][:1500])}</pre>")
     if report.windows:
         w = report.windows
-        parts.append(_table(["windows", "exact", "under-counted", "over-counted", "phantom", "records missing", "dropped by watermark"],
+        parts.append(table(["windows", "exact", "under-counted", "over-counted", "phantom", "records missing", "dropped by watermark"],
                             [[w.windows, w.exact, w.under_counted, w.over_counted, w.phantom, w.records_missing, w.records_dropped_by_watermark]]))
     parts.append(anomalies_svg(report))
     if report.faults:
-        t0 = report.timeline.get("start_ms", 0)
-        parts += ["<h2>Faults and recovery</h2>", _table(["#", "kind", "target", "start (s)", "duration (s)", "recovery (s)", "re-delivered", "note"], [
-            [i + 1, f.kind, f.target, round((f.start_ms - t0) / 1000, 1), round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
-             f.recovery_s, f.redelivered, f.note] for i, f in enumerate(report.faults)]), recovery_svg(report)]
+        parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
     lat = report.latency
     if lat.records:
-        parts += ["<h2>Latency</h2>", _table(["records", "p50 ms", "p90 ms", "p99 ms", "max ms"],
+        parts += ["<h2>Latency</h2>", table(["records", "p50 ms", "p90 ms", "p99 ms", "max ms"],
                                              [[lat.records, lat.p50_ms, lat.p90_ms, lat.p99_ms, lat.max_ms]])]
     if report.witnesses:
-        parts += ["<h2>Witnesses</h2>", _table(["anomaly", "key", "seq", "source", "first hop", "cause", "copies"], [
-            [w.anomaly, w.key, w.seq, f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
-             w.first_hop, w.cause or w.note, _copies(w)] for w in report.witnesses])]
+        parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]
     parts.append("</body></html>")
     return "\n".join(parts)

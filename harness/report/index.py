@@ -10,8 +10,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from harness.report.html import STYLE, VERDICT_COLORS, _table
-from harness.report.plots import _svg
+from harness.report.html import STYLE, VERDICT_COLORS, table
+from harness.report.plots import svg
 
 VERDICT_RANK = {"exactly-once": 4, "effectively-exactly-once": 3, "at-least-once": 2, "at-most-once": 1, "none": 0}
 
@@ -40,7 +40,7 @@ def _trend_svg(name: str, runs: list[dict]) -> str:
     ax.set_xticks(x, [r["_dir"][-15:] for r in runs], rotation=30, fontsize=7)
     ax.set_title(f"{name}: {len(runs)} runs (failed runs shaded)")
     ax.legend(fontsize=8)
-    return _svg(figure)
+    return svg(figure)
 
 
 def write_index(folder: Path) -> Path:
@@ -64,7 +64,7 @@ def write_index(folder: Path) -> Path:
     trends = [_trend_svg(name, rs) for name, rs in sorted(by_scenario.items()) if len(rs) > 1]
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>Runs</title><style>{STYLE}</style></head><body>"
             f"<h1>Runs in {escape(str(folder))}</h1>"
-            + _table(["run", "scenario", "verdict", "expectations", "acked", "lost", "duplicated", "status", "", "reports"], rows,
+            + table(["run", "scenario", "verdict", "expectations", "acked", "lost", "duplicated", "status", "", "reports"], rows,
                      raw_columns=(0, 1, 2, 3, 7, 9))
             + ("<h2>Trends</h2>" + "".join(trends) if trends else "") + "</body></html>")
     path = folder / "index.html"

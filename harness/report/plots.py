@@ -15,7 +15,7 @@ FAULT_COLORS = {"kill-driver": "#d62728", "executor-crash": "#9467bd", "broker-k
                 "retention-shrink": "#ff7f0e", "redeploy": "#17becf", "late-events": "#bcbd22"}
 
 
-def _svg(figure) -> str:
+def svg(figure) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight")
     plt.close(figure)
@@ -49,7 +49,7 @@ def timeline_svg(report: Report) -> str:
     top.legend(loc="upper right", fontsize=8, ncol=2)
     bottom.legend(loc="upper right", fontsize=8)
     top.set_title("Throughput and lag per streamlet, faults shaded")
-    return _svg(figure)
+    return svg(figure)
 
 
 def anomalies_svg(report: Report) -> str:
@@ -73,7 +73,7 @@ def anomalies_svg(report: Report) -> str:
     right.set_xlabel("source partition")
     right.set_title("Per source partition")
     right.legend(fontsize=8)
-    return _svg(figure)
+    return svg(figure)
 
 
 def recovery_svg(report: Report) -> str:
@@ -84,4 +84,4 @@ def recovery_svg(report: Report) -> str:
     ax.invert_yaxis()
     ax.set_xlabel("seconds from the fault to the first batch with input after it")
     ax.set_title("Recovery time per fault")
-    return _svg(figure)
+    return svg(figure)

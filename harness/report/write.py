@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.checker.check import check_run
 from harness.checker.findings import Report
 from harness.report.html import render_html
 from harness.report.junit import suite_element, write_junit
@@ -23,3 +24,9 @@ def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
         tmp.replace(paths[kind])
     write_junit(paths["junit"], [suite_element(report)])
     return paths
+
+
+def check_and_write(run_dir: Path) -> tuple[Report, dict[str, Path]]:
+    """Judge a run directory and write its reports."""
+    report = check_run(run_dir)
+    return report, write_reports(report, run_dir)

@@ -1,0 +1,53 @@
+"""The rows every human-readable report shows (Markdown and HTML render the same tables)."""
+
+from __future__ import annotations
+
+from harness.checker.findings import Report, Witness
+
+COUNT_NAMES = ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
+
+EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
+HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here"]
+FAULT_HEADER = ["#", "kind", "target", "start (s)", "duration (s)", "recovery (s)", "re-delivered", "note"]
+WITNESS_HEADER = ["anomaly", "key", "seq", "source", "first hop", "cause", "copies"]
+
+
+def expectation_rows(report: Report, passed: str, failed: str) -> list[list]:
+    return [[passed if e.passed else failed, e.name, e.expected, e.actual, e.detail] for e in report.expectations]
+
+
+def hop_rows(report: Report, emphasis=str) -> list[list]:
+    """One row per hop, then the end-to-end row (its name and verdict passed through `emphasis`)."""
+    rows = [[h.name, h.verdict, *(getattr(h.counts, n) for n in COUNT_NAMES), h.first_seen["lost"], h.first_seen["duplicated"]]
+            for h in report.hops]
+    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(getattr(report.counts, n) for n in COUNT_NAMES), "", ""]]
+
+
+def fault_rows(report: Report) -> list[list]:
+    t0 = report.timeline.get("start_ms", 0)
+    return [[i + 1, f.kind, f.target, round((f.start_ms - t0) / 1000, 1), round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
+             f.recovery_s, f.redelivered, f.note] for i, f in enumerate(report.faults)]
+
+
+def copies_text(witness: Witness) -> str:
+    places = []
+    for c in witness.copies:
+        where = c.hop if c.partition is None else f"{c.hop} p{c.partition}@{c.offset}"
+        if c.batches:
+            where += " (" + ", ".join(f"{k} batch {v}" for k, v in c.batches.items()) + ")"
+        places.append(where)
+    return "; ".join(places) or "nowhere"
+
+
+def witness_rows(report: Report) -> list[list]:
+    return [[w.anomaly, w.key, w.seq, f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
+             w.first_hop, w.cause or w.note, copies_text(w)] for w in report.witnesses]
+
+
+def retention_text(window: dict) -> str:
+    return (f"retention shrink on {window['topic']} while {window['streamlet']} was down: {window['acked_in_window']} acknowledged "
+            f"records deleted unread, {window['reached_downstream']} already written downstream, {window['lost']} lost")
+
+
+def lost_text(report: Report) -> str:
+    return ", ".join(f"{n} {cause}" for cause, n in report.causes["lost"].items() if n) or "none"
