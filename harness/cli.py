@@ -25,6 +25,9 @@ class HarnessGroup(click.Group):
 
     def main(self, args=None, prog_name=None, **extra):
         signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+        # A shell starts background jobs with SIGINT ignored, and Python then never raises
+        # KeyboardInterrupt: restore it so `kill -INT` stops a run cleanly wherever it was started.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             return super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
         except click.exceptions.Exit as exc:
