@@ -55,6 +55,10 @@ def isin(values, universe) -> np.ndarray:
     return pd.Series(np.asarray(values)).isin(pd.Index(universe)).to_numpy()
 
 
+def _never_sent(distinct: pd.Index, sent: pd.DataFrame) -> np.ndarray:
+    return distinct[~isin(distinct, sent.rid)].to_numpy()
+
+
 def reordered(delivered: np.ndarray) -> pd.DataFrame:
     """First deliveries, in delivery order, whose seq is below the highest seq of the key delivered before them."""
     first = pd.unique(delivered[delivered >= 0])
@@ -72,8 +76,9 @@ def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | No
     delivered_copies = copies(delivered)
     in_state = delivered_copies if stored is None else copies(stored)
     lost = acked[~isin(acked, in_state.index)]
-    seen = np.union1d(delivered_copies.index.to_numpy(), in_state.index.to_numpy())
-    phantom = seen[~isin(seen, sent.rid)]
+    phantom = _never_sent(delivered_copies.index, sent)
+    if stored is not None:
+        phantom = np.union1d(phantom, _never_sent(in_state.index, sent))  # small sets: the phantoms only
     unreadable = int(delivered_copies.get(-1, 0)) + (0 if stored is None else int(in_state.get(-1, 0)))
     phantom_count = int((phantom >= 0).sum()) + unreadable
     dup_deliveries = delivered_copies[(delivered_copies > 1) & (delivered_copies.index >= 0)]
