@@ -7,6 +7,7 @@ import importlib
 from pipelines.model import SEQ_RECORD, WINDOW_COUNT, Inlet, Outlet, Shape, StreamletSpec
 
 EGRESS_MODES = ("append", "upsert", "dedup", "transactional")
+EGRESS_KINDS = ("egress", "window-egress")  # the kinds that write to a store
 
 SPECS: dict[str, StreamletSpec] = {
     spec.kind: spec

@@ -13,6 +13,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pipelines.crashpoint import CrashPoint
 from pipelines.model import Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings
 
@@ -22,6 +23,7 @@ class StreamletContext:
         self.spark = spark
         self.settings = settings
         self.name = settings.name
+        self.crash_point = CrashPoint(settings.run_dir, settings.name)
 
     # -- reading -------------------------------------------------------------
 
@@ -97,11 +99,18 @@ class StreamletContext:
         return self.foreach_batch(df, write_batch, query, output_mode)
 
     def foreach_batch(self, df: DataFrame, function, query: str, output_mode: str = "append"):
-        """Start a query calling `function(batch_df, batch_id)` per micro-batch, checkpointed."""
+        """Start a query calling `function(batch_df, batch_id)` per micro-batch, checkpointed.
+
+        After each write the batch passes the crash point (a no-op unless the harness armed it).
+        """
+        def write_then_crash_point(batch: DataFrame, batch_id: int) -> None:
+            function(batch, batch_id)
+            self.crash_point.reached(query, batch_id)
+
         writer = (
             df.writeStream.queryName(f"{self.name}.{query}")
             .outputMode(output_mode)
             .option("checkpointLocation", self.checkpoint_dir(query))
-            .foreachBatch(function)
+            .foreachBatch(write_then_crash_point)
         )
         return self._trigger(writer).start()

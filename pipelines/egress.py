@@ -18,21 +18,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.evidence.layout import RunLayout
 from pipelines.catalog import SPECS
 from pipelines.model import Streamlet
 from pipelines.stores import (
-    AUDIT_COLUMNS, RECORD_COLUMNS, WINDOW_AUDIT_COLUMNS, WINDOW_COLUMNS, Store, now_ms,
+    AUDIT_COLUMNS, RECORD_COLUMNS, WINDOW_AUDIT_COLUMNS, WINDOW_COLUMNS, Store, egress_store, now_ms,
 )
 
 
 def open_store(ctx) -> Store:
     settings = ctx.settings
-    return Store(
-        sqlite_path=RunLayout(Path(settings.run_dir)).egress_db(settings.name),
-        postgres_url=settings.store_url,
-        namespace=f"{Path(settings.run_dir).name}_{settings.name}",
-    )
+    return egress_store(Path(settings.run_dir), settings.name, settings.store_url)
 
 
 def _ms(ts) -> int | None:

@@ -19,10 +19,14 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness.evidence.layout import RunLayout
+
 AUDIT_COLUMNS = ("query", "batch_id", "key", "seq", "event_time_ms", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
 RECORD_COLUMNS = ("key", "seq", "event_time_ms", "payload", "batch_id", "batches", "written_ms")
 WINDOW_AUDIT_COLUMNS = ("batch_id", "key", "window_start_ms", "window_end_ms", "count", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
 WINDOW_COLUMNS = ("key", "window_start_ms", "window_end_ms", "count", "batch_id", "written_ms")
+TABLES = {"audit": AUDIT_COLUMNS, "records": RECORD_COLUMNS, "committed_batches": ("batch_id", "committed_ms"),
+          "window_audit": WINDOW_AUDIT_COLUMNS, "windows": WINDOW_COLUMNS}
 
 _TYPES = {
     "key": "TEXT", "payload": "TEXT", "batches": "TEXT", "topic": "TEXT", "query": "TEXT",
@@ -38,6 +42,12 @@ def _ddl(table: str, columns: tuple[str, ...], primary_key: tuple[str, ...] = ()
     cols = ", ".join(f"{c} {_TYPES.get(c, 'BIGINT')}" for c in columns)
     pk = f", PRIMARY KEY ({', '.join(primary_key)})" if primary_key else ""
     return f"CREATE TABLE IF NOT EXISTS {table} ({cols}{pk})"
+
+
+def egress_store(run_dir: Path, streamlet: str, postgres_url: str | None = None) -> "Store":
+    """An egress's store: its SQLite file in the run directory, or its schema in PostgreSQL."""
+    return Store(sqlite_path=RunLayout(Path(run_dir)).egress_db(streamlet), postgres_url=postgres_url,
+                 namespace=f"{Path(run_dir).name}_{streamlet}")
 
 
 class Store:
@@ -92,6 +102,20 @@ class Store:
             tx.execute(_ddl(self.table("window_audit"), WINDOW_AUDIT_COLUMNS))
             tx.execute(_ddl(self.table("windows"), WINDOW_COLUMNS, ("key", "window_start_ms")))
 
+    def copy_to(self, target: "Store", chunk_rows: int = 50_000) -> dict[str, int]:
+        """Copy every table into `target` (a PostgreSQL egress into the run directory's SQLite file,
+        where the checker reads it); returns the rows copied per table."""
+        target.create_tables(upsert_key=False)
+        copied = {}
+        with self.transaction() as source, target.transaction() as tx:
+            for table, columns in TABLES.items():
+                source.execute(f"SELECT {', '.join(columns)} FROM {self.table(table)}")
+                copied[table] = 0
+                while rows := source.fetchmany(chunk_rows):
+                    target.insert(tx, table, columns, [tuple(r) for r in rows])
+                    copied[table] += len(rows)
+        return copied
+
     def insert(self, tx: "_Tx", table: str, columns: tuple[str, ...], rows: list[tuple], on_conflict: str = "") -> None:
         if not rows:
             return
@@ -119,3 +143,6 @@ class _Tx:
 
     def fetchall(self):
         return self._cursor.fetchall()
+
+    def fetchmany(self, size: int):
+        return self._cursor.fetchmany(size)

@@ -30,7 +30,10 @@ def unavailable_reason() -> str | None:
 
 
 class PostgresServer:
-    """initdb + postgres in the foreground under a Supervisor, as the postgres user when we are root."""
+    """initdb + postgres in the foreground under a Supervisor, as the postgres user when we are root.
+    Password authentication (scram-sha-256), so that tests can check the password stays out of the evidence."""
+
+    password = "pg-S3cret-only-in-memory"
 
     def __init__(self, supervisor: Supervisor):
         self.supervisor = supervisor
@@ -43,14 +46,19 @@ class PostgresServer:
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return f"postgresql://postgres:{self.password}@127.0.0.1:{self.port}/postgres"
 
     def start(self) -> None:
         data = self.dir / "data"
         if os.geteuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
-        subprocess.run(self._as_postgres([str(self.bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
-                       check=True, capture_output=True)
+        pwfile = self.dir / "pwfile"
+        pwfile.write_text(self.password + "\n")
+        if os.geteuid() == 0:
+            shutil.chown(pwfile, "postgres", "postgres")
+        subprocess.run(self._as_postgres([str(self.bin / "initdb"), "-D", str(data), "-A", "scram-sha-256", "-U", "postgres",
+                                          f"--pwfile={pwfile}"]), check=True, capture_output=True)
+        pwfile.unlink()
         proc = self.supervisor.start("postgres", self._as_postgres([
             str(self.bin / "postgres"), "-D", str(data), "-p", str(self.port), "-h", "127.0.0.1",
             "-k", str(self.dir), "-c", "fsync=off"]), self.dir.parent / f"{self.dir.name}.log")

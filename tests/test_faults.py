@@ -123,3 +123,73 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
     assert [f["streamlet"] for f in report.query_failures] == ["ingress"]
     assert "data may have been lost" in report.query_failures[0]["error"].lower()
     assert report.counts.lost > 0 and report.causes["lost"]["query_failed"] + report.causes["lost"]["retention"] == report.counts.lost
+
+
+
+def _kills_after_write(modes: tuple[str, ...]) -> dict:
+    """Ingress -> one egress per mode; each egress killed once while a batch is held after its write.
+    Kills are played one after the other, each waiting for its driver's restart: records keep coming
+    until the last one has had a batch to hold."""
+    return {
+        "name": "kill-after-write",
+        "blueprint": {
+            "streamlets": {"ingress": {"kind": "ingress"},
+                           **{f"egress-{m}": {"kind": "egress", "settings": {"mode": m}} for m in modes}},
+            "connections": {"ingress.out": [f"egress-{m}.in" for m in modes]},
+            "topics": {"ingress.out": {"name": "ingested"}},
+        },
+        "workload": {"rate": 50, "duration_s": 80, "keys": 4},
+        "faults": [{"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
+                   for i, m in enumerate(modes)],
+    }
+
+
+def _held_batches(run_dir) -> dict[str, int]:
+    return {e["target"]: e["held_batch"] for e in history(run_dir) if e["event"] == "fault_begun"}
+
+
+def test_a_kill_after_the_write_makes_append_store_that_batch_twice_and_upsert_absorb_it(tmp_path):
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(_kills_after_write(("append", "upsert"))), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
+    held = _held_batches(run_dir)
+    assert set(held) == {"egress-append", "egress-upsert"}
+
+    # Independent of the checker: append's duplicates are exactly the records of the held batch, twice each.
+    append_audit = egress_counts(run_dir, "egress-append", "audit", "key, seq, batch_id")
+    held_records = {(k, s) for (k, s, b) in append_audit if b == held["egress-append"]}
+    stored = egress_counts(run_dir, "egress-append", "records")
+    assert held_records and {r for r, n in stored.items() if n > 1} == held_records
+    assert all(append_audit[(k, s, held["egress-append"])] == 2 for k, s in held_records), "the batch ran twice"
+    assert set(stored) == acked(run_dir)
+
+    report = check_run(run_dir)
+    hops = {h.name: h for h in report.hops}
+    assert hops["ingested"].verdict == "exactly-once"
+    assert hops["egress-append"].verdict == "at-least-once" and hops["egress-append"].counts.duplicated_in_state == len(held_records)
+    assert hops["egress-upsert"].verdict == "effectively-exactly-once" and hops["egress-upsert"].counts.lost == 0
+    # End to end over both egresses: the weaker one decides.
+    assert report.verdict == "at-least-once" and report.counts.lost == 0
+    assert report.counts.duplicated_in_state == len(held_records)
+    # Every extra copy is tied to the replay after its egress's kill.
+    assert report.causes["duplicated"]["unexplained"] == 0
+    redelivered = {f.target: f.redelivered for f in report.faults}
+    assert redelivered["egress-append"] == len(held_records) and redelivered["egress-upsert"] > 0
+
+
+def test_a_kill_after_the_write_is_absorbed_by_dedup_and_transactional(tmp_path):
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(_kills_after_write(("dedup", "transactional"))), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
+    assert set(_held_batches(run_dir)) == {"egress-dedup", "egress-transactional"}
+    for mode in ("dedup", "transactional"):
+        stored = egress_counts(run_dir, f"egress-{mode}", "records")
+        assert set(stored) == acked(run_dir) and set(stored.values()) == {1}, mode
+
+    report = check_run(run_dir)
+    hops = {h.name: h for h in report.hops}
+    # The transactional egress audits in a transaction of its own: the replayed batch reaches the audit twice.
+    assert hops["egress-transactional"].verdict == "effectively-exactly-once"
+    assert hops["egress-dedup"].verdict in ("exactly-once", "effectively-exactly-once")
+    assert report.verdict == "effectively-exactly-once" and report.counts.lost == 0 and report.counts.duplicated_in_state == 0
+    assert report.causes["duplicated"]["unexplained"] == 0

@@ -7,6 +7,7 @@ import pytest
 from harness.scenario.model import parse_scenario
 from harness.runner.console import Console
 from harness.checker.check import check_run
+from harness.report.write import check_and_write
 from harness.runner.run import run_scenario
 from tests.evidence_helpers import acked, egress_counts
 
@@ -122,8 +123,9 @@ def test_postgres_egress_round_trip(tmp_path):
             "workload": {"rate": 100, "duration_s": 6, "keys": 3},
             "store": server.url,
         }
-        run_scenario(parse_scenario(scenario), tmp_path / "pgrun", console=Console(quiet=True))
-        sent = acked(tmp_path / "pgrun")
+        run_dir = tmp_path / "pgrun"
+        run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
+        sent = acked(run_dir)
         with psycopg.connect(server.url) as db:
             rows = db.execute("SELECT key, seq FROM pgrun_egress.records").fetchall()
             batches = db.execute("SELECT count(*) FROM pgrun_egress.committed_batches").fetchone()[0]
@@ -134,3 +136,10 @@ def test_postgres_egress_round_trip(tmp_path):
     assert sorted(rows) == sorted(sent)
     assert audited == len(sent)
     assert batches > 0
+    # The tables were copied into the run directory, where the checker judges them.
+    assert sorted(egress_counts(run_dir, "egress", "records")) == sorted(sent)
+    report, _ = check_and_write(run_dir)
+    assert report.verdict == "exactly-once" and report.counts.acked == len(sent) and report.gaps == []
+    # The password is in no file the run kept (settings, scenario, history, logs, reports).
+    leaks = [p for p in run_dir.rglob("*") if p.is_file() and server.password.encode() in p.read_bytes()]
+    assert leaks == []

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.evidence import rids
-from harness.checker.reconcile import Counts, reconcile, reordered, verdict
+from harness.checker.reconcile import Counts, combine, reconcile, reordered, verdict
 
 
 def test_verdicts():
@@ -31,3 +31,16 @@ def test_unknown_outcome_may_be_absent_or_present_once():
     result = reconcile(sent, rids([0, 0], [0, 1]))
     assert result.counts == Counts(acked=1, unknown=2, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
     assert len(result.lost) == 0 and isinstance(result.phantom, np.ndarray) and len(result.phantom) == 0
+
+
+def test_end_to_end_over_a_fan_out_counts_a_record_wrong_at_any_egress_once():
+    sent = pd.DataFrame({"rid": rids([0] * 6, range(6)), "acked": [True] * 6})
+    # egress a: loses seq 1, delivers seq 2 twice and stores it twice; egress b: loses 1 and 5,
+    # delivers 2 three times (stored once), delivers 4 before 3, and a record never sent
+    a = reconcile(sent, rids([0] * 6, [0, 2, 2, 3, 4, 5]), rids([0] * 5, [0, 2, 2, 3, 4]))
+    b = reconcile(sent, rids([0] * 7, [0, 2, 2, 2, 4, 3, 9]), rids([0] * 4, [0, 2, 3, 4]))
+    both = combine([a, b])
+    assert both.counts == Counts(acked=6, unknown=0, lost=2, duplicated_deliveries=1, duplicated_in_state=1, phantom=1, reordered=1)
+    assert both.lost.tolist() == rids([0, 0], [1, 5]).tolist()
+    assert both.duplicated_deliveries.to_dict() == {int(rids([0], [2])[0]): 3}
+    assert verdict(both.counts) == "none" and verdict(a.counts) == "none" and combine([a]) is a

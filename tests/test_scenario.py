@@ -59,7 +59,11 @@ BAD = [
     ("bad guarantee", GOOD + "expectations: {end_to_end: mostly-once}\n",
      "expectations.end_to_end: expected one of exactly-once, effectively-exactly-once, at-least-once"),
     ("unknown hop", GOOD + "expectations: {per_hop: {nowhere: exactly-once}}\n",
-     "expectations.per_hop.nowhere: unknown topic 'nowhere' (intermediate topics: ingress-out)"),
+     "expectations.per_hop.nowhere: unknown hop 'nowhere' (intermediate topics and egresses: egress, ingress-out)"),
+    ("after-write needs SIGKILL", GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGTERM, at: after-write}\n",
+     "faults[0].at: after-write needs signal SIGKILL (a graceful stop would wait for the held batch)"),
+    ("unknown kill moment", GOOD + "faults:\n  - {kind: kill-driver, target: egress, at: sometime}\n",
+     "faults[0].at: expected one of anytime, after-write"),
     ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
     ("bad loss cause", GOOD + "expectations: {lost_causes: [gremlins]}\n",
      "expectations.lost_causes[0]: expected one of retention, watermark, redeploy, got 'gremlins'"),
@@ -83,7 +87,8 @@ def test_faults_and_expectations_load_with_defaults(tmp_path):
     """))
     scenario = load_scenario(tmp_path / "s.yaml")
     kill, redeploy = scenario.faults
-    assert (kill.every_s, kill.times, kill.params) == (10.0, None, {"signal": "SIGKILL", "restart_after_s": 3.0})
+    assert (kill.every_s, kill.times, kill.params) == (10.0, None, {"signal": "SIGKILL", "restart_after_s": 3.0,
+                                                                  "at": "anytime"})
     assert redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0} and redeploy.times == 1
     assert scenario.expectations.end_to_end == "at-least-once" and scenario.expectations.max_lost == 0
 

@@ -8,6 +8,7 @@ that must fail, restarted and left to fail).
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import time
@@ -37,19 +38,54 @@ def _stop_driver(run: PipelineRun, streamlet: str, sig: str) -> None:
     run.history.record("process_killed", process=f"streamlet-{streamlet}", pid=proc.pid, signal=sig, exit_code=code)
 
 
-def kill_driver(run: PipelineRun, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0) -> None:
+def kill_driver(run: PipelineRun, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0,
+                at: str = "anytime") -> None:
     """SIGKILL (crash) or SIGTERM (graceful stop) a streamlet's driver, then start it again.
 
     The restart uses the same checkpoint directories, so it resumes from the
     last committed batch; a batch planned but not committed is replayed.
+    `at: after-write` first arms the driver's crash point and kills it while
+    a batch is held between its write and Spark's commit: that batch is
+    replayed for certain.
     """
     if signal not in SIGNALS:
         raise HarnessError(f"kill-driver: signal must be SIGKILL or SIGTERM, not {signal!r}")
     proc = _driver(run, "kill-driver", streamlet)
-    run.history.record("fault_begun", kind="kill-driver", target=streamlet, signal=signal, pid=proc.pid)
+    held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
+    run.history.record("fault_begun", kind="kill-driver", target=streamlet, signal=signal, pid=proc.pid, at=at, **held)
     _stop_driver(run, streamlet, signal)
+    run.layout.crash_held(streamlet).unlink(missing_ok=True)
     time.sleep(restart_after_s)  # the outage itself is part of the fault
     _restart(run, "kill-driver", streamlet)
+
+
+def _hold_after_write(run: PipelineRun, streamlet: str, proc, timeout_s: float = 60.0) -> dict:
+    """Arm the streamlet's crash point and wait until a batch holds there; returns {held_query, held_batch}.
+
+    When no batch writes within `timeout_s` (no input), the arm is withdrawn,
+    the history says so, and the kill goes ahead at whatever moment it is.
+    """
+    arm, held = run.layout.crash_arm(streamlet), run.layout.crash_held(streamlet)
+    arm.parent.mkdir(parents=True, exist_ok=True)
+    held.unlink(missing_ok=True)
+    arm.touch()
+    try:
+        wait_for(held.exists, timeout=timeout_s, interval=0.05, what=f"a batch of {streamlet} to finish its write",
+                 abort=lambda: None if proc.running() else "the driver exited")
+    except WaitTimeout as exc:
+        arm.unlink(missing_ok=True)
+        if not held.exists():  # the arm may have been taken between the timeout and the unlink
+            run.history.record("crash_point_missed", target=streamlet, reason=str(exc))
+            return {}
+    state = wait_for(lambda: _read_held(held), timeout=5, interval=0.05, what=f"{held} to be readable")
+    return {"held_query": state["query"], "held_batch": state["batch"]}
+
+
+def _read_held(path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _restart(run: PipelineRun, kind: str, streamlet: str, **fields) -> None:

@@ -19,7 +19,7 @@ from harness.checker.expect import judge
 from harness.checker.faults import RESTARTING, fault_spans, recovery_s
 from harness.checker.findings import Copy, FaultResult, Hop, Latency, Report, Witness
 from harness.checker.hops import HopData, copies_of, first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
-from harness.checker.reconcile import Counts, isin, verdict
+from harness.checker.reconcile import Counts, combine, isin, verdict
 from harness.checker.timeline import timeline
 from harness.checker.windows import reconcile_windows
 from harness.scenario.expectations import parse_expectations
@@ -118,11 +118,12 @@ def check_run(run_dir: Path) -> Report:
     spans = fault_spans(evidence.history)
     hops = hop_data(evidence)
     results = reconcile_hops(evidence, hops)
-    egress_result = results[-1] if hops and hops[-1].kind == "egress" else None
+    egress_results = [r for h, r in zip(hops, results) if h.kind == "egress"]
+    egress_result = combine(egress_results) if egress_results else None
     gaps = list(evidence.gaps)
 
     lost = egress_result.lost if egress_result else np.array([], np.int64)
-    lost_first = first_lost_hop(hops, lost) if len(hops) else np.array([], np.int64)
+    lost_first = first_lost_hop(hops, results, lost) if len(hops) else np.array([], np.int64)
     cause_of_lost, retention = lost_causes(evidence, hops, lost, lost_first, spans)
     duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)]))
     dup_first = first_duplicated_hop(hops, results, duplicated)

@@ -28,6 +28,11 @@ from harness.evidence.layout import RunLayout
 from harness.evidence.progress import query_events
 
 SEQ_BITS = 40
+# Columns of an empty egress table, as loaded.
+RECORD_AUDIT = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
+RECORD_STATE = {"rid": "int64", "batch_id": "int64"}
+WINDOW_AUDIT = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id", "partition", "offset", "received_ms")}
+WINDOW_STATE = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id")}
 
 
 class EvidenceError(HarnessError):
@@ -176,7 +181,9 @@ def _batch_columns(frame: pd.DataFrame, batches: pa.Array) -> pd.DataFrame:
             name = batches.type.field(i).name
             frame[f"batch.{name}"] = pc.struct_field(batches, name).fill_null(-1).to_numpy(zero_copy_only=False)
         return frame
-    encoded = pc.dictionary_encode(batches.fill_null("{}")).combine_chunks()
+    encoded = pc.dictionary_encode(batches.fill_null("{}"))
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
     maps = pd.DataFrame([json.loads(text) for text in encoded.dictionary.to_pylist()])
     indices = encoded.indices.to_numpy(zero_copy_only=False)
     for name in maps.columns:
@@ -206,18 +213,22 @@ def _topic_dump(path: Path, keys: _Keys) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
     with pajson.open_json(path, read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
         frames = [_topic_batch(batch, keys) for batch in reader]
-    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    batch_columns = [c for c in frame.columns if c.startswith("batch.")]
-    frame[batch_columns] = frame[batch_columns].fillna(-1).astype(np.int64)
-    return frame
+    return _fill_batches(_concat(frames, {}))
 
 
-def _sqlite_table(db: Path, sql: str) -> pa.Table:
+def _sqlite_batches(db: Path, sql: str):
+    """The query's rows as a stream of Arrow record batches (only one batch's text columns in memory)."""
     import adbc_driver_sqlite.dbapi as adbc
 
     with adbc.connect(f"file:{db}?mode=ro") as conn, conn.cursor() as cursor:
         cursor.execute(sql)
-        return cursor.fetch_arrow_table()
+        yield from cursor.fetch_record_batch()
+
+
+def _concat(frames: list[pd.DataFrame], empty: dict[str, str]) -> pd.DataFrame:
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in empty.items()})
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
 def _egress(layout: RunLayout, streamlet: Streamlet, keys: _Keys) -> Egress:
@@ -225,18 +236,25 @@ def _egress(layout: RunLayout, streamlet: Streamlet, keys: _Keys) -> Egress:
     if not db.is_file():
         raise FileNotFoundError(db)
     if streamlet.kind == "window-egress":
-        audit = _sqlite_table(db, "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, "
-                                  "kafka_offset AS offset, received_ms, batches FROM window_audit ORDER BY rowid")
-        state = _sqlite_table(db, "SELECT key, window_start_ms, count, batch_id FROM windows")
-        frame = audit.drop(["batches"]).to_pandas().assign(key=keys.codes(audit["key"]))
-        return Egress(streamlet.name, True, _batch_columns(frame, audit["batches"]),
-                      state.to_pandas().assign(key=keys.codes(state["key"])))
+        audit = [_batch_columns(b.drop_columns(["batches"]).to_pandas().assign(key=keys.codes(b.column("key"))), b.column("batches"))
+                 for b in _sqlite_batches(db, "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, "
+                                              "kafka_offset AS offset, received_ms, batches FROM window_audit ORDER BY rowid")]
+        state = [b.to_pandas().assign(key=keys.codes(b.column("key")))
+                 for b in _sqlite_batches(db, "SELECT key, window_start_ms, count, batch_id FROM windows")]
+        return Egress(streamlet.name, True, _fill_batches(_concat(audit, WINDOW_AUDIT)), _concat(state, WINDOW_STATE))
     query = "audit" if streamlet.settings.get("mode") == "dedup" else "main"
-    audit = _sqlite_table(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
-                              f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid")
-    state = _sqlite_table(db, "SELECT key, seq, batch_id FROM records")
-    frame = _records(audit.drop(["batches"]), keys)
-    return Egress(streamlet.name, False, _batch_columns(frame, audit["batches"]), _records(state, keys, ids=False))
+    audit = [_batch_columns(_records(pa.table(b.drop_columns(["batches"])), keys), b.column("batches"))
+             for b in _sqlite_batches(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+                                          f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid")]
+    state = [_records(pa.table(b), keys) for b in _sqlite_batches(db, "SELECT key, seq, batch_id FROM records")]
+    return Egress(streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _concat(state, RECORD_STATE))
+
+
+def _fill_batches(frame: pd.DataFrame) -> pd.DataFrame:
+    """Batch columns missing from some blocks (a streamlet a record did not pass) -> -1."""
+    columns = [c for c in frame.columns if c.startswith("batch.")]
+    frame[columns] = frame[columns].fillna(-1).astype(np.int64)
+    return frame
 
 
 def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Streamlet]:
@@ -269,6 +287,7 @@ def load_evidence(run_dir: Path) -> Evidence:
     ack_table = _acks(layout.ack_log)
     keys = _Keys(ack_table["key"])
     sent = _sent(ack_table, keys)
+    del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     try:
         streamlets = _streamlets(layout, scenario, gaps)
     except HarnessError as exc:

@@ -49,13 +49,16 @@ def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliati
     return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored) for h in hops]
 
 
-def first_lost_hop(hops: list[HopData], lost: np.ndarray) -> np.ndarray:
-    """For each lost rid: the index of the first hop from which it is missing for good
-    (the hop after the last one that had it)."""
+def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray) -> np.ndarray:
+    """For each lost rid: the index of the first hop from which it is missing for good (the hop after
+    the last topic that had it) or, when every topic had it, the first egress that did not keep it."""
     first = np.zeros(len(lost), dtype=np.int64)
-    for index, hop in enumerate(hops):
-        # Delivered to the egress but not kept: lost at the egress itself.
-        first[isin(lost, hop.rows.rid.to_numpy())] = index if hop.kind == "egress" else index + 1
+    topics = [i for i, h in enumerate(hops) if h.kind == "topic"]
+    for index in topics:
+        first[isin(lost, hops[index].rows.rid.to_numpy())] = index + 1
+    passed_every_topic = first == len(topics)
+    for index in reversed([i for i, h in enumerate(hops) if h.kind == "egress"]):
+        first[passed_every_topic & isin(lost, results[index].lost)] = index
     return np.minimum(first, len(hops) - 1)
 
 

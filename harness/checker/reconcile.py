@@ -92,6 +92,32 @@ def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | No
     return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
 
 
+def combine(results: list[Reconciliation]) -> Reconciliation:
+    """End to end over several egresses (a fan-out): a record counts as lost, duplicated, phantom or
+    reordered when it is so at any egress, with its highest number of copies there."""
+    if len(results) == 1:
+        return results[0]
+
+    def union(arrays) -> np.ndarray:
+        return np.unique(np.concatenate([np.asarray(a, np.int64) for a in arrays] + [np.array([], np.int64)]))
+
+    def most_copies(series) -> pd.Series:
+        return pd.concat(series).groupby(level=0).max() if series else pd.Series(dtype=np.int64)
+
+    lost = union(r.lost for r in results)
+    phantom = union(r.phantom for r in results)
+    unreadable = sum(r.counts.phantom - int((r.phantom >= 0).sum()) for r in results)
+    dup_deliveries = most_copies([r.duplicated_deliveries for r in results])
+    dup_state = most_copies([r.duplicated_in_state for r in results])
+    late = pd.concat([r.reordered for r in results]).drop_duplicates("rid")
+    counts = Counts(
+        acked=results[0].counts.acked, unknown=results[0].counts.unknown, lost=len(lost),
+        duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
+        phantom=int((phantom >= 0).sum()) + unreadable, reordered=len(late),
+    )
+    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
+
+
 def verdict(counts: Counts) -> str:
     """The strongest guarantee the counts show (docs/checker.md)."""
     if counts.phantom:

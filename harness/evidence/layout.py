@@ -42,6 +42,14 @@ class RunLayout:
     def egress_db(self, streamlet: str) -> Path:
         return self.root / "egress" / f"{streamlet}.sqlite"
 
+    def crash_arm(self, streamlet: str) -> Path:
+        """Created by the harness to arm a driver's crash point (pipelines/crashpoint.py)."""
+        return self.root / "control" / f"{streamlet}.arm"
+
+    def crash_held(self, streamlet: str) -> Path:
+        """Written by the driver holding at its crash point: query and batch id."""
+        return self.root / "control" / f"{streamlet}.held"
+
     def topic_dump(self, topic: str) -> Path:
         return self.root / "topics" / f"{topic}.jsonl"
 

@@ -28,11 +28,14 @@ from harness.evidence.progress import ProgressFollower
 from harness.errors import HarnessError, WaitTimeout
 from harness.process import ManagedProcess, Supervisor
 from harness.scenario import Scenario
+from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.waiting import wait_for
 from harness.workload.settings import WorkloadSettings
 from pipelines.blueprint import TopicSpec
+from pipelines.catalog import EGRESS_KINDS
 from pipelines.settings import DriverSettings, SourceOptions
+from pipelines.stores import egress_store
 
 EXTERNAL_TOPIC_PREFIX = "harness."
 
@@ -106,7 +109,7 @@ class PipelineRun:
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
             source_topic=self.topic_name(self.scenario.workload.topic) if inst.spec.source_topic else None,
             source=self.source_overrides.get(name) or self.scenario.options_for(name),
-            store_url=self.scenario.store_url,
+            store_url=split_password(self.scenario.store_url)[0] if self.scenario.store_url else None,
         )
 
     def input_topics(self, name: str) -> list[str]:
@@ -124,7 +127,9 @@ class PipelineRun:
     def start_driver(self, name: str) -> ManagedProcess:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
-        proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"))
+        password = split_password(self.scenario.store_url)[1] if self.scenario.store_url else None
+        proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
+                             env={"PGPASSWORD": password} if password else None)  # the settings file holds no password
         self.drivers[name] = proc
         self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
@@ -252,6 +257,15 @@ class PipelineRun:
                     out.write(json.dumps({"partition": r.partition, "offset": r.offset, "timestamp_ms": r.timestamp,
                                           "key": r.key.decode() if r.key else None,
                                           "value": json.loads(r.value)}) + "\n")
+
+    def save_stores(self) -> None:
+        """Copy each PostgreSQL egress's tables into the run directory: the checker reads files only."""
+        if not self.scenario.store_url:
+            return
+        for name, inst in self.scenario.blueprint.streamlets.items():
+            if inst.kind in EGRESS_KINDS:
+                copied = egress_store(self.layout.root, name, self.scenario.store_url).copy_to(egress_store(self.layout.root, name))
+                self.history.record("store_copied", streamlet=name, rows=copied)
 
     def save_versions(self) -> None:
         import kafka

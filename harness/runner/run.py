@@ -22,8 +22,8 @@ from harness.runner.console import Console
 from harness.runner.pipeline import PipelineRun
 from harness.runner.sampler import OffsetSampler
 from harness.scenario import Scenario
+from pipelines.catalog import EGRESS_KINDS
 
-EGRESS_KINDS = ("egress", "window-egress")
 
 
 @dataclass
@@ -113,6 +113,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                 sampler.stop()
             summary.driver_exit_codes = run.stop_drivers()
             run.save_topics()
+            run.save_stores()
             summary.status = "complete"
         except KeyboardInterrupt:
             summary.status = "interrupted"

@@ -2,7 +2,7 @@
 
     expectations:
       end_to_end: effectively-exactly-once   # this guarantee or a stronger one
-      per_hop: {processed: exactly-once}     # per intermediate topic (blueprint topic name)
+      per_hop: {processed: exactly-once}     # per intermediate topic (blueprint topic name) or egress streamlet
       max_lost: 0
       lost_causes: [retention]               # every lost record explained by one of these
       min_duplicated_deliveries: 1           # the faults must have shown re-deliveries
@@ -64,12 +64,12 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
     end_to_end = f.get("end_to_end", str)
     if end_to_end is not None:
         _guarantee(end_to_end, "expectations.end_to_end")
-    hops = {t.name for t in blueprint.hops()}
+    hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.kind == "egress"}
     per_hop = {}
     for topic, guarantee in f.get("per_hop", dict, {}).items():
         path = f"expectations.per_hop.{topic}"
         if topic not in hops:
-            raise BlueprintError(path, f"unknown topic {topic!r} (intermediate topics: {', '.join(sorted(hops))})")
+            raise BlueprintError(path, f"unknown hop {topic!r} (intermediate topics and egresses: {', '.join(sorted(hops))})")
         per_hop[topic] = _guarantee(guarantee, path)
     causes = f.get("lost_causes", list)
     for index, cause in enumerate(causes or []):

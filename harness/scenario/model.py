@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from harness.errors import HarnessError
+from harness.secrets import redacted
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
@@ -119,7 +120,7 @@ def parse_scenario(raw: Any) -> Scenario:
     external = c.get("bootstrap_servers", str, None)
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
-        raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {store!r}")
+        raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
     return Scenario(
         name=f.get("name", str, required=True),
         description=f.get("description", str, ""),
@@ -130,7 +131,7 @@ def parse_scenario(raw: Any) -> Scenario:
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
         faults=tuple(parse_faults(f.get("faults", list, []), blueprint, brokers, external)),
         expectations=parse_expectations(f.get("expectations", dict, {}), blueprint),
-        raw=raw,
+        raw={**raw, "store": redacted(store)} if "store" in raw else raw,  # what is saved with the run: no password
     )
 
 

@@ -1,0 +1,41 @@
+"""A crash point the harness can arm: after a batch's write, before Spark commits the batch.
+
+A SIGKILL at a random moment mostly lands between micro-batches (a batch of
+tens of milliseconds, a trigger every second) and replays nothing. To show
+what a sink does with a replay, the harness arms the point by creating
+control/<streamlet>.arm; the next batch of that driver to finish its write
+takes the arm (one taker, by unlink), writes control/<streamlet>.held with
+its query and batch id, and waits there to be killed. Spark has written
+offsets/N but not commits/N: the restarted driver replays batch N.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from harness.evidence.layout import RunLayout
+
+HOLD_LIMIT_S = 300.0  # the harness kills within seconds; this only bounds a driver whose harness died
+
+
+class CrashPoint:
+    def __init__(self, run_dir: str, streamlet: str):
+        layout = RunLayout(Path(run_dir))
+        self.arm = layout.crash_arm(streamlet)
+        self.held = layout.crash_held(streamlet)
+
+    def reached(self, query: str, batch_id: int) -> None:
+        """Called after every batch's write: hold here if the point is armed, else return at once."""
+        try:
+            os.unlink(self.arm)
+        except FileNotFoundError:
+            return
+        partial = self.held.with_suffix(".tmp")
+        partial.write_text(json.dumps({"query": query, "batch": batch_id, "pid": os.getpid()}))
+        os.replace(partial, self.held)
+        deadline = time.monotonic() + HOLD_LIMIT_S
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
