@@ -28,6 +28,7 @@ from harness.evidence.layout import RunLayout
 from harness.evidence.progress import query_events
 
 SEQ_BITS = 40
+SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
 # Columns of an empty egress table, as loaded.
 RECORD_AUDIT = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
 RECORD_STATE = {"rid": "int64", "batch_id": "int64"}
@@ -148,7 +149,7 @@ def _sent(table: pa.Table, keys: _Keys) -> pd.DataFrame:
     codes = keys.codes(table["key"])
     seq = table["seq"].to_numpy(zero_copy_only=False)
     frame = pd.DataFrame({
-        "rid": rids(codes, seq), "key": codes,
+        "rid": rids(codes, seq), "key": codes.astype(np.int32),
         "event_time_ms": table["event_time_ms"].to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
         "late": table["late"].to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
         "acked": pc.equal(table["status"], "acked").to_numpy(zero_copy_only=False),
@@ -207,13 +208,15 @@ def _topic_batch(batch: pa.RecordBatch, keys: _Keys) -> pd.DataFrame:
 
 
 def _topic_dump(path: Path, keys: _Keys) -> pd.DataFrame:
-    """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>...; window-count
+    """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>... in partition/offset order; window-count
     topics have no seq and keep their count. Read as a stream of blocks: only these columns stay in memory."""
     if path.stat().st_size == 0:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
     with pajson.open_json(path, read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
         frames = [_topic_batch(batch, keys) for batch in reader]
-    return _fill_batches(_concat(frames, {}))
+    frame = _fill_batches(_concat(frames, {}))
+    del frames
+    return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 
 
 def _sqlite_batches(db: Path, sql: str):
@@ -221,6 +224,7 @@ def _sqlite_batches(db: Path, sql: str):
     import adbc_driver_sqlite.dbapi as adbc
 
     with adbc.connect(f"file:{db}?mode=ro") as conn, conn.cursor() as cursor:
+        cursor.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(SQLITE_BATCH_ROWS)})
         cursor.execute(sql)
         yield from cursor.fetch_record_batch()
 
@@ -241,20 +245,22 @@ def _egress(layout: RunLayout, streamlet: Streamlet, keys: _Keys) -> Egress:
                                               "kafka_offset AS offset, received_ms, batches FROM window_audit ORDER BY rowid")]
         state = [b.to_pandas().assign(key=keys.codes(b.column("key")))
                  for b in _sqlite_batches(db, "SELECT key, window_start_ms, count, batch_id FROM windows")]
-        return Egress(streamlet.name, True, _fill_batches(_concat(audit, WINDOW_AUDIT)), _concat(state, WINDOW_STATE))
+        return Egress(streamlet.name, True, _fill_batches(_concat(audit, WINDOW_AUDIT)), _fill_batches(_concat(state, WINDOW_STATE)))
     query = "audit" if streamlet.settings.get("mode") == "dedup" else "main"
     audit = [_batch_columns(_records(pa.table(b.drop_columns(["batches"])), keys), b.column("batches"))
              for b in _sqlite_batches(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
                                           f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid")]
     state = [_records(pa.table(b), keys) for b in _sqlite_batches(db, "SELECT key, seq, batch_id FROM records")]
-    return Egress(streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _concat(state, RECORD_STATE))
+    return Egress(streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _fill_batches(_concat(state, RECORD_STATE)))
 
 
 def _fill_batches(frame: pd.DataFrame) -> pd.DataFrame:
-    """Batch columns missing from some blocks (a streamlet a record did not pass) -> -1."""
+    """Batch columns missing from some blocks (a streamlet a record did not pass) -> -1; then
+    the small integers (key codes, partitions, batch ids) narrowed to int32: memory per record."""
     columns = [c for c in frame.columns if c.startswith("batch.")]
-    frame[columns] = frame[columns].fillna(-1).astype(np.int64)
-    return frame
+    frame[columns] = frame[columns].fillna(-1)
+    narrow = {c: np.int32 for c in frame.columns if c in ("key", "partition", "batch_id") or c.startswith("batch.")}
+    return frame.astype(narrow, copy=False)
 
 
 def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Streamlet]:

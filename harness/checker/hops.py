@@ -33,14 +33,13 @@ def hop_data(evidence: Evidence) -> list[HopData]:
     for topic, frame in evidence.topics.items():
         if "count" in frame.columns:
             continue
-        rows = frame.sort_values(["partition", "offset"], kind="stable").reset_index(drop=True)
-        rows = rows.rename(columns={"timestamp_ms": "time_ms"})
+        rows = frame.rename(columns={"timestamp_ms": "time_ms"}, copy=False)  # loaded in partition/offset order
         producer = producers.get(topic, "?")
         hops.append(HopData(topic, "topic", producer, rows, None, f"batch.{producer}"))
     for egress in evidence.egresses:
         if egress.windowed:
             continue
-        rows = egress.audit.rename(columns={"received_ms": "time_ms"})
+        rows = egress.audit.rename(columns={"received_ms": "time_ms"}, copy=False)
         hops.append(HopData(egress.name, "egress", egress.name, rows, egress.state.rid.to_numpy(), "batch_id"))
     return hops
 

@@ -8,7 +8,7 @@ COUNT_NAMES = ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_
 
 EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
 HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here"]
-FAULT_HEADER = ["#", "kind", "target", "start (s)", "duration (s)", "recovery (s)", "re-delivered", "note"]
+FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "recovery (s)", "re-delivered", "note"]
 WITNESS_HEADER = ["anomaly", "key", "seq", "source", "first hop", "cause", "copies"]
 
 
@@ -25,7 +25,7 @@ def hop_rows(report: Report, emphasis=str) -> list[list]:
 
 def fault_rows(report: Report) -> list[list]:
     t0 = report.timeline.get("start_ms", 0)
-    return [[i + 1, f.kind, f.target, round((f.start_ms - t0) / 1000, 1), round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
+    return [[i + 1, f.kind, f.target, ", ".join(f"{k}={v}" for k, v in f.params.items()), round((f.start_ms - t0) / 1000, 1), round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
              f.recovery_s, f.redelivered, f.note] for i, f in enumerate(report.faults)]
 
 
