@@ -193,3 +193,30 @@ def test_a_kill_after_the_write_is_absorbed_by_dedup_and_transactional(tmp_path)
     assert hops["egress-dedup"].verdict in ("exactly-once", "effectively-exactly-once")
     assert report.verdict == "effectively-exactly-once" and report.counts.lost == 0 and report.counts.duplicated_in_state == 0
     assert report.causes["duplicated"]["unexplained"] == 0
+
+
+def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_says_so(tmp_path):
+    """The egress is redeployed without its checkpoint, from `latest`: the records appended to its
+    input while it was down are never read. Lost = exactly those, attributed to the redeploy."""
+    run_dir = tmp_path / "run"
+    scenario = {**TWO_STEP, "faults": [{"kind": "redeploy", "target": "egress", "start_s": 8, "starting": "latest", "down_s": 4}],
+                "expectations": {"lost_causes": ["redeploy"]}}
+    summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
+    assert (run_dir / "checkpoints-retired" / "egress-1").is_dir()
+
+    # Independent of the checker: from the history, the position the egress had committed; from the new
+    # checkpoint, the offsets its new query started at (`latest` resolved); between them, what it skipped.
+    committed = {p: o for t, p, o in next(e for e in history(run_dir) if e["event"] == "consumer_position")["partitions"]}
+    initial = (run_dir / "checkpoints" / "egress" / "main" / "sources" / "0" / "0").read_text().splitlines()[-1]
+    start = {int(p): o for p, o in json.loads(initial)["ingested"].items()}
+    ingested = [json.loads(line) for line in (run_dir / "topics" / "ingested.jsonl").open()]
+    skipped = {(r["value"]["key"], r["value"]["seq"]) for r in ingested if committed[r["partition"]] <= r["offset"] < start[r["partition"]]}
+    assert skipped, "records must have arrived while the egress was down"
+    assert acked(run_dir) - set(egress_counts(run_dir, "egress", "records")) == skipped
+
+    report = check_run(run_dir)
+    assert report.counts.lost == len(skipped) and report.verdict == "at-most-once"
+    assert report.causes["lost"]["redeploy"] == len(skipped) and report.causes["lost"]["unexplained"] == 0
+    assert {h.name: h.first_seen["lost"] for h in report.hops}["egress"] == len(skipped)
+    assert report.passed

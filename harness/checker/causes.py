@@ -4,8 +4,9 @@ Losses, in this order of precedence:
     retention     acknowledged at an offset of the streamlet's input topic between the
                   position it had committed when stopped and the log-start offset observed
                   when it resumed: deleted unread (history: consumer_position, log_start_observed)
-    redeploy      at an offset after the committed position of a streamlet redeployed from
-                  `latest` or a timestamp, written before its new query's first batch
+    redeploy      at an offset of the input topic (source or intermediate) after the committed
+                  position of a streamlet redeployed from `latest` or a timestamp, written
+                  before its new query's first batch
     watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
     query_failed  first missing at the output of a streamlet whose query failed and stayed down
     unexplained   none of the above
@@ -82,8 +83,9 @@ def retention_windows(evidence: Evidence, first_hop: HopData | None, lost: np.nd
 
 
 def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.ndarray) -> np.ndarray:
-    """Lost records the source had acknowledged after a redeployed ingress's committed position and
-    before its new query's first batch (it started from `latest` or a later timestamp)."""
+    """Lost records a redeployed streamlet skipped: in its input (the source topic, or an intermediate
+    topic's dump) after the position it had committed when stopped, and there before its new query's
+    first batch (it started from `latest` or a later timestamp, so it never read them)."""
     explained = np.zeros(len(lost), dtype=bool)
     positions = [e for e in evidence.history if e["event"] == "consumer_position"]
     for span in spans:
@@ -94,9 +96,20 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
         resumed = next((e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > span.restart_ms), None)
         if stopped is None or resumed is None:
             continue
-        ranges = {p: (o, np.iinfo(np.int64).max) for (t, p), o in _positions(stopped).items() if t == evidence.source_topic}
-        window = _offset_window(evidence.sent, ranges) & (evidence.sent.event_time_ms.to_numpy() <= resumed)
-        explained |= isin(lost, evidence.sent.rid.to_numpy()[window])
+        committed = _positions(stopped)
+        skipped = [np.array([], np.int64)]
+        source = {p: (o, np.iinfo(np.int64).max) for (t, p), o in committed.items() if t == evidence.source_topic}
+        if source:
+            window = _offset_window(evidence.sent, source) & (evidence.sent.event_time_ms.to_numpy() <= resumed)
+            skipped.append(evidence.sent.rid.to_numpy()[window])
+        for topic, rows in evidence.topics.items():
+            partition = rows.partition.to_numpy()
+            start = np.full(len(rows), np.iinfo(np.int64).max)
+            for (t, p), o in committed.items():
+                if t == topic:
+                    start[partition == p] = o
+            skipped.append(rows.rid.to_numpy()[(rows.offset.to_numpy() >= start) & (rows.timestamp_ms.to_numpy() <= resumed)])
+        explained |= isin(lost, np.concatenate(skipped))
     return explained
 
 
