@@ -306,34 +306,14 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
       harness gate scenarios/ --out reports/release-1.4
       harness gate release.suite --duration 60     # release.suite: one scenario path per line
     """
-    from harness.report.index import write_index
-    from harness.report.junit import suite_element, write_junit
-    from harness.report.write import check_and_write
     from harness.runner.console import Console
-    from harness.runner.run import run_scenario
     from harness.scenario import load_scenario
-    from harness.suite import SuiteEntry, default_out, suite_files, write_summary
+    from harness.suite import default_out, run_suite, suite_files
 
     files = suite_files(suite)
     scenarios = [load_scenario(f) for f in files]
     out = out or default_out()
-    out.mkdir(parents=True, exist_ok=True)
-    console = Console()
-    entries, suites = [], []
-    for number, (path, scenario) in enumerate(zip(files, scenarios), 1):
-        run_dir = out / path.stem
-        console.say(f"[{number}/{len(files)}] {path.stem}: evidence in {run_dir}")
-        t0 = time.monotonic()
-        summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, console=console)
-        report, _ = check_and_write(run_dir)
-        suites.append(suite_element(report, name=path.stem))
-        passed = report.passed and summary.status == "complete"
-        failed = tuple(e.name for e in report.expectations if not e.passed) + (() if summary.status == "complete" else (f"run {summary.status}",))
-        entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, passed, failed, time.monotonic() - t0))
-        console.say(f"[{number}/{len(files)}] {path.stem}: {report.verdict}, " + ("passed" if passed else "FAILED: " + ", ".join(failed)))
-        write_junit(out / "junit.xml", suites)
-        write_summary(out, entries)
-    index = write_index(out)
+    entries, index = run_suite(list(zip(files, scenarios)), out, duration, seed, Console())
     ok = sum(e.passed for e in entries)
     click.echo(f"suite: {ok} of {len(entries)} scenarios passed; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
     sys.exit(0 if ok == len(entries) else 1)

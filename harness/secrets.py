@@ -10,8 +10,10 @@ from __future__ import annotations
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 
-def split_password(url: str) -> tuple[str, str | None]:
+def split_password(url: str | None) -> tuple[str | None, str | None]:
     """(the URL without its password, the password, decoded) - or (url, None) when it has none."""
+    if url is None:
+        return None, None
     parts = urlsplit(url)
     if parts.password is None:
         return url, None

@@ -9,6 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.report.index import write_index
+from harness.report.junit import suite_element, write_junit
+from harness.report.write import check_and_write
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario import Scenario
 
 
 class SuiteError(HarnessError):
@@ -48,6 +54,28 @@ def suite_files(suite: Path) -> list[Path]:
     if not files:
         raise SuiteError(f"{suite}: lists no scenarios")
     return files
+
+
+def run_suite(scenarios: list[tuple[Path, Scenario]], out: Path, duration: float | None, seed: int | None,
+              console: Console) -> tuple[list[SuiteEntry], Path]:
+    """Run, check and report each scenario into out/<file stem>; junit.xml and the summary are
+    rewritten after every scenario (a suite cut short keeps what it found). Returns the entries and index."""
+    out.mkdir(parents=True, exist_ok=True)
+    entries, suites = [], []
+    for number, (path, scenario) in enumerate(scenarios, 1):
+        run_dir = out / path.stem
+        console.say(f"[{number}/{len(scenarios)}] {path.stem}: evidence in {run_dir}")
+        t0 = time.monotonic()
+        summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, console=console)
+        report, _ = check_and_write(run_dir)
+        suites.append(suite_element(report, name=path.stem))
+        passed = report.passed and summary.status == "complete"
+        failed = tuple(e.name for e in report.expectations if not e.passed) + (() if summary.status == "complete" else (f"run {summary.status}",))
+        entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, passed, failed, time.monotonic() - t0))
+        console.say(f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, " + ("passed" if passed else "FAILED: " + ", ".join(failed)))
+        write_junit(out / "junit.xml", suites)
+        write_summary(out, entries)
+    return entries, write_index(out)
 
 
 def write_summary(out: Path, entries: list[SuiteEntry]) -> tuple[Path, Path]:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from harness.evidence.layout import RunLayout
+from harness.files import write_atomically
 
 HOLD_LIMIT_S = 300.0  # the harness kills within seconds; this only bounds a driver whose harness died
 
@@ -33,9 +34,7 @@ class CrashPoint:
             os.unlink(self.arm)
         except FileNotFoundError:
             return
-        partial = self.held.with_suffix(".tmp")
-        partial.write_text(json.dumps({"query": query, "batch": batch_id, "pid": os.getpid()}))
-        os.replace(partial, self.held)
+        write_atomically(self.held, json.dumps({"query": query, "batch": batch_id, "pid": os.getpid()}))
         deadline = time.monotonic() + HOLD_LIMIT_S
         while time.monotonic() < deadline:
             time.sleep(0.2)

@@ -27,6 +27,7 @@ WINDOW_AUDIT_COLUMNS = ("batch_id", "key", "window_start_ms", "window_end_ms", "
 WINDOW_COLUMNS = ("key", "window_start_ms", "window_end_ms", "count", "batch_id", "written_ms")
 TABLES = {"audit": AUDIT_COLUMNS, "records": RECORD_COLUMNS, "committed_batches": ("batch_id", "committed_ms"),
           "window_audit": WINDOW_AUDIT_COLUMNS, "windows": WINDOW_COLUMNS}
+PRIMARY_KEYS = {"committed_batches": ("batch_id",), "windows": ("key", "window_start_ms")}  # records: in upsert mode
 
 _TYPES = {
     "key": "TEXT", "payload": "TEXT", "batches": "TEXT", "topic": "TEXT", "query": "TEXT",
@@ -96,11 +97,9 @@ class Store:
         with self.transaction() as tx:
             if self.schema:
                 tx.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-            tx.execute(_ddl(self.table("audit"), AUDIT_COLUMNS))
-            tx.execute(_ddl(self.table("records"), RECORD_COLUMNS, ("key", "seq") if upsert_key else ()))
-            tx.execute(_ddl(self.table("committed_batches"), ("batch_id", "committed_ms"), ("batch_id",)))
-            tx.execute(_ddl(self.table("window_audit"), WINDOW_AUDIT_COLUMNS))
-            tx.execute(_ddl(self.table("windows"), WINDOW_COLUMNS, ("key", "window_start_ms")))
+            for table, columns in TABLES.items():
+                key = ("key", "seq") if table == "records" and upsert_key else PRIMARY_KEYS.get(table, ())
+                tx.execute(_ddl(self.table(table), columns, key))
 
     def copy_to(self, target: "Store", chunk_rows: int = 50_000) -> dict[str, int]:
         """Copy every table into `target` (a PostgreSQL egress into the run directory's SQLite file,

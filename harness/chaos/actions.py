@@ -54,7 +54,6 @@ def kill_driver(run: PipelineRun, streamlet: str, signal: str = "SIGKILL", resta
     held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
     run.history.record("fault_begun", kind="kill-driver", target=streamlet, signal=signal, pid=proc.pid, at=at, **held)
     _stop_driver(run, streamlet, signal)
-    run.layout.crash_held(streamlet).unlink(missing_ok=True)
     time.sleep(restart_after_s)  # the outage itself is part of the fault
     _restart(run, "kill-driver", streamlet)
 

@@ -54,13 +54,18 @@ def _paired(history: list[dict], first: str, second: str):
             yield pending.pop(event.get("streamlet")), event
 
 
-def _offset_window(sent: pd.DataFrame, topic_offsets: dict[int, tuple[int, int]]) -> np.ndarray:
-    """Mask over `sent`: acknowledged at partition p with low <= offset < high."""
-    mask = np.zeros(len(sent), dtype=bool)
-    partition, offset = sent.partition.to_numpy(), sent.offset.to_numpy()
+def _at_offsets(rows: pd.DataFrame, topic_offsets: dict[int, tuple[int, int]]) -> np.ndarray:
+    """Mask over `rows` (with partition and offset columns): at partition p with low <= offset < high."""
+    mask = np.zeros(len(rows), dtype=bool)
+    partition, offset = rows.partition.to_numpy(), rows.offset.to_numpy()
     for p, (low, high) in topic_offsets.items():
         mask |= (partition == p) & (offset >= low) & (offset < high)
-    return mask & sent.acked.to_numpy()
+    return mask
+
+
+def _offset_window(sent: pd.DataFrame, topic_offsets: dict[int, tuple[int, int]]) -> np.ndarray:
+    """Mask over `sent`: acknowledged at partition p with low <= offset < high."""
+    return _at_offsets(sent, topic_offsets) & sent.acked.to_numpy()
 
 
 def retention_windows(evidence: Evidence, first_hop: HopData | None, lost: np.ndarray) -> tuple[list[RetentionWindow], np.ndarray]:
@@ -97,18 +102,15 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
         if stopped is None or resumed is None:
             continue
         committed = _positions(stopped)
-        skipped = [np.array([], np.int64)]
-        source = {p: (o, np.iinfo(np.int64).max) for (t, p), o in committed.items() if t == evidence.source_topic}
-        if source:
-            window = _offset_window(evidence.sent, source) & (evidence.sent.event_time_ms.to_numpy() <= resumed)
-            skipped.append(evidence.sent.rid.to_numpy()[window])
-        for topic, rows in evidence.topics.items():
-            partition = rows.partition.to_numpy()
-            start = np.full(len(rows), np.iinfo(np.int64).max)
-            for (t, p), o in committed.items():
-                if t == topic:
-                    start[partition == p] = o
-            skipped.append(rows.rid.to_numpy()[(rows.offset.to_numpy() >= start) & (rows.timestamp_ms.to_numpy() <= resumed)])
+
+        def after_position(topic: str) -> dict[int, tuple[int, int]]:
+            return {p: (o, np.iinfo(np.int64).max) for (t, p), o in committed.items() if t == topic}
+
+        sent = evidence.sent
+        skipped = [sent.rid.to_numpy()[_offset_window(sent, after_position(evidence.source_topic))
+                                       & (sent.event_time_ms.to_numpy() <= resumed)]]
+        skipped += [rows.rid.to_numpy()[_at_offsets(rows, after_position(topic)) & (rows.timestamp_ms.to_numpy() <= resumed)]
+                    for topic, rows in evidence.topics.items()]
         explained |= isin(lost, np.concatenate(skipped))
     return explained
 
@@ -167,7 +169,7 @@ def replays(hops: list[HopData], duplicated: np.ndarray, first_hop: np.ndarray, 
         batch = rows[hop.batch_column].to_numpy() if hop.batch_column in rows else np.full(len(rows), -1)
         first_batch = rows.groupby("rid", sort=False)[hop.batch_column].transform("first").to_numpy() \
             if hop.batch_column in rows else batch
-        again = rows.copy().assign(batch=batch, first_batch=first_batch)
+        again = rows.assign(batch=batch, first_batch=first_batch)
         again = again[again["copy"] > 0]
         times = again.time_ms.to_numpy()
         # Faults that make this hop's producer re-run a batch: its own restarts, brokers, executor crashes.

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from harness.errors import HarnessError
+from harness.files import write_atomically
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,7 @@ class ProcessRecord:
 
     def save(self, pid_dir: Path) -> Path:
         pid_dir.mkdir(parents=True, exist_ok=True)
-        path = pid_dir / f"{self.name}.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self)))
-        tmp.replace(path)
-        return path
+        return write_atomically(pid_dir / f"{self.name}.json", json.dumps(asdict(self)))
 
     @classmethod
     def load(cls, path: Path) -> "ProcessRecord":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from harness.files import write_atomically
 from harness.report.html import STYLE, VERDICT_COLORS, table
 from harness.report.plots import svg
 
@@ -67,8 +68,4 @@ def write_index(folder: Path) -> Path:
             + table(["run", "scenario", "verdict", "expectations", "acked", "lost", "duplicated", "status", "", "reports"], rows,
                      raw_columns=(0, 1, 2, 3, 7, 9))
             + ("<h2>Trends</h2>" + "".join(trends) if trends else "") + "</body></html>")
-    path = folder / "index.html"
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(html)
-    tmp.replace(path)
-    return path
+    return write_atomically(folder / "index.html", html)

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.checker.findings import Report
+from harness.files import write_atomically
 
 
 def suite_element(report: Report, name: str | None = None) -> ET.Element:
@@ -32,5 +33,4 @@ def write_junit(path: Path, suites: list[ET.Element]) -> Path:
                       failures=str(sum(int(s.get("failures")) for s in suites)))
     root.extend(suites)
     ET.indent(root)
-    Path(path).write_text(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
-    return Path(path)
+    return write_atomically(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

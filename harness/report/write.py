@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.checker.check import check_run
 from harness.checker.findings import Report
+from harness.files import write_atomically
 from harness.report.html import render_html
 from harness.report.junit import suite_element, write_junit
 from harness.report.markdown import render_markdown
@@ -19,9 +20,7 @@ def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
     texts = {"json": json.dumps(report.to_dict(), indent=2, default=str) + "\n", "markdown": render_markdown(report) + "\n",
              "html": render_html(report)}
     for kind, text in texts.items():
-        tmp = paths[kind].with_suffix(paths[kind].suffix + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(paths[kind])
+        write_atomically(paths[kind], text)
     write_junit(paths["junit"], [suite_element(report)])
     return paths
 

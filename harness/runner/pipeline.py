@@ -109,7 +109,7 @@ class PipelineRun:
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
             source_topic=self.topic_name(self.scenario.workload.topic) if inst.spec.source_topic else None,
             source=self.source_overrides.get(name) or self.scenario.options_for(name),
-            store_url=split_password(self.scenario.store_url)[0] if self.scenario.store_url else None,
+            store_url=split_password(self.scenario.store_url)[0],
         )
 
     def input_topics(self, name: str) -> list[str]:
@@ -127,7 +127,7 @@ class PipelineRun:
     def start_driver(self, name: str) -> ManagedProcess:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
-        password = split_password(self.scenario.store_url)[1] if self.scenario.store_url else None
+        password = split_password(self.scenario.store_url)[1]
         proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
                              env={"PGPASSWORD": password} if password else None)  # the settings file holds no password
         self.drivers[name] = proc

@@ -25,7 +25,6 @@ from harness.scenario import Scenario
 from pipelines.catalog import EGRESS_KINDS
 
 
-
 @dataclass
 class RunSummary:
     run_dir: str
