@@ -17,7 +17,7 @@ from kafka import KafkaProducer
 
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
 from harness.errors import HarnessError
-from harness.evidence.checkpoint import last_planned
+from harness.evidence.checkpoint import committed_positions, last_planned
 from harness.process import Supervisor
 from harness.spark.launcher import launch_driver
 from harness.waiting import wait_for
@@ -99,10 +99,18 @@ def run_demo(
             )
 
         def wait_for_sink(expected: int, driver) -> float:
+            """Wait until the sink holds `expected` records and the checkpoint has committed them.
+
+            Stopping between a batch's write and its commit would make the
+            restart replay that batch (the Kafka sink is at-least-once), which
+            is not what this demonstration is about.
+            """
             t0 = time.monotonic()
             wait_for(
-                lambda: topic_size(bootstrap, sink) >= expected, timeout=180, interval=0.5,
-                what=f"{expected} records in {sink}",
+                lambda: topic_size(bootstrap, sink) >= expected
+                and sum(committed_positions(checkpoint).values()) >= expected,
+                timeout=180, interval=0.5,
+                what=f"{expected} records in {sink}, committed in {checkpoint}",
                 abort=lambda: None if driver.running() else f"the relay driver exited (see {driver.record.log_path})",
             )
             return time.monotonic() - t0
