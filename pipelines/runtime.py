@@ -1,14 +1,18 @@
 """What every streamlet driver shares: running its queries until stopped.
 
-SIGTERM (or Ctrl-C) asks for a graceful stop: the queries are stopped between
-micro-batches and the SparkSession is closed, so a restart resumes from the
-checkpoint with nothing replayed. SIGKILL is the crash case and needs no code.
+SIGTERM (or Ctrl-C) asks for a graceful stop: each query is stopped between
+micro-batches (a running batch gets a few seconds to finish and commit) and
+the SparkSession is closed, so a restart resumes from the checkpoint with
+nothing replayed. SIGKILL is the crash case and needs no code.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import time
+
+BATCH_FINISH_S = 5.0
 
 
 class StopRequest:
@@ -39,11 +43,24 @@ def run_until_stopped(spark, queries, poll_seconds: float = 1.0) -> int:
                 break
             queries[0].awaitTermination(poll_seconds)
     finally:
+        deadline = time.monotonic() + BATCH_FINISH_S
         for query in queries:
-            if query.isActive:
-                query.stop()
+            _stop_between_batches(query, deadline)
         spark.stop()
     if failed is not None:
         print(f"query {failed.name} failed: {failed.exception()}", file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+def _stop_between_batches(query, deadline: float) -> None:
+    """Stop `query` once no trigger is running, or at `deadline` whatever it is doing.
+
+    query.stop() interrupts a batch in flight; one interrupted between its
+    write and Spark's commit would be replayed after the restart, which is a
+    crash's signature, not a graceful stop's.
+    """
+    while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if query.isActive:
+        query.stop()
