@@ -107,8 +107,8 @@ def run_demo(
             """
             t0 = time.monotonic()
             wait_for(
-                lambda: topic_size(bootstrap, sink) >= expected
-                and sum(committed_positions(checkpoint).values()) >= expected,
+                lambda: sum(committed_positions(checkpoint).values()) >= expected  # a file read: asked first
+                and topic_size(bootstrap, sink) >= expected,
                 timeout=180, interval=0.5,
                 what=f"{expected} records in {sink}, committed in {checkpoint}",
                 abort=lambda: None if driver.running() else f"the relay driver exited (see {driver.record.log_path})",
