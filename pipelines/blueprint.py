@@ -111,7 +111,7 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
     if unknown:
         raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected kind, settings)")
     kind = raw.get("kind")
-    if kind not in SPECS:
+    if not isinstance(kind, str) or kind not in SPECS:
         raise BlueprintError(f"{path}.kind", f"unknown streamlet kind {kind!r} (known: {', '.join(sorted(SPECS))})")
     spec = SPECS[kind]
     settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
@@ -119,7 +119,7 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
         if key not in spec.settings:
             raise BlueprintError(f"{path}.settings.{key}", f"unknown setting for {kind} (known: {', '.join(spec.settings) or 'none'})")
     merged = {**spec.settings, **settings}
-    if kind == "egress" and merged["mode"] not in EGRESS_MODES:
+    if kind == "egress" and (not isinstance(merged["mode"], str) or merged["mode"] not in EGRESS_MODES):
         raise BlueprintError(f"{path}.settings.mode", f"expected one of {', '.join(EGRESS_MODES)}, got {merged['mode']!r}")
     if kind == "processor":
         p = merged["crash_probability"]

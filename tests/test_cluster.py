@@ -186,3 +186,19 @@ def test_broker_kill_restart_and_status_api(single):
         assert admin.live_broker_ids() == {1}
     saved = json.loads((single.workdir / "cluster.json").read_text())
     assert saved["nodes"][0]["port"] == int(single.bootstrap_servers.split(":")[1])
+
+
+def test_the_generator_sends_exactly_rate_times_duration_records(single, tmp_path):
+    """The workload is what the scenario says: round(rate x duration) records, every one in the ack log
+    (before, 200/s over 6 s could send 1,199)."""
+    from harness.workload.generator import run
+    from harness.workload.settings import WorkloadSettings
+
+    with single.admin() as admin:
+        admin.create_topic("gen", partitions=2)
+    for rate, duration in [(200, 6), (150, 7), (180, 7), (37.5, 4)]:
+        log = tmp_path / f"acks-{rate}.csv"
+        summary = run(WorkloadSettings(single.bootstrap_servers, "gen", str(log), rate=rate, duration_s=duration, keys=3))
+        lines = log.read_text().splitlines()[1:]
+        assert summary["sent"] == len(lines) == round(rate * duration), (rate, duration)
+        assert sum(",acked," in line for line in lines) == summary["acked"] == round(rate * duration)

@@ -98,7 +98,7 @@ def parse_faults(raw: Any, blueprint: Blueprint, brokers: int, external: bool) -
     for index, item in enumerate(raw):
         path = f"faults[{index}]"
         kind = item.get("kind") if isinstance(item, dict) else None
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             raise BlueprintError(f"{path}.kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
         spec = KINDS[kind]
         schedule = SCHEDULE_FIELDS if spec.scheduled else {"kind", "target"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pipelines.blueprint import BlueprintError
@@ -13,7 +14,7 @@ class Fields:
     def __init__(self, raw: Any, path: str, allowed: set[str]):
         if not isinstance(raw, dict):
             raise BlueprintError(path, f"expected a mapping, got {type(raw).__name__}")
-        unknown = sorted(set(raw) - allowed)
+        unknown = sorted(str(k) for k in set(raw) - allowed)
         if unknown:
             raise BlueprintError(f"{path}.{unknown[0]}", f"unknown field (expected one of {', '.join(sorted(allowed))})")
         self.raw, self.path = raw, path
@@ -28,6 +29,8 @@ class Fields:
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
             names = " or ".join(k.__name__ for k in kinds)
             raise BlueprintError(f"{self.path}.{key}", f"expected {names}, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BlueprintError(f"{self.path}.{key}", f"expected a finite number, got {value!r}")
         if minimum is not None and value < minimum or maximum is not None and value > maximum:
             bounds = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
             raise BlueprintError(f"{self.path}.{key}", f"expected a value {bounds}, got {value!r}")

@@ -10,19 +10,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness.errors import HarnessError
 from harness.secrets import redacted
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
+from harness.scenario.source import ScenarioError, read_tree
 from pipelines.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from pipelines.settings import SourceOptions
 
 
-class ScenarioError(HarnessError):
-    pass
+# What one machine can do: a Python generator sends at most tens of thousands of records a second,
+# and the checker holds about 0.35 GiB per million delivered records (docs/checker.md).
+MAX_RATE = 100_000.0
+MAX_DURATION_S = 7 * 24 * 3600.0
+MAX_KEYS = 1_000_000
+MAX_PAYLOAD_BYTES = 900_000  # under Kafka's default message size limit (1 MB) with the record's other fields
+MAX_RECORDS = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -70,18 +73,22 @@ def _workload(raw: Any) -> WorkloadSpec:
         t.get("name", str, "source"), t.get("partitions", int, 2, minimum=1), t.get("replication", int, 1, minimum=1),
         {str(k): str(v) for k, v in t.get("config", dict, {}).items()},
     )
-    return WorkloadSpec(
+    spec = WorkloadSpec(
         topic=topic,
-        keys=f.get("keys", int, 8, minimum=1),
-        rate=float(f.get("rate", (int, float), 200.0, minimum=0.1)),
-        duration_s=float(f.get("duration_s", (int, float), 30.0, minimum=0)),
-        payload_bytes=f.get("payload_bytes", int, 64, minimum=0),
+        keys=f.get("keys", int, 8, minimum=1, maximum=MAX_KEYS),
+        rate=float(f.get("rate", (int, float), 200.0, minimum=0.1, maximum=MAX_RATE)),
+        duration_s=float(f.get("duration_s", (int, float), 30.0, minimum=0, maximum=MAX_DURATION_S)),
+        payload_bytes=f.get("payload_bytes", int, 64, minimum=0, maximum=MAX_PAYLOAD_BYTES),
         late_share=float(f.get("late_share", (int, float), 0.0, minimum=0, maximum=1)),
         late_by_s=float(f.get("late_by_s", (int, float), 0.0, minimum=0)),
         late_after_s=float(f.get("late_after_s", (int, float), 0.0, minimum=0)),
         idempotence=f.get("idempotence", bool, True),
         seed=f.get("seed", int, 1),
     )
+    if spec.rate * spec.duration_s > MAX_RECORDS:
+        raise BlueprintError("workload", f"rate x duration_s is {spec.rate * spec.duration_s:,.0f} records; at most "
+                                         f"{MAX_RECORDS:,} can be checked in this machine's memory")
+    return spec
 
 
 def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
@@ -138,20 +145,7 @@ def parse_scenario(raw: Any) -> Scenario:
 def load_scenario(path: Path) -> Scenario:
     """Read and validate a scenario file; every error names the file and the field."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ScenarioError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if raw is None:
-        raise ScenarioError(f"{path}: the file is empty")
+    raw = read_tree(path)
     try:
         return parse_scenario(raw)
     except BlueprintError as exc:

@@ -71,6 +71,14 @@ class AckLog:
         self._file.close()
 
 
+def planned_records(settings: WorkloadSettings) -> int | None:
+    """How many records the workload is: exactly rate x duration (rounded), capped by max_records;
+    None when neither bounds it (runs until stopped)."""
+    bounds = [b for b in (None if settings.duration_s is None else round(settings.rate * settings.duration_s),
+                          settings.max_records) if b is not None]
+    return min(bounds) if bounds else None
+
+
 def run(settings: WorkloadSettings) -> dict:
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
@@ -87,16 +95,16 @@ def run(settings: WorkloadSettings) -> dict:
     )
     log = AckLog(settings.ack_log)
     plan = record_plan(settings)
+    total = planned_records(settings)
     start = time.monotonic()
     sent = 0
     try:
-        while not stopping:
+        while not stopping and (total is None or sent < total):
             elapsed = time.monotonic() - start
-            if settings.duration_s is not None and elapsed >= settings.duration_s:
-                break
-            if settings.max_records is not None and sent >= settings.max_records:
-                break
+            # Record i is due at i / rate: the last of rate x duration records goes out just before the end.
             due = int(elapsed * settings.rate) + 1 - sent
+            if total is not None:
+                due = min(due, total - sent)
             if due <= 0:
                 log.drain()
                 time.sleep(min(0.05, 1.0 / settings.rate))
