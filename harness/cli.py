@@ -165,7 +165,19 @@ def _default_run_dir(name: str) -> Path:
     return Path("reports") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, play_faults: bool):
+EXIT_PASS, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 3
+
+allow_unknown_option = click.option(
+    "--allow-unknown", is_flag=True,
+    help="Exit 0 when no expectation failed but some could not be measured (unknown is never a pass otherwise).")
+
+
+def _exit_code(outcome: str, allow_unknown: bool) -> int:
+    return {"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(outcome, EXIT_PASS if allow_unknown else EXIT_UNKNOWN)
+
+
+def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, play_faults: bool,
+         allow_unknown: bool = False):
     from harness.runner.console import Console
     from harness.runner.run import run_scenario
     from harness.scenario import load_scenario
@@ -180,9 +192,7 @@ def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed
                f"{summary.faults_played} of {summary.faults_planned} faults played{failed}")
     click.echo(f"run directory: {summary.run_dir}")
     report = _report(Path(summary.run_dir))
-    if summary.status != "complete" or not report.passed:
-        sys.exit(1)
-    return summary
+    sys.exit(EXIT_FAIL if summary.status != "complete" else _exit_code(report.outcome, allow_unknown))
 
 
 def _report(run_dir: Path):
@@ -197,16 +207,22 @@ def _report(run_dir: Path):
     return report
 
 
+def _n(value) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
 def _print_verdict(report) -> None:
     c = report.counts
-    failed = [e for e in report.expectations if not e.passed]
-    click.echo(f"verdict: {report.verdict}  (acked {c.acked:,}, lost {c.lost:,}, duplicated deliveries {c.duplicated_deliveries:,}, "
-               f"duplicated in state {c.duplicated_in_state:,}, phantom {c.phantom:,}, reordered {c.reordered:,})")
+    click.echo(f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, "
+               f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
+               f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})")
     for gap in report.gaps:
         click.echo(f"partial: {gap}")
     for e in report.expectations:
-        click.echo(f"  {'pass' if e.passed else 'FAIL'}  {e.name}: {e.detail}")
-    click.echo(f"expectations: {len(report.expectations) - len(failed)} of {len(report.expectations)} passed")
+        click.echo(f"  {e.status if e.passed else e.status.upper():<7}  {e.name}: {e.detail}")
+    counted = {status: sum(e.status == status for e in report.expectations) for status in ("pass", "fail", "unknown")}
+    click.echo(f"expectations: {counted['pass']} of {len(report.expectations)} passed"
+               + (f", {counted['fail']} failed" if counted["fail"] else "") + (f", {counted['unknown']} unknown" if counted["unknown"] else ""))
 
 
 run_options = [
@@ -214,6 +230,7 @@ run_options = [
     click.option("--out", "run_dir", type=click.Path(path_type=Path), default=None, help="Run directory [reports/NAME-TIMESTAMP]."),
     click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload (overrides the scenario)."),
     click.option("--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."),
+    allow_unknown_option,
 ]
 
 
@@ -225,7 +242,7 @@ def _with_run_options(command):
 
 @main.command("run")
 @_with_run_options
-def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None):
+def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):
     """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
 
     \b
@@ -234,25 +251,30 @@ def run_command(scenario_file: Path, run_dir: Path | None, duration: float | Non
 
     \b
     Exit codes: 0 the run completed and every expectation passed, 1 it could
-    not complete or an expectation failed, 2 bad input, 130 interrupted (the
-    evidence so far is kept; nothing is left running).
+    not complete or an expectation failed, 2 bad input, 3 nothing failed but
+    an expectation could not be measured (unknown; 0 with --allow-unknown),
+    130 interrupted (the evidence so far is kept; nothing is left running).
 
     \b
     Examples:
       harness run scenarios/smoke.yaml
       harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=True)
+    _run(scenario_file, run_dir, duration, seed, play_faults=True, allow_unknown=allow_unknown)
 
 
 @main.command("check")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print report.json's content instead of the summary.")
-def check_command(run_dir: Path, as_json: bool):
+@allow_unknown_option
+def check_command(run_dir: Path, as_json: bool, allow_unknown: bool):
     """Judge the evidence in RUN_DIR again (files only: no broker, no Spark) and print the verdict.
 
-    Nothing is written. Exit codes: 0 every expectation passed, 1 one failed,
-    2 the run directory cannot be judged (missing, or no acknowledgement log).
+    Nothing is written. A run still in progress (its processes alive) or cut
+    short is said to be so first, and what it has not delivered yet is not
+    counted as lost. Exit codes: 0 every expectation passed, 1 one failed,
+    2 the run directory cannot be judged (missing, or no acknowledgement log),
+    3 none failed but one could not be measured (0 with --allow-unknown).
 
     \b
     Examples:
@@ -261,19 +283,20 @@ def check_command(run_dir: Path, as_json: bool):
     """
     import json
 
-    from harness.checker.check import check_run
+    from harness.report.write import judge_run
 
-    report = check_run(run_dir)
+    report = judge_run(run_dir)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         _print_verdict(report)
-    sys.exit(0 if report.passed else 1)
+    sys.exit(_exit_code(report.outcome, allow_unknown))
 
 
 @main.command("report")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-def report_command(run_dir: Path):
+@allow_unknown_option
+def report_command(run_dir: Path, allow_unknown: bool):
     """Check RUN_DIR and (re)write its report.json, report.md, report.html and junit.xml, and the index
     of the folder it is in. Exit codes as for `check`.
 
@@ -282,7 +305,7 @@ def report_command(run_dir: Path):
       harness report reports/smoke-20261121-101500
     """
     report = _report(run_dir)
-    sys.exit(0 if report.passed else 1)
+    sys.exit(_exit_code(report.outcome, allow_unknown))
 
 
 @main.command("gate")
@@ -290,7 +313,8 @@ def report_command(run_dir: Path):
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Folder for the suite's runs [reports/gate-TIMESTAMP].")
 @click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload for every scenario (overrides).")
 @click.option("--seed", type=int, default=None, help="Seed for every scenario (overrides).")
-def gate_command(suite: Path, out: Path | None, duration: float | None, seed: int | None):
+@allow_unknown_option
+def gate_command(suite: Path, out: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):
     """Run a suite of scenarios (a folder of *.yaml, or a file listing them), check each, and gate.
 
     Writes one run directory per scenario, junit.xml (one suite per scenario,
@@ -299,7 +323,8 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
 
     \b
     Exit codes: 0 every scenario ran and passed, 1 any expectation failed or a
-    run could not complete, 2 bad input, 130 interrupted.
+    run could not complete, 2 bad input, 3 none failed but some expectation
+    could not be measured (unknown; 0 with --allow-unknown), 130 interrupted.
 
     \b
     Examples:
@@ -314,9 +339,11 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
     scenarios = [load_scenario(f) for f in files]
     out = out or default_out()
     entries, index = run_suite(list(zip(files, scenarios)), out, duration, seed, Console())
-    ok = sum(e.passed for e in entries)
-    click.echo(f"suite: {ok} of {len(entries)} scenarios passed; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
-    sys.exit(0 if ok == len(entries) else 1)
+    ok = sum(e.outcome == "pass" for e in entries)
+    unknown = sum(e.outcome == "unknown" for e in entries)
+    click.echo(f"suite: {ok} of {len(entries)} scenarios passed" + (f", {unknown} unknown" if unknown else "")
+               + f"; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
+    sys.exit(_exit_code("fail" if any(e.outcome == "fail" for e in entries) else "unknown" if unknown else "pass", allow_unknown))
 
 
 @main.command("scenarios")
@@ -369,14 +396,14 @@ def pipeline():
 
 @pipeline.command("run")
 @_with_run_options
-def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None):
+def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):
     """Run SCENARIO_FILE's pipeline and workload but none of its faults; keep the evidence.
 
     \b
     Example:
       harness pipeline run scenarios/baseline.yaml --duration 20
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=False)
+    _run(scenario_file, run_dir, duration, seed, play_faults=False, allow_unknown=allow_unknown)
 
 
 @main.command()

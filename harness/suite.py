@@ -27,9 +27,13 @@ class SuiteEntry:
     run_dir: Path
     status: str
     verdict: str
-    passed: bool
-    failed: tuple[str, ...]  # names of failed expectations
+    outcome: str  # pass | fail | unknown
+    failed: tuple[str, ...]  # names of failed (or, marked so, unknown) expectations
     elapsed_s: float
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
 
 
 def suite_files(suite: Path) -> list[Path]:
@@ -69,10 +73,12 @@ def run_suite(scenarios: list[tuple[Path, Scenario]], out: Path, duration: float
         summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, console=console)
         report, _ = check_and_write(run_dir)
         suites.append(suite_element(report, name=path.stem))
-        passed = report.passed and summary.status == "complete"
-        failed = tuple(e.name for e in report.expectations if not e.passed) + (() if summary.status == "complete" else (f"run {summary.status}",))
-        entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, passed, failed, time.monotonic() - t0))
-        console.say(f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, " + ("passed" if passed else "FAILED: " + ", ".join(failed)))
+        outcome = report.outcome if summary.status == "complete" else "fail"
+        failed = tuple(e.name + ("" if e.status == "fail" else " (unknown)") for e in report.expectations if not e.passed) \
+            + (() if summary.status == "complete" else (f"run {summary.status}",))
+        entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, outcome, failed, time.monotonic() - t0))
+        console.say(f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, "
+                    + ("passed" if outcome == "pass" else f"{outcome.upper()}: " + ", ".join(failed)))
         write_junit(out / "junit.xml", suites)
         write_summary(out, entries)
     return entries, write_index(out)
@@ -83,14 +89,15 @@ def write_summary(out: Path, entries: list[SuiteEntry]) -> tuple[Path, Path]:
     lines = [f"# Suite: {passed} of {len(entries)} scenarios passed", "",
              "| scenario | verdict | status | result | failed expectations | run | time (s) |", "|---|---|---|---|---|---|---|"]
     for e in entries:
-        lines.append(f"| {e.scenario_file.stem} | {e.verdict} | {e.status} | {'pass' if e.passed else '**FAIL**'} | "
+        lines.append(f"| {e.scenario_file.stem} | {e.verdict} | {e.status} | {e.outcome if e.passed else '**' + e.outcome.upper() + '**'} | "
                      f"{', '.join(e.failed)} | [{e.run_dir.name}]({e.run_dir.name}/report.html) | {e.elapsed_s:.0f} |")
     md = out / "summary.md"
     md.write_text("\n".join(lines) + "\n")
     js = out / "summary.json"
     js.write_text(json.dumps({"passed": passed == len(entries), "scenarios": [
         {"scenario": str(e.scenario_file), "run_dir": str(e.run_dir), "status": e.status, "verdict": e.verdict,
-         "passed": e.passed, "failed_expectations": list(e.failed), "elapsed_s": round(e.elapsed_s, 1)} for e in entries]}, indent=2))
+         "outcome": e.outcome, "passed": e.passed, "failed_expectations": list(e.failed), "elapsed_s": round(e.elapsed_s, 1)}
+        for e in entries]}, indent=2))
     return md, js
 
 

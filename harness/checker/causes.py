@@ -97,7 +97,7 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
         if span.kind != "redeploy" or span.params.get("starting") == "earliest" or span.restart_ms is None:
             continue
         stopped = next((e for e in positions if e.get("streamlet") == span.target and e["ts_ms"] >= span.start_ms), None)
-        events = evidence.progress.get(span.target, [])
+        events = evidence.progress.get(span.target) or []
         resumed = next((e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > span.restart_ms), None)
         if stopped is None or resumed is None:
             continue

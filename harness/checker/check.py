@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.causes import LOST_CAUSES, lost_causes, replays
-from harness.checker.evidence import Evidence, load_evidence, split_rid
+from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
-from harness.checker.faults import RESTARTING, fault_spans, recovery_s
+from harness.checker.faults import RESTARTING, fault_spans, recovers, recovery_s
 from harness.checker.findings import Copy, FaultResult, Hop, Latency, Report, Witness
 from harness.checker.hops import HopData, copies_of, first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
 from harness.checker.reconcile import Counts, combine, isin, verdict
@@ -26,7 +26,6 @@ from harness.scenario.expectations import parse_expectations
 from pipelines.blueprint import parse_blueprint
 
 WITNESSES_PER_CLASS = 5
-NO_COUNTS = Counts(0, 0, 0, 0, 0, 0, 0)
 
 
 def _latency(evidence: Evidence, hops: list[HopData]) -> Latency:
@@ -68,18 +67,17 @@ def _witnesses(evidence: Evidence, hops: list[HopData], classes: dict[str, tuple
     `classes`: anomaly -> (rids, explain) where explain(rid) gives (first hop index or None, cause or None)."""
     chosen = {name: np.asarray(rids, dtype=np.int64)[:WITNESSES_PER_CLASS] for name, (rids, _) in classes.items()}
     every = np.unique(np.concatenate(list(chosen.values()) + [np.array([], np.int64)]))
-    copies = _copies(hops, every[every >= 0])
-    sent = evidence.sent[isin(evidence.sent.rid, every)].set_index("rid")  # only the witnesses' rows
+    copies = _copies(hops, every)
+    sent = evidence.sent[isin(evidence.sent.rid, every)].set_index("rid")  # only the witnesses' rows (one per record)
     witnesses = []
     for name, rids in chosen.items():
         explain = classes[name][1]
         for rid in rids.tolist():
-            key, seq = (int(v[0]) for v in split_rid([rid]))
+            key, seq = evidence.ids.name(rid)
             source = sent.loc[rid] if rid in sent.index else None
             first_hop, cause = explain(rid)
             witnesses.append(Witness(
-                name, str(evidence.keys[key]) if rid >= 0 and key < len(evidence.keys) else "?", seq if rid >= 0 else None,
-                _int(source.partition) if source is not None else None, _int(source.offset) if source is not None else None,
+                name, key, seq, _int(source.partition) if source is not None else None, _int(source.offset) if source is not None else None,
                 tuple(copies.get(rid, [])), hops[first_hop].name if first_hop is not None else None, cause))
     return witnesses
 
@@ -105,15 +103,31 @@ def _fault_results(evidence: Evidence, spans, redelivered: np.ndarray) -> list[F
             note = "did not restart"
         elif span.end_ms is None:
             note = "did not end before the run did"
-        elif span.kind in RESTARTING and recovered is None:
-            note = "no batch with input after the restart"
+        elif recovered is None and recovers(span):
+            missing = [s for s in ([span.target] if span.kind in RESTARTING else evidence.progress) if evidence.progress.get(s) is None]
+            note = (f"recovery unknown: progress of {', '.join(missing)} missing" if missing else
+                    "no batch and no idle report after the restart" if span.kind in RESTARTING else "no batch after it ended")
         results.append(FaultResult(span.kind, span.target, span.start_ms, span.end_ms, span.params, recovered,
-                                   int(redelivered[i]), note))
+                                   int(redelivered[i]), note, recovers(span), span.restarted if span.kind in RESTARTING else None))
     return results
 
 
-def check_run(run_dir: Path) -> Report:
+def unfinished_reason(evidence: Evidence, running: tuple[str, ...]) -> str:
+    """Why this run is not a finished one ("" when it is): missing deliveries are not losses then."""
+    if running:
+        return f"run in progress: {', '.join(running)} still running"
+    if not evidence.run:
+        return "run.json missing: the run did not finish (still in progress, or the harness was killed)"
+    status = evidence.run.get("status")
+    if status != "complete":
+        return f"run {status}: it stopped before the pipeline drained"
+    return ""
+
+
+def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
+    """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads files only)."""
     evidence = load_evidence(run_dir)
+    unfinished = unfinished_reason(evidence, running)
     scenario = evidence.scenario
     spans = fault_spans(evidence.history)
     hops = hop_data(evidence)
@@ -129,8 +143,9 @@ def check_run(run_dir: Path) -> Report:
     dup_first = first_duplicated_hop(hops, results, duplicated)
     replay = replays(hops, duplicated, dup_first, spans)
 
-    lost_by_cause = {c: int((cause_of_lost == c).sum()) for c in LOST_CAUSES}
-    counts = egress_result.counts if egress_result else NO_COUNTS
+    lost_by_cause = {c: int((cause_of_lost == c).sum()) for c in LOST_CAUSES} if egress_result else None
+    acked = int(evidence.sent.acked.sum())
+    counts = egress_result.counts if egress_result else Counts.unmeasured(acked, len(evidence.sent) - acked)
     windows = None
     window_egress = next((e for e in evidence.egresses if e.windowed), None)
     witnesses_extra: list[Witness] = []
@@ -143,9 +158,9 @@ def check_run(run_dir: Path) -> Report:
             lost_by_cause["unexplained"] = windows.records_missing - windows.records_dropped_by_watermark
             witnesses_extra = _window_witnesses(evidence, window_egress.name, reconciled.table)
     elif egress_result is None:
-        gaps.append("no egress evidence: the end-to-end verdict cannot be established and is reported as none")
+        gaps.append("no egress evidence: lost, duplicated and the end-to-end verdict are unknown")
 
-    end_to_end = verdict(counts) if (egress_result or windows) else "none"
+    end_to_end = verdict(counts) if (egress_result or windows) and not unfinished else "unknown"
     hop_findings = []
     for index, (hop, result) in enumerate(zip(hops, results)):
         first_seen = {"lost": int((lost_first == index).sum()), "duplicated": int((dup_first == index).sum())}
@@ -154,10 +169,12 @@ def check_run(run_dir: Path) -> Report:
     per_fault = replay.per_fault(len(spans))
     faults = _fault_results(evidence, spans, per_fault)
     attributed = int((replay.copies.fault >= 0).sum())
-    causes = {"lost": lost_by_cause,
+    causes = {"lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
               "duplicated": {"replay_after_fault": attributed, "unexplained": int(len(replay.copies) - attributed)}}
     query_failures = [{"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
                       for e in evidence.history if e["event"] == "query_failed"]
+    if unfinished:
+        gaps.insert(0, unfinished + "; counts are so far, and missing records are not judged lost")
 
     lost_index = pd.Series(np.arange(len(lost)), index=lost)
     dup_index = pd.Series(np.arange(len(duplicated)), index=duplicated)
@@ -185,11 +202,12 @@ def check_run(run_dir: Path) -> Report:
     expectations = parse_expectations(scenario.get("expectations", {}) or {}, parse_blueprint(scenario["blueprint"]))
     return Report(
         run_dir=str(evidence.root), scenario=str(scenario.get("name", "?")), description=str(scenario.get("description", "")).strip(),
-        status=str(evidence.run.get("status", "unknown")), verdict=end_to_end, counts=counts, hops=hop_findings,
+        status="running" if running else str(evidence.run.get("status", "unknown")), verdict=end_to_end, counts=counts, hops=hop_findings,
         causes=causes, retention=[w.__dict__ for w in retention], faults=faults, latency=_latency(evidence, hops),
-        expectations=judge(expectations, end_to_end, counts, hop_findings, lost_by_cause, faults, query_failures),
+        expectations=judge(expectations, end_to_end, counts, hop_findings, lost_by_cause, faults,
+                           query_failures if evidence.has_history else None, unfinished),
         witnesses=witnesses, query_failures=query_failures, windows=windows,
-        timeline=timeline(evidence, lost, duplicated), gaps=gaps,
+        timeline=timeline(evidence, lost, duplicated), gaps=gaps, unfinished=unfinished,
     )
 
 

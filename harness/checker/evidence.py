@@ -2,17 +2,24 @@
 
 Only reads files: no broker, no Spark, no database server. Large files are
 read with Arrow (CSV, JSON lines, SQLite through ADBC) into compact columns;
-records are identified by one int64 `rid` = key code * 2**40 + seq, so every
-join and count downstream is a vectorized operation on integers.
+records are identified by one int64 `rid` (RecordIds), so every join and
+count downstream is a vectorized operation on integers. An ordinary record
+(a key, a seq from 0 to 2**40) has rid = key code * 2**40 + seq; any other
+(key, seq) a file can hold (a negative, huge, fractional or text seq, a
+missing key or seq) gets a negative rid of its own, so it is that record or a
+phantom, never another record.
 
 A missing or unreadable piece of evidence is not fatal: it is listed in
 `Evidence.gaps` (file and what is wrong) and the checker reports what it
-could judge. Only a missing run directory or acknowledgement log stops it.
+could judge. A last line cut mid-record (what a SIGKILL leaves) is dropped
+and listed; a damaged line in the middle is skipped and named by its line
+number. Only a missing run directory, scenario or acknowledgement log stops it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +32,6 @@ import pyarrow.json as pajson
 
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
-from harness.evidence.progress import query_events
 
 SEQ_BITS = 40
 SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
@@ -65,15 +71,21 @@ class Evidence:
     scenario: dict  # the raw scenario as run
     resolved: dict  # duration, seed, schedule
     run: dict  # run.json (empty when the run did not finish writing it)
-    keys: np.ndarray  # key dictionary: code -> key text
+    ids: RecordIds  # record identity: rid <-> (key, seq)
     sent: pd.DataFrame  # rid, key, seq, event_time_ms, late, acked, partition, offset
     history: list[dict]
-    progress: dict[str, list[dict]]  # streamlet -> query events
+    progress: dict[str, list[dict] | None]  # streamlet -> query events (None: file missing)
     streamlets: list[Streamlet]  # pipeline order
     source_topic: str
     topics: dict[str, pd.DataFrame]  # hop topic -> partition, offset, timestamp_ms, rid, key, seq, batches
     egresses: list[Egress]
     gaps: list[str] = field(default_factory=list)
+    has_history: bool = True
+
+    @property
+    def keys(self) -> np.ndarray:
+        """Key dictionary: code -> key text."""
+        return self.ids.keys
 
 
 def rids(key_codes, seqs) -> np.ndarray:
@@ -81,15 +93,27 @@ def rids(key_codes, seqs) -> np.ndarray:
 
 
 def split_rid(rid) -> tuple[np.ndarray, np.ndarray]:
+    """Key code and seq of ordinary rids (>= 0); alien rids (< 0) are named by RecordIds.name."""
     rid = np.asarray(rid, dtype=np.int64)
     return rid >> SEQ_BITS, rid & ((1 << SEQ_BITS) - 1)
 
 
-class _Keys:
-    """One key dictionary for every table, so the same key has the same code everywhere."""
+MAX_KEY_CODE = (1 << (63 - SEQ_BITS)) - 1
+INTEGER = re.compile(r"-?[0-9]+")
+
+
+class RecordIds:
+    """One key dictionary and one record identity for every table, so the same record has the same rid
+    everywhere and no two records share one."""
 
     def __init__(self, first: pa.Array):
         self.values = pc.unique(first.drop_null())
+        self._aliens: dict[tuple, int] = {}  # (key text or None, seq as written or None) -> rid < 0
+        self._alien_names: list[tuple] = []
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self.values.to_numpy(zero_copy_only=False)
 
     def codes(self, keys: pa.Array) -> np.ndarray:
         distinct = pc.unique(keys.drop_null())
@@ -97,6 +121,43 @@ class _Keys:
         if len(extra):
             self.values = pa.concat_arrays([self.values, extra.cast(self.values.type)])
         return pc.index_in(keys, value_set=self.values).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def ids(self, keys: pa.Array, seqs: pa.Array) -> np.ndarray:
+        """rid per row: packed for ordinary rows (vectorized), an alien rid of its own for every other (key, seq)."""
+        codes = self.codes(keys)
+        if pa.types.is_integer(seqs.type):
+            seq = seqs.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False)
+            ordinary = pc.is_valid(seqs).to_numpy(zero_copy_only=False)
+        else:  # text, fractions, mixed: the integers among them are still ordinary
+            text = seqs.cast(pa.string()) if not pa.types.is_null(seqs.type) else pa.nulls(len(seqs), pa.string())
+            ordinary = pc.fill_null(pc.match_substring_regex(text, r"^-?[0-9]{1,18}$"), False).to_numpy(zero_copy_only=False)
+            seq = pc.if_else(pa.array(ordinary), text, "-1").cast(pa.int64()).to_numpy(zero_copy_only=False)
+        ordinary &= (codes >= 0) & (codes <= MAX_KEY_CODE) & (seq >= 0) & (seq < (1 << SEQ_BITS))
+        out = rids(np.where(ordinary, codes, 0), np.where(ordinary, seq, 0))
+        odd = np.flatnonzero(~ordinary)
+        if len(odd):
+            key_list = keys.take(pa.array(odd)).to_pylist()
+            seq_list = seqs.take(pa.array(odd)).to_pylist()
+            out[odd] = [self._alien(k, v) for k, v in zip(key_list, seq_list)]
+        return out
+
+    def _alien(self, key, seq) -> int:
+        if isinstance(seq, float) and seq.is_integer():
+            seq = int(seq)
+        if isinstance(seq, str) and INTEGER.fullmatch(seq.strip()):
+            seq = int(seq)
+        name = (None if key is None else str(key), seq)
+        if name not in self._aliens:
+            self._aliens[name] = -1 - len(self._alien_names)
+            self._alien_names.append(name)
+        return self._aliens[name]
+
+    def name(self, rid: int) -> tuple[str | None, object]:
+        """(key, seq) as the evidence wrote them."""
+        if rid < 0:
+            return self._alien_names[-1 - rid]
+        key, seq = (int(v[0]) for v in split_rid([rid]))
+        return (str(self.values[key]) if key < len(self.values) else None), seq
 
 
 def _read_json(path: Path, gaps: list[str], what: str):
@@ -109,63 +170,154 @@ def _read_json(path: Path, gaps: list[str], what: str):
     return {}
 
 
-def _history(path: Path, gaps: list[str]) -> list[dict]:
-    events, bad = [], 0
+def _json_lines(path: Path, name: str, gaps: list[str], required: tuple[str, ...]) -> list[dict] | None:
+    """Every whole JSON object line with the required fields (None: no such file). A cut last line and
+    damaged lines in the middle are skipped and listed in gaps."""
     try:
-        text = path.read_text()
+        text = path.read_bytes()
     except FileNotFoundError:
-        gaps.append("history.jsonl: missing (no faults, offsets or process events to attribute causes to)")
-        return []
-    for line in text.splitlines():
+        return None
+    lines = text.split(b"\n")
+    if lines[-1].strip():
+        gaps.append(f"{name}: last line cut mid-record ({lines[-1][:60]!r}), dropped")
+    events, bad = [], []
+    for number, line in enumerate(lines[:-1], 1):
         try:
             event = json.loads(line)
-            if isinstance(event, dict) and "ts_ms" in event and "event" in event:
+            if isinstance(event, dict) and all(k in event for k in required):
                 events.append(event)
                 continue
         except ValueError:
             pass
-        bad += 1
+        if line.strip():
+            bad.append(number)
     if bad:
-        gaps.append(f"history.jsonl: {bad} line(s) unreadable (truncated or corrupt), skipped")
+        gaps.append(f"{name}: {len(bad)} damaged line(s) skipped (line {', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})")
     return events
 
 
-def _acks(path: Path) -> pa.Table:
+def _history(path: Path, gaps: list[str]) -> list[dict] | None:
+    events = _json_lines(path, "history.jsonl", gaps, ("ts_ms", "event"))
+    if events is None:
+        gaps.append("history.jsonl: missing (no faults, offsets or process events to attribute causes to)")
+    return events
+
+
+def _progress(layout: RunLayout, streamlets: list[Streamlet], gaps: list[str]) -> dict[str, list[dict] | None]:
+    """Each streamlet's query events; None where its progress file is missing (its recovery times are unknown)."""
+    found = {}
+    for s in streamlets:
+        found[s.name] = _json_lines(layout.progress(s.name), f"progress/{s.name}.jsonl", gaps, ("event",))
+        if found[s.name] is None:
+            gaps.append(f"progress/{s.name}.jsonl: missing (when {s.name} ran its batches, and so its recovery times, unknown)")
+    return found
+
+
+def _whole_lines(path: Path, gaps: list[str], name: str) -> pa.Buffer:
+    """The file's bytes up to its last newline: a last line without one was cut mid-record (a writer
+    killed while appending) and is dropped, listed in gaps. Memory-mapped: nothing is copied."""
+    data = pa.memory_map(str(path)).read_buffer()
+    if not data.size or data[-1:].to_pybytes() == b"\n":
+        return data
+    tail_start = max(0, data.size - (1 << 16))
+    tail = data.slice(tail_start).to_pybytes()
+    cut = tail.rfind(b"\n")
+    while cut < 0 and tail_start > 0:  # a torn line longer than 64 KiB: look further back
+        tail_start = max(0, tail_start - (1 << 20))
+        tail = data.slice(tail_start).to_pybytes()
+        cut = tail.rfind(b"\n")
+    keep = tail_start + cut + 1 if cut >= 0 else 0
+    torn = data.slice(keep).to_pybytes()[:60]
+    gaps.append(f"{name}: last line cut mid-record ({torn!r}), dropped")
+    return data.slice(0, keep)
+
+
+ACK_TYPES = {"key": pa.string(), "seq": pa.int64(), "event_time_ms": pa.int64(), "late": pa.int8(), "status": pa.string(),
+             "partition": pa.int32(), "offset": pa.int64()}
+
+
+def _acks(path: Path, gaps: list[str]) -> pa.Table:
     try:
-        table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types={
-            "key": pa.string(), "seq": pa.int64(), "event_time_ms": pa.int64(), "late": pa.int8(),
-            "status": pa.string(), "partition": pa.int32(), "offset": pa.int64()}))
+        data = _whole_lines(path, gaps, "acks.csv")
     except FileNotFoundError:
         raise EvidenceError(f"{path}: missing: without the acknowledgement log there is nothing to reconcile") from None
+    except OSError as exc:
+        raise EvidenceError(f"{path}: unreadable acknowledgement log: {exc}") from None
+    damaged: list[str] = []
+
+    def skip(row) -> str:
+        if len(damaged) < 5:  # name the first few by their line number (a scan: only on damage)
+            text = row.text.encode()
+            number = next((i for i, line in enumerate(data.to_pybytes().split(b"\n"), 1) if line == text), None)
+            damaged.append(f"line {number}" if number else "a line")
+        else:
+            damaged.append("")
+        return "skip"
+
+    def read(types: dict) -> pa.Table:
+        damaged.clear()
+        return pacsv.read_csv(pa.BufferReader(data), parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
+                              convert_options=pacsv.ConvertOptions(column_types=types))
+
+    try:
+        try:
+            table = read(ACK_TYPES)
+        except pa.ArrowInvalid:  # a value of the wrong type somewhere: read as text, find the lines
+            table = _typed_acks(read({name: pa.string() for name in ACK_TYPES}), damaged)
     except (pa.ArrowInvalid, OSError) as exc:
         raise EvidenceError(f"{path}: unreadable acknowledgement log: {str(exc).splitlines()[0]}") from None
     missing = {"key", "seq", "status", "partition", "offset"} - set(table.column_names)
     if missing:
         raise EvidenceError(f"{path}: not an acknowledgement log (no column {', '.join(sorted(missing))})")
+    if damaged:
+        gaps.append(f"acks.csv: {len(damaged)} damaged line(s) skipped ({', '.join(d for d in damaged[:5] if d)}"
+                    f"{', ...' if len(damaged) > 5 else ''}): those records' outcomes are unknown to the checker")
     return table
 
 
-def _sent(table: pa.Table, keys: _Keys) -> pd.DataFrame:
-    codes = keys.codes(table["key"])
-    seq = table["seq"].to_numpy(zero_copy_only=False)
+def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
+    """Text columns -> the ack log's types; a number that is not one nulls its line's value and names the line.
+    seq stays text where it is not an integer: it is still that record's identity."""
+    columns = {}
+    for name in table.column_names:
+        column = table[name].combine_chunks()
+        kind = ACK_TYPES.get(name, pa.string())
+        if name == "seq" or kind == pa.string():
+            columns[name] = column
+            continue
+        valid = pc.fill_null(pc.match_substring_regex(column, r"^-?[0-9]{1,18}$"), False)
+        bad = pc.and_(pc.invert(valid), pc.not_equal(pc.utf8_length(column), 0)).to_numpy(zero_copy_only=False)
+        damaged += [f"line {i + 2} ({name})" for i in np.flatnonzero(bad)[:5]]
+        columns[name] = pc.if_else(valid, column, pa.scalar(None, pa.string())).cast(kind)
+    return pa.table(columns)
+
+
+def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+    """One row per record sent. A record with several lines (acked twice, acked and unknown) counts once:
+    acknowledged if any line says so, at that line's partition and offset."""
     frame = pd.DataFrame({
-        "rid": rids(codes, seq), "key": codes.astype(np.int32),
-        "event_time_ms": table["event_time_ms"].to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
-        "late": table["late"].to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
-        "acked": pc.equal(table["status"], "acked").to_numpy(zero_copy_only=False),
+        "rid": ids.ids(table["key"].combine_chunks(), table["seq"].combine_chunks()),
+        "event_time_ms": table["event_time_ms"].fill_null(0).to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
+        "late": table["late"].fill_null(0).to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
+        "acked": pc.fill_null(pc.equal(table["status"], "acked"), False).to_numpy(zero_copy_only=False),
         "partition": table["partition"].fill_null(-1).to_numpy(zero_copy_only=False),
         "offset": table["offset"].fill_null(-1).to_numpy(zero_copy_only=False),
     })
+    repeated = frame.rid.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        records = frame.rid[repeated].nunique()
+        frame = frame.sort_values(["rid", "acked"], ascending=[True, False], kind="stable").drop_duplicates("rid")
+        frame = frame.sort_index(ignore_index=True)
+        gaps.append(f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
+                    "acknowledged if any of its lines says so")
     return frame
 
 
-def _records(table: pa.Table, keys: _Keys, ids: bool = False) -> pd.DataFrame:
-    """Arrow columns -> pandas with rid (and key code, seq when `ids`); rows without a key or seq
-    (unparseable) get rid -1."""
-    codes = keys.codes(table["key"])
-    seq = table["seq"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    rid = np.where((codes < 0) | (seq < 0), -1, rids(np.maximum(codes, 0), np.maximum(seq, 0)))
-    frame = {"rid": rid} | ({"key": codes, "seq": seq} if ids else {})
+def _records(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
+    """Arrow columns -> pandas: rid from key and seq, the other columns as they are."""
+    key = table["key"].combine_chunks() if table.num_rows else pa.array([], pa.string())
+    seq = table["seq"].combine_chunks() if table.num_rows else pa.array([], pa.int64())
+    frame = {"rid": ids.ids(key.cast(pa.string()), seq)}
     for name in table.column_names:
         if name not in ("key", "seq"):
             frame[name] = table[name].to_numpy(zero_copy_only=False)
@@ -192,30 +344,65 @@ def _batch_columns(frame: pd.DataFrame, batches: pa.Array) -> pd.DataFrame:
     return frame
 
 
-def _topic_batch(batch: pa.RecordBatch, keys: _Keys) -> pd.DataFrame:
+def _topic_frame(columns: dict, batches: pa.Array | None, ids: RecordIds) -> pd.DataFrame:
+    frame = _records(pa.table(columns), ids)
+    return _batch_columns(frame, batches) if batches is not None else frame
+
+
+def _topic_batch(batch: pa.RecordBatch, ids: RecordIds) -> pd.DataFrame:
     value = batch.column("value")
     names = {value.type.field(i).name for i in range(value.type.num_fields)}
 
-    def field(name, kind):
-        return pc.struct_field(value, name).cast(kind) if name in names else pa.nulls(len(value), kind)
+    def field(name):
+        return pc.struct_field(value, name) if name in names else pa.nulls(len(value), pa.int64())
 
-    columns = {"key": field("key", pa.string()), "seq": field("seq", pa.int64()), "partition": batch.column("partition"),
+    columns = {"key": field("key"), "seq": field("seq"), "partition": batch.column("partition"),
                "offset": batch.column("offset"), "timestamp_ms": batch.column("timestamp_ms")}
     if "count" in names:
-        columns["count"] = field("count", pa.int64())
-    frame = _records(pa.table(columns), keys)
-    return _batch_columns(frame, pc.struct_field(value, "batches")) if "batches" in names else frame
+        columns["count"] = field("count").cast(pa.int64())
+    return _topic_frame(columns, pc.struct_field(value, "batches") if "batches" in names else None, ids)
 
 
-def _topic_dump(path: Path, keys: _Keys) -> pd.DataFrame:
+def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+    """The slow, forgiving reader, for a dump Arrow cannot read whole: line by line, damaged lines named and skipped,
+    values of any type kept (a seq that is not an integer is still that record's identity)."""
+    rows, bad = [], []
+    for number, line in enumerate(data.to_pybytes().split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            value = row["value"]
+            rows.append((int(row["partition"]), int(row["offset"]), int(row.get("timestamp_ms") or 0), value.get("key"),
+                         value.get("seq"), value.get("count"), json.dumps(value.get("batches") or {})))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            bad.append(number)
+    if bad:
+        gaps.append(f"{name}: {len(bad)} damaged line(s) skipped (line {', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})")
+    partition, offset, timestamp, key, seq, count, batches = (list(c) for c in zip(*rows)) if rows else ([],) * 7
+    text = lambda values: pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())  # noqa: E731
+    columns = {"key": text(key), "seq": text(seq), "partition": pa.array(partition, pa.int32()), "offset": pa.array(offset, pa.int64()),
+               "timestamp_ms": pa.array(timestamp, pa.int64())}
+    if any(c is not None for c in count):
+        columns["count"] = pa.array([c if isinstance(c, int) else None for c in count], pa.int64())
+    return _topic_frame(columns, pa.array(batches, pa.string()), ids)
+
+
+def _topic_dump(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>... in partition/offset order; window-count
     topics have no seq and keep their count. Read as a stream of blocks: only these columns stay in memory."""
-    if path.stat().st_size == 0:
+    name = f"topics/{path.name}"
+    data = _whole_lines(path, gaps, name)
+    if data.size == 0:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
-    with pajson.open_json(path, read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
-        frames = [_topic_batch(batch, keys) for batch in reader]
-    frame = _fill_batches(_concat(frames, {}))
-    del frames
+    try:
+        with pajson.open_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
+            frames = [_topic_batch(batch, ids) for batch in reader]
+        frame = _concat(frames, {})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+        frame = _topic_lines(data, name, ids, gaps)
+    frames = None
+    frame = _fill_batches(frame)
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 
 
@@ -235,22 +422,62 @@ def _concat(frames: list[pd.DataFrame], empty: dict[str, str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def _egress(layout: RunLayout, streamlet: Streamlet, keys: _Keys) -> Egress:
+def _sqlite_tables(db: Path, sql: str):
+    """Like _sqlite_batches, but for a table whose columns do not keep one type (SQLite allows any value in
+    any column, and ADBC fixes a column's type from its first rows): read with Python, odd values as text."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        cursor = conn.execute(sql)
+        names = [d[0] for d in cursor.description]
+        while rows := cursor.fetchmany(SQLITE_BATCH_ROWS):
+            columns = {}
+            for name, values in zip(names, zip(*rows)):
+                if all(v is None or isinstance(v, int) and -(1 << 63) <= v < (1 << 63) for v in values):
+                    columns[name] = pa.array(values, pa.int64())
+                else:
+                    columns[name] = pa.array([v if v is None or isinstance(v, str) else str(v) for v in values], pa.string())
+            yield pa.table(columns)
+
+
+class _MixedTypes(Exception):
+    pass
+
+
+def _egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
+    """Blocks of a query, converted one at a time; read again with Python when a column does not keep one type
+    (ADBC then raises, or turns a whole seq column into text with integers written as floats)."""
+    try:
+        frames = []
+        for block in _sqlite_batches(db, sql):
+            seq = block.schema.field("seq").type if "seq" in block.schema.names else pa.int64()
+            if not (pa.types.is_integer(seq) or pa.types.is_null(seq)):
+                raise _MixedTypes
+            frames.append(convert(block))
+        return frames
+    except Exception as exc:  # ADBC raises its own error types; a corrupt file is not a type change
+        if not isinstance(exc, _MixedTypes) and "type" not in str(exc).lower():
+            raise
+        return [convert(b) for b in _sqlite_tables(db, sql)]
+
+
+def _egress(layout: RunLayout, streamlet: Streamlet, ids: RecordIds) -> Egress:
     db = layout.egress_db(streamlet.name)
     if not db.is_file():
         raise FileNotFoundError(db)
     if streamlet.kind == "window-egress":
-        audit = [_batch_columns(b.drop_columns(["batches"]).to_pandas().assign(key=keys.codes(b.column("key"))), b.column("batches"))
-                 for b in _sqlite_batches(db, "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, "
-                                              "kafka_offset AS offset, received_ms, batches FROM window_audit ORDER BY rowid")]
-        state = [b.to_pandas().assign(key=keys.codes(b.column("key")))
-                 for b in _sqlite_batches(db, "SELECT key, window_start_ms, count, batch_id FROM windows")]
+        audit = _egress_rows(db, "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+                                 "received_ms, batches FROM window_audit ORDER BY rowid",
+                             lambda b: _batch_columns(b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))),
+                                                      b.column("batches")))
+        state = _egress_rows(db, "SELECT key, window_start_ms, count, batch_id FROM windows",
+                             lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))))
         return Egress(streamlet.name, True, _fill_batches(_concat(audit, WINDOW_AUDIT)), _fill_batches(_concat(state, WINDOW_STATE)))
     query = "audit" if streamlet.settings.get("mode") == "dedup" else "main"
-    audit = [_batch_columns(_records(pa.table(b.drop_columns(["batches"])), keys), b.column("batches"))
-             for b in _sqlite_batches(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
-                                          f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid")]
-    state = [_records(pa.table(b), keys) for b in _sqlite_batches(db, "SELECT key, seq, batch_id FROM records")]
+    audit = _egress_rows(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+                             f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
+                         lambda b: _batch_columns(_records(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")))
+    state = _egress_rows(db, "SELECT key, seq, batch_id FROM records", lambda b: _records(pa.table(b), ids))
     return Egress(streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _fill_batches(_concat(state, RECORD_STATE)))
 
 
@@ -290,9 +517,9 @@ def load_evidence(run_dir: Path) -> Evidence:
         raise EvidenceError(f"{layout.scenario}: missing or unreadable: the checker needs the scenario that was run")
     scenario = scenario_file["scenario"]
     run = _read_json(layout.summary, gaps, "how the run ended")
-    ack_table = _acks(layout.ack_log)
-    keys = _Keys(ack_table["key"])
-    sent = _sent(ack_table, keys)
+    ack_table = _acks(layout.ack_log, gaps)
+    ids = RecordIds(ack_table["key"].combine_chunks())
+    sent = _sent(ack_table, ids, gaps)
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     try:
         streamlets = _streamlets(layout, scenario, gaps)
@@ -303,7 +530,7 @@ def load_evidence(run_dir: Path) -> Evidence:
     for topic in [t for s in streamlets if s.kind != "ingress" for t in s.inputs]:
         path = layout.topic_dump(topic)
         try:
-            topics[topic] = _topic_dump(path, keys)
+            topics[topic] = _topic_dump(path, ids, gaps)
         except FileNotFoundError:
             gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
         except (pa.ArrowInvalid, KeyError, OSError) as exc:
@@ -313,11 +540,12 @@ def load_evidence(run_dir: Path) -> Evidence:
         if s.kind not in ("egress", "window-egress"):
             continue
         try:
-            egresses.append(_egress(layout, s, keys))
+            egresses.append(_egress(layout, s, ids))
         except FileNotFoundError:
             gaps.append(f"egress/{s.name}.sqlite: missing (nothing known about what the egress received)")
         except Exception as exc:  # ADBC raises driver-specific errors for corrupt databases
             gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
-    progress = {s.name: query_events(layout.progress(s.name)) for s in streamlets}
-    return Evidence(root, scenario, scenario_file.get("resolved", {}), run, keys.values.to_numpy(zero_copy_only=False),
-                    sent, _history(layout.history, gaps), progress, streamlets, source_topic, topics, egresses, gaps)
+    progress = _progress(layout, streamlets, gaps)
+    history = _history(layout.history, gaps)
+    return Evidence(root, scenario, scenario_file.get("resolved", {}), run, ids, sent, history or [], progress,
+                    streamlets, source_topic, topics, egresses, gaps, has_history=history is not None)

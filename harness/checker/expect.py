@@ -1,8 +1,14 @@
-"""Judging a scenario's expectations against what the checker found: one result per expectation."""
+"""Judging a scenario's expectations against what the checker found: one three-valued result per expectation.
+
+Each expectation is pass, fail or unknown. Unknown when what it needs could not
+be measured: no egress evidence (lost, duplicates, the verdict), a hop without
+evidence, no history (query failures), no fault whose recovery was measured,
+or a run that did not finish (what is missing so far is not yet lost).
+"""
 
 from __future__ import annotations
 
-from harness.checker.findings import ExpectationResult, FaultResult, Hop
+from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop
 from harness.checker.reconcile import Counts
 from harness.scenario.expectations import Expectations, satisfies
 
@@ -14,48 +20,92 @@ def _hop_named(hops: list[Hop], blueprint_topic: str) -> Hop | None:
     return next((h for h in hops if h.name == blueprint_topic or h.name.endswith("." + blueprint_topic)), None)
 
 
-def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop], lost_causes: dict,
-          faults: list[FaultResult], query_failures: list[dict]) -> list[ExpectationResult]:
+def _status(ok: bool) -> str:
+    return PASS if ok else FAIL
+
+
+def _guarantee(name: str, expected: str, actual: str | None, what: str, why_unknown: str) -> ExpectationResult:
+    if actual is None or actual == "unknown":
+        return ExpectationResult(name, expected, actual, UNKNOWN, f"{what}: unknown ({why_unknown}), expected {expected} or stronger")
+    return ExpectationResult(name, expected, actual, _status(satisfies(actual, expected)), f"{what}: {actual}, expected {expected} or stronger")
+
+
+def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop], lost_causes: dict | None,
+          faults: list[FaultResult], query_failures: list[dict] | None, unfinished: str = "") -> list[ExpectationResult]:
+    """`lost_causes` None: losses could not be counted; `query_failures` None: no history to read them from;
+    `unfinished`: why the run is not finished ("" when it is), which makes every loss-based result unknown."""
     results = []
+    lost = None if unfinished else counts.lost
+    why_lost = unfinished or "no egress evidence"
     if expected.end_to_end is not None:
-        results.append(ExpectationResult("end_to_end", expected.end_to_end, verdict, satisfies(verdict, expected.end_to_end),
-                                         f"end to end: {verdict}, expected {expected.end_to_end} or stronger"))
+        results.append(_guarantee("end_to_end", expected.end_to_end, None if unfinished else verdict, "end to end", why_lost))
     for topic, guarantee in expected.per_hop.items():
         hop = _hop_named(hops, topic)
-        actual = hop.verdict if hop else None
-        results.append(ExpectationResult(f"per_hop.{topic}", guarantee, actual, bool(hop) and satisfies(actual, guarantee),
-                                         f"hop {topic}: {actual or 'not judged (no evidence)'}, expected {guarantee} or stronger"))
+        results.append(_guarantee(f"per_hop.{topic}", guarantee, hop.verdict if hop and not unfinished else None, f"hop {topic}",
+                                  unfinished or "no evidence for this hop"))
     if expected.max_lost is not None:
-        results.append(ExpectationResult("max_lost", expected.max_lost, counts.lost, counts.lost <= expected.max_lost,
-                                         f"{counts.lost} record(s) lost, at most {expected.max_lost} allowed"))
-    if expected.lost_causes is not None:
-        other = {cause: n for cause, n in lost_causes.items() if n and cause not in expected.lost_causes}
-        detail = ", ".join(f"{n} {cause}" for cause, n in other.items())
-        results.append(ExpectationResult(
-            "lost_causes", list(expected.lost_causes), {c: n for c, n in lost_causes.items() if n}, not other,
-            f"every lost record explained by {' or '.join(expected.lost_causes)}" if not other else f"lost records not explained so: {detail}"))
-    if expected.min_duplicated_deliveries is not None:
-        n = counts.duplicated_deliveries
-        results.append(ExpectationResult("min_duplicated_deliveries", expected.min_duplicated_deliveries, n,
-                                         n >= expected.min_duplicated_deliveries,
-                                         f"{n} record(s) delivered more than once, at least {expected.min_duplicated_deliveries} expected"))
-    if expected.query_failure is not None:
-        data_loss = [f for f in query_failures if any(m in f.get("error", "").lower() for m in DATA_LOSS_MARKERS)]
-        if expected.query_failure == "data-loss":
-            passed = bool(data_loss)
-            detail = (f"{data_loss[0]['streamlet']}'s query stopped with Spark's data-loss error" if passed
-                      else "no query stopped with Spark's data-loss error")
+        if lost is None:
+            results.append(ExpectationResult("max_lost", expected.max_lost, None, UNKNOWN, f"records lost: unknown ({why_lost})"))
         else:
-            passed = not query_failures
-            detail = "no query failed" if passed else f"{len(query_failures)} query failure(s): " + \
-                ", ".join(f["streamlet"] for f in query_failures)
-        results.append(ExpectationResult("query_failure", expected.query_failure,
-                                         "data-loss" if data_loss else ("other" if query_failures else "none"), passed, detail))
+            results.append(ExpectationResult("max_lost", expected.max_lost, lost, _status(lost <= expected.max_lost),
+                                             f"{lost:,} record(s) lost, at most {expected.max_lost:,} allowed"))
+    if expected.lost_causes is not None:
+        results.append(_lost_causes(expected.lost_causes, None if lost is None else lost_causes, why_lost))
+    if expected.min_duplicated_deliveries is not None:
+        n, least = counts.duplicated_deliveries, expected.min_duplicated_deliveries
+        if n is None:
+            results.append(ExpectationResult("min_duplicated_deliveries", least, None, UNKNOWN,
+                                              "records delivered more than once: unknown (no egress evidence)"))
+        elif n < least and unfinished:
+            results.append(ExpectationResult("min_duplicated_deliveries", least, n, UNKNOWN,
+                                              f"{n:,} record(s) delivered more than once so far ({unfinished})"))
+        else:
+            results.append(ExpectationResult("min_duplicated_deliveries", least, n, _status(n >= least),
+                                             f"{n:,} record(s) delivered more than once, at least {least:,} expected"))
+    if expected.query_failure is not None:
+        results.append(_query_failure(expected.query_failure, query_failures))
     if expected.max_recovery_s is not None:
-        slow = [f for f in faults if f.recovery_s is not None and f.recovery_s > expected.max_recovery_s]
-        stuck = [f for f in faults if f.note.startswith("did not restart")]
-        worst = max((f.recovery_s for f in faults if f.recovery_s is not None), default=None)
-        problems = [f"{f.kind} {f.target} took {f.recovery_s}s" for f in slow] + [f"{f.kind} {f.target} did not restart" for f in stuck]
-        results.append(ExpectationResult("max_recovery_s", expected.max_recovery_s, worst, not problems,
-                                         "; ".join(problems) or f"slowest recovery {worst}s, at most {expected.max_recovery_s}s allowed"))
+        results.append(_recovery(expected.max_recovery_s, faults))
     return results
+
+
+def _lost_causes(allowed: tuple[str, ...], causes: dict | None, why: str) -> ExpectationResult:
+    if causes is None:
+        return ExpectationResult("lost_causes", list(allowed), None, UNKNOWN, f"causes of loss: unknown ({why})")
+    other = {cause: n for cause, n in causes.items() if n and cause not in allowed}
+    detail = (f"every lost record explained by {' or '.join(allowed)}" if not other
+              else "lost records not explained so: " + ", ".join(f"{n:,} {cause}" for cause, n in other.items()))
+    return ExpectationResult("lost_causes", list(allowed), {c: n for c, n in causes.items() if n}, _status(not other), detail)
+
+
+def _query_failure(expected: str, failures: list[dict] | None) -> ExpectationResult:
+    if failures is None:
+        return ExpectationResult("query_failure", expected, None, UNKNOWN, "query failures: unknown (history.jsonl missing)")
+    data_loss = [f for f in failures if any(m in f.get("error", "").lower() for m in DATA_LOSS_MARKERS)]
+    actual = "data-loss" if data_loss else ("other" if failures else "none")
+    if expected == "data-loss":
+        ok = bool(data_loss)
+        detail = (f"{data_loss[0]['streamlet']}'s query stopped with Spark's data-loss error" if ok
+                  else "no query stopped with Spark's data-loss error")
+    else:
+        ok = not failures
+        detail = "no query failed" if ok else f"{len(failures)} query failure(s): " + ", ".join(f["streamlet"] for f in failures)
+    return ExpectationResult("query_failure", expected, actual, _status(ok), detail)
+
+
+def _recovery(limit: float, faults: list[FaultResult]) -> ExpectationResult:
+    """Fail if any fault took longer or its target never came back; else unknown if any fault's recovery could
+    not be measured (or there was none to measure); else pass."""
+    applicable = [f for f in faults if f.recovers]
+    measured = [f for f in applicable if f.recovery_s is not None]
+    worst = max((f.recovery_s for f in measured), default=None)
+    problems = [f"{f.kind} {f.target} took {f.recovery_s:g}s" for f in measured if f.recovery_s > limit]
+    problems += [f"{f.kind} {f.target} did not restart" for f in applicable if f.restarted is False]
+    if problems:
+        return ExpectationResult("max_recovery_s", limit, worst, FAIL, "; ".join(problems))
+    unmeasured = [f for f in applicable if f.recovery_s is None]
+    if not measured or unmeasured:
+        why = ("no fault with a recovery to measure" if not applicable else
+               "; ".join(f"{f.kind} {f.target}: {f.note or 'recovery not measured'}" for f in unmeasured) or "none measured")
+        return ExpectationResult("max_recovery_s", limit, worst, UNKNOWN, f"recovery unknown: {why}")
+    return ExpectationResult("max_recovery_s", limit, worst, PASS, f"slowest recovery {worst:g}s, at most {limit:g}s allowed")

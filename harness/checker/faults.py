@@ -46,19 +46,28 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
 
 
 def _first_batch_with_input(events: list[dict], after_ms: int) -> int | None:
-    return next((e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > after_ms
-                 and e["progress"].get("numInputRows", 0) > 0), None)
+    """When the streamlet was whole again: its first batch with input after `after_ms`, or, when nothing was
+    left to read, its first idle report (Spark reports idle only once it has caught up)."""
+    return next((e.get("ts_ms") for e in events if e.get("ts_ms", 0) > after_ms and (
+        e.get("event") == "idle" or e.get("event") == "progress" and (e.get("progress") or {}).get("numInputRows", 0) > 0)), None)
 
 
-def recovery_s(span: FaultSpan, progress: dict[str, list[dict]]) -> float | None:
-    """Fault start -> the first batch with input committed after the fault: by the restarted driver for a
-    driver fault, by the last streamlet to get going again after a broker fault. None when nothing
-    restarted or nothing was left to read."""
+def recovers(span: FaultSpan) -> bool:
+    """Does the pipeline have something to recover from (a restart, a broker back), so a recovery time applies?"""
+    return span.kind in RESTARTING or span.kind in BROKER
+
+
+def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float | None:
+    """Fault start -> the first batch with input committed after the fault (or the first idle report, when
+    nothing was left to read): by the restarted driver for a driver fault, by the last streamlet to get going
+    again after a broker fault. None when nothing restarted or the progress evidence is missing."""
     if span.kind in RESTARTING:
-        if span.restart_ms is None or span.target not in progress:
+        if span.restart_ms is None or not progress.get(span.target):
             return None
         done = _first_batch_with_input(progress[span.target], span.restart_ms)
     elif span.kind in BROKER and span.end_ms is not None:
+        if any(events is None for events in progress.values()):
+            return None
         firsts = [_first_batch_with_input(events, span.end_ms) for events in progress.values()]
         firsts = [t for t in firsts if t is not None]
         done = max(firsts) if firsts else None

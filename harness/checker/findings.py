@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from harness.checker.reconcile import Counts
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: counts may be null, expectations[].status, outcome, unfinished, copies (docs/evidence.md)
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,11 @@ class FaultResult:
     start_ms: int
     end_ms: int | None
     params: dict
-    recovery_s: float | None  # fault -> first batch with input after the restart (None: no restart or no input)
+    recovery_s: float | None  # fault -> first batch with input after the restart (None: not measured; see note)
     redelivered: int  # records delivered again because of this fault (first hop where the copy appeared)
     note: str = ""
+    recovers: bool = True  # a recovery time applies (something restarted or came back); False for whole-run faults
+    restarted: bool | None = None  # restarting faults: did the target come back (None: not a restarting fault, or unknown)
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,29 @@ class Latency:
     max_ms: float | None
 
 
+PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
+
+
 @dataclass(frozen=True)
 class ExpectationResult:
+    """One expectation, three-valued (Jepsen's :valid? true / false / :unknown): unknown when the evidence it
+    needs is missing, unreadable or empty. Unknown is never a pass."""
+
     name: str  # e.g. end_to_end, per_hop.processed, max_lost
     expected: object
-    actual: object
-    passed: bool
+    actual: object  # None when it could not be measured
+    status: str  # pass | fail | unknown
     detail: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+
+def merge(statuses) -> str:
+    """fail beats unknown beats pass (an empty set passes)."""
+    statuses = set(statuses)
+    return FAIL if FAIL in statuses else UNKNOWN if UNKNOWN in statuses else PASS
 
 
 @dataclass(frozen=True)
@@ -114,14 +132,28 @@ class Report:
     timeline: dict  # series for the plots: throughput, lag, anomalies over time and per partition
     gaps: list[str] = field(default_factory=list)  # evidence missing or unreadable: the report is partial
 
+    unfinished: str = ""  # why the run is not a finished one (in progress, cut short), or ""
+
+    @property
+    def outcome(self) -> str:
+        """pass | fail | unknown: the expectations merged; unknown too when the verdict itself is unknown
+        or the run did not finish (missing deliveries of a run in progress are not losses)."""
+        merged = merge(e.status for e in self.expectations)
+        if merged == PASS and (self.verdict == "unknown" or self.unfinished):
+            return UNKNOWN
+        return merged
+
     @property
     def passed(self) -> bool:
-        return all(e.passed for e in self.expectations)
+        return self.outcome == PASS
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["schema_version"] = SCHEMA_VERSION
         data["verdict"] = {"end_to_end": self.verdict, "hops": {h.name: h.verdict for h in self.hops}}
+        data["outcome"] = self.outcome
         data["passed"] = self.passed
-        data["partial"] = bool(self.gaps)
+        data["partial"] = bool(self.gaps or self.unfinished)
+        for result, expectation in zip(data["expectations"], self.expectations):
+            result["passed"] = expectation.passed
         return data

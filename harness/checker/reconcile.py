@@ -7,11 +7,13 @@ The definitions (docs/checker.md):
     lost                  acknowledged, and no copy in the final state
     duplicated_deliveries records delivered more than once (audit log)
     duplicated_in_state   records with more than one copy in the final state
-    phantom               records delivered or stored that were never sent (or unreadable)
+    phantom               records delivered or stored that were never sent (any key and seq,
+                          counted per record)
     reordered             per key, a first delivery whose seq is below one delivered before it
 
 Records sent with unknown outcome may appear zero times or once without
-counting as lost.
+counting as lost. A count that could not be computed (no evidence for it) is
+None, never 0, and the verdict over such counts is "unknown".
 """
 
 from __future__ import annotations
@@ -26,13 +28,24 @@ from harness.checker.evidence import split_rid
 
 @dataclass(frozen=True)
 class Counts:
-    acked: int
-    unknown: int
-    lost: int
-    duplicated_deliveries: int
-    duplicated_in_state: int
-    phantom: int
-    reordered: int
+    """Records per anomaly class (None: could not be computed from the evidence)."""
+
+    acked: int | None
+    unknown: int | None
+    lost: int | None
+    duplicated_deliveries: int | None
+    duplicated_in_state: int | None
+    phantom: int | None
+    reordered: int | None
+
+    @classmethod
+    def unmeasured(cls, acked: int | None = None, unknown: int | None = None) -> "Counts":
+        """What is known without any egress evidence: the source's side only."""
+        return cls(acked, unknown, None, None, None, None, None)
+
+    @property
+    def complete(self) -> bool:
+        return None not in (self.lost, self.duplicated_deliveries, self.duplicated_in_state, self.phantom)
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,7 @@ class Reconciliation:
     lost: np.ndarray  # rids
     duplicated_deliveries: pd.Series  # copies by rid (> 1)
     duplicated_in_state: pd.Series  # copies by rid (> 1)
-    phantom: np.ndarray  # rids (-1: unreadable records)
+    phantom: np.ndarray  # rids never sent
     reordered: pd.DataFrame  # rid, after_seq
 
 
@@ -57,6 +70,12 @@ def isin(values, universe) -> np.ndarray:
 
 def _never_sent(distinct: pd.Index, sent: pd.DataFrame) -> np.ndarray:
     return distinct[~isin(distinct, sent.rid)].to_numpy()
+
+
+def _sent_more_than_once(copies_by_rid: pd.Series, sent: pd.DataFrame) -> pd.Series:
+    """Records that were sent and have more than one copy (a phantom's copies count as phantom, not duplicate)."""
+    more = copies_by_rid[copies_by_rid > 1]
+    return more[isin(more.index, sent.rid)]
 
 
 def reordered(delivered: np.ndarray) -> pd.DataFrame:
@@ -79,15 +98,13 @@ def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | No
     phantom = _never_sent(delivered_copies.index, sent)
     if stored is not None:
         phantom = np.union1d(phantom, _never_sent(in_state.index, sent))  # small sets: the phantoms only
-    unreadable = int(delivered_copies.get(-1, 0)) + (0 if stored is None else int(in_state.get(-1, 0)))
-    phantom_count = int((phantom >= 0).sum()) + unreadable
-    dup_deliveries = delivered_copies[(delivered_copies > 1) & (delivered_copies.index >= 0)]
-    dup_state = in_state[(in_state > 1) & (in_state.index >= 0)]
+    dup_deliveries = _sent_more_than_once(delivered_copies, sent)
+    dup_state = _sent_more_than_once(in_state, sent)
     late = reordered(delivered)
     counts = Counts(
         acked=len(acked), unknown=int((~sent.acked).sum()), lost=len(lost),
         duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=phantom_count, reordered=len(late),
+        phantom=len(phantom), reordered=len(late),
     )
     return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
 
@@ -106,20 +123,21 @@ def combine(results: list[Reconciliation]) -> Reconciliation:
 
     lost = union(r.lost for r in results)
     phantom = union(r.phantom for r in results)
-    unreadable = sum(r.counts.phantom - int((r.phantom >= 0).sum()) for r in results)
     dup_deliveries = most_copies([r.duplicated_deliveries for r in results])
     dup_state = most_copies([r.duplicated_in_state for r in results])
     late = pd.concat([r.reordered for r in results]).drop_duplicates("rid")
     counts = Counts(
         acked=results[0].counts.acked, unknown=results[0].counts.unknown, lost=len(lost),
         duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=int((phantom >= 0).sum()) + unreadable, reordered=len(late),
+        phantom=len(phantom), reordered=len(late),
     )
     return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
 
 
 def verdict(counts: Counts) -> str:
-    """The strongest guarantee the counts show (docs/checker.md)."""
+    """The strongest guarantee the counts show (docs/checker.md); unknown when a count is missing."""
+    if not counts.complete:
+        return "unknown"
     if counts.phantom:
         return "none"  # something arrived that was never sent: no guarantee describes that
     duplicated = counts.duplicated_in_state > 0

@@ -59,7 +59,7 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     if topic in evidence.topics:
         read = evidence.topics[topic][["rid", "partition", "offset"]].merge(
             sent[sent.acked][["rid", "key", "event_time_ms"]], on="rid")
-        dropped = dropped_rows(evidence.progress.get(counter.name, []), topic, read, counter.settings.get("window", "10 seconds"))
+        dropped = dropped_rows(evidence.progress.get(counter.name) or [], topic, read, counter.settings.get("window", "10 seconds"))
         dropped = dropped.drop_duplicates("rid")
     late = pd.DataFrame({"key": dropped.key.to_numpy() if len(dropped) else np.array([], np.int64),
                          "window_start_ms": (dropped.event_time_ms.to_numpy() // size) * size if len(dropped) else np.array([], np.int64)})
@@ -73,7 +73,7 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     phantom = table.acked.isna() & table["count"].notna()
     # Append mode emits a window once the watermark passes its end: windows still open when the run
     # stopped were never due at the egress and are not judged.
-    still_open = table["count"].isna() & (table.window_start_ms + size > _final_watermark(evidence.progress.get(counter.name, [])))
+    still_open = table["count"].isna() & (table.window_start_ms + size > _final_watermark(evidence.progress.get(counter.name) or []))
     table = table[~still_open.to_numpy()]
     phantom = phantom[~still_open.to_numpy()]
     table = table.fillna(0).astype({c: "int64" for c in ("acked", "unknown", "dropped", "count", "deliveries")})

@@ -298,6 +298,20 @@ def recorded_processes(pid_dir: Path) -> list[ProcessRecord]:
     return [ProcessRecord.load(p) for p in sorted(pid_dir.glob("*.json"))]
 
 
+def live_recorded(pid_dirs: list[Path]) -> list[ProcessRecord]:
+    """The processes the pid files in these folders name that are still running (unreadable pid files skipped)."""
+    live = []
+    for pid_dir in pid_dirs:
+        for path in sorted(Path(pid_dir).glob("*.json")) if Path(pid_dir).is_dir() else []:
+            try:
+                record = ProcessRecord.load(path)
+            except HarnessError:
+                continue
+            if session_members(record):
+                live.append(record)
+    return live
+
+
 def stop_all_recorded(pid_dir: Path, timeout: float = 15.0) -> list[ProcessRecord]:
     """Stop, all at once, whatever the pid files in `pid_dir` name and is still running.
 

@@ -12,13 +12,16 @@ from harness.report.tables import (
 )
 
 VERDICT_COLORS = {"exactly-once": "#2ca02c", "effectively-exactly-once": "#2ca02c", "at-least-once": "#ff7f0e",
-                  "at-most-once": "#d62728", "none": "#d62728"}
+                  "at-most-once": "#d62728", "none": "#d62728", "unknown": "#7f7f7f"}
+OUTCOME_COLORS = {"pass": "#2ca02c", "fail": "#d62728", "unknown": "#7f7f7f"}
+STATUS_MARKS = {"pass": "<span class='pass'>pass</span>", "fail": "<span class='fail'>FAIL</span>",
+                "unknown": "<span class='unknown'>UNKNOWN</span>"}
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
 th{background:#f3f3f3}.badge{color:#fff;padding:3px 10px;border-radius:4px}.fail{color:#d62728;font-weight:bold}
-.pass{color:#2ca02c}.gap{background:#fff3cd;padding:8px;border:1px solid #e0c060}code{font-size:12px}
+.pass{color:#2ca02c}.unknown{color:#555;font-weight:bold}.verdict{font-size:60%;color:#555}.gap{background:#fff3cd;padding:8px;border:1px solid #e0c060}code{font-size:12px}
 """
 
 
@@ -30,19 +33,22 @@ def table(header: list[str], rows: list[list], raw_columns: tuple[int, ...] = ()
 
 
 def render_html(report: Report) -> str:
-    color = VERDICT_COLORS.get(report.verdict, "#7f7f7f")
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.scenario)}: {escape(report.verdict)}</title>"
-             f"<style>{STYLE}</style></head><body>",
-             f"<h1>{escape(report.scenario)} <span class='badge' style='background:{color}'>{escape(report.verdict)}</span></h1>",
+    outcome = report.outcome
+    statuses = [e.status for e in report.expectations]
+    summary = ", ".join(f"<span class='{s}'>{statuses.count(s)} {word}</span>" for s, word in
+                        (("pass", "passed"), ("fail", "failed"), ("unknown", "unknown")) if s in statuses) or "no expectations"
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.scenario)}: {outcome.upper()} "
+             f"({escape(report.verdict)})</title><style>{STYLE}</style></head><body>",
+             f"<h1>{escape(report.scenario)} <span class='badge' style='background:{OUTCOME_COLORS[outcome]}'>{outcome.upper()}</span> "
+             f"<span class='verdict'>verdict: <span class='badge' style='background:{VERDICT_COLORS.get(report.verdict, '#7f7f7f')}'>"
+             f"{escape(report.verdict)}</span></span></h1>",
              f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
-             + (f"<span class='pass'>all {len(report.expectations)} expectations passed</span>" if report.passed else
-                f"<span class='fail'>{sum(not e.passed for e in report.expectations)} expectation(s) failed</span>") + "</p>"]
+             f"expectations: {summary}</p>"]
     if report.gaps:
         parts.append("<div class='gap'><b>Partial report</b>: evidence missing or unreadable<ul>"
                      + "".join(f"<li>{escape(g)}</li>" for g in report.gaps) + "</ul></div>")
     if report.expectations:
-        parts += ["<h2>Expectations</h2>", table(EXPECTATION_HEADER, expectation_rows(
-            report, "<span class='pass'>pass</span>", "<span class='fail'>FAIL</span>"), raw_columns=(0,))]
+        parts += ["<h2>Expectations</h2>", table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,))]
     parts += ["<h2>Timeline</h2>", timeline_svg(report)]
     parts += ["<h2>Counts per hop</h2>", table(HOP_HEADER, hop_rows(report))]
     lost = report.causes["lost"]
@@ -50,7 +56,7 @@ def render_html(report: Report) -> str:
     parts += ["<h2>Losses and duplicates</h2>",
               "<p>Lost: " + escape(lost_text(report))
               + (f" <span class='fail'>({lost['unexplained']} UNEXPLAINED)</span>" if lost.get("unexplained") else "")
-              + f". Duplicated copies: {dup['replay_after_fault']} from batches replayed after a fault, {dup['unexplained']} unexplained.</p>"]
+              + f". Duplicated copies: {dup['replay_after_fault']:,} from batches replayed after a fault, {dup['unexplained']:,} unexplained.</p>"]
     for w in report.retention:
         parts.append(f"<p>{escape(retention_text(w))}: " + ("<span class='pass'>exactly the deleted range</span>" if w["exact"] else "<span class='fail'>differs from the deleted range</span>") + "</p>")
     for f in report.query_failures:

@@ -11,7 +11,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from harness.files import write_atomically
-from harness.report.html import STYLE, VERDICT_COLORS, table
+from harness.report.html import OUTCOME_COLORS, STYLE, VERDICT_COLORS, table
+from harness.report.tables import count
 from harness.report.plots import svg
 
 VERDICT_RANK = {"exactly-once": 4, "effectively-exactly-once": 3, "at-least-once": 2, "at-most-once": 1, "none": 0}
@@ -33,13 +34,15 @@ def _runs(folder: Path) -> list[dict]:
 def _trend_svg(name: str, runs: list[dict]) -> str:
     figure, ax = plt.subplots(figsize=(9, 2.4))
     x = list(range(1, len(runs) + 1))
-    ax.plot(x, [r["counts"]["lost"] for r in runs], "o-", color="#d62728", label="lost")
-    ax.plot(x, [r["counts"]["duplicated_deliveries"] for r in runs], "s-", color="#1f77b4", label="duplicated deliveries")
+    nan = float("nan")  # a count that could not be computed is a gap in the line, not a 0
+    ax.plot(x, [nan if r["counts"]["lost"] is None else r["counts"]["lost"] for r in runs], "o-", color="#d62728", label="lost")
+    ax.plot(x, [nan if r["counts"]["duplicated_deliveries"] is None else r["counts"]["duplicated_deliveries"] for r in runs], "s-",
+            color="#1f77b4", label="duplicated deliveries")
     for xi, r in zip(x, runs):
         if not r.get("passed", True):
-            ax.axvline(xi, color="#d62728", alpha=0.25, linewidth=8)
+            ax.axvline(xi, color=OUTCOME_COLORS.get(r.get("outcome", "fail"), "#d62728"), alpha=0.25, linewidth=8)
     ax.set_xticks(x, [r["_dir"][-15:] for r in runs], rotation=30, fontsize=7)
-    ax.set_title(f"{name}: {len(runs)} runs (failed runs shaded)")
+    ax.set_title(f"{name}: {len(runs)} runs (failed runs shaded red, unknown grey)")
     ax.legend(fontsize=8)
     return svg(figure)
 
@@ -52,10 +55,12 @@ def write_index(folder: Path) -> Path:
         color = VERDICT_COLORS.get(r["verdict"]["end_to_end"], "#777")
         expectations = r.get("expectations", [])
         passed = sum(e["passed"] for e in expectations)
+        outcome = r.get("outcome") or ("pass" if r.get("passed") else "fail")  # schema 1 reports have no outcome
         rows.append([f"<a href='{escape(r['_dir'])}/report.html'>{escape(r['_dir'])}</a>", escape(r["scenario"]),
+                     f"<span class='badge' style='background:{OUTCOME_COLORS.get(outcome, '#777')}'>{escape(outcome.upper())}</span>",
                      f"<span class='badge' style='background:{color}'>{escape(r['verdict']['end_to_end'])}</span>",
-                     ("<span class='pass'>" if passed == len(expectations) else "<span class='fail'>") + f"{passed}/{len(expectations)}</span>",
-                     r["counts"]["acked"], r["counts"]["lost"], r["counts"]["duplicated_deliveries"], escape(r.get("status", "")),
+                     f"{passed}/{len(expectations)}",
+                     count(r["counts"]["acked"]), count(r["counts"]["lost"]), count(r["counts"]["duplicated_deliveries"]), escape(r.get("status", "")),
                      "partial" if r.get("partial") else "",
                      f"<a href='{escape(r['_dir'])}/report.md'>md</a> <a href='{escape(r['_dir'])}/report.json'>json</a> "
                      f"<a href='{escape(r['_dir'])}/junit.xml'>junit</a>"])
@@ -65,7 +70,7 @@ def write_index(folder: Path) -> Path:
     trends = [_trend_svg(name, rs) for name, rs in sorted(by_scenario.items()) if len(rs) > 1]
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>Runs</title><style>{STYLE}</style></head><body>"
             f"<h1>Runs in {escape(str(folder))}</h1>"
-            + table(["run", "scenario", "verdict", "expectations", "acked", "lost", "duplicated", "status", "", "reports"], rows,
-                     raw_columns=(0, 1, 2, 3, 7, 9))
+            + table(["run", "scenario", "outcome", "verdict", "expectations passed", "acked", "lost", "duplicated", "status", "", "reports"],
+                    rows, raw_columns=(0, 1, 2, 3, 8, 10))
             + ("<h2>Trends</h2>" + "".join(trends) if trends else "") + "</body></html>")
     return write_atomically(folder / "index.html", html)

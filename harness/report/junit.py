@@ -1,26 +1,53 @@
-"""JUnit XML: one test case per expectation, so CI systems show which guarantee a run broke."""
+"""JUnit XML: one test case per expectation, so CI systems show which guarantee a run broke.
+
+A failed expectation is a <failure>, one that could not be measured an <error> (unknown is
+never a pass); each message gives the causes, a few example records and the report's path.
+"""
 
 from __future__ import annotations
 
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.checker.findings import Report
 from harness.files import write_atomically
+from harness.report.tables import causes_text, witness_line
+
+EXAMPLES = 3
+
+
+def _elapsed_s(report: Report) -> float:
+    return float((report.timeline or {}).get("duration_s") or 0.0)
+
+
+def _body(report: Report, case) -> str:
+    lines = [f"expected {case.expected}, got {'unknown' if case.actual is None else case.actual}", case.detail,
+             f"verdict: {report.verdict}; causes: {causes_text(report)}"]
+    examples = [w for w in report.witnesses if w.anomaly != "reordered"][:EXAMPLES]
+    lines += ["examples:"] + [f"  {witness_line(w)}" for w in examples] if examples else []
+    lines += [f"partial evidence: {g}" for g in report.gaps]
+    lines.append(f"report: {Path(report.run_dir) / 'report.html'}")
+    return "\n".join(lines)
 
 
 def suite_element(report: Report, name: str | None = None) -> ET.Element:
     cases = report.expectations
+    started = (report.timeline or {}).get("start_ms")
     suite = ET.Element("testsuite", name=name or report.scenario, tests=str(len(cases)),
-                       failures=str(sum(not c.passed for c in cases)), errors="0")
+                       failures=str(sum(c.status == "fail" for c in cases)), errors=str(sum(c.status == "unknown" for c in cases)),
+                       time=f"{_elapsed_s(report):.3f}",
+                       timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started / 1000)) if started else "")
     properties = ET.SubElement(suite, "properties")
-    for key, value in (("verdict", report.verdict), ("run_dir", report.run_dir), ("status", report.status)):
+    for key, value in (("outcome", report.outcome), ("verdict", report.verdict), ("run_dir", report.run_dir), ("status", report.status),
+                       ("report", str(Path(report.run_dir) / "report.html"))):
         ET.SubElement(properties, "property", name=key, value=str(value))
     for case in cases:
-        element = ET.SubElement(suite, "testcase", classname=f"harness.{report.scenario}", name=case.name)
-        if not case.passed:
-            ET.SubElement(element, "failure", message=case.detail, type="ExpectationFailed").text = (
-                f"expected {case.expected}, got {case.actual}\n{case.detail}\nrun directory: {report.run_dir}")
+        element = ET.SubElement(suite, "testcase", classname=f"harness.{report.scenario}", name=case.name, time="0")
+        if case.status == "fail":
+            ET.SubElement(element, "failure", message=case.detail, type="ExpectationFailed").text = _body(report, case)
+        elif case.status == "unknown":
+            ET.SubElement(element, "error", message=case.detail, type="ExpectationUnknown").text = _body(report, case)
         else:
             ET.SubElement(element, "system-out").text = case.detail
     if report.gaps:
@@ -30,7 +57,9 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
 
 def write_junit(path: Path, suites: list[ET.Element]) -> Path:
     root = ET.Element("testsuites", tests=str(sum(int(s.get("tests")) for s in suites)),
-                      failures=str(sum(int(s.get("failures")) for s in suites)))
+                      failures=str(sum(int(s.get("failures")) for s in suites)),
+                      errors=str(sum(int(s.get("errors")) for s in suites)),
+                      time=f"{sum(float(s.get('time') or 0) for s in suites):.3f}")
     root.extend(suites)
     ET.indent(root)
     return write_atomically(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

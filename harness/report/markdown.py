@@ -14,23 +14,26 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 
 
 def render_markdown(report: Report) -> str:
-    passed = sum(e.passed for e in report.expectations)
-    lines = [f"# {report.scenario}: {report.verdict}", ""]
+    statuses = [e.status for e in report.expectations]
+    lines = [f"# {report.scenario}: {report.outcome.upper()} ({report.verdict})", ""]
     if report.description:
         lines += [report.description, ""]
     lines += [f"- run: `{report.run_dir}` ({report.status})",
-              f"- expectations: {passed} of {len(report.expectations)} passed" + ("" if report.passed else " - **FAILED**")]
+              f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
+              + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
+              + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else "")]
     if report.gaps:
         lines += ["- **partial report**, evidence missing or unreadable:"] + [f"  - {g}" for g in report.gaps]
     lines += [""]
     if report.expectations:
-        lines += ["## Expectations", ""] + _table(EXPECTATION_HEADER, expectation_rows(report, "pass", "**FAIL**")) + [""]
+        lines += ["## Expectations", ""] + _table(EXPECTATION_HEADER, expectation_rows(
+            report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"})) + [""]
     lines += ["## Counts per hop", ""] + _table(HOP_HEADER, hop_rows(report, lambda text: f"**{text}**")) + [""]
     lost = report.causes["lost"]
     dup = report.causes["duplicated"]
     lines += ["## Causes", "",
               "- lost: " + lost_text(report),
-              f"- duplicated copies: {dup['replay_after_fault']} from a batch replayed after a fault, {dup['unexplained']} unexplained"]
+              f"- duplicated copies: {dup['replay_after_fault']:,} from a batch replayed after a fault, {dup['unexplained']:,} unexplained"]
     if lost.get("unexplained"):
         lines.append(f"- **{lost['unexplained']} lost record(s) UNEXPLAINED**")
     for w in report.retention:

@@ -12,15 +12,21 @@ FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "reco
 WITNESS_HEADER = ["anomaly", "key", "seq", "source", "first hop", "cause", "copies"]
 
 
-def expectation_rows(report: Report, passed: str, failed: str) -> list[list]:
-    return [[passed if e.passed else failed, e.name, e.expected, e.actual, e.detail] for e in report.expectations]
+def count(value) -> str:
+    """A count as a reader sees it: thousands separated; one that could not be computed is 'unknown', never 0."""
+    return "unknown" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def expectation_rows(report: Report, marks: dict[str, str]) -> list[list]:
+    """`marks`: status (pass, fail, unknown) -> how the first column shows it."""
+    return [[marks[e.status], e.name, e.expected, "unknown" if e.actual is None else e.actual, e.detail] for e in report.expectations]
 
 
 def hop_rows(report: Report, emphasis=str) -> list[list]:
     """One row per hop, then the end-to-end row (its name and verdict passed through `emphasis`)."""
-    rows = [[h.name, h.verdict, *(getattr(h.counts, n) for n in COUNT_NAMES), h.first_seen["lost"], h.first_seen["duplicated"]]
+    rows = [[h.name, h.verdict, *(count(getattr(h.counts, n)) for n in COUNT_NAMES), h.first_seen["lost"], h.first_seen["duplicated"]]
             for h in report.hops]
-    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(getattr(report.counts, n) for n in COUNT_NAMES), "", ""]]
+    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(count(getattr(report.counts, n)) for n in COUNT_NAMES), "", ""]]
 
 
 def fault_rows(report: Report) -> list[list]:
@@ -39,6 +45,13 @@ def copies_text(witness: Witness) -> str:
     return "; ".join(places) or "nowhere"
 
 
+def witness_line(witness: Witness) -> str:
+    """One witness in a line of text (JUnit messages, the console)."""
+    source = f" source p{witness.source_partition}@{witness.source_offset}" if witness.source_partition is not None else ""
+    return (f"{witness.anomaly}: key {witness.key!r} seq {witness.seq!r}{source}; {witness.cause or witness.note or 'cause unknown'}; "
+            f"copies: {copies_text(witness)}")
+
+
 def witness_rows(report: Report) -> list[list]:
     return [[w.anomaly, w.key, w.seq, f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
              w.first_hop, w.cause or w.note, copies_text(w)] for w in report.witnesses]
@@ -50,4 +63,13 @@ def retention_text(window: dict) -> str:
 
 
 def lost_text(report: Report) -> str:
-    return ", ".join(f"{n} {cause}" for cause, n in report.causes["lost"].items() if n) or "none"
+    causes = report.causes["lost"]
+    if any(n is None for n in causes.values()):
+        return "unknown (no egress evidence)"
+    return ", ".join(f"{n:,} {cause}" for cause, n in causes.items() if n) or "none"
+
+
+def causes_text(report: Report) -> str:
+    dup = report.causes["duplicated"]
+    return (f"lost: {lost_text(report)}; duplicated copies: {dup['replay_after_fault']:,} from a batch replayed after a fault, "
+            f"{dup['unexplained']:,} unexplained")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from harness.checker.check import check_run
 from harness.checker.findings import Report
+from harness.evidence.layout import RunLayout
 from harness.files import write_atomically
+from harness.process import live_recorded
 from harness.report.html import render_html
 from harness.report.junit import suite_element, write_junit
 from harness.report.markdown import render_markdown
@@ -25,7 +27,18 @@ def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
     return paths
 
 
+def still_running(run_dir: Path) -> tuple[str, ...]:
+    """Names of the run's processes (its pid files, the embedded cluster's too) that are alive: a run in progress."""
+    layout = RunLayout(Path(run_dir))
+    return tuple(r.name for r in live_recorded([layout.pids, layout.cluster / "pids"]))
+
+
+def judge_run(run_dir: Path) -> Report:
+    """The checker on a run directory, told which of the run's processes still live."""
+    return check_run(run_dir, running=still_running(run_dir))
+
+
 def check_and_write(run_dir: Path) -> tuple[Report, dict[str, Path]]:
     """Judge a run directory and write its reports."""
-    report = check_run(run_dir)
+    report = judge_run(run_dir)
     return report, write_reports(report, run_dir)
