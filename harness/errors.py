@@ -1,13 +1,21 @@
 """Errors the user can act on: the CLI prints them as one line and exits 2."""
 
 
+def one_line(text: str) -> str:
+    """Text made safe for a one-line message: control characters (a field name with a newline in it) escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class HarnessError(Exception):
     """Bad input or an unusable environment (missing java, missing jars, bad scenario...).
 
-    The message is complete on its own: it names what is wrong and where.
+    The message is complete on its own, in one line: it names what is wrong and where.
     """
 
     exit_code = 2
+
+    def __init__(self, message: str = ""):
+        super().__init__(one_line(str(message)))
 
 
 class WaitTimeout(HarnessError):

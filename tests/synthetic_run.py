@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -85,11 +86,44 @@ def _ids(sent: Sent, flow: Flow, index: np.ndarray) -> tuple[np.ndarray, np.ndar
     return key, seq
 
 
+def _sources(previous: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """For each copy at a hop, the position of the input copy it was made from: the k-th copy of a record here
+    comes from its k-th copy upstream, and a copy beyond those (a replay) from its last one; -1 when the record
+    is not upstream at all (a phantom)."""
+    up = pd.DataFrame({"i": previous, "pos": np.arange(len(previous))})
+    up["k"] = up.groupby("i").cumcount()
+    last = up.groupby("i").k.max()
+    here = pd.DataFrame({"i": current})
+    here["k"] = np.minimum(here.groupby("i").cumcount().to_numpy(), here.i.map(last).fillna(-1).to_numpy(dtype=np.int64))
+    return here.merge(up, on=["i", "k"], how="left").pos.fillna(-1).to_numpy(dtype=np.int64)
+
+
+def stamps(flow: Flow) -> dict[str, dict[str, np.ndarray]]:
+    """The batch stamps each copy carries, hop by hop, as a real pipeline makes them: the stamps of the input copy it
+    came from plus its own producer's batch (position // BATCH). The egress's entry holds the stamps it received."""
+    producers = dict(zip(HOPS, ("ingress", "processor")))
+    found: dict[str, dict[str, np.ndarray]] = {}
+    previous, previous_stamps = None, {}
+    for hop, index in [*flow.topics.items(), ("egress", flow.audit)]:
+        source = _sources(previous, index) if previous is not None else None
+        inherited = {name: np.where(source >= 0, values[np.maximum(source, 0)], -1) for name, values in previous_stamps.items()}
+        found[hop] = inherited if hop == "egress" else inherited | {producers[hop]: _batches(len(index))}
+        previous, previous_stamps = index, found[hop]
+    return found
+
+
+def _batches_json(stamped: dict[str, np.ndarray], part: slice) -> pa.Array:
+    s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
+    pieces = [x for i, (name, values) in enumerate(stamped.items()) for x in ((", " if i else "") + f'"{name}": ', s(values[part]))]
+    return pc.binary_join_element_wise("{", *pieces, "}", "")
+
+
 def _iso(ms: np.ndarray) -> pa.Array:
     return pc.strftime(pa.array(ms.astype("datetime64[ms]")), format="%Y-%m-%dT%H:%M:%SZ")
 
 
-def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, streamlets: list[str], slice_rows: int = 1_000_000) -> None:
+def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray],
+                 slice_rows: int = 1_000_000) -> None:
     """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
     key, seq = _ids(sent, flow, index)
     partition = key % 2
@@ -97,18 +131,15 @@ def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, streamle
     for p in (0, 1):
         offset[partition == p] = np.arange((partition == p).sum())
     event = sent.event_time_ms[np.minimum(index, len(sent) - 1)]
-    batch_ids = _batches(len(index))
     s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
     with open(path, "wb") as out:
         for start in range(0, len(index), slice_rows):
             part = slice(start, start + slice_rows)
-            keys, batch = _key_text(key[part]), s(batch_ids[part])
-            batches = pc.binary_join_element_wise(
-                *[x for i, name in enumerate(streamlets) for x in ((", " if i else "") + f'"{name}": ', batch)], "")
+            keys, batches = _key_text(key[part]), _batches_json(stamped, part)
             lines = pc.binary_join_element_wise(
                 '{"partition": ', s(partition[part]), ', "offset": ', s(offset[part]), ', "timestamp_ms": ', s(event[part] + 100),
                 ', "key": "', keys, '", "value": {"key": "', keys, '", "seq": ', s(seq[part]), ', "event_time": "', _iso(event[part]),
-                '", "payload": "x", "batches": {', batches, "}}}\n", "")
+                '", "payload": "x", "batches": ', batches, "}}\n", "")
             joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "")
             out.write(joined[0].as_buffer())
 
@@ -150,16 +181,17 @@ def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", histo
             "name": name, "settings": settings, "inputs": inputs, "outputs": outputs, "source_topic": source,
             "source": {"fail_on_data_loss": True}}))
     _write_acks(root / "acks.csv", sent)
-    _write_topic(root / "topics" / "ingested.jsonl", sent, flow, flow.topics["ingested"], ["ingress"])
-    _write_topic(root / "topics" / "processed.jsonl", sent, flow, flow.topics["processed"], ["ingress", "processor"])
-    _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode)
+    stamped = stamps(flow)
+    for hop in HOPS:
+        _write_topic(root / "topics" / f"{hop}.jsonl", sent, flow, flow.topics[hop], stamped[hop])
+    _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"])
     (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (history or [])))
     for name in wiring:
         (root / "progress" / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (progress or {}).get(name, [])))
     return root
 
 
-def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str, slice_rows: int = 2_000_000) -> None:
+def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str, stamped: dict[str, np.ndarray], slice_rows: int = 2_000_000) -> None:
     import adbc_driver_sqlite.dbapi as adbc
 
     key, seq = _ids(sent, flow, flow.audit)
@@ -173,11 +205,10 @@ def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str, slice_rows: int
             for start in range(0, max(n, 1), slice_rows):
                 part = slice(start, start + slice_rows)
                 m = len(batch[part])
-                text = pa.array(batch[part]).cast(pa.string())
                 cursor.adbc_ingest("audit", pa.table({
                     "query": pa.array(np.full(m, "audit" if mode == "dedup" else "main")), "batch_id": batch[part],
                     "key": _key_text(key[part]), "seq": seq[part], "event_time_ms": event[part],
-                    "batches": pc.binary_join_element_wise('{"ingress": ', text, ', "processor": ', text, "}", ""),
+                    "batches": _batches_json(stamped, part),
                     "topic": pa.array(np.full(m, "processed")), "kafka_partition": key[part] % 2,
                     "kafka_offset": np.arange(start, start + m), "received_ms": event[part] + 500 + (np.arange(m) % 7) * 10}),
                     mode="create" if start == 0 else "append")

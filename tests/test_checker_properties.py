@@ -23,6 +23,7 @@ class Plan:
     mode: str
     lost_at: dict[int, list[int]]  # hop index -> records that disappear from that hop on
     duplicated_at: dict[int, list[int]]  # hop index -> records copied twice from that hop on
+    copied_again: dict[int, list[int]]  # hop index (1, 2) -> records of duplicated_at[0] copied once more there (a replay of a replay)
     unknown_present: list[int]
     unknown_absent: list[int]
     reordered: list[int]  # records delivered to the egress just after their successor
@@ -63,6 +64,9 @@ def plans(draw):
     budget = lambda: draw(st.integers(0, max(0, min(4, (n - len(taken)) // 8))))  # noqa: E731
     lost_at = {h: take(budget()) for h in range(3)}
     duplicated_at = {h: take(budget()) for h in range(3)}
+    again = draw(st.lists(st.sampled_from(duplicated_at[0]), unique=True)) if duplicated_at[0] else []
+    split = draw(st.integers(0, len(again)))
+    copied_again = {1: again[:split], 2: again[split:]}
     unknown_present, unknown_absent = take(budget()), take(budget())
     watermark = take(budget()) if mode == "dedup" else []
     # Reordering: a clean record and its clean successor of the same key swap places at the egress.
@@ -74,7 +78,7 @@ def plans(draw):
         if i not in taken and successor not in taken:
             taken.update({i, successor})
             reordered.append(i)
-    return sent, Plan(mode, lost_at, duplicated_at, unknown_present, unknown_absent, reordered,
+    return sent, Plan(mode, lost_at, duplicated_at, copied_again, unknown_present, unknown_absent, reordered,
                       draw(st.integers(0, 3)), window, reached, watermark, draw(st.booleans()))
 
 
@@ -94,10 +98,10 @@ def build(sent, plan: Plan):
     topics = {}
     for h, hop in enumerate(HOPS):
         gone |= set(plan.lost_at[h])
-        extra += plan.duplicated_at[h]
+        extra += plan.duplicated_at[h] + plan.copied_again.get(h, [])
         topics[hop] = np.array([i for i in everything if i not in gone] + extra, dtype=np.int64)
     gone |= set(plan.lost_at[2])
-    extra += plan.duplicated_at[2]
+    extra += plan.duplicated_at[2] + plan.copied_again[2]
     audit = [i for i in everything if i not in gone]
     for i in plan.reordered:  # i and its successor (i + keys) swap places
         a, b = audit.index(i), audit.index(i + int(sent.key.max()) + 1)
@@ -151,9 +155,19 @@ def test_injected_anomalies_are_found_exactly(case):
     assert report.verdict == verdict(counts)
     assert report.causes["lost"] == {"retention": retention_lost, "redeploy": 0, "watermark": len(plan.watermark),
                                      "query_failed": 0, "unexplained": unexplained}
-    duplicated = counts.duplicated_deliveries
-    assert report.causes["duplicated"] == ({"replay_after_fault": duplicated, "unexplained": 0} if plan.with_fault
-                                           else {"replay_after_fault": 0, "unexplained": duplicated})
+    # Copies: every extra copy made at the hop where its producer wrote it again, inherited below it.
+    made = [len(plan.duplicated_at[h]) + len(plan.copied_again.get(h, [])) for h in range(3)]
+    for h, hop in enumerate(report.hops):
+        extra = sum(made[: h + 1])
+        assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), hop.name
+    egress = report.hops[-1].copies
+    kept = egress.extra if plan.mode == "append" else 0
+    assert (egress.extra_in_state, egress.absorbed) == (kept, egress.extra - kept)
+    assert report.causes["duplicated"] == ({"replay_after_fault": sum(made), "unexplained": 0} if plan.with_fault
+                                           else {"replay_after_fault": 0, "unexplained": sum(made)})
+    if plan.with_fault:
+        assert report.faults[0].redelivered == sum(made)
+        assert report.faults[0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
     # The hop where each anomaly first appears.
     lost_first = {name: 0 for name in HOP_NAMES}
     lost_first["ingested"] += retention_lost

@@ -10,8 +10,7 @@ Losses, in this order of precedence:
     watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
     query_failed  first missing at the output of a streamlet whose query failed and stayed down
     unexplained   none of the above
-Duplicates: the extra copy's batch at the hop where it first appears (the streamlet
-that replayed) and the last fault before it that could make that streamlet replay.
+Extra copies (duplicates) are accounted for in harness/checker/copies.py.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.evidence import Evidence
-from harness.checker.faults import BROKER, FaultSpan
-from harness.checker.hops import HopData, copies_of
+from harness.checker.faults import FaultSpan
+from harness.checker.hops import HopData
 from harness.checker.reconcile import isin
 
 LOST_CAUSES = ("retention", "redeploy", "watermark", "query_failed", "unexplained")
@@ -134,50 +133,3 @@ def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first
                                 ("query_failed", by_failure)]):
         cause[mask] = name
     return cause, windows
-
-
-@dataclass(frozen=True)
-class Replays:
-    """Extra copies at the hop where a record was first duplicated, with the batch and fault behind each."""
-
-    copies: pd.DataFrame  # rid, hop, streamlet, batch, first_batch, time_ms, fault (index into spans, -1: none)
-
-    def per_fault(self, n: int) -> np.ndarray:
-        counts = np.zeros(n, dtype=np.int64)
-        known = self.copies.fault.to_numpy()
-        np.add.at(counts, known[known >= 0], 1)
-        return counts
-
-
-def _preceding_fault(times: np.ndarray, spans: list[FaultSpan], candidates: list[int]) -> np.ndarray:
-    """Index of the last candidate fault begun at or before each time (-1: none)."""
-    if not candidates:
-        return np.full(len(times), -1, dtype=np.int64)
-    starts = np.array([spans[i].start_ms for i in candidates])
-    order = np.argsort(starts, kind="stable")
-    position = np.searchsorted(starts[order], times, side="right") - 1
-    return np.where(position >= 0, np.array(candidates)[order][np.maximum(position, 0)], -1)
-
-
-def replays(hops: list[HopData], duplicated: np.ndarray, first_hop: np.ndarray, spans: list[FaultSpan]) -> Replays:
-    frames = []
-    for index, hop in enumerate(hops):
-        rids = duplicated[first_hop == index]
-        if not len(rids):
-            continue
-        rows = copies_of(hop, rids)
-        batch = rows[hop.batch_column].to_numpy() if hop.batch_column in rows else np.full(len(rows), -1)
-        first_batch = rows.groupby("rid", sort=False)[hop.batch_column].transform("first").to_numpy() \
-            if hop.batch_column in rows else batch
-        again = rows.assign(batch=batch, first_batch=first_batch)
-        again = again[again["copy"] > 0]
-        times = again.time_ms.to_numpy()
-        # Faults that make this hop's producer re-run a batch: its own restarts, brokers, executor crashes.
-        own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.kind in BROKER]
-        fault = _preceding_fault(times, spans, own)
-        fallback = _preceding_fault(times, spans, list(range(len(spans))))
-        frames.append(pd.DataFrame({"rid": again.rid.to_numpy(), "hop": hop.name, "streamlet": hop.producer,
-                                    "batch": again.batch.to_numpy(), "first_batch": again.first_batch.to_numpy(),
-                                    "time_ms": times, "fault": np.where(fault >= 0, fault, fallback)}))
-    columns = ["rid", "hop", "streamlet", "batch", "first_batch", "time_ms", "fault"]
-    return Replays(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns).astype({"fault": "int64"}))

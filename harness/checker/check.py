@@ -1,7 +1,8 @@
 """The checker: a run directory in, a Report out. Reads files only; no broker, Spark or network.
 
     evidence (loaded) -> per-hop reconciliation -> first hop of each anomaly
-    -> causes (retention, redeploy, watermark, failed query, replays + faults)
+    -> causes of loss (retention, redeploy, watermark, failed query)
+    -> extra copies per hop (made here or inherited, by which batch, after which fault)
     -> window counts (stateful pipelines) -> faults and recovery -> latency
     -> witnesses -> expectations -> Report
 """
@@ -13,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.checker.causes import LOST_CAUSES, lost_causes, replays
+from harness.checker.causes import LOST_CAUSES, lost_causes
+from harness.checker.copies import CopyAccounting, account
 from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
 from harness.checker.faults import RESTARTING, fault_spans, recovers, recovery_s
@@ -94,7 +96,8 @@ def _window_witnesses(evidence: Evidence, egress: str, table: pd.DataFrame) -> l
     return witnesses
 
 
-def _fault_results(evidence: Evidence, spans, redelivered: np.ndarray) -> list[FaultResult]:
+def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> list[FaultResult]:
+    redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
     results = []
     for i, span in enumerate(spans):
         recovered = recovery_s(span, evidence.progress)
@@ -108,7 +111,8 @@ def _fault_results(evidence: Evidence, spans, redelivered: np.ndarray) -> list[F
             note = (f"recovery unknown: progress of {', '.join(missing)} missing" if missing else
                     "no batch and no idle report after the restart" if span.kind in RESTARTING else "no batch after it ended")
         results.append(FaultResult(span.kind, span.target, span.start_ms, span.end_ms, span.params, recovered,
-                                   int(redelivered[i]), note, recovers(span), span.restarted if span.kind in RESTARTING else None))
+                                   int(redelivered[i]), note, recovers(span), span.restarted if span.kind in RESTARTING else None,
+                                   at_hops[i]))
     return results
 
 
@@ -141,7 +145,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     cause_of_lost, retention = lost_causes(evidence, hops, lost, lost_first, spans)
     duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)]))
     dup_first = first_duplicated_hop(hops, results, duplicated)
-    replay = replays(hops, duplicated, dup_first, spans)
+    accounting = account(hops, evidence.sent.rid.to_numpy(), spans)
 
     lost_by_cause = {c: int((cause_of_lost == c).sum()) for c in LOST_CAUSES} if egress_result else None
     acked = int(evidence.sent.acked.sum())
@@ -164,13 +168,13 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     hop_findings = []
     for index, (hop, result) in enumerate(zip(hops, results)):
         first_seen = {"lost": int((lost_first == index).sum()), "duplicated": int((dup_first == index).sum())}
-        hop_findings.append(Hop(hop.name, hop.kind, verdict(result.counts), result.counts, first_seen))
+        hop_findings.append(Hop(hop.name, hop.kind, verdict(result.counts), result.counts, first_seen,
+                                accounting.per_hop[hop.name]))
 
-    per_fault = replay.per_fault(len(spans))
-    faults = _fault_results(evidence, spans, per_fault)
-    attributed = int((replay.copies.fault >= 0).sum())
+    faults = _fault_results(evidence, spans, accounting)
+    attributed = int((accounting.made.fault >= 0).sum())
     causes = {"lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
-              "duplicated": {"replay_after_fault": attributed, "unexplained": int(len(replay.copies) - attributed)}}
+              "duplicated": {"replay_after_fault": attributed, "unexplained": int(len(accounting.made) - attributed)}}
     query_failures = [{"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
                       for e in evidence.history if e["event"] == "query_failed"]
     if unfinished:
@@ -178,7 +182,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
 
     lost_index = pd.Series(np.arange(len(lost)), index=lost)
     dup_index = pd.Series(np.arange(len(duplicated)), index=duplicated)
-    replayed = replay.copies.drop_duplicates("rid").set_index("rid")
+    made = accounting.made.drop_duplicates("rid").set_index("rid")
 
     def explain_lost(rid):
         i = lost_index[rid]
@@ -187,7 +191,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     def explain_duplicate(rid):
         if rid not in dup_index.index:
             return None, None
-        return int(dup_first[dup_index[rid]]), _replay_cause(replayed, rid, faults) if rid in replayed.index else None
+        return int(dup_first[dup_index[rid]]), _replay_cause(made, rid, faults) if rid in made.index else None
 
     classes = {"lost": (lost, explain_lost)}
     if egress_result is not None:
@@ -213,8 +217,8 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
 
 def _replay_cause(rows: pd.DataFrame, rid: int, faults: list[FaultResult]) -> str:
     row = rows.loc[rid]
-    again = f"{row.streamlet} batch {int(row.batch)}" + (" re-run" if row.batch == row.first_batch else f" (first copy in batch {int(row.first_batch)})")
+    again = f"{row.streamlet} batch {int(row.batch)} ran again (copy made at {row.hop})"
     if row.fault < 0:
         return f"{again}; no fault before it: unexplained"
     fault = faults[int(row.fault)]
-    return f"{again} after {fault.kind} {fault.target}"
+    return f"{again} after fault {int(row.fault) + 1}, {fault.kind} {fault.target}"

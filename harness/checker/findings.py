@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from harness.checker.copies import HopCopies
 from harness.checker.reconcile import Counts
 
 SCHEMA_VERSION = 2  # 2: counts may be null, expectations[].status, outcome, unfinished, copies (docs/evidence.md)
@@ -47,6 +48,7 @@ class Hop:
     verdict: str
     counts: Counts
     first_seen: dict  # anomaly -> records whose anomaly first appears at this hop
+    copies: HopCopies | None = None  # copy-level counts: extra copies made here, inherited, kept and absorbed
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,11 @@ class FaultResult:
     end_ms: int | None
     params: dict
     recovery_s: float | None  # fault -> first batch with input after the restart (None: not measured; see note)
-    redelivered: int  # records delivered again because of this fault (first hop where the copy appeared)
+    redelivered: int  # extra copies this fault's replays made, at every hop
     note: str = ""
     recovers: bool = True  # a recovery time applies (something restarted or came back); False for whole-run faults
     restarted: bool | None = None  # restarting faults: did the target come back (None: not a restarting fault, or unknown)
+    redelivered_at: dict = field(default_factory=dict)  # hop -> extra copies this fault's replays made there
 
 
 @dataclass(frozen=True)

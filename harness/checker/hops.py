@@ -24,23 +24,25 @@ class HopData:
     rows: pd.DataFrame  # one row per copy, delivery order: rid, partition, offset, batch.<streamlet>..., time_ms
     stored: np.ndarray | None  # rids in the egress's final state (None for a topic: its rows are its state)
     batch_column: str  # the producer's batch id column
+    upstream: str | None = None  # the hop the producer reads (None: it reads the source)
 
 
 def hop_data(evidence: Evidence) -> list[HopData]:
     """Record-level hops in pipeline order (topics of window counts are judged as windows, not here)."""
     producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
+    reads = {s.name: next((t for t in s.inputs if t in evidence.topics), None) for s in evidence.streamlets if s.kind != "ingress"}
     hops = []
     for topic, frame in evidence.topics.items():
         if "count" in frame.columns:
             continue
         rows = frame.rename(columns={"timestamp_ms": "time_ms"}, copy=False)  # loaded in partition/offset order
         producer = producers.get(topic, "?")
-        hops.append(HopData(topic, "topic", producer, rows, None, f"batch.{producer}"))
+        hops.append(HopData(topic, "topic", producer, rows, None, f"batch.{producer}", reads.get(producer)))
     for egress in evidence.egresses:
         if egress.windowed:
             continue
         rows = egress.audit.rename(columns={"received_ms": "time_ms"}, copy=False)
-        hops.append(HopData(egress.name, "egress", egress.name, rows, egress.state.rid.to_numpy(), "batch_id"))
+        hops.append(HopData(egress.name, "egress", egress.name, rows, egress.state.rid.to_numpy(), "batch_id", reads.get(egress.name)))
     return hops
 
 

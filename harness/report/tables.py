@@ -7,8 +7,9 @@ from harness.checker.findings import Report, Witness
 COUNT_NAMES = ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
 
 EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
-HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here"]
-FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "recovery (s)", "re-delivered", "note"]
+HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here", "copies", "extra copies",
+              "made here", "inherited", "kept in state", "absorbed"]
+FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "recovery (s)", "extra copies made", "where", "note"]
 WITNESS_HEADER = ["anomaly", "key", "seq", "source", "first hop", "cause", "copies"]
 
 
@@ -24,15 +25,23 @@ def expectation_rows(report: Report, marks: dict[str, str]) -> list[list]:
 
 def hop_rows(report: Report, emphasis=str) -> list[list]:
     """One row per hop, then the end-to-end row (its name and verdict passed through `emphasis`)."""
-    rows = [[h.name, h.verdict, *(count(getattr(h.counts, n)) for n in COUNT_NAMES), h.first_seen["lost"], h.first_seen["duplicated"]]
-            for h in report.hops]
-    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(count(getattr(report.counts, n)) for n in COUNT_NAMES), "", ""]]
+    def copy_cells(c) -> list:
+        if c is None:
+            return [""] * 6
+        return [count(c.copies), count(c.extra), count(c.made_here), count(c.inherited),
+                "" if c.extra_in_state is None else count(c.extra_in_state), "" if c.absorbed is None else count(c.absorbed)]
+
+    rows = [[h.name, h.verdict, *(count(getattr(h.counts, n)) for n in COUNT_NAMES), h.first_seen["lost"], h.first_seen["duplicated"],
+             *copy_cells(h.copies)] for h in report.hops]
+    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(count(getattr(report.counts, n)) for n in COUNT_NAMES),
+                    "", "", *[""] * 6]]
 
 
 def fault_rows(report: Report) -> list[list]:
     t0 = report.timeline.get("start_ms", 0)
-    return [[i + 1, f.kind, f.target, ", ".join(f"{k}={v}" for k, v in f.params.items()), round((f.start_ms - t0) / 1000, 1), round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
-             f.recovery_s, f.redelivered, f.note] for i, f in enumerate(report.faults)]
+    return [[i + 1, f.kind, f.target, ", ".join(f"{k}={v}" for k, v in f.params.items()), round((f.start_ms - t0) / 1000, 1),
+             round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None, f.recovery_s, count(f.redelivered),
+             ", ".join(f"{n:,} at {hop}" for hop, n in f.redelivered_at.items()), f.note] for i, f in enumerate(report.faults)]
 
 
 def copies_text(witness: Witness) -> str:

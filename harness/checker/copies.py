@@ -1,0 +1,132 @@
+"""Copy-level accounting: every extra copy of a record, at the hop where it was made, by the batch that made it,
+after the fault that made that batch run again.
+
+At a hop, a record has n copies; n - 1 of them are extra. Some came from upstream (the
+producer faithfully processed every copy it read), the rest were made here (the producer
+wrote the same input again: a replayed batch). Copies are told apart by the batch stamps
+they carry: a copy at hop h stamped with the upstream streamlets' batches (u1, u2, ...)
+was made from an input copy at hop h-1 carrying exactly those stamps. So per record and
+stamp group g:
+
+    made here (g) = n_h(g) - max(n_{h-1}(g), 1)      (never below 0)
+
+A replay upstream gives copies with the same upstream stamps there, and the same number
+here: inherited, not made here. The copies made here are the last of their group in
+delivery order; their own batch id is the batch that made them. At an egress the final
+state then shows how many re-delivered copies it kept (copies in state beyond one) and
+how many it absorbed (the rest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.faults import BROKER, FaultSpan
+from harness.checker.hops import HopData
+from harness.checker.reconcile import copies, isin
+
+COLUMNS = ["rid", "hop", "streamlet", "batch", "time_ms", "fault"]
+
+
+@dataclass(frozen=True)
+class HopCopies:
+    """Copy counts of the sent records at one hop."""
+
+    copies: int  # every copy of a sent record
+    extra: int  # copies - distinct records
+    made_here: int  # extra copies this hop's producer made (a batch that ran again)
+    inherited: int  # extra copies that arrived from upstream
+    extra_in_state: int | None = None  # egress: extra copies its final state kept
+    absorbed: int | None = None  # egress: re-delivered copies its final state did not keep
+
+
+@dataclass(frozen=True)
+class CopyAccounting:
+    per_hop: dict[str, HopCopies]
+    made: pd.DataFrame  # one row per extra copy made: rid, hop, streamlet, batch, time_ms, fault (index into spans, -1: none)
+
+    def per_fault(self, n: int) -> np.ndarray:
+        counts = np.zeros(n, dtype=np.int64)
+        known = self.made.fault.to_numpy(dtype=np.int64)
+        np.add.at(counts, known[known >= 0], 1)
+        return counts
+
+    def per_fault_and_hop(self, n: int) -> list[dict[str, int]]:
+        found: list[dict[str, int]] = [{} for _ in range(n)]
+        for (fault, hop), size in self.made[self.made.fault >= 0].groupby(["fault", "hop"], sort=False).size().items():
+            found[int(fault)][hop] = int(size)
+        return found
+
+
+def _stamp_columns(rows: pd.DataFrame, own: str | None) -> list[str]:
+    return sorted(c for c in rows.columns if c.startswith("batch.") and c != own)
+
+
+def _group_keys(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """One hashable key per row: its rid and the given stamp columns."""
+    frame = rows[["rid", *columns]]
+    return pd.Series(pd.MultiIndex.from_frame(frame).to_flat_index() if columns else frame.rid.to_numpy(), index=rows.index)
+
+
+def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index) -> pd.DataFrame:
+    """The copies made at `hop` (rows of it), beyond what `upstream` delivered with the same stamps."""
+    rows = hop.rows
+    counted = copies(rows.rid.to_numpy())
+    repeated = counted[(counted > 1)].index
+    repeated = repeated[isin(repeated, sent_rids)]
+    if not len(repeated):
+        return rows.iloc[:0]
+    candidates = rows[isin(rows.rid.to_numpy(), repeated)]
+    own = hop.batch_column if hop.kind == "topic" else None  # an egress's own batch is its batch_id column, not a stamp
+    stamps = _stamp_columns(candidates, own)
+    keys = _group_keys(candidates, stamps)
+    before = pd.Series(dtype=np.int64)  # the first hop: one copy of each record came in (the source's)
+    if upstream is not None:
+        up = upstream.rows[isin(upstream.rows.rid.to_numpy(), repeated)]
+        up = up.assign(**{c: -1 for c in stamps if c not in up.columns})
+        before = _group_keys(up, stamps).value_counts(sort=False)
+    position = keys.groupby(keys, sort=False).cumcount().to_numpy()  # 0 for a group's first copy here
+    allowed = np.maximum(keys.map(before).fillna(0).to_numpy(dtype=np.int64), 1)
+    return candidates[position >= allowed]
+
+
+def _preceding_fault(times: np.ndarray, spans: list[FaultSpan], candidates: list[int]) -> np.ndarray:
+    """Index of the last candidate fault begun at or before each time (-1: none)."""
+    if not candidates:
+        return np.full(len(times), -1, dtype=np.int64)
+    starts = np.array([spans[i].start_ms for i in candidates])
+    order = np.argsort(starts, kind="stable")
+    position = np.searchsorted(starts[order], times, side="right") - 1
+    return np.where(position >= 0, np.array(candidates)[order][np.maximum(position, 0)], -1)
+
+
+def account(hops: list[HopData], sent_rids: np.ndarray, spans: list[FaultSpan]) -> CopyAccounting:
+    by_name = {h.name: h for h in hops}
+    sent_index = pd.Index(sent_rids)
+    per_hop, frames = {}, []
+    for hop in hops:
+        sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_index)]
+        distinct = sent_rows.nunique()
+        made = _made_at(hop, by_name.get(hop.upstream) if hop.upstream else None, sent_index)
+        extra = len(sent_rows) - distinct
+        kept = absorbed = None
+        if hop.stored is not None:
+            in_state = copies(hop.stored)
+            in_state = in_state[isin(in_state.index, sent_index)]
+            kept = int((in_state - 1).clip(lower=0).sum())
+            absorbed = extra - kept
+        per_hop[hop.name] = HopCopies(len(sent_rows), extra, len(made), extra - len(made), kept, absorbed)
+        if len(made):
+            times = made.time_ms.to_numpy(dtype=np.int64)
+            # Faults that make this hop's producer run a batch again: its own restarts, brokers, executor crashes.
+            own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.kind in BROKER]
+            fault = _preceding_fault(times, spans, own)
+            fallback = _preceding_fault(times, spans, list(range(len(spans))))
+            frames.append(pd.DataFrame({"rid": made.rid.to_numpy(), "hop": hop.name, "streamlet": hop.producer,
+                                        "batch": made[hop.batch_column].to_numpy() if hop.batch_column in made else -1,
+                                        "time_ms": times, "fault": np.where(fault >= 0, fault, fallback)}))
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64"})
+    return CopyAccounting(per_hop, table)
