@@ -149,6 +149,9 @@ def test_a_record_with_two_ack_lines_counts_once_and_can_be_a_witness(tmp_path):
     assert {(w["key"], w["seq"]) for w in report["witnesses"] if w["anomaly"] == "lost"} == {
         (key, int(seq)), (twice.split(",")[0], int(twice.split(",")[1]))}
     assert any("2 record(s) have more than one line" in g for g in report["gaps"])
+    lost = (root / "anomalies" / "lost.csv").read_text().splitlines()
+    assert lost[0] == "key,seq,source_partition,source_offset,first_hop,cause" and len(lost) == 3
+    assert (root / "anomalies" / "lost-ranges.csv").read_text().startswith("key,cause,first_seq,last_seq,records\n")
 
 
 def test_phantoms_of_any_seq_are_phantoms_never_another_record(tmp_path):
@@ -167,6 +170,9 @@ def test_phantoms_of_any_seq_are_phantoms_never_another_record(tmp_path):
     shown = {(w["key"], w["seq"]) for w in report["witnesses"] if w["anomaly"] == "phantom"}
     assert shown <= {("k0001", 2**40), ("k0001", -5), ("k0001", "1.5"), ("k0001", "seven"), ("k0001", None), ("nokey", 3),
                      (None, 4), ("k0001", "1.1805916207174113e+21")} and len(shown) == 5  # 5 of 8 witnesses, as written
+    assert report["witness_totals"]["phantom"] == 8 and "| phantom | 5 of 8 |" in (root / "report.md").read_text()
+    phantoms = (root / "anomalies" / "phantom.csv").read_text().splitlines()
+    assert phantoms[0] == "key,seq" and len(phantoms) == 9 and "k0001,seven" in phantoms and "k0001,-5" in phantoms
 
 
 def test_what_could_not_be_measured_is_unknown_never_pass(tmp_path):

@@ -112,6 +112,55 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     assert {h.name: h.first_seen["lost"] for h in report.hops}["ingested"] == len(expected_lost)
 
 
+def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_deleted_on_the_intermediate_topic(tmp_path):
+    """3 brokers; the processor (reading the intermediate topic `ingested`) is stopped and retention deletes what it
+    had not read. Counted here from the raw evidence: the records the fault kept before deleting anything (at-risk/),
+    the committed position and the log start at resume (history), the processor's output (topic dump) and the
+    egress's table. The checker must find the same loss, all of it retention, exactly."""
+    run_dir = tmp_path / "run"
+    scenario = {
+        "name": "retention-mid", "cluster": {"brokers": 3},
+        "blueprint": {
+            "streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
+                           "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+            "topics": {"ingress.out": {"name": "ingested", "replication": 3}, "processor.out": {"name": "processed", "replication": 3}}},
+        "workload": {"topic": {"name": "source", "replication": 3}, "rate": 200, "duration_s": 35, "keys": 8},
+        "source_options": {"processor": {"fail_on_data_loss": False}},
+        "faults": [{"kind": "retention-shrink", "target": "processor", "start_s": 8}],
+        "expectations": {"lost_causes": ["retention"]},
+    }
+    summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
+    events = history(run_dir)
+    committed = {(t, p): o for t, p, o in next(e for e in events if e["event"] == "consumer_position")["partitions"]}
+    observed = next(e for e in events if e["event"] == "log_start_observed")
+    resumed = {(t, p): start for t, p, start, _ in observed["partitions"]}
+    assert set(committed) == {("ingested", 0), ("ingested", 1)}
+    assert any(resumed[tp] > committed[tp] for tp in committed), "retention must delete records the processor had not read"
+
+    at_risk = [json.loads(line) for line in (run_dir / observed["at_risk"] / "ingested.jsonl").open()]
+    deleted = {(r["value"]["key"], r["value"]["seq"]) for r in at_risk
+               if committed[("ingested", r["partition"])] <= r["offset"] < resumed[("ingested", r["partition"])]}
+    still_there = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())}
+    assert deleted and not deleted & still_there, "the deleted records are gone from the topic"
+    processed = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "processed.jsonl").open())}
+    expected_lost = deleted - processed  # minus what the batch the stop interrupted wrote before its commit
+    stored = set(egress_counts(run_dir, "egress", "records"))
+    assert expected_lost and acked(run_dir) - stored == expected_lost
+
+    report = check_run(run_dir)
+    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
+    assert report.causes["lost"]["retention"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
+    [window] = report.retention
+    assert window["topic"] == "ingested" and window["exact"] and window["lost"] == len(expected_lost)
+    assert window["acked_in_window"] == len(deleted)
+    assert {h.name: h.first_seen["lost"] for h in report.hops}["processed"] == len(expected_lost)
+    assert report.passed
+    print(f"retention on an intermediate topic: at risk {len(at_risk)}, deleted {len(deleted)}, "
+          f"reached downstream {len(deleted) - len(expected_lost)}, lost {len(expected_lost)}, attributed {report.causes['lost']['retention']}")
+
+
 def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_says_so(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(_retention_scenario(True)), run_dir, console=Console(quiet=True))

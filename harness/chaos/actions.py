@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from harness.cluster import KafkaAdmin
 from harness.cluster.admin import offset_rows
+from harness.cluster.follow import PartitionRecorder
 from harness.errors import HarnessError, WaitTimeout
 from harness.runner.pipeline import PipelineRun
 from harness.scenario.faults import broker_node
@@ -131,9 +132,11 @@ def shrink_retention(run: PipelineRun, streamlet: str, retention_ms: int = 1000,
     """Stop a streamlet, shrink its input topics' retention until records it has not read are deleted,
     restore the retention, restart the streamlet.
 
-    The history keeps what the checker needs: the streamlet's committed
-    positions when it stopped, and the log-start offsets when it resumed.
-    Records in between were acknowledged but deleted unread.
+    The run directory keeps what the checker needs: the streamlet's committed positions when it
+    stopped (history consumer_position); every record of its input from there on, recorded before
+    anything is deleted and followed while retention is shrunk (at-risk/<streamlet>-<n>/<topic>.jsonl); and
+    the log-start offsets when it resumed (history log_start_observed, naming that folder). The
+    records at risk below the log start were deleted unread, on the source or any intermediate topic.
     """
     _driver(run, "retention-shrink", streamlet)
     topics = run.input_topics(streamlet)
@@ -141,29 +144,39 @@ def shrink_retention(run: PipelineRun, streamlet: str, retention_ms: int = 1000,
     _stop_driver(run, streamlet, "SIGTERM")
     committed = _record_position(run, streamlet)
     shrunk = {"retention.ms": str(retention_ms), "segment.ms": str(max(100, retention_ms))}
+    at_risk = run.layout.at_risk(streamlet, len(run.layout.at_risk_dirs(streamlet)) + 1)
     with KafkaAdmin(run.bootstrap) as admin:
-        original = {t: admin.topic_config(t) for t in topics}
-        for topic in topics:
-            admin.alter_topic_config(topic, shrunk)
-            run.history.record("topic_config_changed", topic=topic, configs=shrunk)
-
-        def unread_records_deleted() -> bool:
-            offsets = admin.offsets(topics)
-            passed = [o.log_start > committed.get((o.topic, o.partition), 0) for o in offsets]
-            behind = [o.log_end > committed.get((o.topic, o.partition), 0) for o in offsets]
-            return any(passed) and all(p or not b for p, b in zip(passed, behind))
-
+        offsets = admin.offsets(topics)
+        starts = {(o.topic, o.partition): committed.get((o.topic, o.partition), o.log_start) for o in offsets}
+        recorder = PartitionRecorder(run.bootstrap, starts, at_risk).start()
         try:
-            wait_for(unread_records_deleted, timeout=timeout_s, interval=0.5,
-                     what=f"log-start offsets of {', '.join(topics)} to pass {streamlet}'s committed offsets")
-        except WaitTimeout as exc:
-            run.history.record("fault_incomplete", kind="retention-shrink", target=streamlet, reason=str(exc))
-        for topic in topics:
-            restored = {k: original[topic].get(k) for k in RETENTION_KEYS}
-            admin.alter_topic_config(topic, restored)
-            run.history.record("topic_config_changed", topic=topic, configs=restored)
-        log_start = _settled_offsets(admin, topics)
-    run.history.record("log_start_observed", streamlet=streamlet, partitions=offset_rows(log_start))
+            recorder.wait_caught_up({(o.topic, o.partition): o.log_end for o in offsets})  # kept before anything is deleted
+            original = {t: admin.topic_config(t) for t in topics}
+            for topic in topics:
+                admin.alter_topic_config(topic, shrunk)
+                run.history.record("topic_config_changed", topic=topic, configs=shrunk)
+
+            def unread_records_deleted() -> bool:
+                offsets = admin.offsets(topics)
+                passed = [o.log_start > committed.get((o.topic, o.partition), 0) for o in offsets]
+                behind = [o.log_end > committed.get((o.topic, o.partition), 0) for o in offsets]
+                return any(passed) and all(p or not b for p, b in zip(passed, behind))
+
+            try:
+                wait_for(unread_records_deleted, timeout=timeout_s, interval=0.5,
+                         what=f"log-start offsets of {', '.join(topics)} to pass {streamlet}'s committed offsets")
+            except WaitTimeout as exc:
+                run.history.record("fault_incomplete", kind="retention-shrink", target=streamlet, reason=str(exc))
+            for topic in topics:
+                restored = {k: original[topic].get(k) for k in RETENTION_KEYS}
+                admin.alter_topic_config(topic, restored)
+                run.history.record("topic_config_changed", topic=topic, configs=restored)
+            log_start = _settled_offsets(admin, topics)
+            recorder.wait_caught_up({(o.topic, o.partition): o.log_end for o in log_start})
+        finally:
+            recorder.stop()
+    run.history.record("log_start_observed", streamlet=streamlet, partitions=offset_rows(log_start),
+                       at_risk=str(at_risk.relative_to(run.layout.root)), at_risk_records=recorder.records)
     _restart(run, "retention-shrink", streamlet)
 
 

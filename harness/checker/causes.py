@@ -1,9 +1,10 @@
 """Why records were lost or duplicated, shown from the evidence (or called unexplained).
 
 Losses, in this order of precedence:
-    retention     acknowledged at an offset of the streamlet's input topic between the
-                  position it had committed when stopped and the log-start offset observed
-                  when it resumed: deleted unread (history: consumer_position, log_start_observed)
+    retention     at an offset of the stopped streamlet's input topic (source or intermediate)
+                  between the position it had committed and the log-start offset observed when
+                  it resumed, with no copy after it: deleted unread (history: consumer_position,
+                  log_start_observed; the records at risk: at-risk/<streamlet>-<n>/<topic>.jsonl)
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet redeployed from `latest` or a timestamp, written
                   before its new query's first batch
@@ -67,22 +68,45 @@ def _offset_window(sent: pd.DataFrame, topic_offsets: dict[int, tuple[int, int]]
     return _at_offsets(sent, topic_offsets) & sent.acked.to_numpy()
 
 
-def retention_windows(evidence: Evidence, first_hop: HopData | None, lost: np.ndarray) -> tuple[list[RetentionWindow], np.ndarray]:
-    """Every retention shrink on the source topic, and the mask of `lost` it explains."""
+def _deleted(rows: pd.DataFrame, ranges: dict[int, tuple[int, int]], acked: pd.Index) -> np.ndarray:
+    """Acknowledged records with a copy at [committed, log start) of some partition and none at or after the log start."""
+    deleted = _at_offsets(rows, ranges)
+    kept = rows.rid.to_numpy()[~deleted & _at_offsets(rows, {p: (high, np.iinfo(np.int64).max) for p, (_, high) in ranges.items()})]
+    gone = pd.unique(rows.rid.to_numpy()[deleted])
+    gone = gone[isin(gone, acked) & ~isin(gone, kept)]
+    return gone
+
+
+def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
+                      gaps: list[str]) -> tuple[list[RetentionWindow], np.ndarray]:
+    """Every retention shrink, on the source or an intermediate topic, and the mask of `lost` it explains.
+
+    The records at risk come from the fault's own recording (at-risk/<streamlet>-<n>/<topic>.jsonl); runs made
+    before it existed fall back to the acknowledgement log, which knows the source topic's offsets only."""
     explained = np.zeros(len(lost), dtype=bool)
+    acked = pd.Index(evidence.sent.rid.to_numpy()[evidence.sent.acked.to_numpy()])
     windows = []
     for stopped, resumed in _paired(evidence.history, "consumer_position", "log_start_observed"):
+        streamlet = stopped.get("streamlet")
         committed = _positions(stopped)
         log_start = {(row[0], int(row[1])): int(row[2]) for row in resumed.get("partitions", [])}
-        ranges = {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == evidence.source_topic}
-        if not ranges:
-            continue
-        in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
-        reached = int(isin(in_window, first_hop.rows.rid.to_numpy()).sum()) if first_hop is not None else 0
-        hit = isin(lost, in_window)
-        explained |= hit
-        windows.append(RetentionWindow(stopped.get("streamlet"), evidence.source_topic, stopped["ts_ms"], len(in_window),
-                                       reached, int(hit.sum()), int(hit.sum()) == len(in_window) - reached))
+        recorded = evidence.at_risk.get(resumed.get("at_risk") or "", {})
+        output = next((h for h in hops if h.producer == streamlet), None)
+        for topic in sorted({t for t, _ in committed}):
+            ranges = {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == topic}
+            if topic in recorded:
+                in_window = _deleted(recorded[topic], ranges, acked)
+            elif topic == evidence.source_topic:
+                in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
+            else:
+                gaps.append(f"retention shrink of {topic} while {streamlet} was down: its records at risk were not recorded; "
+                            "losses there are not attributed")
+                continue
+            reached = int(isin(in_window, output.rows.rid.to_numpy()).sum()) if output is not None else 0
+            hit = isin(lost, in_window)
+            explained |= hit
+            windows.append(RetentionWindow(streamlet, topic, stopped["ts_ms"], len(in_window), reached, int(hit.sum()),
+                                           int(hit.sum()) == len(in_window) - reached))
     return windows, explained
 
 
@@ -119,10 +143,10 @@ def _uses_watermark(evidence: Evidence) -> bool:
 
 
 def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray,
-                spans: list[FaultSpan]) -> tuple[np.ndarray, list[RetentionWindow]]:
+                spans: list[FaultSpan], gaps: list[str]) -> tuple[np.ndarray, list[RetentionWindow]]:
     """One cause per lost rid (LOST_CAUSES), and the retention windows seen."""
     cause = np.full(len(lost), "unexplained", dtype=object)
-    windows, by_retention = retention_windows(evidence, hops[0] if hops else None, lost)
+    windows, by_retention = retention_windows(evidence, hops, lost, gaps)
     by_redeploy = _redeploy_explained(evidence, spans, lost)
     late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}

@@ -28,7 +28,7 @@ from harness.checker.faults import BROKER, FaultSpan
 from harness.checker.hops import HopData
 from harness.checker.reconcile import copies, isin
 
-COLUMNS = ["rid", "hop", "streamlet", "batch", "time_ms", "fault"]
+COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ class HopCopies:
 @dataclass(frozen=True)
 class CopyAccounting:
     per_hop: dict[str, HopCopies]
-    made: pd.DataFrame  # one row per extra copy made: rid, hop, streamlet, batch, time_ms, fault (index into spans, -1: none)
+    made: pd.DataFrame  # one row per extra copy made: rid, hop, row (in the hop's rows), streamlet, batch, time_ms,
+    #                     fault (index into spans, -1: none)
 
     def per_fault(self, n: int) -> np.ndarray:
         counts = np.zeros(n, dtype=np.int64)
@@ -125,8 +126,8 @@ def account(hops: list[HopData], sent_rids: np.ndarray, spans: list[FaultSpan]) 
             own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.kind in BROKER]
             fault = _preceding_fault(times, spans, own)
             fallback = _preceding_fault(times, spans, list(range(len(spans))))
-            frames.append(pd.DataFrame({"rid": made.rid.to_numpy(), "hop": hop.name, "streamlet": hop.producer,
+            frames.append(pd.DataFrame({"rid": made.rid.to_numpy(), "hop": hop.name, "row": made.index.to_numpy(), "streamlet": hop.producer,
                                         "batch": made[hop.batch_column].to_numpy() if hop.batch_column in made else -1,
                                         "time_ms": times, "fault": np.where(fault >= 0, fault, fallback)}))
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64"})
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64", "row": "int64"})
     return CopyAccounting(per_hop, table)

@@ -81,6 +81,8 @@ class Evidence:
     egresses: list[Egress]
     gaps: list[str] = field(default_factory=list)
     has_history: bool = True
+    at_risk: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # at-risk folder -> topic -> records recorded
+    versions: dict = field(default_factory=dict)  # versions.json: Spark, the connector, Kafka, Python
 
     @property
     def keys(self) -> np.ndarray:
@@ -548,4 +550,24 @@ def load_evidence(run_dir: Path) -> Evidence:
     progress = _progress(layout, streamlets, gaps)
     history = _history(layout.history, gaps)
     return Evidence(root, scenario, scenario_file.get("resolved", {}), run, ids, sent, history or [], progress,
-                    streamlets, source_topic, topics, egresses, gaps, has_history=history is not None)
+                    streamlets, source_topic, topics, egresses, gaps, has_history=history is not None,
+                    at_risk=_at_risk(root, history or [], ids, gaps), versions=_read_json(layout.versions, [], "versions"))
+
+
+def _at_risk(root: Path, history: list[dict], ids: RecordIds, gaps: list[str]) -> dict[str, dict[str, pd.DataFrame]]:
+    """The records each retention shrink recorded before deleting anything (folders named by log_start_observed)."""
+    found = {}
+    for event in history:
+        folder = event.get("at_risk") if event["event"] == "log_start_observed" else None
+        if not isinstance(folder, str) or ".." in Path(folder).parts:
+            continue
+        files = sorted((root / folder).glob("*.jsonl"))
+        if not files:
+            gaps.append(f"{folder}: missing (the records a retention shrink put at risk; its losses are not attributed)")
+        found[folder] = {}
+        for path in files:
+            try:
+                found[folder][path.stem] = _topic_dump(path, ids, gaps)
+            except (pa.ArrowInvalid, OSError) as exc:
+                gaps.append(f"{folder}/{path.name}: unreadable ({str(exc).splitlines()[0]})")
+    return found

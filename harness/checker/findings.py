@@ -7,7 +7,7 @@ disappears).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from harness.checker.copies import HopCopies
 from harness.checker.reconcile import Counts
@@ -23,7 +23,8 @@ class Copy:
     partition: int | None
     offset: int | None
     batches: dict  # streamlet -> batch id that carried this copy
-    received_ms: int | None = None
+    received_ms: int | None = None  # when the broker (a topic's timestamp) or the egress received it
+    fault: int | None = None  # the number of the fault whose replay made this copy (None: an original or inherited copy)
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,14 @@ class FaultResult:
 
 @dataclass(frozen=True)
 class Latency:
+    """Seconds from a record's event time to its first arrival at the egress (on-time records)."""
+
     records: int
-    p50_ms: float | None
-    p90_ms: float | None
-    p99_ms: float | None
-    max_ms: float | None
+    p50_s: float | None
+    p90_s: float | None
+    p99_s: float | None
+    max_s: float | None
+    restart_share: float | None  # share of all that time spent while a fault's target was down (fault -> recovered)
 
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
@@ -136,6 +140,9 @@ class Report:
     gaps: list[str] = field(default_factory=list)  # evidence missing or unreadable: the report is partial
 
     unfinished: str = ""  # why the run is not a finished one (in progress, cut short), or ""
+    run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
+    witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
+    records: dict = field(default_factory=dict, repr=False)  # anomaly -> complete set (DataFrame); saved as files, not in JSON
 
     @property
     def outcome(self) -> str:
@@ -151,7 +158,8 @@ class Report:
         return self.outcome == PASS
 
     def to_dict(self) -> dict:
-        data = asdict(self)
+        data = asdict(replace(self, records={}))
+        del data["records"]
         data["schema_version"] = SCHEMA_VERSION
         data["verdict"] = {"end_to_end": self.verdict, "hops": {h.name: h.verdict for h in self.hops}}
         data["outcome"] = self.outcome

@@ -50,13 +50,18 @@ def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliati
     return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored) for h in hops]
 
 
-def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray) -> np.ndarray:
+def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray,
+                   deleted: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """For each lost rid: the index of the first hop from which it is missing for good (the hop after
-    the last topic that had it) or, when every topic had it, the first egress that did not keep it."""
+    the last topic that had it) or, when every topic had it, the first egress that did not keep it.
+    `deleted`: per topic, records it had that retention deleted since (no longer in its dump)."""
     first = np.zeros(len(lost), dtype=np.int64)
     topics = [i for i, h in enumerate(hops) if h.kind == "topic"]
     for index in topics:
-        first[isin(lost, hops[index].rows.rid.to_numpy())] = index + 1
+        had = hops[index].rows.rid.to_numpy()
+        if deleted and hops[index].name in deleted:
+            had = np.concatenate([had, deleted[hops[index].name]])
+        first[isin(lost, had)] = index + 1
     passed_every_topic = first == len(topics)
     for index in reversed([i for i, h in enumerate(hops) if h.kind == "egress"]):
         first[passed_every_topic & isin(lost, results[index].lost)] = index

@@ -1,9 +1,15 @@
-"""Time series for the report's plots, derived from the evidence (seconds since the run began).
+"""Time series for the report's plots, derived from the evidence.
 
+One time base everywhere: seconds from the workload's start (the generator's start), as the
+scenario's start_s and the console count; the drivers' start-up is before 0.
+
+marks       drivers started, workload start and end, drained, run end (seconds)
 throughput  rows read per second per streamlet (its batches' numInputRows, in bins)
 lag         per streamlet: records in its input topics past its last committed end offsets,
-            at each offset sample the runner took (history "offsets" events)
-anomalies   lost and duplicated records per bin of source time, and per source partition
+            at each offset sample the runner took (history "offsets" events); 0 once drained
+anomalies   lost records per bin of the time they should have been written (sent), extra copies
+            per bin of the time they were written (where in the pipeline's time they happened),
+            and per source partition
 """
 
 from __future__ import annotations
@@ -16,10 +22,28 @@ from harness.checker.reconcile import isin
 from harness.evidence.progress import source_offsets
 
 
+def _first(history: list[dict], event: str, **fields) -> int | None:
+    return next((int(e["ts_ms"]) for e in history if e["event"] == event and all(e.get(k) == v for k, v in fields.items())), None)
+
+
 def run_start_ms(evidence: Evidence) -> int:
+    """Time zero: the workload's start (the generator started), else the first event, else the first record sent."""
+    started = _first(evidence.history, "process_started", process="generator")
+    if started is not None:
+        return started
     if evidence.history:
         return int(evidence.history[0]["ts_ms"])
     return int(evidence.sent.event_time_ms.min()) if len(evidence.sent) else 0
+
+
+def _marks(evidence: Evidence, t0: int, end: int) -> dict:
+    """When the phases of the run happened, in seconds from the workload's start (None: not in the evidence)."""
+    history = evidence.history
+    points = {"drivers_started": next((int(e["ts_ms"]) for e in history if e["event"] == "process_started" and e.get("role") == "driver"), None),
+              "workload_started": _first(history, "process_started", process="generator"),
+              "workload_ended": int(evidence.sent.event_time_ms.max()) if len(evidence.sent) else None,  # the last record sent
+              "drained": _first(history, "drained"), "ended": end}
+    return {name: None if ms is None else round((ms - t0) / 1000, 1) for name, ms in points.items()}
 
 
 def _bin_s(duration_s: float) -> int:
@@ -33,7 +57,7 @@ def _throughput(events: list[dict], t0: int, bin_s: int) -> dict:
     frame = pd.DataFrame(rows, columns=["ts", "rows"])
     bins = ((frame.ts - t0) // (bin_s * 1000)).astype(int)
     per_bin = frame.groupby(bins).rows.sum()
-    full = per_bin.reindex(range(0, int(per_bin.index.max()) + 1), fill_value=0)
+    full = per_bin.reindex(range(min(0, int(per_bin.index.min())), int(per_bin.index.max()) + 1), fill_value=0)
     return {"t": [int(i * bin_s) for i in full.index], "rows_per_s": [round(v / bin_s, 1) for v in full.to_numpy()]}
 
 
@@ -68,12 +92,20 @@ def _offset_samples(history: list[dict]) -> pd.DataFrame:
 def _per_bin(times: np.ndarray, t0: int, bin_s: int) -> dict:
     if not len(times):
         return {}
-    bins = (times - t0) // (bin_s * 1000)
+    bins = np.floor_divide(times - t0, bin_s * 1000)  # before the workload's start: negative bins
     values, counts = np.unique(bins, return_counts=True)
     return {int(v * bin_s): int(c) for v, c in zip(values, counts)}
 
 
-def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndarray) -> dict:
+def _drained_to_zero(lag: dict, drained_s: float | None) -> dict:
+    """A run that drained ends with no lag: the last sample may predate the final commit."""
+    if drained_s is None or not lag["t"] or (lag["t"][-1] >= drained_s and lag["records"][-1] == 0):
+        return lag
+    return {"t": lag["t"] + [max(drained_s, lag["t"][-1])], "records": lag["records"] + [0]}
+
+
+def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndarray, extra_copy_ms: np.ndarray) -> dict:
+    """`extra_copy_ms`: when each extra copy was made (harness/checker/copies.py)."""
     t0 = run_start_ms(evidence)
     end = max([e["ts_ms"] for e in evidence.history[-1:]] + [t0])
     bin_s = _bin_s((end - t0) / 1000)
@@ -81,14 +113,18 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
     sent = evidence.sent
     lost = sent[isin(sent.rid, lost_rids)]
     duplicated = sent[isin(sent.rid, duplicated_rids)]
+    marks = _marks(evidence, t0, end)
+    failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
     return {
         "start_ms": t0,
         "duration_s": round((end - t0) / 1000, 1),
         "bin_s": bin_s,
+        "marks": marks,
         "throughput": {s.name: _throughput(evidence.progress.get(s.name) or [], t0, bin_s) for s in evidence.streamlets},
-        "lag": {s.name: _lag(evidence.progress.get(s.name) or [], s.inputs, samples, t0) for s in evidence.streamlets},
+        "lag": {s.name: _drained_to_zero(_lag(evidence.progress.get(s.name) or [], s.inputs, samples, t0),
+                                          None if s.name in failed else marks["drained"]) for s in evidence.streamlets},
         "lost_over_time": _per_bin(lost.event_time_ms.to_numpy(np.int64), t0, bin_s),
-        "duplicated_over_time": _per_bin(duplicated.event_time_ms.to_numpy(np.int64), t0, bin_s),
+        "extra_copies_over_time": _per_bin(np.asarray(extra_copy_ms, dtype=np.int64), t0, bin_s),
         "lost_per_partition": {int(k): int(v) for k, v in lost.partition.value_counts().sort_index().items()},
         "duplicated_per_partition": {int(k): int(v) for k, v in duplicated.partition.value_counts().sort_index().items()},
     }

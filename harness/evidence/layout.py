@@ -53,6 +53,14 @@ class RunLayout:
     def topic_dump(self, topic: str) -> Path:
         return self.root / "topics" / f"{topic}.jsonl"
 
+    def at_risk(self, streamlet: str, n: int) -> Path:
+        """Written by the n-th retention shrink of a streamlet before anything is deleted: every record of its
+        input topics from its committed position on, one <topic>.jsonl each in the topic-dump format."""
+        return self.root / "at-risk" / f"{streamlet}-{n}"
+
+    def at_risk_dirs(self, streamlet: str) -> list[Path]:
+        return sorted((self.root / "at-risk").glob(f"{streamlet}-*"))
+
     def checkpoints(self, streamlet: str) -> Path:
         """One folder per streamlet, one checkpoint per query inside it."""
         return self.root / "checkpoints" / streamlet

@@ -7,8 +7,8 @@ from html import escape
 from harness.checker.findings import Report
 from harness.report.plots import anomalies_svg, recovery_svg, timeline_svg
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, expectation_rows, fault_rows, hop_rows, lost_text, retention_text,
-    witness_rows,
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, anomaly_files, expectation_rows, fault_rows, hop_rows, latency_text,
+    lost_text, retention_text, run_info_text, witness_rows,
 )
 
 VERDICT_COLORS = {"exactly-once": "#2ca02c", "effectively-exactly-once": "#2ca02c", "at-least-once": "#ff7f0e",
@@ -43,7 +43,7 @@ def render_html(report: Report) -> str:
              f"<span class='verdict'>verdict: <span class='badge' style='background:{VERDICT_COLORS.get(report.verdict, '#7f7f7f')}'>"
              f"{escape(report.verdict)}</span></span></h1>",
              f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
-             f"expectations: {summary}</p>"]
+             f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>"]
     if report.gaps:
         parts.append("<div class='gap'><b>Partial report</b>: evidence missing or unreadable<ul>"
                      + "".join(f"<li>{escape(g)}</li>" for g in report.gaps) + "</ul></div>")
@@ -68,11 +68,13 @@ def render_html(report: Report) -> str:
     parts.append(anomalies_svg(report))
     if report.faults:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
-    lat = report.latency
-    if lat.records:
-        parts += ["<h2>Latency</h2>", table(["records", "p50 ms", "p90 ms", "p99 ms", "max ms"],
-                                             [[lat.records, lat.p50_ms, lat.p90_ms, lat.p99_ms, lat.max_ms]])]
+    if report.latency.records:
+        parts += ["<h2>Latency</h2>", f"<p>Event time at the source -> first arrival at the egress: {escape(latency_text(report))}.</p>"]
     if report.witnesses:
         parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]
+    files = anomaly_files(report)
+    if files:
+        parts.append("<p>Every record of each class: " + ", ".join(f"<a href='{escape(path)}'>{escape(name)}</a>"
+                                                                     for name, path in files.items()) + "</p>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.checker.findings import Report
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, expectation_rows, fault_rows, hop_rows, lost_text, retention_text,
-    witness_rows,
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, anomaly_files, expectation_rows, fault_rows, hop_rows, latency_text,
+    lost_text, retention_text, run_info_text, witness_rows,
 )
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -18,7 +18,7 @@ def render_markdown(report: Report) -> str:
     lines = [f"# {report.scenario}: {report.outcome.upper()} ({report.verdict})", ""]
     if report.description:
         lines += [report.description, ""]
-    lines += [f"- run: `{report.run_dir}` ({report.status})",
+    lines += [f"- run: `{report.run_dir}` ({report.status}); {run_info_text(report)}",
               f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
               + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
               + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else "")]
@@ -47,10 +47,11 @@ def render_markdown(report: Report) -> str:
     lines += [""]
     if report.faults:
         lines += ["## Faults", ""] + _table(FAULT_HEADER, fault_rows(report)) + [""]
-    lat = report.latency
-    if lat.records:
-        lines += ["## Latency (event time at the source -> arrival at the egress)", "",
-                  f"p50 {lat.p50_ms:.0f} ms, p90 {lat.p90_ms:.0f} ms, p99 {lat.p99_ms:.0f} ms, max {lat.max_ms:.0f} ms over {lat.records:,} records", ""]
+    if report.latency.records:
+        lines += ["## Latency (event time at the source -> arrival at the egress)", "", latency_text(report), ""]
     if report.witnesses:
         lines += ["## Witnesses", ""] + _table(WITNESS_HEADER, witness_rows(report)) + [""]
+    files = anomaly_files(report)
+    if files:
+        lines += ["Every record of each class: " + ", ".join(f"[{name}]({path})" for name, path in files.items()), ""]
     return "\n".join(lines)

@@ -23,47 +23,84 @@ def svg(figure) -> str:
     return text[text.index("<svg"):]
 
 
+MARKS = {"drivers_started": "drivers start", "workload_started": "workload", "workload_ended": "workload ends",
+         "drained": "drained"}
+TIME_AXIS = "seconds from the workload's start"
+
+
 def _fault_bands(axes, report: Report) -> None:
+    """Every fault its own band, labelled with its number and target (the fault table's numbers)."""
     t0 = report.timeline.get("start_ms", 0)
     end_s = report.timeline.get("duration_s", 0)
-    labelled = set()
-    for f in report.faults:
+    for number, f in enumerate(report.faults, 1):
         start = (f.start_ms - t0) / 1000
         end = (f.end_ms - t0) / 1000 if f.end_ms else end_s
-        label = f.kind if f.kind not in labelled else None
-        labelled.add(f.kind)
         for ax in axes:
-            ax.axvspan(start, max(end, start + 0.5), color=FAULT_COLORS.get(f.kind, "#7f7f7f"), alpha=0.18, label=label if ax is axes[0] else None)
+            ax.axvspan(start, max(end, start + 0.5), color=FAULT_COLORS.get(f.kind, "#7f7f7f"), alpha=0.16, linewidth=0)
+        axes[0].annotate(f"{number} {f.target}", xy=(start, 1.0), xycoords=("data", "axes fraction"), xytext=(1, 2),
+                         textcoords="offset points", fontsize=7, rotation=90, va="bottom", ha="left",
+                         color=FAULT_COLORS.get(f.kind, "#555"))
+
+
+def _phase_marks(axes, report: Report) -> None:
+    """Driver start-up, the workload and the drain, as dotted lines on every plot."""
+    marks = report.timeline.get("marks", {})
+    for row, (name, label) in enumerate(MARKS.items()):
+        x = marks.get(name)
+        if x is None:
+            continue
+        for ax in axes:
+            ax.axvline(x, color="#444", linestyle=":", linewidth=0.9)
+        axes[-1].annotate(label, xy=(x, 0.0), xycoords=("data", "axes fraction"), xytext=(2, 2 + 9 * (row % 2)),
+                          textcoords="offset points", fontsize=7, color="#444")
+
+
+def _legend_outside(ax) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def _fault_legend(ax, report: Report) -> None:
+    kinds = dict.fromkeys(f.kind for f in report.faults)
+    for kind in kinds:
+        ax.axvspan(0, 0, color=FAULT_COLORS.get(kind, "#7f7f7f"), alpha=0.3, label=kind)
 
 
 def timeline_svg(report: Report) -> str:
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(11, 5.8), sharex=True)
     for name, series in report.timeline.get("throughput", {}).items():
         top.plot(series["t"], series["rows_per_s"], label=name, drawstyle="steps-post")
     for name, series in report.timeline.get("lag", {}).items():
         bottom.plot(series["t"], series["records"], label=name)
     _fault_bands([top, bottom], report)
-    top.set_ylabel("rows read / s")
+    _phase_marks([top, bottom], report)
+    _fault_legend(top, report)
+    top.set_yscale("symlog", linthresh=10)  # the steady rate stays readable beside catch-up spikes
+    top.set_ylim(bottom=0)
+    top.set_ylabel("rows read / s (symlog)")
     bottom.set_ylabel("lag (records)")
-    bottom.set_xlabel("seconds since the run began")
-    top.legend(loc="upper right", fontsize=8, ncol=2)
-    bottom.legend(loc="upper right", fontsize=8)
-    top.set_title("Throughput and lag per streamlet, faults shaded")
+    bottom.set_xlabel(TIME_AXIS)
+    _legend_outside(top)
+    _legend_outside(bottom)
+    top.set_title("Throughput and lag per streamlet; faults numbered as in the fault table", pad=38)
     return svg(figure)
 
 
 def anomalies_svg(report: Report) -> str:
     t = report.timeline
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.2))
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [3, 1]})
     width = t.get("bin_s", 1)
-    for key, label, color in (("lost_over_time", "lost", "#d62728"), ("duplicated_over_time", "duplicated", "#1f77b4")):
+    for key, label, color in (("lost_over_time", "lost (when sent)", "#d62728"),
+                              ("extra_copies_over_time", "extra copies (when made)", "#1f77b4")):
         series = t.get(key, {})
         left.bar([float(k) for k in series], list(series.values()), width=width, label=label, color=color, alpha=0.7, align="edge")
     _fault_bands([left], report)
-    left.set_xlabel("source time (s since the run began)")
-    left.set_ylabel("records")
-    left.set_title("Lost and duplicated records over time")
-    left.legend(fontsize=8)
+    _phase_marks([left], report)
+    left.set_xlabel(TIME_AXIS)
+    left.set_ylabel("records / copies")
+    left.set_title("Where in the pipeline's time records were lost and copies made", pad=38)
+    _legend_outside(left)
     partitions = sorted({int(p) for p in list(t.get("lost_per_partition", {})) + list(t.get("duplicated_per_partition", {}))})
     lost = [t.get("lost_per_partition", {}).get(p, 0) for p in partitions]
     dup = [t.get("duplicated_per_partition", {}).get(p, 0) for p in partitions]
@@ -71,17 +108,18 @@ def anomalies_svg(report: Report) -> str:
     right.bar([p + 0.2 for p in partitions], dup, width=0.4, label="duplicated", color="#1f77b4")
     right.set_xticks(partitions)
     right.set_xlabel("source partition")
-    right.set_title("Per source partition")
-    right.legend(fontsize=8)
+    right.set_title("Records per source partition")
+    _legend_outside(right)
+    figure.tight_layout()
     return svg(figure)
 
 
 def recovery_svg(report: Report) -> str:
-    faults = [f for f in report.faults if f.recovery_s is not None]
-    figure, ax = plt.subplots(figsize=(10, 0.5 + 0.35 * max(len(faults), 1)))
-    labels = [f"{i + 1}. {f.kind} {f.target}" for i, f in enumerate(faults)]
-    ax.barh(labels, [f.recovery_s for f in faults], color=[FAULT_COLORS.get(f.kind, "#7f7f7f") for f in faults])
+    faults = [(i, f) for i, f in enumerate(report.faults, 1) if f.recovery_s is not None]
+    figure, ax = plt.subplots(figsize=(10, 0.6 + 0.35 * max(len(faults), 1)))
+    ax.barh([f"{i} {f.kind} {f.target}" for i, f in faults], [f.recovery_s for _, f in faults],
+            color=[FAULT_COLORS.get(f.kind, "#7f7f7f") for _, f in faults])
     ax.invert_yaxis()
-    ax.set_xlabel("seconds from the fault to the first batch with input after it")
+    ax.set_xlabel("seconds from the fault to the first batch with input after it (or idle: nothing left to read)")
     ax.set_title("Recovery time per fault")
     return svg(figure)

@@ -10,7 +10,24 @@ EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
 HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here", "copies", "extra copies",
               "made here", "inherited", "kept in state", "absorbed"]
 FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "recovery (s)", "extra copies made", "where", "note"]
-WITNESS_HEADER = ["anomaly", "key", "seq", "source", "first hop", "cause", "copies"]
+WITNESS_HEADER = ["anomaly", "", "key", "seq", "source", "first hop", "cause", "copies (hop partition@offset, batches, received s, made by fault)"]
+
+
+def plain(value) -> str:
+    """Any value as a person reads it: no Python reprs (lists joined, mappings as 'key value', None as unknown)."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(plain(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {plain(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
 
 
 def count(value) -> str:
@@ -20,7 +37,7 @@ def count(value) -> str:
 
 def expectation_rows(report: Report, marks: dict[str, str]) -> list[list]:
     """`marks`: status (pass, fail, unknown) -> how the first column shows it."""
-    return [[marks[e.status], e.name, e.expected, "unknown" if e.actual is None else e.actual, e.detail] for e in report.expectations]
+    return [[marks[e.status], e.name, plain(e.expected), plain(e.actual), e.detail] for e in report.expectations]
 
 
 def hop_rows(report: Report, emphasis=str) -> list[list]:
@@ -39,17 +56,21 @@ def hop_rows(report: Report, emphasis=str) -> list[list]:
 
 def fault_rows(report: Report) -> list[list]:
     t0 = report.timeline.get("start_ms", 0)
-    return [[i + 1, f.kind, f.target, ", ".join(f"{k}={v}" for k, v in f.params.items()), round((f.start_ms - t0) / 1000, 1),
+    return [[i + 1, f.kind, f.target, ", ".join(f"{k} {plain(v)}" for k, v in f.params.items()), round((f.start_ms - t0) / 1000, 1),
              round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None, f.recovery_s, count(f.redelivered),
              ", ".join(f"{n:,} at {hop}" for hop, n in f.redelivered_at.items()), f.note] for i, f in enumerate(report.faults)]
 
 
-def copies_text(witness: Witness) -> str:
+def copies_text(witness: Witness, t0_ms: int = 0) -> str:
     places = []
     for c in witness.copies:
         where = c.hop if c.partition is None else f"{c.hop} p{c.partition}@{c.offset}"
         if c.batches:
             where += " (" + ", ".join(f"{k} batch {v}" for k, v in c.batches.items()) + ")"
+        if c.received_ms is not None and t0_ms:
+            where += f" at {(c.received_ms - t0_ms) / 1000:.1f}s"
+        if c.fault is not None:
+            where += f", made by fault {c.fault}'s replay"
         places.append(where)
     return "; ".join(places) or "nowhere"
 
@@ -57,13 +78,44 @@ def copies_text(witness: Witness) -> str:
 def witness_line(witness: Witness) -> str:
     """One witness in a line of text (JUnit messages, the console)."""
     source = f" source p{witness.source_partition}@{witness.source_offset}" if witness.source_partition is not None else ""
-    return (f"{witness.anomaly}: key {witness.key!r} seq {witness.seq!r}{source}; {witness.cause or witness.note or 'cause unknown'}; "
+    return (f"{witness.anomaly}: key {plain(witness.key)} seq {plain(witness.seq)}{source}; {witness.cause or witness.note or 'cause unknown'}; "
             f"copies: {copies_text(witness)}")
 
 
 def witness_rows(report: Report) -> list[list]:
-    return [[w.anomaly, w.key, w.seq, f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
-             w.first_hop, w.cause or w.note, copies_text(w)] for w in report.witnesses]
+    """One row per witness, numbered 'k of N' within its class (N: every record of that class)."""
+    t0 = report.timeline.get("start_ms", 0)
+    seen: dict[str, int] = {}
+    rows = []
+    for w in report.witnesses:
+        seen[w.anomaly] = seen.get(w.anomaly, 0) + 1
+        total = report.witness_totals.get(w.anomaly)
+        rows.append([w.anomaly, f"{seen[w.anomaly]} of {total:,}" if total is not None else seen[w.anomaly], plain(w.key), plain(w.seq),
+                     f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
+                     w.first_hop or "", w.cause or w.note, copies_text(w, t0)])
+    return rows
+
+
+def anomaly_files(report: Report) -> dict[str, str]:
+    """The record-set files the report writer saves (harness/report/write.py), relative to the run directory."""
+    names = [name for name, table in report.records.items() if len(table)]
+    if "lost" in names:
+        names.append("lost-ranges")
+    return {name: f"anomalies/{name}.csv" for name in names}
+
+
+def run_info_text(report: Report) -> str:
+    info = report.run_info or {}
+    versions = ", ".join(f"{k} {v}" for k, v in (info.get("versions") or {}).items())
+    return (f"seed {plain(info.get('seed'))}, workload {plain(info.get('duration_s'))} s, faults planned {plain(info.get('faults_planned'))}, "
+            f"played {plain(info.get('faults_played'))}" + (f"; {versions}" if versions else ""))
+
+
+def latency_text(report: Report) -> str:
+    lat = report.latency
+    share = f"; {lat.restart_share:.0%} of it spent waiting for restarts" if lat.restart_share is not None else ""
+    return (f"p50 {lat.p50_s:.2f} s, p90 {lat.p90_s:.2f} s, p99 {lat.p99_s:.2f} s, max {lat.max_s:.2f} s "
+            f"over {lat.records:,} records{share}")
 
 
 def retention_text(window: dict) -> str:

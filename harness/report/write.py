@@ -7,17 +7,37 @@ from pathlib import Path
 
 from harness.checker.check import check_run
 from harness.checker.findings import Report
+from harness.checker.witnesses import seq_ranges
 from harness.evidence.layout import RunLayout
 from harness.files import write_atomically
 from harness.process import live_recorded
 from harness.report.html import render_html
 from harness.report.junit import suite_element, write_junit
 from harness.report.markdown import render_markdown
+from harness.report.tables import anomaly_files
+
+
+ANOMALY_DIR = "anomalies"
+
+
+def write_record_sets(report: Report, run_dir: Path) -> dict[str, Path]:
+    """The complete sets of lost, duplicated, phantom and reordered records as CSV (one row per record), and the lost
+    records as ranges of consecutive seqs per key and cause: anomalies/<set>.csv, linked from the reports."""
+    folder = Path(run_dir) / ANOMALY_DIR
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.csv"):
+        old.unlink()
+    tables = {name: table for name, table in report.records.items() if len(table)}
+    if "lost" in tables:
+        tables["lost-ranges"] = seq_ranges(tables["lost"], by="cause")
+    files = anomaly_files(report)
+    return {name: write_atomically(Path(run_dir) / files[name], tables[name].to_csv(index=False)) for name in tables}
 
 
 def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
-    """report.json, report.md, report.html and junit.xml, each written whole (temp file + rename)."""
+    """report.json, report.md, report.html and junit.xml, each written whole (temp file + rename), and the record sets."""
     root = Path(run_dir)
+    write_record_sets(report, root)
     paths = {"json": root / "report.json", "markdown": root / "report.md", "html": root / "report.html", "junit": root / "junit.xml"}
     texts = {"json": json.dumps(report.to_dict(), indent=2, default=str) + "\n", "markdown": render_markdown(report) + "\n",
              "html": render_html(report)}

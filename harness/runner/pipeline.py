@@ -23,6 +23,7 @@ from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
+from harness.evidence.topics import dump_line
 from harness.evidence.checkpoint import committed_positions
 from harness.evidence.progress import ProgressFollower
 from harness.errors import HarnessError, WaitTimeout
@@ -254,9 +255,7 @@ class PipelineRun:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "w") as out:
                 for r in read_topic(self.bootstrap, name, timeout=120):
-                    out.write(json.dumps({"partition": r.partition, "offset": r.offset, "timestamp_ms": r.timestamp,
-                                          "key": r.key.decode() if r.key else None,
-                                          "value": json.loads(r.value)}) + "\n")
+                    out.write(dump_line(r))
 
     def save_stores(self) -> None:
         """Copy each PostgreSQL egress's tables into the run directory: the checker reads files only."""
