@@ -215,9 +215,10 @@ def _progress(layout: RunLayout, streamlets: list[Streamlet], gaps: list[str]) -
     return found
 
 
-def _whole_lines(path: Path, gaps: list[str], name: str) -> pa.Buffer:
+def _whole_lines(path: Path, gaps: list[str], name: str, torn: list[bytes] | None = None) -> pa.Buffer:
     """The file's bytes up to its last newline: a last line without one was cut mid-record (a writer
-    killed while appending) and is dropped, listed in gaps. Memory-mapped: nothing is copied."""
+    killed while appending) and is dropped, listed in gaps (and its bytes put in `torn`). Memory-mapped:
+    nothing is copied."""
     data = pa.memory_map(str(path)).read_buffer()
     if not data.size or data[-1:].to_pybytes() == b"\n":
         return data
@@ -229,8 +230,10 @@ def _whole_lines(path: Path, gaps: list[str], name: str) -> pa.Buffer:
         tail = data.slice(tail_start).to_pybytes()
         cut = tail.rfind(b"\n")
     keep = tail_start + cut + 1 if cut >= 0 else 0
-    torn = data.slice(keep).to_pybytes()[:60]
-    gaps.append(f"{name}: last line cut mid-record ({torn!r}), dropped")
+    fragment = data.slice(keep).to_pybytes()
+    if torn is not None:
+        torn.append(fragment)
+    gaps.append(f"{name}: last line cut mid-record ({fragment[:60]!r}), dropped")
     return data.slice(0, keep)
 
 
@@ -239,8 +242,9 @@ ACK_TYPES = {"key": pa.string(), "seq": pa.int64(), "event_time_ms": pa.int64(),
 
 
 def _acks(path: Path, gaps: list[str]) -> pa.Table:
+    torn: list[bytes] = []
     try:
-        data = _whole_lines(path, gaps, "acks.csv")
+        data = _whole_lines(path, gaps, "acks.csv", torn)
     except FileNotFoundError:
         raise EvidenceError(f"{path}: missing: without the acknowledgement log there is nothing to reconcile") from None
     except OSError as exc:
@@ -274,7 +278,19 @@ def _acks(path: Path, gaps: list[str]) -> pa.Table:
     if damaged:
         gaps.append(f"acks.csv: {len(damaged)} damaged line(s) skipped ({', '.join(d for d in damaged[:5] if d)}"
                     f"{', ...' if len(damaged) > 5 else ''}): those records' outcomes are unknown to the checker")
-    return table
+    return _with_torn_record(table, torn, gaps)
+
+
+def _with_torn_record(table: pa.Table, torn: list[bytes], gaps: list[str]) -> pa.Table:
+    """A cut last line still names a record that was sent, when its key and seq survived the cut: that
+    record's outcome is unknown (it may or may not have been written), not a phantom if it shows up."""
+    fields = torn[0].decode("utf-8", "replace").split(",") if torn else []
+    if len(fields) < 3 or not fields[0] or not INTEGER.fullmatch(fields[1]):  # the seq must be whole: a comma after it
+        return table
+    row = {name: [None] for name in table.column_names}
+    row |= {"key": [fields[0]], "seq": [int(fields[1])], "status": ["unknown"]}
+    gaps.append(f"acks.csv: the cut line's record ({fields[0]}, {fields[1]}) counted as sent with an unknown outcome")
+    return pa.concat_tables([table, pa.table(row, schema=table.schema)])
 
 
 def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
