@@ -68,6 +68,24 @@ def test_a_paused_broker_stops_answering_then_answers_again_and_a_killed_one_com
         assert expected in events
 
 
+def _records_in(run_dir, topic: str) -> set[tuple[str, int]]:
+    """(key, seq) of every record in a topic dump."""
+    return {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / f"{topic}.jsonl").open())}
+
+
+def _assert_lost_to_retention_exactly(run_dir, expected_lost: set, first_hop: str):
+    """The egress lost exactly `expected_lost` (counted from its table), and the checker says so: every one retention."""
+    stored = set(egress_counts(run_dir, "egress", "records"))
+    assert expected_lost and acked(run_dir) - stored == expected_lost
+    report = check_run(run_dir)
+    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
+    assert report.causes["lost"]["retention"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
+    [window] = report.retention
+    assert window["exact"] and window["lost"] == len(expected_lost)
+    assert {h.name: h.first_seen["lost"] for h in report.hops}[first_hop] == len(expected_lost)
+    return report, window
+
+
 def _retention_scenario(fail_on_data_loss: bool) -> dict:
     return {**TWO_STEP, "source_options": {"ingress": {"fail_on_data_loss": fail_on_data_loss}},
             "faults": [{"kind": "retention-shrink", "target": "ingress", "start_s": 8}]}
@@ -98,18 +116,8 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     # had already written downstream before its commit.
     acks = pd.read_csv(run_dir / "acks.csv")
     deleted = acks[[committed[("source", p)] <= o < resumed[("source", p)] for p, o in zip(acks.partition, acks.offset)]]
-    ingested = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())}
-    expected_lost = set(zip(deleted.key, deleted.seq)) - ingested
-    stored = set(egress_counts(run_dir, "egress", "records"))
-    assert expected_lost and acked(run_dir) - stored == expected_lost
-
     # The checker finds the same loss and attributes every lost record to retention, exactly.
-    report = check_run(run_dir)
-    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
-    assert report.causes["lost"]["retention"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
-    [window] = report.retention
-    assert window["exact"] and window["lost"] == len(expected_lost)
-    assert {h.name: h.first_seen["lost"] for h in report.hops}["ingested"] == len(expected_lost)
+    _assert_lost_to_retention_exactly(run_dir, set(zip(deleted.key, deleted.seq)) - _records_in(run_dir, "ingested"), "ingested")
 
 
 def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_deleted_on_the_intermediate_topic(tmp_path):
@@ -142,20 +150,10 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
     at_risk = [json.loads(line) for line in (run_dir / observed["at_risk"] / "ingested.jsonl").open()]
     deleted = {(r["value"]["key"], r["value"]["seq"]) for r in at_risk
                if committed[("ingested", r["partition"])] <= r["offset"] < resumed[("ingested", r["partition"])]}
-    still_there = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())}
-    assert deleted and not deleted & still_there, "the deleted records are gone from the topic"
-    processed = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "processed.jsonl").open())}
-    expected_lost = deleted - processed  # minus what the batch the stop interrupted wrote before its commit
-    stored = set(egress_counts(run_dir, "egress", "records"))
-    assert expected_lost and acked(run_dir) - stored == expected_lost
-
-    report = check_run(run_dir)
-    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
-    assert report.causes["lost"]["retention"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
-    [window] = report.retention
-    assert window["topic"] == "ingested" and window["exact"] and window["lost"] == len(expected_lost)
-    assert window["acked_in_window"] == len(deleted)
-    assert {h.name: h.first_seen["lost"] for h in report.hops}["processed"] == len(expected_lost)
+    assert deleted and not deleted & _records_in(run_dir, "ingested"), "the deleted records are gone from the topic"
+    expected_lost = deleted - _records_in(run_dir, "processed")  # minus what the batch the stop interrupted wrote before its commit
+    report, window = _assert_lost_to_retention_exactly(run_dir, expected_lost, "processed")
+    assert window["topic"] == "ingested" and window["acked_in_window"] == len(deleted)
     assert report.passed
     print(f"retention on an intermediate topic: at risk {len(at_risk)}, deleted {len(deleted)}, "
           f"reached downstream {len(deleted) - len(expected_lost)}, lost {len(expected_lost)}, attributed {report.causes['lost']['retention']}")

@@ -72,7 +72,7 @@ class Evidence:
     resolved: dict  # duration, seed, schedule
     run: dict  # run.json (empty when the run did not finish writing it)
     ids: RecordIds  # record identity: rid <-> (key, seq)
-    sent: pd.DataFrame  # rid, key, seq, event_time_ms, late, acked, partition, offset
+    sent: pd.DataFrame  # rid, key (code), event_time_ms, late, acked, partition, offset: one row per record
     history: list[dict]
     progress: dict[str, list[dict] | None]  # streamlet -> query events (None: file missing)
     streamlets: list[Streamlet]  # pipeline order
@@ -313,8 +313,9 @@ def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
 def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     """One row per record sent. A record with several lines (acked twice, acked and unknown) counts once:
     acknowledged if any line says so, at that line's partition and offset."""
+    keys = table["key"].combine_chunks()
     frame = pd.DataFrame({
-        "rid": ids.ids(table["key"].combine_chunks(), table["seq"].combine_chunks()),
+        "rid": ids.ids(keys, table["seq"].combine_chunks()), "key": ids.codes(keys).astype(np.int32),
         "event_time_ms": table["event_time_ms"].fill_null(0).to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
         "late": table["late"].fill_null(0).to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
         "acked": pc.fill_null(pc.equal(table["status"], "acked"), False).to_numpy(zero_copy_only=False),

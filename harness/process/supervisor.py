@@ -207,8 +207,13 @@ class ManagedProcess:
         _force_kill(self.record)
         return self.wait_exit()
 
-    def pause(self) -> None:
+    def pause(self, timeout: float = 10.0) -> None:
+        """SIGSTOP the session; returns once the leader is really stopped (the kernel stops every thread of a
+        large JVM asynchronously: under load /proc still says running for a moment)."""
         self.signal(signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while not self.is_paused() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def resume(self) -> None:
         self.signal(signal.SIGCONT)
