@@ -7,7 +7,11 @@ import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from harness.checker.check import check_run
+from harness.errors import HarnessError
 from tests.conftest import run_harness
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
 from tests.test_bad_input import assert_one_line_error
@@ -212,3 +216,32 @@ def test_a_run_without_run_json_is_unfinished_not_lossy(tmp_path):
     assert result.stdout.splitlines()[1].startswith("partial: run.json missing: the run did not finish")
     assert "at-most-once" not in result.stdout and "verdict: unknown" in result.stdout
     assert "UNKNOWN  max_lost: records lost: unknown (run.json missing" in result.stdout
+
+
+JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.text(max_size=6)),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.sampled_from(["inputs", "outputs", "source_topic", "settings",
+                                                                                    "status", "seed", "schedule", "kind", "mode"]),
+                                                                   inner, max_size=4)), max_leaves=12)
+SMALL_FILES = ["scenario.json", "run.json", "versions.json", "streamlets/ingress.json", "streamlets/processor.json", "streamlets/egress.json"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(SMALL_FILES), JSON_VALUES)
+def test_any_json_in_a_small_evidence_file_is_a_report_or_one_line_error(tmp_path, name, value):
+    """Nothing in the evidence can make the checker crash: a file holding any JSON value gives a report (partial)
+    or an EvidenceError naming the file."""
+    root = tmp_path / "run"
+    if not root.exists():
+        sent = make_sent(2, 5)
+        write_run(root, sent, clean_flow(sent), expectations=EXPECT)
+        (root / "versions.json").write_text(json.dumps({"pyspark": "4.0.0"}))
+    original = (root / name).read_text()
+    (root / name).write_text(json.dumps(value))
+    try:
+        report = check_run(root)
+        assert report.outcome in ("pass", "fail", "unknown")
+    except HarnessError as exc:
+        assert "\n" not in str(exc)
+    finally:
+        (root / name).write_text(original)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from harness.checker.causes import LOST_CAUSES, lost_causes
 from harness.checker.copies import CopyAccounting, account
-from harness.checker.evidence import Evidence, load_evidence
+from harness.checker.evidence import Evidence, EvidenceError, load_evidence
 from harness.checker.expect import judge
 from harness.checker.faults import RESTARTING, fault_spans, recovers, recovery_s
 from harness.checker.findings import FaultResult, Hop, Report, Witness
@@ -26,6 +26,7 @@ from harness.checker.reconcile import Counts, combine, verdict
 from harness.checker.timeline import timeline
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, window_witnesses, witnesses
+from harness.errors import HarnessError
 from harness.scenario.expectations import parse_expectations
 from pipelines.blueprint import parse_blueprint
 
@@ -139,7 +140,10 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     found = witnesses(evidence, hops, classes, accounting) + witnesses_extra
     totals |= {c.name: len(c.rids) for c in classes}
 
-    expectations = parse_expectations(scenario.get("expectations", {}) or {}, parse_blueprint(scenario["blueprint"]))
+    try:
+        expectations = parse_expectations(scenario.get("expectations", {}) or {}, parse_blueprint(scenario["blueprint"]))
+    except HarnessError as exc:
+        raise EvidenceError(f"{evidence.root / 'scenario.json'}: {exc}") from None
     return Report(
         run_dir=str(evidence.root), scenario=str(scenario.get("name", "?")), description=str(scenario.get("description", "")).strip(),
         status="running" if running else str(evidence.run.get("status", "unknown")), verdict=end_to_end, counts=counts, hops=hop_findings,
@@ -155,6 +159,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
 
 def _run_info(evidence: Evidence, spans) -> dict:
     resolved = evidence.resolved
+    schedule = resolved.get("schedule")
     return {"seed": resolved.get("seed"), "duration_s": resolved.get("duration_s"),
-            "faults_planned": len(resolved.get("schedule", [])) if resolved.get("faults_played", True) else 0,
+            "faults_planned": (len(schedule) if isinstance(schedule, list) else None) if resolved.get("faults_played", True) else 0,
             "faults_played": len(spans), "versions": evidence.versions}

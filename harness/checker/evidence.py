@@ -128,7 +128,7 @@ class RecordIds:
         """rid per row: packed for ordinary rows (vectorized), an alien rid of its own for every other (key, seq)."""
         codes = self.codes(keys)
         if pa.types.is_integer(seqs.type):
-            seq = seqs.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False)
+            seq = seqs.cast(pa.int64(), safe=False).fill_null(-1).to_numpy(zero_copy_only=False)  # a uint64 beyond int64 wraps negative: not ordinary
             ordinary = pc.is_valid(seqs).to_numpy(zero_copy_only=False)
         else:  # text, fractions, mixed: the integers among them are still ordinary
             text = seqs.cast(pa.string()) if not pa.types.is_null(seqs.type) else pa.nulls(len(seqs), pa.string())
@@ -162,14 +162,27 @@ class RecordIds:
         return (str(self.values[key]) if key < len(self.values) else None), seq
 
 
-def _read_json(path: Path, gaps: list[str], what: str):
+def _read_json(path: Path, gaps: list[str], what: str) -> dict:
+    """A JSON object file ({} when missing, unreadable or not an object: listed in gaps)."""
     try:
-        return json.loads(path.read_text())
+        value = json.loads(path.read_text())
+        if isinstance(value, dict):
+            return value
+        gaps.append(f"{path.name}: not a JSON object; {what} unknown")
     except FileNotFoundError:
         gaps.append(f"{path.name}: missing ({what} unknown)")
     except (ValueError, OSError) as exc:
         gaps.append(f"{path.name}: unreadable ({exc}); {what} unknown")
     return {}
+
+
+def _topic_names(settings: dict, field: str, path: str, gaps: list[str]) -> tuple[str, ...]:
+    """inputs/outputs of a driver's settings file: {port: real topic name}."""
+    ports = settings.get(field) or {}
+    if not isinstance(ports, dict) or not all(isinstance(t, str) for t in ports.values()):
+        gaps.append(f"{path}: {field} is not a mapping of ports to topic names; those topics not judged")
+        return ()
+    return tuple(ports.values())
 
 
 def _json_lines(path: Path, name: str, gaps: list[str], required: tuple[str, ...]) -> list[dict] | None:
@@ -519,10 +532,21 @@ def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Stre
         settings = _read_json(layout.driver_settings(name), gaps, f"{name}'s topics")
         if not settings:
             continue
-        inputs = tuple(settings.get("inputs", {}).values()) + ((settings["source_topic"],) if settings.get("source_topic") else ())
-        found.append(Streamlet(name, blueprint.streamlets[name].kind, settings.get("settings", {}), inputs,
-                               tuple(settings.get("outputs", {}).values())))
+        path = f"streamlets/{name}.json"
+        source = settings.get("source_topic")
+        inputs = _topic_names(settings, "inputs", path, gaps) + ((source,) if isinstance(source, str) and source else ())
+        own = settings.get("settings")
+        found.append(Streamlet(name, blueprint.streamlets[name].kind, own if isinstance(own, dict) else {}, inputs,
+                               _topic_names(settings, "outputs", path, gaps)))
     return found
+
+
+def _source_topic_named(scenario: dict) -> str:
+    """The workload's topic as the scenario names it (a run whose ingress settings file is missing)."""
+    workload = scenario.get("workload")
+    topic = workload.get("topic") if isinstance(workload, dict) else None
+    name = topic.get("name") if isinstance(topic, dict) else None
+    return name if isinstance(name, str) else "source"
 
 
 def load_evidence(run_dir: Path) -> Evidence:
@@ -544,7 +568,7 @@ def load_evidence(run_dir: Path) -> Evidence:
         streamlets = _streamlets(layout, scenario, gaps)
     except HarnessError as exc:
         raise EvidenceError(f"{layout.scenario}: the scenario's blueprint is invalid: {exc}") from None
-    source_topic = next((s.inputs[-1] for s in streamlets if s.kind == "ingress"), scenario.get("workload", {}).get("topic", {}).get("name", "source"))
+    source_topic = next((s.inputs[-1] for s in streamlets if s.kind == "ingress" and s.inputs), None) or _source_topic_named(scenario)
     topics: dict[str, pd.DataFrame] = {}
     for topic in [t for s in streamlets if s.kind != "ingress" for t in s.inputs]:
         path = layout.topic_dump(topic)
@@ -566,7 +590,8 @@ def load_evidence(run_dir: Path) -> Evidence:
             gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
     progress = _progress(layout, streamlets, gaps)
     history = _history(layout.history, gaps)
-    return Evidence(root, scenario, scenario_file.get("resolved", {}), run, ids, sent, history or [], progress,
+    resolved = scenario_file.get("resolved")
+    return Evidence(root, scenario, resolved if isinstance(resolved, dict) else {}, run, ids, sent, history or [], progress,
                     streamlets, source_topic, topics, egresses, gaps, has_history=history is not None,
                     at_risk=_at_risk(root, history or [], ids, gaps), versions=_read_json(layout.versions, [], "versions"))
 
