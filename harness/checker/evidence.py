@@ -431,9 +431,9 @@ def _topic_dump(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
         with pajson.open_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
             frames = [_topic_batch(batch, ids) for batch in reader]
         frame = _concat(frames, {})
-    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+        del frames
+    except (pa.ArrowException, KeyError):  # a value Arrow cannot type (a key that is an object, a seq type change, ...)
         frame = _topic_lines(data, name, ids, gaps)
-    frames = None
     frame = _fill_batches(frame)
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 

@@ -35,8 +35,8 @@ def _int(value):
 
 
 def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -> dict[int, list[Copy]]:
-    made_by = {(hop, int(row)): int(fault) + 1 for hop, row, fault in accounting.made[["hop", "row", "fault"]].itertuples(index=False)
-               if fault >= 0}
+    made = accounting.made[isin(accounting.made.rid.to_numpy(), rids) & (accounting.made.fault >= 0).to_numpy()]
+    made_by = {(hop, int(row)): int(fault) + 1 for hop, row, fault in made[["hop", "row", "fault"]].itertuples(index=False)}
     found: dict[int, list[Copy]] = {int(r): [] for r in rids}
     for hop in hops:
         rows = copies_of(hop, rids)
