@@ -126,6 +126,10 @@ class RecordIds:
 
     def ids(self, keys: pa.Array, seqs: pa.Array) -> np.ndarray:
         """rid per row: packed for ordinary rows (vectorized), an alien rid of its own for every other (key, seq)."""
+        return self.identify(keys, seqs)[0]
+
+    def identify(self, keys: pa.Array, seqs: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """(rids, key codes) per row: the key strings are coded once for both."""
         codes = self.codes(keys)
         if pa.types.is_integer(seqs.type):
             seq = seqs.cast(pa.int64(), safe=False).fill_null(-1).to_numpy(zero_copy_only=False)  # a uint64 beyond int64 wraps negative: not ordinary
@@ -141,7 +145,7 @@ class RecordIds:
             key_list = keys.take(pa.array(odd)).to_pylist()
             seq_list = seqs.take(pa.array(odd)).to_pylist()
             out[odd] = [self._alien(k, v) for k, v in zip(key_list, seq_list)]
-        return out
+        return out, codes
 
     def _alien(self, key, seq) -> int:
         if isinstance(seq, float) and seq.is_integer():
@@ -326,9 +330,9 @@ def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
 def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     """One row per record sent. A record with several lines (acked twice, acked and unknown) counts once:
     acknowledged if any line says so, at that line's partition and offset."""
-    keys = table["key"].combine_chunks()
+    rid, codes = ids.identify(table["key"].combine_chunks(), table["seq"].combine_chunks())
     frame = pd.DataFrame({
-        "rid": ids.ids(keys, table["seq"].combine_chunks()), "key": ids.codes(keys).astype(np.int32),
+        "rid": rid, "key": codes.astype(np.int32),
         "event_time_ms": table["event_time_ms"].fill_null(0).to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
         "late": table["late"].fill_null(0).to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
         "acked": pc.fill_null(pc.equal(table["status"], "acked"), False).to_numpy(zero_copy_only=False),
