@@ -13,13 +13,16 @@ each phase ended:
     plan         a Kafka readStream -> foreachBatch query defined and started
     first batch  its first batch committed (the connector loaded, offsets fetched, the batch planned and run)
 
-Prints the median of each phase and the share of the total it takes. Numbers, not assertions.
+Each repeat runs the probe twice, without and with the class-data-sharing archive that `harness jars`
+trains (harness.cds). Prints the median time of each phase for both and the ratio of the totals.
+Numbers, not assertions.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,7 +31,9 @@ from pathlib import Path
 
 from kafka import KafkaProducer
 
+from harness import cds
 from harness.cluster import EmbeddedCluster
+from harness.spark.session import DRIVER_ROLE, driver_classpath
 
 PROBE = r"""
 import os, sys, time
@@ -44,8 +49,9 @@ from harness.spark.session import spark_session  # noqa: E402
 marks["imports"] = time.monotonic()
 from pyspark import SparkConf, SparkContext  # noqa: E402
 from harness import jars  # noqa: E402
-from harness.spark.session import SMALL_MACHINE_CONF  # noqa: E402
-launch = {**SMALL_MACHINE_CONF, "spark.jars": ",".join(str(j) for j in jars.connector_jars())}
+from harness.spark.session import SMALL_MACHINE_CONF, driver_java_options  # noqa: E402
+launch = {**SMALL_MACHINE_CONF, "spark.jars": ",".join(str(j) for j in jars.connector_jars()),
+          "spark.driver.extraJavaOptions": driver_java_options()}
 SparkContext._ensure_initialized(conf=SparkConf().setAll(launch.items()))  # the JVM and py4j, as getOrCreate would
 marks["jvm"] = time.monotonic()
 spark = spark_session("phases-probe")
@@ -68,13 +74,17 @@ print({k: round(v - t0, 3) for k, v in marks.items()})
 PHASES = ["python", "imports", "jvm", "session", "plan", "first batch"]
 
 
-def probe(bootstrap: str, topic: str) -> dict[str, float]:
+VARIANTS = {"without CDS": {"HARNESS_CDS": "0"}, "with CDS": {}}
+
+
+def probe(bootstrap: str, topic: str, env: dict[str, str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run([sys.executable, "-c", PROBE, str(Path(tmp) / "checkpoint"), bootstrap, topic],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, env={**os.environ, **env})
     if out.returncode:
         raise SystemExit(f"probe failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
-    return json.loads(out.stdout.strip().splitlines()[-1].replace("'", '"'))
+    marks = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    return json.loads(marks[-1].replace("'", '"'))
 
 
 def main() -> None:
@@ -93,16 +103,21 @@ def main() -> None:
                 producer.send("phases", key=str(i % 8).encode(), value=json.dumps({"key": f"k{i % 8}", "seq": i}).encode())
             producer.flush()
             producer.close()
-            runs = [probe(cluster.bootstrap_servers, "phases") for _ in range(args.repeat)]
-    ends = {phase: statistics.median(r[phase] for r in runs) for phase in PHASES}
-    total = ends["first batch"]
-    previous = 0.0
-    print(f"driver start-up phases, median of {args.repeat} (seconds from process start; {args.records} records to read):")
-    for phase in PHASES:
-        took = ends[phase] - previous
-        print(f"  {phase:<12} ends at {ends[phase]:6.2f}s   takes {took:6.2f}s   {took / total:5.1%}")
-        previous = ends[phase]
-    print(f"  total to the first committed batch: {total:.2f}s")
+            runs: dict[str, list[dict[str, float]]] = {name: [] for name in VARIANTS}
+            for _ in range(args.repeat):  # interleaved, so both see the same machine
+                for name, env in VARIANTS.items():
+                    runs[name].append(probe(cluster.bootstrap_servers, "phases", env))
+    if not cds.is_trained(DRIVER_ROLE, driver_classpath()):
+        print("note: no CDS archive is trained here (run `harness jars`): both variants start without one")
+    print(f"driver start-up phases, median of {args.repeat} (seconds each phase takes; {args.records} records to read):")
+    print(f"  {'phase':<12}" + "".join(f"{name:>14}" for name in VARIANTS))
+    ends = {name: {phase: statistics.median(r[phase] for r in rs) for phase in PHASES} for name, rs in runs.items()}
+    for i, phase in enumerate(PHASES):
+        took = [e[phase] - (e[PHASES[i - 1]] if i else 0.0) for e in ends.values()]
+        print(f"  {phase:<12}" + "".join(f"{t:13.2f}s" for t in took))
+    totals = [e["first batch"] for e in ends.values()]
+    print(f"  {'total':<12}" + "".join(f"{t:13.2f}s" for t in totals))
+    print(f"  with CDS / without: {totals[1] / totals[0]:.2f}")
 
 
 if __name__ == "__main__":

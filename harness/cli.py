@@ -408,11 +408,13 @@ def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | No
 
 @main.command()
 def jars():
-    """Fetch the Kafka broker and Spark connector jars with Maven (idempotent)."""
+    """Fetch the Kafka broker and Spark connector jars with Maven, train the JVMs' CDS archives (both idempotent)."""
     from harness import jars as jar_sets
+    from harness import warmup
 
     jar_sets.fetch()
     click.echo(f"Kafka {jar_sets.kafka_version()} and Spark Kafka connector {jar_sets.connector_version()} in {jar_sets.jars_dir()}")
+    warmup.train(say=click.echo)
 
 
 if __name__ == "__main__":

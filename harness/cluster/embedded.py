@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kafka.errors import KafkaError
 
-from harness import jars
+from harness import cds, jars
 from harness.cluster.admin import KafkaAdmin
 from harness.cluster.config import (
     LOG4J2_PROPERTIES,
@@ -35,6 +35,7 @@ from harness.process import ManagedProcess, ProcessRecord, Supervisor, free_port
 from harness.waiting import wait_for
 
 STATE_FILE = "cluster.json"
+BROKER_ROLE = "kafka-broker"  # the brokers' class-data-sharing archive (harness.cds)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,11 @@ class Broker:
         """Start the broker JVM; with `wait`, return once the cluster lists it as live."""
         if self.running():
             raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
+        classpath = jars.kafka_classpath()
         argv = [
             jars.java_executable(),
+            *cds.java_options(BROKER_ROLE, classpath),
+            *self.cluster.extra_java_options,
             f"-Xmx{self.cluster.heap_mb}m",
             f"-Xms{min(self.cluster.heap_mb, 128)}m",
             "-XX:+UseG1GC",
@@ -103,7 +107,7 @@ class Broker:
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={self.cluster.workdir / 'log4j2.properties'}",
             "-cp",
-            jars.kafka_classpath(),
+            classpath,
             "kafka.Kafka",
             str(self.node_dir / "server.properties"),
         ]
@@ -159,6 +163,7 @@ class EmbeddedCluster:
         self.pid_dir = self.workdir / "pids"
         self.supervisor = Supervisor(self.pid_dir)
         self.brokers = [Broker(self, spec) for spec in nodes]
+        self.extra_java_options: list[str] = []  # e.g. a CDS training flag (harness.warmup)
         for broker in self.brokers:
             if broker.process:
                 self.supervisor.adopt(broker.process)
@@ -197,7 +202,7 @@ class EmbeddedCluster:
         """Run Kafka's StorageTool for every node, in parallel (one JVM each)."""
         runs = [
             subprocess.Popen(
-                [java, "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool", "format",
+                [java, *cds.java_options(BROKER_ROLE, classpath), "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool", "format",
                  "--config", str(b.node_dir / "server.properties"), "--cluster-id", self.cluster_id],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )

@@ -8,12 +8,14 @@ two cores.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Mapping
 
-from harness import jars
+from harness import cds, jars
 from harness.errors import HarnessError
 
 DEFAULT_MASTER = "local[1]"
+DRIVER_ROLE = "spark-driver"  # the drivers' class-data-sharing archive (harness.cds)
 
 SMALL_MACHINE_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -43,6 +45,18 @@ def check_connector_version() -> str:
     return connector
 
 
+def driver_classpath() -> str:
+    """What the driver JVM's own classpath is made of: pyspark's jars (the connector comes later, via spark.jars)."""
+    import pyspark
+
+    return f"{pyspark.__version__}:{Path(pyspark.__file__).parent / 'jars'}"
+
+
+def driver_java_options(extra: str = "") -> str:
+    """The driver JVM's flags: the CDS archive when trained, then `extra`."""
+    return " ".join([*cds.java_options(DRIVER_ROLE, driver_classpath()), extra]).strip()
+
+
 def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, str] | None = None):
     """A SparkSession that can read and write Kafka.
 
@@ -56,6 +70,7 @@ def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, s
     settings.update(conf or {})
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
     settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars()] + extra)
+    settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""))
     builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("HARNESS_SPARK_MASTER", DEFAULT_MASTER))
     for key, value in settings.items():
         builder = builder.config(key, value)

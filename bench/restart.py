@@ -1,0 +1,149 @@
+"""A driver killed under load: how long until its restart commits a batch with input, against a bare Spark start.
+
+    .venv/bin/python bench/restart.py [--kills 3] [--rate 200] [--no-cds]
+
+Runs ingress -> processor -> egress (upsert) on one embedded broker with the
+generator at --rate and SIGKILLs the processor and the egress in turn,
+restarting each at once (restart_after_s 0). Meanwhile, with the three
+drivers running, it starts bare probes: a fresh Python process that opens a
+SparkSession with the connector (the harness's own session factory) and runs
+one job. From the run's evidence (history and progress files) each restart
+splits into
+
+    relaunch     the kill -> the new driver process started (the harness's part)
+    start        process start -> its query started (interpreter, JVM, SparkSession, plan)
+    first batch  query started -> its first batch with input committed (checkpoint, Kafka, the batch)
+
+and the ratio of the median kill -> first batch to the median bare start is
+printed: the figure the speed issue tracks (goal: at most 1.5). --no-cds runs
+everything without the class-data-sharing archives, for the before figure.
+Numbers, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from harness.evidence.layout import RunLayout
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario.model import parse_scenario
+
+BARE_PROBE = """
+import time
+t0 = time.monotonic()
+from harness.spark.session import spark_session
+spark = spark_session("bare-probe")
+session = time.monotonic() - t0
+spark.range(10).count()
+print(f"{session:.3f} {time.monotonic() - t0:.3f}")
+spark.stop()
+"""
+
+
+def scenario(kills: int, rate: float):
+    every = 30
+    duration = 20 + every * kills
+    return parse_scenario({
+        "name": "bench-restart",
+        "blueprint": {
+            "streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
+                           "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+        },
+        "workload": {"rate": rate, "duration_s": duration, "keys": 16},
+        "faults": [
+            {"kind": "kill-driver", "target": "processor", "start_s": 15, "every_s": every, "times": kills,
+             "signal": "SIGKILL", "restart_after_s": 0},
+            {"kind": "kill-driver", "target": "egress", "start_s": 30, "every_s": every, "times": kills,
+             "signal": "SIGKILL", "restart_after_s": 0},
+        ],
+    })
+
+
+def bare_starts(stop: threading.Event, results: list[tuple[float, float]], env: dict[str, str]) -> None:
+    """Bare SparkSession starts, one after another, while the pipeline runs."""
+    stop.wait(20)  # the pipeline's drivers are up by then
+    while not stop.is_set():
+        out = subprocess.run([sys.executable, "-c", BARE_PROBE], capture_output=True, text=True, env=env)
+        lines = [line for line in out.stdout.splitlines() if line.count(" ") == 1 and line[0].isdigit()]
+        if out.returncode == 0 and lines:
+            session, job = map(float, lines[-1].split())
+            results.append((session, job))
+        stop.wait(5)
+
+
+def _json_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def restarts(run_dir: Path) -> list[dict[str, float]]:
+    """Each kill's phases, in seconds, from the history and the restarted driver's progress file."""
+    layout = RunLayout(run_dir)
+    history = _json_lines(layout.history)
+    phases = []
+    for i, event in enumerate(history):
+        if event["event"] != "fault_begun" or event.get("kind") != "kill-driver":
+            continue
+        target, kill_ms = event["target"], event["ts_ms"]
+        started = next((e for e in history[i:] if e["event"] == "process_started" and e.get("streamlet") == target), None)
+        if started is None:
+            continue
+        progress = [e for e in _json_lines(layout.progress(target)) if e.get("pid") == started["pid"]]
+        query_started = next((e["ts_ms"] for e in progress if e["event"] == "started"), None)
+        first = next((e["ts_ms"] for e in progress if e["event"] == "progress"
+                      and (e.get("progress") or {}).get("numInputRows", 0) > 0), None)
+        if query_started is None or first is None:
+            continue
+        phases.append({"target": target, "relaunch": (started["ts_ms"] - kill_ms) / 1000,
+                       "start": (query_started - started["ts_ms"]) / 1000, "first batch": (first - query_started) / 1000,
+                       "total": (first - kill_ms) / 1000})
+    return phases
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kills", type=int, default=3, help="kills per driver (processor and egress)")
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--no-cds", action="store_true", help="run without the class-data-sharing archives")
+    args = parser.parse_args()
+    if args.no_cds:
+        os.environ["HARNESS_CDS"] = "0"  # the drivers and the probes inherit it
+    bare: list[tuple[float, float]] = []
+    stop = threading.Event()
+    prober = threading.Thread(target=bare_starts, args=(stop, bare, dict(os.environ)), daemon=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        prober.start()
+        try:
+            run_scenario(scenario(args.kills, args.rate), run_dir, console=Console(quiet=True))
+        finally:
+            stop.set()
+            prober.join()
+        measured = restarts(run_dir)
+    if not measured or not bare:
+        raise SystemExit(f"nothing to compare: {len(measured)} restarts measured, {len(bare)} bare starts")
+    print(f"restarts under load ({'without' if args.no_cds else 'with'} CDS), seconds:")
+    print(f"  {'driver':<10}{'relaunch':>10}{'start':>10}{'first batch':>13}{'total':>10}")
+    for r in measured:
+        print(f"  {r['target']:<10}{r['relaunch']:10.2f}{r['start']:10.2f}{r['first batch']:13.2f}{r['total']:10.2f}")
+    medians = {k: statistics.median(r[k] for r in measured) for k in ("relaunch", "start", "first batch", "total")}
+    print(f"  {'median':<10}{medians['relaunch']:10.2f}{medians['start']:10.2f}{medians['first batch']:13.2f}{medians['total']:10.2f}")
+    session = statistics.median(s for s, _ in bare)
+    job = statistics.median(j for _, j in bare)
+    print(f"bare SparkSession with the connector, same run, {len(bare)} starts: session {session:.2f}s, with a first job {job:.2f}s")
+    print(f"ratio kill -> first batch / bare session start: {medians['total'] / session:.2f} "
+          f"(/ bare start with a first job: {medians['total'] / job:.2f})")
+
+
+if __name__ == "__main__":
+    main()
