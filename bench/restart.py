@@ -3,11 +3,12 @@
     .venv/bin/python bench/restart.py [--kills 3] [--rate 200] [--no-cds]
 
 Runs ingress -> processor -> egress (upsert) on one embedded broker with the
-generator at --rate and SIGKILLs the processor and the egress in turn,
-restarting each at once (restart_after_s 0). Meanwhile, with the three
-drivers running, it starts bare probes: a fresh Python process that opens a
-SparkSession with the connector (the harness's own session factory) and runs
-one job. From the run's evidence (history and progress files) each restart
+generator at --rate and SIGKILLs the processor and the egress in turn, one
+every 60 s, restarting each at once (restart_after_s 0). Midway between two
+kills (and once before the first), with the three drivers running and no
+restart under way, it starts a bare probe: a fresh Python process that opens
+a SparkSession with the connector (the harness's own session factory) and
+runs one job. Restarts and probes so share the same load. From the run's evidence (history and progress files) each restart
 splits into
 
     relaunch     the kill -> the new driver process started (the harness's part)
@@ -50,9 +51,17 @@ spark.stop()
 """
 
 
+KILLS_FROM_S, GAP_S = 60, 60  # a kill every GAP_S, the processor and the egress in turn; a probe between
+
+
+def probe_times(kills: int) -> list[float]:
+    """Midway between kills (and once before the first): restarted drivers are up again, no restart competes."""
+    return [KILLS_FROM_S - GAP_S / 2 + GAP_S * i for i in range(2 * kills)]
+
+
 def scenario(kills: int, rate: float):
-    every = 30
-    duration = 20 + every * kills
+    every = 2 * GAP_S
+    duration = KILLS_FROM_S + every * kills + 10
     return parse_scenario({
         "name": "bench-restart",
         "blueprint": {
@@ -62,24 +71,32 @@ def scenario(kills: int, rate: float):
         },
         "workload": {"rate": rate, "duration_s": duration, "keys": 16},
         "faults": [
-            {"kind": "kill-driver", "target": "processor", "start_s": 15, "every_s": every, "times": kills,
+            {"kind": "kill-driver", "target": "processor", "start_s": KILLS_FROM_S, "every_s": every, "times": kills,
              "signal": "SIGKILL", "restart_after_s": 0},
-            {"kind": "kill-driver", "target": "egress", "start_s": 30, "every_s": every, "times": kills,
+            {"kind": "kill-driver", "target": "egress", "start_s": KILLS_FROM_S + GAP_S, "every_s": every, "times": kills,
              "signal": "SIGKILL", "restart_after_s": 0},
         ],
     })
 
 
-def bare_starts(stop: threading.Event, results: list[tuple[float, float]], env: dict[str, str]) -> None:
-    """Bare SparkSession starts, one after another, while the pipeline runs."""
-    stop.wait(20)  # the pipeline's drivers are up by then
-    while not stop.is_set():
+def _workload_started(history: Path) -> bool:
+    return history.exists() and '"role": "generator"' in history.read_text()
+
+
+def bare_starts(stop: threading.Event, history: Path, at_s: list[float], results: list[tuple[float, float]],
+                env: dict[str, str]) -> None:
+    """Bare SparkSession starts at the given seconds from the workload's start, while the pipeline's drivers run."""
+    while not stop.is_set() and not _workload_started(history):  # the fault times count from the workload's start
+        stop.wait(0.2)
+    t0 = time.monotonic()
+    for at in at_s:
+        if stop.wait(max(0.0, at - (time.monotonic() - t0))):
+            return
         out = subprocess.run([sys.executable, "-c", BARE_PROBE], capture_output=True, text=True, env=env)
         lines = [line for line in out.stdout.splitlines() if line.count(" ") == 1 and line[0].isdigit()]
         if out.returncode == 0 and lines:
             session, job = map(float, lines[-1].split())
             results.append((session, job))
-        stop.wait(5)
 
 
 def _json_lines(path: Path) -> list[dict]:
@@ -120,9 +137,9 @@ def main() -> None:
         os.environ["HARNESS_CDS"] = "0"  # the drivers and the probes inherit it
     bare: list[tuple[float, float]] = []
     stop = threading.Event()
-    prober = threading.Thread(target=bare_starts, args=(stop, bare, dict(os.environ)), daemon=True)
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
+        prober = threading.Thread(target=bare_starts, args=(stop, RunLayout(run_dir).history, probe_times(args.kills), bare, dict(os.environ)), daemon=True)
         prober.start()
         try:
             run_scenario(scenario(args.kills, args.rate), run_dir, console=Console(quiet=True))

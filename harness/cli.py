@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -176,14 +178,57 @@ def _exit_code(outcome: str, allow_unknown: bool) -> int:
     return {"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(outcome, EXIT_PASS if allow_unknown else EXIT_UNKNOWN)
 
 
+class UntilType(click.ParamType):
+    """--until: a clock time (06:30, the next one to come) or a span from now (90m, 8h, 1h30m, 45s)."""
+
+    name = "WHEN"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        text = str(value).strip().lower()
+        now = time.time()
+        clock = re.fullmatch(r"(\d{1,2}):(\d{2})", text)
+        if clock and int(clock[1]) < 24 and int(clock[2]) < 60:
+            today = time.localtime(now)
+            at = time.mktime((today.tm_year, today.tm_mon, today.tm_mday, int(clock[1]), int(clock[2]), 0, 0, 0, -1))
+            return at if at > now else at + 86400
+        span = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+        if span and any(span.groups()):
+            hours, minutes, seconds = (int(g or 0) for g in span.groups())
+            return now + hours * 3600 + minutes * 60 + seconds
+        self.fail(f"{value!r} is neither a clock time (HH:MM) nor a span like 90m, 8h or 1h30m", param, ctx)
+
+
 def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, play_faults: bool,
-         allow_unknown: bool = False):
-    from harness.runner.console import Console
-    from harness.runner.run import run_scenario
+         allow_unknown: bool = False, repeat: int = 1, until: float | None = None):
+    """One run, or (with `repeat` > 1 or `until`) runs one after another into the folder `run_dir`, each with the
+    next seed; the exit code is the worst of them."""
     from harness.scenario import load_scenario
 
     scenario = load_scenario(scenario_file)
-    run_dir = run_dir or _default_run_dir(scenario.name)
+    if repeat == 1 and until is None:
+        sys.exit(_run_once(scenario, run_dir or _default_run_dir(scenario.name), duration, seed, play_faults, allow_unknown))
+    folder = run_dir or Path("reports")
+    first_seed = scenario.workload.seed if seed is None else seed
+    codes = []
+    for number in itertools.count():
+        if number >= repeat and (until is None or time.time() >= until):
+            break
+        click.echo(f"run {number + 1}" + (f" of {repeat}" if until is None else f", repeating until {time.strftime('%H:%M', time.localtime(until))}")
+                   + f" (seed {first_seed + number})")
+        codes.append(_run_once(scenario, folder / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}", duration,
+                               first_seed + number, play_faults, allow_unknown))
+    worst = max(codes, key=lambda code: {EXIT_PASS: 0, EXIT_UNKNOWN: 1, EXIT_FAIL: 2}.get(code, 2))
+    click.echo(f"{len(codes)} runs: {codes.count(EXIT_PASS)} passed, {codes.count(EXIT_FAIL)} failed, "
+               f"{codes.count(EXIT_UNKNOWN)} unknown; the trend is in {folder / 'index.html'}")
+    sys.exit(worst)
+
+
+def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None, play_faults: bool, allow_unknown: bool) -> int:
+    from harness.runner.console import Console
+    from harness.runner.run import run_scenario
+
     console = Console()
     console.say(f"scenario {scenario.name}: evidence in {run_dir}")
     summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, play_faults=play_faults, console=console)
@@ -192,7 +237,7 @@ def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed
                f"{summary.faults_played} of {summary.faults_planned} faults played{failed}")
     click.echo(f"run directory: {summary.run_dir}")
     report = _report(Path(summary.run_dir))
-    sys.exit(EXIT_FAIL if summary.status != "complete" else _exit_code(report.outcome, allow_unknown))
+    return EXIT_FAIL if summary.status != "complete" else _exit_code(report.outcome, allow_unknown)
 
 
 def _report(run_dir: Path):
@@ -230,6 +275,10 @@ run_options = [
     click.option("--out", "run_dir", type=click.Path(path_type=Path), default=None, help="Run directory [reports/NAME-TIMESTAMP]."),
     click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload (overrides the scenario)."),
     click.option("--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."),
+    click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+                 help="Run the scenario this many times in a row, each with the next seed; --out is then the folder of the runs."),
+    click.option("--until", type=UntilType(), default=None,
+                 help="Keep repeating until WHEN (06:30, or a span: 90m, 8h); no run starts after it."),
     allow_unknown_option,
 ]
 
@@ -242,7 +291,8 @@ def _with_run_options(command):
 
 @main.command("run")
 @_with_run_options
-def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):
+def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, repeat: int,
+                until: float | None, allow_unknown: bool):
     """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
 
     \b
@@ -259,8 +309,9 @@ def run_command(scenario_file: Path, run_dir: Path | None, duration: float | Non
     Examples:
       harness run scenarios/smoke.yaml
       harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
+      harness run scenarios/nightly-soak.yaml --until 06:00 --out reports/nightly
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=True, allow_unknown=allow_unknown)
+    _run(scenario_file, run_dir, duration, seed, play_faults=True, allow_unknown=allow_unknown, repeat=repeat, until=until)
 
 
 @main.command("check")
@@ -396,14 +447,15 @@ def pipeline():
 
 @pipeline.command("run")
 @_with_run_options
-def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):
+def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, repeat: int,
+                 until: float | None, allow_unknown: bool):
     """Run SCENARIO_FILE's pipeline and workload but none of its faults; keep the evidence.
 
     \b
     Example:
       harness pipeline run scenarios/baseline.yaml --duration 20
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=False, allow_unknown=allow_unknown)
+    _run(scenario_file, run_dir, duration, seed, play_faults=False, allow_unknown=allow_unknown, repeat=repeat, until=until)
 
 
 @main.command()

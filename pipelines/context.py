@@ -89,10 +89,10 @@ class StreamletContext:
         bootstrap = self.settings.bootstrap_servers
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
-            stamped = self.stamp(batch, batch_id)
+            stamped = self.stamp(batch, batch_id) if self.settings.evidence else batch
             encoded = stamped.select(
                 F.col(outlet.partition_key).cast("string").alias("key"),
-                F.to_json(F.struct(*[F.col(f) for f in fields])).alias("value"),
+                F.to_json(F.struct(*[F.col(f) for f in fields if f in stamped.columns])).alias("value"),
             )
             encoded.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
 

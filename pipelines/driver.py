@@ -9,6 +9,7 @@ queries, and runs them until SIGTERM (graceful) or a query fails.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -27,8 +28,12 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m pipelines.driver SETTINGS.json", file=sys.stderr)
         return 2
     settings = DriverSettings.load(Path(argv[0]))
-    spark = spark_session(f"streamlet-{settings.name}", master=settings.master)
-    spark.streams.addListener(JsonLinesListener(RunLayout(Path(settings.run_dir)).progress(settings.name), settings.name))
+    layout = RunLayout(Path(settings.run_dir))
+    scratch = layout.spark_local(settings.name)
+    shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver per streamlet runs at a time
+    scratch.mkdir(parents=True)
+    spark = spark_session(f"streamlet-{settings.name}", master=settings.master, conf={"spark.local.dir": str(scratch)})
+    spark.streams.addListener(JsonLinesListener(layout.progress(settings.name), settings.name))
     streamlet = implementation(settings.kind)()
     queries = streamlet.build(StreamletContext(spark, settings))
     print(f"streamlet {settings.name} ({settings.kind}) started {len(queries)} queries", flush=True)

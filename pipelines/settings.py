@@ -32,6 +32,9 @@ class DriverSettings:
     source: SourceOptions = field(default_factory=SourceOptions)
     master: str = "local[1, 4]"  # 1 core; a failed task is retried up to 4 times
     store_url: str | None = None  # egress: PostgreSQL URL; SQLite in the run directory when None
+    # False only to measure what the evidence costs (bench/pipeline_throughput.py): no batch stamps, no audit.
+    # Such a run cannot be judged; scenarios cannot ask for it.
+    evidence: bool = True
 
     def save(self, path: Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

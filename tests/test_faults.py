@@ -175,8 +175,8 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
 
 def _kills_after_write(modes: tuple[str, ...]) -> dict:
     """Ingress -> one egress per mode; each egress killed once while a batch is held after its write.
-    Kills are played one after the other, each waiting for its driver's restart (25 to 110 s here,
-    depending on the load): records keep coming long enough for the last one to have a batch to hold."""
+    Kills are played one after the other, each waiting for its driver's restart (10 to 30 s here with the
+    CDS archives, depending on the load): records keep coming long enough for the last one to have a batch to hold."""
     return {
         "name": "kill-after-write",
         "blueprint": {
@@ -185,7 +185,7 @@ def _kills_after_write(modes: tuple[str, ...]) -> dict:
             "connections": {"ingress.out": [f"egress-{m}.in" for m in modes]},
             "topics": {"ingress.out": {"name": "ingested"}},
         },
-        "workload": {"rate": 30, "duration_s": 150, "keys": 4},
+        "workload": {"rate": 30, "duration_s": 80, "keys": 4},
         "faults": [{"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
                    for i, m in enumerate(modes)],
     }

@@ -34,7 +34,7 @@ CHAIN = {
     },
     # Kills play one after the other, each waiting for its driver's restart: records keep coming long enough
     # for the second kill to find a batch to hold.
-    "workload": {"rate": 30, "duration_s": 150, "keys": 4},
+    "workload": {"rate": 30, "duration_s": 80, "keys": 4},
     "faults": [{"kind": "kill-driver", "target": "enrich", "start_s": 5, "at": "after-write", "restart_after_s": 1},
                {"kind": "kill-driver", "target": "score", "start_s": 6, "at": "after-write", "restart_after_s": 1}],
     "expectations": {"end_to_end": "effectively-exactly-once", "max_lost": 0, "min_duplicated_deliveries": 1,

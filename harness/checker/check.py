@@ -23,7 +23,8 @@ from harness.checker.findings import FaultResult, Hop, Report, Witness
 from harness.checker.hops import first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
 from harness.checker.latency import latency
 from harness.checker.reconcile import Counts, combine, verdict
-from harness.checker.timeline import timeline
+from harness.checker.resources import resource_use
+from harness.checker.timeline import run_start_ms, timeline
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, window_witnesses, witnesses
 from harness.errors import HarnessError
@@ -144,15 +145,16 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
         expectations = parse_expectations(scenario.get("expectations", {}) or {}, parse_blueprint(scenario["blueprint"]))
     except HarnessError as exc:
         raise EvidenceError(f"{evidence.root / 'scenario.json'}: {exc}") from None
+    resources = resource_use(evidence.history, run_start_ms(evidence))
     return Report(
         run_dir=str(evidence.root), scenario=str(scenario.get("name", "?")), description=str(scenario.get("description", "")).strip(),
         status="running" if running else str(evidence.run.get("status", "unknown")), verdict=end_to_end, counts=counts, hops=hop_findings,
         causes=causes, retention=[w.__dict__ for w in retention], faults=faults, latency=latency(evidence, hops, faults),
         expectations=judge(expectations, end_to_end, counts, hop_findings, lost_by_cause, faults,
-                           query_failures if evidence.has_history else None, unfinished),
+                           query_failures if evidence.has_history else None, unfinished, resources),
         witnesses=found, query_failures=query_failures, windows=windows,
         timeline=timeline(evidence, lost, duplicated, accounting.made.time_ms.to_numpy()), gaps=gaps, unfinished=unfinished,
-        run_info=_run_info(evidence, spans), witness_totals=totals,
+        run_info=_run_info(evidence, spans), witness_totals=totals, resources=resources,
         records=record_sets(evidence, hops, lost, lost_first, cause_of_lost, egress_result),
     )
 

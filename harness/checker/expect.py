@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop
 from harness.checker.reconcile import Counts
+from harness.checker.resources import ResourceUse
 from harness.scenario.expectations import Expectations, satisfies
 
 DATA_LOSS_MARKERS = ("data may have been lost", "failondataloss", "offsetoutofrange", "some data may have been lost")
@@ -31,7 +32,8 @@ def _guarantee(name: str, expected: str, actual: str | None, what: str, why_unkn
 
 
 def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop], lost_causes: dict | None,
-          faults: list[FaultResult], query_failures: list[dict] | None, unfinished: str = "") -> list[ExpectationResult]:
+          faults: list[FaultResult], query_failures: list[dict] | None, unfinished: str = "",
+          resources: ResourceUse | None = None) -> list[ExpectationResult]:
     """`lost_causes` None: losses could not be counted; `query_failures` None: no history to read them from;
     `unfinished`: why the run is not finished ("" when it is), which makes every loss-based result unknown."""
     results = []
@@ -66,7 +68,25 @@ def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop],
         results.append(_query_failure(expected.query_failure, query_failures))
     if expected.max_recovery_s is not None:
         results.append(_recovery(expected.max_recovery_s, faults))
+    if expected.max_memory_growth is not None:
+        results.append(_memory_growth(expected.max_memory_growth, resources))
     return results
+
+
+def _memory_growth(limit: float, resources: ResourceUse | None) -> ExpectationResult:
+    """Fail if any process grew more than `limit` once warm; unknown if no growth could be measured."""
+    if resources is None:
+        return ExpectationResult("max_memory_growth", limit, None, UNKNOWN, "memory growth: unknown (no resource samples in the history)")
+    worst = resources.max_growth
+    if worst is None:
+        return ExpectationResult("max_memory_growth", limit, None, UNKNOWN,
+                                 f"memory growth: unknown (no process ran {resources.warmup_s / 60:g} minutes past its warm-up)")
+    grown = [f"{p.name} {p.growth:+.1%} ({p.warm_mb:g} -> {p.last_mb:g} MB)" for p in resources.processes
+             if p.growth is not None and p.growth > limit]
+    if grown:
+        return ExpectationResult("max_memory_growth", limit, worst, FAIL, "grew once warm: " + "; ".join(grown))
+    return ExpectationResult("max_memory_growth", limit, worst, PASS,
+                             f"largest growth once warm {worst:+.1%}, at most {limit:+.0%} allowed")
 
 
 def _lost_causes(allowed: tuple[str, ...], causes: dict | None, why: str) -> ExpectationResult:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from harness.checker.copies import HopCopies
 from harness.checker.reconcile import Counts
+from harness.checker.resources import ResourceUse
 
 SCHEMA_VERSION = 2  # 2: counts may be null, expectations[].status, outcome, unfinished, copies (docs/evidence.md)
 
@@ -142,6 +143,7 @@ class Report:
     unfinished: str = ""  # why the run is not a finished one (in progress, cut short), or ""
     run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
     witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
+    resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
     records: dict = field(default_factory=dict, repr=False)  # anomaly -> complete set (DataFrame); saved as files, not in JSON
 
     @property

@@ -65,6 +65,10 @@ class RunLayout:
         """One folder per streamlet, one checkpoint per query inside it."""
         return self.root / "checkpoints" / streamlet
 
+    def spark_local(self, streamlet: str) -> Path:
+        """The driver's scratch space (spark.local.dir): here, not in /tmp, so it is measured and goes with the run."""
+        return self.root / "spark-local" / streamlet
+
     def retired_checkpoints(self, streamlet: str, n: int) -> Path:
         """Where the n-th redeploy of a streamlet moved its checkpoints."""
         return self.root / "checkpoints-retired" / f"{streamlet}-{n}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from html import escape
 
 from harness.checker.findings import Report
-from harness.report.plots import anomalies_svg, recovery_svg, timeline_svg
+from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, timeline_svg
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, anomaly_files, expectation_rows, fault_rows, hop_rows, latency_text,
-    lost_text, retention_text, run_info_text, witness_rows,
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, expectation_rows, fault_rows,
+    hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
 )
 
 VERDICT_COLORS = {"exactly-once": "#2ca02c", "effectively-exactly-once": "#2ca02c", "at-least-once": "#ff7f0e",
@@ -70,6 +70,9 @@ def render_html(report: Report) -> str:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
     if report.latency.records:
         parts += ["<h2>Latency</h2>", f"<p>Event time at the source -> first arrival at the egress: {escape(latency_text(report))}.</p>"]
+    if report.resources:
+        parts += ["<h2>Resources</h2>", f"<p>Disk: {escape(disk_text(report))}.</p>", table(RESOURCE_HEADER, resource_rows(report)),
+                  resources_svg(report)]
     if report.witnesses:
         parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]
     files = anomaly_files(report)

@@ -9,6 +9,7 @@ from html import escape
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from harness.files import write_atomically
 from harness.report.html import OUTCOME_COLORS, STYLE, VERDICT_COLORS, table
@@ -31,20 +32,55 @@ def _runs(folder: Path) -> list[dict]:
     return sorted(runs, key=lambda r: r["_started"])
 
 
+def _recovery_percentiles(run: dict) -> tuple[float | None, float | None]:
+    """p50 and p99 of the run's measured recovery times (None when none was measured)."""
+    times = sorted(f["recovery_s"] for f in run.get("faults", []) if f.get("recovery_s") is not None)
+    if not times:
+        return None, None
+    return float(np.percentile(times, 50)), float(np.percentile(times, 99))
+
+
+def _throughput(run: dict) -> float | None:
+    """Acknowledged records per second from the workload's start until the pipeline had drained them."""
+    marks = run.get("timeline", {}).get("marks", {})
+    acked, start, drained = run["counts"].get("acked"), marks.get("workload_started"), marks.get("drained")
+    if acked is None or start is None or drained is None or drained <= start:
+        return None
+    return acked / (drained - start)
+
+
 def _trend_svg(name: str, runs: list[dict]) -> str:
-    figure, ax = plt.subplots(figsize=(9, 2.4))
+    figure, (counts, recovery, rate) = plt.subplots(3, 1, figsize=(9, 6), sharex=True)
     x = list(range(1, len(runs) + 1))
     nan = float("nan")  # a count that could not be computed is a gap in the line, not a 0
-    ax.plot(x, [nan if r["counts"]["lost"] is None else r["counts"]["lost"] for r in runs], "o-", color="#d62728", label="lost")
-    ax.plot(x, [nan if r["counts"]["duplicated_deliveries"] is None else r["counts"]["duplicated_deliveries"] for r in runs], "s-",
-            color="#1f77b4", label="duplicated deliveries")
-    for xi, r in zip(x, runs):
-        if not r.get("passed", True):
-            ax.axvline(xi, color=OUTCOME_COLORS.get(r.get("outcome", "fail"), "#d62728"), alpha=0.25, linewidth=8)
-    ax.set_xticks(x, [r["_dir"][-15:] for r in runs], rotation=30, fontsize=7)
-    ax.set_title(f"{name}: {len(runs)} runs (failed runs shaded red, unknown grey)")
-    ax.legend(fontsize=8)
+
+    def series(values):
+        return [nan if v is None else v for v in values]
+
+    counts.plot(x, series(r["counts"]["lost"] for r in runs), "o-", color="#d62728", label="lost")
+    counts.plot(x, series(r["counts"]["duplicated_deliveries"] for r in runs), "s-", color="#1f77b4", label="duplicated deliveries")
+    percentiles = [_recovery_percentiles(r) for r in runs]
+    recovery.plot(x, series(p50 for p50, _ in percentiles), "o-", color="#2ca02c", label="recovery p50 (s)")
+    recovery.plot(x, series(p99 for _, p99 in percentiles), "^-", color="#ff7f0e", label="recovery p99 (s)")
+    rate.plot(x, series(_throughput(r) for r in runs), "o-", color="#555", label="records/s until drained")
+    for ax in (counts, recovery, rate):
+        for xi, r in zip(x, runs):
+            if not r.get("passed", True):
+                ax.axvline(xi, color=OUTCOME_COLORS.get(r.get("outcome", "fail"), "#d62728"), alpha=0.25, linewidth=8)
+        ax.legend(fontsize=8, loc="upper left")
+    rate.set_xticks(x, [r["_dir"][-15:] for r in runs], rotation=30, fontsize=7)
+    counts.set_title(f"{name}: {len(runs)} runs (failed runs shaded red, unknown grey)")
     return svg(figure)
+
+
+def _seconds(percentiles: tuple[float | None, float | None]) -> str:
+    p50, p99 = percentiles
+    return "" if p50 is None else f"{p50:.1f} s / {p99:.1f} s"
+
+
+def _growth(run: dict) -> str:
+    measured = [p["growth"] for p in ((run.get("resources") or {}).get("processes") or []) if p.get("growth") is not None]
+    return f"{max(measured):+.1%}" if measured else ""
 
 
 def write_index(folder: Path) -> Path:
@@ -60,7 +96,8 @@ def write_index(folder: Path) -> Path:
                      f"<span class='badge' style='background:{OUTCOME_COLORS.get(outcome, '#777')}'>{escape(outcome.upper())}</span>",
                      f"<span class='badge' style='background:{color}'>{escape(r['verdict']['end_to_end'])}</span>",
                      f"{passed}/{len(expectations)}",
-                     count(r["counts"]["acked"]), count(r["counts"]["lost"]), count(r["counts"]["duplicated_deliveries"]), escape(r.get("status", "")),
+                     count(r["counts"]["acked"]), count(r["counts"]["lost"]), count(r["counts"]["duplicated_deliveries"]),
+                     _seconds(_recovery_percentiles(r)), _growth(r), escape(r.get("status", "")),
                      "partial" if r.get("partial") else "",
                      f"<a href='{escape(r['_dir'])}/report.md'>md</a> <a href='{escape(r['_dir'])}/report.json'>json</a> "
                      f"<a href='{escape(r['_dir'])}/junit.xml'>junit</a>"])
@@ -70,7 +107,8 @@ def write_index(folder: Path) -> Path:
     trends = [_trend_svg(name, rs) for name, rs in sorted(by_scenario.items()) if len(rs) > 1]
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>Runs</title><style>{STYLE}</style></head><body>"
             f"<h1>Runs in {escape(str(folder))}</h1>"
-            + table(["run", "scenario", "outcome", "verdict", "expectations passed", "acked", "lost", "duplicated", "status", "", "reports"],
-                    rows, raw_columns=(0, 1, 2, 3, 8, 10))
+            + table(["run", "scenario", "outcome", "verdict", "expectations passed", "acked", "lost", "duplicated",
+                     "recovery p50 / p99", "memory growth once warm", "status", "", "reports"],
+                    rows, raw_columns=(0, 1, 2, 3, 10, 12))
             + ("<h2>Trends</h2>" + "".join(trends) if trends else "") + "</body></html>")
     return write_atomically(folder / "index.html", html)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.checker.findings import Report
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, WITNESS_HEADER, anomaly_files, expectation_rows, fault_rows, hop_rows, latency_text,
-    lost_text, retention_text, run_info_text, witness_rows,
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, expectation_rows, fault_rows,
+    hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
 )
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -49,6 +49,8 @@ def render_markdown(report: Report) -> str:
         lines += ["## Faults", ""] + _table(FAULT_HEADER, fault_rows(report)) + [""]
     if report.latency.records:
         lines += ["## Latency (event time at the source -> arrival at the egress)", "", latency_text(report), ""]
+    if report.resources:
+        lines += ["## Resources", "", f"- disk: {disk_text(report)}", ""] + _table(RESOURCE_HEADER, resource_rows(report)) + [""]
     if report.witnesses:
         lines += ["## Witnesses", ""] + _table(WITNESS_HEADER, witness_rows(report)) + [""]
     files = anomaly_files(report)

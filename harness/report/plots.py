@@ -123,3 +123,21 @@ def recovery_svg(report: Report) -> str:
     ax.set_xlabel("seconds from the fault to the first batch with input after it (or idle: nothing left to read)")
     ax.set_title("Recovery time per fault")
     return svg(figure)
+
+
+def resources_svg(report: Report) -> str:
+    """Memory per process and the run directory's size over the run: a soak's trend lines."""
+    use = report.resources
+    figure, (memory, disk) = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
+    t = use.series["t_s"]
+    nan = float("nan")
+    for name, values in use.series["rss_mb"].items():
+        memory.plot(t, [nan if v is None else v for v in values], label=name, linewidth=1.2)
+    memory.set_ylabel("RSS (MB)")
+    memory.set_title("Memory per process (a restart starts a new line segment) and the run directory's size")
+    _legend_outside(memory)
+    disk.plot(t, use.series["disk_mb"], color="#555", linewidth=1.4)
+    disk.set_ylabel("run directory (MB)")
+    disk.set_xlabel(TIME_AXIS)
+    _fault_bands([memory, disk], report)
+    return svg(figure)

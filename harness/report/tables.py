@@ -134,3 +134,23 @@ def causes_text(report: Report) -> str:
     dup = report.causes["duplicated"]
     return (f"lost: {lost_text(report)}; duplicated copies: {dup['replay_after_fault']:,} from a batch replayed after a fault, "
             f"{dup['unexplained']:,} unexplained")
+
+
+RESOURCE_HEADER = ["process", "pid", "RSS first (MB)", "RSS once warm (MB)", "RSS last (MB)", "RSS max (MB)", "growth once warm"]
+
+
+def resource_rows(report: Report) -> list[list]:
+    use = report.resources
+    if use is None:
+        return []
+    return [[p.name, p.pid, plain(p.first_mb), plain(p.warm_mb), plain(p.last_mb), plain(p.max_mb),
+             "not measured (not warm)" if p.growth is None else f"{p.growth:+.1%}"] for p in use.processes]
+
+
+def disk_text(report: Report) -> str:
+    use = report.resources
+    if use is None:
+        return "not sampled"
+    folders = ", ".join(f"{name} {mb:g}" for name, mb in sorted(use.disk_last_by_folder.items(), key=lambda kv: -kv[1]) if mb >= 1)
+    return (f"run directory {use.disk_first_mb:g} MB at the first sample, {use.disk_last_mb:g} MB at the last, max {use.disk_max_mb:g} MB "
+            f"({use.samples} samples over {use.duration_s:g} s)" + (f"; at the end, MB per folder: {folders}" if folders else ""))

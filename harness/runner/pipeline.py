@@ -60,7 +60,12 @@ class PipelineRun:
         self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
+        self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
+
+    def processes(self) -> list[ManagedProcess]:
+        """Every process this run started that it still tracks: brokers, drivers, the generator."""
+        return (self.cluster.supervisor.processes() if self.cluster else []) + self.supervisor.processes()
 
     # -- topics ----------------------------------------------------------------
 
@@ -111,6 +116,7 @@ class PipelineRun:
             source_topic=self.topic_name(self.scenario.workload.topic) if inst.spec.source_topic else None,
             source=self.source_overrides.get(name) or self.scenario.options_for(name),
             store_url=split_password(self.scenario.store_url)[0],
+            evidence=self.evidence,
         )
 
     def input_topics(self, name: str) -> list[str]:

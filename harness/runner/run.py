@@ -20,6 +20,7 @@ from harness.chaos.schedule import Firing, plan
 from harness.evidence.acks import AckCounter
 from harness.runner.console import Console
 from harness.runner.pipeline import PipelineRun
+from harness.runner.resources import ResourceSampler
 from harness.runner.sampler import OffsetSampler
 from harness.scenario import Scenario
 from pipelines.catalog import EGRESS_KINDS
@@ -97,6 +98,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                 run.setting_overrides[rule.target] = {"crash_probability": rule.params["probability"]}
             run.start_drivers()
             sampler = OffsetSampler(run.bootstrap, [run.topic_name(t) for t in run.all_topics()], run.history).start()
+            resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:
                 run.start_generator(duration, seed)
                 console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s; "
@@ -110,6 +112,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                 console.say(f"drained in {summary.drain_s:.1f}s")
             finally:
                 sampler.stop()
+                resources.stop()
             summary.driver_exit_codes = run.stop_drivers()
             run.save_topics()
             run.save_stores()

@@ -8,6 +8,7 @@
       min_duplicated_deliveries: 1           # the faults must have shown re-deliveries
       query_failure: data-loss               # a query must stop with Spark's data-loss error
       max_recovery_s: 120                    # every fault recovered within this
+      max_memory_growth: 0.10                # no process's RSS grew more than 10% once warm (soaks)
 
 Guarantees are ordered: exactly-once > effectively-exactly-once > at-least-once > none,
 and exactly-once > at-most-once > none. "At least at-least-once" is met by the
@@ -50,6 +51,7 @@ class Expectations:
     min_duplicated_deliveries: int | None = None
     query_failure: str | None = None
     max_recovery_s: float | None = None
+    max_memory_growth: float | None = None  # a fraction: 0.10 is 10%
 
 
 def _guarantee(value: Any, path: str) -> str:
@@ -60,7 +62,7 @@ def _guarantee(value: Any, path: str) -> str:
 
 def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
     f = Fields(raw, "expectations", {"end_to_end", "per_hop", "max_lost", "lost_causes", "min_duplicated_deliveries",
-                                     "query_failure", "max_recovery_s"})
+                                     "query_failure", "max_recovery_s", "max_memory_growth"})
     end_to_end = f.get("end_to_end", str)
     if end_to_end is not None:
         _guarantee(end_to_end, "expectations.end_to_end")
@@ -83,4 +85,5 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
         min_duplicated_deliveries=f.get("min_duplicated_deliveries", int, minimum=0),
         query_failure=f.choice("query_failure", QUERY_FAILURES),
         max_recovery_s=f.number("max_recovery_s", minimum=0),
+        max_memory_growth=f.number("max_memory_growth", minimum=0),
     )

@@ -7,6 +7,9 @@ records of that key: the same seed gives the same (key, seq, payload, late)
 sequence. Every record's outcome is appended to the ack log as the producer
 reports it (acked with partition and offset, or unknown), flushed as it goes,
 so a crash leaves a readable log up to the crash. SIGTERM stops it cleanly.
+
+The producer is librdkafka's (confluent-kafka): a pure-Python client tops out
+at a few thousand records a second here, below what the pipelines consume.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ import string
 import sys
 import time
 from collections import deque
+from typing import Callable
 
-from kafka import KafkaProducer
+from confluent_kafka import Producer
 
 from harness.workload.settings import ACK_LOG_COLUMNS, WorkloadSettings
 
@@ -41,29 +45,38 @@ def record_plan(settings: WorkloadSettings):
 
 
 class AckLog:
-    """Appends outcomes in send order as the futures complete; flushed on every drain."""
+    """Appends outcomes in send order as the producer reports them; flushed on every drain.
+
+    librdkafka reports each record's outcome through a delivery callback,
+    served by the producer's poll() in this thread; the log keeps send order.
+    """
 
     def __init__(self, path: str):
         self._file = open(path, "a", newline="")
         self._csv = csv.writer(self._file)
         if self._file.tell() == 0:
             self._csv.writerow(ACK_LOG_COLUMNS)
-        self.pending: deque = deque()
+        self.pending: deque = deque()  # [row, outcome or None]
         self.acked = 0
         self.unknown = 0
 
-    def add(self, row: tuple, future) -> None:
-        self.pending.append((row, future))
+    def add(self, row: tuple) -> Callable:
+        """Queue `row`; returns the delivery callback that records its outcome."""
+        entry = [row, None]
+        self.pending.append(entry)
+
+        def delivered(error, message) -> None:
+            entry[1] = ("unknown", "", "") if error is not None else ("acked", message.partition(), message.offset())
+        return delivered
 
     def drain(self, final: bool = False) -> None:
-        while self.pending and (final or self.pending[0][1].is_done):
-            row, future = self.pending.popleft()
-            if future.is_done and future.succeeded():
-                meta = future.value
-                self._csv.writerow(row + ("acked", meta.partition, meta.offset))
+        while self.pending and (final or self.pending[0][1] is not None):
+            row, outcome = self.pending.popleft()
+            outcome = outcome or ("unknown", "", "")  # never reported: it may or may not have been written
+            self._csv.writerow(row + outcome)
+            if outcome[0] == "acked":
                 self.acked += 1
             else:
-                self._csv.writerow(row + ("unknown", "", ""))
                 self.unknown += 1
         self._file.flush()
 
@@ -83,16 +96,17 @@ def run(settings: WorkloadSettings) -> dict:
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
-    producer = KafkaProducer(
-        bootstrap_servers=settings.bootstrap_servers,
-        acks=settings.acks if settings.acks == "all" else int(settings.acks),
-        enable_idempotence=settings.idempotence,
-        linger_ms=5,
-        retries=2**31 - 1 if settings.idempotence else 3,
-        delivery_timeout_ms=30000,
-        request_timeout_ms=10000,
-        max_in_flight_requests_per_connection=5 if settings.idempotence else 1,
-    )
+    producer = Producer({
+        "bootstrap.servers": settings.bootstrap_servers,
+        "acks": settings.acks,
+        "enable.idempotence": settings.idempotence,
+        "linger.ms": 5,
+        "retries": 2**31 - 1 if settings.idempotence else 3,
+        "delivery.timeout.ms": 30000,
+        "request.timeout.ms": 10000,
+        "max.in.flight.requests.per.connection": 5 if settings.idempotence else 1,
+        "queue.buffering.max.messages": 1_000_000,
+    })
     log = AckLog(settings.ack_log)
     plan = record_plan(settings)
     total = planned_records(settings)
@@ -106,23 +120,33 @@ def run(settings: WorkloadSettings) -> dict:
             if total is not None:
                 due = min(due, total - sent)
             if due <= 0:
+                producer.poll(min(0.05, 1.0 / settings.rate))  # serves delivery callbacks while it waits
                 log.drain()
-                time.sleep(min(0.05, 1.0 / settings.rate))
                 continue
             for _ in range(min(due, 1000)):
                 key, seq, payload, late = next(plan)
                 event_ms = int(time.time() * 1000) - (int(settings.late_by_s * 1000) if late else 0)
                 value = json.dumps({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload})
-                future = producer.send(settings.topic, key=key.encode(), value=value.encode())
-                log.add((key, seq, event_ms, int(late)), future)
+                _produce(producer, settings.topic, key, value, log.add((key, seq, event_ms, int(late))))
                 sent += 1
+            producer.poll(0)
             log.drain()
-        producer.flush(timeout=60)
+        producer.flush(60)
     finally:
-        producer.close(timeout=30)
+        producer.flush(30)  # after a stop: what is in flight still gets its outcome
         log.drain(final=True)
         log.close()
     return {"sent": sent, "acked": log.acked, "unknown": log.unknown}
+
+
+def _produce(producer: "Producer", topic: str, key: str, value: str, on_delivery: Callable) -> None:
+    """Queue one record; when librdkafka's local queue is full, serve callbacks until there is room."""
+    while True:
+        try:
+            producer.produce(topic, key=key.encode(), value=value.encode(), on_delivery=on_delivery)
+            return
+        except BufferError:
+            producer.poll(0.05)
 
 
 def main(argv: list[str] | None = None) -> int:

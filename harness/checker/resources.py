@@ -1,0 +1,75 @@
+"""How the run's processes and its directory grew, from the history's `resources` samples (a soak's health).
+
+Memory growth is measured per process over the part of its life that is
+warm: from the first sample at least WARMUP_S after both the workload's start
+and the process's own start, to its last sample. A process that restarted
+too late to warm up (or a run shorter than the warm-up) has no growth figure:
+None, not 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
+
+
+@dataclass(frozen=True)
+class ProcessMemory:
+    name: str
+    pid: int  # the last one seen (a restarted driver has a new pid)
+    first_mb: float
+    warm_mb: float | None  # the sample growth is measured from (None: never warm)
+    last_mb: float
+    max_mb: float
+    growth: float | None  # (last - warm) / warm over the warm part of the last pid's life
+
+
+@dataclass(frozen=True)
+class ResourceUse:
+    samples: int
+    duration_s: float  # first sample -> last sample
+    warmup_s: float
+    processes: list[ProcessMemory]
+    disk_first_mb: float
+    disk_last_mb: float
+    disk_max_mb: float
+    disk_last_by_folder: dict = field(default_factory=dict)  # folder -> MB at the last sample
+    series: dict = field(default_factory=dict)  # for the plot: t_s (from the workload's start), disk_mb, rss_mb per process (None: not running)
+
+    @property
+    def max_growth(self) -> float | None:
+        """The largest growth of any process measured after warm-up (None when none was measured)."""
+        measured = [p.growth for p in self.processes if p.growth is not None]
+        return max(measured) if measured else None
+
+
+def resource_use(history: list[dict], workload_start_ms: int | None) -> ResourceUse | None:
+    """The trend over the run, or None when the run recorded no samples (an older harness, or none taken)."""
+    samples = [e for e in history if e.get("event") == "resources" and isinstance(e.get("rss_mb"), dict)]
+    if not samples:
+        return None
+    first = samples[0]["ts_ms"]
+    t0 = workload_start_ms if workload_start_ms is not None else first  # the reports' time base
+    warm_from = t0 + WARMUP_S * 1000
+    processes = []
+    names = sorted({name for s in samples for name in s["rss_mb"]})
+    for name in names:
+        seen = [(s["ts_ms"], s["rss_mb"][name]) for s in samples if isinstance(s["rss_mb"].get(name), dict)
+                and isinstance(s["rss_mb"][name].get("mb"), (int, float))]
+        if not seen:
+            continue
+        last_pid = seen[-1][1].get("pid")
+        life = [(ts, v["mb"]) for ts, v in seen if v.get("pid") == last_pid]
+        born = life[0][0]
+        warm = next((mb for ts, mb in life if ts >= max(warm_from, born + WARMUP_S * 1000)), None)
+        last = life[-1][1]
+        processes.append(ProcessMemory(name, last_pid, seen[0][1]["mb"], warm, last, max(v["mb"] for _, v in seen),
+                                       None if warm is None or warm <= 0 else round((last - warm) / warm, 4)))
+    disk = [sum(v for v in (s.get("disk_mb") or {}).values() if isinstance(v, (int, float))) for s in samples]
+    series = {"t_s": [round((s["ts_ms"] - t0) / 1000, 1) for s in samples], "disk_mb": [round(d, 1) for d in disk],
+              "rss_mb": {name: [((s["rss_mb"].get(name) or {}).get("mb") if isinstance(s["rss_mb"].get(name), dict) else None)
+                                for s in samples] for name in names}}
+    return ResourceUse(len(samples), round((samples[-1]["ts_ms"] - first) / 1000, 1), WARMUP_S, processes,
+                       round(disk[0], 1), round(disk[-1], 1), round(max(disk), 1),
+                       dict(samples[-1].get("disk_mb") or {}), series)

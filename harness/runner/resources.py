@@ -1,0 +1,64 @@
+"""Samples the memory of every process a run started and the size of its run directory, into the history.
+
+A soak is judged on trends: memory that keeps growing once the processes are
+warm, or a run directory growing past what the topics' retention should
+bound. One `resources` event every `interval_s`: RSS in MB per process (with
+its pid, so a restart is not mistaken for a leak) and MB per top-level folder
+of the run directory (cluster holds the brokers' data).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Callable
+
+from harness.evidence.history import History
+from harness.process import ManagedProcess
+from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
+
+MB = 1024 * 1024
+
+
+class ResourceSampler:
+    def __init__(self, processes: Callable[[], list[ManagedProcess]], run_dir: Path, history: History,
+                 interval_s: float = 15.0):
+        self.processes, self.run_dir, self.history, self.interval_s = processes, Path(run_dir), history, interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
+
+    def start(self) -> "ResourceSampler":
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval_s)
+
+    def sample(self) -> None:
+        rss = {"harness": {"pid": os.getpid(), "mb": _mb(rss_bytes(os.getpid()))}}
+        for proc in self.processes():
+            size = session_rss_bytes(proc.record) if proc.running() else None
+            if size is not None:
+                rss[proc.name] = {"pid": proc.pid, "mb": _mb(size)}
+        disk = {}
+        for entry in os.scandir(self.run_dir):
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                disk[entry.name] = _mb(tree_bytes(Path(entry.path)) if is_dir else entry.stat(follow_symlinks=False).st_blocks * 512)
+            except OSError:  # gone while we looked
+                continue
+        self.history.record("resources", rss_mb=rss, disk_mb=disk)
+
+    def stop(self) -> None:
+        """Stop sampling, after one last sample: the run's end state is part of the trend."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=15)
+        self.sample()
+
+
+def _mb(size: int | None) -> float | None:
+    return None if size is None else round(size / MB, 1)

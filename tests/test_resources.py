@@ -1,0 +1,94 @@
+"""Memory and disk trends from the history's resource samples: growth is judged only once a process is warm,
+a restart is not a leak, and what could not be measured is unknown, never a pass."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import click
+
+from harness.checker.expect import judge
+from harness.checker.reconcile import Counts
+from harness.checker.resources import WARMUP_S, resource_use
+from harness.cli import UntilType
+from harness.process.supervisor import ProcessRecord, start_ticks_of
+from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
+from harness.scenario.expectations import Expectations
+
+MINUTE_MS = 60_000
+COUNTS = Counts(acked=1, unknown=0, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
+
+
+def _sample(minute: float, rss: dict[str, tuple[int, float]], disk: float = 10.0) -> dict:
+    return {"ts_ms": int(minute * MINUTE_MS), "event": "resources",
+            "rss_mb": {name: {"pid": pid, "mb": mb} for name, (pid, mb) in rss.items()}, "disk_mb": {"cluster": disk, "logs": 1.0}}
+
+
+def _soak(minutes: int, broker_mb, driver=lambda minute: (100, 500.0)) -> list[dict]:
+    return [_sample(m, {"broker-1": (7, broker_mb(m)), "streamlet-egress": driver(m)}, disk=10 + m) for m in range(minutes + 1)]
+
+
+def test_growth_is_measured_from_the_first_warm_sample_of_the_last_pid():
+    history = _soak(30, broker_mb=lambda m: 400 + 10 * m)  # grows all along
+    use = resource_use(history, workload_start_ms=0)
+    broker = next(p for p in use.processes if p.name == "broker-1")
+    assert broker.warm_mb == 400 + 10 * (WARMUP_S / 60)  # minute 10
+    assert broker.last_mb == 700 and broker.growth == pytest.approx((700 - 500) / 500)
+    assert use.disk_first_mb == 11 and use.disk_last_mb == 41 and use.disk_max_mb == 41
+    assert use.samples == 31 and use.series["t_s"][-1] == 1800
+
+
+def test_a_restarted_driver_starts_a_new_life_and_is_not_warm_until_ten_minutes_after_its_restart():
+    history = _soak(30, broker_mb=lambda m: 400, driver=lambda m: (100, 300 + m) if m < 25 else (200, 200.0))
+    use = resource_use(history, workload_start_ms=0)
+    driver = next(p for p in use.processes if p.name == "streamlet-egress")
+    assert driver.pid == 200 and driver.growth is None and driver.max_mb == 324
+    assert use.max_growth == 0.0  # the broker, flat
+
+
+def test_a_run_shorter_than_the_warm_up_has_no_growth_and_the_expectation_is_unknown_never_pass():
+    use = resource_use(_soak(8, broker_mb=lambda m: 400 + 50 * m), workload_start_ms=0)
+    assert use.max_growth is None
+    result = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=use)[0]
+    assert result.status == "unknown" and "past its warm-up" in result.detail
+    result = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=None)[0]
+    assert result.status == "unknown"
+    assert resource_use([{"ts_ms": 1, "event": "offsets"}], 0) is None
+
+
+def test_growth_beyond_the_limit_fails_and_names_the_process():
+    use = resource_use(_soak(30, broker_mb=lambda m: 400 + 10 * m), workload_start_ms=0)
+    failed = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=use)[0]
+    assert failed.status == "fail" and "broker-1 +40.0%" in failed.detail
+    flat = resource_use(_soak(30, broker_mb=lambda m: 400 + (m % 2)), workload_start_ms=0)
+    passed = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=flat)[0]
+    assert passed.status == "pass"
+
+
+def test_damaged_samples_are_skipped():
+    history = _soak(12, broker_mb=lambda m: 400)
+    history.insert(3, {"ts_ms": 3 * MINUTE_MS, "event": "resources", "rss_mb": {"broker-1": "lots"}, "disk_mb": None})
+    history.insert(4, {"ts_ms": 4 * MINUTE_MS, "event": "resources", "rss_mb": None})
+    use = resource_use(history, workload_start_ms=0)
+    assert use.samples == 14 and {p.name for p in use.processes} == {"broker-1", "streamlet-egress"}
+
+
+def test_the_usage_readers_see_this_process_and_a_real_tree(tmp_path):
+    assert rss_bytes(os.getpid()) > 10 * 1024 * 1024
+    me = ProcessRecord("me", os.getsid(0), start_ticks_of(os.getsid(0)), (), "")
+    assert session_rss_bytes(me) >= rss_bytes(os.getpid())
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f").write_bytes(b"x" * 100_000)
+    assert tree_bytes(tmp_path) >= 100_000
+    assert rss_bytes(2 ** 22 + 12345) is None
+
+
+def test_until_takes_a_clock_time_or_a_span_and_names_a_bad_one():
+    until = UntilType()
+    now = time.time()
+    assert 5390 <= until.convert("1h30m", None, None) - now <= 5410
+    assert 0 < until.convert("06:30", None, None) - now <= 86400
+    with pytest.raises(click.BadParameter, match="neither a clock time"):
+        until.convert("soon", None, None)
