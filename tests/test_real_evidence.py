@@ -97,6 +97,25 @@ def test_each_kill_after_the_write_makes_copies_at_its_own_hop_counted_from_the_
           f"(at scored); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}")
 
 
+def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samples(chain_run):
+    samples = [e for e in map(json.loads, (chain_run / "history.jsonl").open()) if e["event"] == "resources"]
+    assert len(samples) >= 3
+    started = {e["process"]: e["pid"] for e in map(json.loads, (chain_run / "history.jsonl").open())
+               if e["event"] == "process_started"}
+    seen = {name: value["pid"] for s in samples for name, value in s["rss_mb"].items()}
+    # Every process the run started was sampled, under its last pid (the killed drivers' restarts).
+    assert set(started) <= set(seen) and all(seen[name] == pid for name, pid in started.items() if name != "generator")
+    drivers = [s["rss_mb"][f"streamlet-{n}"]["mb"] for s in samples for n in ("enrich", "score") if f"streamlet-{n}" in s["rss_mb"]]
+    assert min(drivers) > 100  # a driver's Python plus its JVM
+    # The disk figures are the run directory's, and the drivers' Spark scratch space is in it, not in /tmp.
+    assert {"cluster", "checkpoints", "spark-local"} <= set(samples[-1]["disk_mb"])
+    assert sorted(p.name for p in (chain_run / "spark-local").iterdir()) == ["egress", "enrich", "ingress", "score"]
+    report = check_run(chain_run)
+    use = report.resources
+    assert use.samples == len(samples) and use.max_growth is None  # minutes, not the 10 a process needs to be warm
+    assert use.disk_last_mb == round(sum(samples[-1]["disk_mb"].values()), 1)
+
+
 def _sql(run_dir, *statements):
     with sqlite3.connect(run_dir / "egress" / "egress.sqlite") as db:
         for statement in statements:

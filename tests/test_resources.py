@@ -3,6 +3,7 @@ a restart is not a leak, and what could not be measured is unknown, never a pass
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -15,6 +16,7 @@ from harness.checker.resources import WARMUP_S, resource_use
 from harness.cli import UntilType
 from harness.process.supervisor import ProcessRecord, start_ticks_of
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
+from harness.report.index import _recovery_percentiles, _throughput, write_index
 from harness.scenario.expectations import Expectations
 
 MINUTE_MS = 60_000
@@ -92,3 +94,24 @@ def test_until_takes_a_clock_time_or_a_span_and_names_a_bad_one():
     assert 0 < until.convert("06:30", None, None) - now <= 86400
     with pytest.raises(click.BadParameter, match="neither a clock time"):
         until.convert("soon", None, None)
+
+
+def _report_json(folder, name: str, started_ms: int, recoveries: list[float | None], growth: float | None, lost: int | None):
+    run = folder / name
+    run.mkdir(parents=True)
+    report = {"scenario": "nightly-soak", "verdict": {"end_to_end": "effectively-exactly-once"}, "outcome": "pass", "passed": True,
+              "status": "complete", "expectations": [], "counts": {"acked": 6000, "lost": lost, "duplicated_deliveries": 3},
+              "faults": [{"recovery_s": r} for r in recoveries],
+              "timeline": {"start_ms": started_ms, "marks": {"workload_started": 0.0, "drained": 60.0}},
+              "resources": {"processes": [{"name": "broker-1", "growth": growth}]}}
+    (run / "report.json").write_text(json.dumps(report))
+
+
+def test_the_index_shows_each_soak_and_the_trend_across_them(tmp_path):
+    _report_json(tmp_path, "nightly-soak-1", 1, [10.0, 20.0, None, 30.0], 0.02, 0)
+    _report_json(tmp_path, "nightly-soak-2", 2, [], None, None)
+    html = write_index(tmp_path).read_text()
+    assert "20.0 s / 29.8 s" in html and "+2.0%" in html  # recovery p50 / p99 of 10, 20, 30; the largest growth
+    assert html.count("<svg") == 1 and "records/s until drained" in html
+    runs = [json.loads((tmp_path / f"nightly-soak-{n}" / "report.json").read_text()) for n in (1, 2)]
+    assert _throughput(runs[0]) == 100.0 and _recovery_percentiles(runs[1]) == (None, None)

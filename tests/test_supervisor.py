@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.process import ProcessRecord, Supervisor, stop_all_recorded, stop_recorded
 from harness.process.supervisor import session_members
 from harness.waiting import wait_for
@@ -77,3 +78,14 @@ def test_start_of_a_missing_program_is_a_clear_error(tmp_path):
     with Supervisor(tmp_path / "pids") as sup:
         with pytest.raises(HarnessError, match="cannot start ghost"):
             sup.start("ghost", [str(tmp_path / "no-such-program")], tmp_path / "g.log")
+
+
+def test_a_closed_supervisor_stops_everything_and_refuses_a_late_start(tmp_path):
+    """A fault's thread restarting a driver while the run is being stopped must not leave a process behind."""
+    sup = Supervisor(tmp_path / "pids")
+    proc = sup.start("sleeper", [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "s.log")
+    sup.close(timeout=5)
+    assert not proc.running()
+    with pytest.raises(HarnessError, match="supervisor is closed"):
+        sup.start("late", [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "late.log")
+    sup.stop_all()  # a stopped, not closed, supervisor starts again (a cluster stopped and started)

@@ -1,13 +1,18 @@
 """The chaos driver: plays a fault schedule against a running pipeline while the workload runs.
 
 One loop, on the harness's main thread: fire each planned fault when its time
-comes (the actions block until the pipeline is whole again), notice drivers
-that ended by themselves, and tick the caller's progress display. It returns
-once every fault was played and the generator is done.
+comes, notice drivers that ended by themselves, and tick the caller's progress
+display. A fault runs in a thread of its own (its action blocks until the
+pipeline is whole again), so faults on different targets overlap and the
+schedule does not drift behind slow restarts; a fault whose target is still
+under an earlier fault waits for it. An action that fails ends the run, as it
+would without threads. It returns once every fault was played and the
+generator is done.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable
 
@@ -22,6 +27,46 @@ def describe(firing: Firing) -> str:
     return f"{firing.kind} {firing.target}" + (f" ({params})" if params else "")
 
 
+class _Playing:
+    """The faults in flight: one thread each, their targets, and the first error any of them raised."""
+
+    def __init__(self, run: PipelineRun):
+        self.run = run
+        self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
+        self.error: BaseException | None = None
+        self.finished = 0
+        self._lock = threading.Lock()
+
+    def busy(self, target: str) -> bool:
+        thread = self.threads.get(target)
+        return thread is not None and thread.is_alive()
+
+    def fire(self, firing: Firing) -> None:
+        self.run.under_fault.add(firing.target)
+
+        def play_one() -> None:
+            try:
+                ACTIONS[firing.kind](self.run, firing.target, **firing.params)
+                with self._lock:
+                    self.finished += 1
+            except BaseException as exc:  # handed to the main thread, which ends the run with it
+                with self._lock:
+                    self.error = self.error or exc
+            finally:
+                self.run.under_fault.discard(firing.target)
+
+        thread = threading.Thread(target=play_one, name=f"fault-{firing.kind}-{firing.target}", daemon=True)
+        self.threads[firing.target] = thread
+        thread.start()
+
+    def any_running(self) -> bool:
+        return any(t.is_alive() for t in self.threads.values())
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
 def play(run: PipelineRun, firings: list[Firing], overrun_s: float, say: Callable[[str], None],
          on_tick: Callable[[float, int], None] = lambda elapsed, played: None) -> int:
     """Play `firings` (times relative to now); returns how many were played.
@@ -31,24 +76,29 @@ def play(run: PipelineRun, firings: list[Firing], overrun_s: float, say: Callabl
     """
     t0 = time.monotonic()
     pending = list(firings)
-    played = 0
+    playing = _Playing(run)
+    started = 0
     while True:
+        playing.check()
         elapsed = time.monotonic() - t0
         for name in run.exited_drivers():
             say(f"streamlet {name} stopped by itself: {run.failed[name].splitlines()[0][:200]}")
-        if pending and pending[0].at_s <= elapsed:
-            firing = pending.pop(0)
+        due = [f for f in pending if f.at_s <= elapsed and not playing.busy(f.target)]
+        for firing in due:
+            pending.remove(firing)
             if firing.target in run.failed:
                 run.history.record("fault_skipped", kind=firing.kind, target=firing.target, reason="target is not running")
                 say(f"fault skipped: {describe(firing)}: the streamlet is not running")
                 continue
-            say(f"fault {played + 1}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}")
-            ACTIONS[firing.kind](run, firing.target, **firing.params)
-            played += 1
-            continue
-        if not pending and run.generator_done():
-            return played
+            late = elapsed - firing.at_s
+            started += 1
+            say(f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
+                + (f" ({late:.0f}s late: waited for the fault before it on {firing.target})" if late >= 2 else ""))
+            playing.fire(firing)
+        if not pending and not playing.any_running() and run.generator_done():
+            playing.check()
+            return playing.finished
         if elapsed > overrun_s:
             raise HarnessError(f"the workload did not finish within {overrun_s:.0f}s")
-        on_tick(elapsed, played)
-        time.sleep(0.5)
+        on_tick(elapsed, playing.finished)
+        time.sleep(0.2 if due else 0.5)

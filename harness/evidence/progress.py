@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict
 from pathlib import Path
 
@@ -44,6 +45,7 @@ class ProgressFollower:
 
     def __init__(self, path: Path):
         self._tail = LineTail(path)
+        self._lock = threading.Lock()
         self.started: set[str] = set()
         self.end_offsets: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
         self.input_rows: dict[str, int] = defaultdict(int)
@@ -51,11 +53,12 @@ class ProgressFollower:
         self.reporting_pids: set[int] = set()  # driver processes that ran a batch or reported idle
 
     def poll(self) -> "ProgressFollower":
-        for line in self._tail.new_lines():
-            try:
-                self._apply(json.loads(line))
-            except ValueError:
-                continue
+        with self._lock:  # the main loop and a fault's thread may both look
+            for line in self._tail.new_lines():
+                try:
+                    self._apply(json.loads(line))
+                except ValueError:
+                    continue
         return self
 
     def _apply(self, event: dict) -> None:

@@ -237,6 +237,7 @@ class Supervisor:
     def __init__(self, pid_dir: Path):
         self.pid_dir = Path(pid_dir)
         self._procs: dict[str, ManagedProcess] = {}
+        self._closed = False  # set by close(): a start racing it (a fault's restart thread) is refused
 
     def start(
         self,
@@ -246,6 +247,8 @@ class Supervisor:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
     ) -> ManagedProcess:
+        if self._closed:
+            raise HarnessError(f"cannot start {name}: its supervisor is closed")
         previous = self._procs.get(name)
         if previous is not None and previous.running():
             raise HarnessError(f"process {name} is already running (pid {previous.pid})")
@@ -289,11 +292,16 @@ class Supervisor:
         for proc in procs:
             proc.wait_exit(1.0)
 
+    def close(self, timeout: float = 15.0) -> None:
+        """Stop everything and start nothing more (a thread still restarting something gets an error)."""
+        self._closed = True
+        self.stop_all(timeout=timeout)
+
     def __enter__(self) -> "Supervisor":
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop_all()
+        self.close()
 
 
 def recorded_processes(pid_dir: Path) -> list[ProcessRecord]:

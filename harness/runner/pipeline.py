@@ -60,6 +60,7 @@ class PipelineRun:
         self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
+        self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
 
@@ -170,8 +171,8 @@ class PipelineRun:
     def exited_drivers(self) -> list[str]:
         """Streamlets whose driver ended by itself since the last look; each exit is recorded once, with its error."""
         exited = []
-        for name, proc in self.drivers.items():
-            if name in self.failed or proc.running():
+        for name, proc in list(self.drivers.items()):
+            if name in self.failed or name in self.under_fault or proc.running():
                 continue
             failures = self.progress[name].poll().failures
             reason = failures[-1] if failures else f"exit code {proc.returncode}"
@@ -286,9 +287,11 @@ class PipelineRun:
         self.layout.versions.write_text(json.dumps(versions, indent=2))
 
     def close(self) -> None:
-        """Stop every process this run started (drivers, generator, brokers), whatever state it is in."""
-        self.supervisor.stop_all(timeout=30)
+        """Stop every process this run started (drivers, generator, brokers), whatever state it is in; a fault's
+        thread still restarting one after this is refused."""
+        self.supervisor.close(timeout=30)
         if self.cluster is not None:
+            self.cluster.supervisor.close()
             self.cluster.stop()
         self.history.record("run_ended")
         self.history.close()

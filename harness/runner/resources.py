@@ -10,32 +10,22 @@ of the run directory (cluster holds the brokers' data).
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Callable
 
 from harness.evidence.history import History
 from harness.process import ManagedProcess
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
+from harness.runner.periodic import PeriodicSampler
 
 MB = 1024 * 1024
 
 
-class ResourceSampler:
+class ResourceSampler(PeriodicSampler):
     def __init__(self, processes: Callable[[], list[ManagedProcess]], run_dir: Path, history: History,
                  interval_s: float = 15.0):
-        self.processes, self.run_dir, self.history, self.interval_s = processes, Path(run_dir), history, interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
-
-    def start(self) -> "ResourceSampler":
-        self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.sample()
-            self._stop.wait(self.interval_s)
+        super().__init__("resource-sampler", interval_s)
+        self.processes, self.run_dir, self.history = processes, Path(run_dir), history
 
     def sample(self) -> None:
         rss = {"harness": {"pid": os.getpid(), "mb": _mb(rss_bytes(os.getpid()))}}
@@ -54,9 +44,7 @@ class ResourceSampler:
 
     def stop(self) -> None:
         """Stop sampling, after one last sample: the run's end state is part of the trend."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=15)
+        super().stop()
         self.sample()
 
 

@@ -7,30 +7,19 @@ is recorded once as an outage, not once per second.
 
 from __future__ import annotations
 
-import threading
-
 from harness.cluster import KafkaAdmin
 from harness.cluster.admin import offset_rows
 from harness.evidence.history import History
+from harness.runner.periodic import PeriodicSampler
 
 
-class OffsetSampler:
+class OffsetSampler(PeriodicSampler):
     def __init__(self, bootstrap: str, topics: list[str], history: History, interval_s: float = 1.0):
-        self.bootstrap, self.topics, self.history, self.interval_s = bootstrap, topics, history, interval_s
+        super().__init__("offset-sampler", interval_s)
+        self.bootstrap, self.topics, self.history = bootstrap, topics, history
         self.latest: dict[tuple[str, int], tuple[int, int]] = {}  # (topic, partition) -> (log_start, log_end)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="offset-sampler", daemon=True)
         self._admin: KafkaAdmin | None = None
         self._unavailable = False
-
-    def start(self) -> "OffsetSampler":
-        self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.sample()
-            self._stop.wait(self.interval_s)
 
     def sample(self) -> None:
         try:
@@ -58,7 +47,5 @@ class OffsetSampler:
             self._admin = None
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=15)
+        super().stop()
         self._close_admin()
