@@ -175,8 +175,8 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
 
 def _kills_after_write(modes: tuple[str, ...]) -> dict:
     """Ingress -> one egress per mode; each egress killed once while a batch is held after its write.
-    Kills are played one after the other, each waiting for its driver's restart (10 to 30 s here with the
-    CDS archives, depending on the load): records keep coming long enough for the last one to have a batch to hold."""
+    The kills overlap (different targets); each holds a batch first, and a restart takes 10 to 30 s here:
+    records keep coming long enough for every kill to find a batch to hold and for the restarts to read again."""
     return {
         "name": "kill-after-write",
         "blueprint": {

@@ -32,8 +32,8 @@ CHAIN = {
         "connections": {"ingress.out": ["enrich.in"], "enrich.out": ["score.in"], "score.out": ["egress.in"]},
         "topics": {"ingress.out": {"name": "ingested"}, "enrich.out": {"name": "enriched"}, "score.out": {"name": "scored"}},
     },
-    # Kills play one after the other, each waiting for its driver's restart: records keep coming long enough
-    # for the second kill to find a batch to hold.
+    # The kills overlap; score's hold waits for input while enrich restarts: records keep coming long enough
+    # for both kills to find a batch to hold.
     "workload": {"rate": 30, "duration_s": 80, "keys": 4},
     "faults": [{"kind": "kill-driver", "target": "enrich", "start_s": 5, "at": "after-write", "restart_after_s": 1},
                {"kind": "kill-driver", "target": "score", "start_s": 6, "at": "after-write", "restart_after_s": 1}],

@@ -1,0 +1,72 @@
+"""The chaos driver's scheduling, with real threads and real time: faults on different targets overlap, faults
+on one target wait for each other, and a fault whose action fails ends the run with that error.
+
+The actions are stand-ins that only record when they ran: what each real action does to a pipeline is
+tested end to end (test_chaos.py, test_faults.py)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pytest
+
+from harness.chaos import driver
+from harness.chaos.schedule import Firing
+from harness.errors import HarnessError
+from harness.runner.pipeline import PipelineRun
+from harness.scenario.model import parse_scenario
+
+SCENARIO = {
+    "name": "schedule",
+    "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
+                  "connections": {"ingress.out": ["egress.in"]}},
+    "workload": {"rate": 10, "duration_s": 1},
+}
+
+
+@pytest.fixture
+def run(tmp_path):
+    with PipelineRun(parse_scenario(SCENARIO), tmp_path / "run", say=lambda _: None) as pipeline_run:
+        # A generator stand-in that is done at once: play() returns when the faults are.
+        pipeline_run.generator = pipeline_run.supervisor.start("generator", [sys.executable, "-c", "pass"], tmp_path / "g.log")
+        yield pipeline_run
+
+
+@pytest.fixture
+def spans(monkeypatch):
+    """Replace the actions by ones that sleep 0.6 s and record (target, start, end)."""
+    recorded, lock = [], threading.Lock()
+
+    def action(run, target, **params):
+        start = time.monotonic()
+        assert target in run.under_fault  # its driver's exit is not taken for one that ended by itself
+        if params.get("fail"):
+            raise HarnessError(f"{target} could not be restarted")
+        time.sleep(0.6)
+        with lock:
+            recorded.append((target, start, time.monotonic()))
+
+    monkeypatch.setitem(driver.ACTIONS, "kill-driver", action)
+    return recorded
+
+
+def _firing(at_s: float, target: str, **params) -> Firing:
+    return Firing(at_s, 0, "kill-driver", target, params)
+
+
+def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other(run, spans):
+    played = driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress"), _firing(0.1, "egress")], 30, lambda _: None)
+    assert played == 3 and not run.under_fault
+    by_target = {}
+    for target, start, end in sorted(spans, key=lambda s: s[1]):
+        by_target.setdefault(target, []).append((start, end))
+    (ingress,), (first, second) = by_target["ingress"], by_target["egress"]
+    assert abs(ingress[0] - first[0]) < 0.4, "faults on different targets start together"
+    assert second[0] >= first[1], "a fault waits for the one before it on its target"
+
+
+def test_a_failing_action_ends_the_run_with_its_error(run, spans):
+    with pytest.raises(HarnessError, match="egress could not be restarted"):
+        driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress", fail=True)], 30, lambda _: None)
