@@ -18,6 +18,14 @@ from pipelines.model import Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings
 
 
+# Larger fetches and producer batches than the Kafka clients' defaults: with them a driver reads about 1.6x
+# and writes about 1.5x as many records a second here (bench/pipeline_throughput.py has the whole figure).
+# A micro-batch's writes are flushed when its task ends, so linger.ms adds no latency beyond the batch.
+SOURCE_TUNING = {"kafka.max.partition.fetch.bytes": str(16 << 20), "kafka.fetch.max.bytes": str(64 << 20),
+                 "kafka.max.poll.records": "20000"}
+SINK_TUNING = {"kafka.batch.size": str(1 << 20), "kafka.linger.ms": "20"}
+
+
 class StreamletContext:
     def __init__(self, spark: SparkSession, settings: DriverSettings):
         self.spark = spark
@@ -34,6 +42,7 @@ class StreamletContext:
             .option("kafka.bootstrap.servers", self.settings.bootstrap_servers)
             .option("subscribe", topic)
             .option("failOnDataLoss", str(src.fail_on_data_loss).lower())
+            .options(**SOURCE_TUNING)
         )
         if src.starting_timestamp_ms is not None:
             reader = reader.option("startingTimestamp", str(src.starting_timestamp_ms))
@@ -94,7 +103,7 @@ class StreamletContext:
                 F.col(outlet.partition_key).cast("string").alias("key"),
                 F.to_json(F.struct(*[F.col(f) for f in fields if f in stamped.columns])).alias("value"),
             )
-            encoded.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
+            encoded.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).options(**SINK_TUNING).save()
 
         return self.foreach_batch(df, write_batch, query, output_mode)
 
