@@ -4,7 +4,7 @@
 
 On one embedded broker, in this order:
 
-  1. org.apache.kafka.tools.ProducerPerformance with the generator's record size, acks=all;
+  1. org.apache.kafka.tools.ProducerPerformance with the generator's record size, acks=all, at least 1,000,000 records;
   2. ingress -> processor -> egress (upsert, SQLite) with the harness's evidence (batch stamps on every
      topic record, the egress's audit table, the progress listener);
   3. the same pipeline without stamps and audit (the listener stays: the harness waits on it).

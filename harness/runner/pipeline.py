@@ -274,6 +274,7 @@ class PipelineRun:
                 self.history.record("store_copied", streamlet=name, rows=copied)
 
     def save_versions(self) -> None:
+        import confluent_kafka
         import kafka
         import pyspark
 
@@ -283,6 +284,8 @@ class PipelineRun:
             "spark_kafka_connector": jars.connector_version(),
             "kafka_broker": self.cluster.kafka_version if self.cluster else "external",
             "kafka_python": kafka.__version__,
+            "confluent_kafka": confluent_kafka.version(),  # the generator's producer
+            "librdkafka": confluent_kafka.libversion()[0],
         }
         self.layout.versions.write_text(json.dumps(versions, indent=2))
 
