@@ -80,8 +80,8 @@ def _memory_growth(limit: float, resources: ResourceUse | None) -> ExpectationRe
     worst = resources.max_growth
     if worst is None:
         return ExpectationResult("max_memory_growth", limit, None, UNKNOWN,
-                                 f"memory growth: unknown (no process ran {resources.warmup_s / 60:g} minutes past its warm-up)")
-    grown = [f"{p.name} {p.growth:+.1%} ({p.warm_mb:g} -> {p.last_mb:g} MB)" for p in resources.processes
+                                 f"memory growth: unknown (no process ran 10 minutes past its {resources.warmup_s / 60:g}-minute warm-up)")
+    grown = [f"{p.name} {p.growth:+.1%} ({p.warm_mb:g} -> {p.end_mb:g} MB, medians)" for p in resources.processes
              if p.growth is not None and p.growth > limit]
     if grown:
         return ExpectationResult("max_memory_growth", limit, worst, FAIL, "grew once warm: " + "; ".join(grown))

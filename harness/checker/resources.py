@@ -1,17 +1,21 @@
 """How the run's processes and its directory grew, from the history's `resources` samples (a soak's health).
 
 Memory growth is measured per process over the part of its life that is
-warm: from the first sample at least WARMUP_S after both the workload's start
-and the process's own start, to its last sample. A process that restarted
-too late to warm up (or a run shorter than the warm-up) has no growth figure:
-None, not 0.
+warm (from WARMUP_S after both the workload's start and the process's own
+start): the median RSS of its last WINDOW_S against the median of its first
+WINDOW_S once warm. Medians of windows, not single samples, because a JVM's
+RSS moves with its collections; a leak still shows, and more the longer the
+run. A process whose warm part is shorter than two windows (restarted late,
+or a short run) has no growth figure: None, not 0.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
+WINDOW_S = 300.0  # growth compares the medians of the first and the last 5 minutes once warm
 
 
 @dataclass(frozen=True)
@@ -19,10 +23,11 @@ class ProcessMemory:
     name: str
     pid: int  # the last one seen (a restarted driver has a new pid)
     first_mb: float
-    warm_mb: float | None  # the sample growth is measured from (None: never warm)
-    last_mb: float
+    warm_mb: float | None  # median of the first window once warm, what growth is measured from (None: never warm long enough)
+    last_mb: float  # the last sample
+    end_mb: float | None  # median of the last window (None: never warm long enough)
     max_mb: float
-    growth: float | None  # (last - warm) / warm over the warm part of the last pid's life
+    growth: float | None  # (end - warm) / warm over the warm part of the last pid's life
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,17 @@ class ResourceUse:
         return max(measured) if measured else None
 
 
+def _warm_and_end(life: list[tuple[int, float]], warm_from_ms: float) -> tuple[float | None, float | None]:
+    """Medians of the first and the last WINDOW_S of the warm samples, or (None, None) when the warm part is
+    shorter than two windows."""
+    warm = [(ts, mb) for ts, mb in life if ts >= warm_from_ms]
+    if not warm or warm[-1][0] - warm[0][0] < 2 * WINDOW_S * 1000:
+        return None, None
+    first = [mb for ts, mb in warm if ts < warm[0][0] + WINDOW_S * 1000]
+    last = [mb for ts, mb in warm if ts > warm[-1][0] - WINDOW_S * 1000]
+    return round(statistics.median(first), 1), round(statistics.median(last), 1)
+
+
 def resource_use(history: list[dict], workload_start_ms: int | None) -> ResourceUse | None:
     """The trend over the run, or None when the run recorded no samples (an older harness, or none taken)."""
     samples = [e for e in history if e.get("event") == "resources" and isinstance(e.get("rss_mb"), dict)]
@@ -61,11 +77,9 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
             continue
         last_pid = seen[-1][1].get("pid")
         life = [(ts, v["mb"]) for ts, v in seen if v.get("pid") == last_pid]
-        born = life[0][0]
-        warm = next((mb for ts, mb in life if ts >= max(warm_from, born + WARMUP_S * 1000)), None)
-        last = life[-1][1]
-        processes.append(ProcessMemory(name, last_pid, seen[0][1]["mb"], warm, last, max(v["mb"] for _, v in seen),
-                                       None if warm is None or warm <= 0 else round((last - warm) / warm, 4)))
+        warm, end = _warm_and_end(life, max(warm_from, life[0][0] + WARMUP_S * 1000))
+        processes.append(ProcessMemory(name, last_pid, seen[0][1]["mb"], warm, life[-1][1], end, max(v["mb"] for _, v in seen),
+                                       None if warm is None or end is None or warm <= 0 else round((end - warm) / warm, 4)))
     disk = [sum(v for v in (s.get("disk_mb") or {}).values() if isinstance(v, (int, float))) for s in samples]
     series = {"t_s": [round((s["ts_ms"] - t0) / 1000, 1) for s in samples], "disk_mb": [round(d, 1) for d in disk],
               "rss_mb": {name: [((s["rss_mb"].get(name) or {}).get("mb") if isinstance(s["rss_mb"].get(name), dict) else None)

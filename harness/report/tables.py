@@ -136,14 +136,15 @@ def causes_text(report: Report) -> str:
             f"{dup['unexplained']:,} unexplained")
 
 
-RESOURCE_HEADER = ["process", "pid", "RSS first (MB)", "RSS once warm (MB)", "RSS last (MB)", "RSS max (MB)", "growth once warm"]
+RESOURCE_HEADER = ["process", "pid", "RSS first (MB)", "once warm, first 5 min (MB)", "last 5 min (MB)", "RSS max (MB)",
+                   "growth once warm"]
 
 
 def resource_rows(report: Report) -> list[list]:
     use = report.resources
     if use is None:
         return []
-    return [[p.name, p.pid, plain(p.first_mb), plain(p.warm_mb), plain(p.last_mb), plain(p.max_mb),
+    return [[p.name, p.pid, plain(p.first_mb), plain(p.warm_mb), plain(p.end_mb), plain(p.max_mb),
              "not measured (not warm)" if p.growth is None else f"{p.growth:+.1%}"] for p in use.processes]
 
 
