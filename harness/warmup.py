@@ -2,7 +2,7 @@
 
 One embedded broker runs with the training flag while a Spark driver, also
 training, streams through it (harness.spark.warmup); both archives are
-written when their JVMs exit. About half a minute, then never again until the
+written when their JVMs exit. Under a minute, then never again until the
 JDK, pyspark or the Kafka jars change.
 """
 
@@ -31,7 +31,7 @@ def train(say: Callable[[str], None] = print) -> list[str]:
     missing = [role for role, cp in ((BROKER_ROLE, broker_cp), (DRIVER_ROLE, driver_cp)) if not cds.is_trained(role, cp)]
     if not missing:
         return []
-    say(f"training class-data-sharing archives ({', '.join(missing)}), once: about 30 s")
+    say(f"training class-data-sharing archives ({', '.join(missing)}), once: under a minute")
     with tempfile.TemporaryDirectory(prefix="harness-cds-") as tmp, cds.training(BROKER_ROLE, broker_cp) as broker_flags:
         cluster = EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1)
         if BROKER_ROLE in missing:

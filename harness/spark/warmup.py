@@ -1,6 +1,6 @@
 """The CDS training driver: one short run through what the harness's drivers do, so their classes get archived.
 
-    python -m harness.spark.warmup BOOTSTRAP TOPIC WORKDIR
+    python -m harness.spark.warmup BOOTSTRAP TOPIC WORKDIR JAVA_OPTIONS
 
 Run by harness.warmup with -XX:ArchiveClassesAtExit in the driver's JVM
 flags: reads the topic as a stream, decodes JSON, stamps a batch map, writes
