@@ -6,7 +6,7 @@ Java's dynamic CDS records the classes a training run loaded
 (-XX:ArchiveClassesAtExit) into an archive that later JVMs map read-only
 (-XX:SharedArchiveFile): faster starts, and the pages are shared between the
 drivers. `harness jars` trains the archives once per machine
-(harness.spark.warmup, harness.cluster.warmup).
+(harness.warmup, with harness.spark.warmup as the training driver).
 
 An archive is keyed by the java binary and the JVM's own classpath, so a new
 JDK or jar set trains a new one; a JVM given a stale or missing archive starts

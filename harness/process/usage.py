@@ -25,7 +25,10 @@ def session_rss_bytes(record: ProcessRecord) -> int | None:
 
 
 def tree_bytes(path: Path) -> int:
-    """Disk allocated under `path` (files that vanish while walking are skipped: a broker rolls segments)."""
+    """Disk allocated to `path`, a file or a whole tree (files that vanish while walking are skipped: a broker
+    rolls segments)."""
+    if not Path(path).is_dir():
+        return os.lstat(path).st_blocks * 512
     total = 0
     for folder, _, files in os.walk(path):
         for name in files:

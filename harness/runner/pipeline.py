@@ -294,8 +294,7 @@ class PipelineRun:
         thread still restarting one after this is refused."""
         self.supervisor.close(timeout=30)
         if self.cluster is not None:
-            self.cluster.supervisor.close()
-            self.cluster.stop()
+            self.cluster.close()
         self.history.record("run_ended")
         self.history.close()
 

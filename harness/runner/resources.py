@@ -36,8 +36,7 @@ class ResourceSampler(PeriodicSampler):
         disk = {}
         for entry in os.scandir(self.run_dir):
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                disk[entry.name] = _mb(tree_bytes(Path(entry.path)) if is_dir else entry.stat(follow_symlinks=False).st_blocks * 512)
+                disk[entry.name] = _mb(tree_bytes(Path(entry.path)))
             except OSError:  # gone while we looked
                 continue
         self.history.record("resources", rss_mb=rss, disk_mb=disk)
