@@ -11,13 +11,15 @@ On one embedded broker, in this order:
 
 Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
 so it reads a backlog) and is measured from the first record sent to the last one stored by the egress.
-Prints records/s for each, the pipeline / ProducerPerformance ratio and what the evidence costs.
+Prints records/s for each, the pipeline / ProducerPerformance ratio, what the evidence costs, and where the
+CPU went: each process's CPU microseconds per record stored, from the generator's start to the drain.
 Numbers, not assertions.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sqlite3
 import subprocess
@@ -30,6 +32,7 @@ import pandas as pd
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.runner.pipeline import PipelineRun
+from harness.process.supervisor import ProcessRecord, session_members
 from harness.scenario.model import parse_scenario
 from harness.waiting import wait_for
 
@@ -60,22 +63,46 @@ def producer_performance(bootstrap: str, records: int, size: int) -> float:
     return float(re.search(r"([\d.]+) records/sec", summary).group(1))
 
 
-def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int) -> dict:
+def cpu_seconds(record: ProcessRecord) -> float:
+    """CPU (user + system) used so far by every live process in the recorded process's session."""
+    total = 0
+    for pid in session_members(record):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_snapshot(processes) -> dict[str, float]:
+    """Each tracked process's CPU seconds so far; the generator's, once reaped, is in this process's children times."""
+    snapshot = {p.name: cpu_seconds(p.record) for p in processes if p.name != "generator"}
+    times = os.times()
+    snapshot["generator"] = times.children_user + times.children_system
+    return snapshot
+
+
+def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, brokers) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = "with-evidence" if evidence else "without-evidence"
     with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload), folder / name, say=lambda _: None) as run:
         run.evidence = evidence
         run.create_topics()
         run.start_drivers()
+        before = cpu_snapshot(brokers + run.processes())
         run.start_generator(records / rate)
         wait_for(run.generator_done, timeout=records / rate + 600, what="the generator to finish")
         run.drain(timeout=900)
+        after = cpu_snapshot(brokers + run.processes())
         acks = pd.read_csv(run.layout.ack_log, usecols=["event_time_ms", "status"])
         with sqlite3.connect(run.layout.egress_db("egress")) as db:
             stored, last_ms = db.execute("SELECT count(*), max(written_ms) FROM records").fetchone()
         first_ms, sent_ms = int(acks.event_time_ms.min()), int(acks.event_time_ms.max())
         run.stop_drivers()
-    return {"acked": int((acks.status == "acked").sum()), "stored": stored,
+    cpu = {name: after[name] - before.get(name, 0.0) for name in after}
+    return {"acked": int((acks.status == "acked").sum()), "stored": stored, "cpu": cpu,
             "generator": len(acks) / max((sent_ms - first_ms) / 1000, 1e-3), "e2e": stored / ((last_ms - first_ms) / 1000)}
 
 
@@ -92,12 +119,17 @@ def main() -> None:
         with cluster:
             cluster.start()
             perf = producer_performance(cluster.bootstrap_servers, max(args.records, 1_000_000), size)  # past its warm-up
-            runs = {evidence: pipeline(cluster.bootstrap_servers, Path(tmp), evidence, args.rate, args.records, args.payload)
+            brokers = cluster.supervisor.processes()
+            runs = {evidence: pipeline(cluster.bootstrap_servers, Path(tmp), evidence, args.rate, args.records, args.payload,
+                                       brokers)
                     for evidence in (True, False)}
     print(f"Kafka ProducerPerformance, same broker, {size}-byte records, acks=all: {perf:,.0f} records/s")
     for evidence, r in runs.items():
         print(f"pipeline {'with' if evidence else 'without'} evidence: {r['stored']:,} of {r['acked']:,} acked records stored, "
               f"{r['e2e']:,.0f} records/s end to end (generator sent {r['generator']:,.0f}/s)")
+        per_record = {name: seconds * 1e6 / max(r["stored"], 1) for name, seconds in r["cpu"].items()}
+        print("  CPU per record stored, microseconds: " + ", ".join(f"{name} {us:.1f}" for name, us in per_record.items())
+              + f"; total {sum(per_record.values()):.1f}")
     with_evidence, without = runs[True]["e2e"], runs[False]["e2e"]
     print(f"ratio pipeline (with evidence) / ProducerPerformance: {with_evidence / perf:.3f}")
     print(f"evidence overhead (stamps, audit): {1 - with_evidence / without:+.1%} of the throughput without it")

@@ -105,8 +105,10 @@ def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samp
     seen = {name: value["pid"] for s in samples for name, value in s["rss_mb"].items()}
     # Every process the run started was sampled, under its last pid (the killed drivers' restarts).
     assert set(started) <= set(seen) and all(seen[name] == pid for name, pid in started.items() if name != "generator")
-    drivers = [s["rss_mb"][f"streamlet-{n}"]["mb"] for s in samples for n in ("enrich", "score") if f"streamlet-{n}" in s["rss_mb"]]
-    assert min(drivers) > 100  # a driver's Python plus its JVM
+    # A driver's figure is its Python plus its JVM: the largest sample of each is well above a Python alone. (A sample
+    # taken seconds after a restart sees a JVM still starting, so the smallest is not.)
+    for name in ("streamlet-enrich", "streamlet-score"):
+        assert max(s["rss_mb"][name]["mb"] for s in samples if name in s["rss_mb"]) > 250
     # The disk figures are the run directory's, and the drivers' Spark scratch space is in it, not in /tmp.
     assert {"cluster", "checkpoints", "spark-local"} <= set(samples[-1]["disk_mb"])
     assert sorted(p.name for p in (chain_run / "spark-local").iterdir()) == ["egress", "enrich", "ingress", "score"]
