@@ -33,6 +33,10 @@ class StreamletContext:
         self.name = settings.name
         self.crash_point = CrashPoint(settings.run_dir, settings.name)
 
+    def setting(self, name: str):
+        """This streamlet's value of one of its declared settings (the blueprint's, or the default)."""
+        return self.settings.settings[name]
+
     # -- reading -------------------------------------------------------------
 
     def _kafka_stream(self, topic: str) -> DataFrame:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.evidence.layout import RunLayout
 from harness.spark.session import spark_session
-from pipelines.catalog import implementation
+from pipelines.kinds import add_import_paths, load_kind
 from pipelines.context import StreamletContext
 from pipelines.listener import JsonLinesListener
 from pipelines.runtime import run_until_stopped
@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     scratch.mkdir(parents=True)
     spark = spark_session(f"streamlet-{settings.name}", master=settings.master, conf={"spark.local.dir": str(scratch)})
     spark.streams.addListener(JsonLinesListener(layout.progress(settings.name), settings.name))
-    streamlet = implementation(settings.kind)()
+    add_import_paths(settings.import_paths)
+    streamlet = load_kind(settings.kind)()
     queries = streamlet.build(StreamletContext(spark, settings))
     print(f"streamlet {settings.name} ({settings.kind}) started {len(queries)} queries", flush=True)
     return run_until_stopped(spark, queries)

@@ -7,8 +7,8 @@ module imports no Spark, so blueprints can be validated before anything starts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 SPARK_TYPES = {
     "string": "STRING",
@@ -95,22 +95,64 @@ WINDOW_COUNT = Schema(
 )
 
 
-@dataclass(frozen=True)
-class StreamletSpec:
-    """What a streamlet kind is: its shape and the settings it accepts (with defaults)."""
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
 
-    kind: str
-    shape: Shape
-    settings: dict = field(default_factory=dict)
-    source_topic: bool = False  # reads the external source topic (an ingress)
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting a streamlet accepts: its default (the value's type is the default's), what it means, and
+    optionally the values it may take. A blueprint's value is checked against it before anything starts."""
+
+    default: Any
     description: str = ""
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def problem(self, value: Any) -> str | None:
+        """Why `value` is not acceptable, or None."""
+        kind = type(self.default)
+        fits = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            fits = True
+        if not fits:
+            return f"expected {_TYPE_NAMES.get(kind, kind.__name__)}, got {value!r}"
+        if self.choices and value not in self.choices:
+            return f"expected one of {', '.join(map(str, self.choices))}, got {value!r}"
+        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+            return f"expected a number from {self.minimum} to {self.maximum}, got {value!r}"
+        return None
 
 
 class Streamlet:
-    """Base of the runnable streamlets in pipelines/: `spec` says the shape, `build` the queries."""
+    """What a streamlet is, declared on its class, and the queries it starts (`build`).
 
-    spec: ClassVar[StreamletSpec]
+    - `shape`: its inlets and outlets; `reads_source`: it reads the workload's source topic (an ingress).
+      A streamlet without outlets is an egress.
+    - `settings`: name -> Setting, the only settings a blueprint may give it.
+    - `kind`: the short name of a built-in streamlet (pipelines/builtin/); a user's streamlet has none:
+      a blueprint names it `package.module:Class`.
+    - `egress_evidence`: an egress's evidence in the run directory ("records" or "windows" tables, see
+      docs/evidence.md), which the checker reads.
+    """
 
-    def build(self, ctx):  # pragma: no cover - interface
-        """Start this streamlet's streaming queries and return them."""
+    kind: ClassVar[str | None] = None
+    shape: ClassVar[Shape] = Shape()
+    settings: ClassVar[dict[str, Setting]] = {}
+    reads_source: ClassVar[bool] = False
+    description: ClassVar[str] = ""
+    egress_evidence: ClassVar[str | None] = None
+
+    @classmethod
+    def drops_late_events(cls, settings: dict) -> bool:
+        """True when, with these settings, records behind a watermark are dropped by design."""
+        return False
+
+    @classmethod
+    def audit_query(cls, settings: dict) -> str:
+        """An egress: the query whose audit rows are its deliveries."""
+        return "main"
+
+    def build(self, ctx) -> list:  # pragma: no cover - interface
+        """Start this streamlet's streaming queries (through `ctx`) and return them."""
         raise NotImplementedError

@@ -35,6 +35,7 @@ class DriverSettings:
     # False only to measure what the evidence costs (bench/pipeline_throughput.py): no batch stamps, no audit.
     # Such a run cannot be judged; scenarios cannot ask for it.
     evidence: bool = True
+    import_paths: list = field(default_factory=list)  # folders a user's streamlet is imported from
 
     def save(self, path: Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pipelines.blueprint import BlueprintError, parse_blueprint
+from harness.scenario.blueprint import BlueprintError, parse_blueprint
 
 GOOD = """
 streamlets:

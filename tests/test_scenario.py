@@ -110,7 +110,8 @@ def test_cli_rejects_a_bad_scenario_with_one_line_and_starts_nothing(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == (
         f"harness: error: {path}: blueprint.streamlets.egress.kind: unknown streamlet kind 'egres' "
-        "(known: egress, ingress, processor, window-egress, windowed-count)")
+        "(built-in: egress, ingress, processor, window-egress, windowed-count; "
+        "a streamlet of your own is named package.module:Class)")
     assert not (tmp_path / "run").exists()
     missing = run_harness("pipeline", "run", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2 and "no such scenario file" in missing.stderr

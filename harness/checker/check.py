@@ -29,7 +29,7 @@ from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, window_witnesses, witnesses
 from harness.errors import HarnessError
 from harness.scenario.expectations import parse_expectations
-from pipelines.blueprint import parse_blueprint
+from harness.scenario.blueprint import parse_blueprint
 
 def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> list[FaultResult]:
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))

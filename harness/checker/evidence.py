@@ -528,7 +528,7 @@ def _fill_batches(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Streamlet]:
     """The pipeline's streamlets in order, with the real topic names they read and wrote."""
-    from pipelines.blueprint import parse_blueprint
+    from harness.scenario.blueprint import parse_blueprint
 
     blueprint = parse_blueprint(scenario.get("blueprint"))
     found = []

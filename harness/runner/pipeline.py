@@ -13,6 +13,7 @@ process started is stopped and the evidence is kept.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
 import time
@@ -33,8 +34,7 @@ from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.waiting import wait_for
 from harness.workload.settings import WorkloadSettings
-from pipelines.blueprint import TopicSpec
-from pipelines.catalog import EGRESS_KINDS
+from harness.scenario.blueprint import TopicSpec
 from pipelines.settings import DriverSettings, SourceOptions
 from pipelines.stores import egress_store
 
@@ -114,10 +114,11 @@ class PipelineRun:
             run_dir=str(self.layout.root),
             inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
-            source_topic=self.topic_name(self.scenario.workload.topic) if inst.spec.source_topic else None,
+            source_topic=self.topic_name(self.scenario.workload.topic) if inst.role == "ingress" else None,
             source=self.source_overrides.get(name) or self.scenario.options_for(name),
             store_url=split_password(self.scenario.store_url)[0],
             evidence=self.evidence,
+            import_paths=list(self.scenario.import_paths),
         )
 
     def input_topics(self, name: str) -> list[str]:
@@ -136,8 +137,11 @@ class PipelineRun:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
         password = split_password(self.scenario.store_url)[1]
+        env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
+        if self.scenario.import_paths:  # a user's streamlet, and its UDFs in Spark's Python workers, import from there
+            env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *self.scenario.import_paths])
         proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
-                             env={"PGPASSWORD": password} if password else None)  # the settings file holds no password
+                             env=env)
         self.drivers[name] = proc
         self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
@@ -269,7 +273,7 @@ class PipelineRun:
         if not self.scenario.store_url:
             return
         for name, inst in self.scenario.blueprint.streamlets.items():
-            if inst.kind in EGRESS_KINDS:
+            if inst.role == "egress":
                 copied = egress_store(self.layout.root, name, self.scenario.store_url).copy_to(egress_store(self.layout.root, name))
                 self.history.record("store_copied", streamlet=name, rows=copied)
 

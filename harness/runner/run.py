@@ -23,7 +23,6 @@ from harness.runner.pipeline import PipelineRun
 from harness.runner.resources import ResourceSampler
 from harness.runner.sampler import OffsetSampler
 from harness.scenario import Scenario
-from pipelines.catalog import EGRESS_KINDS
 
 
 @dataclass
@@ -61,7 +60,7 @@ class _Status:
         self.run, self.sampler, self.console = run, sampler, console
         self.duration, self.planned = duration, planned
         self.acks = AckCounter(run.layout.ack_log)
-        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.kind in EGRESS_KINDS]
+        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == "egress"]
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.scenario.fields import Fields
-from pipelines.blueprint import Blueprint, BlueprintError
+from harness.scenario.blueprint import Blueprint, BlueprintError
 
 GUARANTEES = ("exactly-once", "effectively-exactly-once", "at-least-once", "at-most-once", "none")
 LOSS_CAUSES = ("retention", "watermark", "redeploy")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.scenario.fields import Fields
-from pipelines.blueprint import Blueprint, BlueprintError
+from harness.scenario.blueprint import Blueprint, BlueprintError
 
 SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times"}
 

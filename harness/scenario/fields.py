@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pipelines.blueprint import BlueprintError
+from harness.scenario.blueprint import BlueprintError
 
 
 class Fields:

@@ -15,7 +15,8 @@ from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
 from harness.scenario.source import ScenarioError, read_tree
-from pipelines.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
+from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
+from pipelines.kinds import add_import_paths
 from pipelines.settings import SourceOptions
 
 
@@ -60,6 +61,7 @@ class Scenario:
     faults: tuple[FaultRule, ...] = ()
     expectations: Expectations = field(default_factory=Expectations)
     raw: dict = field(default_factory=dict)  # the parsed file, for the run directory
+    import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -116,9 +118,28 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
     return options
 
 
-def parse_scenario(raw: Any) -> Scenario:
+def _import_paths(raw: Any, folder: Path | None) -> tuple[str, ...]:
+    """`imports`: folders user streamlets are imported from, relative to the scenario's folder (by default,
+    that folder itself)."""
+    if raw is None:
+        return (str(folder.resolve()),) if folder is not None else ()
+    if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
+        raise BlueprintError("imports", f"expected a list of folders, got {raw!r}")
+    paths = []
+    for i, entry in enumerate(raw):
+        path = (folder or Path.cwd()) / entry
+        if not path.is_dir():
+            raise BlueprintError(f"imports[{i}]", f"no such folder: {path}")
+        paths.append(str(path.resolve()))
+    return tuple(paths)
+
+
+def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
+    """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
     f = Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store",
-                                    "source_options", "faults", "expectations"})
+                                    "source_options", "faults", "expectations", "imports"})
+    import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
+    add_import_paths(import_paths)
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
     c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers"})
     brokers = c.get("brokers", int, 1)
@@ -139,6 +160,7 @@ def parse_scenario(raw: Any) -> Scenario:
         faults=tuple(parse_faults(f.get("faults", list, []), blueprint, brokers, external)),
         expectations=parse_expectations(f.get("expectations", dict, {}), blueprint),
         raw={**raw, "store": redacted(store)} if "store" in raw else raw,  # what is saved with the run: no password
+        import_paths=import_paths,
     )
 
 
@@ -147,6 +169,6 @@ def load_scenario(path: Path) -> Scenario:
     path = Path(path)
     raw = read_tree(path)
     try:
-        return parse_scenario(raw)
+        return parse_scenario(raw, path.parent)
     except BlueprintError as exc:
         raise ScenarioError(f"{path}: {exc}") from None

@@ -12,8 +12,7 @@ import random
 
 from pyspark.sql import functions as F
 
-from pipelines.catalog import SPECS
-from pipelines.model import Streamlet
+from pipelines.api import SEQ_RECORD, Inlet, Outlet, Setting, Shape, Streamlet
 
 CRASH_EXIT_CODE = 13
 
@@ -25,12 +24,15 @@ def _survive(probability: float) -> bool:
 
 
 class Processor(Streamlet):
-    spec = SPECS["processor"]
+    kind = "processor"
+    shape = Shape(inlets=(Inlet("in", SEQ_RECORD),), outlets=(Outlet("out", SEQ_RECORD),))
+    settings = {"crash_probability": Setting(0.0, "chance that a record's Python worker exits abruptly", minimum=0, maximum=1)}
+    description = "stateless transform; may crash its executor task with a given probability"
 
     def build(self, ctx):
-        inlet, outlet = self.spec.shape.inlets[0], self.spec.shape.outlets[0]
+        inlet, outlet = self.shape.inlets[0], self.shape.outlets[0]
         records = ctx.read(inlet).drop("topic", "partition", "offset").withColumn("payload", F.upper("payload"))
-        probability = float(ctx.settings.settings["crash_probability"])
+        probability = float(ctx.setting("crash_probability"))
         if probability > 0:
             survive = F.udf(_survive, "boolean")
             records = records.where(survive(F.lit(probability)))

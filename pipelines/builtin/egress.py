@@ -19,11 +19,13 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from pipelines.catalog import SPECS
-from pipelines.model import Streamlet
+from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
 from pipelines.stores import (
     AUDIT_COLUMNS, RECORD_COLUMNS, WINDOW_AUDIT_COLUMNS, WINDOW_COLUMNS, Store, egress_store, now_ms,
 )
+
+
+MODES = ("append", "upsert", "dedup", "transactional")
 
 
 def open_store(ctx) -> Store:
@@ -43,13 +45,26 @@ def _rows(batch, *columns) -> list[tuple]:
 
 
 class Egress(Streamlet):
-    spec = SPECS["egress"]
+    kind = "egress"
+    shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
+    settings = {"mode": Setting("upsert", "how the state is written", choices=MODES),
+                "dedup_watermark": Setting("1 hour", "dedup mode: how long a (key, seq) is remembered")}
+    description = "writes records to a store (append, upsert, dedup or transactional) with an audit log"
+    egress_evidence = "records"
+
+    @classmethod
+    def drops_late_events(cls, settings: dict) -> bool:
+        return settings.get("mode") == "dedup"
+
+    @classmethod
+    def audit_query(cls, settings: dict) -> str:
+        return "audit" if settings.get("mode") == "dedup" else "main"
 
     def build(self, ctx):
-        mode = ctx.settings.settings["mode"]
+        mode = ctx.setting("mode")
         store = open_store(ctx)
         store.create_tables(upsert_key=(mode == "upsert"))
-        records = ctx.read(self.spec.shape.inlets[0])
+        records = ctx.read(self.shape.inlets[0])
         fields = (F.col("key"), F.col("seq"), F.unix_millis("event_time").alias("event_time_ms"), F.col("payload"),
                   _batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
 
@@ -95,14 +110,17 @@ class Egress(Streamlet):
                 tx.execute(f"DELETE FROM {store.table('records')} WHERE batch_id = ?", (batch_id,))
                 store.insert(tx, "records", RECORD_COLUMNS, state_rows(rows, batch_id))
 
-        deduplicated = records.withWatermark("event_time", ctx.settings.settings["dedup_watermark"]).dropDuplicatesWithinWatermark(["key", "seq"])
+        deduplicated = records.withWatermark("event_time", ctx.setting("dedup_watermark")).dropDuplicatesWithinWatermark(["key", "seq"])
         return [ctx.foreach_batch(records, audit_batch, "audit"), ctx.foreach_batch(deduplicated, dedup_batch, "dedup")]
 
 
 class WindowEgress(Streamlet):
     """Window counts -> the store, upsert by (key, window start), audited."""
 
-    spec = SPECS["window-egress"]
+    kind = "window-egress"
+    shape = Shape(inlets=(Inlet("in", WINDOW_COUNT),))
+    description = "writes window counts to a store, upsert by (key, window), with an audit log"
+    egress_evidence = "windows"
 
     def build(self, ctx):
         store = open_store(ctx)
@@ -122,4 +140,4 @@ class WindowEgress(Streamlet):
                 ], on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
                                "batch_id = excluded.batch_id, written_ms = excluded.written_ms")
 
-        return [ctx.foreach_batch(ctx.read(self.spec.shape.inlets[0]), write_batch, "main")]
+        return [ctx.foreach_batch(ctx.read(self.shape.inlets[0]), write_batch, "main")]

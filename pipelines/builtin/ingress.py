@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from pipelines.catalog import SPECS
-from pipelines.model import Field, Schema, Streamlet
+from pipelines.api import SEQ_RECORD, Field, Outlet, Schema, Shape, Streamlet
 
 # What the workload generator writes (see harness/workload/generator.py).
 SOURCE_RECORD = Schema(
@@ -15,7 +14,10 @@ SOURCE_RECORD = Schema(
 
 
 class Ingress(Streamlet):
-    spec = SPECS["ingress"]
+    kind = "ingress"
+    shape = Shape(outlets=(Outlet("out", SEQ_RECORD),))
+    reads_source = True
+    description = "reads the workload's source topic, validates records, partitions by key"
 
     def build(self, ctx):
         source = ctx.read_source(SOURCE_RECORD)
@@ -23,4 +25,4 @@ class Ingress(Streamlet):
             F.col("key").isNotNull() & F.col("seq").isNotNull() & (F.col("seq") >= 0) & F.col("event_time_ms").isNotNull()
         )
         records = valid.select("key", "seq", F.timestamp_millis("event_time_ms").alias("event_time"), "payload")
-        return [ctx.write(self.spec.shape.outlets[0], records)]
+        return [ctx.write(self.shape.outlets[0], records)]

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import HarnessError
-from pipelines.catalog import EGRESS_MODES, SPECS
-from pipelines.model import StreamletSpec
+from pipelines.kinds import KindError, load_kind, resolve_settings
+from pipelines.model import Streamlet
 
 
 class BlueprintError(HarnessError):
@@ -33,12 +33,14 @@ class TopicSpec:
 @dataclass(frozen=True)
 class StreamletInstance:
     name: str
-    spec: StreamletSpec
-    settings: dict
+    kind: str  # as the blueprint names it: a built-in name or package.module:Class
+    cls: type[Streamlet]
+    settings: dict  # every setting the class declares, defaults filled in
 
     @property
-    def kind(self) -> str:
-        return self.spec.kind
+    def role(self) -> str:
+        """ingress (reads the source topic), egress (no outlets) or processor."""
+        return "ingress" if self.cls.reads_source else "egress" if not self.cls.shape.outlets else "processor"
 
 
 @dataclass(frozen=True)
@@ -111,21 +113,15 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
     if unknown:
         raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected kind, settings)")
     kind = raw.get("kind")
-    if not isinstance(kind, str) or kind not in SPECS:
-        raise BlueprintError(f"{path}.kind", f"unknown streamlet kind {kind!r} (known: {', '.join(sorted(SPECS))})")
-    spec = SPECS[kind]
+    try:
+        cls = load_kind(kind)
+    except KindError as exc:
+        raise BlueprintError(f"{path}.kind", str(exc)) from None
     settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
-    for key in settings:
-        if key not in spec.settings:
-            raise BlueprintError(f"{path}.settings.{key}", f"unknown setting for {kind} (known: {', '.join(spec.settings) or 'none'})")
-    merged = {**spec.settings, **settings}
-    if kind == "egress" and (not isinstance(merged["mode"], str) or merged["mode"] not in EGRESS_MODES):
-        raise BlueprintError(f"{path}.settings.mode", f"expected one of {', '.join(EGRESS_MODES)}, got {merged['mode']!r}")
-    if kind == "processor":
-        p = merged["crash_probability"]
-        if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p <= 1:
-            raise BlueprintError(f"{path}.settings.crash_probability", f"expected a number from 0 to 1, got {p!r}")
-    return StreamletInstance(name, spec, merged)
+    merged, at_fault, problem = resolve_settings(cls, settings, kind)
+    if at_fault is not None:
+        raise BlueprintError(f"{path}.settings.{at_fault}", problem)
+    return StreamletInstance(name, kind, cls, merged)
 
 
 def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
@@ -165,14 +161,14 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
         if ref not in connections_raw:
             raise BlueprintError(f"{path}.topics.{ref}", "names no connected outlet")
     for name, inst in streamlets.items():
-        for inlet in inst.spec.shape.inlets:
+        for inlet in inst.cls.shape.inlets:
             if (name, inlet.name) not in fed_by:
                 raise BlueprintError(f"{path}.connections", f"inlet {name}.{inlet.name} is not connected")
     names = [c.topic.name for c in connections]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise BlueprintError(f"{path}.topics", f"topic {duplicate!r} is written by two outlets")
-    if not any(inst.spec.source_topic for inst in streamlets.values()):
+    if not any(inst.role == "ingress" for inst in streamlets.values()):
         raise BlueprintError(f"{path}.streamlets", "no ingress: nothing reads the workload's source topic")
     blueprint = Blueprint(streamlets, tuple(connections))
     _topological_order(blueprint, path)
@@ -184,7 +180,7 @@ def _resolve_port(streamlets: dict[str, StreamletInstance], ref: Any, direction:
     name, port = _port_ref(ref, path)
     if name not in streamlets:
         raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(streamlets)})")
-    shape = streamlets[name].spec.shape
+    shape = streamlets[name].cls.shape
     found = shape.inlet(port) if direction == "inlet" else shape.outlet(port)
     if found is None:
         ports = shape.inlets if direction == "inlet" else shape.outlets
