@@ -67,7 +67,7 @@ def main() -> None:
             try:
                 for i in range(args.stops):
                     driver = launch_driver(
-                        supervisor, "relay", "pipelines.relay",
+                        supervisor, "relay", "harness.spark.relay",
                         ["--bootstrap", bootstrap, "--source", "in", "--sink", "out", "--checkpoint", str(checkpoint),
                          "--trigger-seconds", str(args.trigger_seconds)],
                         workdir / "logs" / f"relay-{i}.log",

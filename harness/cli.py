@@ -258,7 +258,8 @@ def _n(value) -> str:
 
 def _print_verdict(report) -> None:
     c = report.counts
-    click.echo(f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, "
+    dropped = f"dropped by design {_n(c.dropped)}, " if c.dropped != 0 else ""
+    click.echo(f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, {dropped}"
                f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
                f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})")
     for gap in report.gaps:

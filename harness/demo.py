@@ -92,7 +92,7 @@ def run_demo(
 
         def start_relay():
             return launch_driver(
-                supervisor, "relay", "pipelines.relay",
+                supervisor, "relay", "harness.spark.relay",
                 ["--bootstrap", bootstrap, "--source", source, "--sink", sink,
                  "--checkpoint", str(checkpoint)],
                 workdir / "logs" / "relay.log",

@@ -8,6 +8,8 @@ of the batch that wrote it: a replayed batch is visible downstream.
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -24,6 +26,7 @@ from pipelines.settings import DriverSettings
 SOURCE_TUNING = {"kafka.max.partition.fetch.bytes": str(16 << 20), "kafka.fetch.max.bytes": str(64 << 20),
                  "kafka.max.poll.records": "20000"}
 SINK_TUNING = {"kafka.batch.size": str(1 << 20), "kafka.linger.ms": "20"}
+DROPPED = "_dropped_by_design"  # the column ctx.drop_where marks records with (the reason), until ctx.write
 
 
 class StreamletContext:
@@ -31,7 +34,7 @@ class StreamletContext:
         self.spark = spark
         self.settings = settings
         self.name = settings.name
-        self.crash_point = CrashPoint(settings.run_dir, settings.name)
+        self.crash_point = CrashPoint(settings.paths.crash_arm, settings.paths.crash_held)
 
     def setting(self, name: str):
         """This streamlet's value of one of its declared settings (the blueprint's, or the default)."""
@@ -76,7 +79,7 @@ class StreamletContext:
 
     def checkpoint_dir(self, query: str) -> str:
         """One checkpoint directory per query, under the run directory."""
-        path = Path(self.settings.run_dir) / "checkpoints" / self.name / query
+        path = Path(self.settings.paths.checkpoints) / query
         path.parent.mkdir(parents=True, exist_ok=True)
         return str(path)
 
@@ -87,6 +90,33 @@ class StreamletContext:
         if src.trigger == "processingTime":
             return writer.trigger(processingTime=src.trigger_interval)
         return writer
+
+    def drop_where(self, df: DataFrame, condition, reason: str) -> DataFrame:
+        """Declare that records matching `condition` are dropped by design, for `reason`.
+
+        They stay in `df`, marked; `write` records them in the run directory (dropped/<streamlet>.jsonl) and
+        writes only the others, so the checker counts them as dropped by the pipeline, not lost. A record
+        marked by an earlier call keeps that call's reason.
+        """
+        marked = F.when(condition, F.lit(reason))
+        if DROPPED in df.columns:
+            marked = F.coalesce(F.col(DROPPED), marked)
+        return df.withColumn(DROPPED, marked)
+
+    def _record_dropped(self, batch: DataFrame, batch_id: int) -> DataFrame:
+        """The batch without the records declared dropped; those are appended to the evidence first."""
+        if DROPPED not in batch.columns:
+            return batch
+        batch = batch.persist()
+        table = batch.where(F.col(DROPPED).isNotNull()).select("key", "seq", DROPPED).toArrow()
+        if table.num_rows:
+            now = int(time.time() * 1000)
+            path = Path(self.settings.paths.dropped)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a") as out:
+                out.writelines(json.dumps({"key": key, "seq": seq, "reason": reason, "batch": batch_id, "ts_ms": now}) + "\n"
+                               for key, seq, reason in zip(*(c.to_pylist() for c in table.columns)))
+        return batch.where(F.col(DROPPED).isNull()).drop(DROPPED)
 
     def stamp(self, df: DataFrame, batch_id: int) -> DataFrame:
         """Add this streamlet's batch id to the record's `batches` map."""
@@ -102,12 +132,15 @@ class StreamletContext:
         bootstrap = self.settings.bootstrap_servers
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
-            stamped = self.stamp(batch, batch_id) if self.settings.evidence else batch
+            kept = self._record_dropped(batch, batch_id)
+            stamped = self.stamp(kept, batch_id) if self.settings.evidence else kept
             encoded = stamped.select(
                 F.col(outlet.partition_key).cast("string").alias("key"),
                 F.to_json(F.struct(*[F.col(f) for f in fields if f in stamped.columns])).alias("value"),
             )
             encoded.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).options(**SINK_TUNING).save()
+            if kept is not batch:
+                batch.unpersist()
 
         return self.foreach_batch(df, write_batch, query, output_mode)
 

@@ -16,17 +16,14 @@ import os
 import time
 from pathlib import Path
 
-from harness.evidence.layout import RunLayout
-from harness.files import write_atomically
 
 HOLD_LIMIT_S = 300.0  # the harness kills within seconds; this only bounds a driver whose harness died
 
 
 class CrashPoint:
-    def __init__(self, run_dir: str, streamlet: str):
-        layout = RunLayout(Path(run_dir))
-        self.arm = layout.crash_arm(streamlet)
-        self.held = layout.crash_held(streamlet)
+    def __init__(self, arm: Path, held: Path):
+        self.arm = Path(arm)
+        self.held = Path(held)
 
     def reached(self, query: str, batch_id: int) -> None:
         """Called after every batch's write: hold here if the point is armed, else return at once."""
@@ -34,7 +31,9 @@ class CrashPoint:
             os.unlink(self.arm)
         except FileNotFoundError:
             return
-        write_atomically(self.held, json.dumps({"query": query, "batch": batch_id, "pid": os.getpid()}))
+        partial = self.held.with_name(self.held.name + ".tmp")  # the harness never reads half of it
+        partial.write_text(json.dumps({"query": query, "batch": batch_id, "pid": os.getpid()}))
+        os.replace(partial, self.held)
         deadline = time.monotonic() + HOLD_LIMIT_S
         while time.monotonic() < deadline:
             time.sleep(0.2)

@@ -2,9 +2,10 @@
 
     python -m pipelines.driver SETTINGS.json
 
-Loads the settings the harness wrote, starts a SparkSession with the Kafka
-connector, attaches the progress listener, lets the streamlet start its
-queries, and runs them until SIGTERM (graceful) or a query fails.
+Loads the settings the harness wrote, starts a SparkSession with the
+configuration in them (the Kafka connector among it), attaches the progress
+listener, lets the streamlet start its queries, and runs them until SIGTERM
+(graceful) or a query fails.
 """
 
 from __future__ import annotations
@@ -13,13 +14,22 @@ import shutil
 import sys
 from pathlib import Path
 
-from harness.evidence.layout import RunLayout
-from harness.spark.session import spark_session
 from pipelines.kinds import add_import_paths, load_kind
 from pipelines.context import StreamletContext
 from pipelines.listener import JsonLinesListener
 from pipelines.runtime import run_until_stopped
 from pipelines.settings import DriverSettings
+
+
+def session(settings: DriverSettings):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(f"streamlet-{settings.name}").master(settings.master)
+    for key, value in {**settings.spark_conf, "spark.local.dir": settings.paths.spark_local}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(settings.log_level)
+    return spark
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,12 +38,11 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m pipelines.driver SETTINGS.json", file=sys.stderr)
         return 2
     settings = DriverSettings.load(Path(argv[0]))
-    layout = RunLayout(Path(settings.run_dir))
-    scratch = layout.spark_local(settings.name)
+    scratch = Path(settings.paths.spark_local)
     shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver per streamlet runs at a time
     scratch.mkdir(parents=True)
-    spark = spark_session(f"streamlet-{settings.name}", master=settings.master, conf={"spark.local.dir": str(scratch)})
-    spark.streams.addListener(JsonLinesListener(layout.progress(settings.name), settings.name))
+    spark = session(settings)
+    spark.streams.addListener(JsonLinesListener(Path(settings.paths.progress), settings.name))
     add_import_paths(settings.import_paths)
     streamlet = load_kind(settings.kind)()
     queries = streamlet.build(StreamletContext(spark, settings))

@@ -149,6 +149,11 @@ class Streamlet:
         return False
 
     @classmethod
+    def event_time_window(cls, settings: dict) -> str | None:
+        """A keyed windowed aggregation: the length of its tumbling event-time windows (Spark's interval text)."""
+        return None
+
+    @classmethod
     def audit_query(cls, settings: dict) -> str:
         """An egress: the query whose audit rows are its deliveries."""
         return "main"

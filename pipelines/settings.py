@@ -1,4 +1,8 @@
-"""What a streamlet driver is told at start (written by the harness as JSON, read by the driver)."""
+"""What a streamlet driver is told at start (written by the harness as JSON, read by the driver).
+
+Everything the driver needs from the harness is in here, paths and Spark configuration included, so nothing in
+pipelines/ imports the harness.
+"""
 
 from __future__ import annotations
 
@@ -20,17 +24,33 @@ class SourceOptions:
 
 
 @dataclass(frozen=True)
+class DriverPaths:
+    """Where the driver writes its evidence and keeps its state (the run directory's layout, resolved)."""
+
+    checkpoints: str  # one checkpoint folder per query inside
+    progress: str  # the listener's JSON lines
+    spark_local: str  # spark.local.dir: cleared at start (what a killed predecessor left)
+    crash_arm: str  # created by the harness to arm the crash point
+    crash_held: str  # written by the driver holding at its crash point
+    egress_db: str  # an egress's SQLite store (used when store_url is None)
+    dropped: str  # the records this streamlet dropped by design (JSON lines), declared through its context
+    store_namespace: str  # an egress's PostgreSQL schema
+
+
+@dataclass(frozen=True)
 class DriverSettings:
     name: str  # the streamlet instance in the blueprint
     kind: str
     settings: dict
     bootstrap_servers: str
-    run_dir: str
+    paths: DriverPaths
+    spark_conf: dict  # the SparkSession's configuration: the connector jars, JVM flags, a small machine's sizes
     inputs: dict = field(default_factory=dict)  # inlet -> topic
     outputs: dict = field(default_factory=dict)  # outlet -> topic
     source_topic: str | None = None
     source: SourceOptions = field(default_factory=SourceOptions)
     master: str = "local[1, 4]"  # 1 core; a failed task is retried up to 4 times
+    log_level: str = "WARN"
     store_url: str | None = None  # egress: PostgreSQL URL; SQLite in the run directory when None
     # False only to measure what the evidence costs (bench/pipeline_throughput.py): no batch stamps, no audit.
     # Such a run cannot be judged; scenarios cannot ask for it.
@@ -45,4 +65,5 @@ class DriverSettings:
     def load(cls, path: Path) -> "DriverSettings":
         data = json.loads(Path(path).read_text())
         data["source"] = SourceOptions(**data.get("source", {}))
+        data["paths"] = DriverPaths(**data["paths"])
         return cls(**data)

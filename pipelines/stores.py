@@ -19,7 +19,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.evidence.layout import RunLayout
 
 AUDIT_COLUMNS = ("query", "batch_id", "key", "seq", "event_time_ms", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
 RECORD_COLUMNS = ("key", "seq", "event_time_ms", "payload", "batch_id", "batches", "written_ms")
@@ -45,10 +44,10 @@ def _ddl(table: str, columns: tuple[str, ...], primary_key: tuple[str, ...] = ()
     return f"CREATE TABLE IF NOT EXISTS {table} ({cols}{pk})"
 
 
-def egress_store(run_dir: Path, streamlet: str, postgres_url: str | None = None) -> "Store":
-    """An egress's store: its SQLite file in the run directory, or its schema in PostgreSQL."""
-    return Store(sqlite_path=RunLayout(Path(run_dir)).egress_db(streamlet), postgres_url=postgres_url,
-                 namespace=f"{Path(run_dir).name}_{streamlet}")
+def egress_store(paths, postgres_url: str | None = None) -> "Store":
+    """An egress's store (`paths`: its DriverPaths): its SQLite file in the run directory, or its schema in
+    PostgreSQL."""
+    return Store(sqlite_path=Path(paths.egress_db), postgres_url=postgres_url, namespace=paths.store_namespace)
 
 
 class Store:

@@ -22,6 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from harness.evidence.pipeline import PipelineDescription, StreamletDescription
+from harness.scenario.model import parse_scenario
+
 T0 = 1_800_000_000_000  # ms
 HOPS = ("ingested", "processed")
 BATCH = 50  # records per batch of every streamlet
@@ -157,6 +160,19 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
     writer.close()
 
 
+def _describe(scenario: dict, egress_settings: dict) -> PipelineDescription:
+    """What the runner writes for this scenario (harness.runner.pipeline.PipelineRun.describe)."""
+    parsed = parse_scenario(scenario)
+    streamlets = (
+        StreamletDescription("ingress", "ingress", "ingress", {}, ("source",), ("ingested",)),
+        StreamletDescription("processor", "processor", "processor", {"crash_probability": 0.0}, ("ingested",), ("processed",)),
+        StreamletDescription("egress", "egress", "egress", parsed.blueprint.streamlets["egress"].settings, ("processed",), (),
+                             drops_late_events=egress_settings["mode"] == "dedup", egress_evidence="records",
+                             audit_query="audit" if egress_settings["mode"] == "dedup" else "main"),
+    )
+    return PipelineDescription(parsed.name, parsed.description, "source", streamlets, parsed.expectations)
+
+
 def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", history: list[dict] | None = None,
               progress: dict[str, list[dict]] | None = None, expectations: dict | None = None) -> Path:
     root = Path(root)
@@ -172,6 +188,7 @@ def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", histo
                 "workload": {"topic": {"name": "source", "partitions": 2}, "keys": 4, "rate": 10, "duration_s": 10},
                 "expectations": expectations or {}}
     (root / "scenario.json").write_text(json.dumps({"resolved": {"seed": 1}, "scenario": scenario}))
+    _describe(scenario, egress_settings).save(root / "pipeline.json")
     (root / "run.json").write_text(json.dumps({"status": "complete"}))
     wiring = {"ingress": ({}, {"out": "ingested"}, "source"), "processor": ({"in": "ingested"}, {"out": "processed"}, None),
               "egress": ({"in": "processed"}, {}, None)}

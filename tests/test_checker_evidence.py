@@ -31,8 +31,11 @@ def test_missing_run_directory_and_ack_log_are_one_line_errors(tmp_path):
     assert_one_line_error(run_harness("check", str(root)), "acks.csv: missing")
     (root / "acks.csv").write_bytes(b"\x00\x01garbage\n\xff")
     assert_one_line_error(run_harness("report", str(root)), "acks.csv")
-    (root / "scenario.json").write_text("{trunc")
-    assert_one_line_error(run_harness("check", str(root)), "scenario.json")
+    root, _ = _run(tmp_path / "again")
+    (root / "pipeline.json").write_text("{trunc")
+    assert_one_line_error(run_harness("check", str(root)), "pipeline.json: unreadable")
+    (root / "pipeline.json").unlink()
+    assert_one_line_error(run_harness("check", str(root)), "pipeline.json: missing")
 
 
 def test_damaged_files_give_a_partial_report_naming_them(tmp_path):
@@ -221,9 +224,10 @@ def test_a_run_without_run_json_is_unfinished_not_lossy(tmp_path):
 JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.text(max_size=6)),
                            lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                    st.dictionaries(st.sampled_from(["inputs", "outputs", "source_topic", "settings",
-                                                                                    "status", "seed", "schedule", "kind", "mode"]),
+                                                                                    "status", "seed", "schedule", "kind", "mode",
+                                                                                    "streamlets", "role", "name", "expectations"]),
                                                                    inner, max_size=4)), max_leaves=12)
-SMALL_FILES = ["scenario.json", "run.json", "versions.json", "streamlets/ingress.json", "streamlets/processor.json", "streamlets/egress.json"]
+SMALL_FILES = ["pipeline.json", "scenario.json", "run.json", "versions.json"]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -44,3 +44,16 @@ def test_end_to_end_over_a_fan_out_counts_a_record_wrong_at_any_egress_once():
     assert both.lost.tolist() == rids([0, 0], [1, 5]).tolist()
     assert both.duplicated_deliveries.to_dict() == {int(rids([0], [2])[0]): 3}
     assert verdict(both.counts) == "none" and verdict(a.counts) == "none" and combine([a]) is a
+
+
+def test_records_dropped_by_design_upstream_are_dropped_not_lost():
+    sent = pd.DataFrame({"rid": rids([0] * 5, range(5)), "acked": [True, True, True, True, False]})
+    # seq 1 and 4 declared dropped (4 was never acked: not counted); seq 3 missing without a declaration
+    result = reconcile(sent, rids([0, 0], [0, 2]), dropped=rids([0, 0], [1, 4]))
+    assert (result.counts.lost, result.counts.dropped) == (1, 1)
+    assert result.lost.tolist() == rids([0], [3]).tolist() and result.dropped.tolist() == rids([0], [1]).tolist()
+    assert verdict(result.counts) == "at-most-once"
+    without = reconcile(sent, rids([0, 0], [0, 2]))
+    assert (without.counts.lost, without.counts.dropped) == (2, 0)
+    fan_out = combine([result, reconcile(sent, rids([0] * 4, [0, 1, 2, 3]))])
+    assert (fan_out.counts.lost, fan_out.counts.dropped) == (1, 1)

@@ -17,7 +17,7 @@ from harness.cli import UntilType
 from harness.process.supervisor import ProcessRecord, start_ticks_of
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
 from harness.report.index import _recovery_percentiles, _throughput, write_index
-from harness.scenario.expectations import Expectations
+from harness.evidence.pipeline import Expectations
 
 MINUTE_MS = 60_000
 COUNTS = Counts(acked=1, unknown=0, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)

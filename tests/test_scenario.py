@@ -66,7 +66,7 @@ BAD = [
      "faults[0].at: expected one of anytime, after-write"),
     ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
     ("bad loss cause", GOOD + "expectations: {lost_causes: [gremlins]}\n",
-     "expectations.lost_causes[0]: expected one of retention, watermark, redeploy, got 'gremlins'"),
+     "expectations.lost_causes[0]: expected one of retention, redeploy, watermark, query_failed, got 'gremlins'"),
 ]
 
 
@@ -143,7 +143,7 @@ def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
 
 
 def test_guarantees_are_ordered_by_strength():
-    from harness.scenario.expectations import satisfies
+    from harness.semantics import satisfies
 
     assert satisfies("exactly-once", "effectively-exactly-once") and satisfies("exactly-once", "at-most-once")
     assert satisfies("effectively-exactly-once", "at-least-once")

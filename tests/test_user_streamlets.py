@@ -28,12 +28,18 @@ REVERSE = textwrap.dedent('''
 
     class Reverse(Streamlet):
         shape = Shape(inlets=(Inlet("in", SEQ_RECORD),), outlets=(Outlet("out", SEQ_RECORD),))
-        settings = {"suffix": Setting("", "appended to every reversed payload")}
+        settings = {"suffix": Setting("", "appended to every reversed payload"),
+                    "drop_every": Setting(0, "records whose seq is a multiple of this are dropped, declared"),
+                    "lose_every": Setting(0, "records whose seq is a multiple of this are dropped, undeclared")}
 
         def build(self, ctx):
             reverse = F.udf(_reverse, "string")
             records = ctx.read(self.shape.inlets[0]).withColumn(
                 "payload", F.concat(reverse("payload"), F.lit(ctx.setting("suffix"))))
+            if ctx.setting("drop_every"):
+                records = ctx.drop_where(records, F.col("seq") % ctx.setting("drop_every") == 0, "test records")
+            if ctx.setting("lose_every"):
+                records = records.where(F.col("seq") % ctx.setting("lose_every") != 0)
             return [ctx.write(self.shape.outlets[0], records)]
 ''')
 
@@ -72,7 +78,7 @@ BROKEN = [
     ("not a streamlet", {"kind": "shop.reverse:_reverse"},
      "blueprint.streamlets.reverse.kind: shop.reverse:_reverse is not a streamlet class (subclass pipelines.api.Streamlet)"),
     ("unknown setting", {"settings": "{colour: red}"},
-     "blueprint.streamlets.reverse.settings.colour: unknown setting for shop.reverse:Reverse (known: suffix)"),
+     "blueprint.streamlets.reverse.settings.colour: unknown setting for shop.reverse:Reverse (known: suffix, drop_every, lose_every)"),
     ("bad setting", {"settings": "{suffix: 3}"},
      "blueprint.streamlets.reverse.settings.suffix: expected text, got 3"),
     ("import fails", {"kind": "shop.broken:Reverse"},
@@ -125,10 +131,13 @@ def test_imports_name_the_folders_user_streamlets_come_from(project):
 
 @pytest.mark.e2e
 def test_a_user_processor_runs_under_after_write_kills_and_the_checker_counts_what_the_topic_holds(project):
+    """One run: the user's processor reverses payloads in a UDF, drops every 5th seq declared and every 7th
+    undeclared, and is killed after a write. Each claim is checked against counts made here from the files."""
     path = project / "scenarios" / "reverse.yaml"
     path.parent.mkdir()
-    path.write_text(scenario(extra=textwrap.dedent("""
+    path.write_text(scenario(settings="{suffix: '!', drop_every: 5, lose_every: 7}", extra=textwrap.dedent("""
         imports: [..]
+        expectations: {end_to_end: at-most-once}
         faults:
           - {kind: kill-driver, target: reverse, start_s: 6, at: after-write, restart_after_s: 1}
     """)))
@@ -136,10 +145,16 @@ def test_a_user_processor_runs_under_after_write_kills_and_the_checker_counts_wh
     result = run_harness("run", str(path), "--out", str(run_dir), timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
-    # Independent of the checker: the user's code ran (payloads reversed, suffixed) and every acked record is stored.
+    # Independent of the checker: the user's code ran (payloads reversed, suffixed), and the egress holds every
+    # acked record but the dropped ones.
+    sent = acked(run_dir)
+    undeclared = {(k, s) for k, s in sent if s % 7 == 0}  # the plain where() comes last: it removes marked records too
+    declared = {(k, s) for k, s in sent if s % 5 == 0} - undeclared
     stored = egress_counts(run_dir, "egress", "records", "key, seq, payload")
-    assert {(k, s) for k, s, _ in stored} == acked(run_dir)
+    assert {(k, s) for k, s, _ in stored} == sent - declared - undeclared
     assert all(p.endswith("!") and len(p) == 13 for _, _, p in stored)
+    recorded = {(e["key"], e["seq"]) for e in map(json.loads, (run_dir / "dropped" / "reverse.jsonl").open())}
+    assert recorded == declared
 
     # The held batch was written to the topic before the kill and again by the replay: those records are there twice.
     held = next(e["held_batch"] for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] == "fault_begun")
@@ -156,6 +171,15 @@ def test_a_user_processor_runs_under_after_write_kills_and_the_checker_counts_wh
 
     report = json.loads((run_dir / "report.json").read_text())
     hops = {h["name"]: h for h in report["hops"]}
-    assert hops["reversed"]["verdict"] == "at-least-once"
     assert hops["reversed"]["counts"]["duplicated_deliveries"] == len(twice)
-    assert report["counts"]["lost"] == 0 and report["verdict"]["end_to_end"] == "effectively-exactly-once"
+    # Declared drops are dropped, not lost; undeclared ones are lost, from the processor's topic on.
+    assert report["counts"]["dropped"] == len(declared) and report["counts"]["lost"] == len(undeclared)
+    for hop in ("reversed", "egress"):
+        assert (hops[hop]["counts"]["dropped"], hops[hop]["counts"]["lost"]) == (len(declared), len(undeclared))
+    assert hops["ingress-out"]["counts"]["dropped"] == 0 and hops["ingress-out"]["verdict"] == "exactly-once"
+    assert hops["reversed"]["verdict"] == "none"  # lost and copied twice; the upsert egress absorbs the copies
+    assert report["causes"]["lost"]["unexplained"] == len(undeclared)
+    assert report["verdict"]["end_to_end"] == "at-most-once"
+    pipeline = json.loads((run_dir / "pipeline.json").read_text())
+    assert [(s["name"], s["kind"], s["role"]) for s in pipeline["streamlets"]] == [
+        ("ingress", "ingress", "ingress"), ("reverse", "shop.reverse:Reverse", "processor"), ("egress", "egress", "egress")]

@@ -1,6 +1,6 @@
 """Fault actions on a running pipeline. Each records its begin and end, and its target, in the history.
 
-They act on a PipelineRun (its drivers, brokers and topics) and know nothing
+They act on a running pipeline (harness.chaos.target.Pipeline: its drivers, brokers and topics) and know nothing
 of schedules: the chaos driver decides when, these decide how. Every action
 is blocking: when it returns, the pipeline is whole again (or, for a query
 that must fail, restarted and left to fail).
@@ -18,7 +18,7 @@ from harness.cluster import KafkaAdmin
 from harness.cluster.admin import offset_rows
 from harness.cluster.follow import PartitionRecorder
 from harness.errors import HarnessError, WaitTimeout
-from harness.runner.pipeline import PipelineRun
+from harness.chaos.target import Pipeline
 from harness.scenario.faults import broker_node
 from harness.waiting import wait_for
 
@@ -26,20 +26,20 @@ SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM}
 RETENTION_KEYS = ("retention.ms", "segment.ms")
 
 
-def _driver(run: PipelineRun, kind: str, streamlet: str):
+def _driver(run: Pipeline, kind: str, streamlet: str):
     proc = run.drivers.get(streamlet)
     if proc is None:
         raise HarnessError(f"{kind}: no streamlet {streamlet!r} in this run")
     return proc
 
 
-def _stop_driver(run: PipelineRun, streamlet: str, sig: str) -> None:
+def _stop_driver(run: Pipeline, streamlet: str, sig: str) -> None:
     proc = run.drivers[streamlet]
     code = proc.kill() if sig == "SIGKILL" else proc.stop(timeout=60)
     run.history.record("process_killed", process=f"streamlet-{streamlet}", pid=proc.pid, signal=sig, exit_code=code)
 
 
-def kill_driver(run: PipelineRun, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0,
+def kill_driver(run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0,
                 at: str = "anytime") -> None:
     """SIGKILL (crash) or SIGTERM (graceful stop) a streamlet's driver, then start it again.
 
@@ -59,7 +59,7 @@ def kill_driver(run: PipelineRun, streamlet: str, signal: str = "SIGKILL", resta
     _restart(run, "kill-driver", streamlet)
 
 
-def _hold_after_write(run: PipelineRun, streamlet: str, proc, timeout_s: float = 60.0) -> dict:
+def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> dict:
     """Arm the streamlet's crash point and wait until a batch holds there; returns {held_query, held_batch}.
 
     When no batch writes within `timeout_s` (no input), the arm is withdrawn,
@@ -88,20 +88,20 @@ def _read_held(path) -> dict | None:
         return None
 
 
-def _restart(run: PipelineRun, kind: str, streamlet: str, **fields) -> None:
+def _restart(run: Pipeline, kind: str, streamlet: str, **fields) -> None:
     """Start the streamlet again and end the fault once it runs batches (or has failed, which is recorded)."""
     new = run.start_driver(streamlet)
     up = run.wait_up(streamlet)
     run.history.record("fault_ended", kind=kind, target=streamlet, new_pid=new.pid, restarted=up, **fields)
 
 
-def _broker(run: PipelineRun, kind: str, target: str):
+def _broker(run: Pipeline, kind: str, target: str):
     if run.cluster is None:
         raise HarnessError(f"{kind}: broker faults need the embedded cluster")
     return run.cluster.broker(broker_node(target))
 
 
-def kill_broker(run: PipelineRun, target: str, down_s: float = 10.0) -> None:
+def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     """SIGKILL a broker (no controlled shutdown), restart it after `down_s`, wait until it is listed again."""
     broker = _broker(run, "broker-kill", target)
     run.history.record("fault_begun", kind="broker-kill", target=target, pid=broker.pid)
@@ -114,7 +114,7 @@ def kill_broker(run: PipelineRun, target: str, down_s: float = 10.0) -> None:
     run.history.record("fault_ended", kind="broker-kill", target=target, new_pid=broker.pid)
 
 
-def pause_broker(run: PipelineRun, target: str, paused_s: float = 10.0) -> None:
+def pause_broker(run: Pipeline, target: str, paused_s: float = 10.0) -> None:
     """SIGSTOP a broker: its sockets stay open but nothing answers; SIGCONT after `paused_s`."""
     broker = _broker(run, "broker-pause", target)
     run.history.record("fault_begun", kind="broker-pause", target=target, pid=broker.pid)
@@ -128,7 +128,7 @@ def pause_broker(run: PipelineRun, target: str, paused_s: float = 10.0) -> None:
     run.history.record("fault_ended", kind="broker-pause", target=target)
 
 
-def shrink_retention(run: PipelineRun, streamlet: str, retention_ms: int = 1000, timeout_s: float = 90.0) -> None:
+def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, timeout_s: float = 90.0) -> None:
     """Stop a streamlet, shrink its input topics' retention until records it has not read are deleted,
     restore the retention, restart the streamlet.
 
@@ -180,7 +180,7 @@ def shrink_retention(run: PipelineRun, streamlet: str, retention_ms: int = 1000,
     _restart(run, "retention-shrink", streamlet)
 
 
-def _record_position(run: PipelineRun, streamlet: str) -> dict[tuple[str, int], int]:
+def _record_position(run: Pipeline, streamlet: str) -> dict[tuple[str, int], int]:
     """Record (and return) where a stopped streamlet had committed up to: where records start to be skipped
     if it does not resume from there."""
     committed = run.committed_offsets(streamlet)
@@ -202,7 +202,7 @@ def _settled_offsets(admin: KafkaAdmin, topics: list[str], quiet_s: float = 3.0,
         time.sleep(0.5)
 
 
-def redeploy(run: PipelineRun, streamlet: str, starting: str = "earliest", timestamp_back_s: float = 0.0,
+def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestamp_back_s: float = 0.0,
              down_s: float = 3.0) -> None:
     """Stop a streamlet, delete its checkpoints, restart it from earliest, latest or a timestamp.
 

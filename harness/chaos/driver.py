@@ -19,7 +19,7 @@ from typing import Callable
 from harness.chaos.actions import ACTIONS
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
-from harness.runner.pipeline import PipelineRun
+from harness.chaos.target import Pipeline
 
 
 def describe(firing: Firing) -> str:
@@ -30,7 +30,7 @@ def describe(firing: Firing) -> str:
 class _Playing:
     """The faults in flight: one thread each, their targets, and the first error any of them raised."""
 
-    def __init__(self, run: PipelineRun):
+    def __init__(self, run: Pipeline):
         self.run = run
         self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
         self.error: BaseException | None = None
@@ -67,7 +67,7 @@ class _Playing:
             raise self.error
 
 
-def play(run: PipelineRun, firings: list[Firing], overrun_s: float, say: Callable[[str], None],
+def play(run: Pipeline, firings: list[Firing], overrun_s: float, say: Callable[[str], None],
          on_tick: Callable[[float, int], None] = lambda elapsed, played: None) -> int:
     """Play `firings` (times relative to now); returns how many were played.
 

@@ -26,7 +26,6 @@ from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
 from harness.checker.reconcile import isin
 
-LOST_CAUSES = ("retention", "redeploy", "watermark", "query_failed", "unexplained")
 
 
 @dataclass(frozen=True)
@@ -139,12 +138,12 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
 
 
 def _uses_watermark(evidence: Evidence) -> bool:
-    return any(s.kind == "windowed-count" or s.settings.get("mode") == "dedup" for s in evidence.streamlets)
+    return any(s.drops_late_events for s in evidence.streamlets)
 
 
 def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray,
                 spans: list[FaultSpan], gaps: list[str]) -> tuple[np.ndarray, list[RetentionWindow]]:
-    """One cause per lost rid (LOST_CAUSES), and the retention windows seen."""
+    """One cause per lost rid (harness.semantics.LOST_CAUSES), and the retention windows seen."""
     cause = np.full(len(lost), "unexplained", dtype=object)
     windows, by_retention = retention_windows(evidence, hops, lost, gaps)
     by_redeploy = _redeploy_explained(evidence, spans, lost)

@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.checker.causes import LOST_CAUSES, lost_causes
+from harness.checker.causes import lost_causes
+from harness.semantics import LOST_CAUSES
 from harness.checker.copies import CopyAccounting, account
-from harness.checker.evidence import Evidence, EvidenceError, load_evidence
+from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
 from harness.checker.faults import RESTARTING, fault_spans, recovers, recovery_s
 from harness.checker.findings import FaultResult, Hop, Report, Witness
@@ -27,9 +28,6 @@ from harness.checker.resources import resource_use
 from harness.checker.timeline import run_start_ms, timeline
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, window_witnesses, witnesses
-from harness.errors import HarnessError
-from harness.scenario.expectations import parse_expectations
-from harness.scenario.blueprint import parse_blueprint
 
 def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> list[FaultResult]:
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
@@ -67,7 +65,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads files only)."""
     evidence = load_evidence(run_dir)
     unfinished = unfinished_reason(evidence, running)
-    scenario = evidence.scenario
+    pipeline = evidence.pipeline
     spans = fault_spans(evidence.history)
     hops = hop_data(evidence)
     results = reconcile_hops(evidence, hops)
@@ -141,13 +139,10 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     found = witnesses(evidence, hops, classes, accounting) + witnesses_extra
     totals |= {c.name: len(c.rids) for c in classes}
 
-    try:
-        expectations = parse_expectations(scenario.get("expectations", {}) or {}, parse_blueprint(scenario["blueprint"]))
-    except HarnessError as exc:
-        raise EvidenceError(f"{evidence.root / 'scenario.json'}: {exc}") from None
+    expectations = pipeline.expectations
     resources = resource_use(evidence.history, run_start_ms(evidence))
     return Report(
-        run_dir=str(evidence.root), scenario=str(scenario.get("name", "?")), description=str(scenario.get("description", "")).strip(),
+        run_dir=str(evidence.root), scenario=pipeline.name, description=pipeline.description.strip(),
         status="running" if running else str(evidence.run.get("status", "unknown")), verdict=end_to_end, counts=counts, hops=hop_findings,
         causes=causes, retention=[w.__dict__ for w in retention], faults=faults, latency=latency(evidence, hops, faults),
         expectations=judge(expectations, end_to_end, counts, hop_findings, lost_by_cause, faults,

@@ -13,7 +13,10 @@ A missing or unreadable piece of evidence is not fatal: it is listed in
 `Evidence.gaps` (file and what is wrong) and the checker reports what it
 could judge. A last line cut mid-record (what a SIGKILL leaves) is dropped
 and listed; a damaged line in the middle is skipped and named by its line
-number. Only a missing run directory, scenario or acknowledgement log stops it.
+number. Only a missing run directory, pipeline description or acknowledgement log stops it.
+
+What the pipeline is (its streamlets, roles, topics, egress evidence, expectations) comes from the run
+directory's pipeline.json alone: the checker imports neither the streamlets nor the scenario parser.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import pyarrow.json as pajson
 
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
+from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 
 SEQ_BITS = 40
 SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
@@ -44,15 +48,6 @@ WINDOW_STATE = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_i
 
 class EvidenceError(HarnessError):
     """The run directory cannot be judged at all (named in the message)."""
-
-
-@dataclass(frozen=True)
-class Streamlet:
-    name: str
-    kind: str
-    settings: dict
-    inputs: tuple[str, ...]  # topic names read (the source topic for an ingress)
-    outputs: tuple[str, ...]
 
 
 @dataclass
@@ -68,14 +63,14 @@ class Egress:
 @dataclass
 class Evidence:
     root: Path
-    scenario: dict  # the raw scenario as run
+    pipeline: PipelineDescription  # pipeline.json: what ran, and what it was expected to show
     resolved: dict  # duration, seed, schedule
     run: dict  # run.json (empty when the run did not finish writing it)
     ids: RecordIds  # record identity: rid <-> (key, seq)
     sent: pd.DataFrame  # rid, key (code), event_time_ms, late, acked, partition, offset: one row per record
     history: list[dict]
     progress: dict[str, list[dict] | None]  # streamlet -> query events (None: file missing)
-    streamlets: list[Streamlet]  # pipeline order
+    streamlets: tuple[StreamletDescription, ...]  # pipeline order
     source_topic: str
     topics: dict[str, pd.DataFrame]  # hop topic -> partition, offset, timestamp_ms, rid, key, seq, batches
     egresses: list[Egress]
@@ -83,6 +78,7 @@ class Evidence:
     has_history: bool = True
     at_risk: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # at-risk folder -> topic -> records recorded
     versions: dict = field(default_factory=dict)  # versions.json: Spark, the connector, Kafka, Python
+    dropped: dict[str, np.ndarray] = field(default_factory=dict)  # streamlet -> rids it dropped by design (declared)
 
     @property
     def keys(self) -> np.ndarray:
@@ -180,15 +176,6 @@ def _read_json(path: Path, gaps: list[str], what: str) -> dict:
     return {}
 
 
-def _topic_names(settings: dict, field: str, path: str, gaps: list[str]) -> tuple[str, ...]:
-    """inputs/outputs of a driver's settings file: {port: real topic name}."""
-    ports = settings.get(field) or {}
-    if not isinstance(ports, dict) or not all(isinstance(t, str) for t in ports.values()):
-        gaps.append(f"{path}: {field} is not a mapping of ports to topic names; those topics not judged")
-        return ()
-    return tuple(ports.values())
-
-
 def _json_lines(path: Path, name: str, gaps: list[str], required: tuple[str, ...]) -> list[dict] | None:
     """Every whole JSON object line with the required fields (None: no such file). A cut last line and
     damaged lines in the middle are skipped and listed in gaps."""
@@ -222,7 +209,7 @@ def _history(path: Path, gaps: list[str]) -> list[dict] | None:
     return events
 
 
-def _progress(layout: RunLayout, streamlets: list[Streamlet], gaps: list[str]) -> dict[str, list[dict] | None]:
+def _progress(layout: RunLayout, streamlets: tuple[StreamletDescription, ...], gaps: list[str]) -> dict[str, list[dict] | None]:
     """Each streamlet's query events; None where its progress file is missing (its recovery times are unknown)."""
     found = {}
     for s in streamlets:
@@ -497,11 +484,11 @@ def _egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
         return [convert(b) for b in _sqlite_tables(db, sql)]
 
 
-def _egress(layout: RunLayout, streamlet: Streamlet, ids: RecordIds) -> Egress:
+def _egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds) -> Egress:
     db = layout.egress_db(streamlet.name)
     if not db.is_file():
         raise FileNotFoundError(db)
-    if streamlet.kind == "window-egress":
+    if streamlet.egress_evidence == "windows":
         audit = _egress_rows(db, "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
                                  "received_ms, batches FROM window_audit ORDER BY rowid",
                              lambda b: _batch_columns(b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))),
@@ -509,7 +496,7 @@ def _egress(layout: RunLayout, streamlet: Streamlet, ids: RecordIds) -> Egress:
         state = _egress_rows(db, "SELECT key, window_start_ms, count, batch_id FROM windows",
                              lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))))
         return Egress(streamlet.name, True, _fill_batches(_concat(audit, WINDOW_AUDIT)), _fill_batches(_concat(state, WINDOW_STATE)))
-    query = "audit" if streamlet.settings.get("mode") == "dedup" else "main"
+    query = streamlet.audit_query or "main"
     audit = _egress_rows(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
                              f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
                          lambda b: _batch_columns(_records(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")))
@@ -526,31 +513,14 @@ def _fill_batches(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(narrow, copy=False)
 
 
-def _streamlets(layout: RunLayout, scenario: dict, gaps: list[str]) -> list[Streamlet]:
-    """The pipeline's streamlets in order, with the real topic names they read and wrote."""
-    from harness.scenario.blueprint import parse_blueprint
-
-    blueprint = parse_blueprint(scenario.get("blueprint"))
-    found = []
-    for name in blueprint.order():
-        settings = _read_json(layout.driver_settings(name), gaps, f"{name}'s topics")
-        if not settings:
-            continue
-        path = f"streamlets/{name}.json"
-        source = settings.get("source_topic")
-        inputs = _topic_names(settings, "inputs", path, gaps) + ((source,) if isinstance(source, str) and source else ())
-        own = settings.get("settings")
-        found.append(Streamlet(name, blueprint.streamlets[name].kind, own if isinstance(own, dict) else {}, inputs,
-                               _topic_names(settings, "outputs", path, gaps)))
-    return found
-
-
-def _source_topic_named(scenario: dict) -> str:
-    """The workload's topic as the scenario names it (a run whose ingress settings file is missing)."""
-    workload = scenario.get("workload")
-    topic = workload.get("topic") if isinstance(workload, dict) else None
-    name = topic.get("name") if isinstance(topic, dict) else None
-    return name if isinstance(name, str) else "source"
+def _pipeline(layout: RunLayout) -> PipelineDescription:
+    try:
+        return PipelineDescription.load(layout.pipeline)
+    except FileNotFoundError:
+        raise EvidenceError(f"{layout.pipeline}: missing: the checker needs the description of the pipeline that ran "
+                            "(written at the start of every run)") from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise EvidenceError(f"{layout.pipeline}: unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
 
 
 def load_evidence(run_dir: Path) -> Evidence:
@@ -559,22 +529,16 @@ def load_evidence(run_dir: Path) -> Evidence:
         raise EvidenceError(f"{root}: no such run directory")
     layout = RunLayout(root)
     gaps: list[str] = []
-    scenario_file = _read_json(layout.scenario, gaps, "the scenario")
-    if not scenario_file.get("scenario"):
-        raise EvidenceError(f"{layout.scenario}: missing or unreadable: the checker needs the scenario that was run")
-    scenario = scenario_file["scenario"]
+    pipeline = _pipeline(layout)
+    scenario_file = _read_json(layout.scenario, gaps, "the run's seed, duration and schedule")
     run = _read_json(layout.summary, gaps, "how the run ended")
     ack_table = _acks(layout.ack_log, gaps)
     ids = RecordIds(ack_table["key"].combine_chunks())
     sent = _sent(ack_table, ids, gaps)
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
-    try:
-        streamlets = _streamlets(layout, scenario, gaps)
-    except HarnessError as exc:
-        raise EvidenceError(f"{layout.scenario}: the scenario's blueprint is invalid: {exc}") from None
-    source_topic = next((s.inputs[-1] for s in streamlets if s.kind == "ingress" and s.inputs), None) or _source_topic_named(scenario)
+    streamlets = pipeline.streamlets
     topics: dict[str, pd.DataFrame] = {}
-    for topic in [t for s in streamlets if s.kind != "ingress" for t in s.inputs]:
+    for topic in [t for s in streamlets if s.role != "ingress" for t in s.inputs]:
         path = layout.topic_dump(topic)
         try:
             topics[topic] = _topic_dump(path, ids, gaps)
@@ -584,7 +548,7 @@ def load_evidence(run_dir: Path) -> Evidence:
             gaps.append(f"topics/{topic}.jsonl: unreadable ({str(exc).splitlines()[0]}); hop {topic} not judged")
     egresses = []
     for s in streamlets:
-        if s.kind not in ("egress", "window-egress"):
+        if s.role != "egress":
             continue
         try:
             egresses.append(_egress(layout, s, ids))
@@ -595,9 +559,21 @@ def load_evidence(run_dir: Path) -> Evidence:
     progress = _progress(layout, streamlets, gaps)
     history = _history(layout.history, gaps)
     resolved = scenario_file.get("resolved")
-    return Evidence(root, scenario, resolved if isinstance(resolved, dict) else {}, run, ids, sent, history or [], progress,
-                    streamlets, source_topic, topics, egresses, gaps, has_history=history is not None,
-                    at_risk=_at_risk(root, history or [], ids, gaps), versions=_read_json(layout.versions, [], "versions"))
+    return Evidence(root, pipeline, resolved if isinstance(resolved, dict) else {}, run, ids, sent, history or [], progress,
+                    streamlets, pipeline.source_topic, topics, egresses, gaps, has_history=history is not None,
+                    at_risk=_at_risk(root, history or [], ids, gaps), versions=_read_json(layout.versions, [], "versions"),
+                    dropped=_dropped(layout, streamlets, ids, gaps))
+
+
+def _dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> dict[str, np.ndarray]:
+    """The records each streamlet declared it dropped by design (dropped/<streamlet>.jsonl; none without the file)."""
+    found = {}
+    for s in streamlets:
+        events = _json_lines(layout.dropped(s.name), f"dropped/{s.name}.jsonl", gaps, ("key", "seq"))
+        if events:
+            text = [[None if e[f] is None else str(e[f]) for e in events] for f in ("key", "seq")]
+            found[s.name] = np.unique(ids.ids(pa.array(text[0], pa.string()), pa.array(text[1], pa.string())))
+    return found
 
 
 def _at_risk(root: Path, history: list[dict], ids: RecordIds, gaps: list[str]) -> dict[str, dict[str, pd.DataFrame]]:

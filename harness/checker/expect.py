@@ -11,7 +11,8 @@ from __future__ import annotations
 from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop
 from harness.checker.reconcile import Counts
 from harness.checker.resources import ResourceUse
-from harness.scenario.expectations import Expectations, satisfies
+from harness.evidence.pipeline import Expectations
+from harness.semantics import satisfies
 
 DATA_LOSS_MARKERS = ("data may have been lost", "failondataloss", "offsetoutofrange", "some data may have been lost")
 

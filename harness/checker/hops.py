@@ -30,7 +30,7 @@ class HopData:
 def hop_data(evidence: Evidence) -> list[HopData]:
     """Record-level hops in pipeline order (topics of window counts are judged as windows, not here)."""
     producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
-    reads = {s.name: next((t for t in s.inputs if t in evidence.topics), None) for s in evidence.streamlets if s.kind != "ingress"}
+    reads = {s.name: next((t for t in s.inputs if t in evidence.topics), None) for s in evidence.streamlets if s.role != "ingress"}
     hops = []
     for topic, frame in evidence.topics.items():
         if "count" in frame.columns:
@@ -46,8 +46,22 @@ def hop_data(evidence: Evidence) -> list[HopData]:
     return hops
 
 
+def dropped_upstream(evidence: Evidence, producer: str) -> np.ndarray:
+    """The rids declared dropped by design by `producer` or any streamlet upstream of it."""
+    producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
+    inputs = {s.name: s.inputs for s in evidence.streamlets}
+    seen, todo = set(), [producer]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += [producers[t] for t in inputs.get(name, ()) if t in producers]
+    found = [evidence.dropped[name] for name in seen if name in evidence.dropped]
+    return np.unique(np.concatenate(found)) if found else np.array([], np.int64)
+
+
 def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
-    return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored) for h in hops]
+    return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored, dropped_upstream(evidence, h.producer)) for h in hops]
 
 
 def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray,

@@ -4,7 +4,8 @@ Pure and vectorized: records are int64 rids (harness.checker.evidence), every
 step is a sort, a hash lookup or a grouped cumulative max; no loop per record.
 The definitions (docs/checker.md):
 
-    lost                  acknowledged, and no copy in the final state
+    lost                  acknowledged, not dropped by design upstream, and no copy in the final state
+    dropped               acknowledged, and declared dropped by design by a streamlet upstream
     duplicated_deliveries records delivered more than once (audit log)
     duplicated_in_state   records with more than one copy in the final state
     phantom               records delivered or stored that were never sent (any key and seq,
@@ -18,7 +19,7 @@ None, never 0, and the verdict over such counts is "unknown".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -37,11 +38,12 @@ class Counts:
     duplicated_in_state: int | None
     phantom: int | None
     reordered: int | None
+    dropped: int | None = 0  # by design, declared by a streamlet (not a loss)
 
     @classmethod
     def unmeasured(cls, acked: int | None = None, unknown: int | None = None) -> "Counts":
         """What is known without any egress evidence: the source's side only."""
-        return cls(acked, unknown, None, None, None, None, None)
+        return cls(acked, unknown, None, None, None, None, None, None)
 
     @property
     def complete(self) -> bool:
@@ -56,6 +58,7 @@ class Reconciliation:
     duplicated_in_state: pd.Series  # copies by rid (> 1)
     phantom: np.ndarray  # rids never sent
     reordered: pd.DataFrame  # rid, after_seq
+    dropped: np.ndarray = field(default_factory=lambda: np.array([], np.int64))  # acked rids dropped by design upstream
 
 
 def copies(rid: np.ndarray) -> pd.Series:
@@ -88,13 +91,16 @@ def reordered(delivered: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"rid": first[late], "after_seq": previous_max[late].astype("int64").to_numpy()})
 
 
-def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | None = None) -> Reconciliation:
+def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | None = None,
+              dropped: np.ndarray | None = None) -> Reconciliation:
     """`sent`: rid, acked (one row per record sent); `delivered`: rids in delivery order, one per copy
-    received; `stored`: rids, one per copy in the final state (None for a topic: what it delivered)."""
+    received; `stored`: rids, one per copy in the final state (None for a topic: what it delivered);
+    `dropped`: rids declared dropped by design upstream of this hop (expected missing, not lost)."""
     acked = sent.rid.to_numpy()[sent.acked.to_numpy()]
     delivered_copies = copies(delivered)
     in_state = delivered_copies if stored is None else copies(stored)
-    lost = acked[~isin(acked, in_state.index)]
+    by_design = isin(acked, dropped) if dropped is not None and len(dropped) else np.zeros(len(acked), bool)
+    lost = acked[~by_design & ~isin(acked, in_state.index)]
     phantom = _never_sent(delivered_copies.index, sent)
     if stored is not None:
         phantom = np.union1d(phantom, _never_sent(in_state.index, sent))  # small sets: the phantoms only
@@ -104,9 +110,9 @@ def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | No
     counts = Counts(
         acked=len(acked), unknown=int((~sent.acked).sum()), lost=len(lost),
         duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=len(phantom), reordered=len(late),
+        phantom=len(phantom), reordered=len(late), dropped=int(by_design.sum()),
     )
-    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
+    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, acked[by_design])
 
 
 def combine(results: list[Reconciliation]) -> Reconciliation:
@@ -126,12 +132,13 @@ def combine(results: list[Reconciliation]) -> Reconciliation:
     dup_deliveries = most_copies([r.duplicated_deliveries for r in results])
     dup_state = most_copies([r.duplicated_in_state for r in results])
     late = pd.concat([r.reordered for r in results]).drop_duplicates("rid")
+    dropped = union(r.dropped for r in results)
     counts = Counts(
         acked=results[0].counts.acked, unknown=results[0].counts.unknown, lost=len(lost),
         duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=len(phantom), reordered=len(late),
+        phantom=len(phantom), reordered=len(late), dropped=len(dropped),
     )
-    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late)
+    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, dropped)
 
 
 def verdict(counts: Counts) -> str:

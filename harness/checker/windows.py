@@ -34,7 +34,8 @@ class WindowReconciliation:
 
 
 def _counter(evidence: Evidence):
-    return next((s for s in evidence.streamlets if s.kind == "windowed-count"), None)
+    """The keyed windowed aggregation whose counts the window egress holds."""
+    return next((s for s in evidence.streamlets if s.window), None)
 
 
 def _final_watermark(events: list[dict]) -> int:
@@ -47,7 +48,7 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     counter = _counter(evidence)
     if counter is None:
         return None
-    size = interval_ms(counter.settings.get("window", "10 seconds"))
+    size = interval_ms(counter.window)
     sent = evidence.sent
     window_start = (sent.event_time_ms.to_numpy() // size) * size
     expected = pd.DataFrame({"key": sent.key.to_numpy(), "window_start_ms": window_start,
@@ -59,7 +60,7 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     if topic in evidence.topics:
         read = evidence.topics[topic][["rid", "partition", "offset"]].merge(
             sent[sent.acked][["rid", "key", "event_time_ms"]], on="rid")
-        dropped = dropped_rows(evidence.progress.get(counter.name) or [], topic, read, counter.settings.get("window", "10 seconds"))
+        dropped = dropped_rows(evidence.progress.get(counter.name) or [], topic, read, counter.window)
         dropped = dropped.drop_duplicates("rid")
     late = pd.DataFrame({"key": dropped.key.to_numpy() if len(dropped) else np.array([], np.int64),
                          "window_start_ms": (dropped.event_time_ms.to_numpy() // size) * size if len(dropped) else np.array([], np.int64)})

@@ -15,6 +15,11 @@ class RunLayout:
         return self.root / "scenario.json"
 
     @property
+    def pipeline(self) -> Path:
+        """The pipeline as it ran (harness/evidence/pipeline.py): all the checker knows of it."""
+        return self.root / "pipeline.json"
+
+    @property
     def versions(self) -> Path:
         return self.root / "versions.json"
 
@@ -41,6 +46,10 @@ class RunLayout:
 
     def egress_db(self, streamlet: str) -> Path:
         return self.root / "egress" / f"{streamlet}.sqlite"
+
+    def dropped(self, streamlet: str) -> Path:
+        """The records a streamlet dropped by design (declared through its context), one JSON line each."""
+        return self.root / "dropped" / f"{streamlet}.jsonl"
 
     def crash_arm(self, streamlet: str) -> Path:
         """Created by the harness to arm a driver's crash point (pipelines/crashpoint.py)."""

@@ -16,8 +16,6 @@ from harness.report.html import OUTCOME_COLORS, STYLE, VERDICT_COLORS, table
 from harness.report.tables import count
 from harness.report.plots import svg
 
-VERDICT_RANK = {"exactly-once": 4, "effectively-exactly-once": 3, "at-least-once": 2, "at-most-once": 1, "none": 0}
-
 
 def _runs(folder: Path) -> list[dict]:
     runs = []

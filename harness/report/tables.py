@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.checker.findings import Report, Witness
 
-COUNT_NAMES = ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
+COUNT_NAMES = ("acked", "unknown", "lost", "dropped", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
 
 EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
 HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here", "copies", "extra copies",

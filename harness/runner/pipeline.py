@@ -32,10 +32,12 @@ from harness.process import ManagedProcess, Supervisor
 from harness.scenario import Scenario
 from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
+from harness.spark.session import log_level, session_conf
 from harness.waiting import wait_for
 from harness.workload.settings import WorkloadSettings
+from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 from harness.scenario.blueprint import TopicSpec
-from pipelines.settings import DriverSettings, SourceOptions
+from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
 
 EXTERNAL_TOPIC_PREFIX = "harness."
@@ -61,6 +63,7 @@ class PipelineRun:
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
+        self._spark_conf: dict[str, str] | None = None
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
 
@@ -72,12 +75,27 @@ class PipelineRun:
 
     def topic_name(self, spec: TopicSpec) -> str:
         """On a cluster the harness did not create, every topic is in the harness namespace."""
-        if self.cluster is None:
+        if self.scenario.cluster.bootstrap_servers:
             return f"{EXTERNAL_TOPIC_PREFIX}{self.run_id}.{spec.name}"
         return spec.name
 
     def all_topics(self) -> list[TopicSpec]:
         return [self.scenario.workload.topic] + self.scenario.blueprint.hops()
+
+    def describe(self) -> PipelineDescription:
+        """The pipeline as it runs, resolved (real topic names, every setting, each class's declarations)."""
+        blueprint = self.scenario.blueprint
+        streamlets = []
+        for name in blueprint.order():
+            inst, settings = blueprint.streamlets[name], self.driver_settings(name)
+            egress = inst.role == "egress"
+            streamlets.append(StreamletDescription(
+                name, inst.kind, inst.role, inst.settings, tuple(self.input_topics(name)), tuple(settings.outputs.values()),
+                drops_late_events=inst.cls.drops_late_events(inst.settings), window=inst.cls.event_time_window(inst.settings),
+                egress_evidence=inst.cls.egress_evidence if egress else None,
+                audit_query=inst.cls.audit_query(inst.settings) if egress else None))
+        return PipelineDescription(self.scenario.name, self.scenario.description, self.topic_name(self.scenario.workload.topic),
+                                   tuple(streamlets), self.scenario.expectations)
 
     # -- phases ----------------------------------------------------------------
 
@@ -111,7 +129,9 @@ class PipelineRun:
             kind=inst.kind,
             settings={**inst.settings, **self.setting_overrides.get(name, {})},
             bootstrap_servers=self.bootstrap,
-            run_dir=str(self.layout.root),
+            paths=self.driver_paths(name),
+            spark_conf=self.spark_conf(),
+            log_level=log_level(),
             inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
             source_topic=self.topic_name(self.scenario.workload.topic) if inst.role == "ingress" else None,
@@ -120,6 +140,20 @@ class PipelineRun:
             evidence=self.evidence,
             import_paths=list(self.scenario.import_paths),
         )
+
+    def driver_paths(self, name: str) -> DriverPaths:
+        layout = self.layout
+        return DriverPaths(checkpoints=str(layout.checkpoints(name)), progress=str(layout.progress(name)),
+                           spark_local=str(layout.spark_local(name)), crash_arm=str(layout.crash_arm(name)),
+                           crash_held=str(layout.crash_held(name)), egress_db=str(layout.egress_db(name)),
+                           dropped=str(layout.dropped(name)),
+                           store_namespace=f"{layout.root.name}_{name}")
+
+    def spark_conf(self) -> dict[str, str]:
+        """Every driver's Spark configuration (checks the connector and Java once)."""
+        if self._spark_conf is None:
+            self._spark_conf = session_conf()
+        return self._spark_conf
 
     def input_topics(self, name: str) -> list[str]:
         s = self.driver_settings(name)
@@ -274,7 +308,8 @@ class PipelineRun:
             return
         for name, inst in self.scenario.blueprint.streamlets.items():
             if inst.role == "egress":
-                copied = egress_store(self.layout.root, name, self.scenario.store_url).copy_to(egress_store(self.layout.root, name))
+                paths = self.driver_paths(name)
+                copied = egress_store(paths, self.scenario.store_url).copy_to(egress_store(paths))
                 self.history.record("store_copied", streamlet=name, rows=copied)
 
     def save_versions(self) -> None:

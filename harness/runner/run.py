@@ -138,6 +138,7 @@ def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: 
     resolved = {"duration_s": duration, "seed": seed, "faults_played": play_faults,
                 "schedule": [asdict(f) for f in firings]}
     run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
+    run.describe().save(run.layout.pipeline)
 
 
 def _begin_continuous_faults(run: PipelineRun, crashes) -> None:

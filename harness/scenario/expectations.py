@@ -10,48 +10,20 @@
       max_recovery_s: 120                    # every fault recovered within this
       max_memory_growth: 0.10                # no process's RSS grew more than 10% once warm (soaks)
 
-Guarantees are ordered: exactly-once > effectively-exactly-once > at-least-once > none,
-and exactly-once > at-most-once > none. "At least at-least-once" is met by the
-three stronger-or-equal ones, never by at-most-once.
+The guarantees and their order are harness.semantics'; the validated result is the run directory's
+Expectations (harness/evidence/pipeline.py), which the checker reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from harness.scenario.fields import Fields
+from harness.evidence.pipeline import Expectations
 from harness.scenario.blueprint import Blueprint, BlueprintError
+from harness.scenario.fields import Fields
+from harness.semantics import EXPECTABLE_CAUSES, GUARANTEES
 
-GUARANTEES = ("exactly-once", "effectively-exactly-once", "at-least-once", "at-most-once", "none")
-LOSS_CAUSES = ("retention", "watermark", "redeploy")
 QUERY_FAILURES = ("data-loss", "none")
-
-# What each guarantee implies (itself included).
-IMPLIES = {
-    "exactly-once": set(GUARANTEES),
-    "effectively-exactly-once": {"effectively-exactly-once", "at-least-once", "none"},
-    "at-least-once": {"at-least-once", "none"},
-    "at-most-once": {"at-most-once", "none"},
-    "none": {"none"},
-}
-
-
-def satisfies(verdict: str, required: str) -> bool:
-    """Is `verdict` the `required` guarantee or a stronger one?"""
-    return required in IMPLIES[verdict]
-
-
-@dataclass(frozen=True)
-class Expectations:
-    end_to_end: str | None = None
-    per_hop: dict = field(default_factory=dict)  # blueprint topic name -> guarantee
-    max_lost: int | None = None
-    lost_causes: tuple[str, ...] | None = None
-    min_duplicated_deliveries: int | None = None
-    query_failure: str | None = None
-    max_recovery_s: float | None = None
-    max_memory_growth: float | None = None  # a fraction: 0.10 is 10%
 
 
 def _guarantee(value: Any, path: str) -> str:
@@ -66,7 +38,7 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
     end_to_end = f.get("end_to_end", str)
     if end_to_end is not None:
         _guarantee(end_to_end, "expectations.end_to_end")
-    hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.kind == "egress"}
+    hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == "egress"}
     per_hop = {}
     for topic, guarantee in f.get("per_hop", dict, {}).items():
         path = f"expectations.per_hop.{topic}"
@@ -75,8 +47,8 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
         per_hop[topic] = _guarantee(guarantee, path)
     causes = f.get("lost_causes", list)
     for index, cause in enumerate(causes or []):
-        if cause not in LOSS_CAUSES:
-            raise BlueprintError(f"expectations.lost_causes[{index}]", f"expected one of {', '.join(LOSS_CAUSES)}, got {cause!r}")
+        if cause not in EXPECTABLE_CAUSES:
+            raise BlueprintError(f"expectations.lost_causes[{index}]", f"expected one of {', '.join(EXPECTABLE_CAUSES)}, got {cause!r}")
     return Expectations(
         end_to_end=end_to_end,
         per_hop=per_hop,

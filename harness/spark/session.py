@@ -1,8 +1,8 @@
 """SparkSession factory: the Kafka connector on the classpath, sized for a small machine.
 
-Used inside driver processes (pipelines/) and by tests. Any master URL is
-accepted; the default is local[1], because three drivers and a broker share
-two cores.
+Its configuration goes to the streamlet drivers (pipelines/) in their settings; the session itself is used
+by the harness's own Spark processes (the training driver, the relay demonstration) and by tests. Any
+master URL is accepted; the default is local[1], because three drivers and a broker share two cores.
 """
 
 from __future__ import annotations
@@ -57,13 +57,12 @@ def driver_java_options(extra: str = "") -> str:
     return " ".join([*cds.java_options(DRIVER_ROLE, driver_classpath()), extra]).strip()
 
 
-def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, str] | None = None):
-    """A SparkSession that can read and write Kafka.
+def session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The configuration of a SparkSession that can read and write Kafka, after checking the connector and Java.
 
-    `conf` overrides the defaults above; spark.jars always includes the connector.
+    `conf` overrides the defaults above; spark.jars always includes the connector. A streamlet driver is
+    given this in its settings (pipelines/ builds its session from them).
     """
-    from pyspark.sql import SparkSession
-
     check_connector_version()
     jars.java_executable()  # a clear error now rather than a Py4J one later
     settings = dict(SMALL_MACHINE_CONF)
@@ -71,9 +70,20 @@ def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, s
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
     settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars()] + extra)
     settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""))
+    return settings
+
+
+def log_level() -> str:
+    return os.environ.get("HARNESS_SPARK_LOG_LEVEL", "WARN")
+
+
+def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, str] | None = None):
+    """A SparkSession that can read and write Kafka (session_conf), in this process."""
+    from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("HARNESS_SPARK_MASTER", DEFAULT_MASTER))
-    for key, value in settings.items():
+    for key, value in session_conf(conf).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("HARNESS_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(log_level())
     return spark

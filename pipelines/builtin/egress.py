@@ -15,8 +15,6 @@ where the state absorbs them. Then the state is written:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pyspark.sql import functions as F
 
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
@@ -30,7 +28,7 @@ MODES = ("append", "upsert", "dedup", "transactional")
 
 def open_store(ctx) -> Store:
     settings = ctx.settings
-    return egress_store(Path(settings.run_dir), settings.name, settings.store_url)
+    return egress_store(settings.paths, settings.store_url)
 
 
 def _batch_map_json():

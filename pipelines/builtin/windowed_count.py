@@ -22,6 +22,10 @@ class WindowedCount(Streamlet):
     def drops_late_events(cls, settings: dict) -> bool:
         return True
 
+    @classmethod
+    def event_time_window(cls, settings: dict) -> str | None:
+        return settings["window"]
+
     def build(self, ctx):
         inlet, outlet = self.shape.inlets[0], self.shape.outlets[0]
         counts = (

@@ -1,6 +1,6 @@
 """Relay: copy one Kafka topic to another with a checkpoint (the foundation demonstration).
 
-    python -m pipelines.relay --bootstrap HOST:PORT --source IN --sink OUT --checkpoint DIR
+    python -m harness.spark.relay --bootstrap HOST:PORT --source IN --sink OUT --checkpoint DIR
 """
 
 from __future__ import annotations

@@ -1,0 +1,40 @@
+"""What the chaos driver may touch of a running pipeline: the narrow interface its actions use.
+
+The runner's PipelineRun provides it; the chaos package depends on this Protocol only, so it never imports
+the runner (which imports the chaos driver to play a schedule).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from harness.cluster import EmbeddedCluster
+from harness.evidence.history import History
+from harness.evidence.layout import RunLayout
+from harness.process import ManagedProcess
+from harness.scenario import Scenario
+from pipelines.settings import SourceOptions
+
+
+class Pipeline(Protocol):
+    scenario: Scenario
+    layout: RunLayout
+    history: History
+    bootstrap: str
+    cluster: EmbeddedCluster | None  # None on a cluster the harness did not create: no broker faults there
+    drivers: dict[str, ManagedProcess]  # streamlet -> its driver process
+    failed: dict[str, str]  # streamlet -> why its driver ended by itself
+    under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose
+    source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
+
+    def start_driver(self, name: str) -> ManagedProcess: ...
+
+    def wait_up(self, name: str, timeout: float = 240.0) -> bool: ...
+
+    def exited_drivers(self) -> list[str]: ...
+
+    def input_topics(self, name: str) -> list[str]: ...
+
+    def committed_offsets(self, name: str) -> dict[tuple[str, int], int]: ...
+
+    def generator_done(self) -> bool: ...

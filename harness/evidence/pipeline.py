@@ -1,0 +1,122 @@
+"""pipeline.json: the pipeline as it ran, resolved, written by the runner before any driver starts.
+
+The checker learns everything about the pipeline from this file (streamlets in order, their roles and the
+real topics they read and wrote, what evidence each egress leaves, what the scenario expects); it never
+imports the streamlets or the scenario parser, so a user's streamlet need not be importable to judge a run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+
+from harness.files import write_atomically
+from harness.semantics import GUARANTEES
+
+SCHEMA_VERSION = 1
+ROLES = ("ingress", "processor", "egress")
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What the run must show for the scenario to pass (the scenario's `expectations`, validated)."""
+
+    end_to_end: str | None = None
+    per_hop: dict = field(default_factory=dict)  # blueprint topic name or egress streamlet -> guarantee
+    max_lost: int | None = None
+    lost_causes: tuple[str, ...] | None = None
+    min_duplicated_deliveries: int | None = None
+    query_failure: str | None = None
+    max_recovery_s: float | None = None
+    max_memory_growth: float | None = None  # a fraction: 0.10 is 10%
+
+
+@dataclass(frozen=True)
+class StreamletDescription:
+    name: str
+    kind: str  # as the blueprint names it: a built-in name or package.module:Class
+    role: str  # one of ROLES
+    settings: dict  # every declared setting, defaults filled in
+    inputs: tuple[str, ...]  # real topic names read (the workload's source topic for an ingress)
+    outputs: tuple[str, ...]  # real topic names written
+    drops_late_events: bool = False  # records behind a watermark are dropped by design
+    window: str | None = None  # a keyed windowed aggregation: its event-time window ("10 seconds")
+    egress_evidence: str | None = None  # an egress: "records" or "windows" tables (docs/evidence.md)
+    audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
+
+
+@dataclass(frozen=True)
+class PipelineDescription:
+    name: str  # the scenario's
+    description: str
+    source_topic: str
+    streamlets: tuple[StreamletDescription, ...]  # from the ingress to the egresses
+    expectations: Expectations = field(default_factory=Expectations)
+
+    def save(self, path: Path) -> None:
+        write_atomically(Path(path), json.dumps({"schema_version": SCHEMA_VERSION, **asdict(self)}, indent=2))
+
+    @classmethod
+    def load(cls, path: Path) -> "PipelineDescription":
+        """Raises OSError, or ValueError naming the first field that is not what this schema says."""
+        data = json.loads(Path(path).read_text())
+        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"not a pipeline description of schema version {SCHEMA_VERSION}")
+        streamlets = data.get("streamlets")
+        if not isinstance(streamlets, list) or not streamlets:
+            raise ValueError("streamlets: expected a non-empty list")
+        return _typed(cls, {**data, "streamlets": tuple(_typed(StreamletDescription, s, f"streamlets[{i}]")
+                                                         for i, s in enumerate(streamlets)),
+                            "expectations": _typed(Expectations, data.get("expectations", {}), "expectations")}, "")
+
+
+def _fits(value, hint: str) -> bool:
+    """Does a JSON value fit one of this module's field annotations?"""
+    if " | None" in hint:
+        return value is None or _fits(value, hint.replace(" | None", ""))
+    if hint.startswith("tuple[str"):
+        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    if hint == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, {"str": str, "bool": bool, "dict": dict}.get(hint, object))
+
+
+def _typed(cls, raw, path: str):
+    """An instance of dataclass `cls` from a JSON object, every field type-checked (ValueError naming it)."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path or 'the file'}: expected an object")
+    values = {}
+    for f in fields(cls):
+        where = f"{path}.{f.name}" if path else f.name
+        if f.name not in raw:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise ValueError(f"{where}: missing")
+            continue
+        value = raw[f.name]
+        if f.type.startswith(("tuple[", "Expectations")) and isinstance(value, (tuple, Expectations)):
+            values[f.name] = value  # already built
+            continue
+        if not _fits(value, f.type):
+            raise ValueError(f"{where}: expected {f.type}, got {value!r:.60}")
+        values[f.name] = tuple(value) if f.type.startswith("tuple[str") and value is not None else value
+    instance = cls(**values)
+    for check in _CHECKS.get(cls, ()):
+        problem = check(instance)
+        if problem:
+            raise ValueError(f"{path or 'the file'}: {problem}")
+    return instance
+
+
+_CHECKS = {
+    StreamletDescription: (
+        lambda s: None if s.role in ROLES else f"role {s.role!r} is not one of {', '.join(ROLES)}",
+        lambda s: None if s.egress_evidence in (None, "records", "windows") else f"unknown egress_evidence {s.egress_evidence!r}",
+    ),
+    Expectations: (
+        lambda e: next((f"{g!r} is not a guarantee" for g in [e.end_to_end, *e.per_hop.values()]
+                        if g is not None and g not in GUARANTEES), None),
+    ),
+}

@@ -1,0 +1,68 @@
+"""The data flows one way: no import cycles between packages, and the checker reads only the run directory."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("harness", "pipelines")
+
+
+def _package_of(module: str) -> str | None:
+    """The harness's parts are its subpackages and its top-level modules (harness.checker.check ->
+    harness.checker, harness.files -> harness.files); the streamlets are one package (pipelines)."""
+    parts = module.split(".")
+    if parts[0] not in PACKAGES:
+        return None
+    return ".".join(parts[:2]) if parts[0] == "harness" else parts[0]
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports (at any level: a function's lazy import counts too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            source = _package_of(module)
+            targets = {_package_of(m) for m in _imports(path)} - {None, source}
+            graph.setdefault(source, set()).update(targets)
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), list(graph.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
+def test_no_import_cycles_between_packages():
+    graph = _graph()
+    assert {"harness.checker", "harness.runner", "harness.chaos", "pipelines"} <= set(graph)
+    cycles = sorted(p for p in graph if p in _reachable(graph, p))
+    assert not cycles, {p: sorted(graph[p]) for p in cycles}
+
+
+def test_the_checker_and_the_reports_import_neither_the_streamlets_nor_the_scenario_parser():
+    graph = _graph()
+    for package in ("harness.checker", "harness.report"):
+        reached = _reachable(graph, package)
+        assert not reached & {"pipelines", "harness.scenario", "harness.runner", "harness.chaos"}, (package, sorted(reached))
+
+
+def test_the_streamlets_do_not_import_the_harness():
+    assert not {p for p in _graph()["pipelines"] if p.startswith("harness")}
