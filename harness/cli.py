@@ -274,7 +274,7 @@ def _print_verdict(report) -> None:
 run_options = [
     click.argument("scenario_file", type=click.Path(path_type=Path)),
     click.option("--out", "run_dir", type=click.Path(path_type=Path), default=None, help="Run directory [reports/NAME-TIMESTAMP]."),
-    click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload (overrides the scenario)."),
+    click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds of workload (overrides the scenario)."),
     click.option("--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."),
     click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
                  help="Run the scenario this many times in a row, each with the next seed; --out is then the folder of the runs."),
@@ -363,7 +363,7 @@ def report_command(run_dir: Path, allow_unknown: bool):
 @main.command("gate")
 @click.argument("suite", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Folder for the suite's runs [reports/gate-TIMESTAMP].")
-@click.option("--duration", type=click.FloatRange(min=0), default=None, help="Seconds of workload for every scenario (overrides).")
+@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds of workload for every scenario (overrides).")
 @click.option("--seed", type=int, default=None, help="Seed for every scenario (overrides).")
 @allow_unknown_option
 def gate_command(suite: Path, out: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):

@@ -17,7 +17,8 @@ from pyspark.sql import functions as F
 
 from pipelines.crashpoint import CrashPoint
 from pipelines.model import Inlet, Outlet, Schema
-from pipelines.settings import DriverSettings
+from pipelines.settings import DriverSettings, SettingsView
+from pipelines.stores import AUDIT_COLUMNS, Store
 
 
 # Larger fetches and producer batches than the Kafka clients' defaults: with them a driver reads about 1.6x
@@ -29,16 +30,24 @@ SINK_TUNING = {"kafka.batch.size": str(1 << 20), "kafka.linger.ms": "20"}
 DROPPED = "_dropped_by_design"  # the column ctx.drop_where marks records with (the reason), until ctx.write
 
 
-class StreamletContext:
-    def __init__(self, spark: SparkSession, settings: DriverSettings):
-        self.spark = spark
-        self.settings = settings
-        self.name = settings.name
-        self.crash_point = CrashPoint(settings.paths.crash_arm, settings.paths.crash_held)
+def batch_map_json():
+    """The record's `batches` map as JSON text, as the audit keeps it."""
+    return F.coalesce(F.to_json(F.col("batches")), F.lit("{}"))
 
-    def setting(self, name: str):
-        """This streamlet's value of one of its declared settings (the blueprint's, or the default)."""
-        return self.settings.settings[name]
+
+def batch_rows(batch: DataFrame, *columns) -> list[tuple]:
+    """The batch's rows as tuples of `columns`, converted in Spark and moved through Arrow: no Row objects,
+    no per-row pickling (collect() cost more than the writes)."""
+    table = batch.select(*columns).toArrow()
+    return list(zip(*(column.to_pylist() for column in table.columns)))
+
+
+class StreamletContext(SettingsView):
+    def __init__(self, spark: SparkSession, settings: DriverSettings):
+        super().__init__(settings)
+        self.spark = spark
+        self.crash_point = CrashPoint(settings.paths.crash_arm, settings.paths.crash_held)
+        self._audit_store: Store | None = None
 
     # -- reading -------------------------------------------------------------
 
@@ -76,6 +85,21 @@ class StreamletContext:
         return self._decoded(self.settings.inputs[inlet.name], inlet.schema, inlet.codec)
 
     # -- writing -------------------------------------------------------------
+
+    def audit(self, batch: DataFrame, batch_id: int, query: str = "main") -> None:
+        """An egress of your own: record what this batch received, before writing it to your store.
+
+        Every record of the batch, with the batch id and where it came from, goes to the audit table of
+        egress/<streamlet>.sqlite in the run directory, in a transaction of its own: the checker's deliveries.
+        A replayed batch is audited again, which is how re-deliveries are seen.
+        """
+        rows = batch_rows(batch, "key", "seq", F.unix_millis("event_time"), batch_map_json(), "topic", "partition", "offset")
+        if self._audit_store is None:
+            self._audit_store = Store(sqlite_path=Path(self.settings.paths.egress_db))
+            self._audit_store.create_tables(upsert_key=False, only=("audit",))
+        received = int(time.time() * 1000)
+        with self._audit_store.transaction() as tx:
+            self._audit_store.insert(tx, "audit", AUDIT_COLUMNS, [(query, batch_id, *row, received) for row in rows])
 
     def checkpoint_dir(self, query: str) -> str:
         """One checkpoint directory per query, under the run directory."""

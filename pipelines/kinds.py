@@ -97,9 +97,11 @@ def check_class(cls: type[Streamlet], kind: str) -> None:
         raise KindError(f"{kind}: reads nothing (no inlets and reads_source is false)")
     if cls.reads_source and shape.inlets:
         raise KindError(f"{kind}: an ingress (reads_source) has no inlets")
-    if not shape.outlets and cls.egress_evidence not in ("records", "windows"):
-        raise KindError(f"{kind}: an egress (no outlets) must declare egress_evidence 'records' or 'windows' "
-                        "(the store tables the checker reads, docs/evidence.md)")
+    if not shape.outlets and cls.egress_evidence not in ("records", "windows", "exported"):
+        raise KindError(f"{kind}: an egress (no outlets) must declare egress_evidence 'exported' (ctx.audit and "
+                        "export_state, docs/streamlets.md), or 'records' or 'windows' (the built-in store's tables)")
+    if cls.egress_evidence == "exported" and cls.export_state is Streamlet.export_state:
+        raise KindError(f"{kind}: egress_evidence is 'exported' but it has no export_state(self, ctx) method")
     settings = cls.settings
     if not isinstance(settings, dict) or not all(isinstance(k, str) and isinstance(v, Setting) for k, v in settings.items()):
         raise KindError(f"{kind}: `settings` must map names to pipelines.api.Setting")

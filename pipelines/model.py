@@ -132,8 +132,9 @@ class Streamlet:
     - `settings`: name -> Setting, the only settings a blueprint may give it.
     - `kind`: the short name of a built-in streamlet (pipelines/builtin/); a user's streamlet has none:
       a blueprint names it `package.module:Class`.
-    - `egress_evidence`: an egress's evidence in the run directory ("records" or "windows" tables, see
-      docs/evidence.md), which the checker reads.
+    - `egress_evidence`: an egress's evidence in the run directory, which the checker reads: "records" or
+      "windows" (the built-in store's tables, docs/evidence.md), or "exported" (an egress of your own: it audits
+      each batch with ctx.audit and exports its final state with `export_state`).
     """
 
     kind: ClassVar[str | None] = None
@@ -157,6 +158,11 @@ class Streamlet:
     def audit_query(cls, settings: dict) -> str:
         """An egress: the query whose audit rows are its deliveries."""
         return "main"
+
+    def export_state(self, ctx):  # pragma: no cover - interface
+        """An egress of your own ("exported"): yield every record in its store at the end of the run, each a
+        mapping with at least key and seq. Run once after the drivers stopped, in a process without Spark."""
+        raise NotImplementedError
 
     def build(self, ctx) -> list:  # pragma: no cover - interface
         """Start this streamlet's streaming queries (through `ctx`) and return them."""

@@ -34,6 +34,8 @@ class DriverPaths:
     crash_held: str  # written by the driver holding at its crash point
     egress_db: str  # an egress's SQLite store (used when store_url is None)
     dropped: str  # the records this streamlet dropped by design (JSON lines), declared through its context
+    workdir: str  # a folder of the streamlet's own in the run directory (ctx.workdir)
+    egress_state: str  # an egress of your own: its final state, exported after the run (pipelines/export.py)
     store_namespace: str  # an egress's PostgreSQL schema
 
 
@@ -67,3 +69,22 @@ class DriverSettings:
         data["source"] = SourceOptions(**data.get("source", {}))
         data["paths"] = DriverPaths(**data["paths"])
         return cls(**data)
+
+
+class SettingsView:
+    """What every context gives a streamlet's code, with or without Spark: its settings and its folder."""
+
+    def __init__(self, settings: DriverSettings):
+        self.settings = settings
+        self.name = settings.name
+
+    def setting(self, name: str):
+        """This streamlet's value of one of its declared settings (the blueprint's, or the default)."""
+        return self.settings.settings[name]
+
+    @property
+    def workdir(self) -> Path:
+        """A folder of this streamlet's own in the run directory (an egress may keep its store there)."""
+        path = Path(self.settings.paths.workdir)
+        path.mkdir(parents=True, exist_ok=True)
+        return path

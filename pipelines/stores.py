@@ -92,11 +92,13 @@ class Store:
         finally:
             conn.close()
 
-    def create_tables(self, upsert_key: bool) -> None:
+    def create_tables(self, upsert_key: bool, only: tuple[str, ...] | None = None) -> None:
         with self.transaction() as tx:
             if self.schema:
                 tx.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
             for table, columns in TABLES.items():
+                if only is not None and table not in only:
+                    continue
                 key = ("key", "seq") if table == "records" and upsert_key else PRIMARY_KEYS.get(table, ())
                 tx.execute(_ddl(self.table(table), columns, key))
 

@@ -249,3 +249,12 @@ def test_any_json_in_a_small_evidence_file_is_a_report_or_one_line_error(tmp_pat
         assert "\n" not in str(exc)
     finally:
         (root / name).write_text(original)
+
+
+def test_a_run_with_nothing_acknowledged_is_unknown_not_exactly_once(tmp_path):
+    sent = make_sent(2, 0)
+    report = check_run(write_run(tmp_path / "run", sent, clean_flow(sent), expectations=EXPECT))
+    assert report.counts.acked == 0 and report.verdict == "unknown" and report.outcome == "unknown"
+    assert any("no record was acknowledged" in gap for gap in report.gaps)
+    refused = run_harness("run", "scenarios/smoke.yaml", "--duration", "0", "--out", str(tmp_path / "never"))
+    assert refused.returncode == 2 and "--duration" in refused.stderr and not (tmp_path / "never").exists()

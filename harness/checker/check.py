@@ -99,7 +99,9 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     elif egress_result is None:
         gaps.append("no egress evidence: lost, duplicated and the end-to-end verdict are unknown")
 
-    end_to_end = verdict(counts) if (egress_result or windows) and not unfinished else "unknown"
+    if not counts.acked:
+        gaps.append("no record was acknowledged by Kafka: there is nothing to judge, so the verdict is unknown")
+    end_to_end = verdict(counts) if (egress_result or windows) and not unfinished and counts.acked else "unknown"
     hop_findings = []
     for index, (hop, result) in enumerate(zip(hops, results)):
         first_seen = {"lost": int((lost_first == index).sum()), "duplicated": int((dup_first == index).sum())}

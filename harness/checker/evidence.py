@@ -484,7 +484,17 @@ def _egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
         return [convert(b) for b in _sqlite_tables(db, sql)]
 
 
-def _egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds) -> Egress:
+def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+    """An egress of your own: its exported final state (JSON lines with key and seq; batch_id if given)."""
+    events = _json_lines(path, f"egress/{path.name}", gaps, ("key", "seq"))
+    if events is None:
+        raise FileNotFoundError(path)
+    batch = [e.get("batch_id") for e in events]
+    return pd.DataFrame({"rid": _rids_of(events, ids),
+                         "batch_id": np.array([b if isinstance(b, int) and not isinstance(b, bool) else -1 for b in batch], np.int64)})
+
+
+def _egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     db = layout.egress_db(streamlet.name)
     if not db.is_file():
         raise FileNotFoundError(db)
@@ -500,7 +510,10 @@ def _egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds) 
     audit = _egress_rows(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
                              f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
                          lambda b: _batch_columns(_records(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")))
-    state = _egress_rows(db, "SELECT key, seq, batch_id FROM records", lambda b: _records(pa.table(b), ids))
+    if streamlet.egress_evidence == "exported":
+        state = [_exported_state(layout.egress_state(streamlet.name), ids, gaps)]
+    else:
+        state = _egress_rows(db, "SELECT key, seq, batch_id FROM records", lambda b: _records(pa.table(b), ids))
     return Egress(streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _fill_batches(_concat(state, RECORD_STATE)))
 
 
@@ -551,9 +564,11 @@ def load_evidence(run_dir: Path) -> Evidence:
         if s.role != "egress":
             continue
         try:
-            egresses.append(_egress(layout, s, ids))
-        except FileNotFoundError:
-            gaps.append(f"egress/{s.name}.sqlite: missing (nothing known about what the egress received)")
+            egresses.append(_egress(layout, s, ids, gaps))
+        except FileNotFoundError as exc:
+            missing = Path(exc.args[0]).name if exc.args else f"{s.name}.sqlite"
+            gaps.append(f"egress/{missing}: missing (" + ("its state was not exported: nothing known about what the egress kept)"
+                        if missing.endswith(".state.jsonl") else "nothing known about what the egress received)"))
         except Exception as exc:  # ADBC raises driver-specific errors for corrupt databases
             gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
     progress = _progress(layout, streamlets, gaps)
@@ -571,9 +586,14 @@ def _dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> 
     for s in streamlets:
         events = _json_lines(layout.dropped(s.name), f"dropped/{s.name}.jsonl", gaps, ("key", "seq"))
         if events:
-            text = [[None if e[f] is None else str(e[f]) for e in events] for f in ("key", "seq")]
-            found[s.name] = np.unique(ids.ids(pa.array(text[0], pa.string()), pa.array(text[1], pa.string())))
+            found[s.name] = np.unique(_rids_of(events, ids))
     return found
+
+
+def _rids_of(events: list[dict], ids: RecordIds) -> np.ndarray:
+    """rid per JSON object with key and seq (values of any type, as written)."""
+    text = [[None if e[f] is None else str(e[f]) for e in events] for f in ("key", "seq")]
+    return ids.ids(pa.array(text[0], pa.string()), pa.array(text[1], pa.string()))
 
 
 def _at_risk(root: Path, history: list[dict], ids: RecordIds, gaps: list[str]) -> dict[str, dict[str, pd.DataFrame]]:

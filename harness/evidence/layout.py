@@ -47,6 +47,14 @@ class RunLayout:
     def egress_db(self, streamlet: str) -> Path:
         return self.root / "egress" / f"{streamlet}.sqlite"
 
+    def workdir(self, streamlet: str) -> Path:
+        """A folder of the streamlet's own (a user's egress may keep its store there)."""
+        return self.root / "work" / streamlet
+
+    def egress_state(self, streamlet: str) -> Path:
+        """An egress of your own: its final state as exported after the run, one JSON line per record."""
+        return self.root / "egress" / f"{streamlet}.state.jsonl"
+
     def dropped(self, streamlet: str) -> Path:
         """The records a streamlet dropped by design (declared through its context), one JSON line each."""
         return self.root / "dropped" / f"{streamlet}.jsonl"

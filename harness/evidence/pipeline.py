@@ -16,6 +16,7 @@ from harness.semantics import GUARANTEES
 
 SCHEMA_VERSION = 1
 ROLES = ("ingress", "processor", "egress")
+EGRESS_EVIDENCE = (None, "records", "windows", "exported")  # the built-in store's tables, or ctx.audit + export_state
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class StreamletDescription:
     outputs: tuple[str, ...]  # real topic names written
     drops_late_events: bool = False  # records behind a watermark are dropped by design
     window: str | None = None  # a keyed windowed aggregation: its event-time window ("10 seconds")
-    egress_evidence: str | None = None  # an egress: "records" or "windows" tables (docs/evidence.md)
+    egress_evidence: str | None = None  # an egress: "records" or "windows" tables, or "exported" (docs/evidence.md)
     audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
 
 
@@ -113,7 +114,7 @@ def _typed(cls, raw, path: str):
 _CHECKS = {
     StreamletDescription: (
         lambda s: None if s.role in ROLES else f"role {s.role!r} is not one of {', '.join(ROLES)}",
-        lambda s: None if s.egress_evidence in (None, "records", "windows") else f"unknown egress_evidence {s.egress_evidence!r}",
+        lambda s: None if s.egress_evidence in EGRESS_EVIDENCE else f"unknown egress_evidence {s.egress_evidence!r}",
     ),
     Expectations: (
         lambda e: next((f"{g!r} is not a guarantee" for g in [e.end_to_end, *e.per_hop.values()]

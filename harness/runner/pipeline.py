@@ -146,7 +146,8 @@ class PipelineRun:
         return DriverPaths(checkpoints=str(layout.checkpoints(name)), progress=str(layout.progress(name)),
                            spark_local=str(layout.spark_local(name)), crash_arm=str(layout.crash_arm(name)),
                            crash_held=str(layout.crash_held(name)), egress_db=str(layout.egress_db(name)),
-                           dropped=str(layout.dropped(name)),
+                           dropped=str(layout.dropped(name)), workdir=str(layout.workdir(name)),
+                           egress_state=str(layout.egress_state(name)),
                            store_namespace=f"{layout.root.name}_{name}")
 
     def spark_conf(self) -> dict[str, str]:
@@ -167,15 +168,18 @@ class PipelineRun:
                 positions[tp] = min(offset, positions.get(tp, offset))
         return positions
 
-    def start_driver(self, name: str) -> ManagedProcess:
-        path = self.layout.driver_settings(name)
-        self.driver_settings(name).save(path)
+    def _driver_env(self) -> dict[str, str]:
         password = split_password(self.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
         if self.scenario.import_paths:  # a user's streamlet, and its UDFs in Spark's Python workers, import from there
             env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *self.scenario.import_paths])
+        return env
+
+    def start_driver(self, name: str) -> ManagedProcess:
+        path = self.layout.driver_settings(name)
+        self.driver_settings(name).save(path)
         proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
-                             env=env)
+                             env=self._driver_env())
         self.drivers[name] = proc
         self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
@@ -301,6 +305,25 @@ class PipelineRun:
             with open(path, "w") as out:
                 for r in read_topic(self.bootstrap, name, timeout=120):
                     out.write(dump_line(r))
+
+    def export_states(self, timeout: float = 300.0) -> None:
+        """After the drivers stopped: each egress of your own exports its final state (pipelines/export.py), in a
+        process of its own, so the checker can read it from a file. A failed export is recorded; the checker then
+        finds no state and says what it cannot judge."""
+        for name, inst in self.scenario.blueprint.streamlets.items():
+            if inst.cls.egress_evidence != "exported":
+                continue
+            path = self.layout.driver_settings(name)
+            self.driver_settings(name).save(path)
+            proc = launch_driver(self.supervisor, f"export-{name}", "pipelines.export", [str(path)], self.layout.log(f"export-{name}"),
+                                 env=self._driver_env())
+            code = proc.wait_exit(timeout)
+            if code is None:
+                proc.kill()
+            self.history.record("state_exported", streamlet=name, exit_code=code,
+                                path=str(self.layout.egress_state(name).relative_to(self.layout.root)))
+            if code != 0:
+                self.say(f"exporting {name}'s state failed (exit code {code}): see {self.layout.log(f'export-{name}')}")
 
     def save_stores(self) -> None:
         """Copy each PostgreSQL egress's tables into the run directory: the checker reads files only."""

@@ -114,6 +114,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                 resources.stop()
             summary.driver_exit_codes = run.stop_drivers()
             run.save_topics()
+            run.export_states()
             run.save_stores()
             summary.status = "complete"
         except KeyboardInterrupt:

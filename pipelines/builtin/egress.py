@@ -18,6 +18,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
+from pipelines.context import batch_map_json, batch_rows
 from pipelines.stores import (
     AUDIT_COLUMNS, RECORD_COLUMNS, WINDOW_AUDIT_COLUMNS, WINDOW_COLUMNS, Store, egress_store, now_ms,
 )
@@ -29,17 +30,6 @@ MODES = ("append", "upsert", "dedup", "transactional")
 def open_store(ctx) -> Store:
     settings = ctx.settings
     return egress_store(settings.paths, settings.store_url)
-
-
-def _batch_map_json():
-    return F.coalesce(F.to_json(F.col("batches")), F.lit("{}"))
-
-
-def _rows(batch, *columns) -> list[tuple]:
-    """The batch's rows as tuples of `columns`, converted in Spark and moved through Arrow: no Row objects,
-    no per-row pickling (collect() cost more than the writes)."""
-    table = batch.select(*columns).toArrow()
-    return list(zip(*(column.to_pylist() for column in table.columns)))
 
 
 class Egress(Streamlet):
@@ -64,7 +54,7 @@ class Egress(Streamlet):
         store.create_tables(upsert_key=(mode == "upsert"))
         records = ctx.read(self.shape.inlets[0])
         fields = (F.col("key"), F.col("seq"), F.unix_millis("event_time").alias("event_time_ms"), F.col("payload"),
-                  _batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
+                  batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
 
         def audit(tx, query: str, rows, batch_id: int) -> None:
             received = now_ms()
@@ -78,7 +68,7 @@ class Egress(Streamlet):
             return [(key, seq, event_ms, payload, batch_id, batches, written) for key, seq, event_ms, payload, batches, *_ in rows]
 
         def write_batch(batch, batch_id: int) -> None:
-            rows = _rows(batch, *fields)
+            rows = batch_rows(batch, *fields)
             if ctx.settings.evidence:
                 with store.transaction() as tx:
                     audit(tx, "main", rows, batch_id)
@@ -100,10 +90,10 @@ class Egress(Streamlet):
 
         def audit_batch(batch, batch_id: int) -> None:
             with store.transaction() as tx:
-                audit(tx, "audit", _rows(batch, *fields), batch_id)
+                audit(tx, "audit", batch_rows(batch, *fields), batch_id)
 
         def dedup_batch(batch, batch_id: int) -> None:
-            rows = _rows(batch, *fields)
+            rows = batch_rows(batch, *fields)
             with store.transaction() as tx:
                 tx.execute(f"DELETE FROM {store.table('records')} WHERE batch_id = ?", (batch_id,))
                 store.insert(tx, "records", RECORD_COLUMNS, state_rows(rows, batch_id))
@@ -125,10 +115,10 @@ class WindowEgress(Streamlet):
         store.create_tables(upsert_key=False)
 
         fields = (F.col("key"), F.unix_millis("window_start"), F.unix_millis("window_end"), F.col("count"),
-                  _batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
+                  batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
 
         def write_batch(batch, batch_id: int) -> None:
-            rows = _rows(batch, *fields)
+            rows = batch_rows(batch, *fields)
             received = now_ms()
             with store.transaction() as tx:
                 store.insert(tx, "window_audit", WINDOW_AUDIT_COLUMNS, [(batch_id, *row, received) for row in rows])
