@@ -168,6 +168,19 @@ class StreamletContext(SettingsView):
 
         return self.foreach_batch(df, write_batch, query, output_mode)
 
+    def write_stream(self, df: DataFrame, format: str, query: str = "main", output_mode: str = "append", **options):
+        """Start Spark's own sink for `df` (`format`: parquet, json, kafka, delta...) as users write it, with a
+        checkpoint and the scenario's trigger. No batch stamps and no crash point: what such a sink does under
+        a kill is exactly what the harness is asked to show (an after-write kill finds no point to hold at)."""
+        writer = (
+            df.writeStream.queryName(f"{self.name}.{query}")
+            .format(format)
+            .outputMode(output_mode)
+            .option("checkpointLocation", self.checkpoint_dir(query))
+            .options(**options)
+        )
+        return self._trigger(writer).start()
+
     def foreach_batch(self, df: DataFrame, function, query: str, output_mode: str = "append"):
         """Start a query calling `function(batch_df, batch_id)` per micro-batch, checkpointed.
 

@@ -5,7 +5,9 @@
 An egress of your own (egress_evidence = "exported") keeps its state in its own store; the checker reads
 files only. So after the run the harness runs this in a process of its own, without Spark: it imports the
 streamlet's class, calls its `export_state(ctx)`, and writes each record it yields (a mapping with at least
-key and seq) as a JSON line to the path in the settings, whole or not at all.
+key and seq) as a JSON line to the path in the settings, whole or not at all. An egress that could not audit
+its batches (Spark's own sinks) gives its deliveries from `export_deliveries(ctx)`: they go to the audit table,
+as ctx.audit would have written them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from pipelines.kinds import add_import_paths, load_kind
 from pipelines.settings import DriverSettings, SettingsView
+from pipelines.stores import AUDIT_COLUMNS, Store
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +40,22 @@ def main(argv: list[str] | None = None) -> int:
             count += 1
     os.replace(partial, target)
     print(f"exported {count} records of {settings.name} to {target}", flush=True)
+    deliveries = streamlet.export_deliveries(SettingsView(settings))
+    if deliveries is not None:
+        print(f"exported {_audit(settings, deliveries)} deliveries of {settings.name}", flush=True)
     return 0
+
+
+def _audit(settings: DriverSettings, deliveries) -> int:
+    """Replace the egress's audit rows with `deliveries`, in one transaction; returns how many."""
+    store = Store(sqlite_path=Path(settings.paths.egress_db))
+    store.create_tables(upsert_key=False, only=("audit",))
+    fields = AUDIT_COLUMNS[1:]  # all but the query
+    rows = [("main", *(row.get(f) for f in fields)) for row in map(dict, deliveries)]
+    with store.transaction() as tx:
+        tx.execute(f"DELETE FROM {store.table('audit')} WHERE query = ?", ("main",))
+        store.insert(tx, "audit", AUDIT_COLUMNS, rows)
+    return len(rows)
 
 
 if __name__ == "__main__":

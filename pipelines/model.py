@@ -164,6 +164,12 @@ class Streamlet:
         mapping with at least key and seq. Run once after the drivers stopped, in a process without Spark."""
         raise NotImplementedError
 
+    def export_deliveries(self, ctx):
+        """An egress of your own whose sink cannot call ctx.audit (Spark's own sinks): yield every record it
+        received, as its files show them (mappings with key, seq, batch_id, event_time_ms, batches, topic,
+        kafka_partition, kafka_offset, received_ms), in the order received. None: it audits with ctx.audit."""
+        return None
+
     def build(self, ctx) -> list:  # pragma: no cover - interface
         """Start this streamlet's streaming queries (through `ctx`) and return them."""
         raise NotImplementedError
