@@ -24,7 +24,7 @@ PIPELINE = {
                        "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
         "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
     },
-    "workload": {"rate": 100, "duration_s": 40, "keys": 4},
+    "workload": {"rate": 100, "duration_s": 25, "keys": 4},
 }
 
 
@@ -38,7 +38,7 @@ def test_a_killed_driver_is_gone_and_its_restart_resumes_from_the_checkpoint(tmp
         run.start_cluster()
         run.create_topics()
         run.start_drivers()
-        run.start_generator(40)
+        run.start_generator(25)
         wait_for(lambda: len(_data_batches(run, "processor")) >= 3, timeout=120, what="3 processor batches")
         victim = run.drivers["processor"]
         old_pid = victim.pid
@@ -58,7 +58,7 @@ def test_a_killed_driver_is_gone_and_its_restart_resumes_from_the_checkpoint(tmp
         assert resumed_after in committed_batches(checkpoint) and resumed_after >= old_last
         start = first["sources"][0]["startOffset"]
         assert (json.loads(start) if isinstance(start, str) else start) == batch_end_offsets(checkpoint, resumed_after)
-        wait_for(run.generator_done, timeout=40 + 120, what="the generator to finish")
+        wait_for(run.generator_done, timeout=25 + 120, what="the generator to finish")
         run.drain()
         run.stop_drivers()
         kinds = [(e["event"], e.get("kind")) for e in map(json.loads, run.layout.history.read_text().splitlines())]
