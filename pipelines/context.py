@@ -9,7 +9,6 @@ of the batch that wrote it: a replayed batch is visible downstream.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -18,7 +17,7 @@ from pyspark.sql import functions as F
 from pipelines.crashpoint import CrashPoint
 from pipelines.model import Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings, SettingsView
-from pipelines.stores import AUDIT_COLUMNS, Store
+from pipelines.stores import AUDIT_COLUMNS, Store, now_ms
 
 
 # Larger fetches and producer batches than the Kafka clients' defaults: with them a driver reads about 1.6x
@@ -97,7 +96,7 @@ class StreamletContext(SettingsView):
         if self._audit_store is None:
             self._audit_store = Store(sqlite_path=Path(self.settings.paths.egress_db))
             self._audit_store.create_tables(upsert_key=False, only=("audit",))
-        received = int(time.time() * 1000)
+        received = now_ms()
         with self._audit_store.transaction() as tx:
             self._audit_store.insert(tx, "audit", AUDIT_COLUMNS, [(query, batch_id, *row, received) for row in rows])
 
@@ -134,7 +133,7 @@ class StreamletContext(SettingsView):
         batch = batch.persist()
         table = batch.where(F.col(DROPPED).isNotNull()).select("key", "seq", DROPPED).toArrow()
         if table.num_rows:
-            now = int(time.time() * 1000)
+            now = now_ms()
             path = Path(self.settings.paths.dropped)
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a") as out:
