@@ -33,10 +33,21 @@ def _metadata_files(table: Path) -> set[str]:
     return names - deleted
 
 
+def _finished(path: Path) -> bool:
+    """A Parquet file is finished when it ends with its footer: the magic bytes at both ends."""
+    size = path.stat().st_size
+    if size < 8:
+        return False
+    with path.open("rb") as f:
+        head = f.read(4)
+        f.seek(size - 4)
+        return head == b"PAR1" and f.read(4) == b"PAR1"
+
+
 def _records(files) -> Counter:
     copies = Counter()
     for path in files:
-        if path.stat().st_size == 0:  # a file a killed attempt had only created: nothing in it was delivered
+        if not _finished(path):  # a file a killed attempt left empty or cut: no reader gets a row from it
             continue
         table = pq.read_table(path, columns=["key", "seq"])
         copies.update(zip(table.column("key").to_pylist(), table.column("seq").to_pylist()))
