@@ -466,7 +466,8 @@ def jars():
     from harness import warmup
 
     jar_sets.fetch()
-    click.echo(f"Kafka {jar_sets.kafka_version()} and Spark Kafka connector {jar_sets.connector_version()} in {jar_sets.jars_dir()}")
+    click.echo(f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
+               f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}")
     warmup.train(say=click.echo)
 
 

@@ -21,7 +21,7 @@ from harness.errors import HarnessError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 POM_DIR = PROJECT_ROOT / "jars"
-JAR_SETS = ("kafka", "spark-kafka")
+JAR_SETS = ("kafka", "spark-kafka", "delta")
 _MARKER = ".complete"
 
 
@@ -83,6 +83,10 @@ def kafka_version() -> str:
 
 def connector_version() -> str:
     return _version_in(connector_jars(), "spark-sql-kafka-0-10_2.13")
+
+
+def delta_version() -> str:
+    return _version_in(jar_set("delta"), "delta-spark_2.13")
 
 
 def fetch(names: tuple[str, ...] = JAR_SETS, quiet: bool = True) -> None:

@@ -150,22 +150,31 @@ class StreamletContext(SettingsView):
 
     def write(self, outlet: Outlet, df: DataFrame, query: str = "out", output_mode: str = "append"):
         """Start a query writing `df` to the outlet's topic, keyed by the outlet's partition key."""
-        topic = self.settings.outputs[outlet.name]
-        fields = [f.name for f in outlet.schema.fields]
-        bootstrap = self.settings.bootstrap_servers
-
         def write_batch(batch: DataFrame, batch_id: int) -> None:
             kept = self._record_dropped(batch, batch_id)
             stamped = self.stamp(kept, batch_id) if self.settings.evidence else kept
-            encoded = stamped.select(
-                F.col(outlet.partition_key).cast("string").alias("key"),
-                F.to_json(F.struct(*[F.col(f) for f in fields if f in stamped.columns])).alias("value"),
-            )
-            encoded.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).options(**SINK_TUNING).save()
+            self.encode(outlet, stamped).write.format("kafka").options(**self._kafka_sink_options(outlet)).save()
             if kept is not batch:
                 batch.unpersist()
 
         return self.foreach_batch(df, write_batch, query, output_mode)
+
+    def write_kafka_sink(self, outlet: Outlet, df: DataFrame, query: str = "out", output_mode: str = "append"):
+        """Start Spark's own Kafka sink (writeStream.format("kafka")) writing `df` to the outlet's topic.
+
+        Spark documents this sink as at-least-once: a batch that ran again writes its records again. No batch
+        stamps and no crash point (there is no hook between the write and the commit); the harness's
+        `at: in-flight` kill catches a batch between its offsets/N and commits/N instead."""
+        return self.write_stream(self.encode(outlet, df), "kafka", query, output_mode, **self._kafka_sink_options(outlet))
+
+    def encode(self, outlet: Outlet, df: DataFrame) -> DataFrame:
+        """`df` as Kafka records of the outlet: key (the partition key as text) and value (its schema's fields
+        that `df` has, in the outlet's codec)."""
+        present = [F.col(f.name) for f in outlet.schema.fields if f.name in df.columns]
+        return df.select(F.col(outlet.partition_key).cast("string").alias("key"), F.to_json(F.struct(*present)).alias("value"))
+
+    def _kafka_sink_options(self, outlet: Outlet) -> dict[str, str]:
+        return {"kafka.bootstrap.servers": self.settings.bootstrap_servers, "topic": self.settings.outputs[outlet.name], **SINK_TUNING}
 
     def write_stream(self, df: DataFrame, format: str, query: str = "main", output_mode: str = "append", **options):
         """Start Spark's own sink for `df` (`format`: parquet, json, kafka, delta...) as users write it, with a

@@ -105,6 +105,10 @@ def check_class(cls: type[Streamlet], kind: str) -> None:
     settings = cls.settings
     if not isinstance(settings, dict) or not all(isinstance(k, str) and isinstance(v, Setting) for k, v in settings.items()):
         raise KindError(f"{kind}: `settings` must map names to pipelines.api.Setting")
+    if not isinstance(cls.spark_jars, tuple) or not all(isinstance(j, str) for j in cls.spark_jars):
+        raise KindError(f"{kind}: `spark_jars` must be a tuple of jar set names")
+    if not isinstance(cls.spark_conf, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in cls.spark_conf.items()):
+        raise KindError(f"{kind}: `spark_conf` must map Spark setting names to text values")
     if cls.build is Streamlet.build:
         raise KindError(f"{kind}: has no build(self, ctx) method")
 

@@ -135,6 +135,8 @@ class Streamlet:
     - `egress_evidence`: an egress's evidence in the run directory, which the checker reads: "records" or
       "windows" (the built-in store's tables, docs/evidence.md), or "exported" (an egress of your own: it audits
       each batch with ctx.audit and exports its final state with `export_state`).
+    - `spark_jars`: jar sets its driver needs beyond the Kafka connector, each fetched by Maven from the
+      project's jars/<name>/pom.xml (e.g. "delta"); `spark_conf`: Spark settings its session needs.
     """
 
     kind: ClassVar[str | None] = None
@@ -143,6 +145,8 @@ class Streamlet:
     reads_source: ClassVar[bool] = False
     description: ClassVar[str] = ""
     egress_evidence: ClassVar[str | None] = None
+    spark_jars: ClassVar[tuple[str, ...]] = ()
+    spark_conf: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def drops_late_events(cls, settings: dict) -> bool:

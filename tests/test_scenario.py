@@ -61,7 +61,7 @@ BAD = [
     ("unknown hop", GOOD + "expectations: {per_hop: {nowhere: exactly-once}}\n",
      "expectations.per_hop.nowhere: unknown hop 'nowhere' (intermediate topics and egresses: egress, ingress-out)"),
     ("after-write needs SIGKILL", GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGTERM, at: after-write}\n",
-     "faults[0].at: after-write needs signal SIGKILL (a graceful stop would wait for the held batch)"),
+     "faults[0].at: after-write needs signal SIGKILL (a graceful stop would finish the batch)"),
     ("unknown kill moment", GOOD + "faults:\n  - {kind: kill-driver, target: egress, at: sometime}\n",
      "faults[0].at: expected one of anytime, after-write"),
     ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
@@ -110,7 +110,7 @@ def test_cli_rejects_a_bad_scenario_with_one_line_and_starts_nothing(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == (
         f"harness: error: {path}: blueprint.streamlets.egress.kind: unknown streamlet kind 'egres' "
-        "(built-in: egress, file-sink, ingress, processor, window-egress, windowed-count; "
+        "(built-in: delta-sink, egress, file-sink, ingress, kafka-sink, processor, window-egress, windowed-count; "
         "a streamlet of your own is named package.module:Class)")
     assert not (tmp_path / "run").exists()
     missing = run_harness("pipeline", "run", str(tmp_path / "nope.yaml"))
@@ -130,7 +130,8 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
 
 SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "driver-kill-dedup",
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
-           "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills"]
+           "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
+           "delta-sink-kills", "kafka-sink-in-flight"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():

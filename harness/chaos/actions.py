@@ -18,6 +18,7 @@ from harness.cluster import KafkaAdmin
 from harness.cluster.admin import offset_rows
 from harness.cluster.follow import PartitionRecorder
 from harness.errors import HarnessError, WaitTimeout
+from harness.chaos.inflight import InFlight, OutputWatch, batch_in_flight
 from harness.chaos.target import Pipeline
 from harness.scenario.faults import broker_node
 from harness.waiting import wait_for
@@ -47,14 +48,19 @@ def kill_driver(run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_
     last committed batch; a batch planned but not committed is replayed.
     `at: after-write` first arms the driver's crash point and kills it while
     a batch is held between its write and Spark's commit: that batch is
-    replayed for certain.
+    replayed for certain. `at: in-flight` needs no crash point (Spark's own
+    sinks): it kills while a batch is planned and not committed and some of
+    its output is already written (harness.chaos.inflight).
     """
     if signal not in SIGNALS:
         raise HarnessError(f"kill-driver: signal must be SIGKILL or SIGTERM, not {signal!r}")
     proc = _driver(run, "kill-driver", streamlet)
-    held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
-    run.history.record("fault_begun", kind="kill-driver", target=streamlet, signal=signal, pid=proc.pid, at=at, **held)
-    _stop_driver(run, streamlet, signal)
+    if at == "in-flight":
+        _kill_in_flight(run, streamlet, proc)
+    else:
+        held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
+        run.history.record("fault_begun", kind="kill-driver", target=streamlet, signal=signal, pid=proc.pid, at=at, **held)
+        _stop_driver(run, streamlet, signal)
     time.sleep(restart_after_s)  # the outage itself is part of the fault
     _restart(run, "kill-driver", streamlet)
 
@@ -79,6 +85,32 @@ def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = 60
             return {}
     state = wait_for(lambda: _read_held(held), timeout=5, interval=0.05, what=f"{held} to be readable")
     return {"held_query": state["query"], "held_batch": state["batch"]}
+
+
+def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> None:
+    """SIGKILL the driver once a batch is in flight with some of its output written; the history names that
+    batch (held_query, held_batch, planned_ms). Without such a moment within `timeout_s` (no input), the
+    history says so and the kill goes ahead at whatever moment it is."""
+    checkpoints = run.layout.checkpoints(streamlet)
+    watch = OutputWatch(run.bootstrap, run.output_topics(streamlet), run.layout.workdir(streamlet))
+    deadline = time.monotonic() + timeout_s
+    held: InFlight | None = None
+    try:
+        while time.monotonic() < deadline and proc.running():
+            latest = watch.poll(0.01)
+            flight = batch_in_flight(checkpoints)
+            if flight is not None and latest > flight.planned_ms:
+                held = flight
+                break
+    finally:
+        watch.close()
+    fields = {"held_query": held.query, "held_batch": held.batch, "planned_ms": held.planned_ms} if held else {}
+    run.history.record("fault_begun", kind="kill-driver", target=streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", **fields)
+    _stop_driver(run, streamlet, "SIGKILL")
+    if held is None:
+        run.history.record("crash_point_missed", target=streamlet, reason=f"no batch in flight with output written within {timeout_s:.0f}s")
+    elif (checkpoints / held.query / "commits" / str(held.batch)).exists():  # committed in the instant before the kill
+        run.history.record("crash_point_missed", target=streamlet, reason=f"batch {held.batch} committed just before the kill")
 
 
 def _read_held(path) -> dict | None:

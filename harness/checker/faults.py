@@ -40,16 +40,20 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
     if begun["kind"] in RESTARTING:
         restart = next((e["ts_ms"] for e in history if e["event"] == "process_started" and e.get("streamlet") == begun["target"]
                         and e["ts_ms"] >= start and (end is None or e["ts_ms"] <= end)), None)
-    params = {k: v for k, v in begun.items() if k not in ("ts_ms", "event", "kind", "target", "pid")}
+    params = {k: v for k, v in begun.items() if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms")}
     return FaultSpan(begun["kind"], begun["target"], start, end, params, restart,
                      ended.get("restarted") if ended else None)
 
 
-def _first_batch_with_input(events: list[dict], after_ms: int) -> int | None:
+def _first_batch_with_input(events: list[dict], after_ms: int, replayed: int | None = None) -> int | None:
     """When the streamlet was whole again: its first batch with input after `after_ms`, or, when nothing was
-    left to read, its first idle report (Spark reports idle only once it has caught up)."""
-    return next((e.get("ts_ms") for e in events if e.get("ts_ms", 0) > after_ms and (
-        e.get("event") == "idle" or e.get("event") == "progress" and (e.get("progress") or {}).get("numInputRows", 0) > 0)), None)
+    left to read, its first idle report (Spark reports idle only once it has caught up). The batch a kill
+    replayed counts even without input rows: an idempotent sink skips it without reading (Delta's txn)."""
+    def done(e: dict) -> bool:
+        progress = e.get("progress") or {}
+        return e.get("event") == "idle" or e.get("event") == "progress" and (
+            progress.get("numInputRows", 0) > 0 or replayed is not None and progress.get("batchId") == replayed)
+    return next((e.get("ts_ms") for e in events if e.get("ts_ms", 0) > after_ms and done(e)), None)
 
 
 def recovers(span: FaultSpan) -> bool:
@@ -64,7 +68,7 @@ def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float
     if span.kind in RESTARTING:
         if span.restart_ms is None or not progress.get(span.target):
             return None
-        done = _first_batch_with_input(progress[span.target], span.restart_ms)
+        done = _first_batch_with_input(progress[span.target], span.restart_ms, span.params.get("held_batch"))
     elif span.kind in BROKER and span.end_ms is not None:
         if any(events is None for events in progress.values()):
             return None

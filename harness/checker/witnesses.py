@@ -85,7 +85,8 @@ def window_witnesses(evidence: Evidence, egress: str, table: pd.DataFrame) -> tu
 def replay_cause(made: pd.DataFrame, rid: int, faults: list[FaultResult]) -> str:
     """`made`: the first copy made of each record (CopyAccounting.made, one row per rid)."""
     row = made.loc[rid]
-    again = f"{row.streamlet} batch {int(row.batch)} ran again (copy made at {row.hop})"
+    batch = f"batch {int(row.batch)}" if row.batch >= 0 else "batch (its sink stamps none)"
+    again = f"{row.streamlet} {batch} ran again (copy made at {row.hop})"
     if row.fault < 0:
         return f"{again}; no fault before it: unexplained"
     fault = faults[int(row.fault)]

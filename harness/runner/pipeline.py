@@ -63,7 +63,7 @@ class PipelineRun:
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
-        self._spark_conf: dict[str, str] | None = None
+        self._spark_conf: dict[type, dict[str, str]] = {}
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
 
@@ -130,7 +130,7 @@ class PipelineRun:
             settings={**inst.settings, **self.setting_overrides.get(name, {})},
             bootstrap_servers=self.bootstrap,
             paths=self.driver_paths(name),
-            spark_conf=self.spark_conf(),
+            spark_conf=self.spark_conf(inst.cls),
             log_level=log_level(),
             inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
@@ -150,15 +150,19 @@ class PipelineRun:
                            egress_state=str(layout.egress_state(name)),
                            store_namespace=f"{layout.root.name}_{name}")
 
-    def spark_conf(self) -> dict[str, str]:
-        """Every driver's Spark configuration (checks the connector and Java once)."""
-        if self._spark_conf is None:
-            self._spark_conf = session_conf()
-        return self._spark_conf
+    def spark_conf(self, cls) -> dict[str, str]:
+        """A driver's Spark configuration: the connector, the jar sets and settings its class declares (checks
+        the connector and Java once)."""
+        if cls not in self._spark_conf:
+            self._spark_conf[cls] = session_conf(cls.spark_conf, cls.spark_jars)
+        return self._spark_conf[cls]
 
     def input_topics(self, name: str) -> list[str]:
         s = self.driver_settings(name)
         return list(s.inputs.values()) + ([s.source_topic] if s.source_topic else [])
+
+    def output_topics(self, name: str) -> list[str]:
+        return list(self.driver_settings(name).outputs.values())
 
     def committed_offsets(self, name: str) -> dict[tuple[str, int], int]:
         """Where the streamlet resumes: per input partition, the lowest position its queries committed."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.jars import JAR_SETS
 from pipelines.kinds import KindError, load_kind, resolve_settings
 from pipelines.model import Streamlet
 
@@ -117,6 +118,10 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
         cls = load_kind(kind)
     except KindError as exc:
         raise BlueprintError(f"{path}.kind", str(exc)) from None
+    missing = [name for name in cls.spark_jars if name not in JAR_SETS]
+    if missing:
+        raise BlueprintError(f"{path}.kind", f"{kind} needs the jar set {missing[0]!r}, which the harness does not have "
+                                             f"(jars/: {', '.join(JAR_SETS)})")
     settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
     merged, at_fault, problem = resolve_settings(cls, settings, kind)
     if at_fault is not None:

@@ -9,7 +9,9 @@
         times: 3                 # at most this many firings (omit with every_s: until the end)
         signal: SIGKILL
         restart_after_s: 3
-        at: after-write          # kill while a batch is written but not committed (default: anytime)
+        at: after-write          # kill while a batch is written but not committed (default: anytime);
+                                 # in-flight: the same for Spark's own sinks (no crash point), by watching
+                                 # the checkpoint and the output
 
 Each kind has its own parameters (see KINDS); a target is a streamlet of the
 blueprint or `broker-N` of the embedded cluster.
@@ -49,9 +51,10 @@ KINDS: dict[str, KindSpec] = {
     "kill-driver": KindSpec("streamlet", {
         "signal": (str, "SIGKILL", None, None, ("SIGKILL", "SIGTERM")),
         "restart_after_s": ((int, float), 3.0, 0, None, None),
-        "at": (str, "anytime", None, None, ("anytime", "after-write")),
+        "at": (str, "anytime", None, None, ("anytime", "after-write", "in-flight")),
     }, help="kill a streamlet's driver (SIGKILL crash or SIGTERM graceful), restart it from its checkpoint; "
-            "at: after-write kills while a batch is written but not yet committed"),
+            "at: after-write kills while a batch is written but not yet committed (at its crash point); "
+            "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output"),
     "executor-crash": KindSpec("processor", {
         "probability": ((int, float), None, 0, 1, None),
     }, scheduled=False, help="each record's Python worker exits with this probability; Spark retries the task"),
@@ -111,8 +114,8 @@ def parse_faults(raw: Any, blueprint: Blueprint, brokers: int, external: bool) -
         for name, (kinds, default, lo, hi, choices) in spec.params.items():
             value = f.choice(name, choices, default) if choices else f.get(name, kinds, default, lo, hi, required=default is None)
             params[name] = float(value) if kinds == (int, float) else value
-        if params.get("at") == "after-write" and params.get("signal") != "SIGKILL":
-            raise BlueprintError(f"{path}.at", "after-write needs signal SIGKILL (a graceful stop would wait for the held batch)")
+        if params.get("at") in ("after-write", "in-flight") and params.get("signal") != "SIGKILL":
+            raise BlueprintError(f"{path}.at", f"{params['at']} needs signal SIGKILL (a graceful stop would finish the batch)")
         every = f.number("every_s", None, minimum=0.1)
         times = f.get("times", int, 1 if every is None else None, minimum=1)
         if times is not None and times > 1 and every is None:

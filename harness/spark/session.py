@@ -57,18 +57,20 @@ def driver_java_options(extra: str = "") -> str:
     return " ".join([*cds.java_options(DRIVER_ROLE, driver_classpath()), extra]).strip()
 
 
-def session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
+def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = ()) -> dict[str, str]:
     """The configuration of a SparkSession that can read and write Kafka, after checking the connector and Java.
 
-    `conf` overrides the defaults above; spark.jars always includes the connector. A streamlet driver is
-    given this in its settings (pipelines/ builds its session from them).
+    `conf` overrides the defaults above; spark.jars always includes the connector, then the jars of
+    `jar_sets` (a streamlet's spark_jars). A streamlet driver is given this in its settings (pipelines/ builds
+    its session from them).
     """
     check_connector_version()
     jars.java_executable()  # a clear error now rather than a Py4J one later
     settings = dict(SMALL_MACHINE_CONF)
     settings.update(conf or {})
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
-    settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars()] + extra)
+    sets = [str(p) for name in jar_sets for p in jars.jar_set(name)]
+    settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars()] + sets + extra)
     settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""))
     return settings
 

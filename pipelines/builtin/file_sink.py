@@ -12,14 +12,10 @@ that did not commit. The harness judges what really happens under kills, from th
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from pyspark.sql import functions as F
-
 from pipelines.api import SEQ_RECORD, Inlet, Shape, Streamlet
-
-COLUMNS = ("key", "seq", "event_time_ms", "batches", "topic", "partition", "offset")
+from pipelines.builtin.parquet_table import delivered_rows, state_rows, table_columns
 
 
 def committed_files(table: Path) -> dict[str, int]:
@@ -44,24 +40,6 @@ def committed_files(table: Path) -> dict[str, int]:
     return {name: batch for name, batch in batch_of.items() if name not in deleted}
 
 
-def data_files(table: Path) -> list[Path]:
-    """Every data file the sink wrote, committed or not, in the order they were written."""
-    return sorted(table.glob("part-*.parquet"), key=lambda p: (p.stat().st_mtime_ns, p.name))
-
-
-def _rows(path: Path):
-    """The file's rows; none from a file a killed attempt left unfinished (empty or cut: no reader sees it)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path, columns=list(COLUMNS))
-    except (pa.ArrowInvalid, OSError) as exc:
-        print(f"{path.name}: unreadable, skipped ({exc})", flush=True)
-        return iter(())
-    return zip(*(table.column(c).to_pylist() for c in COLUMNS))
-
-
 class FileSink(Streamlet):
     kind = "file-sink"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
@@ -69,25 +47,13 @@ class FileSink(Streamlet):
     egress_evidence = "exported"
 
     def build(self, ctx):
-        records = ctx.read(self.shape.inlets[0]).select(
-            "key", "seq", F.unix_millis("event_time").alias("event_time_ms"),
-            F.coalesce(F.to_json("batches"), F.lit("{}")).alias("batches"), "topic", "partition", "offset", "payload")
+        records = table_columns(ctx.read(self.shape.inlets[0]))
         return [ctx.write_stream(records, "parquet", path=str(ctx.workdir / "table"))]
 
     def export_state(self, ctx):
         table = ctx.workdir / "table"
-        committed = committed_files(table)
-        for path in data_files(table):
-            if path.name in committed:
-                for key, seq, *_ in _rows(path):
-                    yield {"key": key, "seq": seq, "batch_id": committed[path.name]}
+        return state_rows(table, committed_files(table))
 
     def export_deliveries(self, ctx):
         table = ctx.workdir / "table"
-        committed = committed_files(table)
-        for path in data_files(table):
-            written_ms = os.stat(path).st_mtime_ns // 1_000_000
-            for key, seq, event_ms, batches, topic, partition, offset in _rows(path):
-                yield {"key": key, "seq": seq, "event_time_ms": event_ms, "batches": batches, "topic": topic,
-                       "kafka_partition": partition, "kafka_offset": offset, "batch_id": committed.get(path.name, -1),
-                       "received_ms": written_ms}
+        return delivered_rows(table, committed_files(table))

@@ -1,0 +1,95 @@
+"""Catching a batch in flight, for sinks that have no crash point (Spark's own Kafka, file and Delta sinks).
+
+A micro-batch N is in flight from the moment Spark writes offsets/N in the query's checkpoint until it
+writes commits/N. A SIGKILL in that window makes the restart run batch N again, for certain. The kill
+waits for more: some of batch N's output already written, so the replay writes it again. Output is told
+apart by time, not by content: batch N-1 finished writing before commits/N-1, which is before offsets/N,
+so a record on an output topic whose timestamp (the producer's send time) or a finished data file whose
+modification time is later than offsets/N was written by batch N (or a later batch, which is not yet
+planned while N is in flight).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
+
+from harness.evidence.checkpoint import committed_batches, planned_batches
+
+
+@dataclass(frozen=True)
+class InFlight:
+    query: str
+    batch: int
+    planned_ms: int  # when offsets/<batch> was written
+
+
+def batch_in_flight(checkpoints: Path) -> InFlight | None:
+    """The first query of the streamlet with a batch planned and not committed, or None."""
+    if not checkpoints.is_dir():
+        return None
+    for query in sorted(p for p in checkpoints.iterdir() if p.is_dir()):
+        planned, committed = planned_batches(query), committed_batches(query)
+        if planned and (not committed or planned[-1] > committed[-1]):
+            try:
+                mtime = (query / "offsets" / str(planned[-1])).stat().st_mtime_ns // 1_000_000
+            except OSError:
+                continue
+            return InFlight(query.name, planned[-1], mtime)
+    return None
+
+
+class OutputWatch:
+    """The newest output a streamlet wrote: the latest timestamp of a record on its output topics (read as it
+    arrives) and of a finished data file under its work folder (a Parquet file ends with its footer's magic
+    bytes; one still being written would be cut by the kill and hold nothing a reader can see)."""
+
+    def __init__(self, bootstrap: str, topics: list[str], workdir: Path):
+        self.workdir = workdir
+        self.latest_ms = 0
+        self._finished: set[str] = set()
+        self._consumer = None
+        if topics:
+            try:
+                self._consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                                               fetch_max_wait_ms=10, max_poll_records=100_000)
+                parts = [TopicPartition(t, p) for t in topics for p in sorted(self._consumer.partitions_for_topic(t) or ())]
+                self._consumer.assign(parts)
+                self._consumer.seek_to_end(*parts)
+            except KafkaError:
+                self.close()
+
+    def poll(self, timeout_s: float) -> int:
+        """Wait up to `timeout_s` for output; returns the latest output time seen so far (ms since the epoch)."""
+        if self._consumer is not None:
+            for records in self._consumer.poll(timeout_ms=int(timeout_s * 1000)).values():
+                self.latest_ms = max(self.latest_ms, max(r.timestamp for r in records))
+        else:
+            time.sleep(timeout_s)
+        if self.workdir.is_dir():
+            for root, _, names in os.walk(self.workdir):
+                for name in names:
+                    path = os.path.join(root, name)
+                    if name.startswith("part-") and path not in self._finished and _finished_parquet(path):
+                        self._finished.add(path)
+                        self.latest_ms = max(self.latest_ms, os.stat(path).st_mtime_ns // 1_000_000)
+        return self.latest_ms
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+
+def _finished_parquet(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            return f.read(4) == b"PAR1"
+    except OSError:  # shorter than 4 bytes, or gone
+        return False
