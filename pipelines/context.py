@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.crashpoint import CrashPoint
-from pipelines.model import Inlet, Outlet, Schema
+from pipelines.model import SOURCE_RECORD, SPARK_TYPES, Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings, SettingsView
 from pipelines.stores import AUDIT_COLUMNS, Store, now_ms
 
@@ -67,21 +67,28 @@ class StreamletContext(SettingsView):
             reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
         return reader.load()
 
-    def _decoded(self, topic: str, schema: Schema, codec: str = "json") -> DataFrame:
-        """A topic's records decoded with `schema`, keeping where each came from (topic, partition, offset)."""
-        if codec != "json":
-            raise ValueError(f"codec {codec!r} is not supported yet")
+    def _decoded(self, topic: str, schema: Schema, writer: Schema | None = None) -> DataFrame:
+        """A topic's records decoded in the topic's codec (written with `writer`, `schema` by default) and read as
+        `schema` (a field the writer lacks is null), keeping where each came from (topic, partition, offset)."""
         raw = self._kafka_stream(topic)
+        if self.settings.codecs.get(topic, "json") == "avro":
+            from pyspark.sql.avro.functions import from_avro
+
+            writer = writer or schema
+            decoded = raw.select(from_avro(F.col("value"), writer.avro(), {"mode": "PERMISSIVE"}).alias("r"), "topic", "partition", "offset")
+            known = {f.name for f in writer.fields}
+            return decoded.select(*[F.col(f"r.{f.name}") if f.name in known else F.lit(None).cast(SPARK_TYPES[f.type]).alias(f.name)
+                                    for f in schema.fields], "topic", "partition", "offset")
         return raw.select(F.from_json(F.col("value").cast("string"), schema.ddl()).alias("r"),
                           "topic", "partition", "offset").select("r.*", "topic", "partition", "offset")
 
     def read_source(self, schema: Schema) -> DataFrame:
         """The workload's source topic, decoded (fields are null where a record did not parse)."""
-        return self._decoded(self.settings.source_topic, schema)
+        return self._decoded(self.settings.source_topic, schema, SOURCE_RECORD)
 
     def read(self, inlet: Inlet) -> DataFrame:
-        """An inlet's records, decoded with the inlet's schema and codec."""
-        return self._decoded(self.settings.inputs[inlet.name], inlet.schema, inlet.codec)
+        """An inlet's records, decoded with the inlet's schema in its topic's codec."""
+        return self._decoded(self.settings.inputs[inlet.name], inlet.schema)
 
     # -- writing -------------------------------------------------------------
 
@@ -168,10 +175,17 @@ class StreamletContext(SettingsView):
         return self.write_stream(self.encode(outlet, df), "kafka", query, output_mode, **self._kafka_sink_options(outlet))
 
     def encode(self, outlet: Outlet, df: DataFrame) -> DataFrame:
-        """`df` as Kafka records of the outlet: key (the partition key as text) and value (its schema's fields
-        that `df` has, in the outlet's codec)."""
+        """`df` as Kafka records of the outlet: key (the partition key as text) and value (its schema's fields,
+        null where `df` lacks one, in its topic's codec)."""
+        key = F.col(outlet.partition_key).cast("string").alias("key")
+        if self.settings.codecs.get(self.settings.outputs[outlet.name], "json") == "avro":
+            from pyspark.sql.avro.functions import to_avro
+
+            fields = [(F.col(f.name) if f.name in df.columns else F.lit(None)).cast(SPARK_TYPES[f.type]).alias(f.name)
+                      for f in outlet.schema.fields]
+            return df.select(key, to_avro(F.struct(*fields), outlet.schema.avro()).alias("value"))
         present = [F.col(f.name) for f in outlet.schema.fields if f.name in df.columns]
-        return df.select(F.col(outlet.partition_key).cast("string").alias("key"), F.to_json(F.struct(*present)).alias("value"))
+        return df.select(key, F.to_json(F.struct(*present)).alias("value"))
 
     def _kafka_sink_options(self, outlet: Outlet) -> dict[str, str]:
         return {"kafka.bootstrap.servers": self.settings.bootstrap_servers, "topic": self.settings.outputs[outlet.name], **SINK_TUNING}

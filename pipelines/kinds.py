@@ -13,10 +13,9 @@ import pkgutil
 import sys
 from functools import cache
 
-from pipelines.model import Inlet, Outlet, Schema, Setting, Shape, Streamlet
+from pipelines.model import CODECS, Inlet, Outlet, Schema, Setting, Shape, Streamlet
 
 BUILTIN_PACKAGE = "pipelines.builtin"
-CODECS = ("json",)
 
 
 class KindError(Exception):
@@ -88,8 +87,9 @@ def check_class(cls: type[Streamlet], kind: str) -> None:
         for port in ports:
             if not isinstance(port.schema, Schema):
                 raise KindError(f"{kind}: {word} {port.name!r} has no Schema")
-            if port.codec not in CODECS:
-                raise KindError(f"{kind}: {word} {port.name!r}: codec {port.codec!r} is not supported (supported: {', '.join(CODECS)})")
+            if port.codec is not None and port.codec not in CODECS:
+                raise KindError(f"{kind}: {word} {port.name!r}: codec {port.codec!r} is not supported (supported: {', '.join(CODECS)}, "
+                                "or None: the topic's)")
     for port in shape.outlets:
         if port.partition_key not in {f.name for f in port.schema.fields}:
             raise KindError(f"{kind}: outlet {port.name!r} is keyed by {port.partition_key!r}, not a field of {port.schema.id}")

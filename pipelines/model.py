@@ -7,8 +7,11 @@ module imports no Spark, so blueprints can be validated before anything starts.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+CODECS = ("json", "avro")  # how a topic's record values are encoded
 
 SPARK_TYPES = {
     "string": "STRING",
@@ -17,6 +20,14 @@ SPARK_TYPES = {
     "double": "DOUBLE",
     "timestamp": "TIMESTAMP",
     "batch_map": "MAP<STRING, BIGINT>",
+}
+AVRO_TYPES = {
+    "string": "string",
+    "long": "long",
+    "int": "int",
+    "double": "double",
+    "timestamp": {"type": "long", "logicalType": "timestamp-micros"},  # what Spark's to_avro writes for a TIMESTAMP
+    "batch_map": {"type": "map", "values": "long"},
 }
 
 
@@ -42,19 +53,27 @@ class Schema:
         """The schema as a Spark DDL string, for from_json."""
         return ", ".join(f"`{f.name}` {SPARK_TYPES[f.type]}" for f in self.fields)
 
+    def avro(self) -> str:
+        """The schema as Avro JSON, for from_avro / to_avro and the harness's own readers and writers: a record of
+        the same fields, each nullable (a union with null), as Spark's columns are."""
+        fields = [{"name": f.name, "type": ["null", AVRO_TYPES[f.type]], "default": None} for f in self.fields]
+        return json.dumps({"type": "record", "name": self.name, "namespace": "harness", "fields": fields})
 
+
+# A port's codec: None follows its topic's (the blueprint's `topics: {<outlet>: {codec: avro}}`, json by default);
+# a port that pins one ("json" or "avro") can only be connected through topics of that codec.
 @dataclass(frozen=True)
 class Inlet:
     name: str
     schema: Schema
-    codec: str = "json"
+    codec: str | None = None
 
 
 @dataclass(frozen=True)
 class Outlet:
     name: str
     schema: Schema
-    codec: str = "json"
+    codec: str | None = None
     partition_key: str = "key"  # records are keyed (and so partitioned) by this field
 
 
@@ -69,6 +88,12 @@ class Shape:
     def outlet(self, name: str) -> Outlet | None:
         return next((o for o in self.outlets if o.name == name), None)
 
+
+# What the workload's generator writes to the source topic, in the source topic's codec; an ingress reads it.
+SOURCE_RECORD = Schema(
+    "SourceRecord",
+    (Field("key", "string"), Field("seq", "long"), Field("event_time_ms", "long"), Field("payload", "string")),
+)
 
 # Every hop stamps the batch that wrote a record into `batches` ({streamlet: batch id}),
 # so a replayed batch is visible downstream as evidence.

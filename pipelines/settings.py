@@ -58,6 +58,7 @@ class DriverSettings:
     # Such a run cannot be judged; scenarios cannot ask for it.
     evidence: bool = True
     import_paths: list = field(default_factory=list)  # folders a user's streamlet is imported from
+    codecs: dict = field(default_factory=dict)  # topic -> how its values are encoded (json where missing)
 
     def save(self, path: Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,9 @@ BROKEN = [
      "streamlet 'processor' (processor) has no outlet 'output' (outlets: out)"),
     ("schema mismatch",
      GOOD.replace("kind: processor", "kind: windowed-count"),
-     "schema mismatch: processor.out writes WindowCount/v1 (json) but egress.in reads SeqRecord/v1 (json)"),
+     "schema mismatch: processor.out writes WindowCount/v1 but egress.in reads SeqRecord/v1"),
+    ("unknown codec", GOOD + "topics:\n  processor.out: {codec: protobuf}\n",
+     "blueprint.topics.processor.out.codec: expected one of json, avro, got 'protobuf'"),
     ("cycle",
      """
 streamlets:
@@ -92,3 +94,28 @@ def test_broken_blueprints_are_rejected_with_the_right_message(case, text, messa
         parse(text)
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_topic_has_a_codec_and_a_port_that_pins_one_needs_topics_of_it():
+    bp = parse(GOOD + "topics:\n  processor.out: {codec: avro}\n")
+    assert [t.codec for t in bp.hops()] == ["json", "avro"]
+
+    from pipelines.api import SEQ_RECORD, Inlet, Shape
+    from pipelines.builtin.egress import Egress
+
+    class JsonOnly(Egress):  # a user's egress that reads JSON only
+        shape = Shape(inlets=(Inlet("in", SEQ_RECORD, codec="json"),))
+
+    import sys
+    import types
+    module = types.ModuleType("pinned_codec")
+    module.JsonOnly = JsonOnly
+    sys.modules["pinned_codec"] = module
+    try:
+        pinned = GOOD.replace("kind: egress, settings: {mode: transactional}", "kind: pinned_codec:JsonOnly")
+        assert parse(pinned).streamlets["egress"].cls is JsonOnly
+        with pytest.raises(BlueprintError) as error:
+            parse(pinned + "topics:\n  processor.out: {codec: avro}\n")
+        assert str(error.value) == "blueprint.topics.processor.out.codec: egress.in is declared json, the topic is avro"
+    finally:
+        del sys.modules["pinned_codec"]

@@ -131,7 +131,7 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
 SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "driver-kill-dedup",
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
            "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
-           "delta-sink-kills", "kafka-sink-in-flight"]
+           "delta-sink-kills", "kafka-sink-in-flight", "avro-kills"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():

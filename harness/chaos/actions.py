@@ -180,7 +180,7 @@ def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, ti
     with KafkaAdmin(run.bootstrap) as admin:
         offsets = admin.offsets(topics)
         starts = {(o.topic, o.partition): committed.get((o.topic, o.partition), o.log_start) for o in offsets}
-        recorder = PartitionRecorder(run.bootstrap, starts, at_risk).start()
+        recorder = PartitionRecorder(run.bootstrap, starts, at_risk, run.value_decoders()).start()
         try:
             recorder.wait_caught_up({(o.topic, o.partition): o.log_end for o in offsets})  # kept before anything is deleted
             original = {t: admin.topic_config(t) for t in topics}

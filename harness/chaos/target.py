@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from harness.cluster import EmbeddedCluster
+from harness.codecs import Decode
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.process import ManagedProcess
@@ -36,6 +37,8 @@ class Pipeline(Protocol):
     def input_topics(self, name: str) -> list[str]: ...
 
     def output_topics(self, name: str) -> list[str]: ...
+
+    def value_decoders(self) -> dict[str, Decode]: ...
 
     def committed_offsets(self, name: str) -> dict[tuple[str, int], int]: ...
 

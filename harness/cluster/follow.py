@@ -7,20 +7,25 @@ shrunk: the exact set retention can delete, for an intermediate topic as for the
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
 
 from kafka import KafkaConsumer, TopicPartition
 
+from harness.codecs import Decode
 from harness.errors import HarnessError
 from harness.evidence.topics import dump_line
 
 
 class PartitionRecorder:
-    """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl (flushed per poll)."""
+    """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl (flushed per poll),
+    each value decoded by its topic's entry in `decoders` (JSON where there is none)."""
 
-    def __init__(self, bootstrap_servers: str, starts: dict[tuple[str, int], int], folder: Path):
+    def __init__(self, bootstrap_servers: str, starts: dict[tuple[str, int], int], folder: Path,
+                 decoders: dict[str, Decode] | None = None):
+        self.decoders = decoders or {}
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
         self._consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None,
@@ -46,7 +51,8 @@ class PartitionRecorder:
                 with self._lock:
                     batches = self._consumer.poll(timeout_ms=200)
                 for tp, records in batches.items():
-                    files[tp.topic].writelines(dump_line(r) for r in records)
+                    decode = self.decoders.get(tp.topic, json.loads)
+                    files[tp.topic].writelines(dump_line(r, decode) for r in records)
                     self.records += len(records)
                 for out in files.values():
                     out.flush()

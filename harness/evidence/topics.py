@@ -1,6 +1,6 @@
 """The topic-dump format (topics/<topic>.jsonl, at-risk/<streamlet>-<n>.jsonl): one JSON line per Kafka record.
 
-    {"partition": P, "offset": O, "timestamp_ms": T, "key": "k0001", "value": {...the record's JSON value...}}
+    {"partition": P, "offset": O, "timestamp_ms": T, "key": "k0001", "value": {...the record's value, as JSON...}}
 
 One writer for every file in this format, so the checker reads them all the same way.
 """
@@ -8,12 +8,14 @@ One writer for every file in this format, so the checker reads them all the same
 from __future__ import annotations
 
 import json
+from typing import Any, Callable
 
 
-def dump_line(record) -> str:
-    """A kafka-python ConsumerRecord as one line of a topic dump (a value that is not JSON is kept as text)."""
+def dump_line(record, decode: Callable[[bytes], Any] = json.loads) -> str:
+    """A kafka-python ConsumerRecord as one line of a topic dump, its value decoded by `decode` (the topic's
+    codec, harness.codecs: a dump is JSON whatever the codec); a value that does not decode is kept as text."""
     try:
-        value = json.loads(record.value) if record.value is not None else None
+        value = decode(record.value) if record.value is not None else None
     except ValueError:
         value = record.value.decode("utf-8", "replace")
     return json.dumps({"partition": record.partition, "offset": record.offset, "timestamp_ms": record.timestamp,

@@ -22,6 +22,7 @@ from typing import Callable
 
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
+from harness.codecs import Decode, value_decoder
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.evidence.topics import dump_line
@@ -37,6 +38,7 @@ from harness.waiting import wait_for
 from harness.workload.settings import WorkloadSettings
 from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 from harness.scenario.blueprint import TopicSpec
+from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
 
@@ -81,6 +83,18 @@ class PipelineRun:
 
     def all_topics(self) -> list[TopicSpec]:
         return [self.scenario.workload.topic] + self.scenario.blueprint.hops()
+
+    def topic_schemas(self) -> dict[str, tuple[str, Schema]]:
+        """Real topic name -> (its codec, the schema of its values): the source's, then each outlet's."""
+        found = {self.topic_name(self.scenario.workload.topic): (self.scenario.workload.topic.codec, SOURCE_RECORD)}
+        bp = self.scenario.blueprint
+        for c in bp.connections:
+            found[self.topic_name(c.topic)] = (c.topic.codec, bp.streamlets[c.outlet[0]].cls.shape.outlet(c.outlet[1]).schema)
+        return found
+
+    def value_decoders(self) -> dict[str, Decode]:
+        """Real topic name -> how to read its values back (topic dumps, records at risk)."""
+        return {topic: value_decoder(codec, schema) for topic, (codec, schema) in self.topic_schemas().items()}
 
     def describe(self) -> PipelineDescription:
         """The pipeline as it runs, resolved (real topic names, every setting, each class's declarations)."""
@@ -139,6 +153,7 @@ class PipelineRun:
             store_url=split_password(self.scenario.store_url)[0],
             evidence=self.evidence,
             import_paths=list(self.scenario.import_paths),
+            codecs={topic: codec for topic, (codec, _) in self.topic_schemas().items()},
         )
 
     def driver_paths(self, name: str) -> DriverPaths:
@@ -242,7 +257,7 @@ class PipelineRun:
             keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
             late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),
-            idempotence=w.idempotence,
+            idempotence=w.idempotence, codec=w.topic.codec,
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(
@@ -301,14 +316,16 @@ class PipelineRun:
         return codes
 
     def save_topics(self) -> None:
-        """Keep every record still retained in the source and intermediate topics, for the checker."""
+        """Keep every record still retained in the source and intermediate topics, for the checker (as JSON,
+        whatever their codec)."""
+        decoders = self.value_decoders()
         for spec in self.all_topics():
             name = self.topic_name(spec)
             path = self.layout.topic_dump(name)
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "w") as out:
                 for r in read_topic(self.bootstrap, name, timeout=120):
-                    out.write(dump_line(r))
+                    out.write(dump_line(r, decoders[name]))
 
     def export_states(self, timeout: float = 300.0) -> None:
         """After the drivers stopped: each egress of your own exports its final state (pipelines/export.py), in a

@@ -12,7 +12,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.jars import JAR_SETS
 from pipelines.kinds import KindError, load_kind, resolve_settings
-from pipelines.model import Streamlet
+from pipelines.model import CODECS, Streamlet
 
 
 class BlueprintError(HarnessError):
@@ -29,6 +29,7 @@ class TopicSpec:
     partitions: int = 2
     replication: int = 1
     config: dict = field(default_factory=dict)
+    codec: str = "json"  # how its record values are encoded (pipelines.model.CODECS)
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,12 @@ def _mapping(value: Any, path: str) -> dict:
 
 def _topic(raw: Any, default_name: str, path: str) -> TopicSpec:
     raw = _mapping(raw if raw is not None else {}, path)
-    unknown = set(raw) - {"name", "partitions", "replication", "config"}
+    unknown = set(raw) - {"name", "partitions", "replication", "config", "codec"}
     if unknown:
-        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected name, partitions, replication, config)")
+        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected name, partitions, replication, config, codec)")
+    codec = raw.get("codec", "json")
+    if codec not in CODECS:
+        raise BlueprintError(f"{path}.codec", f"expected one of {', '.join(CODECS)}, got {codec!r}")
     partitions, replication = raw.get("partitions", 2), raw.get("replication", 1)
     for key, value in (("partitions", partitions), ("replication", replication)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -105,7 +109,7 @@ def _topic(raw: Any, default_name: str, path: str) -> TopicSpec:
     if not isinstance(name, str) or not name:
         raise BlueprintError(f"{path}.name", f"expected a topic name, got {name!r}")
     config = {str(k): str(v) for k, v in _mapping(raw.get("config", {}), f"{path}.config").items()}
-    return TopicSpec(name, partitions, replication, config)
+    return TopicSpec(name, partitions, replication, config, codec)
 
 
 def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
@@ -152,14 +156,17 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
         inlets = []
         for target in targets:
             dst_name, dst_port, inlet = _resolve_port(streamlets, target, "inlet", cpath)
-            if (inlet.schema, inlet.codec) != (outlet.schema, outlet.codec):
-                raise BlueprintError(cpath, f"schema mismatch: {outlet_ref} writes {outlet.schema.id} ({outlet.codec}) "
-                                            f"but {target} reads {inlet.schema.id} ({inlet.codec})")
+            if inlet.schema != outlet.schema:
+                raise BlueprintError(cpath, f"schema mismatch: {outlet_ref} writes {outlet.schema.id} "
+                                            f"but {target} reads {inlet.schema.id}")
             if (dst_name, dst_port) in fed_by:
                 raise BlueprintError(cpath, f"inlet {target} is already fed by {fed_by[(dst_name, dst_port)]}")
             fed_by[(dst_name, dst_port)] = outlet_ref
             inlets.append((dst_name, dst_port))
         topic = _topic(topics_raw.get(outlet_ref), outlet_ref.replace(".", "-"), f"{path}.topics.{outlet_ref}")
+        for ref, port in ((outlet_ref, outlet), *((f"{s}.{p}", streamlets[s].cls.shape.inlet(p)) for s, p in inlets)):
+            if port.codec is not None and port.codec != topic.codec:
+                raise BlueprintError(f"{path}.topics.{outlet_ref}.codec", f"{ref} is declared {port.codec}, the topic is {topic.codec}")
         connections.append(Connection((src_name, src_port), tuple(inlets), topic))
 
     for ref in topics_raw:

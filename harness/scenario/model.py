@@ -17,6 +17,7 @@ from harness.scenario.fields import Fields
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from pipelines.kinds import add_import_paths
+from pipelines.model import CODECS
 from pipelines.settings import SourceOptions
 
 
@@ -70,10 +71,10 @@ class Scenario:
 def _workload(raw: Any) -> WorkloadSpec:
     f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed"})
     topic_raw = f.get("topic", dict, {})
-    t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config"})
+    t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config", "codec"})
     topic = TopicSpec(
         t.get("name", str, "source"), t.get("partitions", int, 2, minimum=1), t.get("replication", int, 1, minimum=1),
-        {str(k): str(v) for k, v in t.get("config", dict, {}).items()},
+        {str(k): str(v) for k, v in t.get("config", dict, {}).items()}, t.choice("codec", CODECS, "json"),
     )
     spec = WorkloadSpec(
         topic=topic,

@@ -26,7 +26,9 @@ from typing import Callable
 
 from confluent_kafka import Producer
 
+from harness.codecs import value_encoder
 from harness.workload.settings import ACK_LOG_COLUMNS, WorkloadSettings
+from pipelines.model import SOURCE_RECORD
 
 
 def record_plan(settings: WorkloadSettings):
@@ -108,6 +110,7 @@ def run(settings: WorkloadSettings) -> dict:
         "queue.buffering.max.messages": 1_000_000,
     })
     log = AckLog(settings.ack_log)
+    encode = value_encoder(settings.codec, SOURCE_RECORD)
     plan = record_plan(settings)
     total = planned_records(settings)
     start = time.monotonic()
@@ -126,7 +129,7 @@ def run(settings: WorkloadSettings) -> dict:
             for _ in range(min(due, 1000)):
                 key, seq, payload, late = next(plan)
                 event_ms = int(time.time() * 1000) - (int(settings.late_by_s * 1000) if late else 0)
-                value = json.dumps({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload})
+                value = encode({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload})
                 _produce(producer, settings.topic, key, value, log.add((key, seq, event_ms, int(late))))
                 sent += 1
             producer.poll(0)
@@ -139,11 +142,11 @@ def run(settings: WorkloadSettings) -> dict:
     return {"sent": sent, "acked": log.acked, "unknown": log.unknown}
 
 
-def _produce(producer: "Producer", topic: str, key: str, value: str, on_delivery: Callable) -> None:
+def _produce(producer: "Producer", topic: str, key: str, value: bytes, on_delivery: Callable) -> None:
     """Queue one record; when librdkafka's local queue is full, serve callbacks until there is room."""
     while True:
         try:
-            producer.produce(topic, key=key.encode(), value=value.encode(), on_delivery=on_delivery)
+            producer.produce(topic, key=key.encode(), value=value, on_delivery=on_delivery)
             return
         except BufferError:
             producer.poll(0.05)

@@ -23,6 +23,7 @@ class WorkloadSettings:
     late_after: int = 0  # the first `late_after` records are never late (lets a watermark form)
     idempotence: bool = True
     acks: str = "all"
+    codec: str = "json"  # the source topic's (pipelines.model.CODECS)
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))

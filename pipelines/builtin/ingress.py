@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from pipelines.api import SEQ_RECORD, Field, Outlet, Schema, Shape, Streamlet
-
-# What the workload generator writes (see harness/workload/generator.py).
-SOURCE_RECORD = Schema(
-    "SourceRecord",
-    (Field("key", "string"), Field("seq", "long"), Field("event_time_ms", "long"), Field("payload", "string")),
-)
+from pipelines.api import SEQ_RECORD, SOURCE_RECORD, Outlet, Shape, Streamlet
 
 
 class Ingress(Streamlet):
