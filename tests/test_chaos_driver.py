@@ -2,7 +2,7 @@
 on one target wait for each other, and a fault whose action fails ends the run with that error.
 
 The actions are stand-ins that only record when they ran: what each real action does to a pipeline is
-tested end to end (test_chaos.py, test_faults.py)."""
+tested end to end (test_real_evidence.py, test_faults.py)."""
 
 from __future__ import annotations
 

@@ -75,6 +75,7 @@ def _segment_bytes(run_dir: Path, topic: str) -> bytes:
 @pytest.mark.e2e
 def test_an_avro_pipeline_under_kills_gets_the_verdicts_of_its_json_twin(tmp_path):
     raw = yaml.safe_load(SHIPPED.read_text())
+    raw["workload"]["duration_s"] = 14  # the kills come at 4 and 5 s
     reports = {}
     for codec in ("avro", "json"):
         run_dir = tmp_path / codec
@@ -84,7 +85,7 @@ def test_an_avro_pipeline_under_kills_gets_the_verdicts_of_its_json_twin(tmp_pat
         for topic in ("source", "ingested", "relayed"):
             assert (b'"seq":' in _segment_bytes(run_dir, topic)) == (codec == "json"), (codec, topic)
         report = check_run(run_dir)
-        assert report.counts.acked == len(acked(run_dir)) == 2000, codec
+        assert report.counts.acked == len(acked(run_dir)) == 1400, codec
         reports[codec] = report
     avro, twin = reports["avro"], reports["json"]
     assert avro.verdict == twin.verdict == "effectively-exactly-once" and avro.passed and twin.passed

@@ -28,7 +28,7 @@ TWO_STEP = {
         "connections": {"ingress.out": ["egress.in"]},
         "topics": {"ingress.out": {"name": "ingested"}},
     },
-    "workload": {"rate": 200, "duration_s": 35, "keys": 8},
+    "workload": {"rate": 200, "duration_s": 25, "keys": 8},
 }
 
 
@@ -185,7 +185,7 @@ KILLS_AFTER_WRITE = {
         "connections": {"ingress.out": [f"egress-{m}.in" for m in MODES]},
         "topics": {"ingress.out": {"name": "ingested"}},
     },
-    "workload": {"rate": 30, "duration_s": 80, "keys": 4},
+    "workload": {"rate": 30, "duration_s": 55, "keys": 4},
     "faults": [{"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
                for i, m in enumerate(MODES)],
 }

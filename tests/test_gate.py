@@ -24,7 +24,7 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     (suite / "b-wants-duplicates.yaml").write_text(GOOD.replace("name: ok", "name: wants-duplicates")
                                                    + "expectations: {max_lost: 0, min_duplicated_deliveries: 1}\n")
     out = tmp_path / "out"
-    result = run_harness("gate", str(suite), "--out", str(out), "--duration", "8", timeout=900)
+    result = run_harness("gate", str(suite), "--out", str(out), "--duration", "5", timeout=900)
     assert result.returncode == 1, result.stderr
     assert "suite: 1 of 2 scenarios passed" in result.stdout
 

@@ -20,13 +20,9 @@ FAN_OUT = {
     "blueprint": {
         "streamlets": {
             "ingress": {"kind": "ingress"},
-            "processor": {"kind": "processor"},
             **{f"egress-{m}": {"kind": "egress", "settings": {"mode": m}} for m in MODES},
         },
-        "connections": {
-            "ingress.out": ["processor.in"],
-            "processor.out": [f"egress-{m}.in" for m in MODES],
-        },
+        "connections": {"ingress.out": [f"egress-{m}.in" for m in MODES]},
     },
     "workload": {"rate": 150, "duration_s": 8, "keys": 5},
 }

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sqlite3
 from collections import Counter
 
 import pytest
 
 from harness.checker.check import check_run
+from harness.evidence.progress import query_events
 from harness.process import Supervisor
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
@@ -107,6 +109,27 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
     assert report.causes["duplicated"]["unexplained"] == 0 and report.passed
     print(f"chain: extra copies made by enrich's kill {made_by_enrich} (at enriched), by score's kill {made_by_score} "
           f"(at scored, Spark's Kafka sink); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}")
+
+
+def test_a_killed_driver_is_gone_and_its_restart_runs_the_batch_in_flight_from_the_checkpoint(chain_run):
+    events = list(map(json.loads, (chain_run / "history.jsonl").open()))
+    for target in ("enrich", "score"):
+        begun = next(e for e in events if e["event"] == "fault_begun" and e["target"] == target)
+        killed = next(e for e in events if e["event"] == "process_killed" and e["pid"] == begun["pid"])
+        assert killed["signal"] == "SIGKILL" and killed["exit_code"] == -signal.SIGKILL
+        new_pid = next(e["new_pid"] for e in events if e["event"] == "fault_ended" and e["target"] == target)
+        progress = [e for e in query_events(chain_run / "progress" / f"{target}.jsonl") if e["event"] == "progress"]
+        first = next(e["progress"] for e in progress if e["pid"] == new_pid)
+        # The restarted driver's first batch is the one the kill interrupted, read again from where the batch
+        # before it ended: that batch the old driver committed (Spark reports a batch's progress after its commit).
+        held = begun["held_batch"]
+        assert first["batchId"] == held and first["numInputRows"] > 0, target
+        before = next(e["progress"] for e in progress if e["pid"] == begun["pid"] and e["progress"]["batchId"] == held - 1)
+        assert _offsets(first["sources"][0]["startOffset"]) == _offsets(before["sources"][0]["endOffset"]), target
+
+
+def _offsets(value) -> dict:
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samples(chain_run):

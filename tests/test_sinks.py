@@ -28,9 +28,11 @@ SINKS = {
         "connections": {"ingress.out": ["files.in", "stream.in", "txn.in"]},
     },
     "workload": {"rate": 100, "duration_s": 30, "keys": 4},
-    "faults": [{"kind": "kill-driver", "target": "files", "start_s": 4, "at": "in-flight", "restart_after_s": 1},
-               {"kind": "kill-driver", "target": "stream", "start_s": 5, "at": "in-flight", "restart_after_s": 1},
-               {"kind": "kill-driver", "target": "txn", "start_s": 6, "at": "after-write", "restart_after_s": 1}],
+    # Each sink's driver is killed twice; the second kill comes after the first restart (10 to 20 s), while
+    # records still come.
+    "faults": [{"kind": "kill-driver", "target": "files", "start_s": 4, "every_s": 8, "times": 2, "at": "in-flight", "restart_after_s": 1},
+               {"kind": "kill-driver", "target": "stream", "start_s": 5, "every_s": 8, "times": 2, "at": "in-flight", "restart_after_s": 1},
+               {"kind": "kill-driver", "target": "txn", "start_s": 6, "every_s": 8, "times": 2, "at": "after-write", "restart_after_s": 1}],
 }
 
 
@@ -85,16 +87,20 @@ def _delta_log(table: Path) -> tuple[set[str], list[int]]:
 def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_logs_say(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(SINKS), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 3 and not summary.failed_streamlets
-    begun = {e["target"]: e for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] == "fault_begun"}
-    assert all("held_batch" in begun[name] for name in ("files", "stream", "txn")), begun
+    assert summary.status == "complete" and summary.faults_played == 6 and not summary.failed_streamlets
+    history = list(map(json.loads, (run_dir / "history.jsonl").open()))
+    held = {}
+    for e in history:
+        if e["event"] == "fault_begun":
+            held.setdefault(e["target"], []).append(e.get("held_batch"))
+    assert all(len(held[name]) == 2 and None not in held[name] for name in ("files", "stream", "txn")), held
     sent = acked(run_dir)
 
     committed = {"files": _metadata_log_files(run_dir / "work" / "files" / "table")}
     committed["stream"], _ = _delta_log(run_dir / "work" / "stream" / "table")
     committed["txn"], txn_versions = _delta_log(run_dir / "work" / "txn" / "table")
-    # The held batch was written and committed to the Delta log before the kill; its replay was skipped.
-    assert txn_versions.count(begun["txn"]["held_batch"]) == 1
+    # Each held batch was written and committed to the Delta log before the kill; its replay was skipped.
+    assert all(txn_versions.count(batch) == 1 for batch in held["txn"]), (held["txn"], txn_versions)
 
     report = check_run(run_dir)
     hops = {h.name: h for h in report.hops}

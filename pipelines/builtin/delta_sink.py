@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipelines.api import SEQ_RECORD, Inlet, Setting, Shape, Streamlet
-from pipelines.builtin.parquet_table import delivered_rows, state_rows, table_columns
+from pipelines.api import SEQ_RECORD, Inlet, Setting, Shape
+from pipelines.builtin.parquet_table import TableSink, table_columns
 
 MODES = ("stream", "foreach-batch-txn", "foreach-batch")
 
@@ -42,13 +42,13 @@ def live_files(table: Path) -> dict[str, int]:
     return live
 
 
-class DeltaSink(Streamlet):
+class DeltaSink(TableSink):
     kind = "delta-sink"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
     settings = {"mode": Setting("stream", "stream: Spark's Delta streaming sink; foreach-batch-txn: foreachBatch with "
                                           "txnAppId/txnVersion; foreach-batch: foreachBatch, plain append", choices=MODES)}
     description = "Delta Lake table (streaming sink or foreachBatch): judged from its data files and its log"
-    egress_evidence = "exported"
+    committed = staticmethod(live_files)
     spark_jars = ("delta",)
     spark_conf = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
                   "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -71,10 +71,3 @@ class DeltaSink(Streamlet):
 
         return [ctx.foreach_batch(records, append, "main")]
 
-    def export_state(self, ctx):
-        table = ctx.workdir / "table"
-        return state_rows(table, live_files(table))
-
-    def export_deliveries(self, ctx):
-        table = ctx.workdir / "table"
-        return delivered_rows(table, live_files(table))

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipelines.api import SEQ_RECORD, Inlet, Shape, Streamlet
-from pipelines.builtin.parquet_table import delivered_rows, state_rows, table_columns
+from pipelines.api import SEQ_RECORD, Inlet, Shape
+from pipelines.builtin.parquet_table import TableSink, table_columns
 
 
 def committed_files(table: Path) -> dict[str, int]:
@@ -40,20 +40,13 @@ def committed_files(table: Path) -> dict[str, int]:
     return {name: batch for name, batch in batch_of.items() if name not in deleted}
 
 
-class FileSink(Streamlet):
+class FileSink(TableSink):
     kind = "file-sink"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
     description = "Spark's own Parquet file sink (writeStream.format('parquet')): judged from its data files and metadata log"
-    egress_evidence = "exported"
+    committed = staticmethod(committed_files)
 
     def build(self, ctx):
         records = table_columns(ctx.read(self.shape.inlets[0]))
         return [ctx.write_stream(records, "parquet", path=str(ctx.workdir / "table"))]
 
-    def export_state(self, ctx):
-        table = ctx.workdir / "table"
-        return state_rows(table, committed_files(table))
-
-    def export_deliveries(self, ctx):
-        table = ctx.workdir / "table"
-        return delivered_rows(table, committed_files(table))

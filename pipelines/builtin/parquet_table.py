@@ -9,6 +9,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pipelines.api import Streamlet
+
 COLUMNS = ("key", "seq", "event_time_ms", "batches", "topic", "partition", "offset")
 
 
@@ -53,3 +55,22 @@ def delivered_rows(table: Path, committed: dict[str, int]):
             yield {"key": key, "seq": seq, "event_time_ms": event_ms, "batches": batches, "topic": topic,
                    "kafka_partition": partition, "kafka_offset": offset, "batch_id": committed.get(path.name, -1),
                    "received_ms": written_ms}
+
+
+class TableSink(Streamlet):
+    """An egress that writes a table of Parquet files in ctx.workdir/table and commits them through a log of its
+    own: `committed(table)` reads that log (data file name -> the batch that committed it)."""
+
+    egress_evidence = "exported"
+
+    @staticmethod
+    def committed(table: Path) -> dict[str, int]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def export_state(self, ctx):
+        table = ctx.workdir / "table"
+        return state_rows(table, self.committed(table))
+
+    def export_deliveries(self, ctx):
+        table = ctx.workdir / "table"
+        return delivered_rows(table, self.committed(table))
