@@ -1,6 +1,6 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
-    .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64]
+    .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro]
 
 On one embedded broker, in this order:
 
@@ -9,7 +9,7 @@ On one embedded broker, in this order:
      topic record, the egress's audit table, the progress listener);
   3. the same pipeline without stamps and audit (the listener stays: the harness waits on it).
 
-Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
+Every topic carries --codec (json by default, or avro). Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
 so it reads a backlog) and is measured from the first record sent to the last one stored by the egress.
 Prints records/s for each, the pipeline / ProducerPerformance ratio, what the evidence costs, and where the
 CPU went: each process's CPU microseconds per record stored, from the generator's start to the drain.
@@ -30,14 +30,16 @@ from pathlib import Path
 import pandas as pd
 
 from harness import jars
+from harness.codecs import value_encoder
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.runner.pipeline import PipelineRun
 from harness.process.supervisor import ProcessRecord, session_members
 from harness.scenario.model import parse_scenario
 from harness.waiting import wait_for
+from pipelines.model import CODECS, SOURCE_RECORD
 
 
-def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: int):
+def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: int, codec: str):
     return parse_scenario({
         "name": name,
         "cluster": {"bootstrap_servers": bootstrap},
@@ -45,8 +47,9 @@ def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: i
             "streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
                            "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
             "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+            "topics": {"ingress.out": {"codec": codec}, "processor.out": {"codec": codec}},
         },
-        "workload": {"rate": rate, "duration_s": duration, "payload_bytes": payload, "keys": 16},
+        "workload": {"rate": rate, "duration_s": duration, "payload_bytes": payload, "keys": 16, "topic": {"codec": codec}},
     })
 
 
@@ -84,10 +87,10 @@ def cpu_snapshot(processes) -> dict[str, float]:
     return snapshot
 
 
-def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, brokers) -> dict:
+def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, codec: str, brokers) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = "with-evidence" if evidence else "without-evidence"
-    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload), folder / name, say=lambda _: None) as run:
+    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec), folder / name, say=lambda _: None) as run:
         run.evidence = evidence
         run.create_topics()
         run.start_drivers()
@@ -111,9 +114,11 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=40000, help="the generator's ceiling, records/s")
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--payload", type=int, default=64)
+    parser.add_argument("--codec", choices=CODECS, default="json", help="every topic's codec")
     args = parser.parse_args()
-    # Same record size on the wire as the generator's JSON values.
-    size = len(f'{{"key": "k0000", "seq": 100000, "event_time_ms": {int(time.time() * 1000)}, "payload": ""}}') + args.payload
+    # Same record size on the wire as the generator's values.
+    sample = {"key": "k0000", "seq": 100000, "event_time_ms": int(time.time() * 1000), "payload": "x" * args.payload}
+    size = len(value_encoder(args.codec, SOURCE_RECORD)(sample))
     with tempfile.TemporaryDirectory() as tmp:
         cluster = EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1)
         with cluster:
@@ -121,9 +126,9 @@ def main() -> None:
             perf = producer_performance(cluster.bootstrap_servers, max(args.records, 1_000_000), size)  # past its warm-up
             brokers = cluster.supervisor.processes()
             runs = {evidence: pipeline(cluster.bootstrap_servers, Path(tmp), evidence, args.rate, args.records, args.payload,
-                                       brokers)
+                                       args.codec, brokers)
                     for evidence in (True, False)}
-    print(f"Kafka ProducerPerformance, same broker, {size}-byte records, acks=all: {perf:,.0f} records/s")
+    print(f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} records/s")
     for evidence, r in runs.items():
         print(f"pipeline {'with' if evidence else 'without'} evidence: {r['stored']:,} of {r['acked']:,} acked records stored, "
               f"{r['e2e']:,.0f} records/s end to end (generator sent {r['generator']:,.0f}/s)")
