@@ -198,7 +198,7 @@ class PipelineRun:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
         proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
-                             env=self._driver_env())
+                             env=self._driver_env(), cwd=self.layout.spark_local(name).parent)
         self.drivers[name] = proc
         self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
@@ -337,7 +337,7 @@ class PipelineRun:
             path = self.layout.driver_settings(name)
             self.driver_settings(name).save(path)
             proc = launch_driver(self.supervisor, f"export-{name}", "pipelines.export", [str(path)], self.layout.log(f"export-{name}"),
-                                 env=self._driver_env())
+                                 env=self._driver_env(), cwd=self.layout.spark_local(name).parent)
             code = proc.wait_exit(timeout)
             if code is None:
                 proc.kill()

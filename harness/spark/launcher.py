@@ -40,10 +40,14 @@ def launch_driver(
     args: Sequence[str],
     log_path: Path,
     env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> ManagedProcess:
-    """Run `python -m module args...` as a driver named `name` under `supervisor`."""
+    """Run `python -m module args...` as a driver named `name` under `supervisor`, in `cwd` (Spark leaves
+    folders in its working directory: artifacts/ of every session a kill did not let it clean up)."""
     argv = [sys.executable, "-m", module, *args]
-    return supervisor.start(name, argv, log_path, env=driver_env(env))
+    if cwd is not None:
+        Path(cwd).mkdir(parents=True, exist_ok=True)
+    return supervisor.start(name, argv, log_path, env=driver_env(env), cwd=cwd)
 
 
 def dump_jvm_threads(proc: ManagedProcess, path: Path) -> bool:
