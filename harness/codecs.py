@@ -19,12 +19,17 @@ Encode = Callable[[dict], bytes]
 Decode = Callable[[bytes], Any]
 
 
+def _avro(schema: Schema):
+    """fastavro and the schema's parsed Avro form (imported only when a topic is Avro)."""
+    import fastavro
+
+    return fastavro, fastavro.parse_schema(json.loads(schema.avro()))
+
+
 def value_encoder(codec: str, schema: Schema) -> Encode:
     if codec == "json":
         return lambda record: json.dumps(record).encode()
-    import fastavro
-
-    parsed = fastavro.parse_schema(json.loads(schema.avro()))
+    fastavro, parsed = _avro(schema)
 
     def encode(record: dict) -> bytes:
         out = io.BytesIO()
@@ -37,9 +42,7 @@ def value_decoder(codec: str, schema: Schema) -> Decode:
     """bytes -> the value as JSON data; raises ValueError when the bytes are not a record of the schema."""
     if codec == "json":
         return json.loads
-    import fastavro
-
-    parsed = fastavro.parse_schema(json.loads(schema.avro()))
+    fastavro, parsed = _avro(schema)
 
     def decode(value: bytes):
         buffer = io.BytesIO(value)
