@@ -52,9 +52,19 @@ def load_kind(kind: str) -> type[Streamlet]:
             raise KindError(f"unknown streamlet kind {kind!r} (built-in: {', '.join(sorted(builtins))}; "
                             "a streamlet of your own is named package.module:Class)")
         return builtins[kind]
-    module_name, _, attr = kind.partition(":")
+    cls = import_named(kind, "Class")
+    if not (inspect.isclass(cls) and issubclass(cls, Streamlet)):
+        raise KindError(f"{kind} is not a streamlet class (subclass pipelines.api.Streamlet)")
+    check_class(cls, kind)
+    return cls
+
+
+def import_named(spec: str, what: str) -> object:
+    """The attribute `spec` = package.module:attr names, imported from the import paths; every problem is one
+    KindError line (streamlet classes and fault kinds of one's own are found this way)."""
+    module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise KindError(f"expected package.module:Class, got {kind!r}")
+        raise KindError(f"expected package.module:{what}, got {spec!r}")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -64,13 +74,10 @@ def load_kind(kind: str) -> type[Streamlet]:
     except Exception as exc:  # the user's module failed while importing: say how, in one line
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
         raise KindError(f"cannot import {module_name!r}: {type(exc).__name__}{where}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    cls = getattr(module, attr, None)
-    if cls is None:
+    found = getattr(module, attr, None)
+    if found is None:
         raise KindError(f"module {module_name!r} has no attribute {attr!r}")
-    if not (inspect.isclass(cls) and issubclass(cls, Streamlet)):
-        raise KindError(f"{kind} is not a streamlet class (subclass pipelines.api.Streamlet)")
-    check_class(cls, kind)
-    return cls
+    return found
 
 
 def check_class(cls: type[Streamlet], kind: str) -> None:

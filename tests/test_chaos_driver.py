@@ -1,7 +1,7 @@
 """The chaos driver's scheduling, with real threads and real time: faults on different targets overlap, faults
 on one target wait for each other, and a fault whose action fails ends the run with that error.
 
-The actions are stand-ins that only record when they ran: what each real action does to a pipeline is
+The kind played is a stand-in that only records when it ran: what each real action does to a pipeline is
 tested end to end (test_real_evidence.py, test_faults.py)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 from harness.chaos import driver
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
+from harness.faults import FaultKind
 from harness.runner.pipeline import PipelineRun
 from harness.scenario.model import parse_scenario
 
@@ -35,8 +36,8 @@ def run(tmp_path):
 
 
 @pytest.fixture
-def spans(monkeypatch):
-    """Replace the actions by ones that sleep 0.6 s and record (target, start, end)."""
+def spans():
+    """A fault kind that sleeps 0.6 s and records (target, start, end)."""
     recorded, lock = [], threading.Lock()
 
     def action(run, target, **params):
@@ -48,19 +49,19 @@ def spans(monkeypatch):
         with lock:
             recorded.append((target, start, time.monotonic()))
 
-    monkeypatch.setitem(driver.ACTIONS, "kill-driver", action)
-    return recorded
+    return recorded, {"stand-in": FaultKind("stand-in", "streamlet", "sleeps and records when it ran", play=action)}
 
 
 def _firing(at_s: float, target: str, **params) -> Firing:
-    return Firing(at_s, 0, "kill-driver", target, params)
+    return Firing(at_s, 0, "stand-in", target, params)
 
 
 def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other(run, spans):
-    played = driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress"), _firing(0.1, "egress")], 30, lambda _: None)
+    recorded, kinds = spans
+    played = driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress"), _firing(0.1, "egress")], kinds, 30, lambda _: None)
     assert played == 3 and not run.under_fault
     by_target = {}
-    for target, start, end in sorted(spans, key=lambda s: s[1]):
+    for target, start, end in sorted(recorded, key=lambda s: s[1]):
         by_target.setdefault(target, []).append((start, end))
     (ingress,), (first, second) = by_target["ingress"], by_target["egress"]
     assert abs(ingress[0] - first[0]) < 0.4, "faults on different targets start together"
@@ -69,4 +70,4 @@ def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other
 
 def test_a_failing_action_ends_the_run_with_its_error(run, spans):
     with pytest.raises(HarnessError, match="egress could not be restarted"):
-        driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress", fail=True)], 30, lambda _: None)
+        driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress", fail=True)], spans[1], 30, lambda _: None)

@@ -183,7 +183,8 @@ def test_phantoms_of_any_seq_are_phantoms_never_another_record(tmp_path):
 
 
 def test_what_could_not_be_measured_is_unknown_never_pass(tmp_path):
-    history = [{"ts_ms": 1_800_000_000_000, "event": "fault_begun", "kind": "kill-driver", "target": "processor", "signal": "SIGKILL"},
+    history = [{"ts_ms": 1_800_000_000_000, "event": "fault_begun", "kind": "kill-driver", "target": "processor", "signal": "SIGKILL",
+                 "scope": "streamlet", "restarts": True, "recovers": True},
                {"ts_ms": 1_800_000_000_500, "event": "process_started", "streamlet": "processor", "process": "streamlet-processor"},
                {"ts_ms": 1_800_000_001_000, "event": "fault_ended", "kind": "kill-driver", "target": "processor", "restarted": True}]
     sent = make_sent(3, 20)

@@ -116,7 +116,8 @@ def build(sent, plan: Plan):
                 phantom_seq=np.zeros(plan.phantoms, np.int64))
     history = []
     if plan.with_fault:
-        history += [{"ts_ms": T0 - 2000, "event": "fault_begun", "kind": "kill-driver", "target": "processor", "signal": "SIGKILL"},
+        history += [{"ts_ms": T0 - 2000, "event": "fault_begun", "kind": "kill-driver", "target": "processor", "signal": "SIGKILL",
+                 "scope": "streamlet", "restarts": True, "recovers": True},
                     {"ts_ms": T0 - 1000, "event": "fault_ended", "kind": "kill-driver", "target": "processor", "restarted": True}]
     if end > first:
         history += [{"ts_ms": T0 - 900, "event": "consumer_position", "streamlet": "ingress", "partitions": [["source", partition, first]]},

@@ -8,7 +8,8 @@ import threading
 import pandas as pd
 import pytest
 
-from harness.chaos.actions import kill_broker, pause_broker
+from harness.faults.kinds.broker_kill import kill_broker
+from harness.faults.kinds.broker_pause import pause_broker
 from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError
 from harness.runner.console import Console

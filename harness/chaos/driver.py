@@ -16,10 +16,10 @@ import threading
 import time
 from typing import Callable
 
-from harness.chaos.actions import ACTIONS
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
-from harness.chaos.target import Pipeline
+from harness.faults import FaultKind
+from harness.faults.target import Pipeline
 
 
 def describe(firing: Firing) -> str:
@@ -30,8 +30,8 @@ def describe(firing: Firing) -> str:
 class _Playing:
     """The faults in flight: one thread each, their targets, and the first error any of them raised."""
 
-    def __init__(self, run: Pipeline):
-        self.run = run
+    def __init__(self, run: Pipeline, kinds: dict[str, FaultKind]):
+        self.run, self.kinds = run, kinds
         self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
         self.error: BaseException | None = None
         self.finished = 0
@@ -46,7 +46,7 @@ class _Playing:
 
         def play_one() -> None:
             try:
-                ACTIONS[firing.kind](self.run, firing.target, **firing.params)
+                self.kinds[firing.kind].play(self.run, firing.target, **firing.params)
                 with self._lock:
                     self.finished += 1
             except BaseException as exc:  # handed to the main thread, which ends the run with it
@@ -67,16 +67,16 @@ class _Playing:
             raise self.error
 
 
-def play(run: Pipeline, firings: list[Firing], overrun_s: float, say: Callable[[str], None],
+def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], overrun_s: float, say: Callable[[str], None],
          on_tick: Callable[[float, int], None] = lambda elapsed, played: None) -> int:
-    """Play `firings` (times relative to now); returns how many were played.
+    """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
     `overrun_s` bounds the whole: the generator must be done and every fault
     played within the last firing time (or the workload duration) plus it.
     """
     t0 = time.monotonic()
     pending = list(firings)
-    playing = _Playing(run)
+    playing = _Playing(run, kinds)
     started = 0
     while True:
         playing.check()

@@ -12,7 +12,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from harness.scenario.faults import KINDS, FaultRule
+from harness.scenario.faults import FaultRule
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
     """Concrete firing times for every scheduled rule, within [0, duration_s), sorted by time."""
     firings = []
     for index, rule in enumerate(rules):
-        if not KINDS[rule.kind].scheduled:
+        if not rule.fault.scheduled:
             continue
         rng = random.Random(f"{seed}:{index}:{rule.kind}:{rule.target}")
         for n in itertools.count():

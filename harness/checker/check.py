@@ -19,7 +19,7 @@ from harness.semantics import LOST_CAUSES
 from harness.checker.copies import CopyAccounting, account
 from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
-from harness.checker.faults import RESTARTING, fault_spans, recovers, recovery_s
+from harness.checker.faults import disturbed, fault_spans, recovery_s
 from harness.checker.findings import FaultResult, Hop, Report, Witness
 from harness.checker.hops import first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
 from harness.checker.latency import latency
@@ -35,16 +35,17 @@ def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> lis
     for i, span in enumerate(spans):
         recovered = recovery_s(span, evidence.progress)
         note = ""
-        if span.kind in RESTARTING and span.restarted is False:
+        if span.restarts and span.restarted is False:
             note = "did not restart"
         elif span.end_ms is None:
             note = "did not end before the run did"
-        elif recovered is None and recovers(span):
-            missing = [s for s in ([span.target] if span.kind in RESTARTING else evidence.progress) if evidence.progress.get(s) is None]
+        elif recovered is None and span.recovers:
+            watched = [span.target] if span.restarts else disturbed(span, list(evidence.progress))
+            missing = [s for s in watched if evidence.progress.get(s) is None]
             note = (f"recovery unknown: progress of {', '.join(missing)} missing" if missing else
-                    "no batch and no idle report after the restart" if span.kind in RESTARTING else "no batch after it ended")
+                    "no batch and no idle report after the restart" if span.restarts else "no batch after it ended")
         results.append(FaultResult(span.kind, span.target, span.start_ms, span.end_ms, span.params, recovered,
-                                   int(redelivered[i]), note, recovers(span), span.restarted if span.kind in RESTARTING else None,
+                                   int(redelivered[i]), note, span.recovers, span.restarted if span.restarts else None,
                                    at_hops[i]))
     return results
 

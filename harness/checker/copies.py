@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.checker.faults import BROKER, FaultSpan
+from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
 from harness.checker.reconcile import copies, isin
 
@@ -122,8 +122,9 @@ def account(hops: list[HopData], sent_rids: np.ndarray, spans: list[FaultSpan]) 
         per_hop[hop.name] = HopCopies(len(sent_rows), extra, len(made), extra - len(made), kept, absorbed)
         if len(made):
             times = made.time_ms.to_numpy(dtype=np.int64)
-            # Faults that make this hop's producer run a batch again: its own restarts, brokers, executor crashes.
-            own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.kind in BROKER]
+            # Faults that make this hop's producer run a batch again: those on it (restarts, executor crashes,
+            # its network link) and those of the whole cluster (brokers).
+            own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.scope == "cluster"]
             fault = _preceding_fault(times, spans, own)
             fallback = _preceding_fault(times, spans, list(range(len(spans))))
             frames.append(pd.DataFrame({"rid": made.rid.to_numpy(), "hop": hop.name, "row": made.index.to_numpy(), "streamlet": hop.producer,

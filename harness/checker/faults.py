@@ -1,11 +1,14 @@
-"""The faults of a run as the history recorded them, and how long the pipeline took to recover from each."""
+"""The faults of a run as the history recorded them, and how long the pipeline took to recover from each.
+
+Each fault_begun carries its kind's classification (harness/faults/kind.py): `scope` (streamlet: its
+target; cluster: every streamlet), `restarts` (its target's driver is stopped and started again) and
+`recovers` (a recovery time applies). The checker reads these and keeps no list of kinds."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-RESTARTING = ("kill-driver", "retention-shrink", "redeploy")  # stop a streamlet's driver and start it again
-BROKER = ("broker-kill", "broker-pause")
+CLASSIFICATION = ("scope", "restarts", "recovers")
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,9 @@ class FaultSpan:
     params: dict
     restart_ms: int | None  # when the target's new driver started (restarting faults)
     restarted: bool | None
+    scope: str = "none"  # what it disturbs: "streamlet" (its target), "cluster" (every streamlet), "none"
+    restarts: bool = False  # it stops its target's driver and starts it again
+    recovers: bool = False  # a recovery time applies
 
 
 def fault_spans(history: list[dict]) -> list[FaultSpan]:
@@ -37,12 +43,13 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
     start = begun["ts_ms"]
     end = ended["ts_ms"] if ended else None
     restart = None
-    if begun["kind"] in RESTARTING:
+    if begun.get("restarts"):
         restart = next((e["ts_ms"] for e in history if e["event"] == "process_started" and e.get("streamlet") == begun["target"]
                         and e["ts_ms"] >= start and (end is None or e["ts_ms"] <= end)), None)
-    params = {k: v for k, v in begun.items() if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms")}
+    params = {k: v for k, v in begun.items() if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms", *CLASSIFICATION)}
     return FaultSpan(begun["kind"], begun["target"], start, end, params, restart,
-                     ended.get("restarted") if ended else None)
+                     ended.get("restarted") if ended else None, begun.get("scope", "none"),
+                     bool(begun.get("restarts")), bool(begun.get("recovers")))
 
 
 def _first_batch_with_input(events: list[dict], after_ms: int, replayed: int | None = None) -> int | None:
@@ -56,25 +63,31 @@ def _first_batch_with_input(events: list[dict], after_ms: int, replayed: int | N
     return next((e.get("ts_ms") for e in events if e.get("ts_ms", 0) > after_ms and done(e)), None)
 
 
-def recovers(span: FaultSpan) -> bool:
-    """Does the pipeline have something to recover from (a restart, a broker back), so a recovery time applies?"""
-    return span.kind in RESTARTING or span.kind in BROKER
-
-
 def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float | None:
     """Fault start -> the first batch with input committed after the fault (or the first idle report, when
-    nothing was left to read): by the restarted driver for a driver fault, by the last streamlet to get going
-    again after a broker fault. None when nothing restarted or the progress evidence is missing."""
-    if span.kind in RESTARTING:
+    nothing was left to read): by the restarted driver for a fault that restarts one; after the fault ended,
+    by its target streamlet, or by the last streamlet to get going again for a fault of the whole cluster.
+    None when nothing restarted or the progress evidence is missing."""
+    if not span.recovers:
+        return None
+    if span.restarts:
         if span.restart_ms is None or not progress.get(span.target):
             return None
         done = _first_batch_with_input(progress[span.target], span.restart_ms, span.params.get("held_batch"))
-    elif span.kind in BROKER and span.end_ms is not None:
-        if any(events is None for events in progress.values()):
+    elif span.end_ms is not None:
+        watched = disturbed(span, list(progress))
+        if not watched or any(progress.get(s) is None for s in watched):
             return None
-        firsts = [_first_batch_with_input(events, span.end_ms) for events in progress.values()]
+        firsts = [_first_batch_with_input(progress[s], span.end_ms) for s in watched]
         firsts = [t for t in firsts if t is not None]
         done = max(firsts) if firsts else None
     else:
         return None
     return None if done is None else round((done - span.start_ms) / 1000, 3)
+
+
+def disturbed(span: FaultSpan, streamlets: list[str]) -> list[str]:
+    """The streamlets whose progress shows the recovery from `span` (and whose replays it may cause)."""
+    if span.scope == "cluster":
+        return list(streamlets)
+    return [span.target] if span.scope == "streamlet" else []

@@ -11,8 +11,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.checker.findings import Report  # noqa: E402
 
-FAULT_COLORS = {"kill-driver": "#d62728", "executor-crash": "#9467bd", "broker-kill": "#8c564b", "broker-pause": "#e377c2",
-                "retention-shrink": "#ff7f0e", "redeploy": "#17becf", "late-events": "#bcbd22"}
+FAULT_PALETTE = ("#d62728", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e", "#17becf", "#bcbd22", "#2ca02c", "#1f77b4", "#7f7f7f")
+
+
+def _fault_colors(report: Report) -> dict[str, str]:
+    """A color per fault kind of this run, in the order the kinds first appear (the report knows no list of kinds)."""
+    kinds = dict.fromkeys(f.kind for f in report.faults)
+    return {kind: FAULT_PALETTE[i % len(FAULT_PALETTE)] for i, kind in enumerate(kinds)}
 
 
 def svg(figure) -> str:
@@ -32,14 +37,15 @@ def _fault_bands(axes, report: Report) -> None:
     """Every fault its own band, labelled with its number and target (the fault table's numbers)."""
     t0 = report.timeline.get("start_ms", 0)
     end_s = report.timeline.get("duration_s", 0)
+    colors = _fault_colors(report)
     for number, f in enumerate(report.faults, 1):
         start = (f.start_ms - t0) / 1000
         end = (f.end_ms - t0) / 1000 if f.end_ms else end_s
         for ax in axes:
-            ax.axvspan(start, max(end, start + 0.5), color=FAULT_COLORS.get(f.kind, "#7f7f7f"), alpha=0.16, linewidth=0)
+            ax.axvspan(start, max(end, start + 0.5), color=colors[f.kind], alpha=0.16, linewidth=0)
         axes[0].annotate(f"{number} {f.target}", xy=(start, 1.0), xycoords=("data", "axes fraction"), xytext=(1, 2),
                          textcoords="offset points", fontsize=7, rotation=90, va="bottom", ha="left",
-                         color=FAULT_COLORS.get(f.kind, "#555"))
+                         color=colors[f.kind])
 
 
 def _phase_marks(axes, report: Report) -> None:
@@ -62,9 +68,8 @@ def _legend_outside(ax) -> None:
 
 
 def _fault_legend(ax, report: Report) -> None:
-    kinds = dict.fromkeys(f.kind for f in report.faults)
-    for kind in kinds:
-        ax.axvspan(0, 0, color=FAULT_COLORS.get(kind, "#7f7f7f"), alpha=0.3, label=kind)
+    for kind, color in _fault_colors(report).items():
+        ax.axvspan(0, 0, color=color, alpha=0.3, label=kind)
 
 
 def timeline_svg(report: Report) -> str:
@@ -116,9 +121,10 @@ def anomalies_svg(report: Report) -> str:
 
 def recovery_svg(report: Report) -> str:
     faults = [(i, f) for i, f in enumerate(report.faults, 1) if f.recovery_s is not None]
+    colors = _fault_colors(report)
     figure, ax = plt.subplots(figsize=(10, 0.6 + 0.35 * max(len(faults), 1)))
     ax.barh([f"{i} {f.kind} {f.target}" for i, f in faults], [f.recovery_s for _, f in faults],
-            color=[FAULT_COLORS.get(f.kind, "#7f7f7f") for _, f in faults])
+            color=[colors[f.kind] for _, f in faults])
     ax.invert_yaxis()
     ax.set_xlabel("seconds from the fault to the first batch with input after it (or idle: nothing left to read)")
     ax.set_title("Recovery time per fault")

@@ -172,6 +172,10 @@ class PipelineRun:
             self._spark_conf[cls] = session_conf(cls.spark_conf, cls.spark_jars)
         return self._spark_conf[cls]
 
+    def source_options(self, name: str) -> SourceOptions:
+        """How the scenario has the streamlet read the source (before any redeploy changed it)."""
+        return self.scenario.options_for(name)
+
     def input_topics(self, name: str) -> list[str]:
         s = self.driver_settings(name)
         return list(s.inputs.values()) + ([s.source_topic] if s.source_topic else [])

@@ -23,6 +23,7 @@ from harness.runner.pipeline import PipelineRun
 from harness.runner.resources import ResourceSampler
 from harness.runner.sampler import OffsetSampler
 from harness.scenario import Scenario
+from harness.scenario.faults import FaultRule
 
 
 @dataclass
@@ -42,15 +43,6 @@ class RunSummary:
     driver_exit_codes: dict = field(default_factory=dict)
     topics: dict = field(default_factory=dict)  # blueprint topic name -> actual topic name
     error: str | None = None
-
-
-def _task_failures(log: Path) -> int:
-    """Tasks Spark reported lost in a driver's log (each executor crash is one)."""
-    try:
-        with open(log, "rb") as fh:
-            return sum(1 for line in fh if b"Lost task" in line)
-    except FileNotFoundError:
-        return 0
 
 
 class _Status:
@@ -92,9 +84,9 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             run.start_cluster()
             run.save_versions()
             run.create_topics()
-            crashes = [r for r in rules if r.kind == "executor-crash"]
-            for rule in crashes:
-                run.setting_overrides[rule.target] = {"crash_probability": rule.params["probability"]}
+            whole_run = [r for r in rules if not r.fault.scheduled]
+            for rule in (r for r in whole_run if r.fault.prepare):
+                rule.fault.prepare(run, rule.target, rule.params)
             run.start_drivers()
             sampler = OffsetSampler(run.bootstrap, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
@@ -102,11 +94,11 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                 run.start_generator(duration, seed)
                 console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s; "
                             f"{len(firings)} fault(s) planned (seed {seed})")
-                _begin_continuous_faults(run, crashes)
+                _begin_continuous_faults(run, whole_run)
                 status = _Status(run, sampler, console, duration, len(firings))
                 overrun = max([duration] + [f.at_s for f in firings]) + 300
-                summary.faults_played = play(run, firings, overrun, console.say, status)
-                _end_continuous_faults(run, crashes)
+                summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status)
+                _end_continuous_faults(run, whole_run)
                 summary.drain_s = run.drain()
                 console.say(f"drained in {summary.drain_s:.1f}s")
             finally:
@@ -142,20 +134,20 @@ def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: 
     run.describe().save(run.layout.pipeline)
 
 
-def _begin_continuous_faults(run: PipelineRun, crashes) -> None:
-    """Faults active for the whole workload: executor crashes, and late events from the generator."""
+def _begin_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:
+    """Faults active for the whole workload: the whole-run kinds (executor crashes), and late events from the
+    generator."""
     w = run.scenario.workload
-    for rule in crashes:
-        run.history.record("fault_begun", kind="executor-crash", target=rule.target, probability=rule.params["probability"])
+    for rule in whole_run:
+        rule.fault.begun(run, rule.target, **rule.params)
     if w.late_share > 0:
-        run.history.record("fault_begun", kind="late-events", target=run.topic_name(w.topic),
-                           share=w.late_share, late_by_s=w.late_by_s, after_s=w.late_after_s)
+        run.history.record("fault_begun", kind="late-events", target=run.topic_name(w.topic), scope="none",
+                           restarts=False, recovers=False, share=w.late_share, late_by_s=w.late_by_s, after_s=w.late_after_s)
 
 
-def _end_continuous_faults(run: PipelineRun, crashes) -> None:
+def _end_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:
     w = run.scenario.workload
-    for rule in crashes:
-        lost = _task_failures(run.layout.log(f"streamlet-{rule.target}"))
-        run.history.record("fault_ended", kind="executor-crash", target=rule.target, tasks_lost=lost)
+    for rule in whole_run:
+        rule.fault.ended(run, rule.target, **(rule.fault.finish(run, rule.target, rule.params) if rule.fault.finish else {}))
     if w.late_share > 0:
         run.history.record("fault_ended", kind="late-events", target=run.topic_name(w.topic))

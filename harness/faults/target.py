@@ -1,7 +1,8 @@
-"""What the chaos driver may touch of a running pipeline: the narrow interface its actions use.
+"""What a fault may touch of a running pipeline: the narrow interface fault kinds use.
 
-The runner's PipelineRun provides it; the chaos package depends on this Protocol only, so it never imports
-the runner (which imports the chaos driver to play a schedule).
+The runner's PipelineRun provides it; the fault kinds and the chaos driver depend on this Protocol only, so
+they never import the runner (which imports the chaos driver to play a schedule) nor the scenario parser
+(which imports the fault kinds to check a scenario).
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ from harness.codecs import Decode
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.process import ManagedProcess
-from harness.scenario import Scenario
 from pipelines.settings import SourceOptions
 
 
 class Pipeline(Protocol):
-    scenario: Scenario
     layout: RunLayout
     history: History
     bootstrap: str
@@ -27,12 +26,15 @@ class Pipeline(Protocol):
     failed: dict[str, str]  # streamlet -> why its driver ended by itself
     under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
+    setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
 
     def start_driver(self, name: str) -> ManagedProcess: ...
 
     def wait_up(self, name: str, timeout: float = 240.0) -> bool: ...
 
     def exited_drivers(self) -> list[str]: ...
+
+    def source_options(self, name: str) -> SourceOptions: ...
 
     def input_topics(self, name: str) -> list[str]: ...
 

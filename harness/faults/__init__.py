@@ -1,0 +1,51 @@
+"""Fault kinds as plug-ins: each kind is one FaultKind, in its own module.
+
+Built-in kinds are the modules of harness/faults/kinds/ (each defines `KIND`); a scenario names a kind of
+one's own as `package.module:attr`, imported from the scenario's import paths (docs/faults.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from harness.faults.kind import TARGETS, FaultKind, Param
+from pipelines.kinds import KindError, import_named
+
+BUILTIN_PACKAGE = "harness.faults.kinds"
+
+__all__ = ["FaultKind", "Param", "TARGETS", "FaultKindError", "builtin_fault_kinds", "load_fault_kind"]
+
+
+class FaultKindError(Exception):
+    """A fault kind that cannot be used; the message says why, in one line."""
+
+
+@cache
+def builtin_fault_kinds() -> dict[str, FaultKind]:
+    """Name -> kind, for every built-in fault kind."""
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    found = {}
+    for module in pkgutil.iter_modules(package.__path__):
+        kind = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{module.name}"), "KIND", None)
+        if isinstance(kind, FaultKind):
+            found[kind.name] = kind
+    return dict(sorted(found.items()))
+
+
+def load_fault_kind(name: str) -> FaultKind:
+    """The kind a scenario names: a built-in name, or package.module:attr holding a FaultKind."""
+    if ":" not in name:
+        builtins = builtin_fault_kinds()
+        if name not in builtins:
+            raise FaultKindError(f"expected one of {', '.join(builtins)} (or package.module:attr for a kind of "
+                                 f"your own), got {name!r}")
+        return builtins[name]
+    try:
+        kind = import_named(name, "attr")
+    except KindError as exc:
+        raise FaultKindError(str(exc)) from None
+    if not isinstance(kind, FaultKind):
+        raise FaultKindError(f"{name} is not a fault kind (a harness.faults.FaultKind), it is a {type(kind).__name__}")
+    return kind

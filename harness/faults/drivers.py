@@ -1,0 +1,36 @@
+"""What the faults on a streamlet share: find its driver, stop it, record where it was, start it again."""
+
+from __future__ import annotations
+
+from harness.errors import HarnessError
+from harness.faults.kind import FaultKind
+from harness.faults.target import Pipeline
+
+
+def running_driver(run: Pipeline, kind: str, streamlet: str):
+    proc = run.drivers.get(streamlet)
+    if proc is None:
+        raise HarnessError(f"{kind}: no streamlet {streamlet!r} in this run")
+    return proc
+
+
+def stop_driver(run: Pipeline, streamlet: str, sig: str) -> None:
+    """SIGKILL the driver's whole session (a crash), or SIGTERM it (a graceful stop between batches)."""
+    proc = run.drivers[streamlet]
+    code = proc.kill() if sig == "SIGKILL" else proc.stop(timeout=60)
+    run.history.record("process_killed", process=f"streamlet-{streamlet}", pid=proc.pid, signal=sig, exit_code=code)
+
+
+def restart(run: Pipeline, kind: FaultKind, streamlet: str, **fields) -> None:
+    """Start the streamlet again and end the fault once it runs batches (or has failed, which is recorded)."""
+    new = run.start_driver(streamlet)
+    up = run.wait_up(streamlet)
+    kind.ended(run, streamlet, new_pid=new.pid, restarted=up, **fields)
+
+
+def record_position(run: Pipeline, streamlet: str) -> dict[tuple[str, int], int]:
+    """Record (and return) where a stopped streamlet had committed up to: where records start to be skipped
+    if it does not resume from there."""
+    committed = run.committed_offsets(streamlet)
+    run.history.record("consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())])
+    return committed

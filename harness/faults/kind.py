@@ -1,0 +1,89 @@
+"""What a fault kind is: its parameters, its target, how it plays, and how the checker should read it.
+
+One module per kind (harness/faults/kinds/, or a user's `package.module:attr`) defines one `FaultKind`.
+The scenario parser validates a fault against its `params` and `target`; the chaos driver calls `play`
+when a firing is due (or `prepare`/`finish` around the workload for a whole-run kind); the kind's
+classification (`scope`, `restarts`, `recovers`) is written into every fault_begun it records, so the
+checker reads it from the history and keeps no list of kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+REQUIRED = object()  # a Param without a default must be given
+TARGETS = {
+    "streamlet": "a streamlet of the blueprint",
+    "processor": "a streamlet of kind processor",
+    "broker": "broker-N of the embedded cluster",
+    "link": "a streamlet's network link to the brokers, or `generator`'s",
+}
+SCOPES = ("streamlet", "cluster", "none")  # what a fault disturbs: its target streamlet, every streamlet, nothing
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a fault kind: its type(s), default, bounds or choices."""
+
+    types: type | tuple[type, ...]
+    default: Any = REQUIRED
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    help: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        return self.types == (int, float)
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """A kind of fault.
+
+    `play(run, target, **params)` blocks until the pipeline is whole again (a timed kind). A whole-run kind
+    has no `play`: `prepare(run, target, params)` runs before the drivers start, and `finish(run, target,
+    params) -> dict` after the workload, its result going into fault_ended.
+
+    The classification goes into the history with each fault_begun (`begun`): `scope` says which progress
+    shows the recovery and which copies the fault may have made (its target streamlet's, or every
+    streamlet's for a fault of the cluster or the source); `restarts` that it stops and restarts its target's
+    driver (recovery is timed from the restart); `recovers` that a recovery time applies at all.
+    """
+
+    name: str
+    target: str
+    help: str
+    params: dict[str, Param] = field(default_factory=dict)
+    play: Callable[..., None] | None = None
+    prepare: Callable[[Any, str, dict], None] | None = None
+    finish: Callable[[Any, str, dict], dict] | None = None
+    scope: str = "streamlet"
+    restarts: bool = False
+    recovers: bool = True
+    needs_embedded: bool = False  # brokers or network links exist only on a cluster the harness started
+    check: Callable[[dict], tuple[str, str] | None] | None = None  # params -> (field, why) when they clash
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"fault kind {self.name!r}: target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"fault kind {self.name!r}: scope must be one of {', '.join(SCOPES)}, not {self.scope!r}")
+        if (self.play is None) == (self.prepare is None and self.finish is None):
+            raise ValueError(f"fault kind {self.name!r}: give play (a timed fault) or prepare/finish (a whole-run one)")
+
+    @property
+    def scheduled(self) -> bool:
+        """Timed (start_s, every_s, times) rather than active for the whole run."""
+        return self.play is not None
+
+    def classification(self) -> dict:
+        return {"scope": self.scope, "restarts": self.restarts, "recovers": self.recovers}
+
+    def begun(self, run, target: str, **fields) -> None:
+        """Record fault_begun with the kind's classification, so the checker needs no list of kinds."""
+        run.history.record("fault_begun", kind=self.name, target=target, **self.classification(), **fields)
+
+    def ended(self, run, target: str, **fields) -> None:
+        run.history.record("fault_ended", kind=self.name, target=target, **fields)

@@ -1,0 +1,107 @@
+"""kill-driver: SIGKILL (a crash) or SIGTERM (a graceful stop) a streamlet's driver, then start it again.
+
+The restart uses the same checkpoint directories, so it resumes from the last committed batch; a batch
+planned but not committed is replayed. `at: after-write` first arms the driver's crash point and kills it
+while a batch is held between its write and Spark's commit: that batch is replayed for certain.
+`at: in-flight` needs no crash point (Spark's own sinks): it kills while a batch is planned and not
+committed and some of its output is already written (harness.faults.inflight).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from harness.errors import WaitTimeout
+from harness.faults.drivers import restart, running_driver, stop_driver
+from harness.faults.inflight import InFlight, OutputWatch, batch_in_flight
+from harness.faults.kind import FaultKind, Param
+from harness.faults.target import Pipeline
+from harness.waiting import wait_for
+
+
+def kill_driver(run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0,
+                at: str = "anytime") -> None:
+    proc = running_driver(run, KIND.name, streamlet)
+    if at == "in-flight":
+        _kill_in_flight(run, streamlet, proc)
+    else:
+        held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
+        KIND.begun(run, streamlet, signal=signal, pid=proc.pid, at=at, **held)
+        stop_driver(run, streamlet, signal)
+    time.sleep(restart_after_s)  # the outage itself is part of the fault
+    restart(run, KIND, streamlet)
+
+
+def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> dict:
+    """Arm the streamlet's crash point and wait until a batch holds there; returns {held_query, held_batch}.
+
+    When no batch writes within `timeout_s` (no input), the arm is withdrawn,
+    the history says so, and the kill goes ahead at whatever moment it is.
+    """
+    arm, held = run.layout.crash_arm(streamlet), run.layout.crash_held(streamlet)
+    arm.parent.mkdir(parents=True, exist_ok=True)
+    held.unlink(missing_ok=True)
+    arm.touch()
+    try:
+        wait_for(held.exists, timeout=timeout_s, interval=0.05, what=f"a batch of {streamlet} to finish its write",
+                 abort=lambda: None if proc.running() else "the driver exited")
+    except WaitTimeout as exc:
+        arm.unlink(missing_ok=True)
+        if not held.exists():  # the arm may have been taken between the timeout and the unlink
+            run.history.record("crash_point_missed", target=streamlet, reason=str(exc))
+            return {}
+    state = wait_for(lambda: _read_held(held), timeout=5, interval=0.05, what=f"{held} to be readable")
+    return {"held_query": state["query"], "held_batch": state["batch"]}
+
+
+def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> None:
+    """SIGKILL the driver once a batch is in flight with some of its output written; the history names that
+    batch (held_query, held_batch, planned_ms). Without such a moment within `timeout_s` (no input), the
+    history says so and the kill goes ahead at whatever moment it is."""
+    checkpoints = run.layout.checkpoints(streamlet)
+    watch = OutputWatch(run.bootstrap, run.output_topics(streamlet), run.layout.workdir(streamlet))
+    deadline = time.monotonic() + timeout_s
+    held: InFlight | None = None
+    try:
+        while time.monotonic() < deadline and proc.running():
+            latest = watch.poll(0.01)
+            flight = batch_in_flight(checkpoints)
+            if flight is not None and latest > flight.planned_ms:
+                held = flight
+                break
+    finally:
+        watch.close()
+    fields = {"held_query": held.query, "held_batch": held.batch, "planned_ms": held.planned_ms} if held else {}
+    KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", **fields)
+    stop_driver(run, streamlet, "SIGKILL")
+    if held is None:
+        run.history.record("crash_point_missed", target=streamlet, reason=f"no batch in flight with output written within {timeout_s:.0f}s")
+    elif (checkpoints / held.query / "commits" / str(held.batch)).exists():  # committed in the instant before the kill
+        run.history.record("crash_point_missed", target=streamlet, reason=f"batch {held.batch} committed just before the kill")
+
+
+def _read_held(path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _graceful_stop_finishes_the_batch(params: dict) -> tuple[str, str] | None:
+    if params["at"] in ("after-write", "in-flight") and params["signal"] != "SIGKILL":
+        return "at", f"{params['at']} needs signal SIGKILL (a graceful stop would finish the batch)"
+    return None
+
+
+KIND = FaultKind(
+    name="kill-driver", target="streamlet", play=kill_driver, restarts=True,
+    check=_graceful_stop_finishes_the_batch,
+    params={
+        "signal": Param(str, "SIGKILL", choices=("SIGKILL", "SIGTERM")),
+        "restart_after_s": Param((int, float), 3.0, minimum=0),
+        "at": Param(str, "anytime", choices=("anytime", "after-write", "in-flight")),
+    },
+    help="kill a streamlet's driver (SIGKILL crash or SIGTERM graceful), restart it from its checkpoint; "
+         "at: after-write kills while a batch is written but not yet committed (at its crash point); "
+         "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output")

@@ -1,0 +1,49 @@
+"""redeploy: stop a streamlet, delete its checkpoints, restart it from earliest, latest or a timestamp.
+
+"Deleting" moves the checkpoints to checkpoints-retired/ (Spark no longer sees them; the checker still can).
+The timestamp is the stop time minus `timestamp_back_s`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import replace
+
+from harness.faults.drivers import record_position, restart, running_driver, stop_driver
+from harness.faults.kind import FaultKind, Param
+from harness.faults.target import Pipeline
+
+
+def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestamp_back_s: float = 0.0,
+             down_s: float = 3.0) -> None:
+    running_driver(run, KIND.name, streamlet)
+    KIND.begun(run, streamlet, starting=starting)
+    stop_driver(run, streamlet, "SIGTERM")
+    stopped_ms = int(time.time() * 1000)
+    record_position(run, streamlet)
+    checkpoints = run.layout.checkpoints(streamlet)
+    retired = run.layout.retired_checkpoints(streamlet, len(run.layout.retired_checkpoint_dirs(streamlet)) + 1)
+    if checkpoints.exists():
+        retired.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(checkpoints), str(retired))
+    run.history.record("checkpoint_deleted", streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
+    time.sleep(down_s)
+    options = run.source_options(streamlet)
+    if starting == "timestamp":
+        options = replace(options, starting_timestamp_ms=stopped_ms - int(timestamp_back_s * 1000))
+    else:
+        options = replace(options, starting_offsets=starting, starting_timestamp_ms=None)
+    run.source_overrides[streamlet] = options
+    restart(run, KIND, streamlet, starting_offsets=options.starting_offsets,
+            starting_timestamp_ms=options.starting_timestamp_ms)
+
+
+KIND = FaultKind(
+    name="redeploy", target="streamlet", play=redeploy, restarts=True,
+    params={
+        "starting": Param(str, "earliest", choices=("earliest", "latest", "timestamp")),
+        "timestamp_back_s": Param((int, float), 0.0, minimum=0),
+        "down_s": Param((int, float), 3.0, minimum=0),
+    },
+    help="stop a streamlet, delete its checkpoints, restart from earliest, latest or a timestamp")
