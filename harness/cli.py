@@ -418,6 +418,24 @@ def scenarios_command(folder: Path):
                                  subsequent_indent="    "))
 
 
+@main.command("faults")
+def faults_command():
+    """List the built-in fault kinds: target, parameters with their defaults, what each does.
+
+    A kind of your own is named package.module:attr in a scenario (docs/faults.md).
+    """
+    from harness.faults import TARGETS, builtin_fault_kinds
+    from harness.faults.kind import REQUIRED
+
+    for kind in builtin_fault_kinds().values():
+        params = ", ".join(f"{name}" + ("" if p.default is REQUIRED else f"={p.default:g}" if isinstance(p.default, float) else f"={p.default}")
+                           + (f" ({'|'.join(p.choices)})" if p.choices else "") for name, p in kind.params.items())
+        timing = "timed" if kind.scheduled else "whole run"
+        click.echo(f"{kind.name:<18} {TARGETS[kind.target]} ({timing})")
+        click.echo(f"    {params or 'no parameters'}")
+        click.echo(textwrap.fill(kind.help, 100, initial_indent="    ", subsequent_indent="    "))
+
+
 @main.command("clean")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def clean_command(run_dir: Path):

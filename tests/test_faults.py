@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
+from datetime import datetime
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -21,6 +24,7 @@ from harness.waiting import wait_for
 from tests.evidence_helpers import acked, egress_counts
 
 pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parent.parent
 
 TWO_STEP = {
     "name": "two-step",
@@ -175,10 +179,13 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
 
 
 MODES = ("append", "upsert", "dedup", "transactional")
+PARTITION = {"kind": "network-partition", "target": "egress-upsert", "start_s": 26, "duration_s": 20}
 KILLS_AFTER_WRITE = {
     # Ingress -> one egress per mode; each egress killed once while a batch is held after its write. The kills
     # overlap (different targets); each holds a batch first, and a restart takes 10 to 40 s here with five
     # drivers: records keep coming long enough for every kill to find a batch to hold and for the restarts to read.
+    # Later the upsert egress's network link is cut for 20 s, and the append egress is frozen by a fault kind
+    # of one's own (examples/faults/freeze.py, loaded from a temporary package): one run costs one start-up.
     "name": "kill-after-write",
     "blueprint": {
         "streamlets": {"ingress": {"kind": "ingress"},
@@ -188,17 +195,25 @@ KILLS_AFTER_WRITE = {
     },
     "workload": {"rate": 30, "duration_s": 55, "keys": 4},
     "faults": [{"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
-               for i, m in enumerate(MODES)],
+               for i, m in enumerate(MODES)] + [PARTITION],
 }
 
 
 @pytest.fixture(scope="module")
 def kills_after_write(tmp_path_factory):
     """One run for the four modes (the tests below look at two each): the kills overlap, so it costs one."""
-    run_dir = tmp_path_factory.mktemp("kills") / "run"
-    summary = run_scenario(parse_scenario(KILLS_AFTER_WRITE), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == len(MODES) and not summary.failed_streamlets
-    held = {e["target"]: e["held_batch"] for e in history(run_dir) if e["event"] == "fault_begun"}
+    root = tmp_path_factory.mktemp("kills")
+    package = f"userfaults_{root.name.replace('-', '_')}"
+    (root / "plugins" / package).mkdir(parents=True)
+    (root / "plugins" / package / "__init__.py").write_text("")
+    shutil.copy(ROOT / "examples" / "faults" / "freeze.py", root / "plugins" / package / "freeze.py")
+    scenario = {**KILLS_AFTER_WRITE, "imports": [str(root / "plugins")],
+                "faults": KILLS_AFTER_WRITE["faults"] + [{"kind": f"{package}.freeze:KIND", "target": "egress-append",
+                                                          "start_s": 30, "frozen_s": 4}]}
+    run_dir = root / "run"
+    summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == len(MODES) + 2 and not summary.failed_streamlets
+    held = {e["target"]: e["held_batch"] for e in history(run_dir) if e["event"] == "fault_begun" and e["kind"] == "kill-driver"}
     assert set(held) == {f"egress-{m}" for m in MODES}
     return run_dir, held, check_run(run_dir)
 
@@ -223,7 +238,7 @@ def test_a_kill_after_the_write_makes_append_store_that_batch_twice_and_upsert_a
     assert report.counts.duplicated_in_state == len(held_records)
     # Every extra copy is tied to the replay after its egress's kill.
     assert report.causes["duplicated"]["unexplained"] == 0
-    redelivered = {f.target: f.redelivered for f in report.faults}
+    redelivered = {f.target: f.redelivered for f in report.faults if f.kind == "kill-driver"}
     assert redelivered["egress-append"] == len(held_records) and redelivered["egress-upsert"] > 0
 
 
@@ -242,6 +257,46 @@ def test_a_kill_after_the_write_is_absorbed_by_dedup_and_transactional(kills_aft
         assert counts.lost == 0 and counts.duplicated_in_state == 0, mode
     assert report.causes["duplicated"]["unexplained"] == 0
 
+
+
+def _batch_started_ms(event: dict) -> int:
+    """When a progress event's batch was triggered (Spark's `timestamp`, ISO 8601 UTC)."""
+    return int(datetime.fromisoformat(event["progress"]["timestamp"].replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothing_lost(kills_after_write):
+    run_dir, _, report = kills_after_write
+    events = history(run_dir)
+    begun = next(e for e in events if e["event"] == "fault_begun" and e["kind"] == "network-partition")
+    ended = next(e for e in events if e["event"] == "fault_ended" and e["kind"] == "network-partition")
+    assert begun["target"] == "egress-upsert" and begun["partition"] is True and begun["scope"] == "streamlet"
+    assert 19_500 <= ended["ts_ms"] - begun["ts_ms"] <= 25_000
+    # The proxy says when it cut the link and when it healed it.
+    applied = [json.loads(line) for line in (run_dir / "logs" / "network-proxy.log").read_text().splitlines() if '"applied"' in line]
+    assert [a["applied"].get("partition", False) for a in applied] == [True, False]
+
+    # Independent of the checker, from the egress's own progress events: no batch that started while the link
+    # was cut finished before it healed, and batches with input came again after it. The driver never restarted.
+    progress = [json.loads(line) for line in (run_dir / "progress" / "egress-upsert.jsonl").open()]
+    batches = [e for e in progress if e.get("event") == "progress"]
+    assert not [e for e in batches if begun["ts_ms"] < _batch_started_ms(e) and e["ts_ms"] < ended["ts_ms"]]
+    assert any(e["ts_ms"] > ended["ts_ms"] and e["progress"]["numInputRows"] > 0 for e in batches)
+    assert not [e for e in events if e["event"] == "process_started" and e.get("streamlet") == "egress-upsert"
+                and begun["ts_ms"] <= e["ts_ms"] <= ended["ts_ms"] + 60_000]
+    stored = egress_counts(run_dir, "egress-upsert", "records")
+    assert set(stored) == acked(run_dir) and set(stored.values()) == {1}, "nothing lost, nothing stored twice"
+
+    fault = next(f for f in report.faults if f.kind == "network-partition")
+    assert fault.recovery_s is not None and fault.recovery_s >= 20 and fault.redelivered == 0
+
+
+def test_a_fault_kind_of_ones_own_is_loaded_by_module_and_attr_and_played(kills_after_write):
+    run_dir, _, report = kills_after_write
+    begun = next(e for e in history(run_dir) if e["event"] == "fault_begun" and e["kind"] == "freeze-driver")
+    assert begun["target"] == "egress-append" and begun["frozen_s"] == 4.0
+    assert (begun["scope"], begun["restarts"], begun["recovers"]) == ("streamlet", False, True)
+    fault = next(f for f in report.faults if f.kind == "freeze-driver")
+    assert fault.end_ms - fault.start_ms >= 4000 and fault.recovery_s is not None
 
 def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_says_so(tmp_path):
     """The egress is redeployed without its checkpoint, from `latest`: the records appended to its

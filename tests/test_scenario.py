@@ -54,6 +54,19 @@ BAD = [
     ("crash is not scheduled", GOOD.replace("egress: {kind: egress}", "p: {kind: processor}\n    egress: {kind: egress}")
      .replace("ingress.out: [egress.in]", "ingress.out: [p.in]\n    p.out: [egress.in]")
      + "faults:\n  - {kind: executor-crash, target: p, probability: 0.1, start_s: 5}\n", "faults[0].start_s: unknown field"),
+    ("a fault kind's module is missing", GOOD + "faults:\n  - {kind: 'nowhere.faults:KIND', target: egress}\n",
+     "faults[0].kind: cannot import 'nowhere.faults': no such module on the import paths"),
+    ("a fault kind's attribute is no kind", GOOD + "faults:\n  - {kind: 'harness.faults:Param', target: egress}\n",
+     "faults[0].kind: harness.faults:Param is not a fault kind (a harness.faults.FaultKind), it is a type"),
+    ("the generator has a link, not a driver", GOOD + "faults:\n  - {kind: kill-driver, target: generator}\n",
+     "faults[0].target: unknown streamlet 'generator' (declared: ingress, egress)"),
+    ("a link of no streamlet", GOOD + "faults:\n  - {kind: network-delay, target: processor}\n",
+     "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress or generator)"),
+    ("network faults need the embedded cluster", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+     "faults:\n  - {kind: network-partition, target: generator}\n",
+     "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers"),
+    ("bandwidth of nothing", GOOD + "faults:\n  - {kind: network-bandwidth, target: egress, bytes_per_s: 0}\n",
+     "faults[0].bytes_per_s: expected a value of at least 1, got 0"),
     ("negative delay", GOOD + "faults:\n  - {kind: redeploy, target: egress, down_s: -1}\n",
      "faults[0].down_s: expected a value of at least 0, got -1"),
     ("bad guarantee", GOOD + "expectations: {end_to_end: mostly-once}\n",
@@ -131,7 +144,7 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
 SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "driver-kill-dedup",
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
            "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
-           "delta-sink-kills", "kafka-sink-in-flight", "avro-kills"]
+           "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
@@ -141,6 +154,17 @@ def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
     assert {line.split()[0] for line in lines if not line.startswith(" ")} == set(SHIPPED)
     described = lines[lines.index(next(line for line in lines if line.startswith("driver-kill-append "))) + 1]
     assert described.startswith("    ") and "SIGKILLs" in described
+
+
+def test_every_built_in_fault_kind_is_listed_with_its_target_and_parameters():
+    from harness.faults import builtin_fault_kinds
+
+    result = run_harness("faults")
+    assert result.returncode == 0, result.stderr
+    listed = {line.split()[0] for line in result.stdout.splitlines() if not line.startswith(" ")}
+    assert listed == set(builtin_fault_kinds()) >= {"kill-driver", "network-partition", "network-delay", "network-bandwidth",
+                                                    "network-reset", "broker-kill", "retention-shrink"}
+    assert "signal=SIGKILL (SIGKILL|SIGTERM)" in result.stdout and "bytes_per_s=20000" in result.stdout
 
 
 def test_guarantees_are_ordered_by_strength():

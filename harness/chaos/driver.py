@@ -50,6 +50,8 @@ class _Playing:
                 with self._lock:
                     self.finished += 1
             except BaseException as exc:  # handed to the main thread, which ends the run with it
+                if isinstance(exc, Exception) and not isinstance(exc, HarnessError):  # a kind's own code failed: one line
+                    exc = HarnessError(f"fault {describe(firing)} failed: {type(exc).__name__}: {exc}")
                 with self._lock:
                     self.error = self.error or exc
             finally:

@@ -9,22 +9,29 @@ from __future__ import annotations
 
 import base64
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
 @dataclass(frozen=True)
 class NodeSpec:
-    """One broker+controller node: its id and the loopback ports it listens on."""
+    """One broker+controller node: its id and the loopback ports it listens on.
+
+    `links` gives each network link (harness.network) a client listener of its own: link -> [listener
+    name, the port the broker listens on, the port it advertises: the link's proxy in front of it]."""
 
     node_id: int
     port: int
     controller_port: int
     host: str = "127.0.0.1"
+    links: dict = field(default_factory=dict)
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def link_address(self, link: str) -> str:
+        return f"{self.host}:{self.links[link][2]}"
 
 
 def new_cluster_id() -> str:
@@ -43,17 +50,19 @@ def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path) -> 
     """server.properties for one node. Fault-testing choices are commented."""
     count = len(nodes)
     voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in nodes)
+    links = node.links.values()  # inter-broker and controller traffic keep their own listeners, never proxied
     replication = min(3, count)
     min_isr = 2 if count >= 3 else 1
     return {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "controller.quorum.voters": voters,
-        "listeners": f"PLAINTEXT://{node.host}:{node.port},CONTROLLER://{node.host}:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{node.host}:{node.port}",
+        "listeners": f"PLAINTEXT://{node.host}:{node.port},CONTROLLER://{node.host}:{node.controller_port}"
+                     + "".join(f",{name}://{node.host}:{port}" for name, port, _ in links),
+        "advertised.listeners": f"PLAINTEXT://{node.host}:{node.port}" + "".join(f",{name}://{node.host}:{proxy}" for name, _, proxy in links),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + "".join(f",{name}:PLAINTEXT" for name, _, _ in links),
         "log.dirs": str(data_dir),
         # Topics are created explicitly by the harness, with their own settings.
         "auto.create.topics.enable": "false",

@@ -171,8 +171,11 @@ class EmbeddedCluster:
     # -- creation and lookup -------------------------------------------------
 
     @classmethod
-    def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None) -> "EmbeddedCluster":
-        """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool."""
+    def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None, links: list[str] = ()) -> "EmbeddedCluster":
+        """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool.
+
+        Each of `links` gets a client listener on every broker, advertised at a proxy's port
+        (link_routes: where harness.network's proxy must listen and forward to)."""
         if brokers not in (1, 3):
             raise HarnessError(f"--brokers must be 1 or 3, not {brokers}")
         workdir = Path(workdir).resolve()
@@ -185,8 +188,13 @@ class EmbeddedCluster:
             shutil.rmtree(workdir)
         java = jars.java_executable()
         classpath = jars.kafka_classpath()
-        ports = free_ports(2 * brokers)
-        nodes = [NodeSpec(i + 1, ports[2 * i], ports[2 * i + 1]) for i in range(brokers)]
+        per_node = 2 + 2 * len(links)
+        ports = free_ports(per_node * brokers)
+        nodes = []
+        for i in range(brokers):
+            own = ports[per_node * i:per_node * (i + 1)]
+            node_links = {link: [f"LINK{n + 1}", own[2 + 2 * n], own[3 + 2 * n]] for n, link in enumerate(links)}
+            nodes.append(NodeSpec(i + 1, own[0], own[1], links=node_links))
         cluster = cls(workdir, new_cluster_id(), nodes, heap_mb or (512 if brokers == 1 else 384), jars.kafka_version())
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
@@ -241,6 +249,15 @@ class EmbeddedCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(b.address for b in self.brokers)
+
+    def link_bootstrap(self, link: str) -> str:
+        """The bootstrap servers of a network link: its proxy's port in front of each broker."""
+        return ",".join(b.spec.link_address(link) for b in self.brokers)
+
+    def link_routes(self) -> list[dict]:
+        """What the network proxy forwards: per link and broker, its listen port -> the broker's link listener."""
+        return [{"link": link, "broker": b.name, "listen": proxy, "upstream": port}
+                for b in self.brokers for link, (_, port, proxy) in b.spec.links.items()]
 
     def broker(self, node_id: int) -> Broker:
         for b in self.brokers:

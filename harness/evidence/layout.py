@@ -67,6 +67,12 @@ class RunLayout:
         """Written by the driver holding at its crash point: query and batch id."""
         return self.root / "control" / f"{streamlet}.held"
 
+    @property
+    def network_control(self) -> Path:
+        """The network proxy's routes (proxy.json) and each link's state (<link>.json, written by the harness;
+        <link>.applied, the generation the proxy applied): harness/network/."""
+        return self.root / "control" / "network"
+
     def topic_dump(self, topic: str) -> Path:
         return self.root / "topics" / f"{topic}.jsonl"
 

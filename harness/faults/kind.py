@@ -19,6 +19,7 @@ TARGETS = {
     "broker": "broker-N of the embedded cluster",
     "link": "a streamlet's network link to the brokers, or `generator`'s",
 }
+GENERATOR = "generator"  # the generator's network link, a target of the network kinds
 SCOPES = ("streamlet", "cluster", "none")  # what a fault disturbs: its target streamlet, every streamlet, nothing
 
 
@@ -31,7 +32,6 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
-    help: str = ""
 
     @property
     def numeric(self) -> bool:
@@ -82,8 +82,9 @@ class FaultKind:
         return {"scope": self.scope, "restarts": self.restarts, "recovers": self.recovers}
 
     def begun(self, run, target: str, **fields) -> None:
-        """Record fault_begun with the kind's classification, so the checker needs no list of kinds."""
-        run.history.record("fault_begun", kind=self.name, target=target, **self.classification(), **fields)
+        """Record fault_begun with the kind's classification (which `fields` may refine for this target), so
+        the checker needs no list of kinds."""
+        run.history.record("fault_begun", kind=self.name, target=target, **{**self.classification(), **fields})
 
     def ended(self, run, target: str, **fields) -> None:
         run.history.record("fault_ended", kind=self.name, target=target, **fields)

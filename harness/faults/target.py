@@ -13,6 +13,7 @@ from harness.cluster import EmbeddedCluster
 from harness.codecs import Decode
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
+from harness.network import NetworkLinks
 from harness.process import ManagedProcess
 from pipelines.settings import SourceOptions
 
@@ -22,6 +23,7 @@ class Pipeline(Protocol):
     history: History
     bootstrap: str
     cluster: EmbeddedCluster | None  # None on a cluster the harness did not create: no broker faults there
+    network: NetworkLinks | None  # the proxied links, when a scenario's faults target any
     drivers: dict[str, ManagedProcess]  # streamlet -> its driver process
     failed: dict[str, str]  # streamlet -> why its driver ended by itself
     under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose

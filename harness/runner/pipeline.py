@@ -29,6 +29,9 @@ from harness.evidence.topics import dump_line
 from harness.evidence.checkpoint import committed_positions
 from harness.evidence.progress import ProgressFollower
 from harness.errors import HarnessError, WaitTimeout
+from harness.faults.kind import GENERATOR
+from harness.network import NetworkLinks
+from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess, Supervisor
 from harness.scenario import Scenario
 from harness.secrets import split_password
@@ -56,6 +59,8 @@ class PipelineRun:
         self.history = History(self.layout.history)
         self.supervisor = Supervisor(self.layout.pids)
         self.cluster: EmbeddedCluster | None = None
+        self.links = sorted({r.target for r in scenario.faults if r.fault.target == "link"})  # proxied network links
+        self.network: NetworkLinks | None = None
         self.bootstrap = scenario.cluster.bootstrap_servers or ""
         self.drivers: dict[str, ManagedProcess] = {}
         self.generator: ManagedProcess | None = None
@@ -119,12 +124,25 @@ class PipelineRun:
             self.history.record("cluster", kind="external", bootstrap_servers=self.bootstrap)
             return
         t0 = time.monotonic()
-        self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=self.scenario.cluster.brokers)
+        self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=self.scenario.cluster.brokers, links=self.links)
         self.cluster.start()
         self.bootstrap = self.cluster.bootstrap_servers
         for broker in self.cluster.brokers:
             self.history.record("process_started", process=broker.name, pid=broker.pid, role="broker")
         self.say(f"Kafka {self.cluster.kafka_version}: {len(self.cluster.brokers)} broker(s) at {self.bootstrap} ({time.monotonic() - t0:.1f}s)")
+        if self.links:
+            self.network = NetworkLinks(self.supervisor, self.layout.network_control, self.layout.log(PROXY),
+                                        self.cluster.link_routes()).start()
+            self.history.record("process_started", process=PROXY, pid=self.network.process.pid, role="network-proxy",
+                                links={link: self.client_bootstrap(link) for link in self.links})
+            self.say("network links through the proxy: " + ", ".join(f"{link} at {self.client_bootstrap(link)}" for link in self.links))
+
+    def client_bootstrap(self, name: str) -> str:
+        """Where a streamlet's driver (or the generator) finds the brokers: its network link's proxy when a
+        network fault targets it, the brokers themselves otherwise."""
+        if self.network is not None and name in self.links:
+            return self.cluster.link_bootstrap(name)
+        return self.bootstrap
 
     def create_topics(self) -> None:
         brokers = len(self.cluster.brokers) if self.cluster else None
@@ -142,7 +160,7 @@ class PipelineRun:
             name=name,
             kind=inst.kind,
             settings={**inst.settings, **self.setting_overrides.get(name, {})},
-            bootstrap_servers=self.bootstrap,
+            bootstrap_servers=self.client_bootstrap(name),
             paths=self.driver_paths(name),
             spark_conf=self.spark_conf(inst.cls),
             log_level=log_level(),
@@ -257,7 +275,7 @@ class PipelineRun:
     def start_generator(self, duration_s: float, seed: int | None = None) -> None:
         w = self.scenario.workload
         settings = WorkloadSettings(
-            bootstrap_servers=self.bootstrap, topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
+            bootstrap_servers=self.client_bootstrap(GENERATOR), topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
             keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
             late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),

@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.faults import FaultKind, FaultKindError, load_fault_kind
-from harness.faults.kind import REQUIRED
+from harness.faults.kind import GENERATOR, REQUIRED
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
 
 SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times"}
-GENERATOR = "generator"  # the generator's network link, a target of the network kinds
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,10 @@ def parse_faults(raw: Any, blueprint: Blueprint, brokers: int, external: bool) -
             else:
                 value = f.get(pname, p.types, default, p.minimum, p.maximum, required=p.default is REQUIRED)
             params[pname] = float(value) if p.numeric and value is not None else value
-        clash = fault.check(params) if fault.check else None
+        try:
+            clash = fault.check(params) if fault.check else None
+        except Exception as exc:  # a kind of one's own whose check fails: one line, naming it
+            raise BlueprintError(f"{path}.kind", f"{name}: its check failed: {type(exc).__name__}: {exc}") from None
         if clash:
             raise BlueprintError(f"{path}.{clash[0]}", clash[1])
         every = f.number("every_s", None, minimum=0.1)

@@ -1,0 +1,33 @@
+"""What the network faults share: impair a link through the run's proxy for a while, then heal it.
+
+The fault begins when the proxy has the impairment in force and ends when it has healed the link. A
+streamlet's link disturbs that streamlet; the generator's disturbs the whole pipeline (scope cluster).
+"""
+
+from __future__ import annotations
+
+import time
+
+from harness.errors import HarnessError
+from harness.faults.kind import GENERATOR, FaultKind, Param
+from harness.faults.target import Pipeline
+
+DURATION = Param((int, float), 20.0, minimum=0)  # how long the link stays impaired, seconds
+
+
+def impair_link(run: Pipeline, kind: FaultKind, target: str, duration_s: float, **settings) -> None:
+    if run.network is None or target not in run.network.links:
+        raise HarnessError(f"{kind.name}: {target!r} has no network link through the proxy in this run")
+    run.network.impair(target, **settings)
+    kind.begun(run, target, scope="cluster" if target == GENERATOR else "streamlet", duration_s=duration_s, **settings)
+    try:
+        time.sleep(duration_s)
+    finally:
+        run.network.heal(target)
+        kind.ended(run, target)
+
+
+def network_kind(name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION) -> FaultKind:
+    """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers."""
+    return FaultKind(name=name, target="link", play=play, params={**params, "duration_s": duration},
+                     needs_embedded=True, help=help)
