@@ -1,13 +1,15 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
-    .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro]
+    .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro] [--proxy]
 
 On one embedded broker, in this order:
 
   1. org.apache.kafka.tools.ProducerPerformance with the generator's record size, acks=all, at least 1,000,000 records;
   2. ingress -> processor -> egress (upsert, SQLite) with the harness's evidence (batch stamps on every
      topic record, the egress's audit table, the progress listener);
-  3. the same pipeline without stamps and audit (the listener stays: the harness waits on it).
+  3. the same pipeline without stamps and audit (the listener stays: the harness waits on it);
+  4. with --proxy: the pipeline with evidence again, every streamlet and the generator connected through the
+     network proxy (harness/network/), no fault on: what the proxy costs.
 
 Every topic carries --codec (json by default, or avro). Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
 so it reads a backlog) and is measured from the first record sent to the last one stored by the egress.
@@ -32,6 +34,8 @@ import pandas as pd
 from harness import jars
 from harness.codecs import value_encoder
 from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.network import NetworkLinks
+from harness.process import Supervisor
 from harness.runner.pipeline import PipelineRun
 from harness.process.supervisor import ProcessRecord, session_members
 from harness.scenario.model import parse_scenario
@@ -87,18 +91,24 @@ def cpu_snapshot(processes) -> dict[str, float]:
     return snapshot
 
 
-def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, codec: str, brokers) -> dict:
+LINKS = ["ingress", "processor", "egress", "generator"]
+
+
+def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, codec: str, brokers,
+             proxy: NetworkLinks | None = None) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
-    name = "with-evidence" if evidence else "without-evidence"
+    name = ("with-evidence" if evidence else "without-evidence") + ("-proxied" if proxy else "")
     with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec), folder / name, say=lambda _: None) as run:
         run.evidence = evidence
+        run.network = proxy  # every driver and the generator bootstrap through it (PipelineRun.client_bootstrap)
         run.create_topics()
         run.start_drivers()
-        before = cpu_snapshot(brokers + run.processes())
+        extra = proxy.supervisor.processes() if proxy else []
+        before = cpu_snapshot(brokers + extra + run.processes())
         run.start_generator(records / rate)
         wait_for(run.generator_done, timeout=records / rate + 600, what="the generator to finish")
         run.drain(timeout=900)
-        after = cpu_snapshot(brokers + run.processes())
+        after = cpu_snapshot(brokers + extra + run.processes())
         acks = pd.read_csv(run.layout.ack_log, usecols=["event_time_ms", "status"])
         with sqlite3.connect(run.layout.egress_db("egress")) as db:
             stored, last_ms = db.execute("SELECT count(*), max(written_ms) FROM records").fetchone()
@@ -115,22 +125,31 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--payload", type=int, default=64)
     parser.add_argument("--codec", choices=CODECS, default="json", help="every topic's codec")
+    parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
     args = parser.parse_args()
     # Same record size on the wire as the generator's values.
     sample = {"key": "k0000", "seq": 100000, "event_time_ms": int(time.time() * 1000), "payload": "x" * args.payload}
     size = len(value_encoder(args.codec, SOURCE_RECORD)(sample))
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1)
-        with cluster:
+        cluster = EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1, links=LINKS if args.proxy else [])
+        supervisor = Supervisor(Path(tmp) / "pids")
+        with cluster, supervisor:
             cluster.start()
             perf = producer_performance(cluster.bootstrap_servers, max(args.records, 1_000_000), size)  # past its warm-up
             brokers = cluster.supervisor.processes()
             runs = {evidence: pipeline(cluster.bootstrap_servers, Path(tmp), evidence, args.rate, args.records, args.payload,
                                        args.codec, brokers)
                     for evidence in (True, False)}
+            if args.proxy:
+                proxy = NetworkLinks(supervisor, Path(tmp) / "network", Path(tmp) / "proxy.log", cluster.link_routes()).start()
+                proxied = pipeline(cluster.bootstrap_servers, Path(tmp), True, args.rate, args.records, args.payload,
+                                   args.codec, brokers, proxy)
     print(f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} records/s")
-    for evidence, r in runs.items():
-        print(f"pipeline {'with' if evidence else 'without'} evidence: {r['stored']:,} of {r['acked']:,} acked records stored, "
+    labelled = {f"pipeline {'with' if evidence else 'without'} evidence": r for evidence, r in runs.items()}
+    if args.proxy:
+        labelled["pipeline with evidence, every link through the proxy"] = proxied
+    for label, r in labelled.items():
+        print(f"{label}: {r['stored']:,} of {r['acked']:,} acked records stored, "
               f"{r['e2e']:,.0f} records/s end to end (generator sent {r['generator']:,.0f}/s)")
         per_record = {name: seconds * 1e6 / max(r["stored"], 1) for name, seconds in r["cpu"].items()}
         print("  CPU per record stored, microseconds: " + ", ".join(f"{name} {us:.1f}" for name, us in per_record.items())
@@ -138,6 +157,8 @@ def main() -> None:
     with_evidence, without = runs[True]["e2e"], runs[False]["e2e"]
     print(f"ratio pipeline (with evidence) / ProducerPerformance: {with_evidence / perf:.3f}")
     print(f"evidence overhead (stamps, audit): {1 - with_evidence / without:+.1%} of the throughput without it")
+    if args.proxy:
+        print(f"proxy cost (no fault on): {1 - proxied['e2e'] / with_evidence:+.1%} of the throughput without it")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pipelines.settings import DriverSettings
 def session(settings: DriverSettings):
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(f"streamlet-{settings.name}").master(settings.master)
+    builder = SparkSession.builder.appName(settings.app_name or f"streamlet-{settings.name}").master(settings.master)
     for key, value in {**settings.spark_conf, "spark.local.dir": settings.paths.spark_local}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

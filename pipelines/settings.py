@@ -52,6 +52,7 @@ class DriverSettings:
     source_topic: str | None = None
     source: SourceOptions = field(default_factory=SourceOptions)
     master: str = "local[1, 4]"  # 1 core; a failed task is retried up to 4 times
+    app_name: str = ""  # the Spark application's name ("" -> streamlet-NAME)
     log_level: str = "WARN"
     store_url: str | None = None  # egress: PostgreSQL URL; SQLite in the run directory when None
     # False only to measure what the evidence costs (bench/pipeline_throughput.py): no batch stamps, no audit.

@@ -33,7 +33,7 @@ def linked(tmp_path_factory):
         for _ in range(2000):
             producer.produce("bulk", b"x" * 1000)
         producer.flush(30)
-        yield cluster, links, cluster.link_bootstrap("app")
+        yield cluster, links, links.bootstrap("app")
     finally:
         supervisor.close(timeout=10)
         cluster.close()

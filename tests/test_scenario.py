@@ -67,6 +67,16 @@ BAD = [
      "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers"),
     ("bandwidth of nothing", GOOD + "faults:\n  - {kind: network-bandwidth, target: egress, bytes_per_s: 0}\n",
      "faults[0].bytes_per_s: expected a value of at least 1, got 0"),
+    ("executor loss needs a Spark cluster", GOOD + "faults:\n  - {kind: executor-kill, target: egress}\n",
+     "faults[0].kind: executor-kill needs the Spark standalone cluster the harness starts (cluster.spark.master: "
+     "standalone), this scenario's master is local"),
+    ("a worker the cluster does not have", GOOD + "cluster: {spark: {master: standalone, workers: 2}}\n"
+     "faults:\n  - {kind: worker-kill, target: worker-3}\n",
+     "faults[0].target: worker-kill needs a worker of the Spark standalone cluster (worker-1, worker-2), got 'worker-3'"),
+    ("an unknown Spark master", GOOD + "cluster: {spark: {master: yarn}}\n",
+     "cluster.spark.master: expected local, standalone, or a spark:// or k8s:// URL, got 'yarn'"),
+    ("workers of a cluster not started here", GOOD + "cluster: {spark: {master: 'spark://127.0.0.1:7077', workers: 2}}\n",
+     "cluster.spark.workers: only for master: standalone (a cluster the harness starts)"),
     ("negative delay", GOOD + "faults:\n  - {kind: redeploy, target: egress, down_s: -1}\n",
      "faults[0].down_s: expected a value of at least 0, got -1"),
     ("bad guarantee", GOOD + "expectations: {end_to_end: mostly-once}\n",
@@ -144,7 +154,8 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
 SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "driver-kill-dedup",
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
            "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
-           "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded"]
+           "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded",
+           "spark-cluster-executor-loss"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():

@@ -30,9 +30,6 @@ class NodeSpec:
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def link_address(self, link: str) -> str:
-        return f"{self.host}:{self.links[link][2]}"
-
 
 def new_cluster_id() -> str:
     """A cluster id in Kafka's own format (URL-safe base64 of a UUID, no padding).

@@ -250,10 +250,6 @@ class EmbeddedCluster:
     def bootstrap_servers(self) -> str:
         return ",".join(b.address for b in self.brokers)
 
-    def link_bootstrap(self, link: str) -> str:
-        """The bootstrap servers of a network link: its proxy's port in front of each broker."""
-        return ",".join(b.spec.link_address(link) for b in self.brokers)
-
     def link_routes(self) -> list[dict]:
         """What the network proxy forwards: per link and broker, its listen port -> the broker's link listener."""
         return [{"link": link, "broker": b.name, "listen": proxy, "upstream": port}

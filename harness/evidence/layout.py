@@ -41,8 +41,12 @@ class RunLayout:
     def driver_settings(self, streamlet: str) -> Path:
         return self.root / "streamlets" / f"{streamlet}.json"
 
+    @property
+    def log_dir(self) -> Path:
+        return self.root / "logs"
+
     def log(self, process: str) -> Path:
-        return self.root / "logs" / f"{process}.log"
+        return self.log_dir / f"{process}.log"
 
     def egress_db(self, streamlet: str) -> Path:
         return self.root / "egress" / f"{streamlet}.sqlite"
@@ -66,6 +70,11 @@ class RunLayout:
     def crash_held(self, streamlet: str) -> Path:
         """Written by the driver holding at its crash point: query and batch id."""
         return self.root / "control" / f"{streamlet}.held"
+
+    @property
+    def spark_cluster(self) -> Path:
+        """The Spark standalone cluster's work folders (a worker's executors' stdout and stderr)."""
+        return self.root / "spark-cluster"
 
     @property
     def network_control(self) -> Path:

@@ -34,3 +34,4 @@ def record_position(run: Pipeline, streamlet: str) -> dict[tuple[str, int], int]
     committed = run.committed_offsets(streamlet)
     run.history.record("consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())])
     return committed
+

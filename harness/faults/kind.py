@@ -18,6 +18,11 @@ TARGETS = {
     "processor": "a streamlet of kind processor",
     "broker": "broker-N of the embedded cluster",
     "link": "a streamlet's network link to the brokers, or `generator`'s",
+    "worker": "worker-N of the Spark standalone cluster the harness started",
+}
+NEEDS = {
+    "kafka-cluster": "the embedded Kafka cluster (its brokers, its network links)",
+    "spark-cluster": "the Spark standalone cluster the harness starts (cluster.spark.master: standalone)",
 }
 GENERATOR = "generator"  # the generator's network link, a target of the network kinds
 SCOPES = ("streamlet", "cluster", "none")  # what a fault disturbs: its target streamlet, every streamlet, nothing
@@ -62,7 +67,7 @@ class FaultKind:
     scope: str = "streamlet"
     restarts: bool = False
     recovers: bool = True
-    needs_embedded: bool = False  # brokers or network links exist only on a cluster the harness started
+    needs: tuple[str, ...] = ()  # of NEEDS: what the harness must have started for this kind to play
     check: Callable[[dict], tuple[str, str] | None] | None = None  # params -> (field, why) when they clash
 
     def __post_init__(self) -> None:
@@ -70,6 +75,8 @@ class FaultKind:
             raise ValueError(f"fault kind {self.name!r}: target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         if self.scope not in SCOPES:
             raise ValueError(f"fault kind {self.name!r}: scope must be one of {', '.join(SCOPES)}, not {self.scope!r}")
+        if not set(self.needs) <= set(NEEDS):
+            raise ValueError(f"fault kind {self.name!r}: needs must be among {', '.join(NEEDS)}, not {self.needs!r}")
         if (self.play is None) == (self.prepare is None and self.finish is None):
             raise ValueError(f"fault kind {self.name!r}: give play (a timed fault) or prepare/finish (a whole-run one)")
 

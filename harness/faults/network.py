@@ -30,4 +30,4 @@ def impair_link(run: Pipeline, kind: FaultKind, target: str, duration_s: float, 
 def network_kind(name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION) -> FaultKind:
     """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers."""
     return FaultKind(name=name, target="link", play=play, params={**params, "duration_s": duration},
-                     needs_embedded=True, help=help)
+                     needs=("kafka-cluster",), help=help)

@@ -15,6 +15,7 @@ from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.network import NetworkLinks
 from harness.process import ManagedProcess
+from harness.spark.standalone import StandaloneCluster
 from pipelines.settings import SourceOptions
 
 
@@ -24,6 +25,7 @@ class Pipeline(Protocol):
     bootstrap: str
     cluster: EmbeddedCluster | None  # None on a cluster the harness did not create: no broker faults there
     network: NetworkLinks | None  # the proxied links, when a scenario's faults target any
+    spark_cluster: StandaloneCluster | None  # the Spark standalone cluster the harness started, if any
     drivers: dict[str, ManagedProcess]  # streamlet -> its driver process
     failed: dict[str, str]  # streamlet -> why its driver ended by itself
     under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose
@@ -37,6 +39,8 @@ class Pipeline(Protocol):
     def exited_drivers(self) -> list[str]: ...
 
     def source_options(self, name: str) -> SourceOptions: ...
+
+    def app_name(self, name: str) -> str: ...
 
     def input_topics(self, name: str) -> list[str]: ...
 

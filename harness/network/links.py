@@ -29,6 +29,10 @@ class NetworkLinks:
     def links(self) -> list[str]:
         return sorted({r["link"] for r in self.routes})
 
+    def bootstrap(self, link: str) -> str:
+        """A link's bootstrap servers: the proxy's port in front of each broker."""
+        return ",".join(f"127.0.0.1:{r['listen']}" for r in self.routes if r["link"] == link)
+
     def start(self, timeout: float = 20.0) -> "NetworkLinks":
         """Start the proxy and return once every route accepts connections."""
         self.control.mkdir(parents=True, exist_ok=True)

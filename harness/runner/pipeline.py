@@ -36,6 +36,8 @@ from harness.process import ManagedProcess, Supervisor
 from harness.scenario import Scenario
 from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
+from harness.spark.standalone import StandaloneCluster
+from harness.runner.executors import ExecutorWatch
 from harness.spark.session import log_level, session_conf
 from harness.waiting import wait_for
 from harness.workload.settings import WorkloadSettings
@@ -61,6 +63,8 @@ class PipelineRun:
         self.cluster: EmbeddedCluster | None = None
         self.links = sorted({r.target for r in scenario.faults if r.fault.target == "link"})  # proxied network links
         self.network: NetworkLinks | None = None
+        self.spark_cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
+        self._executor_watch: ExecutorWatch | None = None
         self.bootstrap = scenario.cluster.bootstrap_servers or ""
         self.drivers: dict[str, ManagedProcess] = {}
         self.generator: ManagedProcess | None = None
@@ -137,11 +141,49 @@ class PipelineRun:
                                 links={link: self.client_bootstrap(link) for link in self.links})
             self.say("network links through the proxy: " + ", ".join(f"{link} at {self.client_bootstrap(link)}" for link in self.links))
 
+    def start_spark(self) -> None:
+        """The Spark standalone cluster the scenario asks for (master and workers), before any driver."""
+        spec = self.scenario.cluster
+        if not spec.spark_standalone:
+            if spec.spark_master != "local":
+                self.say(f"Spark master {spec.spark_master}: only the applications named harness-{self.run_id}-* are this run's")
+            return
+        t0 = time.monotonic()
+        self.spark_cluster = StandaloneCluster(self.supervisor, self.layout.spark_cluster, self.layout.log_dir,
+                                               spec.spark_workers).start()
+        for proc in [self.spark_cluster.master, *self.spark_cluster.worker_procs.values()]:
+            self.history.record("process_started", process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0])
+        apps = {self.app_name(name): name for name in self.scenario.blueprint.streamlets}
+        self._executor_watch = ExecutorWatch(self.spark_cluster, apps, self.history).start()
+        self.say(f"Spark standalone: master {self.spark_cluster.master_url}, {spec.spark_workers} worker(s) "
+                 f"({time.monotonic() - t0:.1f}s)")
+
+    def spark_master(self) -> str | None:
+        """The drivers' master URL; None: each runs local[1] (DriverSettings' default)."""
+        if self.spark_cluster is not None:
+            return self.spark_cluster.master_url
+        master = self.scenario.cluster.spark_master
+        return None if master == "local" else master
+
+    def app_name(self, name: str) -> str:
+        """A streamlet's Spark application name: on a cluster, the run's id keeps its applications apart."""
+        return f"streamlet-{name}" if self.spark_master() is None else f"harness-{self.run_id}-{name}"
+
+    def cluster_conf(self) -> dict[str, str]:
+        """What a driver adds on a Spark cluster: one executor of one core, small, running this Python with the
+        streamlets importable."""
+        if self.spark_master() is None:
+            return {}
+        paths = [str(Path(__file__).resolve().parents[2]), *self.scenario.import_paths]
+        return {"spark.cores.max": "1", "spark.executor.cores": "1", "spark.executor.memory": "512m",
+                "spark.task.maxFailures": "4", "spark.pyspark.python": sys.executable,
+                "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths)}
+
     def client_bootstrap(self, name: str) -> str:
         """Where a streamlet's driver (or the generator) finds the brokers: its network link's proxy when a
         network fault targets it, the brokers themselves otherwise."""
-        if self.network is not None and name in self.links:
-            return self.cluster.link_bootstrap(name)
+        if self.network is not None and name in self.network.links:
+            return self.network.bootstrap(name)
         return self.bootstrap
 
     def create_topics(self) -> None:
@@ -162,7 +204,9 @@ class PipelineRun:
             settings={**inst.settings, **self.setting_overrides.get(name, {})},
             bootstrap_servers=self.client_bootstrap(name),
             paths=self.driver_paths(name),
-            spark_conf=self.spark_conf(inst.cls),
+            spark_conf={**self.spark_conf(inst.cls), **self.cluster_conf()},
+            **({"master": self.spark_master()} if self.spark_master() else {}),
+            app_name=self.app_name(name),
             log_level=log_level(),
             inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
@@ -397,6 +441,8 @@ class PipelineRun:
     def close(self) -> None:
         """Stop every process this run started (drivers, generator, brokers), whatever state it is in; a fault's
         thread still restarting one after this is refused."""
+        if self._executor_watch is not None:
+            self._executor_watch.stop()
         self.supervisor.close(timeout=30)
         if self.cluster is not None:
             self.cluster.close()

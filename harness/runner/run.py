@@ -82,6 +82,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
             run.start_cluster()
+            run.start_spark()
             run.save_versions()
             run.create_topics()
             whole_run = [r for r in rules if not r.fault.scheduled]

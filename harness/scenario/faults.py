@@ -44,13 +44,19 @@ class FaultRule:
             object.__setattr__(self, "fault", load_fault_kind(self.kind))
 
 
-def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, brokers: int) -> None:
+def _numbered(fault: FaultKind, target: str, path: str, prefix: str, count: int, what: str) -> None:
+    """`broker-2` of 3 brokers, `worker-1` of 2 workers."""
+    number = target.split("-", 1)[1] if target.startswith(f"{prefix}-") else ""
+    if not number.isdigit() or not 1 <= int(number) <= count:
+        names = ", ".join(f"{prefix}-{n}" for n in range(1, count + 1)) or "none"
+        raise BlueprintError(path, f"{fault.name} needs a {what} ({names}), got {target!r}")
+
+
+def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, cluster) -> None:
     if fault.target == "broker":
-        node = target.split("-", 1)[1] if target.startswith("broker-") else ""
-        if not node.isdigit() or not 1 <= int(node) <= brokers:
-            names = ", ".join(f"broker-{n}" for n in range(1, brokers + 1))
-            raise BlueprintError(path, f"{fault.name} needs a broker of the embedded cluster ({names}), got {target!r}")
-        return
+        return _numbered(fault, target, path, "broker", cluster.brokers, "broker of the embedded cluster")
+    if fault.target == "worker":
+        return _numbered(fault, target, path, "worker", cluster.spark_workers, "worker of the Spark standalone cluster")
     if fault.target == "link" and target == GENERATOR:
         return
     if target not in blueprint.streamlets:
@@ -60,7 +66,8 @@ def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, brok
         raise BlueprintError(path, f"{fault.name} needs a streamlet of kind processor, {target!r} is {blueprint.streamlets[target].kind}")
 
 
-def parse_faults(raw: Any, blueprint: Blueprint, brokers: int, external: bool) -> list[FaultRule]:
+def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
+    """The rules of `raw` checked against the blueprint and `cluster` (a ClusterSpec: brokers, bootstrap servers, Spark)."""
     if not isinstance(raw, list):
         raise BlueprintError("faults", f"expected a list of faults, got {type(raw).__name__}")
     rules = []
@@ -76,9 +83,12 @@ def parse_faults(raw: Any, blueprint: Blueprint, brokers: int, external: bool) -
         schedule = SCHEDULE_FIELDS if fault.scheduled else {"kind", "target"}
         f = Fields(item, path, schedule | set(fault.params))
         target = f.get("target", str, required=True)
-        _target(fault, target, f"{path}.target", blueprint, brokers)
-        if fault.needs_embedded and external:
+        if "kafka-cluster" in fault.needs and cluster.bootstrap_servers:
             raise BlueprintError(f"{path}.kind", f"{fault.name} needs the embedded cluster; this scenario uses cluster.bootstrap_servers")
+        if "spark-cluster" in fault.needs and not cluster.spark_standalone:
+            raise BlueprintError(f"{path}.kind", f"{fault.name} needs the Spark standalone cluster the harness starts "
+                                                 f"(cluster.spark.master: standalone), this scenario's master is {cluster.spark_master}")
+        _target(fault, target, f"{path}.target", blueprint, cluster)
         params = {}
         for pname, p in fault.params.items():
             default = None if p.default is REQUIRED else p.default

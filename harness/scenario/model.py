@@ -34,6 +34,12 @@ MAX_RECORDS = 50_000_000
 class ClusterSpec:
     brokers: int = 1
     bootstrap_servers: str | None = None  # an external cluster; None: start an embedded one
+    spark_master: str = "local"  # local (each driver runs local[1]), standalone (started here), or spark:// / k8s:// of one's own
+    spark_workers: int = 0  # standalone: how many workers the harness starts
+
+    @property
+    def spark_standalone(self) -> bool:
+        return self.spark_master == "standalone"
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,19 @@ def _import_paths(raw: Any, folder: Path | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
+def _spark(raw: dict) -> tuple[str, int]:
+    """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster)."""
+    f = Fields(raw, "cluster.spark", {"master", "workers"})
+    master = f.get("master", str, "local")
+    if master not in ("local", "standalone") and not master.startswith(("spark://", "k8s://")):
+        raise BlueprintError("cluster.spark.master", f"expected local, standalone, or a spark:// or k8s:// URL, got {master!r}")
+    if master != "standalone":
+        if "workers" in raw:
+            raise BlueprintError("cluster.spark.workers", "only for master: standalone (a cluster the harness starts)")
+        return master, 0
+    return master, f.get("workers", int, 2, minimum=1, maximum=4)
+
+
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
     f = Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store",
@@ -142,11 +161,12 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
-    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers"})
+    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers", "spark"})
     brokers = c.get("brokers", int, 1)
     if brokers not in (1, 3):
         raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
     external = c.get("bootstrap_servers", str, None)
+    cluster = ClusterSpec(brokers, external, *_spark(c.get("spark", dict, {})))
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -155,10 +175,10 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         description=f.get("description", str, ""),
         blueprint=blueprint,
         workload=_workload(f.get("workload", dict, required=True)),
-        cluster=ClusterSpec(brokers, external),
+        cluster=cluster,
         store_url=None if store == "sqlite" else store,
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
-        faults=tuple(parse_faults(f.get("faults", list, []), blueprint, brokers, external)),
+        faults=tuple(parse_faults(f.get("faults", list, []), blueprint, cluster)),
         expectations=parse_expectations(f.get("expectations", dict, {}), blueprint),
         raw={**raw, "store": redacted(store)} if "store" in raw else raw,  # what is saved with the run: no password
         import_paths=import_paths,

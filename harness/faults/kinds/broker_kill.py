@@ -23,6 +23,6 @@ def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
 
 
 KIND = FaultKind(
-    name="broker-kill", target="broker", play=kill_broker, scope="cluster", needs_embedded=True,
+    name="broker-kill", target="broker", play=kill_broker, scope="cluster", needs=("kafka-cluster",),
     params={"down_s": Param((int, float), 10.0, minimum=0)},
     help="SIGKILL a broker, restart it after down_s")

@@ -23,6 +23,6 @@ def pause_broker(run: Pipeline, target: str, paused_s: float = 10.0) -> None:
 
 
 KIND = FaultKind(
-    name="broker-pause", target="broker", play=pause_broker, scope="cluster", needs_embedded=True,
+    name="broker-pause", target="broker", play=pause_broker, scope="cluster", needs=("kafka-cluster",),
     params={"paused_s": Param((int, float), 10.0, minimum=0)},
     help="SIGSTOP a broker, SIGCONT it after paused_s")

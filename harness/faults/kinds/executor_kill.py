@@ -1,0 +1,63 @@
+"""executor-kill: SIGKILL the executor JVM of a streamlet's application on the Spark standalone cluster
+while it runs a task. Spark loses the executor and its tasks, asks the master for another, and retries the
+tasks there; the driver goes on. The fault ends once the new executor runs, and has retried the lost tasks
+(`tasks_retried`: the tasks it started as a second attempt, from its own log; 0 after 60 s without one)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from harness.errors import HarnessError, WaitTimeout
+from harness.faults.kind import FaultKind, Param
+from harness.faults.target import Pipeline
+from harness.waiting import wait_for
+
+
+def _running(run: Pipeline, app_id: str):
+    return [e for e in run.spark_cluster.executors(app_id) if e.pid is not None]
+
+
+def _alive(pid: int) -> bool:
+    return os.path.exists(f"/proc/{pid}")
+
+
+def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
+    cluster = run.spark_cluster
+    if cluster is None:
+        raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
+    app_id = wait_for(lambda: cluster.application(run.app_name(streamlet)), timeout=timeout_s, interval=0.5,
+                      what=f"the Spark application of {streamlet}")
+    # While it processes: a task running on it, as its own log says (or, after `timeout_s` without one, now).
+    victim = wait_for(lambda: next(iter(_running(run, app_id)), None), timeout=timeout_s, interval=0.2,
+                      what=f"a running executor of {streamlet}'s application {app_id}")
+    deadline = time.monotonic() + timeout_s
+    tasks = cluster.running_tasks(victim)
+    while not tasks and time.monotonic() < deadline and _alive(victim.pid):
+        time.sleep(0.05)
+        tasks = cluster.running_tasks(victim)
+    KIND.begun(run, streamlet, app_id=app_id, executor=victim.executor_id, worker=victim.worker, pid=victim.pid,
+               running_tasks=sorted(tasks))
+    try:
+        os.kill(victim.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    run.history.record("process_killed", process=f"executor-{app_id}-{victim.executor_id}", pid=victim.pid, signal="SIGKILL")
+    replacement = wait_for(lambda: next((e for e in _running(run, app_id) if e.executor_id != victim.executor_id), None),
+                           timeout=timeout_s, interval=0.2, what=f"a new executor of {streamlet}'s application {app_id}")
+    retried = 0
+    if tasks:  # the lost tasks run again on the new executor, as attempt 1 (or later): its own log says so
+        try:
+            retried = wait_for(lambda: cluster.retried_tasks(replacement), timeout=60, interval=0.2,
+                               what=f"a retried task on executor {replacement.executor_id}")
+        except WaitTimeout:
+            pass
+    KIND.ended(run, streamlet, new_executor=replacement.executor_id, new_worker=replacement.worker, new_pid=replacement.pid,
+               tasks_retried=retried)
+
+KIND = FaultKind(
+    name="executor-kill", target="streamlet", play=kill_executor, needs=("spark-cluster",),
+    params={"timeout_s": Param((int, float), 120.0, minimum=1)},
+    help="SIGKILL the executor JVM of a streamlet's application (Spark standalone) while it runs a task; "
+         "Spark starts another and retries the lost tasks")

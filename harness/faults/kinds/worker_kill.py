@@ -1,0 +1,33 @@
+"""worker-kill: SIGKILL a worker of the Spark standalone cluster and every executor it runs, start it again
+after `down_s`. The applications that had executors there lose them; the master gives them new ones on the
+other workers (or on this one once it is back)."""
+
+from __future__ import annotations
+
+import time
+
+from harness.errors import HarnessError
+from harness.faults.kind import FaultKind, Param
+from harness.faults.target import Pipeline
+
+
+def kill_worker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
+    cluster = run.spark_cluster
+    if cluster is None:
+        raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
+    worker = cluster.worker(target)
+    lost = [e for e in cluster.executors() if e.worker == target]
+    KIND.begun(run, target, pid=worker.pid, executors=[[e.app_id, e.executor_id] for e in lost])
+    pid = worker.pid
+    worker.kill()  # SIGKILL to the whole session: the worker and the executor JVMs it started
+    run.history.record("process_killed", process=worker.name, pid=pid, signal="SIGKILL")
+    time.sleep(down_s)
+    new = cluster.start_worker(target)
+    run.history.record("process_started", process=new.name, pid=new.pid, role="spark-worker")
+    KIND.ended(run, target, new_pid=new.pid)
+
+
+KIND = FaultKind(
+    name="worker-kill", target="worker", play=kill_worker, scope="cluster", needs=("spark-cluster",),
+    params={"down_s": Param((int, float), 10.0, minimum=0)},
+    help="SIGKILL a Spark standalone worker and its executors, start it again after down_s")

@@ -1,0 +1,41 @@
+"""Watches the executors of the run's applications on the Spark standalone cluster, into the history.
+
+Each second: which executor of which streamlet's application runs on which worker (in which JVM). An executor
+that appears is `executor_added`, one that is gone (killed, lost with its worker, replaced) is
+`executor_removed`: Spark's recovery after an executor-kill or a worker-kill, as it happened.
+"""
+
+from __future__ import annotations
+
+from harness.evidence.history import History
+from harness.runner.periodic import PeriodicSampler
+from harness.spark.standalone import StandaloneCluster
+
+
+class ExecutorWatch(PeriodicSampler):
+    def __init__(self, cluster: StandaloneCluster, apps: dict[str, str], history: History, interval_s: float = 1.0):
+        """`apps`: application name -> streamlet."""
+        super().__init__("executor-watch", interval_s)
+        self.cluster, self.apps, self.history = cluster, apps, history
+        self._ids: dict[str, str] = {}  # application id -> streamlet
+        self._running: dict[tuple[str, str], dict] = {}  # (application id, executor id) -> what was recorded
+
+    def sample(self) -> None:
+        status = self.cluster.status()
+        if status is None:
+            return
+        for app in status.get("activeapps", []):
+            streamlet = self.apps.get(app.get("name"))
+            if streamlet is not None and app["id"] not in self._ids:
+                self._ids[app["id"]] = streamlet
+                self.history.record("spark_application", streamlet=streamlet, app_id=app["id"])
+        now = {}
+        for e in self.cluster.executors():
+            if e.app_id in self._ids and e.pid is not None:  # its JVM runs
+                now[(e.app_id, e.executor_id)] = {"streamlet": self._ids[e.app_id], "app_id": e.app_id,
+                                                  "executor": e.executor_id, "worker": e.worker, "pid": e.pid}
+        for key in now.keys() - self._running.keys():
+            self.history.record("executor_added", **now[key])
+        for key in self._running.keys() - now.keys():
+            self.history.record("executor_removed", **self._running[key])
+        self._running = now

@@ -1,0 +1,179 @@
+"""A Spark standalone cluster from the pyspark installation: a master and N workers, each a JVM under a
+Supervisor, on free loopback ports, logs in the run directory.
+
+The drivers connect to `master_url`; each application gets its executors in JVMs the workers start (children
+of a worker, in its session). Their state is read from the master's and the workers' JSON status pages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import jars
+from harness.errors import HarnessError
+from harness.process import ManagedProcess, Supervisor, free_ports
+from harness.process.supervisor import session_members
+from harness.waiting import wait_for
+
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+WORKER_CORES = 8  # slots, not CPUs: one executor of one core per streamlet application fits on any worker
+WORKER_MEMORY = "6g"
+TASK_LINE = re.compile(rb"(Running|Finished|Exception in) task \d+\.(\d+) in stage \S+ \(TID (\d+)\)")
+
+
+@dataclass(frozen=True)
+class Executor:
+    app_id: str
+    executor_id: str
+    worker: str
+    pid: int | None  # the executor JVM, when it is one of this cluster's processes
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+class StandaloneCluster:
+    def __init__(self, supervisor: Supervisor, workdir: Path, log_dir: Path, workers: int):
+        self.supervisor, self.workdir, self.log_dir, self.workers = supervisor, Path(workdir), Path(log_dir), workers
+        ports = free_ports(2 + 2 * workers)
+        self.master_port, self.master_ui = ports[0], ports[1]
+        self.worker_ports = [(ports[2 + 2 * i], ports[3 + 2 * i]) for i in range(workers)]
+        self.master: ManagedProcess | None = None
+        self.worker_procs: dict[str, ManagedProcess] = {}
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://127.0.0.1:{self.master_port}"
+
+    def worker_names(self) -> list[str]:
+        return [f"worker-{i + 1}" for i in range(self.workers)]
+
+    def _java(self, main: str, args: list[str], memory: str = "256m") -> list[str]:
+        return [jars.java_executable(), f"-Xmx{memory}", "-XX:+UseSerialGC", "-cp", f"{spark_home() / 'jars'}/*", main, *args]
+
+    def _env(self) -> dict[str, str]:
+        """SPARK_HOME lets a worker build its executors' command (their classpath is SPARK_HOME/jars)."""
+        return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_SCALA_VERSION": "2.13",
+                "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(self.log_dir)}
+
+    def start(self, timeout: float = 90.0) -> "StandaloneCluster":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.master = self.supervisor.start("spark-master", self._java(
+            "org.apache.spark.deploy.master.Master",
+            ["--host", "127.0.0.1", "--port", str(self.master_port), "--webui-port", str(self.master_ui)]),
+            self.log_dir / "spark-master.log", env=self._env(), cwd=self.workdir)
+        wait_for(lambda: (self.status() or {}).get("status") == "ALIVE", timeout=timeout, interval=0.3,
+                 what=f"the Spark master at {self.master_url}", abort=self._dead)
+        for name in self.worker_names():
+            self.start_worker(name, wait=False)
+        self.wait_workers(self.worker_names(), timeout)
+        return self
+
+    def start_worker(self, name: str, wait: bool = True, timeout: float = 90.0) -> ManagedProcess:
+        port, ui = self.worker_ports[int(name.split("-")[1]) - 1]
+        work = self.workdir / name
+        work.mkdir(parents=True, exist_ok=True)
+        proc = self.supervisor.start(f"spark-{name}", self._java(
+            "org.apache.spark.deploy.worker.Worker",
+            ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui), "--cores", str(WORKER_CORES),
+             "--memory", WORKER_MEMORY, "--work-dir", str(work), self.master_url]),
+            self.log_dir / f"spark-{name}.log", env=self._env(), cwd=work)
+        self.worker_procs[name] = proc
+        if wait:
+            self.wait_workers([name], timeout)
+        return proc
+
+    def wait_workers(self, names: list[str], timeout: float) -> None:
+        ports = {self.worker_ports[int(n.split("-")[1]) - 1][0] for n in names}
+        wait_for(lambda: ports <= self._alive_worker_ports(), timeout=timeout, interval=0.3,
+                 what=f"Spark workers {', '.join(names)} to register with the master", abort=self._dead)
+
+    def _alive_worker_ports(self) -> set[int]:
+        return {w.get("port") for w in (self.status() or {}).get("workers", []) if w.get("state") == "ALIVE"}
+
+    def _dead(self) -> str | None:
+        for proc in [self.master, *self.worker_procs.values()]:
+            if proc is not None and not proc.running():
+                return f"{proc.name} exited (see {self.log_dir / (proc.name + '.log')})"
+        return None
+
+    def status(self) -> dict | None:
+        """The master's JSON status page: workers, applications; None when it does not answer."""
+        return _json(f"http://127.0.0.1:{self.master_ui}/json")
+
+    def application(self, name: str) -> str | None:
+        """The id of the running application called `name` (the drivers call theirs streamlet-NAME)."""
+        apps = (self.status() or {}).get("activeapps", [])
+        return next((a["id"] for a in sorted(apps, key=lambda a: a.get("starttime", 0), reverse=True) if a.get("name") == name), None)
+
+    def executors(self, app_id: str | None = None) -> list[Executor]:
+        """The running executors (of one application, or all), with the JVM each runs in (a worker's status page
+        lists its running executors under `executors`, the ones that ended under `finishedexecutors`)."""
+        found = []
+        for name, (_, ui) in zip(self.worker_names(), self.worker_ports):
+            page = _json(f"http://127.0.0.1:{ui}/json") or {}
+            proc = self.worker_procs.get(name)
+            pids = _executor_pids(proc) if proc is not None and proc.running() else {}
+            for e in page.get("executors", []):
+                app = e.get("appid") or (e.get("appdesc") or {}).get("id")
+                if app_id is None or app == app_id:
+                    found.append(Executor(app, str(e.get("id")), name, pids.get((app, str(e.get("id"))))))
+        return found
+
+    def _task_lines(self, executor: Executor) -> list[tuple[bytes, int, int]]:
+        """(what, attempt, task id) for each task an executor logged starting or ending: the worker keeps its
+        stderr in WORK_DIR/APP/EXECUTOR/, and an executor logs each task at INFO."""
+        try:
+            text = (self.workdir / executor.worker / executor.app_id / executor.executor_id / "stderr").read_bytes()
+        except OSError:
+            return []
+        return [(what, int(attempt), int(tid)) for what, attempt, tid in TASK_LINE.findall(text)]
+
+    def running_tasks(self, executor: Executor) -> set[int]:
+        """The task ids an executor is running now."""
+        running: set[int] = set()
+        for what, _, tid in self._task_lines(executor):
+            (running.add if what == b"Running" else running.discard)(tid)
+        return running
+
+    def retried_tasks(self, executor: Executor) -> int:
+        """How many tasks an executor started as a second (or later) attempt: retries of tasks lost elsewhere."""
+        return sum(1 for what, attempt, _ in self._task_lines(executor) if what == b"Running" and attempt > 0)
+
+    def worker(self, name: str) -> ManagedProcess:
+        if name not in self.worker_procs:
+            raise HarnessError(f"no Spark {name} in this run (workers: {', '.join(self.worker_names())})")
+        return self.worker_procs[name]
+
+
+def _executor_pids(worker: ManagedProcess) -> dict[tuple[str, str], int]:
+    """(app id, executor id) -> pid, for the executor JVMs a worker started (members of its session)."""
+    pids = {}
+    for pid in session_members(worker.record):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode(errors="replace") for a in argv]
+        if EXECUTOR_CLASS in args:
+            def after(flag: str) -> str:
+                return args[args.index(flag) + 1] if flag in args else ""
+            pids[(after("--app-id"), after("--executor-id"))] = pid
+    return pids
+
+
+def _json(url: str) -> dict | None:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as response:
+            return json.loads(response.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None

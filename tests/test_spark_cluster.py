@@ -1,0 +1,83 @@
+"""A real Spark standalone cluster started from the pyspark installation: executors in JVMs of their own, an
+executor JVM and a whole worker SIGKILLed under a running pipeline, Spark's recovery seen in the history,
+nothing lost with the upsert egress (counted from the egress's table), and no process left."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from harness.checker.check import check_run
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario import load_scenario
+from tests.evidence_helpers import acked, egress_counts
+from tests.test_faults import ROOT, history
+
+pytestmark = pytest.mark.e2e
+
+
+def _alive(pid: int | None) -> bool:
+    return pid is not None and os.path.exists(f"/proc/{pid}") and "zombie" not in open(f"/proc/{pid}/status").read().lower()
+
+
+@pytest.fixture(scope="module")
+def cluster_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("spark-cluster") / "run"
+    summary = run_scenario(load_scenario(ROOT / "scenarios" / "spark-cluster-executor-loss.yaml"), run_dir,
+                           duration_s=40, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
+    return run_dir, history(run_dir), check_run(run_dir)
+
+
+def test_the_drivers_run_their_executors_in_jvms_of_the_workers(cluster_run):
+    run_dir, events, _ = cluster_run
+    apps = {e["streamlet"]: e["app_id"] for e in events if e["event"] == "spark_application"}
+    assert set(apps) == {"ingress", "processor", "egress"}
+    added = [e for e in events if e["event"] == "executor_added"]
+    assert {e["streamlet"] for e in added} == set(apps) and all(e["pid"] for e in added)
+    settings = json.loads((run_dir / "streamlets" / "processor.json").read_text())
+    started = {e["process"] for e in events if e["event"] == "process_started"}
+    assert {"spark-master", "spark-worker-1", "spark-worker-2"} <= started, started
+    assert settings["master"].startswith("spark://127.0.0.1:") and settings["app_name"].startswith("harness-")
+
+
+def test_an_executor_killed_mid_batch_is_replaced_and_its_tasks_retried(cluster_run):
+    run_dir, events, report = cluster_run
+    begun = next(e for e in events if e["event"] == "fault_begun" and e["kind"] == "executor-kill")
+    ended = next(e for e in events if e["event"] == "fault_ended" and e["kind"] == "executor-kill")
+    assert begun["target"] == "processor" and ended["new_executor"] != begun["executor"]
+    # Spark's side, as the executor watch recorded it: the killed executor removed, a new one added, both of
+    # the processor's application; the killed JVM is gone.
+    removed = [e for e in events if e["event"] == "executor_removed" and e["app_id"] == begun["app_id"]
+               and e["executor"] == begun["executor"]]
+    added = [e for e in events if e["event"] == "executor_added" and e["app_id"] == begun["app_id"]
+             and e["executor"] == ended["new_executor"]]
+    assert removed and added and removed[0]["ts_ms"] >= begun["ts_ms"]
+    assert begun["running_tasks"], "it was killed while it ran a task"
+    assert ended["tasks_retried"] >= 1, "the new executor ran the lost task again (attempt 1)"
+    fault = next(f for f in report.faults if f.kind == "executor-kill")
+    assert fault.recovery_s is not None
+
+
+def test_a_killed_worker_takes_its_executors_and_comes_back(cluster_run):
+    _, events, report = cluster_run
+    begun = next(e for e in events if e["event"] == "fault_begun" and e["kind"] == "worker-kill")
+    ended = next(e for e in events if e["event"] == "fault_ended" and e["kind"] == "worker-kill")
+    assert begun["scope"] == "cluster" and ended["new_pid"] != begun["pid"]
+    lost = {tuple(x) for x in begun["executors"]}
+    removed = {(e["app_id"], e["executor"]) for e in events if e["event"] == "executor_removed" and e["ts_ms"] >= begun["ts_ms"]}
+    assert lost <= removed
+    fault = next(f for f in report.faults if f.kind == "worker-kill")
+    assert fault.recovery_s is not None
+
+
+def test_nothing_is_lost_and_no_spark_process_is_left(cluster_run):
+    run_dir, events, report = cluster_run
+    stored = egress_counts(run_dir, "egress", "records")
+    assert set(stored) == acked(run_dir) and set(stored.values()) == {1}
+    assert report.counts.lost == 0 and report.verdict in ("exactly-once", "effectively-exactly-once")
+    pids = [e.get("pid") for e in events if e["event"] in ("process_started", "executor_added")]
+    assert pids and not [p for p in pids if _alive(p)]
