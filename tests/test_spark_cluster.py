@@ -10,9 +10,12 @@ import os
 import pytest
 
 from harness.checker.check import check_run
+from harness.process import Supervisor
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
+from harness.scenario.model import parse_scenario
+from harness.spark.standalone import StandaloneCluster
 from tests.evidence_helpers import acked, egress_counts
 from tests.test_faults import ROOT, history
 
@@ -81,3 +84,26 @@ def test_nothing_is_lost_and_no_spark_process_is_left(cluster_run):
     assert report.counts.lost == 0 and report.verdict in ("exactly-once", "effectively-exactly-once")
     pids = [e.get("pid") for e in events if e["event"] in ("process_started", "executor_added")]
     assert pids and not [p for p in pids if _alive(p)]
+
+
+def test_on_a_master_of_ones_own_the_run_brings_its_own_applications_and_leaves_the_cluster_running(tmp_path):
+    """A cluster the harness did not start (here one the test starts): the scenario names its master; the run's
+    applications are named after the run, and the master and worker are still there, untouched, afterwards."""
+    with Supervisor(tmp_path / "theirs-pids") as theirs_supervisor:
+        theirs = StandaloneCluster(theirs_supervisor, tmp_path / "theirs", tmp_path / "theirs-logs", 1).start()
+        scenario = parse_scenario({
+            "name": "own-master", "cluster": {"spark": {"master": theirs.master_url}},
+            "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+                          "connections": {"ingress.out": ["egress.in"]}},
+            "workload": {"rate": 50, "duration_s": 8, "keys": 4},
+        })
+        run_dir = tmp_path / "run"
+        summary = run_scenario(scenario, run_dir, console=Console(quiet=True))
+        assert summary.status == "complete" and not summary.failed_streamlets
+        status = theirs.status()
+        assert theirs.master.running() and all(w.running() for w in theirs.worker_procs.values())
+        names = {a["name"] for a in status["activeapps"] + status["completedapps"]}
+        assert names == {f"harness-{run_dir.name}-ingress", f"harness-{run_dir.name}-egress"}
+        assert not [e for e in history(run_dir) if e["event"] == "process_started" and e["process"].startswith("spark-")]
+    stored = egress_counts(run_dir, "egress", "records")
+    assert set(stored) == acked(run_dir) and check_run(run_dir).verdict == "exactly-once"

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import time
-
 from harness.faults.brokers import broker
 from harness.faults.kind import FaultKind, Param
+from harness.faults.processes import kill_then_start
 from harness.faults.target import Pipeline
 
 
 def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     """Returns once the restarted broker is listed again."""
     node = broker(run, KIND.name, target)
-    KIND.begun(run, target, pid=node.pid)
-    pid = node.pid
-    node.kill()
-    run.history.record("process_killed", process=node.name, pid=pid, signal="SIGKILL")
-    time.sleep(down_s)
-    node.start(wait=True, timeout=120)
-    run.history.record("process_started", process=node.name, pid=node.pid, role="broker")
-    KIND.ended(run, target, new_pid=node.pid)
+
+    def start() -> int | None:
+        node.start(wait=True, timeout=120)
+        return node.pid
+
+    kill_then_start(run, KIND, target, node.name, node.pid, "broker", node.kill, start, down_s)
 
 
 KIND = FaultKind(

@@ -4,10 +4,9 @@ other workers (or on this one once it is back)."""
 
 from __future__ import annotations
 
-import time
-
 from harness.errors import HarnessError
 from harness.faults.kind import FaultKind, Param
+from harness.faults.processes import kill_then_start
 from harness.faults.target import Pipeline
 
 
@@ -17,14 +16,9 @@ def kill_worker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
         raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
     worker = cluster.worker(target)
     lost = [e for e in cluster.executors() if e.worker == target]
-    KIND.begun(run, target, pid=worker.pid, executors=[[e.app_id, e.executor_id] for e in lost])
-    pid = worker.pid
-    worker.kill()  # SIGKILL to the whole session: the worker and the executor JVMs it started
-    run.history.record("process_killed", process=worker.name, pid=pid, signal="SIGKILL")
-    time.sleep(down_s)
-    new = cluster.start_worker(target)
-    run.history.record("process_started", process=new.name, pid=new.pid, role="spark-worker")
-    KIND.ended(run, target, new_pid=new.pid)
+    # worker.kill(): SIGKILL to the whole session, the worker and the executor JVMs it started
+    kill_then_start(run, KIND, target, worker.name, worker.pid, "spark-worker", worker.kill,
+                    lambda: cluster.start_worker(target).pid, down_s, executors=[[e.app_id, e.executor_id] for e in lost])
 
 
 KIND = FaultKind(
