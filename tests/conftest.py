@@ -35,16 +35,16 @@ def run_harness(*args: str, env: dict | None = None, timeout: float = 300) -> su
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """For two workers (pytest-xdist, --dist loadgroup): the tests that share a module-scoped fixture (one real
-    run judged by several tests) stay on one worker, so the run happens once; they go first, then the other
-    real runs, then the unit tests, so the longest work does not start last."""
-    def shared(item) -> str | None:
+    """For two workers (pytest-xdist, --dist loadfile: a file's tests on one worker, files in the order they
+    are collected): the files whose tests share a module-scoped real run go first, then the other real runs,
+    then the unit tests, so the longest work does not start last."""
+    def rank(item) -> int:
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        names = sorted(name for name, fixturedefs in defs.items() if fixturedefs and fixturedefs[-1].scope == "module")
-        return f"{item.module.__name__}:{','.join(names)}" if names else None
+        if any(fixturedefs and fixturedefs[-1].scope == "module" for fixturedefs in defs.values()):
+            return 0
+        return 1 if item.get_closest_marker("e2e") else 2
 
+    first = {}
     for item in items:
-        group = shared(item)
-        if group and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: (0 if item.get_closest_marker("xdist_group") else 1 if item.get_closest_marker("e2e") else 2))
+        first[item.module.__name__] = min(first.get(item.module.__name__, 2), rank(item))
+    items.sort(key=lambda item: first[item.module.__name__])
