@@ -61,9 +61,11 @@ class StandaloneCluster:
         return [jars.java_executable(), f"-Xmx{memory}", "-XX:+UseSerialGC", "-cp", f"{spark_home() / 'jars'}/*", main, *args]
 
     def _env(self) -> dict[str, str]:
-        """SPARK_HOME lets a worker build its executors' command (their classpath is SPARK_HOME/jars)."""
+        """SPARK_HOME lets a worker build its executors' command (their classpath is SPARK_HOME/jars);
+        SPARK_LOCAL_DIRS keeps the executors' scratch space in the run, even when one is killed."""
         return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_SCALA_VERSION": "2.13",
-                "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(self.log_dir)}
+                "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(self.log_dir),
+                "SPARK_LOCAL_DIRS": str(self.workdir / "local")}
 
     def start(self, timeout: float = 90.0) -> "StandaloneCluster":
         self.workdir.mkdir(parents=True, exist_ok=True)
