@@ -205,7 +205,7 @@ class PipelineRun:
             bootstrap_servers=self.client_bootstrap(name),
             paths=self.driver_paths(name),
             spark_conf={**self.spark_conf(inst.cls), **self.cluster_conf()},
-            **({"master": self.spark_master()} if self.spark_master() else {}),
+            **({"master": master} if (master := self.spark_master()) else {}),
             app_name=self.app_name(name),
             log_level=log_level(),
             inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},

@@ -43,10 +43,10 @@ def spark_home() -> Path:
 
 class StandaloneCluster:
     def __init__(self, supervisor: Supervisor, workdir: Path, log_dir: Path, workers: int):
-        self.supervisor, self.workdir, self.log_dir, self.workers = supervisor, Path(workdir), Path(log_dir), workers
+        self.supervisor, self.workdir, self.log_dir = supervisor, Path(workdir), Path(log_dir)
         ports = free_ports(2 + 2 * workers)
         self.master_port, self.master_ui = ports[0], ports[1]
-        self.worker_ports = [(ports[2 + 2 * i], ports[3 + 2 * i]) for i in range(workers)]
+        self.worker_ports = {f"worker-{i + 1}": (ports[2 + 2 * i], ports[3 + 2 * i]) for i in range(workers)}  # name -> (port, web UI)
         self.master: ManagedProcess | None = None
         self.worker_procs: dict[str, ManagedProcess] = {}
 
@@ -55,7 +55,7 @@ class StandaloneCluster:
         return f"spark://127.0.0.1:{self.master_port}"
 
     def worker_names(self) -> list[str]:
-        return [f"worker-{i + 1}" for i in range(self.workers)]
+        return list(self.worker_ports)
 
     def _java(self, main: str, args: list[str], memory: str = "256m") -> list[str]:
         return [jars.java_executable(), f"-Xmx{memory}", "-XX:+UseSerialGC", "-cp", f"{spark_home() / 'jars'}/*", main, *args]
@@ -81,7 +81,7 @@ class StandaloneCluster:
         return self
 
     def start_worker(self, name: str, wait: bool = True, timeout: float = 90.0) -> ManagedProcess:
-        port, ui = self.worker_ports[int(name.split("-")[1]) - 1]
+        port, ui = self.worker_ports[name]
         work = self.workdir / name
         work.mkdir(parents=True, exist_ok=True)
         proc = self.supervisor.start(f"spark-{name}", self._java(
@@ -95,7 +95,7 @@ class StandaloneCluster:
         return proc
 
     def wait_workers(self, names: list[str], timeout: float) -> None:
-        ports = {self.worker_ports[int(n.split("-")[1]) - 1][0] for n in names}
+        ports = {self.worker_ports[n][0] for n in names}
         wait_for(lambda: ports <= self._alive_worker_ports(), timeout=timeout, interval=0.3,
                  what=f"Spark workers {', '.join(names)} to register with the master", abort=self._dead)
 
@@ -121,14 +121,12 @@ class StandaloneCluster:
         """The running executors (of one application, or all), with the JVM each runs in (a worker's status page
         lists its running executors under `executors`, the ones that ended under `finishedexecutors`)."""
         found = []
-        for name, (_, ui) in zip(self.worker_names(), self.worker_ports):
-            page = _json(f"http://127.0.0.1:{ui}/json") or {}
+        for name, (_, ui) in self.worker_ports.items():
+            listed = [(e.get("appid"), str(e.get("id"))) for e in (_json(f"http://127.0.0.1:{ui}/json") or {}).get("executors", [])]
+            listed = [(app, ex) for app, ex in listed if app_id is None or app == app_id]
             proc = self.worker_procs.get(name)
-            pids = _executor_pids(proc) if proc is not None and proc.running() else {}
-            for e in page.get("executors", []):
-                app = e.get("appid") or (e.get("appdesc") or {}).get("id")
-                if app_id is None or app == app_id:
-                    found.append(Executor(app, str(e.get("id")), name, pids.get((app, str(e.get("id"))))))
+            pids = _executor_pids(proc) if listed and proc is not None and proc.running() else {}  # /proc only when needed
+            found += [Executor(app, ex, name, pids.get((app, ex))) for app, ex in listed]
         return found
 
     def _task_lines(self, executor: Executor) -> list[tuple[bytes, int, int]]:

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 from harness.errors import HarnessError, WaitTimeout
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
+from harness.process.supervisor import start_ticks_of
 from harness.waiting import wait_for
 
 
 def _running(run: Pipeline, app_id: str):
     return [e for e in run.spark_cluster.executors(app_id) if e.pid is not None]
-
-
-def _alive(pid: int) -> bool:
-    return os.path.exists(f"/proc/{pid}")
 
 
 def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
@@ -32,11 +28,12 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> No
     # While it processes: a task running on it, as its own log says (or, after `timeout_s` without one, now).
     victim = wait_for(lambda: next(iter(_running(run, app_id)), None), timeout=timeout_s, interval=0.2,
                       what=f"a running executor of {streamlet}'s application {app_id}")
-    deadline = time.monotonic() + timeout_s
-    tasks = cluster.running_tasks(victim)
-    while not tasks and time.monotonic() < deadline and _alive(victim.pid):
-        time.sleep(0.05)
-        tasks = cluster.running_tasks(victim)
+    try:
+        tasks = wait_for(lambda: cluster.running_tasks(victim), timeout=timeout_s, interval=0.05,
+                         what=f"executor {victim.executor_id} of {streamlet} to run a task",
+                         abort=lambda: None if start_ticks_of(victim.pid) else "the executor is gone")
+    except WaitTimeout:
+        tasks = set()
     KIND.begun(run, streamlet, app_id=app_id, executor=victim.executor_id, worker=victim.worker, pid=victim.pid,
                running_tasks=sorted(tasks))
     try:
@@ -55,6 +52,7 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> No
             pass
     KIND.ended(run, streamlet, new_executor=replacement.executor_id, new_worker=replacement.worker, new_pid=replacement.pid,
                tasks_retried=retried)
+
 
 KIND = FaultKind(
     name="executor-kill", target="streamlet", play=kill_executor, needs=("spark-cluster",),
