@@ -127,9 +127,9 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
 
 def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_deleted_on_the_intermediate_topic(tmp_path):
     """3 brokers; the processor (reading the intermediate topic `ingested`) is stopped and retention deletes what it
-    had not read. Counted here from the raw evidence: the records the fault kept before deleting anything (at-risk/),
-    the committed position and the log start at resume (history), the processor's output (topic dump) and the
-    egress's table. The checker must find the same loss, all of it retention, exactly."""
+    had not read. Counted here from the raw evidence: the run's recording of `ingested` (every record written to it),
+    the committed position and the log start at resume (history), the segments left on the brokers' disks, the
+    processor's output (topic dump) and the egress's table. The checker must find the same loss, all of it retention, exactly."""
     run_dir = tmp_path / "run"
     scenario = {
         "name": "retention-mid", "cluster": {"brokers": 3},
@@ -152,15 +152,21 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
     assert set(committed) == {("ingested", 0), ("ingested", 1)}
     assert any(resumed[tp] > committed[tp] for tp in committed), "retention must delete records the processor had not read"
 
-    at_risk = [json.loads(line) for line in (run_dir / observed["at_risk"] / "ingested.jsonl").open()]
-    deleted = {(r["value"]["key"], r["value"]["seq"]) for r in at_risk
+    # The run recorded `ingested` as it was written, so its dump still has the records retention deleted since.
+    recorded = [json.loads(line) for line in (run_dir / "topics" / "ingested.jsonl").open()]
+    assert [r["offset"] for r in recorded if r["partition"] == 0][0] == 0, "recorded from the first offset"
+    deleted = {(r["value"]["key"], r["value"]["seq"]) for r in recorded
                if committed[("ingested", r["partition"])] <= r["offset"] < resumed[("ingested", r["partition"])]}
-    assert deleted and not deleted & _records_in(run_dir, "ingested"), "the deleted records are gone from the topic"
+    assert deleted
+    for (_, partition), start in resumed.items():  # they are gone from the broker: no segment starts below the log start
+        for node in (run_dir / "cluster").glob("node-*"):
+            segments = sorted((node / "data" / f"ingested-{partition}").glob("*.log"))
+            assert int(segments[0].stem) >= start
     expected_lost = deleted - _records_in(run_dir, "processed")  # minus what the batch the stop interrupted wrote before its commit
     report, window = _assert_lost_to_retention_exactly(run_dir, expected_lost, "processed")
     assert window["topic"] == "ingested" and window["acked_in_window"] == len(deleted)
     assert report.passed
-    print(f"retention on an intermediate topic: at risk {len(at_risk)}, deleted {len(deleted)}, "
+    print(f"retention on an intermediate topic: recorded {len(recorded)}, deleted {len(deleted)}, "
           f"reached downstream {len(deleted) - len(expected_lost)}, lost {len(expected_lost)}, attributed {report.causes['lost']['retention']}")
 
 

@@ -4,7 +4,7 @@ Losses, in this order of precedence:
     retention     at an offset of the stopped streamlet's input topic (source or intermediate)
                   between the position it had committed and the log-start offset observed when
                   it resumed, with no copy after it: deleted unread (history: consumer_position,
-                  log_start_observed; the records at risk: at-risk/<streamlet>-<n>/<topic>.jsonl)
+                  log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source)
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet redeployed from `latest` or a timestamp, written
                   before its new query's first batch
@@ -80,8 +80,8 @@ def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
                       gaps: list[str]) -> tuple[list[RetentionWindow], np.ndarray]:
     """Every retention shrink, on the source or an intermediate topic, and the mask of `lost` it explains.
 
-    The records at risk come from the fault's own recording (at-risk/<streamlet>-<n>/<topic>.jsonl); runs made
-    before it existed fall back to the acknowledgement log, which knows the source topic's offsets only."""
+    The records at risk of an intermediate topic come from the run's recording of it (topics/<topic>.jsonl, from
+    its first offset, whatever retention deleted since); the source's from the acknowledgement log's offsets."""
     explained = np.zeros(len(lost), dtype=bool)
     acked = pd.Index(evidence.sent.rid.to_numpy()[evidence.sent.acked.to_numpy()])
     windows = []
@@ -89,12 +89,11 @@ def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
         streamlet = stopped.get("streamlet")
         committed = _positions(stopped)
         log_start = {(row[0], int(row[1])): int(row[2]) for row in resumed.get("partitions", [])}
-        recorded = evidence.at_risk.get(resumed.get("at_risk") or "", {})
         output = next((h for h in hops if h.producer == streamlet), None)
         for topic in sorted({t for t, _ in committed}):
             ranges = {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == topic}
-            if topic in recorded:
-                in_window = _deleted(recorded[topic], ranges, acked)
+            if topic in evidence.topics:
+                in_window = _deleted(evidence.topics[topic], ranges, acked)
             elif topic == evidence.source_topic:
                 in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
             else:

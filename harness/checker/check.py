@@ -75,8 +75,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     gaps = list(evidence.gaps)
 
     lost = egress_result.lost if egress_result else np.array([], np.int64)
-    deleted = {topic: frame.rid.to_numpy() for records in evidence.at_risk.values() for topic, frame in records.items()}
-    lost_first = first_lost_hop(hops, results, lost, deleted) if len(hops) else np.array([], np.int64)
+    lost_first = first_lost_hop(hops, results, lost) if len(hops) else np.array([], np.int64)
     cause_of_lost, retention = lost_causes(evidence, hops, lost, lost_first, spans, gaps)
     duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)]))
     dup_first = first_duplicated_hop(hops, results, duplicated)

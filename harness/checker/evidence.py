@@ -76,7 +76,6 @@ class Evidence:
     egresses: list[Egress]
     gaps: list[str] = field(default_factory=list)
     has_history: bool = True
-    at_risk: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # at-risk folder -> topic -> records recorded
     versions: dict = field(default_factory=dict)  # versions.json: Spark, the connector, Kafka, Python
     dropped: dict[str, np.ndarray] = field(default_factory=dict)  # streamlet -> rids it dropped by design (declared)
 
@@ -573,11 +572,25 @@ def load_evidence(run_dir: Path) -> Evidence:
             gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
     progress = _progress(layout, streamlets, gaps)
     history = _history(layout.history, gaps)
+    _recording_gaps(history or [], gaps)
     resolved = scenario_file.get("resolved")
     return Evidence(root, pipeline, resolved if isinstance(resolved, dict) else {}, run, ids, sent, history or [], progress,
                     streamlets, pipeline.source_topic, topics, egresses, gaps, has_history=history is not None,
-                    at_risk=_at_risk(root, history or [], ids, gaps), versions=_read_json(layout.versions, [], "versions"),
+                    versions=_read_json(layout.versions, [], "versions"),
                     dropped=_dropped(layout, streamlets, ids, gaps))
+
+
+def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
+    """Records retention deleted before the run's recording of an intermediate topic reached them: missing from
+    that hop although the topic had them, so its counts there are not exact."""
+    for event in history:
+        if event["event"] != "topics_recorded":
+            continue
+        for row in event.get("missed") or []:
+            if isinstance(row, list) and len(row) == 4:
+                topic, partition, low, high = row
+                gaps.append(f"topics/{topic}.jsonl: offsets {low} to {high - 1} of partition {partition} were deleted by "
+                            f"retention before they were recorded; hop {topic}'s losses there may be records it had")
 
 
 def _dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> dict[str, np.ndarray]:
@@ -594,22 +607,3 @@ def _rids_of(events: list[dict], ids: RecordIds) -> np.ndarray:
     """rid per JSON object with key and seq (values of any type, as written)."""
     text = [[None if e[f] is None else str(e[f]) for e in events] for f in ("key", "seq")]
     return ids.ids(pa.array(text[0], pa.string()), pa.array(text[1], pa.string()))
-
-
-def _at_risk(root: Path, history: list[dict], ids: RecordIds, gaps: list[str]) -> dict[str, dict[str, pd.DataFrame]]:
-    """The records each retention shrink recorded before deleting anything (folders named by log_start_observed)."""
-    found = {}
-    for event in history:
-        folder = event.get("at_risk") if event["event"] == "log_start_observed" else None
-        if not isinstance(folder, str) or ".." in Path(folder).parts:
-            continue
-        files = sorted((root / folder).glob("*.jsonl"))
-        if not files:
-            gaps.append(f"{folder}: missing (the records a retention shrink put at risk; its losses are not attributed)")
-        found[folder] = {}
-        for path in files:
-            try:
-                found[folder][path.stem] = _topic_dump(path, ids, gaps)
-            except (pa.ArrowInvalid, OSError) as exc:
-                gaps.append(f"{folder}/{path.name}: unreadable ({str(exc).splitlines()[0]})")
-    return found

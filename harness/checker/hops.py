@@ -1,7 +1,7 @@
 """Per-hop reconciliation, and the hop where each anomaly first appears.
 
-A hop is an intermediate topic (its records as saved at drain time, in
-partition/offset order) or the egress (its audit log in arrival order, and its
+A hop is an intermediate topic (every record written to it, as the run
+recorded it, in partition/offset order) or the egress (its audit log in arrival order, and its
 final state). Hops come in pipeline order; the ingress's output is the first.
 """
 
@@ -64,18 +64,13 @@ def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliati
     return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored, dropped_upstream(evidence, h.producer)) for h in hops]
 
 
-def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray,
-                   deleted: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray) -> np.ndarray:
     """For each lost rid: the index of the first hop from which it is missing for good (the hop after
-    the last topic that had it) or, when every topic had it, the first egress that did not keep it.
-    `deleted`: per topic, records it had that retention deleted since (no longer in its dump)."""
+    the last topic that had it) or, when every topic had it, the first egress that did not keep it."""
     first = np.zeros(len(lost), dtype=np.int64)
     topics = [i for i, h in enumerate(hops) if h.kind == "topic"]
     for index in topics:
-        had = hops[index].rows.rid.to_numpy()
-        if deleted and hops[index].name in deleted:
-            had = np.concatenate([had, deleted[hops[index].name]])
-        first[isin(lost, had)] = index + 1
+        first[isin(lost, hops[index].rows.rid.to_numpy())] = index + 1
     passed_every_topic = first == len(topics)
     for index in reversed([i for i, h in enumerate(hops) if h.kind == "egress"]):
         first[passed_every_topic & isin(lost, results[index].lost)] = index

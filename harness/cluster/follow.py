@@ -1,8 +1,7 @@
-"""Recording a topic's records as they are written, from given offsets on, in a thread.
+"""Recording topics' records as they are written, from given offsets on, in a thread.
 
-The retention-shrink fault uses it to keep, before anything is deleted, every record of a stopped
-streamlet's input from its committed position on, and every record written while retention is
-shrunk: the exact set retention can delete, for an intermediate topic as for the source.
+A run records its intermediate topics this way from their first offset to the end, so the evidence keeps
+every record a hop carried even once retention (routine, or a retention-shrink fault's) has deleted it.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError, OffsetOutOfRangeError
 
 from harness.codecs import Decode
 from harness.errors import HarnessError
@@ -29,7 +29,7 @@ class PartitionRecorder:
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
         self._consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None,
-                                       auto_offset_reset="earliest")
+                                       auto_offset_reset="none")
         self._tps = [TopicPartition(t, p) for t, p in starts]
         self._consumer.assign(self._tps)
         for tp in self._tps:
@@ -37,8 +37,13 @@ class PartitionRecorder:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.records = 0
+        self.missed: list[list] = []  # [topic, partition, from offset, to offset]: deleted before they were recorded
         self.error: str | None = None
         self._thread = threading.Thread(target=self._run, name=f"recorder-{self.path.stem}", daemon=True)
+
+    @property
+    def topics(self) -> list[str]:
+        return sorted({tp.topic for tp in self._tps})
 
     def start(self) -> "PartitionRecorder":
         self._thread.start()
@@ -48,19 +53,36 @@ class PartitionRecorder:
         files = {t: open(self.path / f"{t}.jsonl", "a") for t in {tp.topic for tp in self._tps}}
         try:
             while not self._stop.is_set():
-                with self._lock:
-                    batches = self._consumer.poll(timeout_ms=200)
+                try:
+                    with self._lock:
+                        batches = self._consumer.poll(timeout_ms=200)
+                except OffsetOutOfRangeError as exc:  # retention deleted records not recorded yet: say which, go on
+                    self._skip_deleted(exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {})
+                    continue
+                except KafkaError:  # a broker down or paused by a fault: the positions are kept, poll again
+                    time.sleep(0.5)
+                    continue
                 for tp, records in batches.items():
                     decode = self.decoders.get(tp.topic, json.loads)
                     files[tp.topic].writelines(dump_line(r, decode) for r in records)
                     self.records += len(records)
                 for out in files.values():
                     out.flush()
-        except Exception as exc:  # recorded and reported by the fault, which must still restore retention
+        except Exception as exc:  # reported by wait_caught_up; what was recorded stays
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             for out in files.values():
                 out.close()
+
+    def _skip_deleted(self, at: dict) -> None:
+        with self._lock:
+            partitions = list(at) or self._tps
+            starts, ends = self._consumer.beginning_offsets(partitions), self._consumer.end_offsets(partitions)
+            for tp in partitions:
+                position = at.get(tp, self._consumer.position(tp))
+                if starts[tp] > position:
+                    self.missed.append([tp.topic, tp.partition, position, starts[tp]])
+                self._consumer.seek(tp, min(max(starts[tp], position), ends[tp]))
 
     def positions(self) -> dict[tuple[str, int], int]:
         with self._lock:

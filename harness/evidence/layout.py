@@ -83,15 +83,8 @@ class RunLayout:
         return self.root / "control" / "network"
 
     def topic_dump(self, topic: str) -> Path:
+        """An intermediate topic as the run recorded it, every record from its first offset (harness/cluster/follow.py)."""
         return self.root / "topics" / f"{topic}.jsonl"
-
-    def at_risk(self, streamlet: str, n: int) -> Path:
-        """Written by the n-th retention shrink of a streamlet before anything is deleted: every record of its
-        input topics from its committed position on, one <topic>.jsonl each in the topic-dump format."""
-        return self.root / "at-risk" / f"{streamlet}-{n}"
-
-    def at_risk_dirs(self, streamlet: str) -> list[Path]:
-        return sorted((self.root / "at-risk").glob(f"{streamlet}-*"))
 
     def checkpoints(self, streamlet: str) -> Path:
         """One folder per streamlet, one checkpoint per query inside it."""

@@ -1,4 +1,4 @@
-"""The topic-dump format (topics/<topic>.jsonl, at-risk/<streamlet>-<n>.jsonl): one JSON line per Kafka record.
+"""The topic-dump format (topics/<topic>.jsonl): one JSON line per Kafka record.
 
     {"partition": P, "offset": O, "timestamp_ms": T, "key": "k0001", "value": {...the record's value, as JSON...}}
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Callable
 
 from harness import jars
-from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
+from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.cluster.follow import PartitionRecorder
 from harness.codecs import Decode, value_decoder
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
-from harness.evidence.topics import dump_line
 from harness.evidence.checkpoint import committed_positions
 from harness.evidence.progress import ProgressFollower
 from harness.errors import HarnessError, WaitTimeout
@@ -77,6 +77,7 @@ class PipelineRun:
         self._spark_conf: dict[type, dict[str, str]] = {}
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
+        self.recorder: PartitionRecorder | None = None  # the intermediate topics, recorded as they are written
 
     def processes(self) -> list[ManagedProcess]:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
@@ -381,17 +382,29 @@ class PipelineRun:
             self.history.record("process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=codes[name])
         return codes
 
+    def start_recording(self) -> None:
+        """Record every record of the intermediate topics as it is written (topics/<topic>.jsonl), from their
+        first offset: the checker sees everything a hop carried even where retention (routine or a fault's) has
+        deleted it since, and a run cut short keeps what it recorded. The source needs no recording: the
+        generator's acknowledgement log has each record's partition and offset."""
+        names = [self.topic_name(t) for t in self.scenario.blueprint.hops()]
+        with KafkaAdmin(self.bootstrap) as admin:
+            starts = {(o.topic, o.partition): o.log_start for o in admin.offsets(names)}
+        self.recorder = PartitionRecorder(self.bootstrap, starts, self.layout.topic_dump("-").parent, self.value_decoders()).start()
+
+    def wait_recorded(self, timeout: float = 120.0) -> None:
+        """Until the recording holds every record the intermediate topics have now (their log-end offsets)."""
+        if self.recorder is not None:
+            self.recorder.wait_caught_up(self.log_ends(), timeout)
+
     def save_topics(self) -> None:
-        """Keep every record still retained in the source and intermediate topics, for the checker (as JSON,
-        whatever their codec)."""
-        decoders = self.value_decoders()
-        for spec in self.all_topics():
-            name = self.topic_name(spec)
-            path = self.layout.topic_dump(name)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "w") as out:
-                for r in read_topic(self.bootstrap, name, timeout=120):
-                    out.write(dump_line(r, decoders[name]))
+        """Complete the recording of the intermediate topics once nothing writes to them any more, and stop it."""
+        if self.recorder is None:
+            return
+        self.wait_recorded()
+        self.recorder.stop()
+        self.history.record("topics_recorded", topics=self.recorder.topics, records=self.recorder.records, missed=self.recorder.missed)
+        self.recorder = None
 
     def export_states(self, timeout: float = 300.0) -> None:
         """After the drivers stopped: each egress of your own exports its final state (pipelines/export.py), in a
@@ -443,6 +456,8 @@ class PipelineRun:
         thread still restarting one after this is refused."""
         if self._executor_watch is not None:
             self._executor_watch.stop()
+        if self.recorder is not None:
+            self.recorder.stop()  # what it recorded so far stays
         self.supervisor.close(timeout=30)
         if self.cluster is not None:
             self.cluster.close()

@@ -1,7 +1,7 @@
 """Running a scenario end to end: the pipeline, the workload, the faults, the evidence.
 
     start cluster -> topics -> drivers -> offset sampler -> generator
-    -> chaos driver plays the seeded schedule -> drain -> stop -> save topics
+    -> chaos driver plays the seeded schedule -> drain -> stop -> complete the topics' recording
 
 Ctrl-C or SIGTERM (raised as KeyboardInterrupt by the CLI) stops every
 process and keeps the evidence written so far; run.json then says
@@ -85,6 +85,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             run.start_spark()
             run.save_versions()
             run.create_topics()
+            run.start_recording()
             whole_run = [r for r in rules if not r.fault.scheduled]
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
