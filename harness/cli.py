@@ -60,6 +60,7 @@ def main():
       harness check RUN_DIR               judge a stored run again (verdict, expectations)
       harness report RUN_DIR              rewrite its report.json/.md/.html and junit.xml
       harness gate scenarios/             run a suite, junit.xml + summary, exit 1 on any failure
+      harness matrix scenarios/matrix/guarantees.yaml   a grid of sinks x faults: the guarantee in each cell
       harness clean RUN_DIR               stop what a killed run left running
       harness demo                        Kafka -> Spark -> Kafka, stopped and restarted
     """
@@ -396,6 +397,53 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
     click.echo(f"suite: {ok} of {len(entries)} scenarios passed" + (f", {unknown} unknown" if unknown else "")
                + f"; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
     sys.exit(_exit_code("fail" if any(e.outcome == "fail" for e in entries) else "unknown" if unknown else "pass", allow_unknown))
+
+
+@main.command("matrix")
+@click.argument("matrix_file", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder of the matrix's runs and reports [reports/matrix-NAME]; a folder holding this matrix cut short resumes it.")
+@click.option("--check", "only_check", is_flag=True, help="Validate the matrix and list its cells; run nothing.")
+@allow_unknown_option
+def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_unknown: bool):
+    """Run a grid of scenarios (rows x columns, each cell a few seeds) and write one report of the guarantees.
+
+    Each cell is the matrix's base scenario patched by its row and its column (see
+    scenarios/matrix/). Every cell is validated before anything runs. The runs go one
+    after another with a live progress line and an estimate of the time left; after each,
+    matrix.html, matrix.md and matrix.json in the output folder show the grid so far. A
+    matrix cut short (Ctrl-C, a crash) keeps its finished runs: the same command resumes it.
+
+    \b
+    Exit codes: 0 every run completed with a known verdict (and its expectations, if a cell
+    has any, passed), 1 a run could not complete or an expectation failed, 2 bad input,
+    3 some verdict or expectation unknown (0 with --allow-unknown), 130 interrupted.
+
+    \b
+    Examples:
+      harness matrix scenarios/matrix/guarantees.yaml
+      harness matrix scenarios/matrix/guarantees.yaml --out reports/matrix-nightly   # again: resumes
+      harness matrix my-grid.yaml --check
+    """
+    from harness.matrix.run import run_matrix
+    from harness.matrix.spec import load_matrix, slug
+    from harness.runner.console import Console
+
+    spec = load_matrix(matrix_file)
+    if only_check:
+        click.echo(f"matrix {spec.name}: {len(spec.rows)} rows x {len(spec.columns)} columns, {spec.repeats} run(s) per cell "
+                   f"(seeds {', '.join(map(str, spec.seeds()))}), {len(spec.cells) * spec.repeats} runs")
+        for cell in spec.cells:
+            click.echo(f"  {cell.row} x {cell.column}: {cell.scenario.workload.duration_s if spec.duration_s is None else spec.duration_s:g}s, "
+                       f"faults: {', '.join(r.kind for r in cell.scenario.faults) or 'none'}")
+        return
+    out = out or Path("reports") / f"matrix-{slug(spec.name)}"
+    state = run_matrix(spec, out, Console())
+    outcomes = {r.outcome for r in state.runs}
+    outcome = "fail" if "fail" in outcomes else "unknown" if "unknown" in outcomes else "pass"
+    click.echo(f"matrix {spec.name}: {len(state.runs)} runs in {state.elapsed_s / 60:.0f} min; "
+               f"{out / 'matrix.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
+    sys.exit(_exit_code(outcome, allow_unknown))
 
 
 @main.command("scenarios")

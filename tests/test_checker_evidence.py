@@ -259,3 +259,32 @@ def test_a_run_with_nothing_acknowledged_is_unknown_not_exactly_once(tmp_path):
     assert any("no record was acknowledged" in gap for gap in report.gaps)
     refused = run_harness("run", "scenarios/smoke.yaml", "--duration", "0", "--out", str(tmp_path / "never"))
     assert refused.returncode == 2 and "--duration" in refused.stderr and not (tmp_path / "never").exists()
+
+
+def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_read_it(tmp_path):
+    """No fault shrank anything: the processor fell behind and retention deleted part of its input. Lost records
+    it never read and that fell below the log start before its batches got there are retention; lost records
+    its batches had read past first, or that never fell below the log start, stay unexplained."""
+    sent = make_sent(4, 25)
+    every = np.arange(len(sent))
+    partition = sent.key % 2
+    offset = np.zeros(len(sent), dtype=np.int64)  # each record's offset in `ingested` (every record, in order)
+    for p in (0, 1):
+        offset[partition == p] = np.arange((partition == p).sum())
+    deleted_unread = (partition == 0) & (offset >= 10) & (offset < 20)
+    read_then_lost = (partition == 0) & (offset < 5)
+    never_deleted = (partition == 0) & (offset >= 30) & (offset < 35)
+    keep = every[~(deleted_unread | read_then_lost | never_deleted)]
+    t0 = 1_800_000_000_000
+
+    def batch(ts, end):
+        return {"ts_ms": ts, "event": "progress", "query": "main",
+                "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"ingested": {"0": end, "1": end}}}]}}
+
+    history = [{"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["ingested", 0, 20, 50], ["ingested", 1, 0, 50]]}]
+    root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": keep}, keep, keep), history=history,
+                     progress={"processor": [batch(t0 + 1000, 10), batch(t0 + 9000, 50)]})
+    report = check_run(root)
+    assert report.counts.lost == 20
+    assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
+    assert report.causes["lost"]["unexplained"] == 10

@@ -4,7 +4,11 @@ Losses, in this order of precedence:
     retention     at an offset of the stopped streamlet's input topic (source or intermediate)
                   between the position it had committed and the log-start offset observed when
                   it resumed, with no copy after it: deleted unread (history: consumer_position,
-                  log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source)
+                  log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source);
+                  or, with no fault shrinking anything (routine retention: a consumer down or
+                  behind for longer than retention.ms), never received by the streamlet that lost
+                  it, and below its input partition's log start (history offsets) before that
+                  streamlet's committed batches had read past it (progress end offsets)
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet redeployed from `latest` or a timestamp, written
                   before its new query's first batch
@@ -24,6 +28,7 @@ import pandas as pd
 from harness.checker.evidence import Evidence
 from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
+from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin
 
 
@@ -136,6 +141,51 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     return explained
 
 
+def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray) -> np.ndarray:
+    """Mask over `lost`: records retention deleted from the input of the streamlet that lost them before that
+    streamlet had read past them: it never received them, and the sampled log start of their partition passed
+    their offset before any of its committed batches ended beyond it (or it never got that far)."""
+    explained = np.zeros(len(lost), dtype=bool)
+    samples = offset_samples(evidence.history)
+    if samples.empty or not len(lost):
+        return explained
+    acked_source = evidence.sent[evidence.sent.acked.to_numpy()]
+    for index, hop in enumerate(hops):
+        here = first_hop == index
+        if not here.any():
+            continue
+        topic = hop.upstream or evidence.source_topic
+        rows = evidence.topics.get(topic) if hop.upstream else acked_source
+        if rows is None:
+            continue
+        unreceived = lost[here]
+        if hop.kind == "egress":
+            unreceived = unreceived[~isin(unreceived, hop.rows.rid.to_numpy())]  # received, then lost: not retention
+        candidates = rows[isin(rows.rid.to_numpy(), unreceived)]
+        read = committed_ends(evidence.progress.get(hop.producer) or [], [topic])
+        deleted = []
+        for partition, group in candidates.groupby("partition"):
+            offsets = group.offset.to_numpy()
+            deleted_at = _first_time_above(samples[(samples.topic == topic) & (samples.partition == partition)], "log_start", offsets)
+            read_at = _first_time_above(read[read.partition == partition], "committed", offsets)
+            deleted.append(group.rid.to_numpy()[deleted_at < read_at])
+        if deleted:
+            explained |= here & isin(lost, np.concatenate(deleted))
+    return explained
+
+
+def _first_time_above(series: pd.DataFrame, column: str, offsets: np.ndarray) -> np.ndarray:
+    """Per offset: the first time `column` (a per-partition offset over time) exceeded it; +inf if it never did."""
+    never = np.full(len(offsets), np.inf)
+    if series.empty:
+        return never
+    series = series.sort_values("ts")
+    highest = np.maximum.accumulate(series[column].to_numpy())
+    first = np.searchsorted(highest, offsets, side="right")
+    times = np.append(series.ts.to_numpy().astype(float), np.inf)
+    return times[first]
+
+
 def _uses_watermark(evidence: Evidence) -> bool:
     return any(s.drops_late_events for s in evidence.streamlets)
 
@@ -145,6 +195,7 @@ def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first
     """One cause per lost rid (harness.semantics.LOST_CAUSES), and the retention windows seen."""
     cause = np.full(len(lost), "unexplained", dtype=object)
     windows, by_retention = retention_windows(evidence, hops, lost, gaps)
+    by_retention |= _deleted_before_read(evidence, hops, lost, first_hop) if len(hops) else False
     by_redeploy = _redeploy_explained(evidence, spans, lost)
     late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}

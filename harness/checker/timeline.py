@@ -19,7 +19,7 @@ import pandas as pd
 
 from harness.checker.evidence import Evidence
 from harness.checker.reconcile import isin
-from harness.evidence.progress import source_offsets
+from harness.checker.offsets import committed_ends, offset_samples
 
 
 def _first(history: list[dict], event: str, **fields) -> int | None:
@@ -65,15 +65,12 @@ def _lag(events: list[dict], inputs: tuple[str, ...], samples: pd.DataFrame, t0:
     """Sum over the streamlet's input partitions of log end - committed end offset, at each sample."""
     if samples.empty:
         return {"t": [], "records": []}
-    committed = [(e["ts_ms"], topic, int(p), int(o)) for e in events if e.get("event") == "progress"
-                 for source in e["progress"].get("sources", [])
-                 for topic, parts in source_offsets(source.get("endOffset")).items() if topic in inputs
-                 for p, o in parts.items()]
+    done = committed_ends(events, inputs)
     mine = samples[samples.topic.isin(inputs)].sort_values("ts")
     if mine.empty:
         return {"t": [], "records": []}
-    if committed:
-        done = pd.DataFrame(committed, columns=["ts", "topic", "partition", "committed"]).sort_values("ts")
+    if len(done):
+        done = done.sort_values("ts")
         mine = pd.merge_asof(mine, done, on="ts", by=["topic", "partition"], direction="backward")
     else:
         mine = mine.assign(committed=np.nan)
@@ -81,12 +78,6 @@ def _lag(events: list[dict], inputs: tuple[str, ...], samples: pd.DataFrame, t0:
     mine["lag"] = (mine.log_end - mine.committed).clip(lower=0)
     per_sample = mine.groupby("ts").lag.sum()
     return {"t": [round((t - t0) / 1000, 1) for t in per_sample.index], "records": [int(v) for v in per_sample.to_numpy()]}
-
-
-def _offset_samples(history: list[dict]) -> pd.DataFrame:
-    rows = [(e["ts_ms"], r[0], int(r[1]), int(r[2]), int(r[3])) for e in history if e["event"] == "offsets"
-            for r in e.get("partitions", [])]
-    return pd.DataFrame(rows, columns=["ts", "topic", "partition", "log_start", "log_end"])
 
 
 def _per_bin(times: np.ndarray, t0: int, bin_s: int) -> dict:
@@ -109,7 +100,7 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
     t0 = run_start_ms(evidence)
     end = max([e["ts_ms"] for e in evidence.history[-1:]] + [t0])
     bin_s = _bin_s((end - t0) / 1000)
-    samples = _offset_samples(evidence.history)
+    samples = offset_samples(evidence.history)
     sent = evidence.sent
     lost = sent[isin(sent.rid, lost_rids)]
     duplicated = sent[isin(sent.rid, duplicated_rids)]

@@ -1,0 +1,173 @@
+"""The matrix's report: one grid, rows by columns, each cell the verdict its runs saw (and whether they agreed),
+what was lost, the extra copies and the slowest recovery, with a link to every run's own report.
+
+matrix.html is self-contained (inline CSS, no network); matrix.md is the same grid for a README or a wiki; the
+cells also go into matrix.json for machines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from html import escape
+
+from harness.matrix.state import MatrixState
+from harness.report.html import STYLE, VERDICT_COLORS
+
+NOT_RUN = "not run"
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    row: str
+    column: str
+    runs: int
+    repeats: int
+    verdicts: list[str]  # distinct, strongest evidence first: in the order the runs saw them
+    agreed: bool  # every planned run finished and saw the same verdict
+    lost: list[int | None]  # per run, None: could not be computed
+    duplicated_deliveries: list[int | None]
+    extra_kept: list[int | None]
+    extra_absorbed: list[int | None]
+    recovery_max_s: float | None  # over the runs (None: none measured)
+    recovery_unmeasured: int
+    failed_runs: int  # runs that could not complete
+    outcomes: list[str]  # per run: its expectations' outcome (pass | fail | unknown)
+    links: list[tuple[int, str]]  # (seed, the run's report.html, relative to the matrix folder)
+
+    @property
+    def verdict(self) -> str:
+        if not self.runs:
+            return NOT_RUN
+        return self.verdicts[0] if len(self.verdicts) == 1 else "varies"
+
+
+def summarize(state: MatrixState) -> list[CellSummary]:
+    cells = []
+    for row in state.rows:
+        for column in state.columns:
+            runs = sorted((r for r in state.runs if r.row == row and r.column == column), key=lambda r: r.seed)
+            verdicts = list(dict.fromkeys(r.verdict for r in runs))
+            measured = [r.recovery_max_s for r in runs if r.recovery_max_s is not None]
+            cells.append(CellSummary(
+                row, column, len(runs), len(state.seeds), verdicts, len(runs) == len(state.seeds) and len(verdicts) == 1,
+                [r.lost for r in runs], [r.duplicated_deliveries for r in runs], [r.extra_kept for r in runs],
+                [r.extra_absorbed for r in runs], max(measured) if measured else None, sum(r.recovery_unmeasured for r in runs),
+                sum(r.status != "complete" for r in runs), [r.outcome for r in runs],
+                [(r.seed, f"{r.run_dir}/report.html") for r in runs]))
+    return cells
+
+
+def cells_json(state: MatrixState) -> list[dict]:
+    return [{**asdict(c), "verdict": c.verdict} for c in summarize(state)]
+
+
+def _span(values: list[int | None]) -> str:
+    """The values of a cell's runs: one number when they agree, low-high when not, unknown if any is."""
+    if not values:
+        return "-"
+    if None in values:
+        return "unknown"
+    low, high = min(values), max(values)
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def _agreement(cell: CellSummary) -> str:
+    if not cell.runs:
+        return NOT_RUN
+    if cell.runs < cell.repeats:
+        return f"{cell.runs} of {cell.repeats} runs so far"
+    return f"{cell.runs} of {cell.runs} agree" if cell.agreed else "runs differ: " + ", ".join(cell.verdicts)
+
+
+def _recovery(cell: CellSummary) -> str:
+    text = "-" if cell.recovery_max_s is None else f"<= {cell.recovery_max_s:.0f} s"
+    return text + (f" ({cell.recovery_unmeasured} unmeasured)" if cell.recovery_unmeasured else "")
+
+
+def _notes(cell: CellSummary) -> list[str]:
+    notes = []
+    if cell.failed_runs:
+        notes.append(f"{cell.failed_runs} run(s) could not complete")
+    if any(o != "pass" for o in cell.outcomes):
+        notes.append("expectations: " + ", ".join(cell.outcomes))
+    return notes
+
+
+def _header(state: MatrixState) -> list[tuple[str, str]]:
+    versions = state.versions
+    runs = len(state.rows) * len(state.columns) * len(state.seeds)
+    return [
+        ("started", state.started),
+        ("runs", f"{len(state.runs)} of {runs}" + ("" if state.finished else " (not finished: the same command resumes it)")),
+        ("time running", f"{state.elapsed_s / 60:.0f} min"),
+        ("seeds per cell", ", ".join(map(str, state.seeds))),
+        ("workload per run", "the scenario's" if state.duration_s is None else f"{state.duration_s:g} s"),
+        ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
+        ("machine", f"{state.machine.get('cpus')} CPUs, {state.machine.get('memory_gib')} GiB, {state.machine.get('system')}"),
+    ]
+
+
+def render_markdown(state: MatrixState) -> str:
+    cells = {(c.row, c.column): c for c in summarize(state)}
+    lines = [f"# Matrix {state.name}", ""]
+    if state.description:
+        lines += [state.description.strip(), ""]
+    lines += [f"- {k}: {v}" for k, v in _header(state)] + [""]
+    lines += ["| | " + " | ".join(state.columns) + " |", "|---" * (len(state.columns) + 1) + "|"]
+    for row in state.rows:
+        entries = []
+        for column in state.columns:
+            c = cells[(row, column)]
+            if not c.runs:
+                entries.append(NOT_RUN)
+                continue
+            parts = [f"**{c.verdict}**", _agreement(c), f"lost {_span(c.lost)}",
+                     f"extra copies kept {_span(c.extra_kept)}, absorbed {_span(c.extra_absorbed)}",
+                     f"recovery {_recovery(c)}"] + _notes(c)
+            parts.append(" ".join(f"[seed {seed}]({link})" for seed, link in c.links))
+            entries.append("<br>".join(parts))
+        lines.append(f"| **{row}** | " + " | ".join(entries) + " |")
+    lines += ["", "## Runs", "", "| row | column | seed | verdict | acked | lost | duplicated deliveries | extra kept | "
+              "absorbed | faults | slowest recovery (s) | time (s) | report |", "|---" * 13 + "|"]
+    for r in state.runs:
+        lines.append(f"| {r.row} | {r.column} | {r.seed} | {r.verdict} | {_n(r.acked)} | {_n(r.lost)} | {_n(r.duplicated_deliveries)} | "
+                     f"{_n(r.extra_kept)} | {_n(r.extra_absorbed)} | {r.faults_played} | "
+                     f"{'-' if r.recovery_max_s is None else f'{r.recovery_max_s:.1f}'} | {r.elapsed_s:.0f} | [report]({r.run_dir}/report.html) |")
+    return "\n".join(lines) + "\n"
+
+
+def _n(value: int | None) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
+def _cell_html(c: CellSummary) -> str:
+    if not c.runs:
+        return f"<td class='empty'>{NOT_RUN}</td>"
+    colors = [VERDICT_COLORS.get(v, "#7f7f7f") for v in c.verdicts]
+    badges = " ".join(f"<span class='badge' style='background:{color}'>{escape(v)}</span>" for v, color in zip(c.verdicts, colors))
+    lines = [badges, escape(_agreement(c)), f"lost {escape(_span(c.lost))}",
+             f"extra copies: kept {escape(_span(c.extra_kept))}, absorbed {escape(_span(c.extra_absorbed))}",
+             f"recovery {escape(_recovery(c))}"] + [f"<b>{escape(n)}</b>" for n in _notes(c)]
+    lines.append(" ".join(f"<a href='{escape(link)}'>seed {seed}</a>" for seed, link in c.links))
+    return "<td>" + "<br>".join(lines) + "</td>"
+
+
+def render_html(state: MatrixState) -> str:
+    cells = {(c.row, c.column): c for c in summarize(state)}
+    head = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _header(state))
+    grid = "<tr><th></th>" + "".join(f"<th>{escape(c)}</th>" for c in state.columns) + "</tr>"
+    for row in state.rows:
+        grid += f"<tr><th>{escape(row)}</th>" + "".join(_cell_html(cells[(row, column)]) for column in state.columns) + "</tr>"
+    runs = "".join(
+        f"<tr><td>{escape(r.row)}</td><td>{escape(r.column)}</td><td>{r.seed}</td>"
+        f"<td style='color:{VERDICT_COLORS.get(r.verdict, '#7f7f7f')}'>{escape(r.verdict)}</td><td>{_n(r.acked)}</td>"
+        f"<td>{_n(r.lost)}</td><td>{_n(r.duplicated_deliveries)}</td><td>{_n(r.extra_kept)}</td><td>{_n(r.extra_absorbed)}</td>"
+        f"<td>{r.faults_played}</td><td>{'-' if r.recovery_max_s is None else f'{r.recovery_max_s:.1f}'}</td>"
+        f"<td>{r.elapsed_s:.0f}</td><td><a href='{escape(r.run_dir)}/report.html'>report</a></td></tr>" for r in state.runs)
+    run_head = "".join(f"<th>{h}</th>" for h in ("row", "column", "seed", "verdict", "acked", "lost", "duplicated deliveries",
+                                                 "extra kept", "absorbed", "faults", "slowest recovery (s)", "time (s)", "report"))
+    description = f"<p>{escape(state.description)}</p>" if state.description else ""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Matrix {escape(state.name)}</title>"
+            f"<style>{STYLE}.grid td{{vertical-align:top;min-width:170px}}.empty{{color:#999}}</style></head><body>"
+            f"<h1>Matrix {escape(state.name)}</h1>{description}<table>{head}</table>"
+            f"<table class='grid'>{grid}</table><h2>Runs</h2><table><tr>{run_head}</tr>{runs}</table></body></html>")
