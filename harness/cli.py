@@ -460,7 +460,8 @@ def scenarios_command(folder: Path):
     for path in files:
         scenario = load_scenario(path)
         faults = ", ".join(sorted({r.kind for r in scenario.faults})) or "no faults"
-        expected = scenario.expectations.end_to_end or "see expectations"
+        e = scenario.expectations
+        expected = f"exactly {e.verdict}" if e.verdict else e.end_to_end or "see expectations"
         click.echo(f"{path.stem:<{width}}  {scenario.workload.duration_s:>6g}s  {expected:<24}  [{faults}]")
         click.echo(textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ",
                                  subsequent_indent="    "))

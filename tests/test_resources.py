@@ -120,3 +120,4 @@ def test_the_index_shows_each_soak_and_the_trend_across_them(tmp_path):
     assert html.count("<svg") == 1 and "records/s until drained" in html
     runs = [json.loads((tmp_path / f"nightly-soak-{n}" / "report.json").read_text()) for n in (1, 2)]
     assert _throughput(runs[0]) == 100.0 and _recovery_percentiles(runs[1]) == (None, None)
+

@@ -81,6 +81,10 @@ BAD = [
      "faults[0].down_s: expected a value of at least 0, got -1"),
     ("bad guarantee", GOOD + "expectations: {end_to_end: mostly-once}\n",
      "expectations.end_to_end: expected one of exactly-once, effectively-exactly-once, at-least-once"),
+    ("bad exact verdict", GOOD + "expectations: {verdict: sometimes}\n",
+     "expectations.verdict: expected one of exactly-once, effectively-exactly-once, at-least-once"),
+    ("bad redeploy checkpoint", GOOD + "faults:\n  - {kind: redeploy, target: egress, checkpoint: shred}\n",
+     "faults[0].checkpoint: expected one of delete, keep, got 'shred'"),
     ("unknown hop", GOOD + "expectations: {per_hop: {nowhere: exactly-once}}\n",
      "expectations.per_hop.nowhere: unknown hop 'nowhere' (intermediate topics and egresses: egress, ingress-out)"),
     ("after-write needs SIGKILL", GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGTERM, at: after-write}\n",
@@ -112,7 +116,7 @@ def test_faults_and_expectations_load_with_defaults(tmp_path):
     kill, redeploy = scenario.faults
     assert (kill.every_s, kill.times, kill.params) == (10.0, None, {"signal": "SIGKILL", "restart_after_s": 3.0,
                                                                   "at": "anytime"})
-    assert redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0} and redeploy.times == 1
+    assert redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0, "checkpoint": "delete"} and redeploy.times == 1
     assert scenario.expectations.end_to_end == "at-least-once" and scenario.expectations.max_lost == 0
 
 

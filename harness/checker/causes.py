@@ -120,7 +120,8 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     explained = np.zeros(len(lost), dtype=bool)
     positions = [e for e in evidence.history if e["event"] == "consumer_position"]
     for span in spans:
-        if span.kind != "redeploy" or span.params.get("starting") == "earliest" or span.restart_ms is None:
+        if (span.kind != "redeploy" or span.params.get("starting") == "earliest" or span.params.get("checkpoint") == "keep"
+                or span.restart_ms is None):
             continue
         stopped = next((e for e in positions if e.get("streamlet") == span.target and e["ts_ms"] >= span.start_ms), None)
         events = evidence.progress.get(span.target) or []

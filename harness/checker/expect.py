@@ -42,6 +42,11 @@ def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop],
     why_lost = unfinished or "no egress evidence"
     if expected.end_to_end is not None:
         results.append(_guarantee("end_to_end", expected.end_to_end, None if unfinished else verdict, "end to end", why_lost))
+    if expected.verdict is not None:
+        actual = None if unfinished or verdict == "unknown" else verdict
+        results.append(ExpectationResult("verdict", expected.verdict, actual, UNKNOWN if actual is None else _status(actual == expected.verdict),
+                                         f"end to end: {actual or 'unknown'}" + (f" ({why_lost})" if actual is None else "")
+                                         + f", expected exactly {expected.verdict}"))
     for topic, guarantee in expected.per_hop.items():
         hop = _hop_named(hops, topic)
         results.append(_guarantee(f"per_hop.{topic}", guarantee, hop.verdict if hop and not unfinished else None, f"hop {topic}",

@@ -24,6 +24,7 @@ class Expectations:
     """What the run must show for the scenario to pass (the scenario's `expectations`, validated)."""
 
     end_to_end: str | None = None
+    verdict: str | None = None  # the end-to-end verdict exactly (a caveat reproduced: a weaker one is what must show)
     per_hop: dict = field(default_factory=dict)  # blueprint topic name or egress streamlet -> guarantee
     max_lost: int | None = None
     lost_causes: tuple[str, ...] | None = None

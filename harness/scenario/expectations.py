@@ -2,6 +2,7 @@
 
     expectations:
       end_to_end: effectively-exactly-once   # this guarantee or a stronger one
+      verdict: at-most-once                  # exactly this end-to-end verdict (a caveat that must show)
       per_hop: {processed: exactly-once}     # per intermediate topic (blueprint topic name) or egress streamlet
       max_lost: 0
       lost_causes: [retention]               # every lost record explained by one of these
@@ -33,11 +34,14 @@ def _guarantee(value: Any, path: str) -> str:
 
 
 def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
-    f = Fields(raw, "expectations", {"end_to_end", "per_hop", "max_lost", "lost_causes", "min_duplicated_deliveries",
+    f = Fields(raw, "expectations", {"end_to_end", "verdict", "per_hop", "max_lost", "lost_causes", "min_duplicated_deliveries",
                                      "query_failure", "max_recovery_s", "max_memory_growth"})
     end_to_end = f.get("end_to_end", str)
     if end_to_end is not None:
         _guarantee(end_to_end, "expectations.end_to_end")
+    exact = f.get("verdict", str)
+    if exact is not None:
+        _guarantee(exact, "expectations.verdict")
     hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == "egress"}
     per_hop = {}
     for topic, guarantee in f.get("per_hop", dict, {}).items():
@@ -51,6 +55,7 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
             raise BlueprintError(f"expectations.lost_causes[{index}]", f"expected one of {', '.join(EXPECTABLE_CAUSES)}, got {cause!r}")
     return Expectations(
         end_to_end=end_to_end,
+        verdict=exact,
         per_hop=per_hop,
         max_lost=f.get("max_lost", int, minimum=0),
         lost_causes=tuple(causes) if causes is not None else None,

@@ -1,7 +1,9 @@
 """redeploy: stop a streamlet, delete its checkpoints, restart it from earliest, latest or a timestamp.
 
 "Deleting" moves the checkpoints to checkpoints-retired/ (Spark no longer sees them; the checker still can).
-The timestamp is the stop time minus `timestamp_back_s`.
+The timestamp is the stop time minus `timestamp_back_s`. With `checkpoint: keep` the checkpoints stay: the new
+startingOffsets is then ignored (Spark's Kafka integration guide: "startingOffsets only applies when a new
+streaming query is started, and resuming will always pick up from where the query left off").
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ from harness.faults.target import Pipeline
 
 
 def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestamp_back_s: float = 0.0,
-             down_s: float = 3.0) -> None:
+             down_s: float = 3.0, checkpoint: str = "delete") -> None:
     running_driver(run, KIND.name, streamlet)
-    KIND.begun(run, streamlet, starting=starting)
+    KIND.begun(run, streamlet, starting=starting, checkpoint=checkpoint)
     stop_driver(run, streamlet, "SIGTERM")
     stopped_ms = int(time.time() * 1000)
     record_position(run, streamlet)
-    checkpoints = run.layout.checkpoints(streamlet)
-    retired = run.layout.retired_checkpoints(streamlet, len(run.layout.retired_checkpoint_dirs(streamlet)) + 1)
-    if checkpoints.exists():
-        retired.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(checkpoints), str(retired))
-    run.history.record("checkpoint_deleted", streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
+    if checkpoint == "delete":
+        checkpoints = run.layout.checkpoints(streamlet)
+        retired = run.layout.retired_checkpoints(streamlet, len(run.layout.retired_checkpoint_dirs(streamlet)) + 1)
+        if checkpoints.exists():
+            retired.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(checkpoints), str(retired))
+        run.history.record("checkpoint_deleted", streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
     time.sleep(down_s)
     options = run.source_options(streamlet)
     if starting == "timestamp":
@@ -45,5 +48,7 @@ KIND = FaultKind(
         "starting": Param(str, "earliest", choices=("earliest", "latest", "timestamp")),
         "timestamp_back_s": Param((int, float), 0.0, minimum=0),
         "down_s": Param((int, float), 3.0, minimum=0),
+        "checkpoint": Param(str, "delete", choices=("delete", "keep")),
     },
-    help="stop a streamlet, delete its checkpoints, restart from earliest, latest or a timestamp")
+    help="stop a streamlet, delete its checkpoints (or keep them: the new starting point is then ignored), "
+         "restart from earliest, latest or a timestamp")
