@@ -63,6 +63,8 @@ class StreamletContext(SettingsView):
             reader = reader.option("startingTimestamp", str(src.starting_timestamp_ms))
         else:
             reader = reader.option("startingOffsets", src.starting_offsets)
+        if src.group_id:
+            reader = reader.option("kafka.group.id", src.group_id)
         if src.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
         return reader.load()

@@ -21,6 +21,7 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     starting_offsets: str = "earliest"  # earliest | latest (used only without a checkpoint)
     starting_timestamp_ms: int | None = None  # overrides starting_offsets when set
+    group_id: str | None = None  # kafka.group.id (Spark makes a unique one per query when unset)
 
 
 @dataclass(frozen=True)

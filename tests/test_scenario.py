@@ -37,7 +37,7 @@ BAD = [
     ("bad store", GOOD + "store: mysql://x\n", "store: expected sqlite or a postgresql:// URL"),
     ("faults not a list", GOOD + "faults: {kind: kill-driver}\n", "faults: expected list, got"),
     ("unknown fault kind", GOOD + "faults:\n  - {kind: meteor, target: egress}\n",
-     "faults[0].kind: expected one of broker-kill, broker-pause, executor-crash"),
+     "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, executor-crash"),
     ("unknown streamlet in a fault", GOOD + "faults:\n  - {kind: kill-driver, target: processor}\n",
      "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress)"),
     ("missing fault target", GOOD + "faults:\n  - {kind: kill-driver}\n", "faults[0].target: required field is missing"),

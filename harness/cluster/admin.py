@@ -82,6 +82,15 @@ class KafkaAdmin:
         except KafkaError as exc:
             raise HarnessError(f"creating topic {name!r} failed: {exc}") from None
 
+    def add_partitions(self, topic: str, total: int) -> None:
+        """Grow `topic` to `total` partitions (Kafka never removes any)."""
+        from kafka.admin import NewPartitions
+
+        try:
+            self._admin.create_partitions({topic: NewPartitions(total_count=total)})
+        except KafkaError as exc:
+            raise HarnessError(f"adding partitions to topic {topic!r} failed: {exc}") from None
+
     def topics(self) -> set[str]:
         return set(self._admin.list_topics())
 

@@ -74,6 +74,17 @@ class PartitionRecorder:
             for out in files.values():
                 out.close()
 
+    def follow(self, starts: dict[tuple[str, int], int]) -> None:
+        """Record these partitions too, from these offsets (partitions added to a recorded topic)."""
+        with self._lock:
+            new = [TopicPartition(t, p) for t, p in starts if TopicPartition(t, p) not in self._tps]
+            if not new:
+                return
+            self._tps = self._tps + new
+            self._consumer.assign(self._tps)
+            for tp in new:
+                self._consumer.seek(tp, starts[(tp.topic, tp.partition)])
+
     def _skip_deleted(self, at: dict) -> None:
         with self._lock:
             partitions = list(at) or self._tps

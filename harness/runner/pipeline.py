@@ -392,6 +392,12 @@ class PipelineRun:
             starts = {(o.topic, o.partition): o.log_start for o in admin.offsets(names)}
         self.recorder = PartitionRecorder(self.bootstrap, starts, self.layout.topic_dump("-").parent, self.value_decoders()).start()
 
+    def record_new_partitions(self, topic: str) -> None:
+        """After partitions were added to `topic`: the recording follows them too (from their first offset)."""
+        if self.recorder is not None and topic in self.recorder.topics:
+            with KafkaAdmin(self.bootstrap) as admin:
+                self.recorder.follow({(o.topic, o.partition): o.log_start for o in admin.offsets([topic])})
+
     def wait_recorded(self, timeout: float = 120.0) -> None:
         """Until the recording holds every record the intermediate topics have now (their log-end offsets)."""
         if self.recorder is not None:

@@ -107,7 +107,7 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
         if name not in blueprint.streamlets:
             raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(blueprint.streamlets)})")
         f = Fields(body, path, {"trigger", "trigger_interval", "max_offsets_per_trigger", "fail_on_data_loss",
-                                 "starting_offsets", "starting_timestamp_ms"})
+                                 "starting_offsets", "starting_timestamp_ms", "group_id"})
         trigger = f.get("trigger", str, "processingTime")
         if trigger not in ("default", "processingTime", "availableNow"):
             raise BlueprintError(f"{path}.trigger", f"expected default, processingTime or availableNow, got {trigger!r}")
@@ -121,6 +121,7 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
             fail_on_data_loss=f.get("fail_on_data_loss", bool, True),
             starting_offsets=starting,
             starting_timestamp_ms=f.get("starting_timestamp_ms", int, None, minimum=0),
+            group_id=f.get("group_id", str, None),
         )
     return options
 

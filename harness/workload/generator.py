@@ -108,6 +108,7 @@ def run(settings: WorkloadSettings) -> dict:
         "request.timeout.ms": 10000,
         "max.in.flight.requests.per.connection": 5 if settings.idempotence else 1,
         "queue.buffering.max.messages": 1_000_000,
+        "topic.metadata.refresh.interval.ms": 2000,  # partitions added while it runs are written to within seconds
     })
     log = AckLog(settings.ack_log)
     encode = value_encoder(settings.codec, SOURCE_RECORD)
