@@ -96,6 +96,12 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     assert report.windows.under_counted == 0 and report.windows.over_counted == 0 and report.windows.phantom == 0
     assert report.causes["lost"]["watermark"] == report.counts.lost > 0
     assert report.causes["lost"]["unexplained"] == 0
+    # Spark's own metric, summed from the progress here: rows at the stateful operator, after the partial
+    # aggregation, so never more than the records dropped (and fewer when several late records share a window).
+    spark_rows = sum(op.get("numRowsDroppedByWatermark", 0) for e in events if e.get("event") == "progress"
+                     for op in e["progress"].get("stateOperators", []))
+    assert report.windows.spark_rows_dropped_by_watermark == spark_rows <= len(dropped)
+    print(f"late records dropped {len(dropped)}, Spark's numRowsDroppedByWatermark {spark_rows}")
 
 
 def test_postgres_egress_round_trip(tmp_path):

@@ -118,6 +118,7 @@ class WindowCounts:
     records_missing: int
     records_dropped_by_watermark: int
     records_over_counted: int
+    spark_rows_dropped_by_watermark: int | None = None  # Spark's numRowsDroppedByWatermark, summed (None: no progress)
 
 
 @dataclass

@@ -44,6 +44,15 @@ def _final_watermark(events: list[dict]) -> int:
     return max(marks, default=0)
 
 
+def spark_rows_dropped(events: list[dict]) -> int | None:
+    """Spark's own count, numRowsDroppedByWatermark summed over the counter's batches and stateful operators: rows
+    reaching the stateful operator, which after partial aggregation stand for any number of input records."""
+    progress = [e["progress"] for e in events if e.get("event") == "progress"]
+    if not progress:
+        return None
+    return sum(int(op.get("numRowsDroppedByWatermark") or 0) for p in progress for op in p.get("stateOperators") or [])
+
+
 def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliation | None:
     counter = _counter(evidence)
     if counter is None:
@@ -88,6 +97,7 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
         under_counted=int(under.sum()), over_counted=int((table.over > 0).sum()), phantom=int(phantom.sum()),
         records_missing=int(table.missing.sum()), records_dropped_by_watermark=int(explained.sum()),
         records_over_counted=int(table.over.sum()),
+        spark_rows_dropped_by_watermark=spark_rows_dropped(evidence.progress.get(counter.name) or []),
     )
     counts = Counts(acked=int(sent.acked.sum()), unknown=int((~sent.acked).sum()), lost=summary.records_missing,
                     duplicated_deliveries=int((table.deliveries > 1).sum()), duplicated_in_state=summary.records_over_counted,

@@ -63,8 +63,10 @@ def render_html(report: Report) -> str:
         parts.append(f"<p class='fail'>{escape(str(f['streamlet']))}'s query failed:</p><pre>{escape(f['error'][:1500])}</pre>")
     if report.windows:
         w = report.windows
-        parts.append(table(["windows", "exact", "under-counted", "over-counted", "phantom", "records missing", "dropped by watermark"],
-                            [[w.windows, w.exact, w.under_counted, w.over_counted, w.phantom, w.records_missing, w.records_dropped_by_watermark]]))
+        parts.append(table(["windows", "exact", "under-counted", "over-counted", "phantom", "records missing", "dropped by watermark",
+                            "Spark's numRowsDroppedByWatermark"],
+                           [[w.windows, w.exact, w.under_counted, w.over_counted, w.phantom, w.records_missing, w.records_dropped_by_watermark,
+                             "unknown" if w.spark_rows_dropped_by_watermark is None else w.spark_rows_dropped_by_watermark]]))
     parts.append(anomalies_svg(report))
     if report.faults:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]

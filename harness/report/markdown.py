@@ -43,7 +43,9 @@ def render_markdown(report: Report) -> str:
     if report.windows:
         w = report.windows
         lines.append(f"- windows: {w.windows} counted, {w.exact} exact, {w.under_counted} under-counted, {w.over_counted} over-counted, "
-                     f"{w.phantom} phantom, {w.still_open} still open; {w.records_dropped_by_watermark} record(s) dropped behind the watermark")
+                     f"{w.phantom} phantom, {w.still_open} still open; {w.records_dropped_by_watermark} record(s) dropped behind the watermark"
+                     + ("" if w.spark_rows_dropped_by_watermark is None
+                        else f" (Spark's numRowsDroppedByWatermark: {w.spark_rows_dropped_by_watermark} row(s))"))
     lines += [""]
     if report.faults:
         lines += ["## Faults", ""] + _table(FAULT_HEADER, fault_rows(report)) + [""]
