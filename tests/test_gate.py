@@ -1,5 +1,6 @@
-"""`harness gate` on a real suite: two short scenarios, one meant to pass and one whose expectation
-cannot hold; the exit code, junit.xml, the summary and the index must say exactly that."""
+"""`harness gate` on a real suite: two cheap scenarios of the caveat catalog, which must show what their
+documents predict, and one whose expectation cannot hold; the exit code, junit.xml, the summary and the
+index must say exactly that."""
 
 from __future__ import annotations
 
@@ -10,36 +11,58 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_harness
+from tests.evidence_helpers import acked, egress_counts
 from tests.test_scenario import GOOD
 
 pytestmark = pytest.mark.e2e
 
 
+CAVEATS = Path(__file__).resolve().parent.parent / "scenarios" / "caveats"
+
+
 def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_not_hold(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()
-    (suite / "a-clean.yaml").write_text(GOOD.replace("name: ok", "name: clean")
-                                        + "expectations: {end_to_end: exactly-once, max_lost: 0}\n")
+    for name in ("retention-shorter-than-downtime", "starting-offsets-ignored"):
+        (suite / f"a-{name}.yaml").write_text((CAVEATS / f"{name}.yaml").read_text())
     # No fault can re-deliver anything here, so asking for re-deliveries must fail the gate.
     (suite / "b-wants-duplicates.yaml").write_text(GOOD.replace("name: ok", "name: wants-duplicates")
                                                    + "expectations: {max_lost: 0, min_duplicated_deliveries: 1}\n")
     out = tmp_path / "out"
-    result = run_harness("gate", str(suite), "--out", str(out), "--duration", "5", timeout=900)
-    assert result.returncode == 1, result.stderr
-    assert "suite: 1 of 2 scenarios passed" in result.stdout
+    result = run_harness("gate", str(suite), "--out", str(out), timeout=900)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "suite: 2 of 3 scenarios passed" in result.stdout, result.stdout
 
+    names = ["a-retention-shorter-than-downtime", "a-starting-offsets-ignored", "b-wants-duplicates"]
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
-    assert [s.get("name") for s in suites] == ["a-clean", "b-wants-duplicates"]
+    assert [s.get("name") for s in suites] == names
     failed = {(s.get("name"), c.get("name")) for s in suites for c in s.findall("testcase") if c.find("failure") is not None}
     assert failed == {("b-wants-duplicates", "min_duplicated_deliveries")}
 
     summary = json.loads((out / "summary.json").read_text())
     rows = {Path(r["scenario"]).stem: r for r in summary["scenarios"]}
     assert summary["passed"] is False
-    assert rows["a-clean"]["passed"] and rows["a-clean"]["verdict"] == "exactly-once"
+    # The caveats showed: routine retention lost records while the egress was down (no fault touched retention),
+    # and a restart from `latest` that kept its checkpoint lost nothing.
+    assert rows["a-retention-shorter-than-downtime"]["passed"] and rows["a-retention-shorter-than-downtime"]["verdict"] == "at-most-once"
+    assert rows["a-starting-offsets-ignored"]["passed"]
     assert not rows["b-wants-duplicates"]["passed"] and rows["b-wants-duplicates"]["failed_expectations"] == ["min_duplicated_deliveries"]
-    for name in ("a-clean", "b-wants-duplicates"):
+    # Counted here from the raw evidence: the egress's table against the ack log, and every lost record must be
+    # in the run's recording of `ingested` below the log start the sampler saw for its partition.
+    run_dir = out / "a-retention-shorter-than-downtime"
+    lost = acked(run_dir) - set(egress_counts(run_dir, "egress", "records"))
+    recorded = {(r["value"]["key"], r["value"]["seq"]): (r["partition"], r["offset"])
+                for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())}
+    log_start = {}
+    for event in map(json.loads, (run_dir / "history.jsonl").open()):
+        for topic, partition, start, _ in event.get("partitions", []) if event["event"] == "offsets" else []:
+            if topic == "ingested":
+                log_start[partition] = max(start, log_start.get(partition, 0))
+    assert lost and all(recorded[r][1] < log_start[recorded[r][0]] for r in lost), "lost only what retention deleted"
+    retention = json.loads((run_dir / "report.json").read_text())
+    assert retention["counts"]["lost"] == len(lost) == retention["causes"]["lost"]["retention"]
+    for name in names:
         assert (out / name / "report.html").is_file() and (out / name / "junit.xml").is_file()
     index = (out / "index.html").read_text()
-    assert "a-clean" in index and "b-wants-duplicates" in index
+    assert all(name in index for name in names)
     assert "b-wants-duplicates" in (out / "summary.md").read_text()

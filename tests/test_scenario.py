@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,8 @@ from harness.scenario.model import ScenarioError, load_scenario
 from harness.workload.generator import record_plan
 from harness.workload.settings import WorkloadSettings
 from tests.conftest import run_harness
+
+ROOT = Path(__file__).resolve().parent.parent
 
 GOOD = textwrap.dedent("""
     name: ok
@@ -169,6 +172,19 @@ def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
     assert {line.split()[0] for line in lines if not line.startswith(" ")} == set(SHIPPED)
     described = lines[lines.index(next(line for line in lines if line.startswith("driver-kill-append "))) + 1]
     assert described.startswith("    ") and "SIGKILLs" in described
+
+
+def test_every_scenario_of_the_caveat_catalog_is_valid_names_its_source_and_expects_something():
+    from harness.suite import suite_files
+
+    catalog = ROOT / "scenarios" / "caveats" / "catalog.suite"
+    files = suite_files(catalog)
+    assert set(files) >= set((ROOT / "scenarios" / "caveats").glob("*.yaml")), "every caveat scenario is in the catalog"
+    assert len(files) >= 12
+    for path in files:
+        scenario = load_scenario(path)
+        assert "Caveat:" in scenario.description and "Source:" in scenario.description, path.name
+        assert scenario.expectations != type(scenario.expectations)(), f"{path.name} expects nothing"
 
 
 def test_every_built_in_fault_kind_is_listed_with_its_target_and_parameters():
