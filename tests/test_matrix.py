@@ -93,6 +93,11 @@ def test_a_bad_matrix_is_one_line_naming_the_file_the_cell_and_the_field(tmp_pat
     assert not (tmp_path / "out").exists(), "nothing runs, nothing is written"
 
 
+def test_a_missing_matrix_file_is_one_line_and_exit_2(tmp_path):
+    result = run_harness("matrix", str(tmp_path / "nowhere.yaml"))
+    assert result.returncode == 2 and result.stderr.strip() == f"harness: error: {tmp_path / 'nowhere.yaml'}: no such matrix file"
+
+
 def test_a_row_and_a_column_cannot_both_name_a_whole_scenario(tmp_path):
     path = _write(tmp_path, SMALL.replace("  append: {blueprint", "  other: {scenario: base.yaml}\n  append: {blueprint")
                   .replace("  no fault: {faults: []}", "  no fault: {scenario: base.yaml}"))

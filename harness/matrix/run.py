@@ -23,6 +23,7 @@ from harness.report.write import check_and_write
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 
+
 def save(out: Path, state: MatrixState) -> None:
     data = {"state_version": STATE_VERSION, **asdict(state), "cells": cells_json(state)}
     write_atomically(out / "matrix.json", json.dumps(data, indent=2))
@@ -54,9 +55,9 @@ def _set_aside(run_dir: Path) -> None:
         run_dir.rename(aside)
 
 
-def _left(state: MatrixState, session: list[float], remaining: int, duration_s: float | None) -> str:
-    """The time left: the mean of this matrix's runs so far, times the runs left."""
-    past = [r.elapsed_s for r in state.runs] + session
+def _left(state: MatrixState, remaining: int, duration_s: float | None) -> str:
+    """The time left: the mean of this matrix's runs so far (a guess before the first), times the runs left."""
+    past = [r.elapsed_s for r in state.runs]
     mean = sum(past) / len(past) if past else (duration_s or 60) + 90
     minutes = mean * remaining / 60
     return f"about {minutes:.0f} min left" if minutes >= 1 else "under a minute left"
@@ -72,14 +73,13 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
         console.say(f"resuming: {total - len(todo)} of {total} runs already done in {out}")
     state.finished = not todo
     save(out, state)
-    session: list[float] = []
     try:
-        for cell, seed in todo:
-            number = total - len(todo) + len(session) + 1
+        for index, (cell, seed) in enumerate(todo):
+            number = total - len(todo) + index + 1
             run_dir = out / "runs" / f"{cell.slug}--seed{seed}"
             _set_aside(run_dir)
             console.say(f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: evidence in {run_dir}; "
-                        + _left(state, session, total - number + 1, spec.duration_s))
+                        + _left(state, total - number + 1, spec.duration_s))
             t0 = time.monotonic()
             try:
                 status = run_scenario(cell.scenario, run_dir, duration_s=spec.duration_s, seed=seed, console=console).status
@@ -88,7 +88,6 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
                 console.say(f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: the run could not complete: {exc}")
             report, _ = check_and_write(run_dir)
             elapsed = time.monotonic() - t0
-            session.append(elapsed)
             result = _result(cell, seed, run_dir, out, status, report, elapsed)
             state.runs.append(result)
             if not state.versions:

@@ -93,6 +93,8 @@ def merge(base: Any, patch: Any) -> Any:
 
 def load_matrix(path: Path) -> MatrixSpec:
     path = Path(path)
+    if not path.is_file():
+        raise MatrixError(f"{path}: no such matrix file")
     raw = read_tree(path)
     try:
         return _parse(raw, path)
