@@ -10,7 +10,8 @@ Losses, in this order of precedence:
                   it, and below its input partition's log start (history offsets) before that
                   streamlet's committed batches had read past it (progress end offsets)
     redeploy      at an offset of the input topic (source or intermediate) after the committed
-                  position of a streamlet redeployed from `latest` or a timestamp, written
+                  position of a streamlet restarted past it (fault_begun skips_to: a redeploy
+                  without its checkpoint from `latest` or a timestamp), written
                   before its new query's first batch
     watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
     query_failed  first missing at the output of a streamlet whose query failed and stayed down
@@ -120,8 +121,7 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     explained = np.zeros(len(lost), dtype=bool)
     positions = [e for e in evidence.history if e["event"] == "consumer_position"]
     for span in spans:
-        if (span.kind != "redeploy" or span.params.get("starting") == "earliest" or span.params.get("checkpoint") == "keep"
-                or span.restart_ms is None):
+        if not span.params.get("skips_to") or span.restart_ms is None:
             continue
         stopped = next((e for e in positions if e.get("streamlet") == span.target and e["ts_ms"] >= span.start_ms), None)
         events = evidence.progress.get(span.target) or []
