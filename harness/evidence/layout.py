@@ -82,9 +82,14 @@ class RunLayout:
         <link>.applied, the generation the proxy applied): harness/network/."""
         return self.root / "control" / "network"
 
+    @property
+    def topics(self) -> Path:
+        """The intermediate topics as the run recorded them, every record from the first offset, one
+        <topic>.jsonl each (harness/cluster/follow.py)."""
+        return self.root / "topics"
+
     def topic_dump(self, topic: str) -> Path:
-        """An intermediate topic as the run recorded it, every record from its first offset (harness/cluster/follow.py)."""
-        return self.root / "topics" / f"{topic}.jsonl"
+        return self.topics / f"{topic}.jsonl"
 
     def checkpoints(self, streamlet: str) -> Path:
         """One folder per streamlet, one checkpoint per query inside it."""

@@ -390,7 +390,7 @@ class PipelineRun:
         names = [self.topic_name(t) for t in self.scenario.blueprint.hops()]
         with KafkaAdmin(self.bootstrap) as admin:
             starts = {(o.topic, o.partition): o.log_start for o in admin.offsets(names)}
-        self.recorder = PartitionRecorder(self.bootstrap, starts, self.layout.topic_dump("-").parent, self.value_decoders()).start()
+        self.recorder = PartitionRecorder(self.bootstrap, starts, self.layout.topics, self.value_decoders()).start()
 
     def record_new_partitions(self, topic: str) -> None:
         """After partitions were added to `topic`: the recording follows them too (from their first offset)."""
