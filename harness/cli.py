@@ -384,6 +384,7 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
       harness gate scenarios/ --out reports/release-1.4
       harness gate release.suite --duration 60     # release.suite: one scenario path per line
     """
+    from harness.checker.findings import merge
     from harness.runner.console import Console
     from harness.scenario import load_scenario
     from harness.suite import default_out, run_suite, suite_files
@@ -396,7 +397,7 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
     unknown = sum(e.outcome == "unknown" for e in entries)
     click.echo(f"suite: {ok} of {len(entries)} scenarios passed" + (f", {unknown} unknown" if unknown else "")
                + f"; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
-    sys.exit(_exit_code("fail" if any(e.outcome == "fail" for e in entries) else "unknown" if unknown else "pass", allow_unknown))
+    sys.exit(_exit_code(merge(e.outcome for e in entries), allow_unknown))
 
 
 @main.command("matrix")
@@ -425,6 +426,7 @@ def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_
       harness matrix scenarios/matrix/guarantees.yaml --out reports/matrix-nightly   # again: resumes
       harness matrix my-grid.yaml --check
     """
+    from harness.checker.findings import merge
     from harness.matrix.run import run_matrix
     from harness.matrix.spec import load_matrix, slug
     from harness.runner.console import Console
@@ -439,11 +441,9 @@ def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_
         return
     out = out or Path("reports") / f"matrix-{slug(spec.name)}"
     state = run_matrix(spec, out, Console())
-    outcomes = {r.outcome for r in state.runs}
-    outcome = "fail" if "fail" in outcomes else "unknown" if "unknown" in outcomes else "pass"
     click.echo(f"matrix {spec.name}: {len(state.runs)} runs in {state.elapsed_s / 60:.0f} min; "
                f"{out / 'matrix.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
-    sys.exit(_exit_code(outcome, allow_unknown))
+    sys.exit(_exit_code(merge(r.outcome for r in state.runs), allow_unknown))
 
 
 @main.command("scenarios")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from html import escape
 
-from harness.matrix.state import MatrixState
+from harness.matrix.state import MatrixState, RunResult
 from harness.report.html import STYLE, VERDICT_COLORS
 
 NOT_RUN = "not run"
@@ -127,17 +127,24 @@ def render_markdown(state: MatrixState) -> str:
             parts.append(" ".join(f"[seed {seed}]({link})" for seed, link in c.links))
             entries.append("<br>".join(parts))
         lines.append(f"| **{row}** | " + " | ".join(entries) + " |")
-    lines += ["", "## Runs", "", "| row | column | seed | verdict | acked | lost | duplicated deliveries | extra kept | "
-              "absorbed | faults | slowest recovery (s) | time (s) | report |", "|---" * 13 + "|"]
-    for r in state.runs:
-        lines.append(f"| {r.row} | {r.column} | {r.seed} | {r.verdict} | {_n(r.acked)} | {_n(r.lost)} | {_n(r.duplicated_deliveries)} | "
-                     f"{_n(r.extra_kept)} | {_n(r.extra_absorbed)} | {r.faults_played} | "
-                     f"{'-' if r.recovery_max_s is None else f'{r.recovery_max_s:.1f}'} | {r.elapsed_s:.0f} | [report]({r.run_dir}/report.html) |")
+    lines += ["", "## Runs", "", "| " + " | ".join(RUN_HEADER) + " |", "|---" * len(RUN_HEADER) + "|"]
+    lines += ["| " + " | ".join(_run_cells(r) + [f"[report]({r.run_dir}/report.html)"]) + " |" for r in state.runs]
     return "\n".join(lines) + "\n"
 
 
 def _n(value: int | None) -> str:
     return "unknown" if value is None else f"{value:,}"
+
+
+RUN_HEADER = ["row", "column", "seed", "verdict", "acked", "lost", "duplicated deliveries", "extra kept", "absorbed", "faults",
+              "slowest recovery (s)", "time (s)", "report"]
+
+
+def _run_cells(r: RunResult) -> list[str]:
+    """One run's line of the runs table, without its link (every column of RUN_HEADER but the last)."""
+    return [r.row, r.column, str(r.seed), r.verdict, _n(r.acked), _n(r.lost), _n(r.duplicated_deliveries), _n(r.extra_kept),
+            _n(r.extra_absorbed), str(r.faults_played), "-" if r.recovery_max_s is None else f"{r.recovery_max_s:.1f}",
+            f"{r.elapsed_s:.0f}"]
 
 
 def _cell_html(c: CellSummary) -> str:
@@ -158,14 +165,9 @@ def render_html(state: MatrixState) -> str:
     grid = "<tr><th></th>" + "".join(f"<th>{escape(c)}</th>" for c in state.columns) + "</tr>"
     for row in state.rows:
         grid += f"<tr><th>{escape(row)}</th>" + "".join(_cell_html(cells[(row, column)]) for column in state.columns) + "</tr>"
-    runs = "".join(
-        f"<tr><td>{escape(r.row)}</td><td>{escape(r.column)}</td><td>{r.seed}</td>"
-        f"<td style='color:{VERDICT_COLORS.get(r.verdict, '#7f7f7f')}'>{escape(r.verdict)}</td><td>{_n(r.acked)}</td>"
-        f"<td>{_n(r.lost)}</td><td>{_n(r.duplicated_deliveries)}</td><td>{_n(r.extra_kept)}</td><td>{_n(r.extra_absorbed)}</td>"
-        f"<td>{r.faults_played}</td><td>{'-' if r.recovery_max_s is None else f'{r.recovery_max_s:.1f}'}</td>"
-        f"<td>{r.elapsed_s:.0f}</td><td><a href='{escape(r.run_dir)}/report.html'>report</a></td></tr>" for r in state.runs)
-    run_head = "".join(f"<th>{h}</th>" for h in ("row", "column", "seed", "verdict", "acked", "lost", "duplicated deliveries",
-                                                 "extra kept", "absorbed", "faults", "slowest recovery (s)", "time (s)", "report"))
+    runs = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in _run_cells(r))
+                   + f"<td><a href='{escape(r.run_dir)}/report.html'>report</a></td></tr>" for r in state.runs)
+    run_head = "".join(f"<th>{escape(h)}</th>" for h in RUN_HEADER)
     description = f"<p>{escape(state.description)}</p>" if state.description else ""
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Matrix {escape(state.name)}</title>"
             f"<style>{STYLE}.grid td{{vertical-align:top;min-width:170px}}.empty{{color:#999}}</style></head><body>"
