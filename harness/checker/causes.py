@@ -196,7 +196,7 @@ def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first
     """One cause per lost rid (harness.semantics.LOST_CAUSES), and the retention windows seen."""
     cause = np.full(len(lost), "unexplained", dtype=object)
     windows, by_retention = retention_windows(evidence, hops, lost, gaps)
-    by_retention |= _deleted_before_read(evidence, hops, lost, first_hop) if len(hops) else False
+    by_retention |= _deleted_before_read(evidence, hops, lost, first_hop)
     by_redeploy = _redeploy_explained(evidence, spans, lost)
     late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}

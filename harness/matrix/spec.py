@@ -117,6 +117,7 @@ def _axis(f: Fields, key: str) -> dict[str, dict]:
 
 
 def _scenario_file(folder: Path, where: str, name: Any) -> tuple[dict, Path]:
+    """A scenario a cell starts from, without its expectations (a cell shows what happened), and its folder."""
     if not isinstance(name, str):
         raise BlueprintError(where, f"expected a scenario file name, got {name!r}")
     file = (folder / name).resolve()
@@ -126,7 +127,7 @@ def _scenario_file(folder: Path, where: str, name: Any) -> tuple[dict, Path]:
         raise BlueprintError(where, str(exc)) from None
     if not isinstance(tree, dict):
         raise BlueprintError(where, f"{name}: not a scenario (a mapping)")
-    return tree, file.parent
+    return {k: v for k, v in tree.items() if k != "expectations"}, file.parent
 
 
 def _parse(raw: Any, path: Path) -> MatrixSpec:
@@ -134,7 +135,6 @@ def _parse(raw: Any, path: Path) -> MatrixSpec:
     f = Fields(raw, "matrix", {"name", "description", "base", "repeats", "first_seed", "duration_s", "rows", "columns"})
     name = f.get("name", str, required=True)
     base, base_folder = _scenario_file(folder, "matrix.base", f.get("base", str, required=True))
-    base = {k: v for k, v in base.items() if k != "expectations"}
     repeats = f.get("repeats", int, 1, minimum=1, maximum=100)
     first_seed = f.get("first_seed", int, 1)
     duration = f.number("duration_s", None, minimum=1)
@@ -151,7 +151,6 @@ def _parse(raw: Any, path: Path) -> MatrixSpec:
                 axis, patch = named[0]
                 label = row if axis == "rows" else column
                 start, start_folder = _scenario_file(folder, f"matrix.{axis}.{label}.{SCENARIO_KEY}", patch[SCENARIO_KEY])
-                start = {k: v for k, v in start.items() if k != "expectations"}
             merged = merge(merge(start, {k: v for k, v in row_patch.items() if k != SCENARIO_KEY}),
                            {k: v for k, v in column_patch.items() if k != SCENARIO_KEY})
             merged["name"] = f"{slug(name)}-{slug(row)}--{slug(column)}"
