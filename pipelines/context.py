@@ -65,24 +65,29 @@ class StreamletContext(SettingsView):
             reader = reader.option("startingOffsets", src.starting_offsets)
         if src.group_id:
             reader = reader.option("kafka.group.id", src.group_id)
+        if src.include_headers:
+            reader = reader.option("includeHeaders", "true")
+        if src.isolation_level:
+            reader = reader.option("kafka.isolation.level", src.isolation_level)
         if src.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
         return reader.load()
 
     def _decoded(self, topic: str, schema: Schema, writer: Schema | None = None) -> DataFrame:
         """A topic's records decoded in the topic's codec (written with `writer`, `schema` by default) and read as
-        `schema` (a field the writer lacks is null), keeping where each came from (topic, partition, offset)."""
+        `schema` (a field the writer lacks is null), keeping where each came from (topic, partition, offset), and
+        its headers when the source options include them."""
         raw = self._kafka_stream(topic)
+        where = ["topic", "partition", "offset"] + (["headers"] if self.settings.source.include_headers else [])
         if self.settings.codecs.get(topic, "json") == "avro":
             from pyspark.sql.avro.functions import from_avro
 
             writer = writer or schema
-            decoded = raw.select(from_avro(F.col("value"), writer.avro(), {"mode": "PERMISSIVE"}).alias("r"), "topic", "partition", "offset")
+            decoded = raw.select(from_avro(F.col("value"), writer.avro(), {"mode": "PERMISSIVE"}).alias("r"), *where)
             known = {f.name for f in writer.fields}
             return decoded.select(*[F.col(f"r.{f.name}") if f.name in known else F.lit(None).cast(SPARK_TYPES[f.type]).alias(f.name)
-                                    for f in schema.fields], "topic", "partition", "offset")
-        return raw.select(F.from_json(F.col("value").cast("string"), schema.ddl()).alias("r"),
-                          "topic", "partition", "offset").select("r.*", "topic", "partition", "offset")
+                                    for f in schema.fields], *where)
+        return raw.select(F.from_json(F.col("value").cast("string"), schema.ddl()).alias("r"), *where).select("r.*", *where)
 
     def read_source(self, schema: Schema) -> DataFrame:
         """The workload's source topic, decoded (fields are null where a record did not parse)."""
@@ -178,16 +183,18 @@ class StreamletContext(SettingsView):
 
     def encode(self, outlet: Outlet, df: DataFrame) -> DataFrame:
         """`df` as Kafka records of the outlet: key (the partition key as text) and value (its schema's fields,
-        null where `df` lacks one, in its topic's codec)."""
+        null where `df` lacks one, in its topic's codec), and headers where `df` has a `headers` column (Spark's
+        Kafka writer writes that column as the records' headers)."""
         key = F.col(outlet.partition_key).cast("string").alias("key")
+        headers = [F.col("headers")] if "headers" in df.columns else []
         if self.settings.codecs.get(self.settings.outputs[outlet.name], "json") == "avro":
             from pyspark.sql.avro.functions import to_avro
 
             fields = [(F.col(f.name) if f.name in df.columns else F.lit(None)).cast(SPARK_TYPES[f.type]).alias(f.name)
                       for f in outlet.schema.fields]
-            return df.select(key, to_avro(F.struct(*fields), outlet.schema.avro()).alias("value"))
+            return df.select(key, *headers, to_avro(F.struct(*fields), outlet.schema.avro()).alias("value"))
         present = [F.col(f.name) for f in outlet.schema.fields if f.name in df.columns]
-        return df.select(key, F.to_json(F.struct(*present)).alias("value"))
+        return df.select(key, *headers, F.to_json(F.struct(*present)).alias("value"))
 
     def _kafka_sink_options(self, outlet: Outlet) -> dict[str, str]:
         return {"kafka.bootstrap.servers": self.settings.bootstrap_servers, "topic": self.settings.outputs[outlet.name], **SINK_TUNING}

@@ -22,6 +22,8 @@ class SourceOptions:
     starting_offsets: str = "earliest"  # earliest | latest (used only without a checkpoint)
     starting_timestamp_ms: int | None = None  # overrides starting_offsets when set
     group_id: str | None = None  # kafka.group.id (Spark makes a unique one per query when unset)
+    include_headers: bool = False  # includeHeaders: records keep their Kafka headers (a `headers` column)
+    isolation_level: str | None = None  # kafka.isolation.level: read_committed | read_uncommitted (Kafka's default)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ class Sent:
     event_time_ms: np.ndarray
     late: np.ndarray  # bool
     acked: np.ndarray  # bool
+    aborted: np.ndarray | None = None  # per record, copies written in aborted transactions (acks.csv `aborted` lines)
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -148,15 +149,22 @@ def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped:
 
 
 def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
-    writer = None
+    writer = schema = None
     for start in range(0, max(len(sent), 1), slice_rows):
         part = slice(start, start + slice_rows)
         table = pa.table({
             "key": _key_text(sent.key[part]), "seq": sent.seq[part], "event_time_ms": sent.event_time_ms[part],
             "late": sent.late[part].astype(np.int8), "status": pa.array(np.where(sent.acked[part], "acked", "unknown")),
             "partition": sent.partition[part], "offset": sent.offset[part]})
-        writer = writer or pacsv.CSVWriter(path, table.schema)
+        writer, schema = writer or pacsv.CSVWriter(path, table.schema), table.schema
         writer.write_table(table)
+    aborted = np.flatnonzero(sent.aborted) if sent.aborted is not None else []
+    if len(aborted):
+        index = np.repeat(aborted, sent.aborted[aborted])
+        writer.write_table(pa.table({
+            "key": _key_text(sent.key[index]), "seq": sent.seq[index], "event_time_ms": sent.event_time_ms[index],
+            "late": np.zeros(len(index), np.int8), "status": pa.array(["aborted"] * len(index)),
+            "partition": sent.partition[index], "offset": np.arange(len(index)) + 1_000_000}, schema=schema))
     writer.close()
 
 

@@ -32,6 +32,7 @@ class Plan:
     retention_reached: list[int]  # in the window, but written downstream before the stop
     watermark: list[int]  # late records the dedup egress dropped
     with_fault: bool
+    aborted_read: list[int]  # records with a copy in an aborted transaction, which the ingress read and passed on
 
 
 @st.composite
@@ -69,6 +70,7 @@ def plans(draw):
     copied_again = {1: again[:split], 2: again[split:]}
     unknown_present, unknown_absent = take(budget()), take(budget())
     watermark = take(budget()) if mode == "dedup" else []
+    aborted_read = take(budget())
     # Reordering: a clean record and its clean successor of the same key swap places at the egress.
     reordered = []
     for i in order:
@@ -79,7 +81,7 @@ def plans(draw):
             taken.update({i, successor})
             reordered.append(i)
     return sent, Plan(mode, lost_at, duplicated_at, copied_again, unknown_present, unknown_absent, reordered,
-                      draw(st.integers(0, 3)), window, reached, watermark, draw(st.booleans()))
+                      draw(st.integers(0, 3)), window, reached, watermark, draw(st.booleans()), aborted_read)
 
 
 def build(sent, plan: Plan):
@@ -93,8 +95,10 @@ def build(sent, plan: Plan):
         sent.acked[i] = False
     for i in plan.watermark:
         sent.late[i] = True
+    sent.aborted = np.zeros(n, np.int64)
+    sent.aborted[plan.aborted_read] = 1
     gone: set[int] = set(deleted) | set(plan.unknown_absent)
-    extra: list[int] = []
+    extra: list[int] = list(plan.aborted_read)  # the source topic held them twice: the ingress read both
     topics = {}
     for h, hop in enumerate(HOPS):
         gone |= set(plan.lost_at[h])
@@ -131,7 +135,7 @@ def expected(sent, plan: Plan):
     window = set(np.flatnonzero((sent.partition == partition) & (sent.offset >= first) & (sent.offset < end)).tolist())
     retention_lost = len(window - set(plan.retention_reached))
     unexplained = sum(len(v) for v in plan.lost_at.values())
-    duplicated = sum(len(v) for v in plan.duplicated_at.values())
+    duplicated = sum(len(v) for v in plan.duplicated_at.values()) + len(plan.aborted_read)
     unknown = len(plan.unknown_present) + len(plan.unknown_absent)
     counts = Counts(
         acked=n - unknown, unknown=unknown, lost=retention_lost + unexplained + len(plan.watermark),
@@ -154,18 +158,18 @@ def test_injected_anomalies_are_found_exactly(case):
     assert report.gaps == []
     assert report.counts == counts
     assert report.verdict == verdict(counts)
-    assert report.causes["lost"] == {"retention": retention_lost, "redeploy": 0, "watermark": len(plan.watermark),
+    assert report.causes["lost"] == {"retention": retention_lost, "redeploy": 0, "topic_recreated": 0, "watermark": len(plan.watermark),
                                      "query_failed": 0, "unexplained": unexplained}
     # Copies: every extra copy made at the hop where its producer wrote it again, inherited below it.
     made = [len(plan.duplicated_at[h]) + len(plan.copied_again.get(h, [])) for h in range(3)]
     for h, hop in enumerate(report.hops):
-        extra = sum(made[: h + 1])
+        extra = sum(made[: h + 1]) + len(plan.aborted_read)
         assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), hop.name
     egress = report.hops[-1].copies
     kept = egress.extra if plan.mode == "append" else 0
     assert (egress.extra_in_state, egress.absorbed) == (kept, egress.extra - kept)
     assert report.causes["duplicated"] == ({"replay_after_fault": sum(made), "unexplained": 0} if plan.with_fault
-                                           else {"replay_after_fault": 0, "unexplained": sum(made)})
+                                           else {"replay_after_fault": 0, "unexplained": sum(made)}) | {"aborted_read": len(plan.aborted_read)}
     if plan.with_fault:
         assert report.faults[0].redelivered == sum(made)
         assert report.faults[0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
@@ -176,7 +180,8 @@ def test_injected_anomalies_are_found_exactly(case):
     for h, records in plan.lost_at.items():
         lost_first[HOP_NAMES[h]] += len(records)
     assert {h.name: h.first_seen["lost"] for h in report.hops} == lost_first
-    assert {h.name: h.first_seen["duplicated"] for h in report.hops} == {HOP_NAMES[h]: len(v) for h, v in plan.duplicated_at.items()}
+    assert {h.name: h.first_seen["duplicated"] for h in report.hops} == {
+        HOP_NAMES[h]: len(v) + (len(plan.aborted_read) if h == 0 else 0) for h, v in plan.duplicated_at.items()}
     if plan.retention_window[2] > plan.retention_window[1]:
         [window] = report.retention
         assert window["lost"] == retention_lost and window["reached_downstream"] == len(plan.retention_reached) and window["exact"]

@@ -1,10 +1,12 @@
 """`harness gate` on a real suite: two cheap scenarios of the caveat catalog, which must show what their
-documents predict, and one whose expectation cannot hold; the exit code, junit.xml, the summary and the
-index must say exactly that."""
+documents predict (their losses counted again here from the raw evidence), and one whose expectation cannot
+hold; the exit code, junit.xml, the summary and the index must say exactly that."""
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -23,7 +25,7 @@ CAVEATS = Path(__file__).resolve().parent.parent / "scenarios" / "caveats"
 def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_not_hold(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()
-    for name in ("retention-shorter-than-downtime", "starting-offsets-ignored"):
+    for name in ("retention-shorter-than-downtime", "topic-recreated"):
         (suite / f"a-{name}.yaml").write_text((CAVEATS / f"{name}.yaml").read_text())
     # No fault can re-deliver anything here, so asking for re-deliveries must fail the gate.
     (suite / "b-wants-duplicates.yaml").write_text(GOOD.replace("name: ok", "name: wants-duplicates")
@@ -33,7 +35,7 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     assert result.returncode == 1, result.stdout + result.stderr
     assert "suite: 2 of 3 scenarios passed" in result.stdout, result.stdout
 
-    names = ["a-retention-shorter-than-downtime", "a-starting-offsets-ignored", "b-wants-duplicates"]
+    names = ["a-retention-shorter-than-downtime", "a-topic-recreated", "b-wants-duplicates"]
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
     assert [s.get("name") for s in suites] == names
     failed = {(s.get("name"), c.get("name")) for s in suites for c in s.findall("testcase") if c.find("failure") is not None}
@@ -43,9 +45,9 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     rows = {Path(r["scenario"]).stem: r for r in summary["scenarios"]}
     assert summary["passed"] is False
     # The caveats showed: routine retention lost records while the egress was down (no fault touched retention),
-    # and a restart from `latest` that kept its checkpoint lost nothing.
-    assert rows["a-retention-shorter-than-downtime"]["passed"] and rows["a-retention-shorter-than-downtime"]["verdict"] == "at-most-once"
-    assert rows["a-starting-offsets-ignored"]["passed"]
+    # and the re-created source topic lost what the ingress skipped.
+    for name in ("a-retention-shorter-than-downtime", "a-topic-recreated"):
+        assert rows[name]["passed"] and rows[name]["verdict"] == "at-most-once", name
     assert not rows["b-wants-duplicates"]["passed"] and rows["b-wants-duplicates"]["failed_expectations"] == ["min_duplicated_deliveries"]
     # Counted here from the raw evidence: the egress's table against the ack log, and every lost record must be
     # in the run's recording of `ingested` below the log start the sampler saw for its partition.
@@ -61,8 +63,33 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     assert lost and all(recorded[r][1] < log_start[recorded[r][0]] for r in lost), "lost only what retention deleted"
     retention = json.loads((run_dir / "report.json").read_text())
     assert retention["counts"]["lost"] == len(lost) == retention["causes"]["lost"]["retention"]
+    _recreated_topic_lost_what_spark_said_it_skipped(out / "a-topic-recreated")
     for name in names:
         assert (out / name / "report.html").is_file() and (out / name / "junit.xml").is_file()
     index = (out / "index.html").read_text()
     assert all(name in index for name in names)
     assert "b-wants-duplicates" in (out / "summary.md").read_text()
+
+
+def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
+    """Spark's log names, per partition, the offset it had read to and the new topic's offset it went on from
+    ("offset was changed from X to Y"). In the ack log (send order) a partition's offsets drop when the new topic
+    begins. The old topic's records at X or above and the new one's below Y must be exactly what the egress lacks."""
+    log = (run_dir / "logs" / "streamlet-ingress.log").read_text()
+    changed = {int(p): (int(x), int(y)) for p, x, y in re.findall(r"Partition source-(\d+)'s offset was changed from (\d+) to (\d+)", log)}
+    assert changed, "Spark logged no offset that went back"
+    highest, renewed, skipped = {}, set(), set()
+    with open(run_dir / "acks.csv") as acks:
+        for row in csv.DictReader(acks):
+            if row["status"] != "acked":
+                continue
+            partition, offset = int(row["partition"]), int(row["offset"])
+            if offset < highest.get(partition, -1):
+                renewed.add(partition)
+            highest[partition] = max(highest.get(partition, -1), offset)
+            read_to, went_on_from = changed[partition]
+            if offset >= read_to if partition not in renewed else offset < went_on_from:
+                skipped.add((row["key"], int(row["seq"])))
+    lost = acked(run_dir) - set(egress_counts(run_dir, "egress", "records"))
+    report = json.loads((run_dir / "report.json").read_text())
+    assert lost == skipped and report["counts"]["lost"] == len(lost) == report["causes"]["lost"]["topic_recreated"] > 0

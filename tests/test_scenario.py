@@ -96,7 +96,7 @@ BAD = [
      "faults[0].at: expected one of anytime, after-write"),
     ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
     ("bad loss cause", GOOD + "expectations: {lost_causes: [gremlins]}\n",
-     "expectations.lost_causes[0]: expected one of retention, redeploy, watermark, query_failed, got 'gremlins'"),
+     "expectations.lost_causes[0]: expected one of retention, redeploy, topic_recreated, watermark, query_failed, got 'gremlins'"),
 ]
 
 

@@ -13,6 +13,12 @@ Losses, in this order of precedence:
                   position of a streamlet restarted past it (fault_begun skips_to: a redeploy
                   without its checkpoint from `latest` or a timestamp), written
                   before its new query's first batch
+    topic_recreated
+                  at the source topic of a streamlet under which it was deleted and created again
+                  (history topic_recreated): sent before the re-creation at an offset at or above
+                  what the streamlet had committed at the deletion (the old topic's unread
+                  records), or sent after the deletion at an offset below the end offset of the
+                  streamlet's first batch that went back (the new topic's records it jumped over)
     watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
     query_failed  first missing at the output of a streamlet whose query failed and stayed down
     unexplained   none of the above
@@ -142,6 +148,35 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     return explained
 
 
+def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
+    """Mask over `lost`: source records a topic re-creation made the streamlet reading it skip. The send time
+    (event_time_ms: a late event's is set back, so late events are left to the watermark cause) tells the
+    old topic's records from the new one's, whose offsets start again at 0."""
+    explained = np.zeros(len(lost), dtype=bool)
+    sent = evidence.sent
+    never = np.iinfo(np.int64).max
+    for event in (e for e in evidence.history if e["event"] == "topic_recreated"):
+        if evidence.source_topic not in event.get("topics", []):
+            continue
+        read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
+        skipped_to = _offsets_after_going_back(evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic,
+                                               read_to, event["created_ms"])
+        sent_at = sent.event_time_ms.to_numpy()
+        old = _offset_window(sent, {p: (o, never) for p, o in read_to.items()}) & (sent_at <= event["created_ms"])
+        new = _offset_window(sent, {p: (0, o) for p, o in skipped_to.items()}) & (sent_at >= event["deleted_ms"])
+        explained |= isin(lost, sent.rid.to_numpy()[(old | new) & ~sent.late.to_numpy()])
+    return explained
+
+
+def _offsets_after_going_back(events: list[dict], topic: str, read_to: dict[int, int], after_ms: int) -> dict[int, int]:
+    """Per partition, the end offset of the first batch after `after_ms` that ended below `read_to`: where the
+    query carried on from in the new topic."""
+    ends = committed_ends(events, [topic])
+    ends = ends[ends.ts > after_ms].sort_values("ts", kind="stable")
+    went_back = ends[ends.committed < ends.partition.map(read_to).fillna(-1)]
+    return {int(p): int(group.committed.iloc[0]) for p, group in went_back.groupby("partition")}
+
+
 def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray) -> np.ndarray:
     """Mask over `lost`: records retention deleted from the input of the streamlet that lost them before that
     streamlet had read past them: it never received them, and the sampled log start of their partition passed
@@ -198,12 +233,14 @@ def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first
     windows, by_retention = retention_windows(evidence, hops, lost, gaps)
     by_retention |= _deleted_before_read(evidence, hops, lost, first_hop)
     by_redeploy = _redeploy_explained(evidence, spans, lost)
+    by_recreation = _recreated_explained(evidence, lost)
     late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
     # The output of a failed streamlet is where its losses first show.
     after_failed = np.array([hop.producer in failed for hop in hops] or [False])
     by_failure = after_failed[first_hop] if len(hops) else np.zeros(len(lost), bool)
-    for name, mask in reversed([("retention", by_retention), ("redeploy", by_redeploy), ("watermark", late),
+    for name, mask in reversed([("retention", by_retention), ("redeploy", by_redeploy),
+                                ("topic_recreated", by_recreation), ("watermark", late),
                                 ("query_failed", by_failure)]):
         cause[mask] = name
     return cause, windows

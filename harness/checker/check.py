@@ -21,9 +21,9 @@ from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
 from harness.checker.faults import disturbed, fault_spans, recovery_s
 from harness.checker.findings import FaultResult, Hop, Report, Witness
-from harness.checker.hops import first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
+from harness.checker.hops import HopData, first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
 from harness.checker.latency import latency
-from harness.checker.reconcile import Counts, combine, verdict
+from harness.checker.reconcile import Counts, combine, isin, verdict
 from harness.checker.resources import resource_use
 from harness.checker.timeline import run_start_ms, timeline
 from harness.checker.windows import reconcile_windows
@@ -79,7 +79,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     cause_of_lost, retention = lost_causes(evidence, hops, lost, lost_first, spans, gaps)
     duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)]))
     dup_first = first_duplicated_hop(hops, results, duplicated)
-    accounting = account(hops, evidence.sent.rid.to_numpy(), spans)
+    accounting = account(hops, evidence.sent, spans)
 
     lost_by_cause = {c: int((cause_of_lost == c).sum()) for c in LOST_CAUSES} if egress_result else None
     acked = int(evidence.sent.acked.sum())
@@ -106,12 +106,13 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     for index, (hop, result) in enumerate(zip(hops, results)):
         first_seen = {"lost": int((lost_first == index).sum()), "duplicated": int((dup_first == index).sum())}
         hop_findings.append(Hop(hop.name, hop.kind, verdict(result.counts), result.counts, first_seen,
-                                accounting.per_hop[hop.name]))
+                                accounting.per_hop[hop.name], _headers_lost(hop, evidence.sent)))
 
     faults = _fault_results(evidence, spans, accounting)
     attributed = int((accounting.made.fault >= 0).sum())
     causes = {"lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
-              "duplicated": {"replay_after_fault": attributed, "unexplained": int(len(accounting.made) - attributed)}}
+              "duplicated": {"replay_after_fault": attributed, "unexplained": int(len(accounting.made) - attributed),
+                             "aborted_read": sum(accounting.per_hop[h.name].inherited for h in hops if h.upstream is None)}}
     query_failures = [{"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
                       for e in evidence.history if e["event"] == "query_failed"]
     if unfinished:
@@ -154,6 +155,15 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
         run_info=_run_info(evidence, spans), witness_totals=totals, resources=resources,
         records=record_sets(evidence, hops, lost, lost_first, cause_of_lost, egress_result),
     )
+
+
+def _headers_lost(hop: HopData, sent: pd.DataFrame) -> int | None:
+    """Copies of sent records at a topic that lack the header every source record carried (pipeline.json
+    source_header); None where it was not looked for (no such header, or an egress: its store keeps none)."""
+    if "has_header" not in hop.rows.columns:
+        return None
+    rows = hop.rows[isin(hop.rows.rid.to_numpy(), sent.rid.to_numpy())]
+    return int((~rows.has_header.to_numpy(dtype=bool)).sum())
 
 
 def _run_info(evidence: Evidence, spans) -> dict:

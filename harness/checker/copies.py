@@ -38,7 +38,7 @@ class HopCopies:
     copies: int  # every copy of a sent record
     extra: int  # copies - distinct records
     made_here: int  # extra copies this hop's producer made (a batch that ran again)
-    inherited: int  # extra copies that arrived from upstream
+    inherited: int  # extra copies that arrived from upstream (at a hop reading the source: aborted copies read there)
     extra_in_state: int | None = None  # egress: extra copies its final state kept
     absorbed: int | None = None  # egress: re-delivered copies its final state did not keep
 
@@ -72,8 +72,9 @@ def _group_keys(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
     return pd.Series(pd.MultiIndex.from_frame(frame).to_flat_index() if columns else frame.rid.to_numpy(), index=rows.index)
 
 
-def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index) -> pd.DataFrame:
-    """The copies made at `hop` (rows of it), beyond what `upstream` delivered with the same stamps."""
+def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index, at_source: pd.Series) -> pd.DataFrame:
+    """The copies made at `hop` (rows of it), beyond what `upstream` delivered with the same stamps (beyond
+    `at_source`, copies per rid written to the source topic, for a hop reading it)."""
     rows = hop.rows
     counted = copies(rows.rid.to_numpy())
     repeated = counted[(counted > 1)].index
@@ -84,7 +85,7 @@ def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index) -> pd.
     own = hop.batch_column if hop.kind == "topic" else None  # an egress's own batch is its batch_id column, not a stamp
     stamps = _stamp_columns(candidates, own)
     keys = _group_keys(candidates, stamps)
-    before = pd.Series(dtype=np.int64)  # the first hop: one copy of each record came in (the source's)
+    before = at_source  # the first hop: one copy of each record came in, or more from aborted transactions
     if upstream is not None:
         up = upstream.rows[isin(upstream.rows.rid.to_numpy(), repeated)]
         up = up.assign(**{c: -1 for c in stamps if c not in up.columns})
@@ -104,14 +105,18 @@ def _preceding_fault(times: np.ndarray, spans: list[FaultSpan], candidates: list
     return np.where(position >= 0, np.array(candidates)[order][np.maximum(position, 0)], -1)
 
 
-def account(hops: list[HopData], sent_rids: np.ndarray, spans: list[FaultSpan]) -> CopyAccounting:
+def account(hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan]) -> CopyAccounting:
+    """`sent`: rid and aborted_copies (copies on the source topic beyond the committed one) per record sent."""
+    sent_rids = sent.rid.to_numpy()
+    aborted = sent.aborted_copies.to_numpy() > 0
+    at_source = pd.Series(sent.aborted_copies.to_numpy()[aborted] + 1, index=sent_rids[aborted])
     by_name = {h.name: h for h in hops}
     sent_index = pd.Index(sent_rids)
     per_hop, frames = {}, []
     for hop in hops:
         sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_index)]
         distinct = sent_rows.nunique()
-        made = _made_at(hop, by_name.get(hop.upstream) if hop.upstream else None, sent_index)
+        made = _made_at(hop, by_name.get(hop.upstream) if hop.upstream else None, sent_index, at_source)
         extra = len(sent_rows) - distinct
         kept = absorbed = None
         if hop.stored is not None:

@@ -315,7 +315,8 @@ def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
 
 def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     """One row per record sent. A record with several lines (acked twice, acked and unknown) counts once:
-    acknowledged if any line says so, at that line's partition and offset."""
+    acknowledged if any line says so, at that line's partition and offset. Its lines `aborted` (written in
+    a transaction the generator aborted, then sent again) are its `aborted_copies` on the source topic."""
     rid, codes = ids.identify(table["key"].combine_chunks(), table["seq"].combine_chunks())
     frame = pd.DataFrame({
         "rid": rid, "key": codes.astype(np.int32),
@@ -325,6 +326,7 @@ def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
         "partition": table["partition"].fill_null(-1).to_numpy(zero_copy_only=False),
         "offset": table["offset"].fill_null(-1).to_numpy(zero_copy_only=False),
     })
+    frame = _aborted_lines(frame, pc.fill_null(pc.equal(table["status"], "aborted"), False).to_numpy(zero_copy_only=False))
     repeated = frame.rid.duplicated(keep=False).to_numpy()
     if repeated.any():
         records = frame.rid[repeated].nunique()
@@ -333,6 +335,16 @@ def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
         gaps.append(f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
                     "acknowledged if any of its lines says so")
     return frame
+
+
+def _aborted_lines(frame: pd.DataFrame, aborted: np.ndarray) -> pd.DataFrame:
+    """Fold the aborted lines into a count per record; a record with nothing but aborted lines (its resend never
+    went out) stays, once, as sent without an acknowledgement."""
+    copies = frame.rid[aborted].value_counts()
+    other = frame.rid[~aborted]
+    alone = aborted & ~frame.rid.isin(other).to_numpy()
+    kept = frame[~aborted | (alone & ~frame.rid.duplicated().to_numpy())]
+    return kept.assign(aborted_copies=kept.rid.map(copies).fillna(0).astype(np.int64).to_numpy())
 
 
 def _records(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
@@ -371,7 +383,16 @@ def _topic_frame(columns: dict, batches: pa.Array | None, ids: RecordIds) -> pd.
     return _batch_columns(frame, batches) if batches is not None else frame
 
 
-def _topic_batch(batch: pa.RecordBatch, ids: RecordIds) -> pd.DataFrame:
+def _has_header(batch: pa.RecordBatch, header: str) -> pa.Array:
+    """Per record: does it carry `header` (the dump's "headers" object, absent where a record has none)?"""
+    names = batch.schema.names
+    headers = batch.column(names.index("headers")) if "headers" in names else None
+    if headers is None or header not in {headers.type.field(i).name for i in range(headers.type.num_fields)}:
+        return pa.array(np.zeros(batch.num_rows, bool))
+    return pc.is_valid(pc.struct_field(headers, header))
+
+
+def _topic_batch(batch: pa.RecordBatch, ids: RecordIds, header: str | None) -> pd.DataFrame:
     value = batch.column("value")
     names = {value.type.field(i).name for i in range(value.type.num_fields)}
 
@@ -382,10 +403,12 @@ def _topic_batch(batch: pa.RecordBatch, ids: RecordIds) -> pd.DataFrame:
                "offset": batch.column("offset"), "timestamp_ms": batch.column("timestamp_ms")}
     if "count" in names:
         columns["count"] = field("count").cast(pa.int64())
+    if header:
+        columns["has_header"] = _has_header(batch, header)
     return _topic_frame(columns, pc.struct_field(value, "batches") if "batches" in names else None, ids)
 
 
-def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str], header: str | None) -> pd.DataFrame:
     """The slow, forgiving reader, for a dump Arrow cannot read whole: line by line, damaged lines named and skipped,
     values of any type kept (a seq that is not an integer is still that record's identity)."""
     rows, bad = [], []
@@ -396,34 +419,38 @@ def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str]) ->
             row = json.loads(line)
             value = row["value"]
             rows.append((int(row["partition"]), int(row["offset"]), int(row.get("timestamp_ms") or 0), value.get("key"),
-                         value.get("seq"), value.get("count"), json.dumps(value.get("batches") or {})))
+                         value.get("seq"), value.get("count"), json.dumps(value.get("batches") or {}),
+                         header in (row.get("headers") or {})))
         except (ValueError, KeyError, TypeError, AttributeError):
             bad.append(number)
     if bad:
         gaps.append(f"{name}: {len(bad)} damaged line(s) skipped (line {', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})")
-    partition, offset, timestamp, key, seq, count, batches = (list(c) for c in zip(*rows)) if rows else ([],) * 7
+    partition, offset, timestamp, key, seq, count, batches, has_header = (list(c) for c in zip(*rows)) if rows else ([],) * 8
     text = lambda values: pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())  # noqa: E731
     columns = {"key": text(key), "seq": text(seq), "partition": pa.array(partition, pa.int32()), "offset": pa.array(offset, pa.int64()),
                "timestamp_ms": pa.array(timestamp, pa.int64())}
     if any(c is not None for c in count):
         columns["count"] = pa.array([c if isinstance(c, int) else None for c in count], pa.int64())
+    if header:
+        columns["has_header"] = pa.array(has_header, pa.bool_())
     return _topic_frame(columns, pa.array(batches, pa.string()), ids)
 
 
-def _topic_dump(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+def _topic_dump(path: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
     """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>... in partition/offset order; window-count
-    topics have no seq and keep their count. Read as a stream of blocks: only these columns stay in memory."""
+    topics have no seq and keep their count; with `header`, has_header (the record carries it). Read as a stream of
+    blocks: only these columns stay in memory."""
     name = f"topics/{path.name}"
     data = _whole_lines(path, gaps, name)
     if data.size == 0:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
     try:
         with pajson.open_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=16 << 20)) as reader:
-            frames = [_topic_batch(batch, ids) for batch in reader]
+            frames = [_topic_batch(batch, ids, header) for batch in reader]
         frame = _concat(frames, {})
         del frames
     except (pa.ArrowException, KeyError):  # a value Arrow cannot type (a key that is an object, a seq type change, ...)
-        frame = _topic_lines(data, name, ids, gaps)
+        frame = _topic_lines(data, name, ids, gaps, header)
     frame = _fill_batches(frame)
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 
@@ -553,7 +580,7 @@ def load_evidence(run_dir: Path) -> Evidence:
     for topic in [t for s in streamlets if s.role != "ingress" for t in s.inputs]:
         path = layout.topic_dump(topic)
         try:
-            topics[topic] = _topic_dump(path, ids, gaps)
+            topics[topic] = _topic_dump(path, ids, gaps, pipeline.source_header)
         except FileNotFoundError:
             gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
         except (pa.ArrowInvalid, KeyError, OSError) as exc:

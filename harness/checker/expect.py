@@ -76,7 +76,21 @@ def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop],
         results.append(_recovery(expected.max_recovery_s, faults))
     if expected.max_memory_growth is not None:
         results.append(_memory_growth(expected.max_memory_growth, resources))
+    if expected.headers_kept is not None:
+        results.append(_headers(expected.headers_kept, hops))
     return results
+
+
+def _headers(kept: bool, hops: list[Hop]) -> ExpectationResult:
+    """Every copy at every topic carries the source's header (kept), or some copy lacks it (not kept: the caveat
+    shows); unknown where no topic was looked at."""
+    looked = {h.name: h.headers_lost for h in hops if h.headers_lost is not None}
+    if not looked:
+        return ExpectationResult("headers_kept", kept, None, UNKNOWN, "headers: unknown (no intermediate topic recorded with them)")
+    lost = {name: n for name, n in looked.items() if n}
+    detail = ("every copy at " + ", ".join(looked) + " has the source's header" if not lost
+              else "copies without the source's header: " + ", ".join(f"{n:,} at {name}" for name, n in lost.items()))
+    return ExpectationResult("headers_kept", kept, not lost, _status((not lost) == kept), detail)
 
 
 def _memory_growth(limit: float, resources: ResourceUse | None) -> ExpectationResult:

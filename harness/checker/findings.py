@@ -51,6 +51,7 @@ class Hop:
     counts: Counts
     first_seen: dict  # anomaly -> records whose anomaly first appears at this hop
     copies: HopCopies | None = None  # copy-level counts: extra copies made here, inherited, kept and absorbed
+    headers_lost: int | None = None  # a topic: copies of sent records without the source's header (None: not looked for)
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class Report:
     verdict: str
     counts: Counts
     hops: list[Hop]
-    causes: dict  # lost: {retention, watermark, redeploy, query_failed, unexplained}; duplicated: {...}
+    causes: dict  # lost: {retention, redeploy, topic_recreated, watermark, query_failed, unexplained}; duplicated: {...}
     retention: list[dict]  # per retention fault: window size, lost in it, reached downstream, exact
     faults: list[FaultResult]
     latency: Latency

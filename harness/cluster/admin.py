@@ -91,8 +91,20 @@ class KafkaAdmin:
         except KafkaError as exc:
             raise HarnessError(f"adding partitions to topic {topic!r} failed: {exc}") from None
 
+    def delete_topic(self, topic: str) -> None:
+        try:
+            self._admin.delete_topics([topic], timeout_ms=30000)
+        except KafkaError as exc:
+            raise HarnessError(f"deleting topic {topic!r} failed: {exc}") from None
+
     def topics(self) -> set[str]:
         return set(self._admin.list_topics())
+
+    def replication_factor(self, topic: str) -> int:
+        described = self._admin.describe_topics([topic])
+        if not described or described[0].get("error_code"):
+            raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
+        return max(len(p["replica_nodes"]) for p in described[0]["partitions"])
 
     def partitions(self, topic: str) -> list[int]:
         described = self._admin.describe_topics([topic])

@@ -8,7 +8,8 @@ from harness.evidence.tail import LineTail
 
 
 class AckCounter:
-    """Acknowledged and unknown-outcome records so far (see ACK_LOG_COLUMNS)."""
+    """Acknowledged and unknown-outcome records so far (see ACK_LOG_COLUMNS); an aborted line is neither (its
+    record is written again)."""
 
     def __init__(self, path: Path):
         self._tail = LineTail(path)
@@ -21,6 +22,7 @@ class AckCounter:
         if lines and not self._header_seen:
             lines, self._header_seen = lines[1:], True
         acked = sum(1 for line in lines if b",acked," in line)
+        aborted = sum(1 for line in lines if b",aborted," in line)
         self.acked += acked
-        self.unknown += len(lines) - acked
+        self.unknown += len(lines) - acked - aborted
         return self

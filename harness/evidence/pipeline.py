@@ -32,6 +32,7 @@ class Expectations:
     query_failure: str | None = None
     max_recovery_s: float | None = None
     max_memory_growth: float | None = None  # a fraction: 0.10 is 10%
+    headers_kept: bool | None = None  # every copy at every topic carries the source's header (or, false: some do not)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class PipelineDescription:
     source_topic: str
     streamlets: tuple[StreamletDescription, ...]  # from the ingress to the egresses
     expectations: Expectations = field(default_factory=Expectations)
+    source_header: str | None = None  # a header every source record carries (the checker looks for it at each hop)
 
     def save(self, path: Path) -> None:
         write_atomically(Path(path), json.dumps({"schema_version": SCHEMA_VERSION, **asdict(self)}, indent=2))

@@ -2,6 +2,8 @@
 
     {"partition": P, "offset": O, "timestamp_ms": T, "key": "k0001", "value": {...the record's value, as JSON...}}
 
+and "headers": {name: text} when the record has headers.
+
 One writer for every file in this format, so the checker reads them all the same way.
 """
 
@@ -18,5 +20,9 @@ def dump_line(record, decode: Callable[[bytes], Any] = json.loads) -> str:
         value = decode(record.value) if record.value is not None else None
     except ValueError:
         value = record.value.decode("utf-8", "replace")
-    return json.dumps({"partition": record.partition, "offset": record.offset, "timestamp_ms": record.timestamp,
-                       "key": record.key.decode("utf-8", "replace") if record.key else None, "value": value}) + "\n"
+    line = {"partition": record.partition, "offset": record.offset, "timestamp_ms": record.timestamp,
+            "key": record.key.decode("utf-8", "replace") if record.key else None, "value": value}
+    headers = getattr(record, "headers", None)  # a record read by another client may have none
+    if headers:
+        line["headers"] = {name: (data or b"").decode("utf-8", "replace") for name, data in headers}
+    return json.dumps(line) + "\n"

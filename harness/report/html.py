@@ -7,8 +7,8 @@ from html import escape
 from harness.checker.findings import Report
 from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, timeline_svg
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, expectation_rows, fault_rows,
-    hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, duplicated_text,
+    expectation_rows, fault_rows, headers_text, hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
 )
 
 VERDICT_COLORS = {"exactly-once": "#2ca02c", "effectively-exactly-once": "#2ca02c", "at-least-once": "#ff7f0e",
@@ -52,11 +52,12 @@ def render_html(report: Report) -> str:
     parts += ["<h2>Timeline</h2>", timeline_svg(report)]
     parts += ["<h2>Counts per hop</h2>", table(HOP_HEADER, hop_rows(report))]
     lost = report.causes["lost"]
-    dup = report.causes["duplicated"]
     parts += ["<h2>Losses and duplicates</h2>",
               "<p>Lost: " + escape(lost_text(report))
               + (f" <span class='fail'>({lost['unexplained']} UNEXPLAINED)</span>" if lost.get("unexplained") else "")
-              + f". Duplicated copies: {dup['replay_after_fault']:,} from batches replayed after a fault, {dup['unexplained']:,} unexplained.</p>"]
+              + ". Duplicated copies: " + escape(duplicated_text(report)) + ".</p>"]
+    if headers_text(report):
+        parts.append(f"<p>{escape(headers_text(report)).capitalize()}.</p>")
     for w in report.retention:
         parts.append(f"<p>{escape(retention_text(w))}: " + ("<span class='pass'>exactly the deleted range</span>" if w["exact"] else "<span class='fail'>differs from the deleted range</span>") + "</p>")
     for f in report.query_failures:

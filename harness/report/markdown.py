@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.checker.findings import Report
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, expectation_rows, fault_rows,
-    hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
+    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, duplicated_text,
+    expectation_rows, fault_rows, headers_text, hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
 )
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -30,10 +30,11 @@ def render_markdown(report: Report) -> str:
             report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"})) + [""]
     lines += ["## Counts per hop", ""] + _table(HOP_HEADER, hop_rows(report, lambda text: f"**{text}**")) + [""]
     lost = report.causes["lost"]
-    dup = report.causes["duplicated"]
     lines += ["## Causes", "",
               "- lost: " + lost_text(report),
-              f"- duplicated copies: {dup['replay_after_fault']:,} from a batch replayed after a fault, {dup['unexplained']:,} unexplained"]
+              "- duplicated copies: " + duplicated_text(report)]
+    if headers_text(report):
+        lines.append("- " + headers_text(report))
     if lost.get("unexplained"):
         lines.append(f"- **{lost['unexplained']} lost record(s) UNEXPLAINED**")
     for w in report.retention:

@@ -130,10 +130,26 @@ def lost_text(report: Report) -> str:
     return ", ".join(f"{n:,} {cause}" for cause, n in causes.items() if n) or "none"
 
 
-def causes_text(report: Report) -> str:
+def duplicated_text(report: Report) -> str:
     dup = report.causes["duplicated"]
-    return (f"lost: {lost_text(report)}; duplicated copies: {dup['replay_after_fault']:,} from a batch replayed after a fault, "
-            f"{dup['unexplained']:,} unexplained")
+    aborted = dup.get("aborted_read")
+    return (f"{dup['replay_after_fault']:,} from a batch replayed after a fault, "
+            + (f"{aborted:,} read from transactions the source's producer aborted, " if aborted else "")
+            + f"{dup['unexplained']:,} unexplained")
+
+
+def headers_text(report: Report) -> str | None:
+    """Where the source's header went missing (None: not looked for)."""
+    looked = [h for h in report.hops if h.headers_lost is not None]
+    if not looked:
+        return None
+    return "the source's header: " + "; ".join(
+        f"missing on {h.headers_lost:,} of {h.copies.copies if h.copies else '?':,} copies at {h.name}" if h.headers_lost
+        else f"on every copy at {h.name}" for h in looked)
+
+
+def causes_text(report: Report) -> str:
+    return f"lost: {lost_text(report)}; duplicated copies: {duplicated_text(report)}"
 
 
 RESOURCE_HEADER = ["process", "pid", "RSS first (MB)", "once warm, first 5 min (MB)", "last 5 min (MB)", "RSS max (MB)",

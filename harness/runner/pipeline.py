@@ -40,7 +40,7 @@ from harness.spark.standalone import StandaloneCluster
 from harness.runner.executors import ExecutorWatch
 from harness.spark.session import log_level, session_conf
 from harness.waiting import wait_for
-from harness.workload.settings import WorkloadSettings
+from harness.workload.settings import TRACE_HEADER, WorkloadSettings
 from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 from harness.scenario.blueprint import TopicSpec
 from pipelines.model import SOURCE_RECORD, Schema
@@ -119,7 +119,8 @@ class PipelineRun:
                 egress_evidence=inst.cls.egress_evidence if egress else None,
                 audit_query=inst.cls.audit_query(inst.settings) if egress else None))
         return PipelineDescription(self.scenario.name, self.scenario.description, self.topic_name(self.scenario.workload.topic),
-                                   tuple(streamlets), self.scenario.expectations)
+                                   tuple(streamlets), self.scenario.expectations,
+                                   TRACE_HEADER if self.scenario.workload.headers else None)
 
     # -- phases ----------------------------------------------------------------
 
@@ -325,6 +326,7 @@ class PipelineRun:
             seed=w.seed if seed is None else seed,
             late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),
             idempotence=w.idempotence, codec=w.topic.codec,
+            headers=w.headers, transaction_records=w.transaction_records, abort_every=w.abort_every,
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(

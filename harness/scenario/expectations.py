@@ -10,6 +10,7 @@
       query_failure: data-loss               # a query must stop with Spark's data-loss error
       max_recovery_s: 120                    # every fault recovered within this
       max_memory_growth: 0.10                # no process's RSS grew more than 10% once warm (soaks)
+      headers_kept: true                     # every copy at every topic has the source's header (workload.headers)
 
 The guarantees and their order are harness.semantics'; the validated result is the run directory's
 Expectations (harness/evidence/pipeline.py), which the checker reads.
@@ -35,7 +36,7 @@ def _guarantee(value: Any, path: str) -> str:
 
 def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
     f = Fields(raw, "expectations", {"end_to_end", "verdict", "per_hop", "max_lost", "lost_causes", "min_duplicated_deliveries",
-                                     "query_failure", "max_recovery_s", "max_memory_growth"})
+                                     "query_failure", "max_recovery_s", "max_memory_growth", "headers_kept"})
     end_to_end = f.get("end_to_end", str)
     if end_to_end is not None:
         _guarantee(end_to_end, "expectations.end_to_end")
@@ -63,4 +64,5 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
         query_failure=f.choice("query_failure", QUERY_FAILURES),
         max_recovery_s=f.number("max_recovery_s", minimum=0),
         max_memory_growth=f.number("max_memory_growth", minimum=0),
+        headers_kept=f.get("headers_kept", bool),
     )

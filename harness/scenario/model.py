@@ -54,6 +54,9 @@ class WorkloadSpec:
     late_after_s: float = 0.0  # late events start this long into the run
     idempotence: bool = True
     seed: int = 1
+    headers: bool = False  # every record carries the trace header (harness.workload.settings.TRACE_HEADER)
+    transaction_records: int = 0  # > 0: the generator writes in transactions of this many records
+    abort_every: int = 0  # > 0: every n-th transaction is aborted and its records written again in the next
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,8 @@ class Scenario:
 
 
 def _workload(raw: Any) -> WorkloadSpec:
-    f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed"})
+    f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed",
+                                   "transactions", "headers"})
     topic_raw = f.get("topic", dict, {})
     t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config", "codec"})
     topic = TopicSpec(
@@ -93,11 +97,27 @@ def _workload(raw: Any) -> WorkloadSpec:
         late_after_s=float(f.get("late_after_s", (int, float), 0.0, minimum=0)),
         idempotence=f.get("idempotence", bool, True),
         seed=f.get("seed", int, 1),
+        headers=f.get("headers", bool, False),
+        **_transactions(f.get("transactions", dict, None), f.get("idempotence", bool, True)),
     )
     if spec.rate * spec.duration_s > MAX_RECORDS:
         raise BlueprintError("workload", f"rate x duration_s is {spec.rate * spec.duration_s:,.0f} records; at most "
                                          f"{MAX_RECORDS:,} can be checked in this machine's memory")
     return spec
+
+
+def _transactions(raw: dict | None, idempotence: bool) -> dict:
+    """workload.transactions {records, abort_every}: a transactional producer upstream."""
+    if raw is None:
+        return {}
+    f = Fields(raw, "workload.transactions", {"records", "abort_every"})
+    if not idempotence:
+        raise BlueprintError("workload.idempotence", "a transactional producer is idempotent; remove idempotence: false")
+    abort_every = f.get("abort_every", int, 0, minimum=0)
+    if abort_every == 1:
+        raise BlueprintError("workload.transactions.abort_every",
+                             "1 would abort every transaction (and write its records again forever); use 0 (never) or 2 and up")
+    return {"transaction_records": f.get("records", int, 50, minimum=1, maximum=100_000), "abort_every": abort_every}
 
 
 def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
@@ -107,7 +127,8 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
         if name not in blueprint.streamlets:
             raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(blueprint.streamlets)})")
         f = Fields(body, path, {"trigger", "trigger_interval", "max_offsets_per_trigger", "fail_on_data_loss",
-                                 "starting_offsets", "starting_timestamp_ms", "group_id"})
+                                 "starting_offsets", "starting_timestamp_ms", "group_id", "isolation_level",
+                                 "include_headers"})
         trigger = f.get("trigger", str, "processingTime")
         if trigger not in ("default", "processingTime", "availableNow"):
             raise BlueprintError(f"{path}.trigger", f"expected default, processingTime or availableNow, got {trigger!r}")
@@ -122,6 +143,8 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
             starting_offsets=starting,
             starting_timestamp_ms=f.get("starting_timestamp_ms", int, None, minimum=0),
             group_id=f.get("group_id", str, None),
+            isolation_level=f.choice("isolation_level", ("read_committed", "read_uncommitted"), None),
+            include_headers=f.get("include_headers", bool, False),
         )
     return options
 
@@ -171,16 +194,20 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
+    workload = _workload(f.get("workload", dict, required=True))
+    expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
+    if expectations.headers_kept is not None and not workload.headers:
+        raise BlueprintError("expectations.headers_kept", "the source records carry no header to keep: set workload.headers: true")
     return Scenario(
         name=f.get("name", str, required=True),
         description=f.get("description", str, ""),
         blueprint=blueprint,
-        workload=_workload(f.get("workload", dict, required=True)),
+        workload=workload,
         cluster=cluster,
         store_url=None if store == "sqlite" else store,
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
         faults=tuple(parse_faults(f.get("faults", list, []), blueprint, cluster)),
-        expectations=parse_expectations(f.get("expectations", dict, {}), blueprint),
+        expectations=expectations,
         raw={**raw, "store": redacted(store)} if "store" in raw else raw,  # what is saved with the run: no password
         import_paths=import_paths,
     )

@@ -5,7 +5,8 @@
 Record i goes to key k (drawn from the seed), with seq = the count of earlier
 records of that key: the same seed gives the same (key, seq, payload, late)
 sequence. Every record's outcome is appended to the ack log as the producer
-reports it (acked with partition and offset, or unknown), flushed as it goes,
+reports it (acked with partition and offset, or unknown; aborted for a record
+written in a transaction the generator aborted), flushed as it goes,
 so a crash leaves a readable log up to the crash. SIGTERM stops it cleanly.
 
 The producer is librdkafka's (confluent-kafka): a pure-Python client tops out
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 import signal
 import string
@@ -27,7 +29,7 @@ from typing import Callable
 from confluent_kafka import Producer
 
 from harness.codecs import value_encoder
-from harness.workload.settings import ACK_LOG_COLUMNS, WorkloadSettings
+from harness.workload.settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
 from pipelines.model import SOURCE_RECORD
 
 
@@ -51,39 +53,93 @@ class AckLog:
 
     librdkafka reports each record's outcome through a delivery callback,
     served by the producer's poll() in this thread; the log keeps send order.
+    In a transaction, a record's line waits for the transaction's end
+    (`settle`): written, it is acknowledged only once committed.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, transactional: bool = False):
         self._file = open(path, "a", newline="")
         self._csv = csv.writer(self._file)
         if self._file.tell() == 0:
             self._csv.writerow(ACK_LOG_COLUMNS)
-        self.pending: deque = deque()  # [row, outcome or None]
+        self.pending: deque = deque()  # [row, outcome or None, held by an open transaction]
+        self._transactional = transactional
+        self._open: list = []  # the open transaction's entries
         self.acked = 0
         self.unknown = 0
+        self.aborted = 0
 
     def add(self, row: tuple) -> Callable:
         """Queue `row`; returns the delivery callback that records its outcome."""
-        entry = [row, None]
+        entry = [row, None, self._transactional]
         self.pending.append(entry)
+        if self._transactional:
+            self._open.append(entry)
 
         def delivered(error, message) -> None:
             entry[1] = ("unknown", "", "") if error is not None else ("acked", message.partition(), message.offset())
         return delivered
 
+    def settle(self, aborted: bool) -> None:
+        """The open transaction ended: its records are acknowledged (committed), or aborted where written."""
+        for entry in self._open:
+            if aborted:
+                _, partition, offset = entry[1] or ("", "", "")
+                entry[1] = ("aborted", partition, offset)
+            entry[2] = False
+        self._open = []
+
     def drain(self, final: bool = False) -> None:
-        while self.pending and (final or self.pending[0][1] is not None):
-            row, outcome = self.pending.popleft()
-            outcome = outcome or ("unknown", "", "")  # never reported: it may or may not have been written
+        while self.pending and (final or (self.pending[0][1] is not None and not self.pending[0][2])):
+            row, outcome, held = self.pending.popleft()
+            if outcome is None or held:  # never reported, or in a transaction that never ended: it may or may not be there
+                outcome = ("unknown", "", "")
             self._csv.writerow(row + outcome)
             if outcome[0] == "acked":
                 self.acked += 1
+            elif outcome[0] == "aborted":
+                self.aborted += 1
             else:
                 self.unknown += 1
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
+
+
+class Transactions:
+    """A transactional producer upstream: a transaction every `size` records; every `abort_every`-th one is
+    aborted after its records were written (a read_uncommitted reader sees them), and they are sent again, as an
+    application that retries would, in the next transaction."""
+
+    def __init__(self, producer: "Producer", log: AckLog, size: int, abort_every: int):
+        self._producer, self._log, self._size, self._abort_every = producer, log, size, abort_every
+        self._records: list[tuple] = []  # (key, value, row) of the open transaction
+        self.ended = 0
+        self.again: deque = deque()  # aborted records to send again
+        producer.init_transactions(30)
+        producer.begin_transaction()
+
+    def add(self, key: str, value: bytes, row: tuple) -> None:
+        self._records.append((key, value, row))
+        if len(self._records) >= self._size:
+            self.end()
+
+    def end(self, last: bool = False) -> None:
+        if not self._records:
+            return
+        self.ended += 1
+        abort = bool(self._abort_every) and self.ended % self._abort_every == 0 and not last
+        if abort:
+            self._producer.flush(30)  # written before the abort marker
+            self._producer.abort_transaction(30)
+            self.again.extend(self._records)
+        else:
+            self._producer.commit_transaction(30)
+        self._log.settle(aborted=abort)
+        self._records = []
+        if not last:
+            self._producer.begin_transaction()
 
 
 def planned_records(settings: WorkloadSettings) -> int | None:
@@ -98,6 +154,7 @@ def run(settings: WorkloadSettings) -> dict:
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
+    transactional = settings.transaction_records > 0
     producer = Producer({
         "bootstrap.servers": settings.bootstrap_servers,
         "acks": settings.acks,
@@ -109,9 +166,12 @@ def run(settings: WorkloadSettings) -> dict:
         "max.in.flight.requests.per.connection": 5 if settings.idempotence else 1,
         "queue.buffering.max.messages": 1_000_000,
         "topic.metadata.refresh.interval.ms": 2000,  # partitions added while it runs are written to within seconds
+        **({"transactional.id": f"harness-generator-{settings.seed}-{os.getpid()}"} if transactional else {}),
     })
-    log = AckLog(settings.ack_log)
+    log = AckLog(settings.ack_log, transactional)
+    transactions = Transactions(producer, log, settings.transaction_records, settings.abort_every) if transactional else None
     encode = value_encoder(settings.codec, SOURCE_RECORD)
+    trace = (lambda row: [(TRACE_HEADER, f"{row[0]}:{row[1]}".encode())]) if settings.headers else (lambda row: None)
     plan = record_plan(settings)
     total = planned_records(settings)
     start = time.monotonic()
@@ -128,26 +188,38 @@ def run(settings: WorkloadSettings) -> dict:
                 log.drain()
                 continue
             for _ in range(min(due, 1000)):
-                key, seq, payload, late = next(plan)
-                event_ms = int(time.time() * 1000) - (int(settings.late_by_s * 1000) if late else 0)
-                value = encode({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload})
-                _produce(producer, settings.topic, key, value, log.add((key, seq, event_ms, int(late))))
-                sent += 1
+                if transactions is not None and transactions.again:
+                    key, value, row = transactions.again.popleft()  # an aborted record, sent again
+                else:
+                    key, seq, payload, late = next(plan)
+                    event_ms = int(time.time() * 1000) - (int(settings.late_by_s * 1000) if late else 0)
+                    value = encode({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload})
+                    row = (key, seq, event_ms, int(late))
+                    sent += 1
+                _produce(producer, settings.topic, key, value, log.add(row), trace(row))
+                if transactions is not None:
+                    transactions.add(key, value, row)
             producer.poll(0)
             log.drain()
+        while transactions is not None and transactions.again and not stopping:  # the last aborted ones, once more
+            key, value, row = transactions.again.popleft()
+            _produce(producer, settings.topic, key, value, log.add(row), trace(row))
+            transactions.add(key, value, row)
+        if transactions is not None:
+            transactions.end(last=True)
         producer.flush(60)
     finally:
         producer.flush(30)  # after a stop: what is in flight still gets its outcome
         log.drain(final=True)
         log.close()
-    return {"sent": sent, "acked": log.acked, "unknown": log.unknown}
+    return {"sent": sent, "acked": log.acked, "unknown": log.unknown, "aborted": log.aborted}
 
 
-def _produce(producer: "Producer", topic: str, key: str, value: bytes, on_delivery: Callable) -> None:
+def _produce(producer: "Producer", topic: str, key: str, value: bytes, on_delivery: Callable, headers: list | None) -> None:
     """Queue one record; when librdkafka's local queue is full, serve callbacks until there is room."""
     while True:
         try:
-            producer.produce(topic, key=key.encode(), value=value, on_delivery=on_delivery)
+            producer.produce(topic, key=key.encode(), value=value, on_delivery=on_delivery, headers=headers)
             return
         except BufferError:
             producer.poll(0.05)

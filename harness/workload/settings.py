@@ -24,6 +24,9 @@ class WorkloadSettings:
     idempotence: bool = True
     acks: str = "all"
     codec: str = "json"  # the source topic's (pipelines.model.CODECS)
+    headers: bool = False  # every record carries TRACE_HEADER = "key:seq"
+    transaction_records: int = 0  # > 0: transactions of this many records (a transactional producer)
+    abort_every: int = 0  # > 0: every n-th transaction is aborted, its records written again in the next
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))
@@ -33,6 +36,9 @@ class WorkloadSettings:
         return cls(**json.loads(Path(path).read_text()))
 
 
-# One line per record the generator sent. status: acked (partition/offset known)
-# or unknown (timed out or failed: it may or may not have been written).
+TRACE_HEADER = "harness-trace"  # a header the generator can put on every record; the checker looks for it at each hop
+
+# One line per record the generator sent. status: acked (partition/offset known), unknown (timed out or
+# failed: it may or may not have been written), or aborted (written at partition/offset in a transaction the
+# generator aborted; the record is written again, with a line of its own, in the next transaction).
 ACK_LOG_COLUMNS = ("key", "seq", "event_time_ms", "late", "status", "partition", "offset")

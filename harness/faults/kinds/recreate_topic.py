@@ -1,0 +1,76 @@
+"""recreate-topic: the source topic deleted and created again (same partitions, replication and configs) under
+the running streamlet that reads it.
+
+The new topic's offsets start at 0 again, below what the query has read. Spark's Kafka source reports this as
+data loss ("offset was changed from X to Y"): with failOnDataLoss=true the query stops; with false it moves on
+from the new topic's end offsets, so what the old topic held unread and what the new one received before
+that batch are skipped. The history keeps what the checker needs: when the topic was deleted and created
+again, and the offsets the streamlet had committed at the deletion (topic_recreated).
+
+Only the workload's source topic can be re-created: an intermediate topic is recorded by offset
+(topics/<topic>.jsonl), and offsets that start again would mix two topics in one recording.
+"""
+
+from __future__ import annotations
+
+import time
+
+from harness.cluster import KafkaAdmin
+from harness.errors import HarnessError, WaitTimeout
+from harness.faults.drivers import running_driver
+from harness.faults.kind import FaultKind, Param
+from harness.faults.target import Pipeline
+from harness.waiting import wait_for
+
+
+def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
+    running_driver(run, KIND.name, streamlet)
+    topics = run.input_topics(streamlet)
+    intermediate = [t for t in topics for other in run.drivers if t in run.output_topics(other)]
+    if intermediate:
+        raise HarnessError(f"{KIND.name}: {streamlet} reads {', '.join(intermediate)}, written by a streamlet; only a "
+                           "streamlet reading the source topic can have its input re-created")
+    KIND.begun(run, streamlet, topics=topics)
+    with KafkaAdmin(run.bootstrap) as admin:
+        shape = {t: (len(admin.partitions(t)), admin.replication_factor(t), admin.topic_config(t)) for t in topics}
+        read_to = run.committed_offsets(streamlet)
+        deleted_ms = int(time.time() * 1000)
+        for topic in topics:
+            admin.delete_topic(topic)
+        wait_for(lambda: not set(topics) & admin.topics(), timeout=timeout_s, interval=0.2, what=f"{', '.join(topics)} to be deleted")
+        for topic, (partitions, replication, config) in shape.items():
+            _create_when_gone(admin, topic, partitions, replication, config, timeout_s)
+        run.history.record("topic_recreated", streamlet=streamlet, topics=topics, deleted_ms=deleted_ms,
+                           created_ms=int(time.time() * 1000),
+                           read_to=[[t, p, o] for (t, p), o in sorted(read_to.items()) if t in topics])
+    try:
+        wait_for(lambda: streamlet in run.failed or _went_back(run.committed_offsets(streamlet), read_to),
+                 timeout=timeout_s, interval=0.5, what=f"{streamlet}'s committed offsets to follow the new topic")
+        outcome = "query failed" if streamlet in run.failed else "offsets went back"
+    except WaitTimeout as exc:
+        run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
+        outcome = None
+    KIND.ended(run, streamlet, outcome=outcome)
+
+
+def _create_when_gone(admin: KafkaAdmin, topic: str, partitions: int, replication: int, config: dict, timeout_s: float) -> None:
+    """Create the topic again; the brokers may still be removing the old one for a moment after it is unlisted."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            admin.create_topic(topic, partitions, replication, config)
+            return
+        except HarnessError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _went_back(committed: dict[tuple[str, int], int], read_to: dict[tuple[str, int], int]) -> bool:
+    return any(committed.get(tp, offset) < offset for tp, offset in read_to.items())
+
+
+KIND = FaultKind(
+    name="recreate-topic", target="streamlet", play=recreate_topic, recovers=False,
+    params={"timeout_s": Param((int, float), 120.0, minimum=1)},
+    help="delete the source topic under the streamlet reading it and create it again (offsets start at 0)")

@@ -1,0 +1,82 @@
+"""What the checker makes of three caveats' evidence, on synthetic runs whose expected counts come from the indices
+used to build them: a source topic deleted and re-created (offsets start again), a transactional producer that
+aborted transactions (copies on the source that a read_uncommitted reader sees), and record headers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from harness.checker.check import check_run
+from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
+
+
+def _progress(ts: int, end: int) -> dict:
+    return {"ts_ms": ts, "event": "progress", "query": "main",
+            "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"source": {"0": end, "1": end}}}]}}
+
+
+def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_topic_and_the_new(tmp_path):
+    """100 records, 25 per partition in the old topic (sent before the deletion), 25 in the new one (offsets from 0).
+    The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8.
+    Lost: the old topic's offsets 20-24 and the new one's 0-7 (re-creation), and one record at offset 15 of the
+    new topic, which the ingress read past normally (unexplained)."""
+    sent = make_sent(4, 25)
+    deleted_ms, created_ms = T0 + 250, T0 + 260
+    new = sent.event_time_ms >= deleted_ms
+    for p in (0, 1):
+        here = new & (sent.partition == p)
+        sent.offset[here] = np.arange(here.sum())
+    old_unread = ~new & (sent.offset >= 20)
+    new_skipped = new & (sent.offset < 8)
+    unexplained = new & (sent.partition == 0) & (sent.offset == 15)
+    assert old_unread.sum() == 10 and new_skipped.sum() == 16 and unexplained.sum() == 1
+    keep = np.flatnonzero(~(old_unread | new_skipped | unexplained))
+    history = [{"ts_ms": created_ms, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
+                "deleted_ms": deleted_ms, "created_ms": created_ms, "read_to": [["source", 0, 20], ["source", 1, 20]]}]
+    report = check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
+                                 progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
+    assert report.counts.lost == 27
+    assert report.causes["lost"]["topic_recreated"] == 26
+    assert report.causes["lost"]["unexplained"] == 1
+    assert report.verdict == "at-most-once"
+
+
+def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not_unexplained_replays(tmp_path):
+    """Records 0-4 were written once in a transaction the producer aborted, then again (committed): the ack log
+    has an aborted line and an acked line for each. A read_uncommitted ingress reads both copies, and every hop
+    after it passes both on: extra copies the source had, made by no batch."""
+    sent = make_sent(2, 20)
+    every = np.arange(len(sent))
+    twice = np.concatenate([every, np.arange(5)])
+    root = write_run(tmp_path / "run", sent, Flow({"ingested": twice, "processed": twice}, twice, every))
+    with open(root / "acks.csv", "a") as acks:
+        for i in range(5):
+            acks.write(f"k{sent.key[i]:04d},{sent.seq[i]},{sent.event_time_ms[i]},0,aborted,{sent.partition[i]},{100 + i}\n")
+    report = check_run(root)
+    assert report.gaps == []  # an aborted line is not a record logged twice
+    assert report.counts.acked == len(sent) and report.counts.lost == 0
+    assert report.counts.duplicated_deliveries == 5 and report.counts.duplicated_in_state == 0
+    assert report.causes["duplicated"] == {"replay_after_fault": 0, "unexplained": 0, "aborted_read": 5}
+    ingested = next(h for h in report.hops if h.name == "ingested")
+    assert ingested.copies.made_here == 0 and ingested.copies.inherited == 5
+    assert report.verdict == "effectively-exactly-once"
+
+
+def test_copies_without_the_source_header_are_counted_per_topic(tmp_path):
+    """Every source record carried the header; the ingress kept it on the first 30 copies it wrote, the processor
+    on none."""
+    sent = make_sent(4, 10)
+    root = write_run(tmp_path / "run", sent, clean_flow(sent))
+    pipeline = json.loads((root / "pipeline.json").read_text())
+    (root / "pipeline.json").write_text(json.dumps(pipeline | {"source_header": "harness-trace",
+                                                               "expectations": {"headers_kept": True}}))
+    lines = (root / "topics" / "ingested.jsonl").read_text().splitlines()
+    with_header = [json.dumps(json.loads(line) | {"headers": {"harness-trace": "x", "other": "y"}}) for line in lines[:30]]
+    (root / "topics" / "ingested.jsonl").write_text("\n".join(with_header + lines[30:]) + "\n")
+    report = check_run(root)
+    assert {h.name: h.headers_lost for h in report.hops} == {"ingested": 10, "processed": 40, "egress": None}
+    assert report.verdict == "exactly-once"
+    result = next(e for e in report.expectations if e.name == "headers_kept")
+    assert result.status == "fail" and "10 at ingested" in result.detail and "40 at processed" in result.detail
