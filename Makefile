@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast setup jars
+.PHONY: run test test-fast test-caveats setup jars
 
 run: setup
 	$(BIN)/harness run scenarios/smoke.yaml
@@ -16,6 +16,10 @@ test: setup
 # Unit tests only (no broker, no Spark): the inner loop.
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
+
+# The whole caveat catalog on real runs (about 20 minutes), outside `make test`.
+test-caveats: setup
+	$(BIN)/pytest -m catalog -s
 
 setup: $(STAMP) jars
 

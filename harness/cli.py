@@ -63,6 +63,7 @@ def main():
       harness matrix scenarios/matrix/guarantees.yaml   a grid of sinks x faults: the guarantee in each cell
       harness clean RUN_DIR               stop what a killed run left running
       harness demo                        Kafka -> Spark -> Kafka, stopped and restarted
+    harness spark-env 3.5.7             the drivers' environment for cluster.spark.version 3.5.7
     """
 
 
@@ -536,6 +537,23 @@ def jars():
     click.echo(f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
                f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}")
     warmup.train(say=click.echo)
+
+
+@main.command("spark-env")
+@click.argument("version")
+def spark_env(version):
+    """Build the environment the drivers of a scenario with `cluster: {spark: {version: VERSION}}` run on: a
+    virtualenv with that pyspark under .cache/spark-envs/, and its Kafka connector jars from jars/ (both once; a run
+    builds it too when missing).
+
+    \b
+    Examples:
+      harness spark-env 3.5.7      pyspark 3.5.7 and spark-sql-kafka-0-10_2.12 3.5.7
+    """
+    from harness.spark import versions
+
+    runtime = versions.ensure(version, say=click.echo)
+    click.echo(f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jar_set} jars")
 
 
 if __name__ == "__main__":

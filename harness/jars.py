@@ -65,8 +65,9 @@ def kafka_classpath() -> str:
     return os.pathsep.join(str(p) for p in jar_set("kafka"))
 
 
-def connector_jars() -> list[Path]:
-    return jar_set("spark-kafka")
+def connector_jars(name: str = "spark-kafka") -> list[Path]:
+    """The Kafka connector's jar set: the harness's own Spark's, or another version's (harness.spark.versions)."""
+    return jar_set(name)
 
 
 def _version_in(jars: list[Path], artifact: str) -> str:
@@ -81,8 +82,8 @@ def kafka_version() -> str:
     return _version_in(jar_set("kafka"), "kafka_2.13")
 
 
-def connector_version() -> str:
-    return _version_in(connector_jars(), "spark-sql-kafka-0-10_2.13")
+def connector_version(name: str = "spark-kafka", artifact: str = "spark-sql-kafka-0-10_2.13") -> str:
+    return _version_in(connector_jars(name), artifact)
 
 
 def delta_version() -> str:

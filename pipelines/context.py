@@ -34,10 +34,21 @@ def batch_map_json():
     return F.coalesce(F.to_json(F.col("batches")), F.lit("{}"))
 
 
+def to_arrow(df: DataFrame):
+    """`df` collected as a pyarrow Table: DataFrame.toArrow() from Spark 4.0 on; on Spark 3.5 (a scenario's
+    cluster.spark.version) the internal collection it wraps."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    import pyarrow as pa
+
+    batches = df._collect_as_arrow()
+    return pa.Table.from_batches(batches) if batches else pa.table({name: pa.array([], pa.null()) for name in df.columns})
+
+
 def batch_rows(batch: DataFrame, *columns) -> list[tuple]:
     """The batch's rows as tuples of `columns`, converted in Spark and moved through Arrow: no Row objects,
     no per-row pickling (collect() cost more than the writes)."""
-    table = batch.select(*columns).toArrow()
+    table = to_arrow(batch.select(*columns))
     return list(zip(*(column.to_pylist() for column in table.columns)))
 
 
@@ -145,7 +156,7 @@ class StreamletContext(SettingsView):
         if DROPPED not in batch.columns:
             return batch
         batch = batch.persist()
-        table = batch.where(F.col(DROPPED).isNotNull()).select("key", "seq", DROPPED).toArrow()
+        table = to_arrow(batch.where(F.col(DROPPED).isNotNull()).select("key", "seq", DROPPED))
         if table.num_rows:
             now = now_ms()
             path = Path(self.settings.paths.dropped)

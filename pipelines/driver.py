@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver per streamlet runs at a time
     scratch.mkdir(parents=True)
     spark = session(settings)
-    spark.streams.addListener(JsonLinesListener(Path(settings.paths.progress), settings.name))
+    spark.streams.addListener(JsonLinesListener(Path(settings.paths.progress), settings.name, spark.version))
     add_import_paths(settings.import_paths)
     streamlet = load_kind(settings.kind)()
     queries = streamlet.build(StreamletContext(spark, settings))

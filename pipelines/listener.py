@@ -17,12 +17,13 @@ from pyspark.sql.streaming import StreamingQueryListener
 
 
 class JsonLinesListener(StreamingQueryListener):
-    def __init__(self, path: Path, streamlet: str):
+    def __init__(self, path: Path, streamlet: str, spark_version: str):
         super().__init__()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "a")
         self._streamlet = streamlet
         self._pid = os.getpid()
+        self._spark_version = spark_version  # the Spark this driver runs (a scenario can name another than the harness's)
 
     def _write(self, event: str, **fields) -> None:
         line = {"ts_ms": int(time.time() * 1000), "streamlet": self._streamlet, "pid": self._pid, "event": event}
@@ -31,7 +32,7 @@ class JsonLinesListener(StreamingQueryListener):
         self._file.flush()
 
     def onQueryStarted(self, event) -> None:
-        self._write("started", query=event.name, id=str(event.id), run_id=str(event.runId))
+        self._write("started", query=event.name, id=str(event.id), run_id=str(event.runId), spark_version=self._spark_version)
 
     def onQueryProgress(self, event) -> None:
         self._write("progress", query=event.progress.name, progress=json.loads(event.progress.json))

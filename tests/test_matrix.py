@@ -1,5 +1,6 @@
 """`harness matrix`: the grid file (patches, validation), the grid's report, and a real two-cell matrix whose
-cells must match its runs' own reports, cut short by Ctrl-C and resumed."""
+cells must match its runs' own reports, cut short by Ctrl-C and resumed: the same pipeline under the same kill on
+the harness's own Spark and on 3.5.7 (Spark as an axis), each run's versions.json and drivers saying which ran."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from harness.matrix.render import render_markdown, summarize
 from harness.matrix.spec import MatrixError, load_matrix, merge
 from harness.matrix.state import MatrixState, RunResult, load_state
+from harness.spark import versions
 from tests.conftest import HARNESS, run_harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +40,20 @@ rows:
 columns:
   no fault: {faults: []}
   kill after a write: {faults: [{kind: kill-driver, target: egress, start_s: 3, at: after-write, restart_after_s: 1}]}
+"""
+
+
+OTHER_SPARK = next(iter(versions.OTHER_VERSIONS))
+SPARK_AXIS = f"""name: spark-axis
+base: base.yaml
+duration_s: 10
+rows:
+  append:
+    blueprint: {{streamlets: {{egress: {{settings: {{mode: append}}}}}}}}
+    faults: [{{kind: kill-driver, target: egress, start_s: 3, at: after-write, restart_after_s: 1}}]
+columns:
+  own: {{}}
+  Spark {OTHER_SPARK}: {{cluster: {{spark: {{version: {OTHER_SPARK}}}}}}}
 """
 
 
@@ -140,8 +156,9 @@ def test_a_folder_holding_another_matrix_is_not_resumed(tmp_path):
 
 
 @pytest.mark.e2e
-def test_a_matrix_cut_short_keeps_its_finished_cell_and_resumes_with_the_cells_matching_the_runs_reports(tmp_path):
-    path = _write(tmp_path, SMALL)
+def test_a_matrix_across_spark_versions_cut_short_keeps_its_finished_cell_and_resumes_matching_the_runs_reports(tmp_path):
+    versions.ensure(OTHER_SPARK, say=lambda _: None)  # built once (pip, Maven) before the timing below, not during it
+    path = _write(tmp_path, SPARK_AXIS)
     out = tmp_path / "out"
     command = HARNESS + ["matrix", str(path), "--out", str(out)]
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
@@ -158,16 +175,16 @@ def test_a_matrix_cut_short_keeps_its_finished_cell_and_resumes_with_the_cells_m
     output, _ = first.communicate(timeout=120)
     assert first.returncode == 130, output
     state = json.loads((out / "matrix.json").read_text())
-    assert [(r["row"], r["column"]) for r in state["runs"]] == [("append", "no fault")] and not state["finished"]
-    cut = out / "runs" / "append--kill-after-a-write--seed1"
+    assert [(r["row"], r["column"]) for r in state["runs"]] == [("append", "own")] and not state["finished"]
+    cut = out / "runs" / f"append--spark-{OTHER_SPARK.replace('.', '-')}--seed1"
     assert cut.is_dir(), "the cut run's evidence is kept"
 
-    done_before = (out / "runs" / "append--no-fault--seed1" / "report.json").stat().st_mtime
+    done_before = (out / "runs" / "append--own--seed1" / "report.json").stat().st_mtime
     second = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "resuming: 1 of 2 runs already done" in second.stdout
-    assert (out / "runs" / "append--no-fault--seed1" / "report.json").stat().st_mtime == done_before, "a finished run is not run again"
-    assert list((out / "runs").glob("append--kill-after-a-write--seed1.cut-*")), "the cut run was set aside, not deleted"
+    assert (out / "runs" / "append--own--seed1" / "report.json").stat().st_mtime == done_before, "a finished run is not run again"
+    assert list((out / "runs").glob(f"{cut.name}.cut-*")), "the cut run was set aside, not deleted"
 
     state = json.loads((out / "matrix.json").read_text())
     assert state["finished"] and len(state["runs"]) == 2
@@ -177,12 +194,21 @@ def test_a_matrix_cut_short_keeps_its_finished_cell_and_resumes_with_the_cells_m
         assert cell["verdict"] == report["verdict"]["end_to_end"] and cell["agreed"]
         assert cell["lost"] == [report["counts"]["lost"]]
         assert cell["duplicated_deliveries"] == [report["counts"]["duplicated_deliveries"]]
-    cells = {c["column"]: c for c in state["cells"]}
-    assert cells["no fault"]["verdict"] == "exactly-once" and cells["no fault"]["lost"] == [0]
-    # append writes the replayed batch again: the kill after a write leaves copies in its state
-    assert cells["kill after a write"]["verdict"] == "at-least-once" and cells["kill after a write"]["extra_kept"][0] > 0
+    # append writes the replayed batch again: on either Spark, the kill after a write leaves copies in its state
+    for cell in state["cells"]:
+        assert cell["verdict"] == "at-least-once" and cell["lost"] == [0] and cell["extra_kept"][0] > 0, cell["column"]
+    ran = {r["column"]: r["spark"] for r in state["runs"]}
+    assert ran == {"own": versions.own_version(), f"Spark {OTHER_SPARK}": OTHER_SPARK}
+    for run in state["runs"]:  # what the runner recorded, and what each driver's SparkSession said it was
+        run_dir = out / run["run_dir"]
+        assert json.loads((run_dir / "versions.json").read_text())["pyspark"] == run["spark"]
+        started = {e["spark_version"] for path in (run_dir / "progress").glob("*.jsonl")
+                   for e in map(json.loads, path.open()) if e["event"] == "started"}
+        assert started == {run["spark"]}
     html = (out / "matrix.html").read_text()
-    assert "runs/append--no-fault--seed1/report.html" in html and "at-least-once" in html
-    assert "| **append** |" in (out / "matrix.md").read_text()
+    assert "runs/append--own--seed1/report.html" in html and "at-least-once" in html
+    markdown = (out / "matrix.md").read_text()
+    assert "| **append** |" in markdown and f"Spark (the drivers'): {versions.own_version()}, {OTHER_SPARK}" in markdown
+    assert "## Where the guarantee differs\n\nThe same verdict in every column of each row." in markdown
     again = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert again.returncode == 0 and "resuming: 2 of 2 runs already done" in again.stdout

@@ -97,6 +97,18 @@ BAD = [
     ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
     ("bad loss cause", GOOD + "expectations: {lost_causes: [gremlins]}\n",
      "expectations.lost_causes[0]: expected one of retention, redeploy, topic_recreated, watermark, query_failed, got 'gremlins'"),
+    ("unknown spark version", GOOD + "cluster: {spark: {version: 2.4.8}}\n", "cluster.spark.version: expected one of 4.0.0, 3.5.7"),
+    ("other spark on the harness's cluster", GOOD + "cluster: {spark: {version: 3.5.7, master: standalone}}\n",
+     "cluster.spark.version: the standalone cluster the harness starts runs its own Spark (4.0.0), not 3.5.7"),
+    ("delta on another spark", GOOD.replace("egress: {kind: egress}", "egress: {kind: delta-sink}")
+     + "cluster: {spark: {version: 3.5.7}}\n", "cluster.spark.version: egress (delta-sink: delta) needs jars built for Spark 4.0.0, not 3.5.7"),
+    ("headers kept without headers", GOOD + "expectations: {headers_kept: true}\n",
+     "expectations.headers_kept: the source records carry no header to keep: set workload.headers: true"),
+    ("abort every transaction", GOOD.replace("workload: {rate: 50, duration_s: 5}",
+                                             "workload: {rate: 50, duration_s: 5, transactions: {abort_every: 1}}"),
+     "workload.transactions.abort_every: 1 would abort every transaction"),
+    ("unknown isolation level", GOOD + "source_options: {ingress: {isolation_level: dirty}}\n",
+     "source_options.ingress.isolation_level: expected one of read_committed, read_uncommitted, got 'dirty'"),
 ]
 
 

@@ -93,8 +93,25 @@ def _notes(cell: CellSummary) -> list[str]:
     return notes
 
 
+def differences(state: MatrixState) -> list[str]:
+    """Where the guarantee differs: each row whose cells saw different verdicts across the columns (with Spark
+    versions as columns, where an upgrade changes what the pipeline guarantees)."""
+    cells = {(c.row, c.column): c for c in summarize(state)}
+    found = []
+    for row in state.rows:
+        seen = [(column, cells[(row, column)].verdict) for column in state.columns if cells[(row, column)].runs]
+        if len({verdict for _, verdict in seen}) > 1:
+            found.append(f"{row}: " + "; ".join(f"{column} {verdict}" for column, verdict in seen))
+    return found
+
+
+def _spark_versions(state: MatrixState) -> str:
+    seen = list(dict.fromkeys(r.spark for r in state.runs if r.spark))
+    return ", ".join(seen) if seen else str(state.versions.get("pyspark", "-"))
+
+
 def _header(state: MatrixState) -> list[tuple[str, str]]:
-    versions = state.versions
+    versions = {k: v for k, v in state.versions.items() if k not in ("pyspark", "spark_kafka_connector", "spark_environment")}
     runs = len(state.rows) * len(state.columns) * len(state.seeds)
     return [
         ("started", state.started),
@@ -102,6 +119,7 @@ def _header(state: MatrixState) -> list[tuple[str, str]]:
         ("time running", f"{state.elapsed_s / 60:.0f} min"),
         ("seeds per cell", ", ".join(map(str, state.seeds))),
         ("workload per run", "the scenario's" if state.duration_s is None else f"{state.duration_s:g} s"),
+        ("Spark (the drivers')", _spark_versions(state)),
         ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
         ("machine", f"{state.machine.get('cpus')} CPUs, {state.machine.get('memory_gib')} GiB, {state.machine.get('system')}"),
     ]
@@ -127,6 +145,8 @@ def render_markdown(state: MatrixState) -> str:
             parts.append(" ".join(f"[seed {seed}]({link})" for seed, link in c.links))
             entries.append("<br>".join(parts))
         lines.append(f"| **{row}** | " + " | ".join(entries) + " |")
+    lines += ["", "## Where the guarantee differs", ""] + ([f"- {d}" for d in differences(state)]
+                                                          or ["The same verdict in every column of each row."])
     lines += ["", "## Runs", "", "| " + " | ".join(RUN_HEADER) + " |", "|---" * len(RUN_HEADER) + "|"]
     lines += ["| " + " | ".join(_run_cells(r) + [f"[report]({r.run_dir}/report.html)"]) + " |" for r in state.runs]
     return "\n".join(lines) + "\n"
@@ -136,13 +156,13 @@ def _n(value: int | None) -> str:
     return "unknown" if value is None else f"{value:,}"
 
 
-RUN_HEADER = ["row", "column", "seed", "verdict", "acked", "lost", "duplicated deliveries", "extra kept", "absorbed", "faults",
+RUN_HEADER = ["row", "column", "seed", "Spark", "verdict", "acked", "lost", "duplicated deliveries", "extra kept", "absorbed", "faults",
               "slowest recovery (s)", "time (s)", "report"]
 
 
 def _run_cells(r: RunResult) -> list[str]:
     """One run's line of the runs table, without its link (every column of RUN_HEADER but the last)."""
-    return [r.row, r.column, str(r.seed), r.verdict, _n(r.acked), _n(r.lost), _n(r.duplicated_deliveries), _n(r.extra_kept),
+    return [r.row, r.column, str(r.seed), r.spark or "-", r.verdict, _n(r.acked), _n(r.lost), _n(r.duplicated_deliveries), _n(r.extra_kept),
             _n(r.extra_absorbed), str(r.faults_played), "-" if r.recovery_max_s is None else f"{r.recovery_max_s:.1f}",
             f"{r.elapsed_s:.0f}"]
 
@@ -169,7 +189,10 @@ def render_html(state: MatrixState) -> str:
                    + f"<td><a href='{escape(r.run_dir)}/report.html'>report</a></td></tr>" for r in state.runs)
     run_head = "".join(f"<th>{escape(h)}</th>" for h in RUN_HEADER)
     description = f"<p>{escape(state.description)}</p>" if state.description else ""
+    found = differences(state)
+    differs = ("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in found) + "</ul>") if found else \
+        "<p>The same verdict in every column of each row.</p>"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Matrix {escape(state.name)}</title>"
             f"<style>{STYLE}.grid td{{vertical-align:top;min-width:170px}}.empty{{color:#999}}</style></head><body>"
             f"<h1>Matrix {escape(state.name)}</h1>{description}<table>{head}</table>"
-            f"<table class='grid'>{grid}</table><h2>Runs</h2><table><tr>{run_head}</tr>{runs}</table></body></html>")
+            f"<table class='grid'>{grid}</table><h2>Where the guarantee differs</h2>{differs}<h2>Runs</h2><table><tr>{run_head}</tr>{runs}</table></body></html>")

@@ -45,7 +45,7 @@ def _result(cell: Cell, seed: int, run_dir: Path, out: Path, status: str, report
                      c.duplicated_in_state, total([h.extra_in_state for h in egress_copies]),
                      total([h.absorbed for h in egress_copies]), int(report.run_info.get("faults_played") or 0),
                      max(measured) if measured else None, len(recovering) - len(measured), round(elapsed_s, 1),
-                     len(report.expectations))
+                     len(report.expectations), (report.run_info.get("versions") or {}).get("pyspark"))
 
 
 def _set_aside(run_dir: Path) -> None:

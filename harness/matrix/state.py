@@ -37,6 +37,7 @@ class RunResult:
     recovery_unmeasured: int  # faults that should recover whose recovery could not be measured
     elapsed_s: float
     expectations: int  # how many the cell had
+    spark: str | None = None  # the pyspark its drivers ran (versions.json; a column can name another version)
 
 
 @dataclass
@@ -50,7 +51,7 @@ class MatrixState:
     duration_s: float | None
     started: str  # local time the matrix was first started
     machine: dict
-    versions: dict = field(default_factory=dict)  # from the first run's versions.json
+    versions: dict = field(default_factory=dict)  # from the first run's versions.json (pyspark: per run, RunResult.spark)
     runs: list[RunResult] = field(default_factory=list)
     elapsed_s: float = 0.0  # time spent running, summed over every invocation
     finished: bool = False

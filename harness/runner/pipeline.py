@@ -39,6 +39,7 @@ from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.spark.standalone import StandaloneCluster
 from harness.runner.executors import ExecutorWatch
 from harness.spark.session import log_level, session_conf
+from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import wait_for
 from harness.workload.settings import TRACE_HEADER, WorkloadSettings
 from harness.evidence.pipeline import PipelineDescription, StreamletDescription
@@ -78,6 +79,7 @@ class PipelineRun:
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
         self.recorder: PartitionRecorder | None = None  # the intermediate topics, recorded as they are written
+        self.spark_runtime: SparkRuntime | None = None  # the drivers' Spark (prepare_spark)
 
     def processes(self) -> list[ManagedProcess]:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
@@ -229,11 +231,18 @@ class PipelineRun:
                            egress_state=str(layout.egress_state(name)),
                            store_namespace=f"{layout.root.name}_{name}")
 
+    def prepare_spark(self) -> SparkRuntime:
+        """The drivers' Spark: the harness's own, or the scenario's cluster.spark.version, its environment built and
+        its connector fetched first if missing."""
+        if self.spark_runtime is None:
+            self.spark_runtime = ensure(self.scenario.cluster.spark_version, self.say)
+        return self.spark_runtime
+
     def spark_conf(self, cls) -> dict[str, str]:
         """A driver's Spark configuration: the connector, the jar sets and settings its class declares (checks
         the connector and Java once)."""
         if cls not in self._spark_conf:
-            self._spark_conf[cls] = session_conf(cls.spark_conf, cls.spark_jars)
+            self._spark_conf[cls] = session_conf(cls.spark_conf, cls.spark_jars, self.prepare_spark())
         return self._spark_conf[cls]
 
     def source_options(self, name: str) -> SourceOptions:
@@ -258,15 +267,16 @@ class PipelineRun:
     def _driver_env(self) -> dict[str, str]:
         password = split_password(self.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
-        if self.scenario.import_paths:  # a user's streamlet, and its UDFs in Spark's Python workers, import from there
-            env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *self.scenario.import_paths])
+        paths = [*filter(None, [self.prepare_spark().pythonpath()]), *self.scenario.import_paths]
+        if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
+            env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
     def start_driver(self, name: str) -> ManagedProcess:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
         proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
-                             env=self._driver_env(), cwd=self.layout.spark_local(name).parent)
+                             env=self._driver_env(), cwd=self.layout.spark_local(name).parent, python=self.prepare_spark().python)
         self.drivers[name] = proc
         self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
@@ -424,7 +434,7 @@ class PipelineRun:
             path = self.layout.driver_settings(name)
             self.driver_settings(name).save(path)
             proc = launch_driver(self.supervisor, f"export-{name}", "pipelines.export", [str(path)], self.layout.log(f"export-{name}"),
-                                 env=self._driver_env(), cwd=self.layout.spark_local(name).parent)
+                                 env=self._driver_env(), cwd=self.layout.spark_local(name).parent, python=self.prepare_spark().python)
             code = proc.wait_exit(timeout)
             if code is None:
                 proc.kill()
@@ -446,12 +456,13 @@ class PipelineRun:
     def save_versions(self) -> None:
         import confluent_kafka
         import kafka
-        import pyspark
 
+        spark = self.prepare_spark()
         versions = {
             "python": platform.python_version(),
-            "pyspark": pyspark.__version__,
-            "spark_kafka_connector": jars.connector_version(),
+            "pyspark": spark.version,  # the drivers' (cluster.spark.version, or the harness's own)
+            "spark_kafka_connector": jars.connector_version(spark.jar_set, spark.connector_artifact),
+            "spark_environment": "the harness's own" if spark.own else spark.python,
             "kafka_broker": self.cluster.kafka_version if self.cluster else "external",
             "kafka_python": kafka.__version__,
             "confluent_kafka": confluent_kafka.version(),  # the generator's producer

@@ -81,6 +81,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
         _save_resolved(run, scenario, duration, seed, firings, play_faults)
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
+            run.prepare_spark()  # another Spark's environment is built before anything starts
             run.start_cluster()
             run.start_spark()
             run.save_versions()

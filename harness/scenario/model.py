@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.secrets import redacted
+from harness.spark import versions
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
@@ -36,6 +37,7 @@ class ClusterSpec:
     bootstrap_servers: str | None = None  # an external cluster; None: start an embedded one
     spark_master: str = "local"  # local (each driver runs local[1]), standalone (started here), or spark:// / k8s:// of one's own
     spark_workers: int = 0  # standalone: how many workers the harness starts
+    spark_version: str | None = None  # the drivers' Spark (None: the harness's own pyspark; harness/spark/versions.py)
 
     @property
     def spark_standalone(self) -> bool:
@@ -165,17 +167,26 @@ def _import_paths(raw: Any, folder: Path | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
-def _spark(raw: dict) -> tuple[str, int]:
-    """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster)."""
-    f = Fields(raw, "cluster.spark", {"master", "workers"})
+def _spark(raw: dict) -> tuple[str, int, str | None]:
+    """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster), and
+    which Spark they run (version)."""
+    f = Fields(raw, "cluster.spark", {"master", "workers", "version"})
     master = f.get("master", str, "local")
     if master not in ("local", "standalone") and not master.startswith(("spark://", "k8s://")):
         raise BlueprintError("cluster.spark.master", f"expected local, standalone, or a spark:// or k8s:// URL, got {master!r}")
+    version = f.get("version", str, None)
+    if version is not None:
+        if version not in versions.known_versions():
+            raise BlueprintError("cluster.spark.version", f"expected one of {', '.join(versions.known_versions())}, got {version!r}")
+        if master == "standalone" and version != versions.own_version():
+            raise BlueprintError("cluster.spark.version", f"the standalone cluster the harness starts runs its own Spark "
+                                                          f"({versions.own_version()}), not {version}")
+        version = None if version == versions.own_version() else version
     if master != "standalone":
         if "workers" in raw:
             raise BlueprintError("cluster.spark.workers", "only for master: standalone (a cluster the harness starts)")
-        return master, 0
-    return master, f.get("workers", int, 2, minimum=1, maximum=4)
+        return master, 0, version
+    return master, f.get("workers", int, 2, minimum=1, maximum=4), version
 
 
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
@@ -194,6 +205,11 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
+    other_spark = [f"{name} ({inst.kind}: {', '.join(inst.cls.spark_jars)})" for name, inst in blueprint.streamlets.items()
+                   if inst.cls.spark_jars and cluster.spark_version]
+    if other_spark:
+        raise BlueprintError("cluster.spark.version", f"{', '.join(other_spark)} needs jars built for Spark "
+                                                      f"{versions.own_version()}, not {cluster.spark_version}")
     workload = _workload(f.get("workload", dict, required=True))
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
     if expectations.headers_kept is not None and not workload.headers:

@@ -19,12 +19,12 @@ from harness.process import ManagedProcess, Supervisor
 from harness.process.supervisor import session_members
 
 
-def driver_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def driver_env(extra: Mapping[str, str] | None = None, python: str = sys.executable) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         {
-            "PYSPARK_PYTHON": sys.executable,
-            "PYSPARK_DRIVER_PYTHON": sys.executable,
+            "PYSPARK_PYTHON": python,
+            "PYSPARK_DRIVER_PYTHON": python,
             "SPARK_LOCAL_IP": "127.0.0.1",
             "PYTHONUNBUFFERED": "1",
         }
@@ -41,13 +41,15 @@ def launch_driver(
     log_path: Path,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    python: str = sys.executable,
 ) -> ManagedProcess:
     """Run `python -m module args...` as a driver named `name` under `supervisor`, in `cwd` (Spark leaves
-    folders in its working directory: artifacts/ of every session a kill did not let it clean up)."""
-    argv = [sys.executable, "-m", module, *args]
+    folders in its working directory: artifacts/ of every session a kill did not let it clean up); `python` is
+    the interpreter of the driver and its Spark Python workers (another Spark version's environment)."""
+    argv = [python, "-m", module, *args]
     if cwd is not None:
         Path(cwd).mkdir(parents=True, exist_ok=True)
-    return supervisor.start(name, argv, log_path, env=driver_env(env), cwd=cwd)
+    return supervisor.start(name, argv, log_path, env=driver_env(env, python), cwd=cwd)
 
 
 def dump_jvm_threads(proc: ManagedProcess, path: Path) -> bool:

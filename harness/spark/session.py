@@ -13,6 +13,8 @@ from typing import Mapping
 
 from harness import cds, jars
 from harness.errors import HarnessError
+from harness.spark import versions
+from harness.spark.versions import SparkRuntime
 
 DEFAULT_MASTER = "local[1]"
 DRIVER_ROLE = "spark-driver"  # the drivers' class-data-sharing archive (harness.cds)
@@ -32,15 +34,15 @@ SMALL_MACHINE_CONF: dict[str, str] = {
 }
 
 
-def check_connector_version() -> str:
-    """The connector jar's version, after checking it equals the installed pyspark's."""
-    import pyspark
-
-    connector = jars.connector_version()
-    if connector != pyspark.__version__:
+def check_connector_version(runtime: SparkRuntime | None = None) -> str:
+    """The connector jar's version, after checking it equals the drivers' pyspark's (the harness's own by default)."""
+    runtime = runtime or versions.runtime(None)
+    connector = jars.connector_version(runtime.jar_set, runtime.connector_artifact)
+    if connector != runtime.version:
         raise HarnessError(
-            f"Spark Kafka connector {connector} in {jars.jars_dir() / 'spark-kafka'} does not match "
-            f"pyspark {pyspark.__version__}: update jars/spark-kafka/pom.xml and run `make jars`"
+            f"Spark Kafka connector {connector} in {jars.jars_dir() / runtime.jar_set} does not match "
+            f"pyspark {runtime.version}: update jars/{runtime.jar_set}/pom.xml and run "
+            + ("`make jars`" if runtime.own else f"`harness spark-env {runtime.version}`")
         )
     return connector
 
@@ -52,26 +54,30 @@ def driver_classpath() -> str:
     return f"{pyspark.__version__}:{Path(pyspark.__file__).parent / 'jars'}"
 
 
-def driver_java_options(extra: str = "") -> str:
-    """The driver JVM's flags: the CDS archive when trained, then `extra`."""
-    return " ".join([*cds.java_options(DRIVER_ROLE, driver_classpath()), extra]).strip()
+def driver_java_options(extra: str = "", runtime: SparkRuntime | None = None) -> str:
+    """The driver JVM's flags: the CDS archive when trained (for the harness's own Spark: the archive is of its
+    classes), then `extra`."""
+    shared = cds.java_options(DRIVER_ROLE, driver_classpath()) if runtime is None or runtime.own else []
+    return " ".join([*shared, extra]).strip()
 
 
-def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = ()) -> dict[str, str]:
+def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = (),
+                 runtime: SparkRuntime | None = None) -> dict[str, str]:
     """The configuration of a SparkSession that can read and write Kafka, after checking the connector and Java.
 
-    `conf` overrides the defaults above; spark.jars always includes the connector, then the jars of
-    `jar_sets` (a streamlet's spark_jars). A streamlet driver is given this in its settings (pipelines/ builds
-    its session from them).
+    `conf` overrides the defaults above; spark.jars always includes the connector (of `runtime`'s Spark: the
+    harness's own by default), then the jars of `jar_sets` (a streamlet's spark_jars, built for the harness's own
+    Spark: the scenario parser refuses them with another version). A streamlet driver is given this in its settings (pipelines/ builds its session from them).
     """
-    check_connector_version()
+    runtime = runtime or versions.runtime(None)
+    check_connector_version(runtime)
     jars.java_executable()  # a clear error now rather than a Py4J one later
     settings = dict(SMALL_MACHINE_CONF)
     settings.update(conf or {})
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
     sets = [str(p) for name in jar_sets for p in jars.jar_set(name)]
-    settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars()] + sets + extra)
-    settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""))
+    settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars(runtime.jar_set)] + sets + extra)
+    settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""), runtime)
     return settings
 
 

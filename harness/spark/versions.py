@@ -1,0 +1,115 @@
+"""Which Spark the streamlet drivers run on: the harness's own pyspark, or another version in an environment of its
+own, built on request.
+
+Teams gate Spark upgrades, so a scenario (or a matrix column) can name `cluster.spark.version`. Another version
+gets a virtualenv under .cache/spark-envs/pyspark-<version>/ with that pyspark and what the drivers import, and
+its Kafka connector jars from a committed pom (jars/<set>/pom.xml, Scala 2.12 for Spark 3.5); the drivers and
+their Python workers run that interpreter, with the project on their path. An environment is complete when its
+marker holds the hash of what it was built from, so an interrupted build is redone, never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from harness import jars
+from harness.errors import HarnessError
+
+# Spark versions other than the harness's own that the drivers can run on: version -> (jar set, Scala version).
+OTHER_VERSIONS = {"3.5.7": ("spark-kafka-3.5", "2.12")}
+OWN_JAR_SET, OWN_SCALA = "spark-kafka", "2.13"
+# What a driver imports besides the project itself (pipelines/: pyspark, pyarrow for Arrow batches, psycopg for a
+# PostgreSQL store); pandas and pyarrow are what pyspark's Arrow support needs.
+DRIVER_REQUIREMENTS = ("pyarrow>=15", "pandas>=2.2,<3", "psycopg[binary]>=3.1")
+_MARKER = ".complete"
+
+
+@dataclass(frozen=True)
+class SparkRuntime:
+    version: str
+    python: str  # the interpreter of the drivers and their Python workers
+    jar_set: str  # the connector's jar set (harness.jars)
+    scala: str
+    own: bool  # the harness's own pyspark (its CDS archive, its standalone cluster, its Delta jars)
+
+    @property
+    def connector_artifact(self) -> str:
+        return f"spark-sql-kafka-0-10_{self.scala}"
+
+    def pythonpath(self) -> str | None:
+        """Where another environment's interpreter finds the project's packages (the harness's own has it installed)."""
+        return None if self.own else str(jars.PROJECT_ROOT)
+
+
+def own_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def known_versions() -> tuple[str, ...]:
+    return (own_version(), *OTHER_VERSIONS)
+
+
+def envs_dir() -> Path:
+    return Path(os.environ.get("HARNESS_SPARK_ENVS", jars.PROJECT_ROOT / ".cache" / "spark-envs"))
+
+
+def _env_dir(version: str) -> Path:
+    return envs_dir() / f"pyspark-{version}"
+
+
+def _requirements(version: str) -> list[str]:
+    return [f"pyspark=={version}", *DRIVER_REQUIREMENTS]
+
+
+def _build_hash(version: str) -> str:
+    return hashlib.sha256(" ".join([sys.version, *_requirements(version)]).encode()).hexdigest()
+
+
+def _is_built(version: str) -> bool:
+    marker = _env_dir(version) / _MARKER
+    return marker.is_file() and marker.read_text().strip() == _build_hash(version)
+
+
+def runtime(version: str | None) -> SparkRuntime:
+    """The drivers' Spark for a scenario's `cluster.spark.version` (None: the harness's own). Another version must
+    have been built (`ensure`)."""
+    if version is None or version == own_version():
+        return SparkRuntime(own_version(), sys.executable, OWN_JAR_SET, OWN_SCALA, own=True)
+    if version not in OTHER_VERSIONS:
+        raise HarnessError(f"Spark {version}: not one the drivers can run on (known: {', '.join(known_versions())})")
+    if not _is_built(version):
+        raise HarnessError(f"Spark {version}: its environment is not built; run `harness spark-env {version}`")
+    jar_set, scala = OTHER_VERSIONS[version]
+    return SparkRuntime(version, str(_env_dir(version) / "bin" / "python"), jar_set, scala, own=False)
+
+
+def ensure(version: str | None, say: Callable[[str], None] = print) -> SparkRuntime:
+    """The runtime for `version`, building its environment and fetching its jars first if they are missing."""
+    if version is not None and version != own_version() and version in OTHER_VERSIONS:
+        if not _is_built(version):
+            _build(version, say)
+        jars.fetch((OTHER_VERSIONS[version][0],))
+    return runtime(version)
+
+
+def _build(version: str, say: Callable[[str], None]) -> None:
+    folder = _env_dir(version)
+    say(f"building the environment for Spark {version} in {folder} (pip: {', '.join(_requirements(version))}), once: "
+        "a few minutes")
+    (folder / _MARKER).unlink(missing_ok=True)
+    steps = [[sys.executable, "-m", "venv", "--clear", str(folder)],
+             [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *_requirements(version)]]
+    for step in steps:
+        result = subprocess.run(step, capture_output=True, text=True)
+        if result.returncode != 0:
+            last = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no output"]
+            raise HarnessError(f"building the Spark {version} environment failed ({' '.join(step[:3])}...): {last[0]}")
+    (folder / _MARKER).write_text(_build_hash(version))
