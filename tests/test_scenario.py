@@ -102,6 +102,8 @@ BAD = [
      "cluster.spark.version: the standalone cluster the harness starts runs its own Spark (4.0.0), not 3.5.7"),
     ("delta on another spark", GOOD.replace("egress: {kind: egress}", "egress: {kind: delta-sink}")
      + "cluster: {spark: {version: 3.5.7}}\n", "cluster.spark.version: egress (delta-sink: delta) needs jars built for Spark 4.0.0, not 3.5.7"),
+    ("re-create an intermediate topic", GOOD + "faults:\n  - {kind: recreate-topic, target: egress, start_s: 3}\n",
+     "faults[0].target: recreate-topic needs a streamlet reading the source topic, 'egress' reads a topic of the pipeline"),
     ("headers kept without headers", GOOD + "expectations: {headers_kept: true}\n",
      "expectations.headers_kept: the source records carry no header to keep: set workload.headers: true"),
     ("abort every transaction", GOOD.replace("workload: {rate: 50, duration_s: 5}",

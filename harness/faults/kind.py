@@ -16,6 +16,7 @@ REQUIRED = object()  # a Param without a default must be given
 TARGETS = {
     "streamlet": "a streamlet of the blueprint",
     "processor": "a streamlet of kind processor",
+    "ingress": "a streamlet reading the workload's source topic",
     "broker": "broker-N of the embedded cluster",
     "link": "a streamlet's network link to the brokers, or `generator`'s",
     "worker": "worker-N of the Spark standalone cluster the harness started",

@@ -64,6 +64,9 @@ def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, clus
         raise BlueprintError(path, f"unknown streamlet {target!r} (declared: {', '.join(blueprint.streamlets)}{also})")
     if fault.target == "processor" and blueprint.streamlets[target].kind != "processor":
         raise BlueprintError(path, f"{fault.name} needs a streamlet of kind processor, {target!r} is {blueprint.streamlets[target].kind}")
+    if fault.target == "ingress" and blueprint.streamlets[target].role != "ingress":
+        raise BlueprintError(path, f"{fault.name} needs a streamlet reading the source topic, {target!r} reads a topic "
+                                   "of the pipeline")
 
 
 def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
