@@ -8,8 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from harness.process.supervisor import STARTED_HERE, session_members, stop_recorded
+
+# The property tests share two cores with real runs (JVMs starting, Spark batches): an example's time says
+# nothing about the code under test, so no example has a deadline.
+settings.register_profile("shared-cores", deadline=None)
+settings.load_profile("shared-cores")
 
 HARNESS = [sys.executable, "-m", "harness.cli"]
 
