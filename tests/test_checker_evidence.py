@@ -263,8 +263,9 @@ def test_a_run_with_nothing_acknowledged_is_unknown_not_exactly_once(tmp_path):
 
 def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_read_it(tmp_path):
     """No fault shrank anything: the processor fell behind and retention deleted part of its input. Lost records
-    it never read and that fell below the log start before its batches got there are retention; lost records
-    its batches had read past first, or that never fell below the log start, stay unexplained."""
+    it never read and that fell below the log start with no sample showing them retained after its batches got
+    there are retention; lost records a sample showed retained after its batches had read past them, or that
+    never fell below the log start, stay unexplained."""
     sent = make_sent(4, 25)
     every = np.arange(len(sent))
     partition = sent.key % 2
@@ -281,7 +282,9 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
         return {"ts_ms": ts, "event": "progress", "query": "main",
                 "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"ingested": {"0": end, "1": end}}}]}}
 
-    history = [{"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["ingested", 0, 20, 50], ["ingested", 1, 0, 50]]}]
+    # Sampled as the runner does, through the run: still retained at 2 s (after the batch that read to 10), gone at 5 s.
+    history = [{"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["ingested", 0, 0, 30], ["ingested", 1, 0, 30]]},
+               {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["ingested", 0, 20, 50], ["ingested", 1, 0, 50]]}]
     root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": keep}, keep, keep), history=history,
                      progress={"processor": [batch(t0 + 1000, 10), batch(t0 + 9000, 50)]})
     report = check_run(root)

@@ -7,8 +7,9 @@ Losses, in this order of precedence:
                   log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source);
                   or, with no fault shrinking anything (routine retention: a consumer down or
                   behind for longer than retention.ms), never received by the streamlet that lost
-                  it, and below its input partition's log start (history offsets) before that
-                  streamlet's committed batches had read past it (progress end offsets)
+                  it, and below its input partition's log start (history offsets, sampled once
+                  a second) with no sample showing it retained after that streamlet's committed
+                  batches had read past it (progress end offsets)
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet restarted past it (fault_begun skips_to: a redeploy
                   without its checkpoint from `latest` or a timestamp), written
@@ -202,12 +203,29 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
         deleted = []
         for partition, group in candidates.groupby("partition"):
             offsets = group.offset.to_numpy()
-            deleted_at = _first_time_above(samples[(samples.topic == topic) & (samples.partition == partition)], "log_start", offsets)
+            # Sampled once a second, a deletion is known to within a sample: the record was last seen retained at
+            # `retained_until` and gone at the next sample. It counts when it was not seen retained after the batch
+            # that should have read it had ended.
+            retained_until = _last_time_at_or_below(samples[(samples.topic == topic) & (samples.partition == partition)],
+                                                    "log_start", offsets)
             read_at = _first_time_above(read[read.partition == partition], "committed", offsets)
-            deleted.append(group.rid.to_numpy()[deleted_at < read_at])
+            deleted.append(group.rid.to_numpy()[retained_until < read_at])
         if deleted:
             explained |= here & isin(lost, np.concatenate(deleted))
     return explained
+
+
+def _last_time_at_or_below(series: pd.DataFrame, column: str, offsets: np.ndarray) -> np.ndarray:
+    """Per offset whose partition's `column` (log start over time) passed it: the last sample time before that at
+    which it had not (-inf if the first sample already had); +inf for an offset it never passed (never deleted)."""
+    never = np.full(len(offsets), np.inf)
+    if series.empty:
+        return never
+    series = series.sort_values("ts")
+    highest = np.maximum.accumulate(series[column].to_numpy())
+    first = np.searchsorted(highest, offsets, side="right")
+    times = np.concatenate([[-np.inf], series.ts.to_numpy().astype(float)])
+    return np.where(first < len(highest), times[first], np.inf)
 
 
 def _first_time_above(series: pd.DataFrame, column: str, offsets: np.ndarray) -> np.ndarray:

@@ -106,11 +106,17 @@ class KafkaAdmin:
             raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
         return max(len(p["replica_nodes"]) for p in described[0]["partitions"])
 
-    def partitions(self, topic: str) -> list[int]:
-        described = self._admin.describe_topics([topic])
-        if not described or described[0].get("error_code"):
-            raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
-        return sorted(p["partition_index"] for p in described[0]["partitions"])
+    def partitions(self, topic: str, settle_s: float = 5.0) -> list[int]:
+        """The topic's partition numbers. On several brokers, one may not know a topic created a moment ago
+        (its metadata is still on its way): an unknown topic is asked about again for `settle_s`."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            described = self._admin.describe_topics([topic])
+            if described and not described[0].get("error_code"):
+                return sorted(p["partition_index"] for p in described[0]["partitions"])
+            if time.monotonic() > deadline:
+                raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
+            time.sleep(0.2)
 
     def alter_topic_config(self, topic: str, configs: dict[str, str | None]) -> None:
         """Set topic configs incrementally (other overrides stay as they are); None removes an override."""
