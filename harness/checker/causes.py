@@ -206,38 +206,25 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
             # Sampled once a second, a deletion is known to within a sample: the record was last seen retained at
             # `retained_until` and gone at the next sample. It counts when it was not seen retained after the batch
             # that should have read it had ended.
-            retained_until = _last_time_at_or_below(samples[(samples.topic == topic) & (samples.partition == partition)],
-                                                    "log_start", offsets)
-            read_at = _first_time_above(read[read.partition == partition], "committed", offsets)
-            deleted.append(group.rid.to_numpy()[retained_until < read_at])
+            retained_until, deleted_at = _passing(samples[(samples.topic == topic) & (samples.partition == partition)],
+                                                  "log_start", offsets)
+            _, read_at = _passing(read[read.partition == partition], "committed", offsets)
+            deleted.append(group.rid.to_numpy()[np.isfinite(deleted_at) & (retained_until < read_at)])
         if deleted:
             explained |= here & isin(lost, np.concatenate(deleted))
     return explained
 
 
-def _last_time_at_or_below(series: pd.DataFrame, column: str, offsets: np.ndarray) -> np.ndarray:
-    """Per offset whose partition's `column` (log start over time) passed it: the last sample time before that at
-    which it had not (-inf if the first sample already had); +inf for an offset it never passed (never deleted)."""
-    never = np.full(len(offsets), np.inf)
+def _passing(series: pd.DataFrame, column: str, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per offset, for `column` (a per-partition offset over time, sampled): the last sample time at which it had
+    not passed the offset yet (-inf: not even the first), and the first at which it had (+inf: never)."""
     if series.empty:
-        return never
+        return np.full(len(offsets), -np.inf), np.full(len(offsets), np.inf)
     series = series.sort_values("ts")
     highest = np.maximum.accumulate(series[column].to_numpy())
     first = np.searchsorted(highest, offsets, side="right")
-    times = np.concatenate([[-np.inf], series.ts.to_numpy().astype(float)])
-    return np.where(first < len(highest), times[first], np.inf)
-
-
-def _first_time_above(series: pd.DataFrame, column: str, offsets: np.ndarray) -> np.ndarray:
-    """Per offset: the first time `column` (a per-partition offset over time) exceeded it; +inf if it never did."""
-    never = np.full(len(offsets), np.inf)
-    if series.empty:
-        return never
-    series = series.sort_values("ts")
-    highest = np.maximum.accumulate(series[column].to_numpy())
-    first = np.searchsorted(highest, offsets, side="right")
-    times = np.append(series.ts.to_numpy().astype(float), np.inf)
-    return times[first]
+    times = np.concatenate([[-np.inf], series.ts.to_numpy().astype(float), [np.inf]])
+    return times[first], times[first + 1]
 
 
 def _uses_watermark(evidence: Evidence) -> bool:
