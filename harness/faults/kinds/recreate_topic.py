@@ -51,15 +51,14 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
 
 def _create_when_gone(admin: KafkaAdmin, topic: str, partitions: int, replication: int, config: dict, timeout_s: float) -> None:
     """Create the topic again; the brokers may still be removing the old one for a moment after it is unlisted."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    def created() -> bool:
         try:
             admin.create_topic(topic, partitions, replication, config)
-            return
+            return True
         except HarnessError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+            return False
+
+    wait_for(created, timeout=timeout_s, interval=0.5, what=f"topic {topic} to be created again")
 
 
 def _went_back(committed: dict[tuple[str, int], int], read_to: dict[tuple[str, int], int]) -> bool:
