@@ -5,12 +5,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast test-caveats setup jars
+.PHONY: run test test-fast test-caveats setup jars docker-packages
 
 run: setup
 	$(BIN)/harness run scenarios/smoke.yaml
 
-test: setup
+test: setup docker-packages
 	$(BIN)/pytest
 
 # Unit tests only (no broker, no Spark): the inner loop.
@@ -22,6 +22,7 @@ test-caveats: setup
 	$(BIN)/pytest -m catalog -s
 
 setup: $(STAMP) jars
+	@$(BIN)/harness images build --if-engine
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "make: Python 3.10+ is required (found " + sys.version.split()[0] + ")")'
@@ -33,3 +34,16 @@ $(STAMP): pyproject.toml
 # Idempotent: Maven runs only for a jar set that is missing or whose pom changed.
 jars: $(STAMP)
 	@$(BIN)/harness jars
+
+# The Docker backend's tests need an engine, docker-compose and debootstrap (to build the base image): Debian's
+# packages are installed when missing, as root with apt. The tests start dockerd themselves when none answers,
+# and stop it after. Elsewhere the Docker tests are skipped, saying why.
+DOCKER_PACKAGES := docker.io docker-compose debootstrap
+docker-packages:
+	@export PATH="$$PATH:/usr/sbin"; \
+	if command -v dockerd >/dev/null && command -v docker-compose >/dev/null && command -v debootstrap >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing $(DOCKER_PACKAGES) for the Docker tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DOCKER_PACKAGES) >/dev/null) \
+	        || echo "installing $(DOCKER_PACKAGES) failed: the Docker tests will be skipped"; \
+	else echo "no Docker engine here, and not root with apt to install one: the Docker tests will be skipped"; fi

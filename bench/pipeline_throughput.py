@@ -1,6 +1,7 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
     .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro] [--proxy]
+                                                  [--repeat 3]
 
 On one embedded broker, in this order:
 
@@ -8,6 +9,7 @@ On one embedded broker, in this order:
   2. ingress -> processor -> egress (upsert, SQLite) with the harness's evidence (batch stamps on every
      topic record, the egress's audit table, the progress listener);
   3. the same pipeline without stamps and audit (the listener stays: the harness waits on it);
+     with --repeat N, steps 2 and 3 N times, their order swapped every time (a drift of the machine cancels);
   4. with --proxy: the pipeline with evidence again, every streamlet and the generator connected through the
      network proxy (harness/network/), no fault on: what the proxy costs.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import re
 import sqlite3
 import subprocess
@@ -98,7 +101,8 @@ def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records:
              proxy: NetworkLinks | None = None) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = ("with-evidence" if evidence else "without-evidence") + ("-proxied" if proxy else "")
-    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec), folder / name, say=lambda _: None) as run:
+    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec), folder / f"{folder.name}-{name}",
+                     say=lambda _: None) as run:  # a run's topics are named after its folder: one per repeat
         run.evidence = evidence
         run.network = proxy  # every driver and the generator bootstrap through it (PipelineRun.client_bootstrap)
         run.create_topics()
@@ -126,6 +130,7 @@ def main() -> None:
     parser.add_argument("--payload", type=int, default=64)
     parser.add_argument("--codec", choices=CODECS, default="json", help="every topic's codec")
     parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
+    parser.add_argument("--repeat", type=int, default=1, help="pairs of pipeline runs with and without evidence")
     args = parser.parse_args()
     # Same record size on the wire as the generator's values.
     sample = {"key": "k0000", "seq": 100000, "event_time_ms": int(time.time() * 1000), "payload": "x" * args.payload}
@@ -137,9 +142,13 @@ def main() -> None:
             cluster.start()
             perf = producer_performance(cluster.bootstrap_servers, max(args.records, 1_000_000), size)  # past its warm-up
             brokers = cluster.supervisor.processes()
-            runs = {evidence: pipeline(cluster.bootstrap_servers, Path(tmp), evidence, args.rate, args.records, args.payload,
-                                       args.codec, brokers)
-                    for evidence in (True, False)}
+            pairs = []
+            for number in range(args.repeat):
+                order = (True, False) if number % 2 == 0 else (False, True)
+                pairs.append({evidence: pipeline(cluster.bootstrap_servers, Path(tmp) / f"pair-{number}", evidence, args.rate,
+                                                 args.records, args.payload, args.codec, brokers)
+                              for evidence in order})
+            runs = pairs[0]
             if args.proxy:
                 proxy = NetworkLinks(supervisor, Path(tmp) / "network", Path(tmp) / "proxy.log", cluster.link_routes()).start()
                 proxied = pipeline(cluster.bootstrap_servers, Path(tmp), True, args.rate, args.records, args.payload,
@@ -157,6 +166,11 @@ def main() -> None:
     with_evidence, without = runs[True]["e2e"], runs[False]["e2e"]
     print(f"ratio pipeline (with evidence) / ProducerPerformance: {with_evidence / perf:.3f}")
     print(f"evidence overhead (stamps, audit): {1 - with_evidence / without:+.1%} of the throughput without it")
+    if args.repeat > 1:
+        overheads = [1 - pair[True]["e2e"] / pair[False]["e2e"] for pair in pairs]
+        print(f"over {args.repeat} pairs: with evidence " + ", ".join(f"{pair[True]['e2e']:,.0f}" for pair in pairs)
+              + "; without " + ", ".join(f"{pair[False]['e2e']:,.0f}" for pair in pairs) + " records/s")
+        print(f"evidence overhead per pair: {', '.join(f'{o:+.1%}' for o in overheads)}; median {statistics.median(overheads):+.1%}")
     if args.proxy:
         print(f"proxy cost (no fault on): {1 - proxied['e2e'] / with_evidence:+.1%} of the throughput without it")
 

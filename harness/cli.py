@@ -53,6 +53,7 @@ def main():
     \b
     Examples:
       harness cluster up --brokers 3      start a real 3-broker Kafka (KRaft) on loopback
+      harness cluster up --docker         the same brokers as containers (images built here)
       harness cluster status              brokers, pids, ports, health
       harness cluster down                stop exactly what `up` started
       harness scenarios                   the shipped scenarios
@@ -63,13 +64,23 @@ def main():
       harness matrix scenarios/matrix/guarantees.yaml   a grid of sinks x faults: the guarantee in each cell
       harness clean RUN_DIR               stop what a killed run left running
       harness demo                        Kafka -> Spark -> Kafka, stopped and restarted
-    harness spark-env 3.5.7             the drivers' environment for cluster.spark.version 3.5.7
+      harness spark-env 3.5.7             the drivers' environment for cluster.spark.version 3.5.7
+      harness images build                the Docker images of cluster.docker (no registry needed)
     """
 
 
 @main.group()
 def cluster():
-    """The embedded Kafka cluster (real brokers from Kafka's jars, no Docker)."""
+    """The embedded Kafka cluster: real brokers from Kafka's jars, as processes or (--docker) containers."""
+
+
+def _attach(cluster_dir: Path):
+    """The cluster in `cluster_dir`, whichever way its brokers run."""
+    from harness.cluster import EmbeddedCluster
+    from harness.docker.cluster import ContainerCluster
+
+    runtime = EmbeddedCluster.runtime_of(cluster_dir)
+    return (ContainerCluster if runtime == ContainerCluster.runtime else EmbeddedCluster).attach(cluster_dir)
 
 
 dir_option = click.option(
@@ -80,20 +91,34 @@ dir_option = click.option(
 
 @cluster.command("up")
 @click.option("--brokers", type=click.Choice(["1", "3"]), default="1", show_default=True, help="Number of brokers.")
+@click.option("--docker", "in_containers", is_flag=True, help="Run the brokers as containers (host network), the "
+              "image built when missing.")
 @dir_option
-def cluster_up(brokers: str, cluster_dir: Path):
+def cluster_up(brokers: str, in_containers: bool, cluster_dir: Path):
     """Format storage, start the brokers, wait until they answer, print the bootstrap servers.
 
     \b
-    Example:
+    Examples:
       $ harness cluster up --brokers 3
       127.0.0.1:40411,127.0.0.1:38125,127.0.0.1:45277
+      $ harness cluster up --docker
     """
     from harness.cluster import EmbeddedCluster
 
     t0 = time.monotonic()
-    embedded = EmbeddedCluster.create(cluster_dir, brokers=int(brokers))
-    embedded.start()  # stops what it started if it fails or is interrupted
+    if in_containers:
+        from harness.docker import engine, images
+        from harness.docker.cluster import ContainerCluster
+
+        image = images.ensure_kafka(engine.client(), say=lambda line: click.echo(line, err=True))
+        embedded = ContainerCluster.create(cluster_dir, brokers=int(brokers), image=image)
+    else:
+        embedded = EmbeddedCluster.create(cluster_dir, brokers=int(brokers))
+    try:
+        embedded.start()
+    except BaseException:
+        embedded.close()  # nothing it started is left, process or container
+        raise
     click.echo(
         f"Kafka {embedded.kafka_version} up: {brokers} broker(s) in {embedded.workdir} after {time.monotonic() - t0:.1f}s",
         err=True,
@@ -105,9 +130,9 @@ def cluster_up(brokers: str, cluster_dir: Path):
 @dir_option
 def cluster_status(cluster_dir: Path):
     """Show each broker: node id, address, pid, state, and whether the cluster answers."""
-    from harness.cluster import EmbeddedCluster, KafkaAdmin
+    from harness.cluster import KafkaAdmin
 
-    embedded = EmbeddedCluster.attach(cluster_dir)
+    embedded = _attach(cluster_dir)
     live: set[int] = set()
     if embedded.running_brokers():
         try:
@@ -126,12 +151,10 @@ def cluster_status(cluster_dir: Path):
 @cluster.command("down")
 @dir_option
 def cluster_down(cluster_dir: Path):
-    """Stop exactly the broker processes `up` started (by pid file and start time)."""
-    from harness.cluster import EmbeddedCluster
-
-    embedded = EmbeddedCluster.attach(cluster_dir)
+    """Stop exactly the brokers `up` started (processes by pid file and start time; containers by label, removed)."""
+    embedded = _attach(cluster_dir)
     running = [b.name for b in embedded.running_brokers()]
-    embedded.stop()
+    embedded.close()
     click.echo(f"stopped {', '.join(running)}" if running else "no broker was running")
 
 
@@ -203,12 +226,12 @@ class UntilType(click.ParamType):
 
 
 def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, play_faults: bool,
-         allow_unknown: bool = False, repeat: int = 1, until: float | None = None):
+         allow_unknown: bool = False, repeat: int = 1, until: float | None = None, bootstrap_servers: str | None = None):
     """One run, or (with `repeat` > 1 or `until`) runs one after another into the folder `run_dir`, each with the
     next seed; the exit code is the worst of them."""
     from harness.scenario import load_scenario
 
-    scenario = load_scenario(scenario_file)
+    scenario = load_scenario(scenario_file, bootstrap_servers)
     if repeat == 1 and until is None:
         sys.exit(_run_once(scenario, run_dir or _default_run_dir(scenario.name), duration, seed, play_faults, allow_unknown))
     folder = run_dir or Path("reports")
@@ -282,6 +305,9 @@ run_options = [
                  help="Run the scenario this many times in a row, each with the next seed; --out is then the folder of the runs."),
     click.option("--until", type=UntilType(), default=None,
                  help="Keep repeating until WHEN (06:30, or a span: 90m, 8h); no run starts after it."),
+    click.option("--bootstrap-servers", default=None, metavar="HOST:PORT,...",
+                 help="Run against a Kafka cluster you run instead of the scenario's (only topics named harness.RUN.* "
+                      "are created and used there)."),
     allow_unknown_option,
 ]
 
@@ -295,7 +321,7 @@ def _with_run_options(command):
 @main.command("run")
 @_with_run_options
 def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, repeat: int,
-                until: float | None, allow_unknown: bool):
+                until: float | None, bootstrap_servers: str | None, allow_unknown: bool):
     """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
 
     \b
@@ -313,8 +339,10 @@ def run_command(scenario_file: Path, run_dir: Path | None, duration: float | Non
       harness run scenarios/smoke.yaml
       harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
       harness run scenarios/nightly-soak.yaml --until 06:00 --out reports/nightly
+      harness run scenarios/compose.yaml --bootstrap-servers 127.0.0.1:19092
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=True, allow_unknown=allow_unknown, repeat=repeat, until=until)
+    _run(scenario_file, run_dir, duration, seed, play_faults=True, allow_unknown=allow_unknown, repeat=repeat, until=until,
+         bootstrap_servers=bootstrap_servers)
 
 
 @main.command("check")
@@ -492,12 +520,16 @@ def clean_command(run_dir: Path):
     """Stop whatever the run in RUN_DIR left running (after the harness itself was killed).
 
     Only processes recorded in the run's pid files are stopped, and only if
-    they are still the same processes (pid and start time). The evidence stays.
+    they are still the same processes (pid and start time); broker containers
+    only by the labels naming this run's cluster (their logs kept). The
+    evidence stays.
 
     \b
     Example:
       harness clean reports/smoke-20261121-101500
     """
+    from harness.cluster import EmbeddedCluster
+    from harness.docker.cluster import ContainerCluster, remove_containers
     from harness.evidence.layout import RunLayout
     from harness.process import stop_all_recorded
 
@@ -505,8 +537,51 @@ def clean_command(run_dir: Path):
     if not layout.root.is_dir():
         raise HarnessError(f"{run_dir}: no such run directory")
     stopped = stop_all_recorded(layout.pids) + stop_all_recorded(layout.cluster / "pids")
-    names = ", ".join(f"{r.name} (pid {r.pid})" for r in stopped)
-    click.echo(f"stopped {names}" if stopped else "nothing was running")
+    names = [f"{r.name} (pid {r.pid})" for r in stopped]
+    if (layout.cluster / "cluster.json").is_file() and EmbeddedCluster.runtime_of(layout.cluster) == ContainerCluster.runtime:
+        names += [f"container {name}" for name in remove_containers(layout.cluster)]
+    click.echo(f"stopped {', '.join(names)}" if names else "nothing was running")
+
+
+@main.group()
+def images():
+    """The Docker images of `cluster: {docker: {}}`, built on this machine (no registry is needed)."""
+
+
+@images.command("build")
+@click.option("--runner", is_flag=True, help="Also the image of docker-compose.yml's harness service.")
+@click.option("--force", is_flag=True, help="Build again even when up to date.")
+@click.option("--if-engine", is_flag=True, help="For a setup step: do nothing when no Docker engine answers, and say "
+              "why (exit 0) when the images cannot be built here.")
+def images_build(runner: bool, force: bool, if_engine: bool):
+    """Build the base image (Debian minbase by debootstrap + a jlink Java) and the Kafka image, when missing
+    or out of date; print each image's tag and size.
+
+    \b
+    Examples:
+      harness images build                # about 3 minutes the first time, then instant
+      harness images build --runner       # also harness/runner, for `docker compose run harness`
+    """
+    from harness.docker import engine, images as docker_images
+
+    try:
+        client = engine.client()
+    except HarnessError as exc:
+        if if_engine:
+            click.echo(f"no Docker images built: {exc}", err=True)
+            return
+        raise
+    names = ("base", "kafka", "runner") if runner else ("base", "kafka")
+    try:
+        built = docker_images.ensure(client, names, say=lambda line: click.echo(line, err=True), force=force)
+    except HarnessError as exc:
+        if if_engine:
+            click.echo(f"no Docker images built: {exc}", err=True)
+            return
+        raise
+    for image in built:
+        found = docker_images.find(client, image.tag)
+        click.echo(f"{image.tag:<32} {found.attrs['Size'] / 1e6:6.0f} MB  {found.short_id}")
 
 
 @main.group()
@@ -517,14 +592,15 @@ def pipeline():
 @pipeline.command("run")
 @_with_run_options
 def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, repeat: int,
-                 until: float | None, allow_unknown: bool):
+                 until: float | None, bootstrap_servers: str | None, allow_unknown: bool):
     """Run SCENARIO_FILE's pipeline and workload but none of its faults; keep the evidence.
 
     \b
     Example:
       harness pipeline run scenarios/baseline.yaml --duration 20
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=False, allow_unknown=allow_unknown, repeat=repeat, until=until)
+    _run(scenario_file, run_dir, duration, seed, play_faults=False, allow_unknown=allow_unknown, repeat=repeat, until=until,
+         bootstrap_servers=bootstrap_servers)
 
 
 @main.command()

@@ -158,10 +158,10 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
     deleted = {(r["value"]["key"], r["value"]["seq"]) for r in recorded
                if committed[("ingested", r["partition"])] <= r["offset"] < resumed[("ingested", r["partition"])]}
     assert deleted
-    for (_, partition), start in resumed.items():  # they are gone from the broker: no segment starts below the log start
-        for node in (run_dir / "cluster").glob("node-*"):
+    for (_, partition), start in resumed.items():  # they are gone from the broker: only the segment holding the log start
+        for node in (run_dir / "cluster").glob("node-*"):  # may begin below it (a follower rolls its segments at its own offsets)
             segments = sorted((node / "data" / f"ingested-{partition}").glob("*.log"))
-            assert int(segments[0].stem) >= start
+            assert len([s for s in segments if int(s.stem) < start]) <= 1, (node.name, partition, start, segments)
     expected_lost = deleted - _records_in(run_dir, "processed")  # minus what the batch the stop interrupted wrote before its commit
     report, window = _assert_lost_to_retention_exactly(run_dir, expected_lost, "processed")
     assert window["topic"] == "ingested" and window["acked_in_window"] == len(deleted)

@@ -40,7 +40,7 @@ BAD = [
     ("bad store", GOOD + "store: mysql://x\n", "store: expected sqlite or a postgresql:// URL"),
     ("faults not a list", GOOD + "faults: {kind: kill-driver}\n", "faults: expected list, got"),
     ("unknown fault kind", GOOD + "faults:\n  - {kind: meteor, target: egress}\n",
-     "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, executor-crash"),
+     "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, broker-stop, executor-crash"),
     ("unknown streamlet in a fault", GOOD + "faults:\n  - {kind: kill-driver, target: processor}\n",
      "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress)"),
     ("missing fault target", GOOD + "faults:\n  - {kind: kill-driver}\n", "faults[0].target: required field is missing"),
@@ -65,6 +65,20 @@ BAD = [
      "faults[0].target: unknown streamlet 'generator' (declared: ingress, egress)"),
     ("a link of no streamlet", GOOD + "faults:\n  - {kind: network-delay, target: processor}\n",
      "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress or generator)"),
+    ("broker faults on a cluster one runs need its containers", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+     "faults:\n  - {kind: broker-kill, target: broker-1}\n",
+     "faults[0].kind: broker-kill needs brokers the harness can fault: on a cluster you run, list their containers in "
+     "cluster.docker.containers"),
+    ("a container the list does not have", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k2]}}\n"
+     "faults:\n  - {kind: broker-pause, target: broker-3}\n",
+     "faults[0].target: broker-pause needs a container of cluster.docker.containers (broker-1, broker-2), got 'broker-3'"),
+    ("containers without a cluster of one's own", GOOD + "cluster: {docker: {containers: [k1]}}\n",
+     "cluster.docker.containers: only with cluster.bootstrap_servers (a cluster you run)"),
+    ("an image for a cluster one runs", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {image: x}}\n",
+     "cluster.docker.image: the harness starts no broker on a cluster you run"),
+    ("containers named twice", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k1]}}\n",
+     "cluster.docker.containers: expected the names of your broker containers, each once, got ['k1', 'k1']"),
+    ("an unknown docker field", GOOD + "cluster: {docker: {network: bridge}}\n", "cluster.docker.network: unknown field"),
     ("network faults need the embedded cluster", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
      "faults:\n  - {kind: network-partition, target: generator}\n",
      "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers"),
@@ -176,7 +190,7 @@ SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "dri
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
            "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
            "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded",
-           "spark-cluster-executor-loss"]
+           "spark-cluster-executor-loss", "compose", "docker-brokers"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():

@@ -96,16 +96,6 @@ def render_properties(props: dict[str, str]) -> str:
     return "".join(f"{key}={value}\n" for key, value in props.items())
 
 
-LOG4J2_PROPERTIES = """\
-status = error
-appender.out.type = Console
-appender.out.name = OUT
-appender.out.layout.type = PatternLayout
-appender.out.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.out.ref = OUT
-logger.state.name = state.change.logger
-logger.state.level = WARN
-logger.requests.name = kafka.request.logger
-logger.requests.level = WARN
-"""
+# The brokers' logging (to stdout, captured per node), one file for the processes and the Kafka image
+# (docker/kafka/Dockerfile copies it).
+LOG4J2_FILE = Path(__file__).with_name("log4j2.properties")

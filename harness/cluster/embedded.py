@@ -24,7 +24,7 @@ from kafka.errors import KafkaError
 from harness import cds, jars
 from harness.cluster.admin import KafkaAdmin
 from harness.cluster.config import (
-    LOG4J2_PROPERTIES,
+    LOG4J2_FILE,
     NodeSpec,
     broker_properties,
     new_cluster_id,
@@ -50,6 +50,8 @@ class BrokerStatus:
 
 class Broker:
     """One node of the embedded cluster: start, stop, kill, pause, resume, restart."""
+
+    paused_by = "SIGSTOP"  # how pause() freezes it, for the history
 
     def __init__(self, cluster: "EmbeddedCluster", spec: NodeSpec):
         self.cluster = cluster
@@ -96,10 +98,15 @@ class Broker:
         if self.running():
             raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
         classpath = jars.kafka_classpath()
-        argv = [
-            jars.java_executable(),
-            *cds.java_options(BROKER_ROLE, classpath),
-            *self.cluster.extra_java_options,
+        argv = [jars.java_executable(), *cds.java_options(BROKER_ROLE, classpath), *self.cluster.extra_java_options,
+                *self.java_arguments(classpath)]
+        self.process = self.cluster.supervisor.start(self.name, argv, self.log_path)
+        if wait:
+            self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
+
+    def java_arguments(self, classpath: str) -> list[str]:
+        """The broker's JVM settings and main class, wherever its JVM runs (a process here, a container)."""
+        return [
             f"-Xmx{self.cluster.heap_mb}m",
             f"-Xms{min(self.cluster.heap_mb, 128)}m",
             "-XX:+UseG1GC",
@@ -111,9 +118,6 @@ class Broker:
             "kafka.Kafka",
             str(self.node_dir / "server.properties"),
         ]
-        self.process = self.cluster.supervisor.start(self.name, argv, self.log_path)
-        if wait:
-            self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
 
     def stop(self, timeout: float = 30.0) -> None:
         """Controlled shutdown (SIGTERM), SIGKILL if it does not finish in `timeout`."""
@@ -155,6 +159,9 @@ class Broker:
 class EmbeddedCluster:
     """1 or 3 combined broker+controller nodes on loopback, from Kafka's own jars."""
 
+    broker_class = Broker
+    runtime = "process"  # where the brokers' JVMs run: processes here (harness.docker.cluster: containers)
+
     def __init__(self, workdir: Path, cluster_id: str, nodes: list[NodeSpec], heap_mb: int, kafka_version: str):
         self.workdir = Path(workdir)
         self.cluster_id = cluster_id
@@ -162,7 +169,7 @@ class EmbeddedCluster:
         self.kafka_version = kafka_version
         self.pid_dir = self.workdir / "pids"
         self.supervisor = Supervisor(self.pid_dir)
-        self.brokers = [Broker(self, spec) for spec in nodes]
+        self.brokers = [self.broker_class(self, spec) for spec in nodes]
         self.extra_java_options: list[str] = []  # e.g. a CDS training flag (harness.warmup)
         for broker in self.brokers:
             if broker.process:
@@ -171,11 +178,13 @@ class EmbeddedCluster:
     # -- creation and lookup -------------------------------------------------
 
     @classmethod
-    def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None, links: list[str] = ()) -> "EmbeddedCluster":
+    def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None, links: list[str] = (),
+               **options) -> "EmbeddedCluster":
         """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool.
 
         Each of `links` gets a client listener on every broker, advertised at a proxy's port
-        (link_routes: where harness.network's proxy must listen and forward to)."""
+        (link_routes: where harness.network's proxy must listen and forward to). `options` are a subclass's
+        (saved with the state)."""
         if brokers not in (1, 3):
             raise HarnessError(f"--brokers must be 1 or 3, not {brokers}")
         workdir = Path(workdir).resolve()
@@ -195,9 +204,10 @@ class EmbeddedCluster:
             own = ports[per_node * i:per_node * (i + 1)]
             node_links = {link: [f"LINK{n + 1}", own[2 + 2 * n], own[3 + 2 * n]] for n, link in enumerate(links)}
             nodes.append(NodeSpec(i + 1, own[0], own[1], links=node_links))
-        cluster = cls(workdir, new_cluster_id(), nodes, heap_mb or (512 if brokers == 1 else 384), jars.kafka_version())
+        cluster = cls(workdir, new_cluster_id(), nodes, heap_mb or (512 if brokers == 1 else 384), jars.kafka_version(),
+                      **options)
         workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
+        shutil.copyfile(LOG4J2_FILE, workdir / "log4j2.properties")
         for broker in cluster.brokers:
             broker.node_dir.mkdir(parents=True, exist_ok=True)
             props = broker_properties(broker.spec, nodes, broker.node_dir / "data")
@@ -227,20 +237,44 @@ class EmbeddedCluster:
             "kafka_version": self.kafka_version,
             "heap_mb": self.heap_mb,
             "nodes": [asdict(b.spec) for b in self.brokers],
+            "runtime": self.runtime,
+            "options": self.options(),
         }
         (self.workdir / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+    def options(self) -> dict:
+        """What a subclass adds to the saved state (keyword arguments of its constructor)."""
+        return {}
+
+    @staticmethod
+    def _state(workdir: Path) -> tuple[Path, dict]:
+        state_path = Path(workdir).resolve() / STATE_FILE
+        if not state_path.exists():
+            raise HarnessError(f"no embedded cluster in {state_path.parent} ({STATE_FILE} missing)")
+        try:
+            state = json.loads(state_path.read_text())
+        except ValueError as exc:
+            raise HarnessError(f"{state_path}: unreadable cluster state ({exc})") from None
+        if not isinstance(state, dict):
+            raise HarnessError(f"{state_path}: unreadable cluster state (not an object)")
+        return state_path, state
+
+    @classmethod
+    def runtime_of(cls, workdir: Path) -> str:
+        """Where the brokers of the cluster in `workdir` run: `process`, or `docker` (harness.docker.cluster)."""
+        return str(cls._state(workdir)[1].get("runtime", "process"))
 
     @classmethod
     def attach(cls, workdir: Path) -> "EmbeddedCluster":
         """The cluster described in `workdir`, with the brokers its pid files name."""
         workdir = Path(workdir).resolve()
-        state_path = workdir / STATE_FILE
-        if not state_path.exists():
-            raise HarnessError(f"no embedded cluster in {workdir} ({STATE_FILE} missing)")
+        state_path, state = cls._state(workdir)
+        if state.get("runtime", "process") != cls.runtime:
+            raise HarnessError(f"{state_path}: its brokers run as {state['runtime']}, not {cls.runtime}")
         try:
-            state = json.loads(state_path.read_text())
             nodes = [NodeSpec(**n) for n in state["nodes"]]
-            return cls(workdir, state["cluster_id"], nodes, int(state["heap_mb"]), state["kafka_version"])
+            return cls(workdir, state["cluster_id"], nodes, int(state["heap_mb"]), state["kafka_version"],
+                       **state.get("options", {}))
         except (ValueError, KeyError, TypeError) as exc:
             raise HarnessError(f"{state_path}: unreadable cluster state ({exc})") from None
 
@@ -305,6 +339,10 @@ class EmbeddedCluster:
         """Stop every broker, all at once, and start none again: a fault's thread restarting one is refused."""
         self.supervisor.close(timeout=timeout)
         stop_all_recorded(self.pid_dir, timeout=timeout)  # any broker only a pid file names
+
+    def processes(self) -> list[ManagedProcess]:
+        """The brokers' processes, for sampling their memory."""
+        return self.supervisor.processes()
 
     def status(self) -> list[BrokerStatus]:
         return [b.status() for b in self.brokers]

@@ -17,12 +17,14 @@ TARGETS = {
     "streamlet": "a streamlet of the blueprint",
     "processor": "a streamlet of kind processor",
     "ingress": "a streamlet reading the workload's source topic",
-    "broker": "broker-N of the embedded cluster",
+    "broker": "broker-N of the cluster the harness starts, or of cluster.docker.containers",
     "link": "a streamlet's network link to the brokers, or `generator`'s",
     "worker": "worker-N of the Spark standalone cluster the harness started",
 }
 NEEDS = {
-    "kafka-cluster": "the embedded Kafka cluster (its brokers, its network links)",
+    "kafka-cluster": "the Kafka cluster the harness starts (its brokers' listeners: network links)",
+    "brokers": "brokers the harness can fault: the cluster it starts (processes or containers), or the broker "
+               "containers of one's own listed in cluster.docker.containers",
     "spark-cluster": "the Spark standalone cluster the harness starts (cluster.spark.master: standalone)",
 }
 GENERATOR = "generator"  # the generator's network link, a target of the network kinds

@@ -23,7 +23,7 @@ class Pipeline(Protocol):
     layout: RunLayout
     history: History
     bootstrap: str
-    cluster: EmbeddedCluster | None  # None on a cluster the harness did not create: no broker faults there
+    cluster: EmbeddedCluster | None  # None on a cluster the harness did not create
     network: NetworkLinks | None  # the proxied links, when a scenario's faults target any
     spark_cluster: StandaloneCluster | None  # the Spark standalone cluster the harness started, if any
     drivers: dict[str, ManagedProcess]  # streamlet -> its driver process
@@ -31,6 +31,8 @@ class Pipeline(Protocol):
     under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
+
+    def broker(self, target: str): ...  # broker-N: a broker process or container (harness.cluster, harness.docker)
 
     def start_driver(self, name: str) -> ManagedProcess: ...
 

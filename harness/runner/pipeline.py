@@ -24,6 +24,8 @@ from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.follow import PartitionRecorder
 from harness.codecs import Decode, value_decoder
+from harness.docker.cluster import ContainerCluster
+from harness.docker.foreign import ForeignBrokers
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.evidence.checkpoint import committed_positions
@@ -61,7 +63,8 @@ class PipelineRun:
         self.say = say
         self.history = History(self.layout.history)
         self.supervisor = Supervisor(self.layout.pids)
-        self.cluster: EmbeddedCluster | None = None
+        self.cluster: EmbeddedCluster | None = None  # the Kafka cluster the harness started (processes or containers)
+        self.foreign_brokers: ForeignBrokers | None = None  # cluster.docker.containers of a cluster one runs
         self.links = sorted({r.target for r in scenario.faults if r.fault.target == "link"})  # proxied network links
         self.network: NetworkLinks | None = None
         self.spark_cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
@@ -83,7 +86,16 @@ class PipelineRun:
 
     def processes(self) -> list[ManagedProcess]:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
-        return (self.cluster.supervisor.processes() if self.cluster else []) + self.supervisor.processes()
+        return (self.cluster.processes() if self.cluster else []) + self.supervisor.processes()
+
+    def broker(self, target: str):
+        """`broker-2`: a broker the harness started, or the second container cluster.docker.containers lists."""
+        node = int(target.split("-", 1)[1])
+        if self.cluster is not None:
+            return self.cluster.broker(node)
+        if self.foreign_brokers is not None:
+            return self.foreign_brokers.broker(node)
+        raise HarnessError(f"{target}: this run has no broker it can fault")
 
     # -- topics ----------------------------------------------------------------
 
@@ -127,12 +139,24 @@ class PipelineRun:
     # -- phases ----------------------------------------------------------------
 
     def start_cluster(self) -> None:
-        if self.scenario.cluster.bootstrap_servers:
+        spec = self.scenario.cluster
+        if spec.bootstrap_servers:
             self.say(f"external cluster {self.bootstrap}: only topics named {EXTERNAL_TOPIC_PREFIX}{self.run_id}.* are created and used")
-            self.history.record("cluster", kind="external", bootstrap_servers=self.bootstrap)
+            if spec.containers:
+                self.foreign_brokers = ForeignBrokers(spec.containers, self.bootstrap, self.layout.log_dir)
+                self.say(f"broker faults touch only these containers, and leave them running: {self.foreign_brokers.describe()}")
+            self.history.record("cluster", kind="external", bootstrap_servers=self.bootstrap, containers=list(spec.containers))
             return
         t0 = time.monotonic()
-        self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=self.scenario.cluster.brokers, links=self.links)
+        if spec.docker:
+            from harness.docker import engine, images
+
+            image = spec.docker_image or images.ensure_kafka(engine.client(), say=self.say)
+            self.cluster = ContainerCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links,
+                                                   image=image, run_id=self.run_id)
+            self.say(f"brokers in containers of {image} (host network; removed at the end)")
+        else:
+            self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links)
         self.cluster.start()
         self.bootstrap = self.cluster.bootstrap_servers
         for broker in self.cluster.brokers:
@@ -464,6 +488,7 @@ class PipelineRun:
             "spark_kafka_connector": jars.connector_version(spark.jar_set, spark.connector_artifact),
             "spark_environment": "the harness's own" if spark.own else spark.python,
             "kafka_broker": self.cluster.kafka_version if self.cluster else "external",
+            **({"kafka_image": self.cluster.image} if isinstance(self.cluster, ContainerCluster) else {}),
             "kafka_python": kafka.__version__,
             "confluent_kafka": confluent_kafka.version(),  # the generator's producer
             "librdkafka": confluent_kafka.libversion()[0],
@@ -480,6 +505,8 @@ class PipelineRun:
         self.supervisor.close(timeout=30)
         if self.cluster is not None:
             self.cluster.close()
+        if self.foreign_brokers is not None:
+            self.foreign_brokers.close()
         self.history.record("run_ended")
         self.history.close()
 

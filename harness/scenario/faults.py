@@ -54,7 +54,8 @@ def _numbered(fault: FaultKind, target: str, path: str, prefix: str, count: int,
 
 def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, cluster) -> None:
     if fault.target == "broker":
-        return _numbered(fault, target, path, "broker", cluster.brokers, "broker of the embedded cluster")
+        what = "container of cluster.docker.containers" if cluster.containers else "broker of the embedded cluster"
+        return _numbered(fault, target, path, "broker", cluster.faultable_brokers, what)
     if fault.target == "worker":
         return _numbered(fault, target, path, "worker", cluster.spark_workers, "worker of the Spark standalone cluster")
     if fault.target == "link" and target == GENERATOR:
@@ -88,6 +89,9 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
         target = f.get("target", str, required=True)
         if "kafka-cluster" in fault.needs and cluster.bootstrap_servers:
             raise BlueprintError(f"{path}.kind", f"{fault.name} needs the embedded cluster; this scenario uses cluster.bootstrap_servers")
+        if "brokers" in fault.needs and not cluster.faultable_brokers:
+            raise BlueprintError(f"{path}.kind", f"{fault.name} needs brokers the harness can fault: on a cluster you run, "
+                                                 "list their containers in cluster.docker.containers")
         if "spark-cluster" in fault.needs and not cluster.spark_standalone:
             raise BlueprintError(f"{path}.kind", f"{fault.name} needs the Spark standalone cluster the harness starts "
                                                  f"(cluster.spark.master: standalone), this scenario's master is {cluster.spark_master}")

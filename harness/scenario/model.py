@@ -38,6 +38,14 @@ class ClusterSpec:
     spark_master: str = "local"  # local (each driver runs local[1]), standalone (started here), or spark:// / k8s:// of one's own
     spark_workers: int = 0  # standalone: how many workers the harness starts
     spark_version: str | None = None  # the drivers' Spark (None: the harness's own pyspark; harness/spark/versions.py)
+    docker: bool = False  # the brokers the harness starts run as containers (harness.docker)
+    docker_image: str | None = None  # their image (None: the harness's own, built when missing)
+    containers: tuple[str, ...] = ()  # a cluster one runs: its broker containers, broker-1... in this order
+
+    @property
+    def faultable_brokers(self) -> int:
+        """How many brokers broker faults can target: the harness's, or the containers listed of one's own."""
+        return len(self.containers) if self.bootstrap_servers else self.brokers
 
     @property
     def spark_standalone(self) -> bool:
@@ -167,6 +175,27 @@ def _import_paths(raw: Any, folder: Path | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
+def _docker(raw: dict | None, external: str | None) -> tuple[bool, str | None, tuple[str, ...]]:
+    """`cluster.docker`: the brokers the harness starts as containers (`{}`, or `{image: TAG}`), or, with
+    cluster.bootstrap_servers, the broker containers of a cluster one runs that broker faults may touch."""
+    if raw is None:
+        return False, None, ()
+    f = Fields(raw, "cluster.docker", {"image", "containers"})
+    image = f.get("image", str, None)
+    containers = f.get("containers", list, None)
+    if external is None:
+        if containers is not None:
+            raise BlueprintError("cluster.docker.containers", "only with cluster.bootstrap_servers (a cluster you run); "
+                                                              "without it the harness starts its own containers")
+        return True, image, ()
+    if image is not None:
+        raise BlueprintError("cluster.docker.image", "the harness starts no broker on a cluster you run "
+                                                     "(cluster.bootstrap_servers)")
+    if not containers or not all(isinstance(c, str) and c for c in containers) or len(set(containers)) != len(containers):
+        raise BlueprintError("cluster.docker.containers", f"expected the names of your broker containers, each once, got {containers!r}")
+    return False, None, tuple(containers)
+
+
 def _spark(raw: dict) -> tuple[str, int, str | None]:
     """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster), and
     which Spark they run (version)."""
@@ -196,12 +225,13 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
-    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers", "spark"})
+    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers", "spark", "docker"})
     brokers = c.get("brokers", int, 1)
     if brokers not in (1, 3):
         raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
     external = c.get("bootstrap_servers", str, None)
-    cluster = ClusterSpec(brokers, external, *_spark(c.get("spark", dict, {})))
+    cluster = ClusterSpec(brokers, external, *_spark(c.get("spark", dict, {})),
+                          *_docker(c.get("docker", dict, None), external))
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -229,10 +259,14 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     )
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read and validate a scenario file; every error names the file and the field."""
+def load_scenario(path: Path, bootstrap_servers: str | None = None) -> Scenario:
+    """Read and validate a scenario file; every error names the file and the field. `bootstrap_servers` points it
+    at a cluster one runs (cluster.bootstrap_servers), whatever cluster it describes."""
     path = Path(path)
     raw = read_tree(path)
+    if bootstrap_servers and isinstance(raw, dict):
+        own = raw.get("cluster") if isinstance(raw.get("cluster"), dict) else {}
+        raw = {**raw, "cluster": {**{k: v for k, v in own.items() if k != "brokers"}, "bootstrap_servers": bootstrap_servers}}
     try:
         return parse_scenario(raw, path.parent)
     except BlueprintError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from harness.faults.brokers import broker
 from harness.faults.kind import FaultKind, Param
 from harness.faults.processes import kill_then_start
 from harness.faults.target import Pipeline
@@ -10,7 +9,7 @@ from harness.faults.target import Pipeline
 
 def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     """Returns once the restarted broker is listed again."""
-    node = broker(run, KIND.name, target)
+    node = run.broker(target)
 
     def start() -> int | None:
         node.start(wait=True, timeout=120)
@@ -20,6 +19,6 @@ def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
 
 
 KIND = FaultKind(
-    name="broker-kill", target="broker", play=kill_broker, scope="cluster", needs=("kafka-cluster",),
+    name="broker-kill", target="broker", play=kill_broker, scope="cluster", needs=("brokers",),
     params={"down_s": Param((int, float), 10.0, minimum=0)},
     help="SIGKILL a broker, restart it after down_s")
