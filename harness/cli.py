@@ -93,8 +93,13 @@ dir_option = click.option(
 @click.option("--brokers", type=click.Choice(["1", "3"]), default="1", show_default=True, help="Number of brokers.")
 @click.option("--docker", "in_containers", is_flag=True, help="Run the brokers as containers (host network), the "
               "image built when missing.")
+@click.option("--security", type=click.Choice(["sasl_ssl", "ssl"]), default=None,
+              help="Secure the clients' listeners: SASL_SSL with a SCRAM user (--user), or TLS with client "
+                   "certificates; brokers always speak TLS among themselves then. Certificates in DIR/tls.")
+@click.option("--user", default=None, metavar="NAME", help="With --security sasl_ssl: a SCRAM-SHA-256 user to create, "
+              "its password read from the environment variable HARNESS_KAFKA_PASSWORD.")
 @dir_option
-def cluster_up(brokers: str, in_containers: bool, cluster_dir: Path):
+def cluster_up(brokers: str, in_containers: bool, security: str | None, user: str | None, cluster_dir: Path):
     """Format storage, start the brokers, wait until they answer, print the bootstrap servers.
 
     \b
@@ -102,20 +107,30 @@ def cluster_up(brokers: str, in_containers: bool, cluster_dir: Path):
       $ harness cluster up --brokers 3
       127.0.0.1:40411,127.0.0.1:38125,127.0.0.1:45277
       $ harness cluster up --docker
+      $ HARNESS_KAFKA_PASSWORD=... harness cluster up --security sasl_ssl --user app
     """
     from harness.cluster import EmbeddedCluster
+    from harness.cluster.security import ClusterSecurity
 
+    if (user is not None) != (security == "sasl_ssl"):
+        raise click.UsageError("--user goes with --security sasl_ssl, and it needs one")
+    password = os.environ.get("HARNESS_KAFKA_PASSWORD") if user else None
+    if user and not password:
+        raise click.UsageError("--user NAME: set its password in the environment variable HARNESS_KAFKA_PASSWORD")
+    secured = ClusterSecurity(security) if security else None
     t0 = time.monotonic()
     if in_containers:
         from harness.docker import engine, images
         from harness.docker.cluster import ContainerCluster
 
         image = images.ensure_kafka(engine.client(), say=lambda line: click.echo(line, err=True))
-        embedded = ContainerCluster.create(cluster_dir, brokers=int(brokers), image=image)
+        embedded = ContainerCluster.create(cluster_dir, brokers=int(brokers), image=image, security=secured)
     else:
-        embedded = EmbeddedCluster.create(cluster_dir, brokers=int(brokers))
+        embedded = EmbeddedCluster.create(cluster_dir, brokers=int(brokers), security=secured)
     try:
         embedded.start()
+        if user:
+            embedded.add_scram_user(user, password)
     except BaseException:
         embedded.close()  # nothing it started is left, process or container
         raise
@@ -123,6 +138,12 @@ def cluster_up(brokers: str, in_containers: bool, cluster_dir: Path):
         f"Kafka {embedded.kafka_version} up: {brokers} broker(s) in {embedded.workdir} after {time.monotonic() - t0:.1f}s",
         err=True,
     )
+    if secured:
+        access = embedded.client_access(user)
+        click.echo(f"clients: {access.security.protocol}{f' as {user} (SCRAM-SHA-256)' if user else ''}, the brokers' CA "
+                   f"in {access.security.ca_file}"
+                   + (f", a client certificate in {access.security.keystore_file}" if access.security.keystore_file else ""),
+                   err=True)
     click.echo(embedded.bootstrap_servers)
 
 
@@ -136,7 +157,7 @@ def cluster_status(cluster_dir: Path):
     live: set[int] = set()
     if embedded.running_brokers():
         try:
-            with KafkaAdmin(embedded.bootstrap_servers, request_timeout_ms=3000, connect_timeout_ms=3000) as admin:
+            with KafkaAdmin(embedded.admin_access(), request_timeout_ms=3000, connect_timeout_ms=3000) as admin:
                 live = admin.live_broker_ids()
         except HarnessError:
             pass

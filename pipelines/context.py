@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.crashpoint import CrashPoint
+from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD, SPARK_TYPES, Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings, SettingsView
 from pipelines.stores import AUDIT_COLUMNS, Store, now_ms
@@ -65,7 +66,7 @@ class StreamletContext(SettingsView):
         src = self.settings.source
         reader = (
             self.spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", self.settings.bootstrap_servers)
+            .options(**self.kafka_options())
             .option("subscribe", topic)
             .option("failOnDataLoss", str(src.fail_on_data_loss).lower())
             .options(**SOURCE_TUNING)
@@ -76,6 +77,8 @@ class StreamletContext(SettingsView):
             reader = reader.option("startingOffsets", src.starting_offsets)
         if src.group_id:
             reader = reader.option("kafka.group.id", src.group_id)
+        elif self.settings.group_id_prefix:
+            reader = reader.option("groupIdPrefix", self.settings.group_id_prefix)
         if src.include_headers:
             reader = reader.option("includeHeaders", "true")
         if src.isolation_level:
@@ -208,7 +211,14 @@ class StreamletContext(SettingsView):
         return df.select(key, *headers, F.to_json(F.struct(*present)).alias("value"))
 
     def _kafka_sink_options(self, outlet: Outlet) -> dict[str, str]:
-        return {"kafka.bootstrap.servers": self.settings.bootstrap_servers, "topic": self.settings.outputs[outlet.name], **SINK_TUNING}
+        return {**self.kafka_options(), "topic": self.settings.outputs[outlet.name], **SINK_TUNING}
+
+    def kafka_options(self) -> dict[str, str]:
+        """Where the brokers are and how to speak to them, as Spark's Kafka source and sink take it (`kafka.*`): for
+        a read or a write of your own to the run's cluster, secured or not. The password is read from this
+        process's environment, where the harness put it; keep these options out of anything you print."""
+        return {"kafka.bootstrap.servers": self.settings.bootstrap_servers,
+                **self.settings.kafka_security.spark_options(password_from_env())}
 
     def write_stream(self, df: DataFrame, format: str, query: str = "main", output_mode: str = "append", **options):
         """Start Spark's own sink for `df` (`format`: parquet, json, kafka, delta...) as users write it, with a

@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pipelines.kafka_security import KafkaSecurity
+
 
 @dataclass(frozen=True)
 class SourceOptions:
@@ -63,6 +65,8 @@ class DriverSettings:
     evidence: bool = True
     import_paths: list = field(default_factory=list)  # folders a user's streamlet is imported from
     codecs: dict = field(default_factory=dict)  # topic -> how its values are encoded (json where missing)
+    kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)  # the password comes in the environment
+    group_id_prefix: str | None = None  # on a cluster one runs: Spark's consumer groups are named in the run's namespace
 
     def save(self, path: Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -73,6 +77,7 @@ class DriverSettings:
         data = json.loads(Path(path).read_text())
         data["source"] = SourceOptions(**data.get("source", {}))
         data["paths"] = DriverPaths(**data["paths"])
+        data["kafka_security"] = KafkaSecurity(**data.get("kafka_security", {}))
         return cls(**data)
 
 

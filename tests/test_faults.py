@@ -41,9 +41,9 @@ def history(run_dir) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
 
 
-def answers(bootstrap: str) -> bool:
+def answers(kafka) -> bool:
     try:
-        with KafkaAdmin(bootstrap, request_timeout_ms=2000, connect_timeout_ms=2000) as admin:
+        with KafkaAdmin(kafka, request_timeout_ms=2000, connect_timeout_ms=2000) as admin:
             return admin.live_broker_ids() == {1}
     except HarnessError:
         return False
@@ -53,19 +53,19 @@ def test_a_paused_broker_stops_answering_then_answers_again_and_a_killed_one_com
     with PipelineRun(parse_scenario(TWO_STEP), tmp_path / "run", say=lambda m: None) as run:
         run.start_cluster()
         broker = run.cluster.broker(1)
-        assert answers(run.bootstrap)
+        assert answers(run.kafka)
         pause = threading.Thread(target=pause_broker, args=(run, "broker-1", 8.0))
         pause.start()
         try:
             wait_for(lambda: broker.state() == "paused", timeout=10, what="the broker to be paused")
-            assert not answers(run.bootstrap), "a SIGSTOPped broker must not answer"
+            assert not answers(run.kafka), "a SIGSTOPped broker must not answer"
         finally:
             pause.join()
-        assert broker.state() == "running" and answers(run.bootstrap)
+        assert broker.state() == "running" and answers(run.kafka)
 
         old_pid = broker.pid
         kill_broker(run, "broker-1", down_s=1.0)
-        assert broker.pid != old_pid and answers(run.bootstrap)
+        assert broker.pid != old_pid and answers(run.kafka)
     events = [(e["event"], e.get("kind")) for e in history(tmp_path / "run")]
     for expected in [("fault_begun", "broker-pause"), ("process_paused", None), ("process_resumed", None),
                      ("fault_ended", "broker-pause"), ("fault_begun", "broker-kill"), ("process_killed", None),

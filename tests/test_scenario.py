@@ -79,6 +79,25 @@ BAD = [
     ("containers named twice", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k1]}}\n",
      "cluster.docker.containers: expected the names of your broker containers, each once, got ['k1', 'k1']"),
     ("an unknown docker field", GOOD + "cluster: {docker: {network: bridge}}\n", "cluster.docker.network: unknown field"),
+    ("a kafka section for the plaintext embedded cluster", GOOD + "kafka: {security_protocol: SSL}\n",
+     "kafka: the embedded cluster speaks plaintext: add cluster.security (sasl_ssl or ssl)"),
+    ("an unknown security protocol", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: TLS}\n",
+     "kafka.security_protocol: expected one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, got 'TLS'"),
+    ("SASL without a password", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+     "kafka: {security_protocol: SASL_SSL, username: app}\n", "kafka.password: required with security_protocol SASL_SSL"),
+    ("a password reference of neither kind", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+     "kafka: {security_protocol: SASL_SSL, username: app, password: {vault: x}}\n", "kafka.password.vault: unknown field"),
+    ("a user without SASL", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SSL, username: app}\n",
+     "kafka.username: not used with security_protocol SSL"),
+    ("a missing CA file", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SSL, ca_file: nowhere.pem}\n",
+     "kafka.ca_file: no such file: "),
+    ("the embedded cluster's protocol", GOOD + "cluster: {security: sasl_ssl}\nkafka: {security_protocol: SSL}\n",
+     "kafka.security_protocol: the embedded cluster with security sasl_ssl speaks SASL_SSL, not SSL"),
+    ("PLAIN on the embedded cluster", GOOD + "cluster: {security: sasl_ssl}\n"
+     "kafka: {security_protocol: SASL_SSL, sasl_mechanism: PLAIN, username: a, password: {env: X}}\n",
+     "kafka.sasl_mechanism: the embedded cluster creates SCRAM users: SCRAM-SHA-256 or SCRAM-SHA-512"),
+    ("security for a cluster one runs", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', security: sasl_ssl}\n",
+     "cluster.security: secures the embedded cluster; for a cluster you run (cluster.bootstrap_servers), say how to reach it"),
     ("network faults need the embedded cluster", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
      "faults:\n  - {kind: network-partition, target: generator}\n",
      "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers"),
@@ -190,7 +209,7 @@ SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "dri
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
            "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
            "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded",
-           "spark-cluster-executor-loss", "compose", "docker-brokers"]
+           "spark-cluster-executor-loss", "compose", "docker-brokers", "secured"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
@@ -234,3 +253,26 @@ def test_guarantees_are_ordered_by_strength():
     assert not satisfies("at-least-once", "effectively-exactly-once")
     assert not satisfies("at-most-once", "at-least-once") and not satisfies("at-least-once", "at-most-once")
     assert satisfies("none", "none") and not satisfies("none", "at-most-once")
+
+
+def test_a_kafka_section_is_saved_with_the_run_without_its_secrets_and_applied_to_every_client(tmp_path):
+    """A password given in the scenario itself is saved as ***, a reference as itself; each client kind gets the
+    same settings in its own terms, with the password only where it is handed over."""
+    from pipelines.kafka_security import KafkaSecurity
+
+    (tmp_path / "ca.pem").write_text("not read here")
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+                    "kafka: {security_protocol: SASL_SSL, sasl_mechanism: SCRAM-SHA-512, username: app, password: hunter2,"
+                    " ca_file: ca.pem}\n")
+    scenario = load_scenario(path)
+    assert scenario.raw["kafka"]["password"] == "***" and "hunter2" not in str(scenario.raw)
+    assert scenario.kafka.password.resolve("kafka.password") == "hunter2" and "hunter2" not in repr(scenario.kafka)
+    sec = KafkaSecurity("SASL_SSL", "SCRAM-SHA-512", 'a"b', str(tmp_path / "ca.pem"))
+    spark = sec.spark_options('p"w')
+    assert spark["kafka.sasl.jaas.config"] == ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                               'username="a\\"b" password="p\\"w";')
+    assert spark["kafka.ssl.truststore.type"] == "PEM" and spark["kafka.security.protocol"] == "SASL_SSL"
+    assert sec.librdkafka("pw")["sasl.mechanism"] == "SCRAM-SHA-512" and sec.librdkafka("pw")["ssl.ca.location"].endswith("ca.pem")
+    assert sec.kafka_python("pw")["sasl_plain_password"] == "pw" and sec.kafka_python("pw")["ssl_check_hostname"] is True
+    assert KafkaSecurity().spark_options(None) == {"kafka.security.protocol": "PLAINTEXT"}

@@ -15,6 +15,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.errors import KafkaError
 
+from harness.cluster.access import KafkaAccess
 from harness.errors import HarnessError
 
 # kafka-python logs every refused connection at ERROR while a broker is down or
@@ -40,20 +41,31 @@ def offset_rows(offsets: Iterable[PartitionOffsets]) -> list[list]:
 
 
 class KafkaAdmin:
-    """A small facade over KafkaAdminClient for one cluster; close() when done."""
+    """A small facade over KafkaAdminClient for one cluster; close() when done.
 
-    def __init__(self, bootstrap_servers: str, request_timeout_ms: int = 10000, connect_timeout_ms: int = 10000):
-        self.bootstrap_servers = bootstrap_servers
+    With an access's namespace (a cluster the harness did not create) every create, alter or delete of a topic
+    outside it is refused before it is sent: the guard is here, where every change to a topic passes."""
+
+    def __init__(self, target: KafkaAccess | str, request_timeout_ms: int = 10000, connect_timeout_ms: int = 10000):
+        self.access = KafkaAccess.of(target)
+        self.bootstrap_servers = self.access.bootstrap_servers
         try:
             self._admin = KafkaAdminClient(
-                bootstrap_servers=bootstrap_servers,
+                **self.access.kafka_python(),
                 client_id="harness-admin",
                 request_timeout_ms=request_timeout_ms,
                 bootstrap_timeout_ms=connect_timeout_ms,
                 reconnect_backoff_max_ms=1000,
             )
         except KafkaError:
-            raise HarnessError(f"no Kafka broker reachable at {bootstrap_servers}") from None
+            raise HarnessError(f"no Kafka broker reachable at {self.access.describe()}") from None
+
+    def _own(self, topic: str, action: str) -> None:
+        """Refuse to change a topic outside the run's namespace."""
+        namespace = self.access.namespace
+        if namespace is not None and not topic.startswith(namespace):
+            raise HarnessError(f"refusing to {action} topic {topic!r} on {self.bootstrap_servers}: the harness changes only "
+                               f"its own topics there ({namespace}*)")
 
     def close(self) -> None:
         self._admin.close()
@@ -76,6 +88,7 @@ class KafkaAdmin:
         replication_factor: int = 1,
         configs: dict[str, str] | None = None,
     ) -> None:
+        self._own(name, "create")
         spec = {"num_partitions": partitions, "replication_factor": replication_factor, "configs": configs or {}}
         try:
             self._admin.create_topics({name: spec}, wait_for_metadata=True)
@@ -86,12 +99,14 @@ class KafkaAdmin:
         """Grow `topic` to `total` partitions (Kafka never removes any)."""
         from kafka.admin import NewPartitions
 
+        self._own(topic, "add partitions to")
         try:
             self._admin.create_partitions({topic: NewPartitions(total_count=total)})
         except KafkaError as exc:
             raise HarnessError(f"adding partitions to topic {topic!r} failed: {exc}") from None
 
     def delete_topic(self, topic: str) -> None:
+        self._own(topic, "delete")
         try:
             self._admin.delete_topics([topic], timeout_ms=30000)
         except KafkaError as exc:
@@ -120,6 +135,7 @@ class KafkaAdmin:
 
     def alter_topic_config(self, topic: str, configs: dict[str, str | None]) -> None:
         """Set topic configs incrementally (other overrides stay as they are); None removes an override."""
+        self._own(topic, "alter the configs of")
         entries = {k: (AlterConfigOp.DELETE, None) if v is None else str(v) for k, v in configs.items()}
         resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=entries)
         try:
@@ -144,11 +160,11 @@ class KafkaAdmin:
         ]
 
 
-def read_topic(bootstrap_servers: str, topic: str, timeout: float = 30.0) -> Iterator:
+def read_topic(target: KafkaAccess | str, topic: str, timeout: float = 30.0) -> Iterator:
     """Every record retained in `topic`, from log-start up to the log-end seen at the call."""
-    with KafkaAdmin(bootstrap_servers) as admin:
+    with KafkaAdmin(target) as admin:
         ends = {TopicPartition(o.topic, o.partition): o.log_end for o in admin.offsets([topic])}
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None)
+    consumer = KafkaConsumer(**KafkaAccess.of(target).kafka_python(), enable_auto_commit=False, group_id=None)
     try:
         consumer.assign(list(ends))
         consumer.seek_to_beginning(*ends)

@@ -11,6 +11,10 @@ import base64
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.cluster.security import ClusterSecurity
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class NodeSpec:
     controller_port: int
     host: str = "127.0.0.1"
     links: dict = field(default_factory=dict)
+    internal_port: int | None = None  # a secured cluster's inter-broker listener (harness.cluster.security)
 
     @property
     def address(self) -> str:
@@ -43,23 +48,31 @@ def new_cluster_id() -> str:
             return candidate
 
 
-def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path) -> dict[str, str]:
-    """server.properties for one node. Fault-testing choices are commented."""
+def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
+                      security: "ClusterSecurity | None" = None, tls_dir: Path | None = None) -> dict[str, str]:
+    """server.properties for one node. Fault-testing choices are commented. With `security` the clients'
+    listeners are secured and inter-broker traffic has a listener of its own (harness.cluster.security)."""
     count = len(nodes)
     voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in nodes)
     links = node.links.values()  # inter-broker and controller traffic keep their own listeners, never proxied
     replication = min(3, count)
     min_isr = 2 if count >= 3 else 1
-    return {
+    client = "CLIENT" if security else "PLAINTEXT"
+    client_protocol = security.client_protocol if security else "PLAINTEXT"
+    own = [(client, node.port, node.port)] + [(name, port, proxy) for name, port, proxy in links]
+    if security:
+        own.append(("INTERNAL", node.internal_port, node.internal_port))
+    protocols = {name: client_protocol for name, _, _ in own} | ({"INTERNAL": "SSL", "CONTROLLER": "SSL"} if security
+                                                                 else {"CONTROLLER": "PLAINTEXT"})
+    props = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "controller.quorum.voters": voters,
-        "listeners": f"PLAINTEXT://{node.host}:{node.port},CONTROLLER://{node.host}:{node.controller_port}"
-                     + "".join(f",{name}://{node.host}:{port}" for name, port, _ in links),
-        "advertised.listeners": f"PLAINTEXT://{node.host}:{node.port}" + "".join(f",{name}://{node.host}:{proxy}" for name, _, proxy in links),
+        "listeners": ",".join(f"{name}://{node.host}:{port}" for name, port, _ in own) + f",CONTROLLER://{node.host}:{node.controller_port}",
+        "advertised.listeners": ",".join(f"{name}://{node.host}:{proxy}" for name, _, proxy in own),
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + "".join(f",{name}:PLAINTEXT" for name, _, _ in links),
+        "inter.broker.listener.name": "INTERNAL" if security else "PLAINTEXT",
+        "listener.security.protocol.map": ",".join(f"{name}:{protocol}" for name, protocol in protocols.items()),
         "log.dirs": str(data_dir),
         # Topics are created explicitly by the harness, with their own settings.
         "auto.create.topics.enable": "false",
@@ -90,6 +103,9 @@ def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path) -> 
         "log.cleaner.threads": "1",
         "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
     }
+    if security:
+        props.update(security.broker_properties(node.node_id, tls_dir, [name for name, _, _ in own if name != "INTERNAL"]))
+    return props
 
 
 def render_properties(props: dict[str, str]) -> str:

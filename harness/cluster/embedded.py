@@ -6,6 +6,7 @@ A cluster lives in one directory:
     DIR/log4j2.properties     broker logging (to stdout, captured per node)
     DIR/node-N/server.properties, DIR/node-N/data/, DIR/node-N/broker.log
     DIR/pids/broker-N.json    pid and start time of each running broker
+    DIR/tls/                  a secured cluster's CA and certificates (harness.cluster.tls, .security)
 
 Everything needed to stop the brokers is on disk, so `harness cluster down`
 works even when the process that ran `up` is gone.
@@ -22,6 +23,8 @@ from pathlib import Path
 from kafka.errors import KafkaError
 
 from harness import cds, jars
+from harness.cluster import tls
+from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import KafkaAdmin
 from harness.cluster.config import (
     LOG4J2_FILE,
@@ -30,6 +33,7 @@ from harness.cluster.config import (
     new_cluster_id,
     render_properties,
 )
+from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
 from harness.process import ManagedProcess, ProcessRecord, Supervisor, free_ports, stop_all_recorded
 from harness.waiting import wait_for
@@ -162,8 +166,10 @@ class EmbeddedCluster:
     broker_class = Broker
     runtime = "process"  # where the brokers' JVMs run: processes here (harness.docker.cluster: containers)
 
-    def __init__(self, workdir: Path, cluster_id: str, nodes: list[NodeSpec], heap_mb: int, kafka_version: str):
+    def __init__(self, workdir: Path, cluster_id: str, nodes: list[NodeSpec], heap_mb: int, kafka_version: str,
+                 security: ClusterSecurity | dict | None = None):
         self.workdir = Path(workdir)
+        self.security = ClusterSecurity(**security) if isinstance(security, dict) else security
         self.cluster_id = cluster_id
         self.heap_mb = heap_mb
         self.kafka_version = kafka_version
@@ -179,12 +185,13 @@ class EmbeddedCluster:
 
     @classmethod
     def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None, links: list[str] = (),
-               **options) -> "EmbeddedCluster":
+               security: ClusterSecurity | None = None, **options) -> "EmbeddedCluster":
         """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool.
 
         Each of `links` gets a client listener on every broker, advertised at a proxy's port
-        (link_routes: where harness.network's proxy must listen and forward to). `options` are a subclass's
-        (saved with the state)."""
+        (link_routes: where harness.network's proxy must listen and forward to). With `security`, the clients'
+        listeners are secured and a CA issues the certificates (tls/). `options` are a subclass's (saved with the
+        state)."""
         if brokers not in (1, 3):
             raise HarnessError(f"--brokers must be 1 or 3, not {brokers}")
         workdir = Path(workdir).resolve()
@@ -197,20 +204,22 @@ class EmbeddedCluster:
             shutil.rmtree(workdir)
         java = jars.java_executable()
         classpath = jars.kafka_classpath()
-        per_node = 2 + 2 * len(links)
+        per_node = 2 + 2 * len(links) + (1 if security else 0)
         ports = free_ports(per_node * brokers)
         nodes = []
         for i in range(brokers):
             own = ports[per_node * i:per_node * (i + 1)]
             node_links = {link: [f"LINK{n + 1}", own[2 + 2 * n], own[3 + 2 * n]] for n, link in enumerate(links)}
-            nodes.append(NodeSpec(i + 1, own[0], own[1], links=node_links))
+            nodes.append(NodeSpec(i + 1, own[0], own[1], links=node_links, internal_port=own[-1] if security else None))
         cluster = cls(workdir, new_cluster_id(), nodes, heap_mb or (512 if brokers == 1 else 384), jars.kafka_version(),
-                      **options)
+                      security=security, **options)
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(LOG4J2_FILE, workdir / "log4j2.properties")
+        if security:
+            tls.issue_certificates(cluster.tls_dir, security.identities([n.node_id for n in nodes]))
         for broker in cluster.brokers:
             broker.node_dir.mkdir(parents=True, exist_ok=True)
-            props = broker_properties(broker.spec, nodes, broker.node_dir / "data")
+            props = broker_properties(broker.spec, nodes, broker.node_dir / "data", security, cluster.tls_dir)
             (broker.node_dir / "server.properties").write_text(render_properties(props))
         cluster._format_storage(java, classpath)
         cluster._save_state()
@@ -243,8 +252,8 @@ class EmbeddedCluster:
         (self.workdir / STATE_FILE).write_text(json.dumps(state, indent=2))
 
     def options(self) -> dict:
-        """What a subclass adds to the saved state (keyword arguments of its constructor)."""
-        return {}
+        """What the saved state keeps beyond the nodes (keyword arguments of the constructor)."""
+        return {"security": asdict(self.security)} if self.security else {}
 
     @staticmethod
     def _state(workdir: Path) -> tuple[Path, dict]:
@@ -282,7 +291,61 @@ class EmbeddedCluster:
 
     @property
     def bootstrap_servers(self) -> str:
+        """The clients' listeners (secured as the cluster's security says)."""
         return ",".join(b.address for b in self.brokers)
+
+    @property
+    def tls_dir(self) -> Path:
+        return self.workdir / "tls"
+
+    def admin_access(self) -> KafkaAccess:
+        """How the harness reaches the cluster to administer it: the clients' listeners, or on a secured cluster the
+        inter-broker listener with the harness's certificate (which needs no user)."""
+        if self.security is None:
+            return KafkaAccess(self.bootstrap_servers)
+        internal = ",".join(f"{b.spec.host}:{b.spec.internal_port}" for b in self.brokers)
+        return KafkaAccess(internal, self.security.admin_security(self.tls_dir))
+
+    def client_access(self, username: str | None = None, password: str | None = None) -> KafkaAccess:
+        """How clients reach the cluster: plaintext, or secured as a SCRAM user (add_scram_user) or with the
+        clients' certificate."""
+        if self.security is None:
+            return KafkaAccess(self.bootstrap_servers)
+        return KafkaAccess(self.bootstrap_servers, self.security.client_security(self.tls_dir, username), password)
+
+    def add_scram_user(self, username: str, password: str, timeout: float = 30.0) -> None:
+        """Create (or change) a SCRAM user through the inter-broker listener, and wait until every broker accepts
+        it: the password goes from memory to the brokers, never through a file or a command line."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+        if self.security is None or self.security.mode != "sasl_ssl":
+            raise HarnessError(f"the cluster at {self.workdir} has no SASL listener to add users to")
+        mechanism = getattr(ScramMechanism, self.security.sasl_mechanism.replace("-", "_"))
+        admin = AdminClient(self.admin_access().librdkafka())
+        upsert = UserScramCredentialUpsertion(username, ScramCredentialInfo(mechanism, 8192), password.encode())
+        try:
+            for future in admin.alter_user_scram_credentials([upsert]).values():
+                future.result(timeout)
+        except KafkaException as exc:
+            raise HarnessError(f"creating the SCRAM user {username!r} failed: {exc.args[0]}") from None
+
+        def accepted_everywhere() -> bool:
+            for broker in self.brokers:
+                try:
+                    with KafkaAdmin(self.client_access(username, password).at(broker.address), request_timeout_ms=3000,
+                                    connect_timeout_ms=3000) as probe:
+                        probe.topics()
+                except (HarnessError, KafkaError, OSError):
+                    return False
+            return True
+
+        wait_for(accepted_everywhere, timeout=timeout, interval=0.5, what=f"every broker to accept the user {username!r}")
+
+    def forget_keys(self) -> None:
+        """After the cluster's last stop: the private keys go, the certificates stay with the evidence."""
+        if self.security is not None and self.tls_dir.exists():
+            tls.remove_keys(self.tls_dir)
 
     def link_routes(self) -> list[dict]:
         """What the network proxy forwards: per link and broker, its listen port -> the broker's link listener."""
@@ -315,7 +378,7 @@ class EmbeddedCluster:
 
         def listed() -> bool:
             try:
-                with KafkaAdmin(self.bootstrap_servers, request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
+                with KafkaAdmin(self.admin_access(), request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
                     return expected <= admin.live_broker_ids()
             except (HarnessError, KafkaError, OSError):  # not up yet: ask again
                 return False
@@ -348,7 +411,7 @@ class EmbeddedCluster:
         return [b.status() for b in self.brokers]
 
     def admin(self) -> KafkaAdmin:
-        return KafkaAdmin(self.bootstrap_servers)
+        return KafkaAdmin(self.admin_access())
 
     def __enter__(self) -> "EmbeddedCluster":
         return self

@@ -14,6 +14,8 @@ from pathlib import Path
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError, OffsetOutOfRangeError
 
+from harness.cluster.access import KafkaAccess
+
 from harness.codecs import Decode
 from harness.errors import HarnessError
 from harness.evidence.topics import dump_line
@@ -23,12 +25,12 @@ class PartitionRecorder:
     """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl (flushed per poll),
     each value decoded by its topic's entry in `decoders` (JSON where there is none)."""
 
-    def __init__(self, bootstrap_servers: str, starts: dict[tuple[str, int], int], folder: Path,
+    def __init__(self, access: KafkaAccess, starts: dict[tuple[str, int], int], folder: Path,
                  decoders: dict[str, Decode] | None = None):
         self.decoders = decoders or {}
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None,
+        self._consumer = KafkaConsumer(**access.kafka_python(), enable_auto_commit=False, group_id=None,
                                        auto_offset_reset="none")
         self._tps = [TopicPartition(t, p) for t, p in starts]
         self._consumer.assign(self._tps)

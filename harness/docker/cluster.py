@@ -169,12 +169,12 @@ class ContainerCluster(EmbeddedCluster):
     runtime = "docker"
 
     def __init__(self, workdir: Path, cluster_id: str, nodes, heap_mb: int, kafka_version: str, image: str = "",
-                 run_id: str = ""):
+                 run_id: str = "", security=None):
         self.image = image
         self.run_id = run_id or Path(workdir).resolve().name
         self.closed = False
         self._engine = None
-        super().__init__(workdir, cluster_id, nodes, heap_mb, kafka_version)
+        super().__init__(workdir, cluster_id, nodes, heap_mb, kafka_version, security)
 
     @property
     def engine(self):
@@ -188,7 +188,7 @@ class ContainerCluster(EmbeddedCluster):
         return "harness-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", f"{self.run_id}-{self.cluster_id[:6]}").lower()
 
     def options(self) -> dict:
-        return {"image": self.image, "run_id": self.run_id}
+        return {**super().options(), "image": self.image, "run_id": self.run_id}
 
     def processes(self) -> list[ManagedProcess]:
         return [proc for broker in self.brokers if (proc := broker.sampled_process()) is not None]

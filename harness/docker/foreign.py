@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kafka.errors import KafkaError
 
+from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import KafkaAdmin
 from harness.docker import engine as docker_engine
 from harness.docker.cluster import ContainerProcess
@@ -50,10 +51,10 @@ class ForeignBrokers:
 
     kafka_version = "external"
 
-    def __init__(self, names: tuple[str, ...], bootstrap: str, log_dir: Path):
+    def __init__(self, names: tuple[str, ...], access: KafkaAccess, log_dir: Path):
         import docker.errors
 
-        self.bootstrap, self.log_dir, self.closed = bootstrap, Path(log_dir), False
+        self.access, self.log_dir, self.closed = access, Path(log_dir), False
         engine = docker_engine.client()
         self.brokers = []
         for index, name in enumerate(names, start=1):
@@ -65,7 +66,7 @@ class ForeignBrokers:
                 raise HarnessError(f"cluster.docker.containers: container {name!r} is {found.status}, not running")
             self.brokers.append(ForeignBroker(self, index, found))
         self.since = time.time()
-        with KafkaAdmin(bootstrap) as admin:
+        with KafkaAdmin(access) as admin:
             self.live = len(admin.live_broker_ids())  # what wait_ready waits for again after a restart
 
     def broker(self, node_id: int) -> ForeignBroker:
@@ -78,12 +79,12 @@ class ForeignBrokers:
         """Until the cluster lists as many live brokers as it had when the run began (its node ids are its own)."""
         def listed() -> bool:
             try:
-                with KafkaAdmin(self.bootstrap, request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
+                with KafkaAdmin(self.access, request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
                     return len(admin.live_broker_ids()) >= self.live
             except (HarnessError, KafkaError, OSError):  # not back yet: ask again
                 return False
 
-        wait_for(listed, timeout=timeout, interval=0.5, what=f"{self.live} live brokers at {self.bootstrap}")
+        wait_for(listed, timeout=timeout, interval=0.5, what=f"{self.live} live brokers at {self.access.bootstrap_servers}")
 
     def processes(self) -> list:
         return []  # not the harness's: their memory is not sampled

@@ -19,6 +19,8 @@ from pathlib import Path
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
+from harness.cluster.access import KafkaAccess
+
 from harness.evidence.checkpoint import committed_batches, planned_batches
 
 
@@ -49,14 +51,14 @@ class OutputWatch:
     arrives) and of a finished data file under its work folder (a Parquet file ends with its footer's magic
     bytes; one still being written would be cut by the kill and hold nothing a reader can see)."""
 
-    def __init__(self, bootstrap: str, topics: list[str], workdir: Path):
+    def __init__(self, access: KafkaAccess, topics: list[str], workdir: Path):
         self.workdir = workdir
         self.latest_ms = 0
         self._finished: set[str] = set()
         self._consumer = None
         if topics:
             try:
-                self._consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                self._consumer = KafkaConsumer(**access.kafka_python(), enable_auto_commit=False, group_id=None,
                                                fetch_max_wait_ms=10, max_poll_records=100_000)
                 parts = [TopicPartition(t, p) for t in topics for p in sorted(self._consumer.partitions_for_topic(t) or ())]
                 self._consumer.assign(parts)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from harness.cluster import EmbeddedCluster
+from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.cluster.access import KafkaAccess
 from harness.codecs import Decode
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
@@ -22,7 +23,7 @@ from pipelines.settings import SourceOptions
 class Pipeline(Protocol):
     layout: RunLayout
     history: History
-    bootstrap: str
+    kafka: KafkaAccess  # where the brokers are and how to speak to them
     cluster: EmbeddedCluster | None  # None on a cluster the harness did not create
     network: NetworkLinks | None  # the proxied links, when a scenario's faults target any
     spark_cluster: StandaloneCluster | None  # the Spark standalone cluster the harness started, if any
@@ -31,6 +32,8 @@ class Pipeline(Protocol):
     under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
+
+    def admin(self) -> KafkaAdmin: ...  # on a cluster one runs, it refuses to change topics outside the run's
 
     def broker(self, target: str): ...  # broker-N: a broker process or container (harness.cluster, harness.docker)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import secrets
+from dataclasses import replace
 import sys
 import time
 from pathlib import Path
@@ -22,6 +24,9 @@ from typing import Callable
 
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.cluster.access import KafkaAccess
+from harness.cluster.security import ClusterSecurity
+from harness.cluster.truststore import truststore_pem
 from harness.cluster.follow import PartitionRecorder
 from harness.codecs import Decode, value_decoder
 from harness.docker.cluster import ContainerCluster
@@ -46,6 +51,7 @@ from harness.waiting import wait_for
 from harness.workload.settings import TRACE_HEADER, WorkloadSettings
 from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 from harness.scenario.blueprint import TopicSpec
+from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
@@ -69,7 +75,7 @@ class PipelineRun:
         self.network: NetworkLinks | None = None
         self.spark_cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
         self._executor_watch: ExecutorWatch | None = None
-        self.bootstrap = scenario.cluster.bootstrap_servers or ""
+        self.kafka: KafkaAccess | None = None  # where the brokers are and how to speak to them (start_cluster)
         self.drivers: dict[str, ManagedProcess] = {}
         self.generator: ManagedProcess | None = None
         self._generator_exit_recorded = False
@@ -87,6 +93,10 @@ class PipelineRun:
     def processes(self) -> list[ManagedProcess]:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
         return (self.cluster.processes() if self.cluster else []) + self.supervisor.processes()
+
+    def admin(self) -> KafkaAdmin:
+        """An admin client of the run's cluster; on a cluster one runs, it changes only the run's own topics."""
+        return KafkaAdmin(self.kafka)
 
     def broker(self, target: str):
         """`broker-2`: a broker the harness started, or the second container cluster.docker.containers lists."""
@@ -125,10 +135,10 @@ class PipelineRun:
         blueprint = self.scenario.blueprint
         streamlets = []
         for name in blueprint.order():
-            inst, settings = blueprint.streamlets[name], self.driver_settings(name)
+            inst = blueprint.streamlets[name]
             egress = inst.role == "egress"
             streamlets.append(StreamletDescription(
-                name, inst.kind, inst.role, inst.settings, tuple(self.input_topics(name)), tuple(settings.outputs.values()),
+                name, inst.kind, inst.role, inst.settings, tuple(self.input_topics(name)), tuple(self.output_topics(name)),
                 drops_late_events=inst.cls.drops_late_events(inst.settings), window=inst.cls.event_time_window(inst.settings),
                 egress_evidence=inst.cls.egress_evidence if egress else None,
                 audit_query=inst.cls.audit_query(inst.settings) if egress else None))
@@ -138,36 +148,65 @@ class PipelineRun:
 
     # -- phases ----------------------------------------------------------------
 
+    def external_access(self) -> KafkaAccess:
+        """A cluster one runs, reached as the scenario's kafka: section says, its secrets read now; changes to
+        topics are held to the run's namespace."""
+        spec, client = self.scenario.cluster, self.scenario.kafka
+        namespace = f"{EXTERNAL_TOPIC_PREFIX}{self.run_id}."
+        if client is None:
+            return KafkaAccess(spec.bootstrap_servers, namespace=namespace)
+        ca_file = client.ca_file
+        if client.truststore:
+            password = client.truststore_password.resolve("kafka.truststore.password") if client.truststore_password else None
+            ca_file = str(truststore_pem(Path(client.truststore), password, self.layout.root / "kafka-truststore.pem"))
+        security = KafkaSecurity(client.security_protocol, client.sasl_mechanism, client.username, ca_file, client.keystore_file)
+        password = client.password.resolve("kafka.password") if client.password else None
+        return KafkaAccess(spec.bootstrap_servers, security, password, namespace=namespace)
+
     def start_cluster(self) -> None:
         spec = self.scenario.cluster
         if spec.bootstrap_servers:
-            self.say(f"external cluster {self.bootstrap}: only topics named {EXTERNAL_TOPIC_PREFIX}{self.run_id}.* are created and used")
+            self.kafka = self.external_access()
+            self.kafka.check()
+            self.say(f"external cluster {self.kafka.describe()}: only topics named {self.kafka.namespace}* are created, "
+                     f"changed or deleted (any other is refused), and consumer groups are the run's own")
             if spec.containers:
-                self.foreign_brokers = ForeignBrokers(spec.containers, self.bootstrap, self.layout.log_dir)
+                self.foreign_brokers = ForeignBrokers(spec.containers, self.kafka, self.layout.log_dir)
                 self.say(f"broker faults touch only these containers, and leave them running: {self.foreign_brokers.describe()}")
-            self.history.record("cluster", kind="external", bootstrap_servers=self.bootstrap, containers=list(spec.containers))
+            self.history.record("cluster", kind="external", bootstrap_servers=spec.bootstrap_servers,
+                                security=self.kafka.describe(), containers=list(spec.containers))
             return
         t0 = time.monotonic()
+        client = self.scenario.kafka
+        security = ClusterSecurity(spec.security, (client and client.sasl_mechanism) or "SCRAM-SHA-256") if spec.security else None
         if spec.docker:
             from harness.docker import engine, images
 
             image = spec.docker_image or images.ensure_kafka(engine.client(), say=self.say)
             self.cluster = ContainerCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links,
-                                                   image=image, run_id=self.run_id)
+                                                   security=security, image=image, run_id=self.run_id)
             self.say(f"brokers in containers of {image} (host network; removed at the end)")
         else:
-            self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links)
+            self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links, security=security)
         self.cluster.start()
-        self.bootstrap = self.cluster.bootstrap_servers
         for broker in self.cluster.brokers:
             self.history.record("process_started", process=broker.name, pid=broker.pid, role="broker")
-        self.say(f"Kafka {self.cluster.kafka_version}: {len(self.cluster.brokers)} broker(s) at {self.bootstrap} ({time.monotonic() - t0:.1f}s)")
+        self.kafka = self.cluster.client_access()
+        if security is not None and security.mode == "sasl_ssl":
+            # The scenario's user, or one of the run's own whose password exists only in memory.
+            username = client.username if client else "harness"
+            password = client.password.resolve("kafka.password") if client else secrets.token_urlsafe(24)
+            self.cluster.add_scram_user(username, password)
+            self.kafka = self.cluster.client_access(username, password)
+        self.say(f"Kafka {self.cluster.kafka_version}: {len(self.cluster.brokers)} broker(s) at {self.kafka.describe()} "
+                 f"({time.monotonic() - t0:.1f}s)")
         if self.links:
             self.network = NetworkLinks(self.supervisor, self.layout.network_control, self.layout.log(PROXY),
                                         self.cluster.link_routes()).start()
             self.history.record("process_started", process=PROXY, pid=self.network.process.pid, role="network-proxy",
-                                links={link: self.client_bootstrap(link) for link in self.links})
-            self.say("network links through the proxy: " + ", ".join(f"{link} at {self.client_bootstrap(link)}" for link in self.links))
+                                links={link: self.client_access(link).bootstrap_servers for link in self.links})
+            self.say("network links through the proxy: " + ", ".join(f"{link} at {self.client_access(link).bootstrap_servers}"
+                                                                     for link in self.links))
 
     def start_spark(self) -> None:
         """The Spark standalone cluster the scenario asks for (master and workers), before any driver."""
@@ -207,16 +246,16 @@ class PipelineRun:
                 "spark.task.maxFailures": "4", "spark.pyspark.python": sys.executable,
                 "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths)}
 
-    def client_bootstrap(self, name: str) -> str:
+    def client_access(self, name: str) -> KafkaAccess:
         """Where a streamlet's driver (or the generator) finds the brokers: its network link's proxy when a
         network fault targets it, the brokers themselves otherwise."""
         if self.network is not None and name in self.network.links:
-            return self.network.bootstrap(name)
-        return self.bootstrap
+            return self.kafka.at(self.network.bootstrap(name))
+        return self.kafka
 
     def create_topics(self) -> None:
         brokers = len(self.cluster.brokers) if self.cluster else None
-        with KafkaAdmin(self.bootstrap) as admin:
+        with self.admin() as admin:
             for spec in self.all_topics():
                 replication = min(spec.replication, brokers) if brokers else spec.replication
                 name = self.topic_name(spec)
@@ -224,27 +263,35 @@ class PipelineRun:
                 self.history.record("topic_created", topic=name, partitions=spec.partitions, replication=replication, config=spec.config)
 
     def driver_settings(self, name: str) -> DriverSettings:
-        bp = self.scenario.blueprint
-        inst = bp.streamlets[name]
+        inst = self.scenario.blueprint.streamlets[name]
+        inputs, outputs, source_topic = self.streamlet_topics(name)
         return DriverSettings(
             name=name,
             kind=inst.kind,
             settings={**inst.settings, **self.setting_overrides.get(name, {})},
-            bootstrap_servers=self.client_bootstrap(name),
+            bootstrap_servers=self.client_access(name).bootstrap_servers,
+            kafka_security=self.kafka.security,
             paths=self.driver_paths(name),
             spark_conf={**self.spark_conf(inst.cls), **self.cluster_conf()},
             **({"master": master} if (master := self.spark_master()) else {}),
             app_name=self.app_name(name),
             log_level=log_level(),
-            inputs={port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
-            outputs={port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
-            source_topic=self.topic_name(self.scenario.workload.topic) if inst.role == "ingress" else None,
-            source=self.source_overrides.get(name) or self.scenario.options_for(name),
+            inputs=inputs,
+            outputs=outputs,
+            source_topic=source_topic,
+            source=self.namespaced(self.source_overrides.get(name) or self.scenario.options_for(name)),
+            group_id_prefix=f"{self.kafka.namespace}{name}" if self.kafka.namespace else None,
             store_url=split_password(self.scenario.store_url)[0],
             evidence=self.evidence,
             import_paths=list(self.scenario.import_paths),
             codecs={topic: codec for topic, (codec, _) in self.topic_schemas().items()},
         )
+
+    def namespaced(self, source: SourceOptions) -> SourceOptions:
+        """On a cluster one runs, a consumer group the scenario names is the run's own too."""
+        if self.kafka.namespace and source.group_id:
+            return replace(source, group_id=f"{self.kafka.namespace}{source.group_id}")
+        return source
 
     def driver_paths(self, name: str) -> DriverPaths:
         layout = self.layout
@@ -273,12 +320,19 @@ class PipelineRun:
         """How the scenario has the streamlet read the source (before any redeploy changed it)."""
         return self.scenario.options_for(name)
 
+    def streamlet_topics(self, name: str) -> tuple[dict[str, str], dict[str, str], str | None]:
+        """A streamlet's real topics: inlet -> topic, outlet -> topic, and the source topic if it is an ingress."""
+        bp = self.scenario.blueprint
+        return ({port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
+                {port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
+                self.topic_name(self.scenario.workload.topic) if bp.streamlets[name].role == "ingress" else None)
+
     def input_topics(self, name: str) -> list[str]:
-        s = self.driver_settings(name)
-        return list(s.inputs.values()) + ([s.source_topic] if s.source_topic else [])
+        inputs, _, source_topic = self.streamlet_topics(name)
+        return list(inputs.values()) + ([source_topic] if source_topic else [])
 
     def output_topics(self, name: str) -> list[str]:
-        return list(self.driver_settings(name).outputs.values())
+        return list(self.streamlet_topics(name)[1].values())
 
     def committed_offsets(self, name: str) -> dict[tuple[str, int], int]:
         """Where the streamlet resumes: per input partition, the lowest position its queries committed."""
@@ -291,6 +345,7 @@ class PipelineRun:
     def _driver_env(self) -> dict[str, str]:
         password = split_password(self.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
+        env.update(self.kafka.child_env())  # nor the Kafka user's
         paths = [*filter(None, [self.prepare_spark().pythonpath()]), *self.scenario.import_paths]
         if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
             env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *paths])
@@ -355,7 +410,8 @@ class PipelineRun:
     def start_generator(self, duration_s: float, seed: int | None = None) -> None:
         w = self.scenario.workload
         settings = WorkloadSettings(
-            bootstrap_servers=self.client_bootstrap(GENERATOR), topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
+            bootstrap_servers=self.client_access(GENERATOR).bootstrap_servers, kafka_security=self.kafka.security,
+            topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
             keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
             late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),
@@ -365,7 +421,7 @@ class PipelineRun:
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(
             "generator", [sys.executable, "-m", "harness.workload.generator", str(self.layout.generator_settings)],
-            self.layout.log("generator"),
+            self.layout.log("generator"), env=self.kafka.child_env(),
         )
         self.history.record("process_started", process="generator", pid=self.generator.pid, role="generator")
 
@@ -392,7 +448,7 @@ class PipelineRun:
         return lags
 
     def log_ends(self) -> dict[tuple[str, int], int]:
-        with KafkaAdmin(self.bootstrap) as admin:
+        with self.admin() as admin:
             return {(o.topic, o.partition): o.log_end for o in admin.offsets(self.topic_name(t) for t in self.all_topics())}
 
     def drain(self, timeout: float = 180.0) -> float:
@@ -424,14 +480,14 @@ class PipelineRun:
         deleted it since, and a run cut short keeps what it recorded. The source needs no recording: the
         generator's acknowledgement log has each record's partition and offset."""
         names = [self.topic_name(t) for t in self.scenario.blueprint.hops()]
-        with KafkaAdmin(self.bootstrap) as admin:
+        with self.admin() as admin:
             starts = {(o.topic, o.partition): o.log_start for o in admin.offsets(names)}
-        self.recorder = PartitionRecorder(self.bootstrap, starts, self.layout.topics, self.value_decoders()).start()
+        self.recorder = PartitionRecorder(self.kafka, starts, self.layout.topics, self.value_decoders()).start()
 
     def record_new_partitions(self, topic: str) -> None:
         """After partitions were added to `topic`: the recording follows them too (from their first offset)."""
         if self.recorder is not None and topic in self.recorder.topics:
-            with KafkaAdmin(self.bootstrap) as admin:
+            with self.admin() as admin:
                 self.recorder.follow({(o.topic, o.partition): o.log_start for o in admin.offsets([topic])})
 
     def wait_recorded(self, timeout: float = 120.0) -> None:
@@ -505,6 +561,7 @@ class PipelineRun:
         self.supervisor.close(timeout=30)
         if self.cluster is not None:
             self.cluster.close()
+            self.cluster.forget_keys()
         if self.foreign_brokers is not None:
             self.foreign_brokers.close()
         self.history.record("run_ended")

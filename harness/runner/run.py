@@ -91,7 +91,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
             run.start_drivers()
-            sampler = OffsetSampler(run.bootstrap, [run.topic_name(t) for t in run.all_topics()], run.history).start()
+            sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:
                 run.start_generator(duration, seed)

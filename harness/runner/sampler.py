@@ -8,15 +8,16 @@ is recorded once as an outage, not once per second.
 from __future__ import annotations
 
 from harness.cluster import KafkaAdmin
+from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import offset_rows
 from harness.evidence.history import History
 from harness.runner.periodic import PeriodicSampler
 
 
 class OffsetSampler(PeriodicSampler):
-    def __init__(self, bootstrap: str, topics: list[str], history: History, interval_s: float = 1.0):
+    def __init__(self, access: KafkaAccess, topics: list[str], history: History, interval_s: float = 1.0):
         super().__init__("offset-sampler", interval_s)
-        self.bootstrap, self.topics, self.history = bootstrap, topics, history
+        self.access, self.topics, self.history = access, topics, history
         self.latest: dict[tuple[str, int], tuple[int, int]] = {}  # (topic, partition) -> (log_start, log_end)
         self._admin: KafkaAdmin | None = None
         self._unavailable = False
@@ -24,7 +25,7 @@ class OffsetSampler(PeriodicSampler):
     def sample(self) -> None:
         try:
             if self._admin is None:
-                self._admin = KafkaAdmin(self.bootstrap, request_timeout_ms=3000, connect_timeout_ms=3000)
+                self._admin = KafkaAdmin(self.access, request_timeout_ms=3000, connect_timeout_ms=3000)
             offsets = self._admin.offsets(self.topics)
         except Exception as exc:  # any failure to sample is an observation, never the end of the sampler
             if not self._unavailable:

@@ -15,6 +15,7 @@ from harness.spark import versions
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
+from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from pipelines.kinds import add_import_paths
@@ -41,6 +42,7 @@ class ClusterSpec:
     docker: bool = False  # the brokers the harness starts run as containers (harness.docker)
     docker_image: str | None = None  # their image (None: the harness's own, built when missing)
     containers: tuple[str, ...] = ()  # a cluster one runs: its broker containers, broker-1... in this order
+    security: str | None = None  # the embedded cluster's: sasl_ssl or ssl (harness.cluster.security); None: plaintext
 
     @property
     def faultable_brokers(self) -> int:
@@ -82,6 +84,7 @@ class Scenario:
     expectations: Expectations = field(default_factory=Expectations)
     raw: dict = field(default_factory=dict)  # the parsed file, for the run directory
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
+    kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -221,17 +224,22 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
     f = Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store",
-                                    "source_options", "faults", "expectations", "imports"})
+                                    "source_options", "faults", "expectations", "imports", "kafka"})
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
-    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers", "spark", "docker"})
+    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers", "spark", "docker", "security"})
     brokers = c.get("brokers", int, 1)
     if brokers not in (1, 3):
         raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
     external = c.get("bootstrap_servers", str, None)
+    security = c.choice("security", ("sasl_ssl", "ssl"), None)
+    if security and external:
+        raise BlueprintError("cluster.security", "secures the embedded cluster; for a cluster you run "
+                                                 "(cluster.bootstrap_servers), say how to reach it in the kafka: section")
     cluster = ClusterSpec(brokers, external, *_spark(c.get("spark", dict, {})),
-                          *_docker(c.get("docker", dict, None), external))
+                          *_docker(c.get("docker", dict, None), external), security=security)
+    kafka = parse_kafka(f.get("kafka", dict, None), folder, external is not None, security)
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -254,9 +262,18 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
         faults=tuple(parse_faults(f.get("faults", list, []), blueprint, cluster)),
         expectations=expectations,
-        raw={**raw, "store": redacted(store)} if "store" in raw else raw,  # what is saved with the run: no password
+        raw=_saved(raw, store),
         import_paths=import_paths,
+        kafka=kafka,
     )
+
+
+def _saved(raw: dict, store: str) -> dict:
+    """The scenario as it is saved with the run: no password in it."""
+    saved = {**raw, "store": redacted(store)} if "store" in raw else dict(raw)
+    if "kafka" in saved:
+        saved["kafka"] = saved_kafka(saved["kafka"])
+    return saved
 
 
 def load_scenario(path: Path, bootstrap_servers: str | None = None) -> Scenario:
@@ -266,7 +283,8 @@ def load_scenario(path: Path, bootstrap_servers: str | None = None) -> Scenario:
     raw = read_tree(path)
     if bootstrap_servers and isinstance(raw, dict):
         own = raw.get("cluster") if isinstance(raw.get("cluster"), dict) else {}
-        raw = {**raw, "cluster": {**{k: v for k, v in own.items() if k != "brokers"}, "bootstrap_servers": bootstrap_servers}}
+        kept = {k: v for k, v in own.items() if k not in ("brokers", "security")}  # both describe the embedded cluster
+        raw = {**raw, "cluster": {**kept, "bootstrap_servers": bootstrap_servers}}
     try:
         return parse_scenario(raw, path.parent)
     except BlueprintError as exc:

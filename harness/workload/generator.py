@@ -29,6 +29,7 @@ from typing import Callable
 from confluent_kafka import Producer
 
 from harness.codecs import value_encoder
+from pipelines.kafka_security import password_from_env
 from harness.workload.settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
 from pipelines.model import SOURCE_RECORD
 
@@ -157,6 +158,7 @@ def run(settings: WorkloadSettings) -> dict:
     transactional = settings.transaction_records > 0
     producer = Producer({
         "bootstrap.servers": settings.bootstrap_servers,
+        **settings.kafka_security.librdkafka(password_from_env()),  # the password: in the environment, never the file
         "acks": settings.acks,
         "enable.idempotence": settings.idempotence,
         "linger.ms": 5,

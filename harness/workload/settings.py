@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from pipelines.kafka_security import KafkaSecurity
 
 
 @dataclass(frozen=True)
@@ -27,13 +29,15 @@ class WorkloadSettings:
     headers: bool = False  # every record carries TRACE_HEADER = "key:seq"
     transaction_records: int = 0  # > 0: transactions of this many records (a transactional producer)
     abort_every: int = 0  # > 0: every n-th transaction is aborted, its records written again in the next
+    kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)  # the password comes in the environment
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))
 
     @classmethod
     def load(cls, path: Path) -> "WorkloadSettings":
-        return cls(**json.loads(Path(path).read_text()))
+        data = json.loads(Path(path).read_text())
+        return cls(**{**data, "kafka_security": KafkaSecurity(**data.get("kafka_security", {}))})
 
 
 TRACE_HEADER = "harness-trace"  # a header the generator can put on every record; the checker looks for it at each hop

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 
-from harness.cluster import KafkaAdmin
 from harness.errors import WaitTimeout
 from harness.faults.drivers import running_driver
 from harness.faults.kind import FaultKind, Param
@@ -22,7 +21,7 @@ from harness.waiting import wait_for
 def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float = 120.0) -> None:
     running_driver(run, KIND.name, streamlet)
     topics = run.input_topics(streamlet)
-    with KafkaAdmin(run.bootstrap) as admin:
+    with run.admin() as admin:
         before = {t: len(admin.partitions(t)) for t in topics}
         KIND.begun(run, streamlet, topics=topics, partitions_before=before, add=add)
         t0 = time.monotonic()

@@ -60,7 +60,7 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0
     batch (held_query, held_batch, planned_ms). Without such a moment within `timeout_s` (no input), the
     history says so and the kill goes ahead at whatever moment it is."""
     checkpoints = run.layout.checkpoints(streamlet)
-    watch = OutputWatch(run.bootstrap, run.output_topics(streamlet), run.layout.workdir(streamlet))
+    watch = OutputWatch(run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet))
     deadline = time.monotonic() + timeout_s
     held: InFlight | None = None
     try:

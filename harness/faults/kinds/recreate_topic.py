@@ -27,7 +27,7 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
     running_driver(run, KIND.name, streamlet)
     topics = run.input_topics(streamlet)  # the source topic: the scenario parser allows only an ingress as target
     KIND.begun(run, streamlet, topics=topics)
-    with KafkaAdmin(run.bootstrap) as admin:
+    with run.admin() as admin:
         shape = {t: (len(admin.partitions(t)), admin.replication_factor(t), admin.topic_config(t)) for t in topics}
         read_to = run.committed_offsets(streamlet)
         deleted_ms = int(time.time() * 1000)

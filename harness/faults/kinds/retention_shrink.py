@@ -30,7 +30,7 @@ def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, ti
     stop_driver(run, streamlet, "SIGTERM")
     committed = record_position(run, streamlet)
     shrunk = {"retention.ms": str(retention_ms), "segment.ms": str(max(100, retention_ms))}
-    with KafkaAdmin(run.bootstrap) as admin:
+    with run.admin() as admin:
         run.wait_recorded()  # every record of an intermediate topic is in the evidence before anything is deleted
         original = {t: admin.topic_config(t) for t in topics}
         for topic in topics:

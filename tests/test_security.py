@@ -1,0 +1,215 @@
+"""Secured clusters, for real: SASL_SSL with SCRAM end to end, secrets kept out of every file and command line,
+one-line errors for a wrong password or an untrusted certificate, and the namespace guard on a cluster the
+harness did not create."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import jars
+from harness.checker.check import check_run
+from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.cluster import tls
+from harness.cluster.security import ClusterSecurity
+from harness.errors import HarnessError
+from tests.conftest import run_harness
+from tests.evidence_helpers import acked, egress_counts
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parent.parent
+
+
+class CommandLines:
+    """Every process's command line on the machine, sampled every 0.2 s while a run goes on: what `ps` shows."""
+
+    def __init__(self):
+        self.seen: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            for entry in Path("/proc").iterdir():
+                try:
+                    self.seen.add((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+                except OSError:
+                    continue
+
+    def __enter__(self) -> "CommandLines":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def files_containing(folder: Path, needle: str) -> list[str]:
+    return [str(p) for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_no_secret_leaks(tmp_path):
+    """scenarios/secured.yaml from the CLI, as a user runs it: the password only in the harness's environment."""
+    password = "pw-" + secrets.token_hex(12)  # unique: anywhere it appears, it leaked
+    run_dir = tmp_path / "run"
+    with CommandLines() as ps:
+        done = run_harness("run", "scenarios/secured.yaml", "--out", str(run_dir),
+                           env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password}, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "SASL_SSL as pipeline (SCRAM-SHA-256)" in done.stdout
+
+    # The brokers spoke SASL_SSL to clients and TLS among themselves; every client got through.
+    props = (run_dir / "cluster" / "node-1" / "server.properties").read_text()
+    assert "CLIENT:SASL_SSL" in props and "INTERNAL:SSL" in props and "CONTROLLER:SSL" in props
+    assert "listener.name.internal.ssl.client.auth=required" in props
+
+    # Counted here from the raw evidence: every acknowledged record is in the upsert egress's table, once.
+    sent = acked(run_dir)
+    stored = egress_counts(run_dir, "egress", "records")
+    assert sent and set(stored) == sent and set(stored.values()) == {1}
+    report = check_run(run_dir)
+    assert report.passed and report.verdict == "effectively-exactly-once"
+    assert report.counts.lost == 0 and report.counts.acked == len(sent)
+
+    # The secret: in no file of the run directory (history, logs, settings, reports, junit, the brokers' data),
+    # on no command line seen while it ran; the brokers' private keys are gone, their certificates kept.
+    assert files_containing(run_dir, password) == []
+    assert files_containing(REPO / "reports", password) == []
+    assert [c for c in ps.seen if password in c] == []
+    assert any("pipelines.driver" in c for c in ps.seen) and any("kafka.Kafka" in c for c in ps.seen), "the sampler saw the run"
+    assert files_containing(run_dir, "PRIVATE KEY") == []
+    assert (run_dir / "cluster" / "tls" / "ca.pem").exists()
+    print(f"secured run: {len(sent)} acked, verdict {report.verdict}; {len(ps.seen)} command lines and "
+          f"{sum(1 for p in run_dir.rglob('*') if p.is_file())} files scanned, no secret")
+
+
+# -- a secured cluster someone else runs ---------------------------------------------------------------------
+
+THEIR_PASSWORD = "theirs-" + secrets.token_hex(8)
+FOREIGN = {"source": {"retention.ms": "86400000"}, "ingested": {"cleanup.policy": "compact"}}
+
+
+def keytool_truststore(ca_pem: Path, store: Path, password: str) -> Path:
+    """A JKS truststore of `ca_pem`, as seed 004 builds one (the password in keytool's environment)."""
+    keytool = Path(jars.java_executable()).with_name("keytool")
+    subprocess.run([str(keytool), "-importcert", "-noprompt", "-alias", "ca", "-file", str(ca_pem), "-keystore", str(store),
+                    "-storetype", "JKS", "-storepass:env", "STORE_PASSWORD"], check=True, capture_output=True,
+                   env={**os.environ, "STORE_PASSWORD": password})
+    return store
+
+
+@pytest.fixture(scope="module")
+def theirs(tmp_path_factory):
+    """A SASL_SSL cluster the harness did not create, with a user, a JKS truststore and foreign topics named like
+    the scenario's."""
+    folder = tmp_path_factory.mktemp("theirs")
+    cluster = EmbeddedCluster.create(folder / "cluster", brokers=1, security=ClusterSecurity("sasl_ssl"))
+    try:
+        cluster.start()
+        cluster.add_scram_user("app", THEIR_PASSWORD)
+        access = cluster.client_access("app", THEIR_PASSWORD)
+        with KafkaAdmin(access) as admin:
+            for topic, config in FOREIGN.items():
+                admin.create_topic(topic, partitions=2, configs=config)
+        from confluent_kafka import Producer
+
+        producer = Producer(access.librdkafka())
+        for i in range(50):
+            producer.produce("source", key=str(i % 4), value=f"theirs-{i}")
+        producer.flush(30)
+        keytool_truststore(cluster.tls_dir / "ca.pem", folder / "kafka.truststore.jks", "changeit")
+        tls.issue_certificates(folder / "other-ca", [])  # a CA that signed none of their certificates
+        keytool_truststore(folder / "other-ca" / "ca.pem", folder / "other.truststore.jks", "changeit")
+        yield cluster, access, folder
+    finally:
+        cluster.close()
+
+
+def foreign_state(access) -> dict:
+    with KafkaAdmin(access) as admin:
+        return {t: (sorted((o.partition, o.log_start, o.log_end) for o in admin.offsets([t])), admin.topic_config(t))
+                for t in FOREIGN}
+
+
+def external_scenario(folder: Path, cluster, password_env: str, truststore: str, **extra) -> Path:
+    scenario = {
+        "name": "theirs", "cluster": {"bootstrap_servers": cluster.bootstrap_servers},
+        "kafka": {"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-256", "username": "app",
+                  "password": {"env": password_env},
+                  "truststore": {"path": truststore, "password": {"env": "THEIR_TRUSTSTORE_PASSWORD"}}},
+        "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+                      "connections": {"ingress.out": ["egress.in"]}, "topics": {"ingress.out": {"name": "ingested"}}},
+        "workload": {"rate": 100, "duration_s": 25, "keys": 4},
+        **extra,
+    }
+    path = folder / f"{password_env.lower()}-{Path(truststore).stem}.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    return path
+
+
+@pytest.mark.parametrize("password_env, truststore, expected", [
+    ("THEIR_WRONG_PASSWORD", "kafka.truststore.jks", "authentication failed at 127.0.0.1:"),
+    ("THEIR_PASSWORD", "other.truststore.jks", "TLS failed at 127.0.0.1:"),
+])
+def test_a_wrong_password_or_an_untrusted_certificate_is_one_line_and_nothing_starts(theirs, tmp_path, password_env, truststore, expected):
+    cluster, access, folder = theirs
+    before = foreign_state(access)
+    path = external_scenario(folder, cluster, password_env, truststore)
+    env = {**os.environ, "THEIR_PASSWORD": THEIR_PASSWORD, "THEIR_WRONG_PASSWORD": THEIR_PASSWORD + "x",
+           "THEIR_TRUSTSTORE_PASSWORD": "changeit"}
+    done = run_harness("run", str(path), "--out", str(tmp_path / "run"), env=env, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("harness: error: ") and expected in line and "over SASL_SSL as app (SCRAM-SHA-256)" in line, line
+    assert THEIR_PASSWORD not in done.stdout + done.stderr
+    assert not (tmp_path / "run" / "progress").exists(), "nothing started"
+    with KafkaAdmin(access) as admin:
+        assert not [t for t in admin.topics() if t.startswith("harness.")], "no topic created"
+    assert foreign_state(access) == before
+
+
+def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_namesakes_are_untouched(theirs, tmp_path):
+    """A run through a JKS truststore (seed 004's setup) with a retention shrink and added partitions: the topics
+    named like the scenario's but not in the run's namespace keep their offsets and configs; the admin refuses to
+    touch them."""
+    cluster, access, folder = theirs
+    before = foreign_state(access)
+    path = external_scenario(folder, cluster, "THEIR_PASSWORD", "kafka.truststore.jks",
+                             source_options={"egress": {"fail_on_data_loss": False}},
+                             faults=[{"kind": "retention-shrink", "target": "egress", "start_s": 6},
+                                     {"kind": "add-partitions", "target": "ingress", "start_s": 4}])
+    env = {**os.environ, "THEIR_PASSWORD": THEIR_PASSWORD, "THEIR_TRUSTSTORE_PASSWORD": "changeit"}
+    run_dir = tmp_path / "run"
+    done = run_harness("run", str(path), "--out", str(run_dir), "--allow-unknown", env=env, timeout=600)
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+    assert "only topics named harness." in done.stdout and "(any other is refused)" in done.stdout
+
+    assert foreign_state(access) == before
+    run_id = run_dir.name
+    with KafkaAdmin(access) as admin:
+        own = {t for t in admin.topics() if t.startswith(f"harness.{run_id}.")}
+        assert own == {f"harness.{run_id}.source", f"harness.{run_id}.ingested"}
+        assert len(admin.partitions(f"harness.{run_id}.source")) > 2, "the run's own source topic got partitions"
+    history = [json.loads(line) for line in (run_dir / "history.jsonl").open()]
+    assert {e["kind"] for e in history if e["event"] == "fault_begun"} >= {"retention-shrink", "add-partitions"}
+    assert files_containing(run_dir, THEIR_PASSWORD) == [] and files_containing(run_dir, "changeit") == []
+    scenario_saved = json.loads((run_dir / "scenario.json").read_text())["scenario"]["kafka"]
+    assert scenario_saved["password"] == {"env": "THEIR_PASSWORD"}
+
+    # The guard itself: with the run's namespace, changing a foreign topic is refused before anything is sent.
+    guarded = access.__class__(access.bootstrap_servers, access.security, access.password, namespace=f"harness.{run_id}.")
+    with KafkaAdmin(guarded) as admin:
+        for change in (lambda: admin.create_topic("payments"), lambda: admin.delete_topic("source"),
+                       lambda: admin.alter_topic_config("source", {"retention.ms": "1"}),
+                       lambda: admin.add_partitions("ingested", 4)):
+            with pytest.raises(HarnessError, match="refusing to .* the harness changes only its own topics"):
+                change()
+    assert foreign_state(access) == before
