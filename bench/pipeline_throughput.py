@@ -104,7 +104,8 @@ def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records:
     with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec), folder / f"{folder.name}-{name}",
                      say=lambda _: None) as run:  # a run's topics are named after its folder: one per repeat
         run.evidence = evidence
-        run.network = proxy  # every driver and the generator bootstrap through it (PipelineRun.client_bootstrap)
+        run.kafka = run.external_access()  # the bench's broker, started once for every run
+        run.network = proxy  # every driver and the generator bootstrap through it (PipelineRun.client_access)
         run.create_topics()
         run.start_drivers()
         extra = proxy.supervisor.processes() if proxy else []

@@ -213,3 +213,32 @@ def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_names
             with pytest.raises(HarnessError, match="refusing to .* the harness changes only its own topics"):
                 change()
     assert foreign_state(access) == before
+
+
+def test_mutual_tls_lets_in_a_client_with_the_clusters_certificate_and_refuses_one_without(tmp_path):
+    """cluster.security: ssl: every client presents a certificate; one without is refused, in one line."""
+    from dataclasses import replace
+
+    from confluent_kafka import Producer
+
+    from harness.cluster import read_topic
+    from harness.cluster.access import KafkaAccess
+
+    with EmbeddedCluster.create(tmp_path / "mtls", brokers=1, security=ClusterSecurity("ssl")) as cluster:
+        cluster.start()
+        props = (cluster.workdir / "node-1" / "server.properties").read_text()
+        assert "CLIENT:SSL" in props and "listener.name.client.ssl.client.auth=required" in props
+        access = cluster.client_access()
+        with KafkaAdmin(access) as admin:
+            admin.create_topic("signed", partitions=1)
+        producer = Producer(access.librdkafka())
+        for i in range(20):
+            producer.produce("signed", value=str(i))
+        assert producer.flush(30) == 0
+        assert sorted(int(r.value) for r in read_topic(access, "signed")) == list(range(20))
+        anonymous = KafkaAccess(access.bootstrap_servers, replace(access.security, keystore_file=None))
+        with pytest.raises(HarnessError, match=r"^TLS failed at 127\.0\.0\.1:\d+ over SSL: .*certificate"):
+            anonymous.check(timeout=10)
+        cluster.close()
+        cluster.forget_keys()
+    assert files_containing(tmp_path / "mtls", "PRIVATE KEY") == []

@@ -77,8 +77,9 @@ class KafkaAccess:
         detail = next((e.str() for e in seen if e.code() in fatal), seen[0].str())
         if ClientError._AUTHENTICATION in codes:
             raise HarnessError(f"authentication failed at {self.describe()}: {_short(detail)}")
-        if ClientError._SSL in codes:
-            raise HarnessError(f"TLS failed at {self.describe()}: {_short(detail)}")
+        refused_tls = next((e.str() for e in seen if "SSL routines" in e.str()), None)  # e.g. the broker refused our certificate
+        if ClientError._SSL in codes or refused_tls:
+            raise HarnessError(f"TLS failed at {self.describe()}: {_short(detail if ClientError._SSL in codes else refused_tls)}")
         raise HarnessError(f"no Kafka broker reachable at {self.describe()} within {timeout:.0f}s: {_short(detail)}")
 
 
