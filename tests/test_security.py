@@ -61,7 +61,7 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
     password = "pw-" + secrets.token_hex(12)  # unique: anywhere it appears, it leaked
     run_dir = tmp_path / "run"
     with CommandLines() as ps:
-        done = run_harness("run", "scenarios/secured.yaml", "--out", str(run_dir),
+        done = run_harness("run", "scenarios/secured.yaml", "--duration", "35", "--out", str(run_dir),
                            env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password}, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "SASL_SSL as pipeline (SCRAM-SHA-256)" in done.stdout
@@ -97,6 +97,16 @@ THEIR_PASSWORD = "theirs-" + secrets.token_hex(8)
 FOREIGN = {"source": {"retention.ms": "86400000"}, "ingested": {"cleanup.policy": "compact"}}
 
 
+def produce(access, topic: str, values: list[str]) -> None:
+    """Write `values` and wait for every acknowledgement (the producer goes with this call)."""
+    from confluent_kafka import Producer
+
+    producer = Producer(access.librdkafka())
+    for value in values:
+        producer.produce(topic, value=value)
+    assert producer.flush(30) == 0
+
+
 def keytool_truststore(ca_pem: Path, store: Path, password: str) -> Path:
     """A JKS truststore of `ca_pem`, as seed 004 builds one (the password in keytool's environment)."""
     keytool = Path(jars.java_executable()).with_name("keytool")
@@ -119,12 +129,7 @@ def theirs(tmp_path_factory):
         with KafkaAdmin(access) as admin:
             for topic, config in FOREIGN.items():
                 admin.create_topic(topic, partitions=2, configs=config)
-        from confluent_kafka import Producer
-
-        producer = Producer(access.librdkafka())
-        for i in range(50):
-            producer.produce("source", key=str(i % 4), value=f"theirs-{i}")
-        producer.flush(30)
+        produce(access, "source", [f"theirs-{i}" for i in range(50)])
         keytool_truststore(cluster.tls_dir / "ca.pem", folder / "kafka.truststore.jks", "changeit")
         tls.issue_certificates(folder / "other-ca", [])  # a CA that signed none of their certificates
         keytool_truststore(folder / "other-ca" / "ca.pem", folder / "other.truststore.jks", "changeit")
@@ -219,8 +224,6 @@ def test_mutual_tls_lets_in_a_client_with_the_clusters_certificate_and_refuses_o
     """cluster.security: ssl: every client presents a certificate; one without is refused, in one line."""
     from dataclasses import replace
 
-    from confluent_kafka import Producer
-
     from harness.cluster import read_topic
     from harness.cluster.access import KafkaAccess
 
@@ -231,10 +234,7 @@ def test_mutual_tls_lets_in_a_client_with_the_clusters_certificate_and_refuses_o
         access = cluster.client_access()
         with KafkaAdmin(access) as admin:
             admin.create_topic("signed", partitions=1)
-        producer = Producer(access.librdkafka())
-        for i in range(20):
-            producer.produce("signed", value=str(i))
-        assert producer.flush(30) == 0
+        produce(access, "signed", [str(i) for i in range(20)])
         assert sorted(int(r.value) for r in read_topic(access, "signed")) == list(range(20))
         anonymous = KafkaAccess(access.bootstrap_servers, replace(access.security, keystore_file=None))
         with pytest.raises(HarnessError, match=r"^TLS failed at 127\.0\.0\.1:\d+ over SSL: .*certificate"):
