@@ -82,6 +82,13 @@ def test_broker_containers_killed_paused_and_stopped_lose_nothing_acknowledged(e
     assert logs[2].count("Kafka Server started") == 2
     assert "shut down completed" in logs[1] and logs[1].count("Kafka Server started") == 2
 
+    # Secured (security: sasl_ssl): the containers' brokers spoke TLS among themselves, SASL_SSL to every client;
+    # the user's password existed only in memory, and the private keys are gone.
+    props = (run_dir / "cluster" / "node-1" / "server.properties").read_text()
+    assert "CLIENT:SASL_SSL" in props and "INTERNAL:SSL" in props and "inter.broker.listener.name=INTERNAL" in props
+    assert "over SASL_SSL as harness (SCRAM-SHA-256)" in result.stdout
+    assert not [p for p in run_dir.rglob("*.pem") if b"PRIVATE KEY" in p.read_bytes()]
+
 
 def _compose_command() -> list[str] | None:
     if shutil.which("docker-compose"):

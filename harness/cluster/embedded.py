@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -377,6 +378,10 @@ class EmbeddedCluster:
         expected = set(node_ids or [b.node_id for b in self.brokers])
 
         def listed() -> bool:
+            # A broker killed moments ago is still listed until its session times out: its new JVM serves once its
+            # client port accepts connections again.
+            if not all(_accepting(self.broker(n).spec.host, self.broker(n).spec.port) for n in expected):
+                return False
             try:
                 with KafkaAdmin(self.admin_access(), request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
                     return expected <= admin.live_broker_ids()
@@ -418,6 +423,14 @@ class EmbeddedCluster:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _accepting(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def _last_line(path: Path) -> str:
