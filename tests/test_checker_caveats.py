@@ -43,6 +43,35 @@ def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_t
     assert report.verdict == "at-most-once"
 
 
+def test_a_new_topics_record_served_with_the_deleted_topics_record_at_its_offset_is_lost_to_the_recreation(tmp_path):
+    """As above, but Spark's cached consumer handed out the deleted topic's partition-1 records at offsets 20-22
+    (unread at the deletion) when the new topic reached those offsets: the old ones arrived, the new ones there
+    are lost, and the re-creation explains them. The new record at offset 24 of partition 1 is lost while the old
+    one there was not delivered either: nothing took its place, so it stays unexplained, as does offset 15 of
+    partition 0 (its old twin was read before the deletion)."""
+    sent = make_sent(4, 25)
+    deleted_ms, created_ms = T0 + 250, T0 + 260
+    new = sent.event_time_ms >= deleted_ms
+    for p in (0, 1):
+        here = new & (sent.partition == p)
+        sent.offset[here] = np.arange(here.sum())
+    p1 = sent.partition == 1
+    served_old = ~new & p1 & (sent.offset >= 20) & (sent.offset <= 22)
+    old_unread = ~new & (sent.offset >= 20) & ~served_old
+    new_skipped = new & (sent.offset < 8)
+    replaced = new & p1 & (sent.offset >= 20) & (sent.offset <= 22)
+    unexplained = new & ((~p1 & (sent.offset == 15)) | (p1 & (sent.offset == 24)))
+    assert served_old.sum() == 3 and old_unread.sum() == 7 and replaced.sum() == 3 and unexplained.sum() == 2
+    keep = np.flatnonzero(~(old_unread | new_skipped | replaced | unexplained))
+    history = [{"ts_ms": created_ms, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
+                "deleted_ms": deleted_ms, "created_ms": created_ms, "read_to": [["source", 0, 20], ["source", 1, 20]]}]
+    report = check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
+                                 progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
+    assert report.counts.lost == 7 + 16 + 3 + 2
+    assert report.causes["lost"]["topic_recreated"] == 7 + 16 + 3
+    assert report.causes["lost"]["unexplained"] == 2
+
+
 def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not_unexplained_replays(tmp_path):
     """Records 0-4 were written once in a transaction the producer aborted, then again (committed): the ack log
     has an aborted line and an acked line for each. A read_uncommitted ingress reads both copies, and every hop

@@ -19,7 +19,10 @@ Losses, in this order of precedence:
                   (history topic_recreated): sent before the re-creation at an offset at or above
                   what the streamlet had committed at the deletion (the old topic's unread
                   records), or sent after the deletion at an offset below the end offset of the
-                  streamlet's first batch that went back (the new topic's records it jumped over)
+                  streamlet's first batch that went back (the new topic's records it jumped over), or
+                  sent after the deletion at an offset where the deleted topic's record, unread at the
+                  deletion, arrived instead (Spark's cached consumer served it from data it had
+                  fetched before the deletion)
     watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
     query_failed  first missing at the output of a streamlet whose query failed and stayed down
     unexplained   none of the above
@@ -163,10 +166,25 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
         skipped_to = _offsets_after_going_back(evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic,
                                                read_to, event["created_ms"])
         sent_at = sent.event_time_ms.to_numpy()
-        old = _offset_window(sent, {p: (o, never) for p, o in read_to.items()}) & (sent_at <= event["created_ms"])
+        unread = _offset_window(sent, {p: (o, never) for p, o in read_to.items()})
+        old = unread & (sent_at <= event["created_ms"])
         new = _offset_window(sent, {p: (0, o) for p, o in skipped_to.items()}) & (sent_at >= event["deleted_ms"])
-        explained |= isin(lost, sent.rid.to_numpy()[(old | new) & ~sent.late.to_numpy()])
+        explained |= isin(lost, sent.rid.to_numpy()[(old | new | _replaced(sent, unread, lost, event)) & ~sent.late.to_numpy()])
     return explained
+
+
+def _replaced(sent: pd.DataFrame, unread: np.ndarray, lost: np.ndarray, event: dict) -> np.ndarray:
+    """Mask over `sent`: new-topic records whose offset was served with the deleted topic's record instead.
+
+    Spark's cached consumer keeps records it fetched past the batch that read them; when the re-created topic
+    reaches those offsets again, it hands out the deleted topic's records from that buffer. Seen here: the old
+    record at (partition, offset), unread at the deletion, arrives all the same, and the new one there is lost."""
+    sent_at = sent.event_time_ms.to_numpy()
+    arrived_old = unread & (sent_at < event["deleted_ms"]) & ~isin(sent.rid.to_numpy(), lost)
+    served = pd.MultiIndex.from_arrays([sent.partition.to_numpy()[arrived_old], sent.offset.to_numpy()[arrived_old]])
+    new_unread = unread & (sent_at >= event["deleted_ms"])
+    at_served = pd.MultiIndex.from_arrays([sent.partition.to_numpy(), sent.offset.to_numpy()]).isin(served)
+    return new_unread & at_served
 
 
 def _offsets_after_going_back(events: list[dict], topic: str, read_to: dict[int, int], after_ms: int) -> dict[int, int]:

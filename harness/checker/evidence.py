@@ -265,7 +265,10 @@ def _acks(path: Path, gaps: list[str]) -> pa.Table:
 
     def read(types: dict) -> pa.Table:
         damaged.clear()
-        return pacsv.read_csv(pa.BufferReader(data), parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
+        # One thread: the handler is Python, and a reader thread still calling it while the error that ends the
+        # command unwinds aborted the interpreter at exit once ("terminate called without an active exception").
+        return pacsv.read_csv(pa.BufferReader(data), read_options=pacsv.ReadOptions(use_threads=False),
+                              parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
                               convert_options=pacsv.ConvertOptions(column_types=types))
 
     try:
