@@ -17,26 +17,38 @@ def _progress(ts: int, end: int) -> dict:
             "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"source": {"0": end, "1": end}}}]}}
 
 
-def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_topic_and_the_new(tmp_path):
-    """100 records, 25 per partition in the old topic (sent before the deletion), 25 in the new one (offsets from 0).
-    The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8.
-    Lost: the old topic's offsets 20-24 and the new one's 0-7 (re-creation), and one record at offset 15 of the
-    new topic, which the ingress read past normally (unexplained)."""
+DELETED_MS, CREATED_MS = T0 + 250, T0 + 260
+
+
+def _recreated_source():
+    """100 records, 25 per partition in the old topic (sent before the deletion), 25 in the new one (offsets from
+    0): the records, and which of them the new topic holds."""
     sent = make_sent(4, 25)
-    deleted_ms, created_ms = T0 + 250, T0 + 260
-    new = sent.event_time_ms >= deleted_ms
+    new = sent.event_time_ms >= DELETED_MS
     for p in (0, 1):
         here = new & (sent.partition == p)
         sent.offset[here] = np.arange(here.sum())
+    return sent, new
+
+
+def _judge_recreation(tmp_path, sent, lost):
+    """The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8."""
+    keep = np.flatnonzero(~lost)
+    history = [{"ts_ms": CREATED_MS, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
+                "deleted_ms": DELETED_MS, "created_ms": CREATED_MS, "read_to": [["source", 0, 20], ["source", 1, 20]]}]
+    return check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
+                               progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
+
+
+def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_topic_and_the_new(tmp_path):
+    """Lost: the old topic's offsets 20-24 and the new one's 0-7 (re-creation), and one record at offset 15 of the
+    new topic, which the ingress read past normally (unexplained)."""
+    sent, new = _recreated_source()
     old_unread = ~new & (sent.offset >= 20)
     new_skipped = new & (sent.offset < 8)
     unexplained = new & (sent.partition == 0) & (sent.offset == 15)
     assert old_unread.sum() == 10 and new_skipped.sum() == 16 and unexplained.sum() == 1
-    keep = np.flatnonzero(~(old_unread | new_skipped | unexplained))
-    history = [{"ts_ms": created_ms, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
-                "deleted_ms": deleted_ms, "created_ms": created_ms, "read_to": [["source", 0, 20], ["source", 1, 20]]}]
-    report = check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
-                                 progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
+    report = _judge_recreation(tmp_path, sent, old_unread | new_skipped | unexplained)
     assert report.counts.lost == 27
     assert report.causes["lost"]["topic_recreated"] == 26
     assert report.causes["lost"]["unexplained"] == 1
@@ -49,12 +61,7 @@ def test_a_new_topics_record_served_with_the_deleted_topics_record_at_its_offset
     are lost, and the re-creation explains them. The new record at offset 24 of partition 1 is lost while the old
     one there was not delivered either: nothing took its place, so it stays unexplained, as does offset 15 of
     partition 0 (its old twin was read before the deletion)."""
-    sent = make_sent(4, 25)
-    deleted_ms, created_ms = T0 + 250, T0 + 260
-    new = sent.event_time_ms >= deleted_ms
-    for p in (0, 1):
-        here = new & (sent.partition == p)
-        sent.offset[here] = np.arange(here.sum())
+    sent, new = _recreated_source()
     p1 = sent.partition == 1
     served_old = ~new & p1 & (sent.offset >= 20) & (sent.offset <= 22)
     old_unread = ~new & (sent.offset >= 20) & ~served_old
@@ -62,11 +69,7 @@ def test_a_new_topics_record_served_with_the_deleted_topics_record_at_its_offset
     replaced = new & p1 & (sent.offset >= 20) & (sent.offset <= 22)
     unexplained = new & ((~p1 & (sent.offset == 15)) | (p1 & (sent.offset == 24)))
     assert served_old.sum() == 3 and old_unread.sum() == 7 and replaced.sum() == 3 and unexplained.sum() == 2
-    keep = np.flatnonzero(~(old_unread | new_skipped | replaced | unexplained))
-    history = [{"ts_ms": created_ms, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
-                "deleted_ms": deleted_ms, "created_ms": created_ms, "read_to": [["source", 0, 20], ["source", 1, 20]]}]
-    report = check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
-                                 progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
+    report = _judge_recreation(tmp_path, sent, old_unread | new_skipped | replaced | unexplained)
     assert report.counts.lost == 7 + 16 + 3 + 2
     assert report.causes["lost"]["topic_recreated"] == 7 + 16 + 3
     assert report.causes["lost"]["unexplained"] == 2
