@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from harness.cluster import KafkaAdmin
+from harness.cluster.access import KafkaAccess
 from harness.docker import images
 from harness.docker.engine import CLUSTER_LABEL, client
 from harness.process import free_ports
@@ -114,6 +115,7 @@ def compose(engine, tmp_path):
     try:
         up = run("up", "-d", "kafka-1")
         assert up.returncode == 0, up.stderr[-3000:]
+        KafkaAccess(f"127.0.0.1:{port}").check(timeout=120)  # the container formats its storage, then starts Kafka
         yield run, f"127.0.0.1:{port}", project
     finally:
         run("--profile", "harness", "down", "-v", "--remove-orphans")

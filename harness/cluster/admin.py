@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
-from kafka.errors import KafkaError
+from kafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from harness.cluster.access import KafkaAccess
 from harness.errors import HarnessError
@@ -149,11 +149,20 @@ class KafkaAdmin:
         entries = result["topic"][topic] if isinstance(result, dict) else {}
         return {k: (v["value"] if isinstance(v, dict) else v) for k, v in entries.items()}
 
-    def offsets(self, topics: Iterable[str]) -> list[PartitionOffsets]:
-        """Log-start and log-end (high watermark) offsets of every partition of `topics`."""
+    def offsets(self, topics: Iterable[str], settle_s: float = 5.0) -> list[PartitionOffsets]:
+        """Log-start and log-end (high watermark) offsets of every partition of `topics`. A partition's leader may
+        not know a topic created a moment ago yet (as in partitions()): it is asked again for `settle_s`."""
         tps = [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
-        start = self._admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps})
-        end = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
+        deadline = time.monotonic() + settle_s
+        while True:
+            try:
+                start = self._admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps})
+                end = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
+                break
+            except UnknownTopicOrPartitionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
         return [
             PartitionOffsets(tp.topic, tp.partition, start[tp].offset, end[tp].offset)
             for tp in tps
