@@ -4,6 +4,7 @@ harness did not create."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -210,7 +211,7 @@ def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_names
     assert scenario_saved["password"] == {"env": "THEIR_PASSWORD"}
 
     # The guard itself: with the run's namespace, changing a foreign topic is refused before anything is sent.
-    guarded = access.__class__(access.bootstrap_servers, access.security, access.password, namespace=f"harness.{run_id}.")
+    guarded = dataclasses.replace(access, namespace=f"harness.{run_id}.")
     with KafkaAdmin(guarded) as admin:
         for change in (lambda: admin.create_topic("payments"), lambda: admin.delete_topic("source"),
                        lambda: admin.alter_topic_config("source", {"retention.ms": "1"}),

@@ -59,11 +59,10 @@ def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
     min_isr = 2 if count >= 3 else 1
     client = "CLIENT" if security else "PLAINTEXT"
     client_protocol = security.client_protocol if security else "PLAINTEXT"
-    own = [(client, node.port, node.port)] + [(name, port, proxy) for name, port, proxy in links]
-    if security:
-        own.append(("INTERNAL", node.internal_port, node.internal_port))
-    protocols = {name: client_protocol for name, _, _ in own} | ({"INTERNAL": "SSL", "CONTROLLER": "SSL"} if security
-                                                                 else {"CONTROLLER": "PLAINTEXT"})
+    clients = [(client, node.port, node.port)] + [(name, port, proxy) for name, port, proxy in links]
+    own = clients + ([("INTERNAL", node.internal_port, node.internal_port)] if security else [])
+    protocols = {name: client_protocol for name, _, _ in clients} | ({"INTERNAL": "SSL", "CONTROLLER": "SSL"} if security
+                                                                     else {"CONTROLLER": "PLAINTEXT"})
     props = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
@@ -104,7 +103,7 @@ def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
         "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
     }
     if security:
-        props.update(security.broker_properties(node.node_id, tls_dir, [name for name, _, _ in own if name != "INTERNAL"]))
+        props.update(security.broker_properties(node.node_id, tls_dir, [name for name, _, _ in clients]))
     return props
 
 

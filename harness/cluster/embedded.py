@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from harness.cluster.config import (
 )
 from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
-from harness.process import ManagedProcess, ProcessRecord, Supervisor, free_ports, stop_all_recorded
+from harness.process import ManagedProcess, ProcessRecord, Supervisor, accepts, free_ports, stop_all_recorded
 from harness.waiting import wait_for
 
 STATE_FILE = "cluster.json"
@@ -380,7 +379,7 @@ class EmbeddedCluster:
         def listed() -> bool:
             # A broker killed moments ago is still listed until its session times out: its new JVM serves once its
             # client port accepts connections again.
-            if not all(_accepting(self.broker(n).spec.host, self.broker(n).spec.port) for n in expected):
+            if not all(accepts(self.broker(n).spec.port, self.broker(n).spec.host) for n in expected):
                 return False
             try:
                 with KafkaAdmin(self.admin_access(), request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
@@ -423,14 +422,6 @@ class EmbeddedCluster:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def _accepting(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
 
 
 def _last_line(path: Path) -> str:

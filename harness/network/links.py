@@ -8,12 +8,11 @@ metadata never sends a link's clients around it. A change is in force once the p
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from pathlib import Path
 
 from harness.files import write_atomically
-from harness.process import ManagedProcess, Supervisor
+from harness.process import ManagedProcess, Supervisor, accepts
 from harness.waiting import wait_for
 
 PROCESS = "network-proxy"
@@ -39,7 +38,7 @@ class NetworkLinks:
         config = self.control / "proxy.json"
         write_atomically(config, json.dumps({"routes": self.routes, "control": str(self.control)}, indent=2))
         self.process = self.supervisor.start(PROCESS, [sys.executable, "-m", "harness.network.proxy", str(config)], self.log)
-        wait_for(lambda: all(_accepts(r["listen"]) for r in self.routes), timeout=timeout, interval=0.1,
+        wait_for(lambda: all(accepts(r["listen"]) for r in self.routes), timeout=timeout, interval=0.1,
                  what=f"the network proxy to listen on {', '.join(str(r['listen']) for r in self.routes)}",
                  abort=lambda: None if self.process.running() else f"the network proxy exited (see {self.log})")
         return self
@@ -69,9 +68,3 @@ def _generation(path: Path) -> int:
         return -1
 
 
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False

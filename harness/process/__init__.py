@@ -1,6 +1,6 @@
 """Starting, tracking and stopping the processes a run owns (by pid, never by name)."""
 
-from harness.process.ports import free_port, free_ports
+from harness.process.ports import accepts, free_port, free_ports
 from harness.process.supervisor import (
     ManagedProcess,
     ProcessRecord,
@@ -15,6 +15,7 @@ __all__ = [
     "ManagedProcess",
     "ProcessRecord",
     "Supervisor",
+    "accepts",
     "free_port",
     "free_ports",
     "live_recorded",

@@ -24,3 +24,12 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     finally:
         for s in socks:
             s.close()
+
+
+def accepts(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    """Whether something listens on `port`: a TCP connection is accepted."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False

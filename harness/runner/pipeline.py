@@ -16,9 +16,9 @@ import json
 import os
 import platform
 import secrets
-from dataclasses import replace
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
