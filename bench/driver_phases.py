@@ -48,10 +48,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 from harness.spark.session import spark_session  # noqa: E402
 marks["imports"] = time.monotonic()
 from pyspark import SparkConf, SparkContext  # noqa: E402
-from harness import jars  # noqa: E402
-from harness.spark.session import SMALL_MACHINE_CONF, driver_java_options  # noqa: E402
-launch = {**SMALL_MACHINE_CONF, "spark.jars": ",".join(str(j) for j in jars.connector_jars()),
-          "spark.driver.extraJavaOptions": driver_java_options()}
+from harness.spark.session import session_conf  # noqa: E402
+launch = session_conf()  # the connector, the JVM flags, the classpath: as a driver's
 SparkContext._ensure_initialized(conf=SparkConf().setAll(launch.items()))  # the JVM and py4j, as getOrCreate would
 marks["jvm"] = time.monotonic()
 spark = spark_session("phases-probe")

@@ -1,7 +1,7 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
     .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro] [--proxy]
-                                                  [--repeat 3]
+                                                  [--repeat 3] [--jit deferred]
 
 On one embedded broker, in this order:
 
@@ -13,6 +13,8 @@ On one embedded broker, in this order:
   4. with --proxy: the pipeline with evidence again, every streamlet and the generator connected through the
      network proxy (harness/network/), no fault on: what the proxy costs.
 
+The drivers run the JIT mode --jit names (HARNESS_DRIVER_JIT, harness/spark/session.py: quick by default, C1 only,
+for drivers that are killed all through a run; deferred adds C2 for what stays hot, for long runs).
 Every topic carries --codec (json by default, or avro). Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
 so it reads a backlog) and is measured from the first record sent to the last one stored by the egress.
 Prints records/s for each, the pipeline / ProducerPerformance ratio, what the evidence costs, and where the
@@ -42,6 +44,7 @@ from harness.process import Supervisor
 from harness.runner.pipeline import PipelineRun
 from harness.process.supervisor import ProcessRecord, session_members
 from harness.scenario.model import parse_scenario
+from harness.spark.session import JIT_MODES
 from harness.waiting import wait_for
 from pipelines.model import CODECS, SOURCE_RECORD
 
@@ -132,7 +135,10 @@ def main() -> None:
     parser.add_argument("--codec", choices=CODECS, default="json", help="every topic's codec")
     parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
     parser.add_argument("--repeat", type=int, default=1, help="pairs of pipeline runs with and without evidence")
+    parser.add_argument("--jit", choices=JIT_MODES, default=os.environ.get("HARNESS_DRIVER_JIT", "quick"),
+                        help="the drivers' JIT mode (default: HARNESS_DRIVER_JIT's, or quick)")
     args = parser.parse_args()
+    os.environ["HARNESS_DRIVER_JIT"] = args.jit  # read where each driver's settings are made
     # Same record size on the wire as the generator's values.
     sample = {"key": "k0000", "seq": 100000, "event_time_ms": int(time.time() * 1000), "payload": "x" * args.payload}
     size = len(value_encoder(args.codec, SOURCE_RECORD)(sample))
@@ -154,6 +160,7 @@ def main() -> None:
                 proxy = NetworkLinks(supervisor, Path(tmp) / "network", Path(tmp) / "proxy.log", cluster.link_routes()).start()
                 proxied = pipeline(cluster.bootstrap_servers, Path(tmp), True, args.rate, args.records, args.payload,
                                    args.codec, brokers, proxy)
+    print(f"drivers' JIT: {args.jit}")
     print(f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} records/s")
     labelled = {f"pipeline {'with' if evidence else 'without'} evidence": r for evidence, r in runs.items()}
     if args.proxy:

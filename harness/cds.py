@@ -8,8 +8,8 @@ Java's dynamic CDS records the classes a training run loaded
 drivers. `harness jars` trains the archives once per machine
 (harness.warmup, with harness.spark.warmup as the training driver).
 
-An archive is keyed by the java binary and the JVM's own classpath, so a new
-JDK or jar set trains a new one; a JVM given a stale or missing archive starts
+An archive is keyed by the java binary, the JVM's own classpath and the
+training's version, so a new JDK, jar set or training trains a new one; a JVM given a stale or missing archive starts
 normally (-Xshare:auto), only slower.
 """
 
@@ -24,10 +24,14 @@ from typing import Iterator
 from harness import jars
 
 
+# What the training runs (harness.spark.warmup, harness.warmup): a change there bumps it, so machines train again.
+TRAINING = 2
+
+
 def _key(classpath: str) -> str:
     java = Path(jars.java_executable()).resolve()
     stat = java.stat()
-    fingerprint = f"{java}|{stat.st_size}|{stat.st_mtime_ns}|{classpath}"
+    fingerprint = f"{java}|{stat.st_size}|{stat.st_mtime_ns}|{classpath}|training {TRAINING}"
     return hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
 
 

@@ -8,21 +8,24 @@ JDK, pyspark or the Kafka jars change.
 
 from __future__ import annotations
 
-import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
 from harness import cds, jars
 from harness.cluster import EmbeddedCluster
 from harness.cluster.embedded import BROKER_ROLE
+from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.process.supervisor import session_members
 from harness.spark.launcher import launch_driver
 from harness.spark.session import DRIVER_ROLE, driver_classpath
 from harness.waiting import wait_for
+from pipelines.model import SOURCE_RECORD
 
 TOPIC = "cds-warmup"
+TOPICS_WRITTEN = ("ingested", "processed", "windows")  # by the training's streamlets (harness.spark.warmup.STAGES)
 
 
 def train(say: Callable[[str], None] = print) -> list[str]:
@@ -46,16 +49,18 @@ def train(say: Callable[[str], None] = print) -> list[str]:
 
 
 def _fill_topic(cluster: EmbeddedCluster) -> None:
+    """The source topic holds records as the generator writes them; the streamlets' topics start empty."""
     from kafka import KafkaProducer
 
     with cluster.admin() as admin:
-        admin.create_topic(TOPIC, partitions=2)
-        admin.create_topic(f"{TOPIC}-out", partitions=2)
-    bootstrap = cluster.bootstrap_servers
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        for suffix in ("", *(f"-{name}" for name in TOPICS_WRITTEN)):
+            admin.create_topic(f"{TOPIC}{suffix}", partitions=2)
+    encode = value_encoder("json", SOURCE_RECORD)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    start_ms = int(time.time() * 1000)
     for seq in range(2000):
-        record = {"key": f"k{seq % 8}", "seq": seq, "event_time": "2026-01-01T00:00:00Z", "payload": "x" * 16}
-        producer.send(TOPIC, key=record["key"].encode(), value=json.dumps(record).encode())
+        record = {"key": f"k{seq % 8:04d}", "seq": seq // 8, "event_time_ms": start_ms + seq * 10, "payload": "x" * 16}
+        producer.send(TOPIC, key=record["key"].encode(), value=encode(record))
     producer.flush()
     producer.close()
 
@@ -65,7 +70,7 @@ def _run_driver(cluster: EmbeddedCluster, workdir: Path, java_options: str) -> N
     workdir.mkdir(parents=True)
     log = workdir / "driver.log"
     driver = launch_driver(cluster.supervisor, "cds-warmup", "harness.spark.warmup",
-                           [cluster.bootstrap_servers, TOPIC, str(workdir / "checkpoints"), java_options], log)
+                           [cluster.bootstrap_servers, TOPIC, str(workdir), java_options], log)
     code = driver.wait_exit(timeout=600)
     # The JVM outlives the Python process: it writes the archive after it sees py4j's pipe close.
     wait_for(lambda: not session_members(driver.record), timeout=120, what="the training driver's JVM to write its archive")

@@ -18,6 +18,7 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterable
 
 
 AUDIT_COLUMNS = ("query", "batch_id", "key", "seq", "event_time_ms", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
@@ -116,9 +117,7 @@ class Store:
                     copied[table] += len(rows)
         return copied
 
-    def insert(self, tx: "_Tx", table: str, columns: tuple[str, ...], rows: list[tuple], on_conflict: str = "") -> None:
-        if not rows:
-            return
+    def insert(self, tx: "_Tx", table: str, columns: tuple[str, ...], rows: Iterable[tuple], on_conflict: str = "") -> None:
         marks = ", ".join("?" for _ in columns)
         tx.executemany(f"INSERT INTO {self.table(table)} ({', '.join(columns)}) VALUES ({marks}) {on_conflict}", rows)
 
@@ -135,7 +134,7 @@ class _Tx:
         self._cursor.execute(self._sql(sql), params)
         return self
 
-    def executemany(self, sql: str, rows: list[tuple]):
+    def executemany(self, sql: str, rows: Iterable[tuple]):
         self._cursor.executemany(self._sql(sql), rows)
 
     def fetchone(self):

@@ -13,7 +13,7 @@ from typing import Mapping
 
 from harness import cds, jars
 from harness.errors import HarnessError
-from harness.spark import versions
+from harness.spark import unsigned, versions
 from harness.spark.versions import SparkRuntime
 
 DEFAULT_MASTER = "local[1]"
@@ -47,26 +47,51 @@ def check_connector_version(runtime: SparkRuntime | None = None) -> str:
     return connector
 
 
-def driver_classpath() -> str:
-    """What the driver JVM's own classpath is made of: pyspark's jars (the connector comes later, via spark.jars)."""
+def _pyspark_jars() -> Path:
     import pyspark
 
-    return f"{pyspark.__version__}:{Path(pyspark.__file__).parent / 'jars'}"
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def driver_classpath() -> str:
+    """What the driver JVM's own classpath is made of: the unsigned compiler jars (harness.spark.unsigned), then
+    pyspark's jars (the connector comes later, via spark.jars). The CDS archive is keyed by it."""
+    import pyspark
+
+    return f"{pyspark.__version__}:{unsigned.classpath(_pyspark_jars())}:{_pyspark_jars()}"
+
+
+# The drivers' JIT, by HARNESS_DRIVER_JIT. Drivers are killed and restarted all through a run and share two cores
+# with the broker: "quick" (the default) runs C1 only, whose compilations are cheap and whose code is ready at once.
+# A driver that lives long gains from C2 on its per-record code: "deferred" keeps C2 for what stays hot (ten times
+# the usual invocations and loop iterations), "full" is the JVM's default. Measured here (bench/driver_phases.py,
+# bench/pipeline_throughput.py): a driver's start to its first batch 3.8 s quick, 4.5 s deferred; 600,000 records
+# through the pipeline at 13,700-13,900 records/s quick, 17,300-18,900 deferred.
+JIT_MODES = {
+    "deferred": ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+                 "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"],
+    "quick": ["-XX:TieredStopAtLevel=1"],  # C1 only
+    "full": [],  # the JVM's defaults
+}
+# Serial collection: one core's worth of driver has nothing to gain from a concurrent collector's threads and
+# barriers. Measured with bench/pipeline_throughput.py's pipeline, 600,000 records: 15,440 records/s against 12,887
+# with G1 (C1 only in both).
+GC_OPTIONS = ["-XX:+UseSerialGC"]
 
 
 def jit_options() -> list[str]:
-    """The drivers' JIT: the quick compiler only (C1), unless HARNESS_DRIVER_JIT=full. Drivers are killed and
-    restarted all through a run and share two cores with the broker; C2's compilations compete with the work itself and
-    rarely pay back before the next restart. Measured here: an Avro pipeline under two kills ran in 36-39 s against
-    53-55 s, and 200,000 records flowed end to end at 9,972 records/s against 8,877 (bench/pipeline_throughput.py)."""
-    return [] if os.environ.get("HARNESS_DRIVER_JIT", "quick") == "full" else ["-XX:TieredStopAtLevel=1"]
+    """The JIT flags of HARNESS_DRIVER_JIT's mode (deferred, quick or full); an unknown mode is an error."""
+    mode = os.environ.get("HARNESS_DRIVER_JIT", "quick")
+    if mode not in JIT_MODES:
+        raise HarnessError(f"HARNESS_DRIVER_JIT={mode!r}: expected one of {', '.join(JIT_MODES)}")
+    return JIT_MODES[mode]
 
 
 def driver_java_options(extra: str = "", runtime: SparkRuntime | None = None) -> str:
     """The driver JVM's flags: the CDS archive when trained (for the harness's own Spark: the archive is of its
-    classes), the JIT's, then `extra`."""
+    classes), the collector's, the JIT's, then `extra`."""
     shared = cds.java_options(DRIVER_ROLE, driver_classpath()) if runtime is None or runtime.own else []
-    return " ".join([*shared, *jit_options(), extra]).strip()
+    return " ".join([*shared, *GC_OPTIONS, *jit_options(), extra]).strip()
 
 
 def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = (),
@@ -86,6 +111,9 @@ def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...
     sets = [str(p) for name in jar_sets for p in jars.jar_set(name)]
     settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars(runtime.jar_set)] + sets + extra)
     settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""), runtime)
+    if runtime.own:
+        settings["spark.driver.extraClassPath"] = ":".join(
+            p for p in (unsigned.classpath(_pyspark_jars()), settings.get("spark.driver.extraClassPath", "")) if p)
     return settings
 
 

@@ -15,10 +15,12 @@ where the state absorbs them. Then the state is written:
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from pyspark.sql import functions as F
 
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
-from pipelines.context import batch_map_json, batch_rows
+from pipelines.context import batch_columns, batch_map_json
 from pipelines.stores import (
     AUDIT_COLUMNS, RECORD_COLUMNS, WINDOW_AUDIT_COLUMNS, WINDOW_COLUMNS, Store, egress_store, now_ms,
 )
@@ -56,33 +58,31 @@ class Egress(Streamlet):
         fields = (F.col("key"), F.col("seq"), F.unix_millis("event_time").alias("event_time_ms"), F.col("payload"),
                   batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
 
-        def audit(tx, query: str, rows, batch_id: int) -> None:
-            received = now_ms()
-            store.insert(tx, "audit", AUDIT_COLUMNS, [
-                (query, batch_id, key, seq, event_ms, batches, topic, partition, offset, received)
-                for key, seq, event_ms, _, batches, topic, partition, offset in rows
-            ])
+        def audit(tx, query: str, columns, batch_id: int) -> None:
+            key, seq, event_ms, _, batches, topic, partition, offset = columns
+            store.insert(tx, "audit", AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), key, seq, event_ms, batches, topic,
+                                                         partition, offset, repeat(now_ms())))
 
-        def state_rows(rows, batch_id: int) -> list[tuple]:
-            written = now_ms()
-            return [(key, seq, event_ms, payload, batch_id, batches, written) for key, seq, event_ms, payload, batches, *_ in rows]
+        def state_rows(columns, batch_id: int):
+            key, seq, event_ms, payload, batches, *_ = columns
+            return zip(key, seq, event_ms, payload, repeat(batch_id), batches, repeat(now_ms()))
 
         def write_batch(batch, batch_id: int) -> None:
-            rows = batch_rows(batch, *fields)
+            columns = batch_columns(batch, *fields)
             if ctx.settings.evidence:
                 with store.transaction() as tx:
-                    audit(tx, "main", rows, batch_id)
+                    audit(tx, "main", columns, batch_id)
             with store.transaction() as tx:
                 if mode == "append":
-                    store.insert(tx, "records", RECORD_COLUMNS, state_rows(rows, batch_id))
+                    store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
                 elif mode == "upsert":
-                    store.insert(tx, "records", RECORD_COLUMNS, state_rows(rows, batch_id), on_conflict=(
+                    store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id), on_conflict=(
                         "ON CONFLICT (key, seq) DO UPDATE SET payload = excluded.payload, batch_id = excluded.batch_id, "
                         "batches = excluded.batches, written_ms = excluded.written_ms"))
                 elif mode == "transactional":
                     tx.execute(f"SELECT 1 FROM {store.table('committed_batches')} WHERE batch_id = ?", (batch_id,))
                     if tx.fetchone() is None:
-                        store.insert(tx, "records", RECORD_COLUMNS, state_rows(rows, batch_id))
+                        store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
                         store.insert(tx, "committed_batches", ("batch_id", "committed_ms"), [(batch_id, now_ms())])
 
         if mode != "dedup":
@@ -90,13 +90,13 @@ class Egress(Streamlet):
 
         def audit_batch(batch, batch_id: int) -> None:
             with store.transaction() as tx:
-                audit(tx, "audit", batch_rows(batch, *fields), batch_id)
+                audit(tx, "audit", batch_columns(batch, *fields), batch_id)
 
         def dedup_batch(batch, batch_id: int) -> None:
-            rows = batch_rows(batch, *fields)
+            columns = batch_columns(batch, *fields)
             with store.transaction() as tx:
                 tx.execute(f"DELETE FROM {store.table('records')} WHERE batch_id = ?", (batch_id,))
-                store.insert(tx, "records", RECORD_COLUMNS, state_rows(rows, batch_id))
+                store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
 
         deduplicated = records.withWatermark("event_time", ctx.setting("dedup_watermark")).dropDuplicatesWithinWatermark(["key", "seq"])
         return [ctx.foreach_batch(records, audit_batch, "audit"), ctx.foreach_batch(deduplicated, dedup_batch, "dedup")]
@@ -118,14 +118,14 @@ class WindowEgress(Streamlet):
                   batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
 
         def write_batch(batch, batch_id: int) -> None:
-            rows = batch_rows(batch, *fields)
+            columns = batch_columns(batch, *fields)
             received = now_ms()
             with store.transaction() as tx:
-                store.insert(tx, "window_audit", WINDOW_AUDIT_COLUMNS, [(batch_id, *row, received) for row in rows])
+                store.insert(tx, "window_audit", WINDOW_AUDIT_COLUMNS, zip(repeat(batch_id), *columns, repeat(received)))
+            key, start, end, count, *_ = columns
             with store.transaction() as tx:
-                store.insert(tx, "windows", WINDOW_COLUMNS, [
-                    (key, start, end, count, batch_id, received) for key, start, end, count, *_ in rows
-                ], on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
-                               "batch_id = excluded.batch_id, written_ms = excluded.written_ms")
+                store.insert(tx, "windows", WINDOW_COLUMNS, zip(key, start, end, count, repeat(batch_id), repeat(received)),
+                             on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
+                                         "batch_id = excluded.batch_id, written_ms = excluded.written_ms")
 
         return [ctx.foreach_batch(ctx.read(self.shape.inlets[0]), write_batch, "main")]
