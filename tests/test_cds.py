@@ -45,3 +45,37 @@ def test_the_broker_and_the_driver_map_their_trained_archives(tmp_path):
         assert "-Xshare:on" in started_with
     finally:
         spark.stop()
+
+
+def test_the_signed_compiler_jars_are_copied_once_without_their_signature(tmp_path, monkeypatch):
+    import zipfile
+
+    from harness.spark import unsigned
+
+    monkeypatch.setenv("HARNESS_JARS_DIR", str(tmp_path / "cache"))
+    pyspark_jars = tmp_path / "jars"
+    pyspark_jars.mkdir()
+    with zipfile.ZipFile(pyspark_jars / "janino-3.1.9.jar", "w") as jar:
+        for name in ("META-INF/MANIFEST.MF", "META-INF/DUMMY.SF", "META-INF/DUMMY.DSA", "org/codehaus/janino/Java.class"):
+            jar.writestr(name, name)
+    (pyspark_jars / "spark-core_2.13-4.0.0.jar").write_bytes(b"not copied")
+    [copy] = unsigned.copies(pyspark_jars)
+    assert copy == tmp_path / "cache" / "unsigned" / "janino-3.1.9.jar"
+    with zipfile.ZipFile(copy) as jar:
+        assert sorted(jar.namelist()) == ["META-INF/MANIFEST.MF", "org/codehaus/janino/Java.class"]
+        assert jar.read("org/codehaus/janino/Java.class") == b"org/codehaus/janino/Java.class"
+    made = copy.stat().st_mtime_ns
+    assert unsigned.classpath(pyspark_jars) == str(copy) and copy.stat().st_mtime_ns == made  # made once
+
+
+def test_the_drivers_jit_mode_is_one_of_three(monkeypatch):
+    from harness.errors import HarnessError
+    from harness.spark.session import jit_options
+
+    monkeypatch.delenv("HARNESS_DRIVER_JIT", raising=False)
+    assert jit_options() == ["-XX:TieredStopAtLevel=1"]
+    monkeypatch.setenv("HARNESS_DRIVER_JIT", "deferred")
+    assert "-XX:Tier4InvocationThreshold=50000" in jit_options()
+    monkeypatch.setenv("HARNESS_DRIVER_JIT", "fast")
+    with pytest.raises(HarnessError, match="HARNESS_DRIVER_JIT='fast': expected one of deferred, quick, full"):
+        jit_options()
