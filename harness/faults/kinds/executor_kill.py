@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 from harness.errors import HarnessError, WaitTimeout
 from harness.faults.kind import FaultKind, Param
@@ -19,21 +20,31 @@ def _running(run: Pipeline, app_id: str):
     return [e for e in run.spark_cluster.executors(app_id) if e.pid is not None]
 
 
+def _busy_executor(run: Pipeline, app_id: str, streamlet: str, deadline: float):
+    """An executor of the application and the tasks it is running, caught while it runs one (or, at `deadline`
+    without one, as it is). One that is gone before it ran a task (its worker was lost, by another fault say) is
+    not the victim: the next one to come up is."""
+    cluster = run.spark_cluster
+    while True:
+        victim = wait_for(lambda: next(iter(_running(run, app_id)), None), timeout=max(deadline - time.monotonic(), 1),
+                          interval=0.2, what=f"a running executor of {streamlet}'s application {app_id}")
+        try:
+            return victim, wait_for(lambda: cluster.running_tasks(victim), timeout=max(deadline - time.monotonic(), 0),
+                                    interval=0.05, what=f"executor {victim.executor_id} of {streamlet} to run a task",
+                                    abort=lambda: None if start_ticks_of(victim.pid) else "the executor is gone")
+        except WaitTimeout:
+            if start_ticks_of(victim.pid) or time.monotonic() >= deadline:
+                return victim, set()
+            time.sleep(0.2)  # until the master no longer lists the gone one
+
+
 def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
     cluster = run.spark_cluster
     if cluster is None:
         raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
     app_id = wait_for(lambda: cluster.application(run.app_name(streamlet)), timeout=timeout_s, interval=0.5,
                       what=f"the Spark application of {streamlet}")
-    # While it processes: a task running on it, as its own log says (or, after `timeout_s` without one, now).
-    victim = wait_for(lambda: next(iter(_running(run, app_id)), None), timeout=timeout_s, interval=0.2,
-                      what=f"a running executor of {streamlet}'s application {app_id}")
-    try:
-        tasks = wait_for(lambda: cluster.running_tasks(victim), timeout=timeout_s, interval=0.05,
-                         what=f"executor {victim.executor_id} of {streamlet} to run a task",
-                         abort=lambda: None if start_ticks_of(victim.pid) else "the executor is gone")
-    except WaitTimeout:
-        tasks = set()
+    victim, tasks = _busy_executor(run, app_id, streamlet, time.monotonic() + timeout_s)
     KIND.begun(run, streamlet, app_id=app_id, executor=victim.executor_id, worker=victim.worker, pid=victim.pid,
                running_tasks=sorted(tasks))
     try:
