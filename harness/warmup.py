@@ -25,7 +25,6 @@ from harness.waiting import wait_for
 from pipelines.model import SOURCE_RECORD
 
 TOPIC = "cds-warmup"
-TOPICS_WRITTEN = ("ingested", "processed", "windows")  # by the training's streamlets (harness.spark.warmup.STAGES)
 
 
 def train(say: Callable[[str], None] = print) -> list[str]:
@@ -49,12 +48,12 @@ def train(say: Callable[[str], None] = print) -> list[str]:
 
 
 def _fill_topic(cluster: EmbeddedCluster) -> None:
-    """The source topic holds records as the generator writes them; the streamlets' topics start empty."""
+    """The source topic, with records as the generator writes them (the training driver creates the topics its
+    streamlets write)."""
     from kafka import KafkaProducer
 
     with cluster.admin() as admin:
-        for suffix in ("", *(f"-{name}" for name in TOPICS_WRITTEN)):
-            admin.create_topic(f"{TOPIC}{suffix}", partitions=2)
+        admin.create_topic(TOPIC, partitions=2)
     encode = value_encoder("json", SOURCE_RECORD)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
     start_ms = int(time.time() * 1000)

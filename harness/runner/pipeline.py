@@ -43,6 +43,7 @@ from harness.process import ManagedProcess, Supervisor
 from harness.scenario import Scenario
 from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
+from harness.spark.paths import driver_paths
 from harness.spark.standalone import StandaloneCluster
 from harness.runner.executors import ExecutorWatch
 from harness.spark.session import log_level, session_conf
@@ -294,13 +295,7 @@ class PipelineRun:
         return source
 
     def driver_paths(self, name: str) -> DriverPaths:
-        layout = self.layout
-        return DriverPaths(checkpoints=str(layout.checkpoints(name)), progress=str(layout.progress(name)),
-                           spark_local=str(layout.spark_local(name)), crash_arm=str(layout.crash_arm(name)),
-                           crash_held=str(layout.crash_held(name)), egress_db=str(layout.egress_db(name)),
-                           dropped=str(layout.dropped(name)), workdir=str(layout.workdir(name)),
-                           egress_state=str(layout.egress_state(name)),
-                           store_namespace=f"{layout.root.name}_{name}")
+        return driver_paths(self.layout, name)
 
     def prepare_spark(self) -> SparkRuntime:
         """The drivers' Spark: the harness's own, or the scenario's cluster.spark.version, its environment built and

@@ -58,7 +58,8 @@ def driver_classpath() -> str:
     pyspark's jars (the connector comes later, via spark.jars). The CDS archive is keyed by it."""
     import pyspark
 
-    return f"{pyspark.__version__}:{unsigned.classpath(_pyspark_jars())}:{_pyspark_jars()}"
+    pyspark_jars = _pyspark_jars()
+    return f"{pyspark.__version__}:{unsigned.classpath(pyspark_jars)}:{pyspark_jars}"
 
 
 # The drivers' JIT, by HARNESS_DRIVER_JIT. Drivers are killed and restarted all through a run and share two cores

@@ -18,11 +18,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.cluster import KafkaAdmin
+from harness.evidence.layout import RunLayout
+from harness.spark.paths import driver_paths
 from harness.spark.session import spark_session
 from pipelines.context import StreamletContext
 from pipelines.kinds import load_kind, resolve_settings
 from pipelines.listener import JsonLinesListener
-from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
+from pipelines.settings import DriverSettings, SourceOptions
 
 # (streamlet, kind, settings, its inlet's topic suffix or None for the source, its outlet's topic suffix)
 STAGES = (
@@ -34,18 +37,12 @@ STAGES = (
 )
 
 
-def stage_settings(bootstrap: str, topic: str, workdir: Path, stage: tuple) -> DriverSettings:
+def stage_settings(bootstrap: str, topic: str, layout: RunLayout, stage: tuple) -> DriverSettings:
     name, kind, given, inlet_topic, outlet_topic = stage
     cls = load_kind(kind)
-    folder = workdir / name
-    paths = DriverPaths(checkpoints=str(folder / "checkpoints"), progress=str(workdir / "progress" / f"{name}.jsonl"),
-                        spark_local=str(folder / "local"), crash_arm=str(folder / "crash.arm"),
-                        crash_held=str(folder / "crash.held"), egress_db=str(folder / "egress.sqlite"),
-                        dropped=str(folder / "dropped.jsonl"), workdir=str(folder), egress_state=str(folder / "state"),
-                        store_namespace=name)
     settings, _, _ = resolve_settings(cls, given, kind)
     return DriverSettings(
-        name=name, kind=kind, settings=settings, bootstrap_servers=bootstrap, paths=paths, spark_conf={},
+        name=name, kind=kind, settings=settings, bootstrap_servers=bootstrap, paths=driver_paths(layout, name), spark_conf={},
         inputs={cls.shape.inlets[0].name: f"{topic}-{inlet_topic}"} if inlet_topic else {},
         outputs={cls.shape.outlets[0].name: f"{topic}-{outlet_topic}"} if outlet_topic else {},
         source_topic=topic, source=SourceOptions(trigger="availableNow"),
@@ -53,10 +50,16 @@ def stage_settings(bootstrap: str, topic: str, workdir: Path, stage: tuple) -> D
 
 
 def run(bootstrap: str, topic: str, workdir: Path, java_options: str) -> None:
+    """`topic` holds the source records; the topics the stages write are created here."""
+    with KafkaAdmin(bootstrap) as admin:
+        for *_, outlet_topic in STAGES:
+            if outlet_topic:
+                admin.create_topic(f"{topic}-{outlet_topic}", partitions=2)
+    layout = RunLayout(workdir)
     spark = spark_session("cds-warmup", conf={"spark.driver.extraJavaOptions": java_options})
-    spark.streams.addListener(JsonLinesListener(workdir / "progress" / "warmup.jsonl", "warmup", spark.version))
+    spark.streams.addListener(JsonLinesListener(layout.progress("warmup"), "warmup", spark.version))
     for stage in STAGES:
-        settings = stage_settings(bootstrap, topic, workdir, stage)
+        settings = stage_settings(bootstrap, topic, layout, stage)
         for query in load_kind(settings.kind)().build(StreamletContext(spark, settings)):
             query.awaitTermination(300)
             if query.exception() is not None:

@@ -50,7 +50,7 @@ def record_plan(settings: WorkloadSettings):
         k = rng.randrange(settings.keys)
         late = rng.random() < settings.late_share and index >= settings.late_after
         index += 1
-        payload = rng.getrandbits(8 * size).to_bytes(size, "little").translate(_PAYLOAD_LETTERS).decode() if size else ""
+        payload = rng.getrandbits(8 * size).to_bytes(size, "little").translate(_PAYLOAD_LETTERS).decode()
         yield f"k{k:04d}", seqs[k], payload, late
         seqs[k] += 1
 
