@@ -48,8 +48,9 @@ from pyspark.sql import SparkSession  # noqa: E402
 from harness.spark.session import spark_session  # noqa: E402
 marks["imports"] = time.monotonic()
 from pyspark import SparkConf, SparkContext  # noqa: E402
-from harness.spark.session import session_conf  # noqa: E402
+from harness.spark.session import launcher_env, session_conf  # noqa: E402
 launch = session_conf()  # the connector, the JVM flags, the classpath: as a driver's
+os.environ.update(launcher_env())  # spark-submit's own JVM's flags, as a driver's environment has them
 SparkContext._ensure_initialized(conf=SparkConf().setAll(launch.items()))  # the JVM and py4j, as getOrCreate would
 marks["jvm"] = time.monotonic()
 spark = spark_session("phases-probe")

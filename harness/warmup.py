@@ -1,8 +1,9 @@
 """Train the class-data-sharing archives once per machine (`harness jars` calls it; harness.cds says why).
 
 One embedded broker runs with the training flag while a Spark driver, also
-training, streams through it (harness.spark.warmup); both archives are
-written when their JVMs exit. Under a minute, then never again until the
+training, streams through it (harness.spark.warmup); spark-submit's launcher
+JVM, which runs before the driver's, trains its own. Each archive is written
+when its JVM exits. Under a minute, then never again until the
 JDK, pyspark or the Kafka jars change.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
@@ -20,7 +22,7 @@ from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.process.supervisor import session_members
 from harness.spark.launcher import launch_driver
-from harness.spark.session import DRIVER_ROLE, driver_classpath
+from harness.spark.session import DRIVER_ROLE, LAUNCHER_ROLE, driver_classpath, launcher_classpath
 from harness.waiting import wait_for
 from pipelines.model import SOURCE_RECORD
 
@@ -29,21 +31,21 @@ TOPIC = "cds-warmup"
 
 def train(say: Callable[[str], None] = print) -> list[str]:
     """Train whichever archive is missing; returns the roles trained."""
-    broker_cp, driver_cp = jars.kafka_classpath(), driver_classpath()
-    missing = [role for role, cp in ((BROKER_ROLE, broker_cp), (DRIVER_ROLE, driver_cp)) if not cds.is_trained(role, cp)]
+    classpaths = {BROKER_ROLE: jars.kafka_classpath(), DRIVER_ROLE: driver_classpath(), LAUNCHER_ROLE: launcher_classpath()}
+    missing = [role for role, cp in classpaths.items() if not cds.is_trained(role, cp)]
     if not missing:
         return []
     say(f"training class-data-sharing archives ({', '.join(missing)}), once: under a minute")
-    with tempfile.TemporaryDirectory(prefix="harness-cds-") as tmp, cds.training(BROKER_ROLE, broker_cp) as broker_flags:
+    with tempfile.TemporaryDirectory(prefix="harness-cds-") as tmp, ExitStack() as trainings:
+        flags = {role: trainings.enter_context(cds.training(role, classpaths[role])) for role in missing}
         cluster = EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1)
-        if BROKER_ROLE in missing:
-            cluster.extra_java_options = broker_flags
+        cluster.extra_java_options = flags.get(BROKER_ROLE, [])
         with cluster:
             cluster.start()
             _fill_topic(cluster)
-            if DRIVER_ROLE in missing:
-                with cds.training(DRIVER_ROLE, driver_cp) as driver_flags:
-                    _run_driver(cluster, Path(tmp) / "driver", " ".join(driver_flags))
+            if DRIVER_ROLE in flags or LAUNCHER_ROLE in flags:  # spark-submit runs the launcher before the driver
+                _run_driver(cluster, Path(tmp) / "driver", " ".join(flags.get(DRIVER_ROLE, [])),
+                            {"SPARK_LAUNCHER_OPTS": " ".join(flags[LAUNCHER_ROLE])} if LAUNCHER_ROLE in flags else {})
     return missing
 
 
@@ -64,12 +66,12 @@ def _fill_topic(cluster: EmbeddedCluster) -> None:
     producer.close()
 
 
-def _run_driver(cluster: EmbeddedCluster, workdir: Path, java_options: str) -> None:
+def _run_driver(cluster: EmbeddedCluster, workdir: Path, java_options: str, env: dict[str, str]) -> None:
     """The training driver, in a process group of its own (stopped with the cluster's others on any failure)."""
     workdir.mkdir(parents=True)
     log = workdir / "driver.log"
     driver = launch_driver(cluster.supervisor, "cds-warmup", "harness.spark.warmup",
-                           [cluster.bootstrap_servers, TOPIC, str(workdir), java_options], log)
+                           [cluster.bootstrap_servers, TOPIC, str(workdir), java_options], log, env=env)
     code = driver.wait_exit(timeout=600)
     # The JVM outlives the Python process: it writes the archive after it sees py4j's pipe close.
     wait_for(lambda: not session_members(driver.record), timeout=120, what="the training driver's JVM to write its archive")

@@ -12,7 +12,8 @@ import pytest
 from harness import cds, jars
 from harness.cluster import EmbeddedCluster
 from harness.cluster.embedded import BROKER_ROLE
-from harness.spark.session import DRIVER_ROLE, driver_classpath, driver_java_options, spark_session
+from harness.spark.session import (DRIVER_ROLE, LAUNCHER_ROLE, driver_classpath, driver_java_options, launcher_classpath,
+                                   launcher_env, spark_session)
 
 
 def test_no_archive_means_no_flags_and_a_trained_one_is_named(tmp_path, monkeypatch):
@@ -31,7 +32,9 @@ def test_no_archive_means_no_flags_and_a_trained_one_is_named(tmp_path, monkeypa
 def test_the_broker_and_the_driver_map_their_trained_archives(tmp_path):
     assert cds.is_trained(BROKER_ROLE, jars.kafka_classpath()), "run `harness jars` (make setup trains the archives)"
     assert cds.is_trained(DRIVER_ROLE, driver_classpath())
+    assert cds.is_trained(LAUNCHER_ROLE, launcher_classpath())
     assert "-XX:SharedArchiveFile=" in driver_java_options()
+    assert f"-XX:SharedArchiveFile={cds.archive_path(LAUNCHER_ROLE, launcher_classpath())}" in launcher_env()["SPARK_LAUNCHER_OPTS"]
     cluster = EmbeddedCluster.create(tmp_path / "cluster", brokers=1)
     cluster.extra_java_options = ["-Xshare:on"]
     with cluster:
@@ -43,6 +46,10 @@ def test_the_broker_and_the_driver_map_their_trained_archives(tmp_path):
         started_with = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
         assert any(flag.startswith("-XX:SharedArchiveFile=") for flag in started_with)
         assert "-Xshare:on" in started_with
+        # the connector is on the JVM's own classpath, whose classes the archive holds whole (not only on spark.jars)
+        sparks_loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()  # spark.jars' loader
+        for name in ("org.apache.kafka.clients.producer.KafkaProducer", "org.apache.spark.sql.kafka010.KafkaSourceProvider"):
+            assert sparks_loader.loadClass(name).getClassLoader().getName() == "app", name
     finally:
         spark.stop()
 
@@ -79,3 +86,15 @@ def test_the_drivers_jit_mode_is_one_of_three(monkeypatch):
     monkeypatch.setenv("HARNESS_DRIVER_JIT", "fast")
     with pytest.raises(HarnessError, match="HARNESS_DRIVER_JIT='fast': expected one of deferred, quick, full"):
         jit_options()
+
+
+def test_the_launchers_flags_are_for_the_harnesss_own_spark_and_ones_own_are_kept(monkeypatch):
+    from harness.spark.versions import SparkRuntime
+
+    monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
+    flags = launcher_env()["SPARK_LAUNCHER_OPTS"].split()
+    assert "-XX:+UseSerialGC" in flags and "-Xlog:all=warning:stderr" in flags  # its stdout is the driver's command
+    other = SparkRuntime(version="3.5.7", python="/elsewhere/bin/python", jar_set="spark-kafka-3.5", scala="2.12", own=False)
+    assert launcher_env(other) == {}
+    monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "-Xmx64m")
+    assert launcher_env() == {}

@@ -110,9 +110,14 @@ class Broker:
 
     def java_arguments(self, classpath: str) -> list[str]:
         """The broker's JVM settings and main class, wherever its JVM runs (a process here, a container)."""
+        # The heap is sized and touched once at start (as Kafka's own guidance fixes -Xms to -Xmx): a broker's
+        # memory then follows what it holds, not when G1 chose to grow its heap. With -Xms128m an hour's soak
+        # judged broker-3 +11.4% "grown once warm", a heap expanding to its limit after it took over broker-2's
+        # partitions at minute 17, flat from minute 21 to the end.
         return [
             f"-Xmx{self.cluster.heap_mb}m",
-            f"-Xms{min(self.cluster.heap_mb, 128)}m",
+            f"-Xms{self.cluster.heap_mb}m",
+            "-XX:+AlwaysPreTouch",
             "-XX:+UseG1GC",
             "-XX:MaxGCPauseMillis=20",
             "-Djava.awt.headless=true",

@@ -46,7 +46,7 @@ from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.spark.paths import driver_paths
 from harness.spark.standalone import StandaloneCluster
 from harness.runner.executors import ExecutorWatch
-from harness.spark.session import log_level, session_conf
+from harness.spark.session import launcher_env, log_level, session_conf
 from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import wait_for
 from harness.workload.settings import TRACE_HEADER, WorkloadSettings
@@ -341,6 +341,7 @@ class PipelineRun:
         password = split_password(self.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
         env.update(self.kafka.child_env())  # nor the Kafka user's
+        env.update(launcher_env(self.prepare_spark()))
         paths = [*filter(None, [self.prepare_spark().pythonpath()]), *self.scenario.import_paths]
         if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
             env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *paths])
