@@ -22,7 +22,7 @@ from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.process.supervisor import session_members
 from harness.spark.launcher import launch_driver
-from harness.spark.session import DRIVER_ROLE, LAUNCHER_ROLE, driver_classpath, launcher_classpath
+from harness.spark.session import DRIVER_ROLE, LAUNCHER_ROLE, driver_classpath, launcher_classpath, launcher_env
 from harness.waiting import wait_for
 from pipelines.model import SOURCE_RECORD
 
@@ -45,7 +45,7 @@ def train(say: Callable[[str], None] = print) -> list[str]:
             _fill_topic(cluster)
             if DRIVER_ROLE in flags or LAUNCHER_ROLE in flags:  # spark-submit runs the launcher before the driver
                 _run_driver(cluster, Path(tmp) / "driver", " ".join(flags.get(DRIVER_ROLE, [])),
-                            {"SPARK_LAUNCHER_OPTS": " ".join(flags[LAUNCHER_ROLE])} if LAUNCHER_ROLE in flags else {})
+                            launcher_env(archive_flags=flags[LAUNCHER_ROLE]) if LAUNCHER_ROLE in flags else {})
     return missing
 
 

@@ -106,6 +106,7 @@ def driver_java_options(extra: str = "", runtime: SparkRuntime | None = None) ->
 # bin/spark-class reads the driver's command from the launcher's stdout: the JVM's own warnings (an archive it cannot
 # map) go to stderr instead.
 LAUNCHER_LOG = ["-Xlog:disable", "-Xlog:all=warning:stderr"]
+LAUNCHER_OPTS = "SPARK_LAUNCHER_OPTS"  # the variable bin/spark-class passes to it
 
 
 def launcher_classpath() -> str:
@@ -115,15 +116,16 @@ def launcher_classpath() -> str:
     return f"{pyspark.__version__}:{_pyspark_jars()}/*"
 
 
-def launcher_env(runtime: SparkRuntime | None = None) -> dict[str, str]:
+def launcher_env(runtime: SparkRuntime | None = None, archive_flags: list[str] | None = None) -> dict[str, str]:
     """SPARK_LAUNCHER_OPTS for the harness's own Spark: before every driver's JVM, bin/spark-class runs a small JVM
     (org.apache.spark.launcher.Main) that only computes the driver's command line. From its archive, with C1 and
     the serial collector, it takes 0.06 CPU seconds instead of 0.2, most of which went to opening pyspark's 250
-    jars in search of its classes. One's own SPARK_LAUNCHER_OPTS is left as it is."""
-    if (runtime is not None and not runtime.own) or "SPARK_LAUNCHER_OPTS" in os.environ:
+    jars in search of its classes. `archive_flags` replace the trained archive's (the training's own); without
+    them one's own SPARK_LAUNCHER_OPTS is left as it is."""
+    if (runtime is not None and not runtime.own) or (archive_flags is None and LAUNCHER_OPTS in os.environ):
         return {}
-    return {"SPARK_LAUNCHER_OPTS": " ".join([*cds.java_options(LAUNCHER_ROLE, launcher_classpath()), *GC_OPTIONS,
-                                             *JIT_MODES["quick"], *LAUNCHER_LOG])}
+    archive = cds.java_options(LAUNCHER_ROLE, launcher_classpath()) if archive_flags is None else archive_flags
+    return {LAUNCHER_OPTS: " ".join([*archive, *GC_OPTIONS, *JIT_MODES["quick"], *LAUNCHER_LOG])}
 
 
 def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = (),
