@@ -41,7 +41,7 @@ def run_harness(*args: str, env: dict | None = None, timeout: float = 300) -> su
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """For two workers (pytest-xdist, --dist loadfile: a file's tests on one worker, files in the order they
+    """For the workers (pytest-xdist, --dist loadfile: a file's tests on one worker, files in the order they
     are collected): the files whose tests share a module-scoped real run go first, then the other real runs,
     then the unit tests, so the longest work does not start last."""
     def rank(item) -> int:
