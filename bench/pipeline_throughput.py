@@ -6,6 +6,8 @@
 On one embedded broker, in this order:
 
   1. org.apache.kafka.tools.ProducerPerformance with the generator's record size, acks=all, at least 1,000,000 records;
+     then the floor of one Spark hop: the harness's relay driver (Kafka -> Kafka, the value copied, nothing parsed,
+     the drivers' session settings) copying that backlog, its CPU per record measured while it copies;
   2. ingress -> processor -> egress (upsert, SQLite) with the harness's evidence (batch stamps on every
      topic record, the egress's audit table, the progress listener);
   3. the same pipeline without stamps and audit (the listener stays: the harness waits on it);
@@ -44,6 +46,7 @@ from harness.process import Supervisor
 from harness.runner.pipeline import PipelineRun
 from harness.process.supervisor import ProcessRecord, session_members
 from harness.scenario.model import parse_scenario
+from harness.spark.launcher import launch_driver
 from harness.spark.session import JIT_MODES
 from harness.waiting import wait_for
 from pipelines.model import CODECS, SOURCE_RECORD
@@ -74,6 +77,31 @@ def producer_performance(bootstrap: str, records: int, size: int) -> float:
     ).stdout
     summary = [line for line in out.splitlines() if "records sent" in line][-1]
     return float(re.search(r"([\d.]+) records/sec", summary).group(1))
+
+
+def topic_size(bootstrap: str, topic: str) -> int:
+    with KafkaAdmin(bootstrap) as admin:
+        return sum(o.log_end for o in admin.offsets([topic]))
+
+
+def spark_hop_floor(supervisor: Supervisor, bootstrap: str, folder: Path, records: int) -> dict:
+    """What one Spark hop costs with nothing to parse: the relay copies ProducerPerformance's topic to another,
+    measured from its first copied record to its last (its JVM's start is not in it)."""
+    with KafkaAdmin(bootstrap) as admin:
+        admin.create_topic("perf-copy", partitions=2)
+    driver = launch_driver(supervisor, "relay", "harness.spark.relay",
+                           ["--bootstrap", bootstrap, "--source", "perf", "--sink", "perf-copy",
+                            "--checkpoint", str(folder / "checkpoint")], folder / "relay.log", cwd=folder)
+    alive = lambda: None if driver.running() else f"the relay exited (see {driver.record.log_path})"
+    wait_for(lambda: topic_size(bootstrap, "perf-copy") > 0, timeout=300, interval=0.2, what="the relay's first record",
+             abort=alive)
+    first, cpu_first, t_first = topic_size(bootstrap, "perf-copy"), cpu_seconds(driver.record), time.monotonic()
+    wait_for(lambda: topic_size(bootstrap, "perf-copy") >= records, timeout=900, interval=0.2,
+             what=f"{records:,} records copied by the relay", abort=alive)
+    copied, cpu, seconds = topic_size(bootstrap, "perf-copy") - first, cpu_seconds(driver.record) - cpu_first, \
+        time.monotonic() - t_first
+    driver.stop(timeout=30)
+    return {"records_s": copied / seconds, "cpu_us": cpu * 1e6 / copied}
 
 
 def cpu_seconds(record: ProcessRecord) -> float:
@@ -147,7 +175,9 @@ def main() -> None:
         supervisor = Supervisor(Path(tmp) / "pids")
         with cluster, supervisor:
             cluster.start()
-            perf = producer_performance(cluster.bootstrap_servers, max(args.records, 1_000_000), size)  # past its warm-up
+            perf_records = max(args.records, 1_000_000)  # past its warm-up
+            perf = producer_performance(cluster.bootstrap_servers, perf_records, size)
+            floor = spark_hop_floor(supervisor, cluster.bootstrap_servers, Path(tmp) / "relay", perf_records)
             brokers = cluster.supervisor.processes()
             pairs = []
             for number in range(args.repeat):
@@ -162,6 +192,11 @@ def main() -> None:
                                    args.codec, brokers, proxy)
     print(f"drivers' JIT: {args.jit}")
     print(f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} records/s")
+    hops, cores = 3 * floor["cpu_us"], os.cpu_count()
+    print(f"one Spark hop with nothing to parse (the relay, Kafka -> Kafka, same session settings): "
+          f"{floor['records_s']:,.0f} records/s, {floor['cpu_us']:.1f} CPU microseconds per record; three such hops "
+          f"alone: {hops:.1f} us, at most {cores * 1e6 / hops:,.0f} records/s on {cores} cores, "
+          f"{cores * 1e6 / hops / perf:.3f} of ProducerPerformance")
     labelled = {f"pipeline {'with' if evidence else 'without'} evidence": r for evidence, r in runs.items()}
     if args.proxy:
         labelled["pipeline with evidence, every link through the proxy"] = proxied
