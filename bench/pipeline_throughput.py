@@ -41,6 +41,7 @@ import pandas as pd
 from harness import jars
 from harness.codecs import value_encoder
 from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.demo import topic_size
 from harness.network import NetworkLinks
 from harness.process import Supervisor
 from harness.runner.pipeline import PipelineRun
@@ -77,11 +78,6 @@ def producer_performance(bootstrap: str, records: int, size: int) -> float:
     ).stdout
     summary = [line for line in out.splitlines() if "records sent" in line][-1]
     return float(re.search(r"([\d.]+) records/sec", summary).group(1))
-
-
-def topic_size(bootstrap: str, topic: str) -> int:
-    with KafkaAdmin(bootstrap) as admin:
-        return sum(o.log_end for o in admin.offsets([topic]))
 
 
 def spark_hop_floor(supervisor: Supervisor, bootstrap: str, folder: Path, records: int) -> dict:
