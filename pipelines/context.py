@@ -65,6 +65,7 @@ def _decoded_once(raw: DataFrame, decode, where: list[str]) -> DataFrame:
     """
     return raw.select(F.inline(F.array(decode)), *where)
 
+
 class StreamletContext(SettingsView):
     def __init__(self, spark: SparkSession, settings: DriverSettings):
         super().__init__(settings)
