@@ -89,15 +89,15 @@ def spark_hop_floor(supervisor: Supervisor, bootstrap: str, folder: Path, record
                            ["--bootstrap", bootstrap, "--source", "perf", "--sink", "perf-copy",
                             "--checkpoint", str(folder / "checkpoint")], folder / "relay.log", cwd=folder)
     alive = lambda: None if driver.running() else f"the relay exited (see {driver.record.log_path})"
-    wait_for(lambda: topic_size(bootstrap, "perf-copy") > 0, timeout=300, interval=0.2, what="the relay's first record",
+    copied = lambda: topic_size(bootstrap, "perf-copy")
+    wait_for(lambda: copied() > 0, timeout=300, interval=0.2, what="the relay's first record", abort=alive)
+    start = (copied(), cpu_seconds(driver.record), time.monotonic())
+    wait_for(lambda: copied() >= records, timeout=900, interval=0.2, what=f"{records:,} records copied by the relay",
              abort=alive)
-    first, cpu_first, t_first = topic_size(bootstrap, "perf-copy"), cpu_seconds(driver.record), time.monotonic()
-    wait_for(lambda: topic_size(bootstrap, "perf-copy") >= records, timeout=900, interval=0.2,
-             what=f"{records:,} records copied by the relay", abort=alive)
-    copied, cpu, seconds = topic_size(bootstrap, "perf-copy") - first, cpu_seconds(driver.record) - cpu_first, \
-        time.monotonic() - t_first
+    end = (copied(), cpu_seconds(driver.record), time.monotonic())
+    count, cpu, seconds = (e - s for e, s in zip(end, start))
     driver.stop(timeout=30)
-    return {"records_s": copied / seconds, "cpu_us": cpu * 1e6 / copied}
+    return {"records_s": count / seconds, "cpu_us": cpu * 1e6 / count}
 
 
 def cpu_seconds(record: ProcessRecord) -> float:
