@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +40,42 @@ def test_kill_is_sigkill_and_pause_freezes(tmp_path):
         wait_for(lambda: not proc.is_paused(), timeout=5, what="process to continue")
         assert proc.kill() == -signal.SIGKILL
         assert not proc.running()
+
+
+# A parent whose child runs four threads, each appending to a file without pause.
+BUSY_THREADS = (
+    "import subprocess, sys;"
+    "subprocess.Popen([sys.executable, '-c', 'import sys, threading\\n"
+    "def spin():\\n    while True:\\n        open(sys.argv[1], \\'a\\').write(\\'x\\')\\n"
+    "for _ in range(4): threading.Thread(target=spin).start()', sys.argv[1]]).wait()"
+)
+
+
+def _thread_states(pid: int) -> list[str]:
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        raw = (task / "stat").read_text()
+        states.append(raw[raw.rindex(")") + 2])
+    return states
+
+
+def test_pause_returns_once_every_thread_of_the_session_is_stopped(tmp_path):
+    """A kill in flight freezes a driver to look at its checkpoint: no thread of it may still write then."""
+    out = tmp_path / "written"
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("busy", [sys.executable, "-c", BUSY_THREADS, str(out)], tmp_path / "b.log")
+        wait_for(lambda: len(session_members(proc.record)) == 2 and out.exists() and out.stat().st_size > 1000,
+                 timeout=10, what="the child's threads to write")
+        proc.pause()
+        members = session_members(proc.record)
+        assert len(members) == 2 and all(set(_thread_states(pid)) == {"T"} for pid in members)
+        size = out.stat().st_size
+        time.sleep(0.3)
+        assert out.stat().st_size == size and proc.is_paused()
+        proc.resume()
+        wait_for(lambda: out.stat().st_size > size, timeout=5, what="the threads to write again")
+        assert not proc.is_paused()
+        proc.kill()
 
 
 def test_pid_files_let_another_process_stop_what_was_started(tmp_path):

@@ -2,7 +2,8 @@
 
 A micro-batch N is in flight from the moment Spark writes offsets/N in the query's checkpoint until it
 writes commits/N. A SIGKILL in that window makes the restart run batch N again, for certain. The kill
-waits for more: some of batch N's output already written, so the replay writes it again. Output is told
+waits for more: some of batch N's output already written, so the replay writes it again. The window may
+be a few milliseconds: the kill freezes the driver first, and looks again (harness.faults.kinds.kill_driver). Output is told
 apart by time, not by content: batch N-1 finished writing before commits/N-1, which is before offsets/N,
 so a record on an output topic whose timestamp (the producer's send time) or a finished data file whose
 modification time is later than offsets/N was written by batch N (or a later batch, which is not yet
@@ -29,6 +30,9 @@ class InFlight:
     query: str
     batch: int
     planned_ms: int  # when offsets/<batch> was written
+
+    def committed(self, checkpoints: Path) -> bool:
+        return (checkpoints / self.query / "commits" / str(self.batch)).exists()
 
 
 def batch_in_flight(checkpoints: Path) -> InFlight | None:

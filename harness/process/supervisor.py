@@ -63,9 +63,10 @@ class _Stat:
     start_ticks: int
 
 
-def _stat(pid: int) -> _Stat | None:
+def _stat(pid: int, thread: int | None = None) -> _Stat | None:
+    """A process's /proc stat, or one of its threads' (the process's state is only its main thread's)."""
     try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
+        raw = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
@@ -96,6 +97,15 @@ def session_members(record: ProcessRecord) -> list[int]:
         if st and st.session == record.pid and st.state != "Z":
             members.append(int(entry.name))
     return members
+
+
+def _threads_stopped(pid: int) -> bool:
+    """No thread of the process runs (each stopped, or already gone)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    return all((st := _stat(pid, int(t))) is None or st.state in "TtZX" for t in threads)
 
 
 def _signal_members(record: ProcessRecord, sig: int) -> int:
@@ -186,8 +196,11 @@ class ManagedProcess:
         return bool(session_members(self.record))
 
     def is_paused(self) -> bool:
+        """Every thread of every process of the session is stopped: nothing in it can act any more."""
         st = _stat(self.record.pid)
-        return bool(st and st.start_ticks == self.record.start_ticks and st.state == "T")
+        if not st or st.start_ticks != self.record.start_ticks or st.state != "T":
+            return False
+        return all(_threads_stopped(pid) for pid in session_members(self.record))
 
     def signal(self, sig: int) -> None:
         """Send `sig` to every process of the session."""
@@ -208,8 +221,8 @@ class ManagedProcess:
         return self.wait_exit()
 
     def pause(self, timeout: float = 10.0) -> None:
-        """SIGSTOP the session; returns once the leader is really stopped (the kernel stops every thread of a
-        large JVM asynchronously: under load /proc still says running for a moment)."""
+        """SIGSTOP the session; returns once all of it is really stopped (the kernel stops each thread of a
+        large JVM as it next runs: under load some still run for a moment)."""
         self.signal(signal.SIGSTOP)
         deadline = time.monotonic() + timeout
         while not self.is_paused() and time.monotonic() < deadline:
