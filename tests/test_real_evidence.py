@@ -8,6 +8,7 @@ never taken from the checker.
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import signal
@@ -35,9 +36,9 @@ CHAIN = {
         "connections": {"ingress.out": ["enrich.in"], "enrich.out": ["score.in"], "score.out": ["egress.in"]},
         "topics": {"ingress.out": {"name": "ingested"}, "enrich.out": {"name": "enriched"}, "score.out": {"name": "scored"}},
     },
-    # The kills overlap; score's hold waits for input while enrich restarts: records keep coming long enough
-    # for both kills to find a batch to hold.
-    "workload": {"rate": 30, "duration_s": 80, "keys": 4},
+    # The kills overlap; score's kill waits for input while enrich restarts: records keep coming until 10 s
+    # after both kills ended, however late they come on a busy machine.
+    "workload": {"rate": 30, "duration_s": 20, "after_faults_s": 10, "keys": 4},
     "faults": [{"kind": "kill-driver", "target": "enrich", "start_s": 5, "at": "after-write", "restart_after_s": 1},
                {"kind": "kill-driver", "target": "score", "start_s": 6, "at": "in-flight", "restart_after_s": 1}],
     "expectations": {"end_to_end": "effectively-exactly-once", "max_lost": 0, "min_duplicated_deliveries": 1,
@@ -109,6 +110,21 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
     assert report.causes["duplicated"]["unexplained"] == 0 and report.passed
     print(f"chain: extra copies made by enrich's kill {made_by_enrich} (at enriched), by score's kill {made_by_score} "
           f"(at scored, Spark's Kafka sink); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}")
+
+
+def test_the_workload_lasts_until_its_time_after_the_last_fault_ended(chain_run):
+    events = list(map(json.loads, (chain_run / "history.jsonl").open()))
+    started = next(e["ts_ms"] for e in events if e["event"] == "process_started" and e["process"] == "generator")
+    last_ended = max(e["ts_ms"] for e in events if e["event"] == "fault_ended")
+    [stopped] = [e for e in events if e["event"] == "workload_stopped"]
+    assert stopped["ts_ms"] - last_ended >= 10_000 and stopped["ts_ms"] - started >= 20_000
+    assert stopped["ts_ms"] - max(last_ended + 10_000, started + 20_000) < 2_000, "stopped when its time came"
+    exited = next(e for e in events if e["event"] == "process_exited" and e["process"] == "generator")
+    assert exited["exit_code"] == 0 and exited["ts_ms"] >= stopped["ts_ms"]
+    # It sent at its rate (30/s) until then, and every record has its outcome.
+    rows = list(csv.DictReader((chain_run / "acks.csv").open()))
+    assert all(r["status"] == "acked" for r in rows)
+    assert abs(len(rows) - 30 * (stopped["ts_ms"] - started) / 1000) <= 30, len(rows)
 
 
 def test_a_killed_driver_is_gone_and_its_restart_runs_the_batch_in_flight_from_the_checkpoint(chain_run):

@@ -142,6 +142,9 @@ BAD = [
     ("abort every transaction", GOOD.replace("workload: {rate: 50, duration_s: 5}",
                                              "workload: {rate: 50, duration_s: 5, transactions: {abort_every: 1}}"),
      "workload.transactions.abort_every: 1 would abort every transaction"),
+    ("a negative time after the faults", GOOD.replace("workload: {rate: 50, duration_s: 5}",
+                                                      "workload: {rate: 50, duration_s: 5, after_faults_s: -2}"),
+     "workload.after_faults_s: expected a value from 0 to"),
     ("unknown isolation level", GOOD + "source_options: {ingress: {isolation_level: dirty}}\n",
      "source_options.ingress.isolation_level: expected one of read_committed, read_uncommitted, got 'dirty'"),
 ]

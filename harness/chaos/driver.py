@@ -7,13 +7,15 @@ pipeline is whole again), so faults on different targets overlap and the
 schedule does not drift behind slow restarts; a fault whose target is still
 under an earlier fault waits for it. An action that fails ends the run, as it
 would without threads. It returns once every fault was played and the
-generator is done.
+generator is done; a workload with no end of its own (OpenWorkload) is
+stopped here, some time after the last fault ended.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from harness.chaos.schedule import Firing
@@ -27,6 +29,16 @@ def describe(firing: Firing) -> str:
     return f"{firing.kind} {firing.target}" + (f" ({params})" if params else "")
 
 
+@dataclass(frozen=True)
+class OpenWorkload:
+    """A workload that lasts until `after_faults_s` after the last fault ended, and at least `min_s`: faults
+    that come late on a busy machine still have records flowing around them. `stop` ends it (called until
+    the generator is done)."""
+    min_s: float
+    after_faults_s: float
+    stop: Callable[[], None]
+
+
 class _Playing:
     """The faults in flight: one thread each, their targets, and the first error any of them raised."""
 
@@ -35,6 +47,7 @@ class _Playing:
         self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
         self.error: BaseException | None = None
         self.finished = 0
+        self.quiet_since = time.monotonic()  # when the last fault ended (or the start)
         self._lock = threading.Lock()
 
     def busy(self, target: str) -> bool:
@@ -56,6 +69,7 @@ class _Playing:
                     self.error = self.error or exc
             finally:
                 self.run.under_fault.discard(firing.target)
+                self.quiet_since = time.monotonic()
 
         thread = threading.Thread(target=play_one, name=f"fault-{firing.kind}-{firing.target}", daemon=True)
         self.threads[firing.target] = thread
@@ -70,7 +84,7 @@ class _Playing:
 
 
 def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], overrun_s: float, say: Callable[[str], None],
-         on_tick: Callable[[float, int], None] = lambda elapsed, played: None) -> int:
+         on_tick: Callable[[float, int], None] = lambda elapsed, played: None, open_workload: OpenWorkload | None = None) -> int:
     """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
     `overrun_s` bounds the whole: the generator must be done and every fault
@@ -97,7 +111,11 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
             say(f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
                 + (f" ({late:.0f}s late: waited for the fault before it on {firing.target})" if late >= 2 else ""))
             playing.fire(firing)
-        if not pending and not playing.any_running() and run.generator_done():
+        quiet = not pending and not playing.any_running()
+        if quiet and open_workload is not None and elapsed >= open_workload.min_s \
+                and time.monotonic() - playing.quiet_since >= open_workload.after_faults_s:
+            open_workload.stop()
+        if quiet and run.generator_done():
             playing.check()
             return playing.finished
         if elapsed > overrun_s:

@@ -169,6 +169,6 @@ def _headers_lost(hop: HopData, sent: pd.DataFrame) -> int | None:
 def _run_info(evidence: Evidence, spans) -> dict:
     resolved = evidence.resolved
     schedule = resolved.get("schedule")
-    return {"seed": resolved.get("seed"), "duration_s": resolved.get("duration_s"),
+    return {"seed": resolved.get("seed"), "duration_s": resolved.get("duration_s"), "after_faults_s": resolved.get("after_faults_s"),
             "faults_planned": (len(schedule) if isinstance(schedule, list) else None) if resolved.get("faults_played", True) else 0,
             "faults_played": len(spans), "versions": evidence.versions}

@@ -107,7 +107,9 @@ def anomaly_files(report: Report) -> dict[str, str]:
 def run_info_text(report: Report) -> str:
     info = report.run_info or {}
     versions = ", ".join(f"{k} {v}" for k, v in (info.get("versions") or {}).items())
-    return (f"seed {plain(info.get('seed'))}, workload {plain(info.get('duration_s'))} s, faults planned {plain(info.get('faults_planned'))}, "
+    after = info.get("after_faults_s")
+    workload = f"{plain(info.get('duration_s'))} s" + ("" if after is None else f" and until {plain(after)} s after the last fault")
+    return (f"seed {plain(info.get('seed'))}, workload {workload}, faults planned {plain(info.get('faults_planned'))}, "
             f"played {plain(info.get('faults_played'))}" + (f"; {versions}" if versions else ""))
 
 

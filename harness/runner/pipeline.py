@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import secrets
+import signal
 import sys
 import time
 from dataclasses import replace
@@ -80,6 +81,7 @@ class PipelineRun:
         self.drivers: dict[str, ManagedProcess] = {}
         self.generator: ManagedProcess | None = None
         self._generator_exit_recorded = False
+        self._generator_stopped = False
         self.run_id = self.layout.root.name
         self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
@@ -403,7 +405,8 @@ class PipelineRun:
             return f"streamlet {name} exited: {self.failed[name].splitlines()[0]} (see {self.drivers[name].record.log_path})"
         return None
 
-    def start_generator(self, duration_s: float, seed: int | None = None) -> None:
+    def start_generator(self, duration_s: float | None, seed: int | None = None) -> None:
+        """Start producing: for `duration_s`, or until stop_generator() when None."""
         w = self.scenario.workload
         settings = WorkloadSettings(
             bootstrap_servers=self.client_access(GENERATOR).bootstrap_servers, kafka_security=self.kafka.security,
@@ -420,6 +423,15 @@ class PipelineRun:
             self.layout.log("generator"), env=self.kafka.child_env(),
         )
         self.history.record("process_started", process="generator", pid=self.generator.pid, role="generator")
+
+    def stop_generator(self, reason: str) -> None:
+        """End a workload that has no end of its own: SIGTERM, after which the generator waits for the outcome
+        of what it sent and exits (generator_done says when). Once; later calls do nothing."""
+        if self.generator is None or self._generator_stopped:
+            return
+        self._generator_stopped = True
+        self.history.record("workload_stopped", pid=self.generator.pid, reason=reason)
+        self.generator.signal(signal.SIGTERM)
 
     def generator_done(self) -> bool:
         """True once the generator has exited (recorded once); a failed generator stops the run."""

@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.chaos.driver import play
+from harness.chaos.driver import OpenWorkload, play
 from harness.chaos.schedule import Firing, plan
 from harness.evidence.acks import AckCounter
 from harness.runner.console import Console
@@ -94,13 +94,18 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:
-                run.start_generator(duration, seed)
-                console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s; "
-                            f"{len(firings)} fault(s) planned (seed {seed})")
+                after_faults = scenario.workload.after_faults_s
+                run.start_generator(duration if after_faults is None else None, seed)
+                console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
+                            + ("" if after_faults is None else f" and until {after_faults:g}s after the last fault")
+                            + f"; {len(firings)} fault(s) planned (seed {seed})")
                 _begin_continuous_faults(run, whole_run)
                 status = _Status(run, sampler, console, duration, len(firings))
                 overrun = max([duration] + [f.at_s for f in firings]) + 300
-                summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status)
+                open_workload = None if after_faults is None else OpenWorkload(
+                    duration, after_faults, lambda: run.stop_generator(f"{after_faults:g}s after the last fault"))
+                summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status,
+                                             open_workload)
                 _end_continuous_faults(run, whole_run)
                 summary.drain_s = run.drain()
                 console.say(f"drained in {summary.drain_s:.1f}s")
@@ -131,7 +136,8 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
 
 def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: int, firings: list[Firing],
                    play_faults: bool) -> None:
-    resolved = {"duration_s": duration, "seed": seed, "faults_played": play_faults,
+    resolved = {"duration_s": duration, "after_faults_s": scenario.workload.after_faults_s, "seed": seed,
+                "faults_played": play_faults,
                 "schedule": [asdict(f) for f in firings]}
     run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
     run.describe().save(run.layout.pipeline)

@@ -60,6 +60,7 @@ class WorkloadSpec:
     keys: int = 8
     rate: float = 200.0
     duration_s: float = 30.0
+    after_faults_s: float | None = None  # set: the workload also lasts until this long after the last fault ended
     payload_bytes: int = 64
     late_share: float = 0.0
     late_by_s: float = 0.0
@@ -91,7 +92,7 @@ class Scenario:
 
 
 def _workload(raw: Any) -> WorkloadSpec:
-    f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed",
+    f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "after_faults_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed",
                                    "transactions", "headers"})
     topic_raw = f.get("topic", dict, {})
     t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config", "codec"})
@@ -104,6 +105,7 @@ def _workload(raw: Any) -> WorkloadSpec:
         keys=f.get("keys", int, 8, minimum=1, maximum=MAX_KEYS),
         rate=float(f.get("rate", (int, float), 200.0, minimum=0.1, maximum=MAX_RATE)),
         duration_s=float(f.get("duration_s", (int, float), 30.0, minimum=0, maximum=MAX_DURATION_S)),
+        after_faults_s=f.number("after_faults_s", None, minimum=0, maximum=MAX_DURATION_S),
         payload_bytes=f.get("payload_bytes", int, 64, minimum=0, maximum=MAX_PAYLOAD_BYTES),
         late_share=float(f.get("late_share", (int, float), 0.0, minimum=0, maximum=1)),
         late_by_s=float(f.get("late_by_s", (int, float), 0.0, minimum=0)),
