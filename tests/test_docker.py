@@ -155,7 +155,7 @@ def test_a_compose_brokers_container_is_faulted_by_name_and_nothing_else_is_touc
         scenario.update(name="compose-faulted", cluster={"bootstrap_servers": bootstrap, "docker": {"containers": [broker.name]}},
                         faults=[{"kind": "broker-pause", "target": "broker-1", "start_s": 8, "paused_s": 6},
                                 {"kind": "broker-stop", "target": "broker-1", "start_s": 18, "down_s": 1}])
-        scenario["workload"]["duration_s"] = 28
+        scenario["workload"].update(duration_s=20, after_faults_s=5)
         path = tmp_path / "faulted.yaml"
         path.write_text(yaml.safe_dump(scenario))
         result = run_harness("run", str(path), "--out", str(tmp_path / "run"), timeout=600)

@@ -33,7 +33,7 @@ TWO_STEP = {
         "connections": {"ingress.out": ["egress.in"]},
         "topics": {"ingress.out": {"name": "ingested"}},
     },
-    "workload": {"rate": 200, "duration_s": 25, "keys": 8},
+    "workload": {"rate": 200, "duration_s": 15, "after_faults_s": 5, "keys": 8},
 }
 
 
@@ -138,9 +138,11 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
                            "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
             "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
             "topics": {"ingress.out": {"name": "ingested", "replication": 3}, "processor.out": {"name": "processed", "replication": 3}}},
-        "workload": {"topic": {"name": "source", "replication": 3}, "rate": 200, "duration_s": 35, "keys": 8},
+        "workload": {"topic": {"name": "source", "replication": 3}, "rate": 200, "duration_s": 15, "after_faults_s": 5, "keys": 8},
         "source_options": {"processor": {"fail_on_data_loss": False}},
-        "faults": [{"kind": "retention-shrink", "target": "processor", "start_s": 8}],
+        # Retention of 5 s, not 1: the ingress goes on writing `ingested`, and the run's recording of it (the
+        # test's count) must read each record before retention deletes it, on a machine busy with other runs.
+        "faults": [{"kind": "retention-shrink", "target": "processor", "start_s": 8, "retention_ms": 5000}],
         "expectations": {"lost_causes": ["retention"]},
     }
     summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
@@ -189,7 +191,7 @@ PARTITION = {"kind": "network-partition", "target": "egress-upsert", "start_s": 
 KILLS_AFTER_WRITE = {
     # Ingress -> one egress per mode; each egress killed once while a batch is held after its write. The kills
     # overlap (different targets); each holds a batch first, and a restart takes 10 to 40 s here with five
-    # drivers: records keep coming long enough for every kill to find a batch to hold and for the restarts to read.
+    # drivers: records keep coming until 8 s after the last fault ended, for every kill to find a batch to hold.
     # First the upsert egress's network link is cut for 20 s (its kill waits for that: one fault at a time on a
     # target), and later the ingress is frozen by a fault kind of one's own (examples/faults/freeze.py, loaded
     # from a temporary package): one run costs one start-up.
@@ -200,7 +202,7 @@ KILLS_AFTER_WRITE = {
         "connections": {"ingress.out": [f"egress-{m}.in" for m in MODES]},
         "topics": {"ingress.out": {"name": "ingested"}},
     },
-    "workload": {"rate": 30, "duration_s": 55, "keys": 4},
+    "workload": {"rate": 30, "duration_s": 34, "after_faults_s": 8, "keys": 4},
     "faults": [{"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
                for i, m in enumerate(MODES)] + [PARTITION],
 }

@@ -153,7 +153,7 @@ def external_scenario(folder: Path, cluster, password_env: str, truststore: str,
                   "truststore": {"path": truststore, "password": {"env": "THEIR_TRUSTSTORE_PASSWORD"}}},
         "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
                       "connections": {"ingress.out": ["egress.in"]}, "topics": {"ingress.out": {"name": "ingested"}}},
-        "workload": {"rate": 100, "duration_s": 25, "keys": 4},
+        "workload": {"rate": 100, "duration_s": 12, "after_faults_s": 6, "keys": 4},
         **extra,
     }
     path = folder / f"{password_env.lower()}-{Path(truststore).stem}.yaml"

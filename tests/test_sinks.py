@@ -27,9 +27,9 @@ SINKS = {
                        "txn": {"kind": "delta-sink", "settings": {"mode": "foreach-batch-txn"}}},
         "connections": {"ingress.out": ["files.in", "stream.in", "txn.in"]},
     },
-    "workload": {"rate": 100, "duration_s": 30, "keys": 4},
-    # Each sink's driver is killed twice; the second kill comes after the first restart (10 to 20 s), while
-    # records still come.
+    "workload": {"rate": 100, "duration_s": 16, "after_faults_s": 6, "keys": 4},
+    # Each sink's driver is killed twice; the second kill comes after the first restart (10 to 20 s), and
+    # records still come until 6 s after the last.
     "faults": [{"kind": "kill-driver", "target": "files", "start_s": 4, "every_s": 8, "times": 2, "at": "in-flight", "restart_after_s": 1},
                {"kind": "kill-driver", "target": "stream", "start_s": 5, "every_s": 8, "times": 2, "at": "in-flight", "restart_after_s": 1},
                {"kind": "kill-driver", "target": "txn", "start_s": 6, "every_s": 8, "times": 2, "at": "after-write", "restart_after_s": 1}],

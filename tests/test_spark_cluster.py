@@ -30,7 +30,7 @@ def _alive(pid: int | None) -> bool:
 def cluster_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("spark-cluster") / "run"
     summary = run_scenario(load_scenario(ROOT / "scenarios" / "spark-cluster-executor-loss.yaml"), run_dir,
-                           console=Console(quiet=True))  # 60 s: under load the executor comes back late
+                           console=Console(quiet=True))
     assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
     return run_dir, history(run_dir), check_run(run_dir)
 

@@ -91,7 +91,7 @@ def scenario(kind: str = "shop.reverse:Reverse", settings: str = "{suffix: '!'}"
             reverse.out: [egress.in]
           topics:
             reverse.out: {{name: reversed}}
-        workload: {{rate: 40, duration_s: 30, keys: 4, payload_bytes: 12}}
+        workload: {{rate: 40, duration_s: 12, after_faults_s: 6, keys: 4, payload_bytes: 12}}
     """) + extra
 
 
