@@ -50,7 +50,9 @@ class _Status:
 
     def __init__(self, run: PipelineRun, sampler: OffsetSampler, console: Console, duration: float, planned: int):
         self.run, self.sampler, self.console = run, sampler, console
-        self.duration, self.planned = duration, planned
+        self.planned = planned
+        # "40s+": a workload with after_faults_s goes on past its duration until the faults are over
+        self.length = f"{duration:.0f}s" + ("" if run.scenario.workload.after_faults_s is None else "+")
         self.acks = AckCounter(run.layout.ack_log)
         self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == "egress"]
 
@@ -63,7 +65,7 @@ class _Status:
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
         lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
         down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
-        self.console.status(f"{elapsed:5.0f}s/{self.duration:.0f}s  faults {played}/{self.planned}  "
+        self.console.status(f"{elapsed:5.0f}s/{self.length}  faults {played}/{self.planned}  "
                             f"acked {acks.acked:,}  delivered {delivered:,}  lag {lag_text}{down}")
 
 
