@@ -31,11 +31,12 @@ def _recreated_source():
     return sent, new
 
 
-def _judge_recreation(tmp_path, sent, lost):
+def _judge_recreation(tmp_path, sent, lost, samples=()):
     """The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8."""
     keep = np.flatnonzero(~lost)
     history = [{"ts_ms": CREATED_MS, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
-                "deleted_ms": DELETED_MS, "created_ms": CREATED_MS, "read_to": [["source", 0, 20], ["source", 1, 20]]}]
+                "deleted_ms": DELETED_MS, "created_ms": CREATED_MS, "read_to": [["source", 0, 20], ["source", 1, 20]]},
+               *samples]
     return check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
                                progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
 
@@ -53,6 +54,19 @@ def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_t
     assert report.causes["lost"]["topic_recreated"] == 26
     assert report.causes["lost"]["unexplained"] == 1
     assert report.verdict == "at-most-once"
+
+
+def test_log_starts_sampled_around_the_recreation_do_not_turn_its_losses_into_retentions(tmp_path):
+    """The offset sampler saw the deleted topic's partition 0 start at 23 while it went (a CI run's evidence had
+    such a sample): the old topic's unread offsets 20-22 there are still the re-creation's, not retention's."""
+    sent, new = _recreated_source()
+    old_unread = ~new & (sent.offset >= 20)
+    new_skipped = new & (sent.offset < 8)
+    samples = [{"ts_ms": T0 + ts, "event": "offsets", "partitions": [["source", 0, start, 25], ["source", 1, 0, 25]]}
+               for ts, start in ((240, 0), (255, 23), (270, 0))]
+    report = _judge_recreation(tmp_path, sent, old_unread | new_skipped, samples)
+    assert report.counts.lost == 26 and report.causes["lost"]["topic_recreated"] == 26
+    assert report.causes["lost"]["retention"] == 0
 
 
 def test_a_new_topics_record_served_with_the_deleted_topics_record_at_its_offset_is_lost_to_the_recreation(tmp_path):

@@ -9,7 +9,7 @@ Losses, in this order of precedence:
                   behind for longer than retention.ms), never received by the streamlet that lost
                   it, and below its input partition's log start (history offsets, sampled once
                   a second) with no sample showing it retained after that streamlet's committed
-                  batches had read past it (progress end offsets)
+                  batches had read past it (progress end offsets), and no topic re-creation explains it
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet restarted past it (fault_begun skips_to: a redeploy
                   without its checkpoint from `latest` or a timestamp), written
@@ -254,9 +254,11 @@ def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first
     """One cause per lost rid (harness.semantics.LOST_CAUSES), and the retention windows seen."""
     cause = np.full(len(lost), "unexplained", dtype=object)
     windows, by_retention = retention_windows(evidence, hops, lost, gaps)
-    by_retention |= _deleted_before_read(evidence, hops, lost, first_hop)
-    by_redeploy = _redeploy_explained(evidence, spans, lost)
     by_recreation = _recreated_explained(evidence, lost)
+    # Log starts sampled around a re-creation are of two topics (the deleted one's, then the new one's from 0):
+    # what the re-creation explains is not routine retention's.
+    by_retention |= _deleted_before_read(evidence, hops, lost, first_hop) & ~by_recreation
+    by_redeploy = _redeploy_explained(evidence, spans, lost)
     late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
     # The output of a failed streamlet is where its losses first show.
