@@ -3,7 +3,7 @@
 A micro-batch N is in flight from the moment Spark writes offsets/N in the query's checkpoint until it
 writes commits/N. A SIGKILL in that window makes the restart run batch N again, for certain. The kill
 waits for more: some of batch N's output already written, so the replay writes it again. The window may
-be a few milliseconds: the kill freezes the driver first, and looks again (harness.faults.kinds.kill_driver). Output is told
+be a few milliseconds: the kill looks while the driver is frozen (harness.faults.kinds.kill_driver). Output is told
 apart by time, not by content: batch N-1 finished writing before commits/N-1, which is before offsets/N,
 so a record on an output topic whose timestamp (the producer's send time) or a finished data file whose
 modification time is later than offsets/N was written by batch N (or a later batch, which is not yet
@@ -85,6 +85,13 @@ class OutputWatch:
                         self._finished.add(path)
                         self.latest_ms = max(self.latest_ms, os.stat(path).st_mtime_ns // 1_000_000)
         return self.latest_ms
+
+    def newer_than(self, ms: int, timeout_s: float) -> bool:
+        """Whether output later than `ms` (since the epoch) was written, looking for up to `timeout_s`."""
+        end = time.monotonic() + timeout_s
+        while self.latest_ms <= ms and time.monotonic() < end:
+            self.poll(0.01)
+        return self.latest_ms > ms
 
     def close(self) -> None:
         if self._consumer is not None:

@@ -55,32 +55,39 @@ def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = 60
     return {"held_query": state["query"], "held_batch": state["batch"]}
 
 
+STEP_S = 0.05  # how long the driver runs between two looks while a batch of it is in flight
+LOOK_S = 0.05  # how long a look waits for output on the streamlet's topics (a fetch or two)
+
+
 def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> None:
     """SIGKILL the driver while a batch is in flight with some of its output written; the history names that
-    batch (held_query, held_batch, planned_ms). Seen in flight, the driver is frozen (SIGSTOP) before it is
-    looked at again: a batch that committed in the instant before the freeze lets it go on to the next batch,
-    one that did not can no longer commit, so the kill lands in flight for certain, however busy the machine.
-    Without such a moment within `timeout_s` (no input), the history says so and the kill goes ahead at
-    whatever moment it is."""
+    batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short steps and is
+    frozen (SIGSTOP) between them while the harness looks: frozen, it can neither commit the batch nor write
+    more, so what a look finds (no commits/N, output newer than offsets/N) still holds at the kill, however
+    slowly the harness's own loop runs on a busy machine. Without such a moment within `timeout_s` (no input),
+    the history says so and the kill goes ahead at whatever moment it is."""
     checkpoints = run.layout.checkpoints(streamlet)
     watch = OutputWatch(run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet))
     deadline = time.monotonic() + timeout_s
     held: InFlight | None = None
+    looks = 0
     try:
         while held is None and time.monotonic() < deadline and proc.running():
-            latest = watch.poll(0.01)
             flight = batch_in_flight(checkpoints)
-            if flight is None or latest <= flight.planned_ms:
+            if flight is None:
+                watch.poll(0.01)
                 continue
             proc.pause()
-            if flight.committed(checkpoints):
-                proc.resume()
+            looks += 1
+            if not flight.committed(checkpoints) and watch.newer_than(flight.planned_ms, LOOK_S):
+                held = flight  # stays frozen until the kill
             else:
-                held = flight
+                proc.resume()
+                time.sleep(STEP_S)
     finally:
         watch.close()
     fields = {"held_query": held.query, "held_batch": held.batch, "planned_ms": held.planned_ms} if held else {}
-    KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", **fields)
+    KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", frozen_looks=looks, **fields)
     stop_driver(run, streamlet, "SIGKILL")
     if held is None:
         run.history.record("crash_point_missed", target=streamlet, reason=f"no batch in flight with output written within {timeout_s:.0f}s")
