@@ -3,11 +3,11 @@
 A micro-batch N is in flight from the moment Spark writes offsets/N in the query's checkpoint until it
 writes commits/N. A SIGKILL in that window makes the restart run batch N again, for certain. The kill
 waits for more: some of batch N's output already written, so the replay writes it again. The window may
-be a few milliseconds: the kill looks while the driver is frozen (harness.faults.kinds.kill_driver). Output is told
-apart by time, not by content: batch N-1 finished writing before commits/N-1, which is before offsets/N,
-so a record on an output topic whose timestamp (the producer's send time) or a finished data file whose
-modification time is later than offsets/N was written by batch N (or a later batch, which is not yet
-planned while N is in flight).
+be a few milliseconds: the kill looks while the driver is frozen (harness.faults.kinds.kill_driver).
+Output is told apart by time, not by content: batch N-1 finished writing before commits/N-1, which is
+before offsets/N, so a record on an output topic whose timestamp (the producer's send time) or a finished
+data file whose modification time is later than offsets/N was written by batch N (or a later batch, which
+is not yet planned while N is in flight).
 """
 
 from __future__ import annotations
