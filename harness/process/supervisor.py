@@ -108,12 +108,13 @@ def _threads_stopped(pid: int) -> bool:
     return all((st := _stat(pid, int(t))) is None or st.state in "TtZX" for t in threads)
 
 
-def _signal_members(record: ProcessRecord, sig: int) -> int:
-    sent = 0
+def _signal_members(record: ProcessRecord, sig: int) -> list[int]:
+    """Send `sig` to every live process of the session; returns the pids it reached."""
+    sent = []
     for pid in session_members(record):
         try:
             os.kill(pid, sig)
-            sent += 1
+            sent.append(pid)
         except ProcessLookupError:
             pass
     return sent
@@ -202,10 +203,10 @@ class ManagedProcess:
             return False
         return all(_threads_stopped(pid) for pid in session_members(self.record))
 
-    def signal(self, sig: int) -> None:
-        """Send `sig` to every process of the session."""
+    def signal(self, sig: int) -> list[int]:
+        """Send `sig` to every process of the session; returns the pids it reached."""
         self._reap()
-        _signal_members(self.record, sig)
+        return _signal_members(self.record, sig)
 
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM to the leader, wait up to `timeout` for the whole session, then SIGKILL.
@@ -222,10 +223,11 @@ class ManagedProcess:
 
     def pause(self, timeout: float = 10.0) -> None:
         """SIGSTOP the session; returns once all of it is really stopped (the kernel stops each thread of a
-        large JVM as it next runs: under load some still run for a moment)."""
-        self.signal(signal.SIGSTOP)
+        large JVM as it next runs: under load some still run for a moment). Only the processes it stopped are
+        watched: a stopped process starts none, so /proc is scanned for the session once, not on every look."""
+        stopped = self.signal(signal.SIGSTOP)
         deadline = time.monotonic() + timeout
-        while not self.is_paused() and time.monotonic() < deadline:
+        while not all(_threads_stopped(pid) for pid in stopped) and time.monotonic() < deadline:
             time.sleep(0.01)
 
     def resume(self) -> None:

@@ -97,15 +97,14 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:
                 after_faults = scenario.workload.after_faults_s
-                run.start_generator(duration if after_faults is None else None, seed)
+                until = None if after_faults is None else f"{after_faults:g}s after the last fault"
+                run.start_generator(duration if until is None else None, seed)
                 console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
-                            + ("" if after_faults is None else f" and until {after_faults:g}s after the last fault")
-                            + f"; {len(firings)} fault(s) planned (seed {seed})")
+                            + ("" if until is None else f" and until {until}") + f"; {len(firings)} fault(s) planned (seed {seed})")
                 _begin_continuous_faults(run, whole_run)
                 status = _Status(run, sampler, console, duration, len(firings))
                 overrun = max([duration] + [f.at_s for f in firings]) + 300
-                open_workload = None if after_faults is None else OpenWorkload(
-                    duration, after_faults, lambda: run.stop_generator(f"{after_faults:g}s after the last fault"))
+                open_workload = None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
                 summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status,
                                              open_workload)
                 _end_continuous_faults(run, whole_run)
