@@ -22,6 +22,7 @@ from harness.process import ManagedProcess, ProcessRecord
 from harness.process.supervisor import start_ticks_of
 
 KAFKA_CLASSPATH = "/opt/kafka/libs/*"  # in the image (docker/kafka/Dockerfile)
+FREEZE_TRIES_S = 10.0  # how long a pause is tried again while runc cannot freeze the container
 
 
 class ContainerProcess:
@@ -72,10 +73,26 @@ class ContainerProcess:
             self.container().stop(timeout=int(timeout))
 
     def pause(self) -> None:
-        """docker pause: every process of the container frozen, its sockets open, nothing answers."""
+        """docker pause: every process of the container frozen, its sockets open, nothing answers.
+
+        On cgroup v1, runc gives up ("unable to freeze") when the freezer does not settle within its few
+        milliseconds, which a busy machine's JVM can cause; it thaws the container again, so the pause is
+        tried again, for up to FREEZE_TRIES_S, before the fault fails."""
+        import docker.errors
+
         if not self.running():
             raise HarnessError(f"cannot pause {self.name}: it is not running")
-        self.container().pause()
+        deadline = time.monotonic() + FREEZE_TRIES_S
+        while True:
+            try:
+                self.container().pause()
+                return
+            except docker.errors.APIError as exc:
+                if "unable to freeze" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            if self._status() == "paused":
+                return
+            time.sleep(0.2)
 
     def resume(self) -> None:
         if self._status() == "paused":
