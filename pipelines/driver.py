@@ -25,7 +25,12 @@ def session(settings: DriverSettings):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(settings.app_name or f"streamlet-{settings.name}").master(settings.master)
-    for key, value in {**settings.spark_conf, "spark.local.dir": settings.paths.spark_local}.items():
+    conf = {**settings.spark_conf, "spark.local.dir": settings.paths.spark_local}
+    # spark-submit makes a directory under java.io.tmpdir that only a graceful exit removes: a killed driver's would
+    # stay in /tmp. In the scratch folder, the next start of this streamlet clears it.
+    conf["spark.driver.extraJavaOptions"] = " ".join(
+        [conf.get("spark.driver.extraJavaOptions", ""), f'"-Djava.io.tmpdir={settings.paths.spark_local}"']).strip()
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.log_level)
