@@ -26,9 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kafka import KafkaProducer
-
 from harness.cluster import EmbeddedCluster
+from harness.demo import produce
 
 TICKS = os.sysconf("SC_CLK_TCK")
 TOPIC = "listener-cost"
@@ -63,14 +62,6 @@ def pyspark_listener(path: Path):
             pass
 
     return Converted()
-
-
-def fill(bootstrap: str, records: int) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20)
-    for i in range(records):
-        producer.send(TOPIC, key=str(i % 8).encode(), value=json.dumps({"key": f"k{i % 8}", "seq": i}).encode())
-    producer.flush()
-    producer.close()
 
 
 def measure(spark, jvm_pid: int, listener, seconds: float, trigger: str, scratch: Path, bootstrap: str) -> tuple[float, int]:
@@ -112,7 +103,7 @@ def main() -> None:
         cluster.start()
         with cluster.admin() as admin:
             admin.create_topic(TOPIC, partitions=2)
-        fill(cluster.bootstrap_servers, int(args.seconds * 10 * PER_BATCH))  # each query reads from the start
+        produce(cluster.bootstrap_servers, TOPIC, 0, int(args.seconds * 10 * PER_BATCH))  # each query reads from the start
         spark = spark_session("listener-cost")
         spark.sparkContext.setLogLevel("ERROR")  # a stopped query's interrupted fetch is logged as a warning
         jvm_pid = SparkContext._gateway.proc.pid

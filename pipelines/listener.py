@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from functools import cached_property
 from pathlib import Path
 
 
@@ -29,9 +30,10 @@ class JsonLinesListener:
         self._pid = os.getpid()
         self._spark_version = spark_version  # the Spark this driver runs (a scenario can name another than the harness's)
 
-    @property
+    @cached_property
     def _jlistener(self):
-        """What SparkSession.streams.addListener registers: this object, wrapped as PySpark wraps its own."""
+        """What SparkSession.streams.addListener registers (and removeListener finds again): this object, wrapped
+        once, as PySpark wraps its own."""
         from pyspark import SparkContext
 
         return SparkContext._jvm.PythonStreamingQueryListenerWrapper(self)
