@@ -291,3 +291,35 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
     assert report.counts.lost == 20
     assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
     assert report.causes["lost"]["unexplained"] == 10
+
+
+def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_what_its_replay_could_not_read(tmp_path):
+    """The egress audits a batch before it stores it. Killed in between, its replay of that batch finds the records
+    deleted by retention: lost to retention although received. A record received by a batch that committed and
+    then missing from the store is not retention's (the sink lost it), nor, without the kill, one deleted while
+    its batch ran."""
+    sent = make_sent(4, 25)
+    every = np.arange(len(sent))
+    partition, offset = sent.key % 2, sent.offset  # every record is in `processed` at its source offset
+    committed_not_stored = (partition == 0) & (offset < 5)
+    received_by_killed = (partition == 0) & (offset >= 10) & (offset < 20)
+    never_received = (partition == 0) & (offset >= 20) & (offset < 25)
+    lost = committed_not_stored | received_by_killed | never_received
+    t0 = 1_800_000_000_000  # receipts (the audit's received_ms) are about t0 + 0.5 to 1 s
+
+    def batch(ts, end):
+        return {"ts_ms": ts, "event": "progress", "query": "main",
+                "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"processed": {"0": end, "1": end}}}]}}
+
+    samples = [{"ts_ms": t0 + 2500, "event": "offsets", "partitions": [["processed", 0, 0, 50], ["processed", 1, 0, 50]]},
+               {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["processed", 0, 30, 50], ["processed", 1, 0, 50]]}]
+    killed = {"ts_ms": t0 + 3000, "event": "process_killed", "process": "streamlet-egress", "pid": 1, "signal": "SIGKILL"}
+    flow = Flow({"ingested": every, "processed": every}, every[~never_received], every[~lost])
+    progress = {"egress": [batch(t0 + 2000, 10), batch(t0 + 9000, 50)]}
+    with_kill = check_run(write_run(tmp_path / "killed", sent, flow, history=samples + [killed], progress=progress))
+    without = check_run(write_run(tmp_path / "not-killed", sent, flow, history=samples, progress=progress))
+    assert with_kill.counts.lost == without.counts.lost == int(lost.sum()) == 20
+    assert with_kill.causes["lost"]["retention"] == int((received_by_killed | never_received).sum()) == 15
+    assert with_kill.causes["lost"]["unexplained"] == int(committed_not_stored.sum()) == 5
+    assert without.causes["lost"]["retention"] == int(never_received.sum()) == 5
+    assert without.causes["lost"]["unexplained"] == 15

@@ -7,9 +7,10 @@ Losses, in this order of precedence:
                   log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source);
                   or, with no fault shrinking anything (routine retention: a consumer down or
                   behind for longer than retention.ms), never received by the streamlet that lost
-                  it, and below its input partition's log start (history offsets, sampled once
-                  a second) with no sample showing it retained after that streamlet's committed
-                  batches had read past it (progress end offsets), and no topic re-creation explains it
+                  it (or received by an egress driver that died before the batch committed), and
+                  below its input partition's log start (history offsets, sampled once a second)
+                  with no sample showing it retained after that streamlet's committed batches had
+                  read past it (progress end offsets), and no topic re-creation explains it
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet restarted past it (fault_begun skips_to: a redeploy
                   without its checkpoint from `latest` or a timestamp), written
@@ -213,10 +214,13 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
         rows = evidence.topics.get(topic) if hop.upstream else acked_source
         if rows is None:
             continue
-        unreceived = lost[here]
-        if hop.kind == "egress":
-            unreceived = unreceived[~isin(unreceived, hop.rows.rid.to_numpy())]  # received, then lost: not retention
-        candidates = rows[isin(rows.rid.to_numpy(), unreceived)]
+        lost_here = lost[here]
+        # An egress receives a batch (its audit) before it stores it: a record it received and did not keep counts
+        # only when the driver that received it died before that batch committed, so the replay had to read it again.
+        received = (hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max()
+                    if hop.kind == "egress" else pd.Series(dtype=float))
+        deaths = _driver_deaths(evidence.history, hop.producer)
+        candidates = rows[isin(rows.rid.to_numpy(), lost_here)]
         read = committed_ends(evidence.progress.get(hop.producer) or [], [topic])
         deleted = []
         for partition, group in candidates.groupby("partition"):
@@ -227,10 +231,21 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
             retained_until, deleted_at = _passing(samples[(samples.topic == topic) & (samples.partition == partition)],
                                                   "log_start", offsets)
             _, read_at = _passing(read[read.partition == partition], "committed", offsets)
-            deleted.append(group.rid.to_numpy()[np.isfinite(deleted_at) & (retained_until < read_at)])
+            received_at = received.reindex(group.rid.to_numpy()).to_numpy(dtype=float)
+            died = np.searchsorted(deaths, received_at, side="left")
+            receipt_undone = np.append(deaths, np.inf)[died] < read_at
+            deleted.append(group.rid.to_numpy()[np.isfinite(deleted_at) & (retained_until < read_at)
+                                                & (np.isnan(received_at) | receipt_undone)])
         if deleted:
             explained |= here & isin(lost, np.concatenate(deleted))
     return explained
+
+
+def _driver_deaths(history: list[dict], streamlet: str) -> np.ndarray:
+    """When the streamlet's drivers ended (killed, exited or stopped), sorted."""
+    process = f"streamlet-{streamlet}"
+    return np.sort(np.array([e["ts_ms"] for e in history if e.get("process") == process
+                             and e["event"] in ("process_killed", "process_exited", "process_stopped")], dtype=float))
 
 
 def _passing(series: pd.DataFrame, column: str, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
