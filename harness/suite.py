@@ -79,6 +79,8 @@ def run_suite(scenarios: list[tuple[Path, Scenario]], out: Path, duration: float
         entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, outcome, failed, time.monotonic() - t0))
         console.say(f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, "
                     + ("passed" if outcome == "pass" else f"{outcome.upper()}: " + ", ".join(failed)))
+        for expectation in (e for e in report.expectations if not e.passed):
+            console.say(f"    {expectation.name}: {expectation.detail}")
         write_junit(out / "junit.xml", suites)
         write_summary(out, entries)
     return entries, write_index(out)

@@ -135,7 +135,11 @@ def test_sigkill_of_one_of_three_brokers_loses_no_acknowledged_record(tmp_path):
         cluster.start()
         with cluster.admin() as admin:
             admin.create_topic("acked", partitions=3, replication_factor=3)
-            leader = admin._admin.describe_topics(["acked"])[0]["partitions"][0]["leader_id"]
+            # The broker asked may not have the new topic's partitions yet: ask until one names a leader.
+            first = wait_for(lambda: next((p for t in admin._admin.describe_topics(["acked"]) for p in t["partitions"]
+                                           if p["partition_index"] == 0 and p["leader_id"] >= 0), None),
+                             timeout=30, what="a leader of partition 0 of the new topic")
+            leader = first["leader_id"]
         acked: list[int] = []
         failed: list[int] = []
         stop = threading.Event()

@@ -34,6 +34,7 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     result = run_harness("gate", str(suite), "--out", str(out), timeout=900)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "suite: 2 of 3 scenarios passed" in result.stdout, result.stdout
+    assert "    min_duplicated_deliveries: 0 record(s) delivered more than once, at least 1 expected\n" in result.stdout
 
     names = ["a-retention-shorter-than-downtime", "a-topic-recreated", "b-wants-duplicates"]
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")

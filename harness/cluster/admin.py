@@ -115,20 +115,22 @@ class KafkaAdmin:
     def topics(self) -> set[str]:
         return set(self._admin.list_topics())
 
-    def replication_factor(self, topic: str) -> int:
-        described = self._admin.describe_topics([topic])
-        if not described or described[0].get("error_code"):
-            raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
-        return max(len(p["replica_nodes"]) for p in described[0]["partitions"])
+    def replication_factor(self, topic: str, settle_s: float = 5.0) -> int:
+        return max(len(p["replica_nodes"]) for p in self._described(topic, settle_s)["partitions"])
 
     def partitions(self, topic: str, settle_s: float = 5.0) -> list[int]:
-        """The topic's partition numbers. On several brokers, one may not know a topic created a moment ago
-        (its metadata is still on its way): an unknown topic is asked about again for `settle_s`."""
+        """The topic's partition numbers."""
+        return sorted(p["partition_index"] for p in self._described(topic, settle_s)["partitions"])
+
+    def _described(self, topic: str, settle_s: float) -> dict:
+        """The topic's description. On several brokers, one may not know a topic created a moment ago (its
+        metadata is still on its way): an unknown topic, or one without partitions yet, is asked about again
+        for `settle_s`."""
         deadline = time.monotonic() + settle_s
         while True:
             described = self._admin.describe_topics([topic])
-            if described and not described[0].get("error_code"):
-                return sorted(p["partition_index"] for p in described[0]["partitions"])
+            if described and not described[0].get("error_code") and described[0]["partitions"]:
+                return described[0]
             if time.monotonic() > deadline:
                 raise HarnessError(f"topic {topic!r} does not exist on {self.bootstrap_servers}")
             time.sleep(0.2)
