@@ -297,7 +297,7 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
     """The egress audits a batch before it stores it. Killed in between, its replay of that batch finds the records
     deleted by retention: lost to retention although received. A record received by a batch that committed and
     then missing from the store is not retention's (the sink lost it), nor, without the kill, one deleted while
-    its batch ran."""
+    its batch ran, nor one received by a driver that never came back."""
     sent = make_sent(4, 25)
     every = np.arange(len(sent))
     partition, offset = sent.key % 2, sent.offset  # every record is in `processed` at its source offset
@@ -323,3 +323,6 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
     assert with_kill.causes["lost"]["unexplained"] == int(committed_not_stored.sum()) == 5
     assert without.causes["lost"]["retention"] == int(never_received.sum()) == 5
     assert without.causes["lost"]["unexplained"] == 15
+    # Killed and never back: no replay needed to read what it had received, so retention did not take it.
+    down = check_run(write_run(tmp_path / "down", sent, flow, history=samples + [killed], progress={"egress": progress["egress"][:1]}))
+    assert down.causes["lost"]["retention"] == int(never_received.sum()) == 5

@@ -233,7 +233,7 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
             _, read_at = _passing(read[read.partition == partition], "committed", offsets)
             received_at = received.reindex(group.rid.to_numpy()).to_numpy(dtype=float)
             died = np.searchsorted(deaths, received_at, side="left")
-            receipt_undone = np.append(deaths, np.inf)[died] < read_at
+            receipt_undone = (np.append(deaths, np.inf)[died] < read_at) & np.isfinite(read_at)  # and a replay ran
             deleted.append(group.rid.to_numpy()[np.isfinite(deleted_at) & (retained_until < read_at)
                                                 & (np.isnan(received_at) | receipt_undone)])
         if deleted:
