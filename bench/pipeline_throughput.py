@@ -1,7 +1,7 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
     .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro] [--proxy]
-                                                  [--repeat 3] [--jit deferred]
+                                                  [--repeat 3] [--jit deferred] [--trigger-interval '5 seconds']
 
 On one embedded broker, in this order:
 
@@ -53,7 +53,7 @@ from harness.waiting import wait_for
 from pipelines.model import CODECS, SOURCE_RECORD
 
 
-def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: int, codec: str):
+def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: int, codec: str, trigger: str | None):
     return parse_scenario({
         "name": name,
         "cluster": {"bootstrap_servers": bootstrap},
@@ -64,6 +64,7 @@ def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: i
             "topics": {"ingress.out": {"codec": codec}, "processor.out": {"codec": codec}},
         },
         "workload": {"rate": rate, "duration_s": duration, "payload_bytes": payload, "keys": 16, "topic": {"codec": codec}},
+        "source_options": {name: {"trigger_interval": trigger} for name in ("ingress", "processor", "egress")} if trigger else {},
     })
 
 
@@ -124,11 +125,11 @@ def cpu_snapshot(processes) -> dict[str, float]:
 LINKS = ["ingress", "processor", "egress", "generator"]
 
 
-def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, codec: str, brokers,
-             proxy: NetworkLinks | None = None) -> dict:
+def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, codec: str,
+             trigger: str | None, brokers, proxy: NetworkLinks | None = None) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = ("with-evidence" if evidence else "without-evidence") + ("-proxied" if proxy else "")
-    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec), folder / f"{folder.name}-{name}",
+    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec, trigger), folder / f"{folder.name}-{name}",
                      say=lambda _: None) as run:  # a run's topics are named after its folder: one per repeat
         run.evidence = evidence
         run.kafka = run.external_access()  # the bench's broker, started once for every run
@@ -157,6 +158,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--payload", type=int, default=64)
     parser.add_argument("--codec", choices=CODECS, default="json", help="every topic's codec")
+    parser.add_argument("--trigger-interval", metavar="INTERVAL",
+                        help="every streamlet's processing-time trigger, e.g. '5 seconds' (default: the drivers' 1 second)")
     parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
     parser.add_argument("--repeat", type=int, default=1, help="pairs of pipeline runs with and without evidence")
     parser.add_argument("--jit", choices=JIT_MODES, default=os.environ.get("HARNESS_DRIVER_JIT", "quick"),
@@ -179,14 +182,14 @@ def main() -> None:
             for number in range(args.repeat):
                 order = (True, False) if number % 2 == 0 else (False, True)
                 pairs.append({evidence: pipeline(cluster.bootstrap_servers, Path(tmp) / f"pair-{number}", evidence, args.rate,
-                                                 args.records, args.payload, args.codec, brokers)
+                                                 args.records, args.payload, args.codec, args.trigger_interval, brokers)
                               for evidence in order})
             runs = pairs[0]
             if args.proxy:
                 proxy = NetworkLinks(supervisor, Path(tmp) / "network", Path(tmp) / "proxy.log", cluster.link_routes()).start()
                 proxied = pipeline(cluster.bootstrap_servers, Path(tmp), True, args.rate, args.records, args.payload,
-                                   args.codec, brokers, proxy)
-    print(f"drivers' JIT: {args.jit}")
+                                   args.codec, args.trigger_interval, brokers, proxy)
+    print(f"drivers' JIT: {args.jit}; trigger: every {args.trigger_interval or '1 second'}")
     print(f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} records/s")
     hops, cores = 3 * floor["cpu_us"], os.cpu_count()
     print(f"one Spark hop with nothing to parse (the relay, Kafka -> Kafka, same session settings): "

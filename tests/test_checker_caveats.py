@@ -56,6 +56,21 @@ def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_t
     assert report.verdict == "at-most-once"
 
 
+def test_records_sent_before_the_deletion_that_a_retry_wrote_to_the_new_topic_are_the_recreations(tmp_path):
+    """The first two records of partition 0 in the new topic were sent just before the deletion: the producer
+    retried them once the topic was back (what a CI run's two losses outside every rule most likely were). Their send time says old topic, their
+    offsets (lower than those acknowledged before them) say new: skipped with the new topic's first offsets, they
+    are the re-creation's losses, not unexplained ones."""
+    sent, new = _recreated_source()
+    retried = new & (sent.partition == 0) & (sent.offset < 2)
+    sent.event_time_ms[retried] = DELETED_MS - 1
+    old_unread = ~new & (sent.offset >= 20)
+    new_skipped = new & (sent.offset < 8)
+    report = _judge_recreation(tmp_path, sent, old_unread | new_skipped)
+    assert report.counts.lost == 26 and report.causes["lost"]["topic_recreated"] == 26, report.causes["lost"]
+    assert report.causes["lost"]["unexplained"] == 0
+
+
 def test_log_starts_sampled_around_the_recreation_do_not_turn_its_losses_into_retentions(tmp_path):
     """The offset sampler saw the deleted topic's partition 0 start at 23 while it went (a CI run's evidence had
     such a sample): the old topic's unread offsets 20-22 there are still the re-creation's, not retention's."""

@@ -19,8 +19,9 @@ Losses, in this order of precedence:
                   at the source topic of a streamlet under which it was deleted and created again
                   (history topic_recreated): sent before the re-creation at an offset at or above
                   what the streamlet had committed at the deletion (the old topic's unread
-                  records), or sent after the deletion at an offset below the end offset of the
-                  streamlet's first batch that went back (the new topic's records it jumped over), or
+                  records), or sent after the deletion (or before it, its offset lower than one sent
+                  earlier: written to the new topic on a retry) at an offset below the end offset of
+                  the streamlet's first batch that went back (the new topic's records it jumped over), or
                   sent after the deletion at an offset where the deleted topic's record, unread at the
                   deletion, arrived instead (Spark's cached consumer served it from data it had
                   fetched before the deletion)
@@ -160,6 +161,8 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     explained = np.zeros(len(lost), dtype=bool)
     sent = evidence.sent
     never = np.iinfo(np.int64).max
+    went_back = _offset_went_back(sent)
+    previous_created = -np.inf
     for event in (e for e in evidence.history if e["event"] == "topic_recreated"):
         if evidence.source_topic not in event.get("topics", []):
             continue
@@ -169,9 +172,21 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
         sent_at = sent.event_time_ms.to_numpy()
         unread = _offset_window(sent, {p: (o, never) for p, o in read_to.items()})
         old = unread & (sent_at <= event["created_ms"])
-        new = _offset_window(sent, {p: (0, o) for p, o in skipped_to.items()}) & (sent_at >= event["deleted_ms"])
+        # Sent before the deletion, a record the producer was still retrying reached the new topic: its offset
+        # went back in send order.
+        in_new = (sent_at >= event["deleted_ms"]) | (went_back & (sent_at > previous_created))
+        new = _offset_window(sent, {p: (0, o) for p, o in skipped_to.items()}) & in_new
         explained |= isin(lost, sent.rid.to_numpy()[(old | new | _replaced(sent, unread, lost, event)) & ~sent.late.to_numpy()])
+        previous_created = event["created_ms"]
     return explained
+
+
+def _offset_went_back(sent: pd.DataFrame) -> np.ndarray:
+    """Mask over `sent`: acknowledged at an offset below one acknowledged before it (in send order, the ack log's)
+    in its partition, as in a topic created again."""
+    offsets = sent.offset.where(sent.acked, -1)
+    before = offsets.groupby(sent.partition).cummax().groupby(sent.partition).shift(fill_value=-1)
+    return sent.acked.to_numpy() & (sent.offset.to_numpy() < before.to_numpy())
 
 
 def _replaced(sent: pd.DataFrame, unread: np.ndarray, lost: np.ndarray, event: dict) -> np.ndarray:
