@@ -58,9 +58,9 @@ def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_t
 
 def test_records_sent_before_the_deletion_that_a_retry_wrote_to_the_new_topic_are_the_recreations(tmp_path):
     """The first two records of partition 0 in the new topic were sent just before the deletion: the producer
-    retried them once the topic was back (what a CI run's two losses outside every rule most likely were). Their send time says old topic, their
-    offsets (lower than those acknowledged before them) say new: skipped with the new topic's first offsets, they
-    are the re-creation's losses, not unexplained ones."""
+    retried them once the topic was back (what a CI run's two losses outside every rule most likely were). Their
+    send time says old topic, their offsets (lower than those acknowledged before them) say new: skipped with the
+    new topic's first offsets, they are the re-creation's losses, not unexplained ones."""
     sent, new = _recreated_source()
     retried = new & (sent.partition == 0) & (sent.offset < 2)
     sent.event_time_ms[retried] = DELETED_MS - 1

@@ -232,9 +232,8 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
         lost_here = lost[here]
         # An egress receives a batch (its audit) before it stores it: a record it received and did not keep counts
         # only when the driver that received it died before that batch committed, so the replay had to read it again.
-        received = (hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max()
-                    if hop.kind == "egress" else pd.Series(dtype=float))
-        deaths = _driver_deaths(evidence.history, hop.producer)
+        received = hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max() if hop.kind == "egress" else None
+        deaths = _driver_deaths(evidence.history, hop.producer) if received is not None else None
         candidates = rows[isin(rows.rid.to_numpy(), lost_here)]
         read = committed_ends(evidence.progress.get(hop.producer) or [], [topic])
         deleted = []
@@ -246,14 +245,21 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
             retained_until, deleted_at = _passing(samples[(samples.topic == topic) & (samples.partition == partition)],
                                                   "log_start", offsets)
             _, read_at = _passing(read[read.partition == partition], "committed", offsets)
-            received_at = received.reindex(group.rid.to_numpy()).to_numpy(dtype=float)
-            died = np.searchsorted(deaths, received_at, side="left")
-            receipt_undone = (np.append(deaths, np.inf)[died] < read_at) & np.isfinite(read_at)  # and a replay ran
-            deleted.append(group.rid.to_numpy()[np.isfinite(deleted_at) & (retained_until < read_at)
-                                                & (np.isnan(received_at) | receipt_undone)])
+            gone_unread = np.isfinite(deleted_at) & (retained_until < read_at)
+            if received is not None:
+                gone_unread &= _unreceived_or_replayed(received.reindex(group.rid.to_numpy()).to_numpy(dtype=float),
+                                                       deaths, read_at)
+            deleted.append(group.rid.to_numpy()[gone_unread])
         if deleted:
             explained |= here & isin(lost, np.concatenate(deleted))
     return explained
+
+
+def _unreceived_or_replayed(received_at: np.ndarray, deaths: np.ndarray, read_at: np.ndarray) -> np.ndarray:
+    """Per record: never received (NaN), or received by a driver that died (`deaths`, sorted) before a later
+    batch, the replay, committed past it at `read_at`."""
+    next_death = np.append(deaths, np.inf)[np.searchsorted(deaths, received_at, side="left")]
+    return np.isnan(received_at) | ((next_death < read_at) & np.isfinite(read_at))
 
 
 def _driver_deaths(history: list[dict], streamlet: str) -> np.ndarray:
