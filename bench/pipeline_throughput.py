@@ -1,13 +1,17 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
     .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro] [--proxy]
-                                                  [--repeat 3] [--jit deferred] [--trigger-interval '5 seconds']
+                                                  [--repeat 3] [--warmup 200000] [--jit deferred]
+                                                  [--trigger-interval '5 seconds']
 
 On one embedded broker, in this order:
 
   1. org.apache.kafka.tools.ProducerPerformance with the generator's record size, acks=all, at least 1,000,000 records;
      then the floor of one Spark hop: the harness's relay driver (Kafka -> Kafka, the value copied, nothing parsed,
      the drivers' session settings) copying that backlog, its CPU per record measured while it copies;
+     then a warm-up run of the pipeline of step 2 (--warmup records, not counted);
+     then this machine's ceiling for any three-hop pipeline: the workload's generator feeding three relays in a
+     chain (source -> relay -> relay -> relay), all running at once, nothing parsed, no evidence, no store;
   2. ingress -> processor -> egress (upsert, SQLite) with the harness's evidence (batch stamps on every
      topic record, the egress's audit table, the progress listener);
   3. the same pipeline without stamps and audit (the listener stays: the harness waits on it);
@@ -18,7 +22,9 @@ On one embedded broker, in this order:
 The drivers run the JIT mode --jit names (HARNESS_DRIVER_JIT, harness/spark/session.py: quick by default, C1 only,
 for drivers that are killed all through a run; deferred adds C2 for what stays hot, for long runs).
 Every topic carries --codec (json by default, or avro). Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
-so it reads a backlog) and is measured from the first record sent to the last one stored by the egress.
+so it reads a backlog) and is measured from the first record sent to the last one stored by the egress. Its CPU per
+record gives a second figure that the pipeline's fill and drain (seconds through three hops) do not blur: the rate at
+which its processes would use every core (cores x 10^6 / CPU microseconds per record).
 Prints records/s for each, the pipeline / ProducerPerformance ratio, what the evidence costs, and where the
 CPU went: each process's CPU microseconds per record stored, from the generator's start to the drain.
 Numbers, not assertions.
@@ -32,6 +38,7 @@ import statistics
 import re
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -50,6 +57,7 @@ from harness.scenario.model import parse_scenario
 from harness.spark.launcher import launch_driver
 from harness.spark.session import JIT_MODES
 from harness.waiting import wait_for
+from harness.workload.settings import WorkloadSettings
 from pipelines.model import CODECS, SOURCE_RECORD
 
 
@@ -101,6 +109,40 @@ def spark_hop_floor(supervisor: Supervisor, bootstrap: str, folder: Path, record
     return {"records_s": count / seconds, "cpu_us": cpu * 1e6 / count}
 
 
+def relay_chain_ceiling(supervisor: Supervisor, bootstrap: str, folder: Path, rate: float, records: int,
+                        payload: int, codec: str, brokers) -> dict:
+    """The generator and three relays in a chain, running together: what a three-hop pipeline that does no work
+    at all moves end to end here, from the first record sent to the last one copied by the third relay."""
+    topics = [f"chain-{hop}" for hop in range(4)]
+    os.sync()
+    with KafkaAdmin(bootstrap) as admin:
+        for topic in topics:
+            admin.create_topic(topic, partitions=2)
+    relays = [launch_driver(supervisor, f"relay-{hop}", "harness.spark.relay",
+                            ["--bootstrap", bootstrap, "--source", source, "--sink", sink,
+                             "--checkpoint", str(folder / f"checkpoint-{hop}")], folder / f"relay-{hop}.log", cwd=folder)
+              for hop, (source, sink) in enumerate(zip(topics, topics[1:]), start=1)]
+    alive = lambda: next((f"{r.name} exited (see {r.record.log_path})" for r in relays if not r.running()), None)
+    wait_for(lambda: all("relay started" in Path(r.record.log_path).read_text(errors="replace") for r in relays),
+             timeout=300, interval=0.2, what="the relays' queries", abort=alive)
+    settings = WorkloadSettings(bootstrap_servers=bootstrap, topic=topics[0], ack_log=str(folder / "acks.csv"), keys=16,
+                                rate=rate, duration_s=records / rate, payload_bytes=payload, codec=codec)
+    settings.save(folder / "generator.json")
+    before = cpu_snapshot(brokers + relays)
+    generator = supervisor.start("generator", [sys.executable, "-m", "harness.workload.generator",
+                                               str(folder / "generator.json")], folder / "generator.log")
+    wait_for(lambda: topic_size(bootstrap, topics[-1]) >= records, timeout=records / rate + 900, interval=0.2,
+             what=f"{records:,} records through three relays", abort=alive)
+    end_ms = time.time() * 1000
+    wait_for(lambda: not generator.running(), timeout=60, what="the generator to exit")
+    after = cpu_snapshot(brokers + relays)
+    for relay in relays:
+        relay.stop(timeout=30)
+    first_ms = int(pd.read_csv(folder / "acks.csv", usecols=["event_time_ms"]).event_time_ms.min())
+    return {"records_s": records / ((end_ms - first_ms) / 1000),
+            "cpu_us": {name: (after[name] - before[name]) * 1e6 / records for name in after}}
+
+
 def cpu_seconds(record: ProcessRecord) -> float:
     """CPU (user + system) used so far by every live process in the recorded process's session."""
     total = 0
@@ -116,10 +158,13 @@ def cpu_seconds(record: ProcessRecord) -> float:
 
 def cpu_snapshot(processes) -> dict[str, float]:
     """Each tracked process's CPU seconds so far; the generator's, once reaped, is in this process's children times."""
-    snapshot = {p.name: cpu_seconds(p.record) for p in processes if p.name != "generator"}
+    return {p.name: cpu_seconds(p.record) for p in processes if p.name != "generator"} | {"generator": children_cpu_seconds()}
+
+
+def children_cpu_seconds() -> float:
+    """CPU used by this process's reaped children: the generator's, once it has exited."""
     times = os.times()
-    snapshot["generator"] = times.children_user + times.children_system
-    return snapshot
+    return times.children_user + times.children_system
 
 
 LINKS = ["ingress", "processor", "egress", "generator"]
@@ -129,6 +174,7 @@ def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records:
              trigger: str | None, brokers, proxy: NetworkLinks | None = None) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = ("with-evidence" if evidence else "without-evidence") + ("-proxied" if proxy else "")
+    os.sync()  # what earlier steps wrote goes to disk now, not in the middle of this run
     with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec, trigger), folder / f"{folder.name}-{name}",
                      say=lambda _: None) as run:  # a run's topics are named after its folder: one per repeat
         run.evidence = evidence
@@ -152,6 +198,19 @@ def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records:
             "generator": len(acks) / max((sent_ms - first_ms) / 1000, 1e-3), "e2e": stored / ((last_ms - first_ms) / 1000)}
 
 
+def cpu_per_record(run: dict) -> float:
+    """Every measured process's CPU microseconds per record stored, summed."""
+    return sum(run["cpu"].values()) * 1e6 / max(run["stored"], 1)
+
+
+def print_cpu(label: str, per_record_us: dict[str, float], cores: int, perf: float) -> None:
+    """Each process's CPU microseconds per record, and the rate at which they would use every core."""
+    total = sum(per_record_us.values())
+    print(f"  {label}, microseconds: " + ", ".join(f"{name} {us:.1f}" for name, us in per_record_us.items())
+          + f"; total {total:.1f}: every core busy at {cores * 1e6 / total:,.0f} records/s, "
+          f"{cores * 1e6 / total / perf:.3f} of ProducerPerformance")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=40000, help="the generator's ceiling, records/s")
@@ -162,6 +221,9 @@ def main() -> None:
                         help="every streamlet's processing-time trigger, e.g. '5 seconds' (default: the drivers' 1 second)")
     parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
     parser.add_argument("--repeat", type=int, default=1, help="pairs of pipeline runs with and without evidence")
+    parser.add_argument("--warmup", type=int, default=200_000, metavar="RECORDS",
+                        help="records of a pipeline run before the measured ones, not counted (0: none); the broker's "
+                             "CPU per record was up to 2.8x its later figure in the first pipeline runs of a new broker")
     parser.add_argument("--jit", choices=JIT_MODES, default=os.environ.get("HARNESS_DRIVER_JIT", "quick"),
                         help="the drivers' JIT mode (default: HARNESS_DRIVER_JIT's, or quick)")
     args = parser.parse_args()
@@ -178,6 +240,11 @@ def main() -> None:
             perf = producer_performance(cluster.bootstrap_servers, perf_records, size)
             floor = spark_hop_floor(supervisor, cluster.bootstrap_servers, Path(tmp) / "relay", perf_records)
             brokers = cluster.supervisor.processes()
+            if args.warmup:
+                pipeline(cluster.bootstrap_servers, Path(tmp) / "warmup", True, args.rate, args.warmup, args.payload,
+                         args.codec, args.trigger_interval, brokers)
+            ceiling = relay_chain_ceiling(supervisor, cluster.bootstrap_servers, Path(tmp) / "chain", args.rate,
+                                          args.records, args.payload, args.codec, brokers)
             pairs = []
             for number in range(args.repeat):
                 order = (True, False) if number % 2 == 0 else (False, True)
@@ -196,23 +263,30 @@ def main() -> None:
           f"{floor['records_s']:,.0f} records/s, {floor['cpu_us']:.1f} CPU microseconds per record; three such hops "
           f"alone: {hops:.1f} us, at most {cores * 1e6 / hops:,.0f} records/s on {cores} cores, "
           f"{cores * 1e6 / hops / perf:.3f} of ProducerPerformance")
+    print(f"this machine's ceiling for three hops: the generator feeding three relays in a chain, all at once, "
+          f"nothing parsed: {ceiling['records_s']:,.0f} records/s end to end, {ceiling['records_s'] / perf:.3f} of "
+          f"ProducerPerformance")
+    print_cpu("CPU per record", ceiling["cpu_us"], cores, perf)
     labelled = {f"pipeline {'with' if evidence else 'without'} evidence": r for evidence, r in runs.items()}
     if args.proxy:
         labelled["pipeline with evidence, every link through the proxy"] = proxied
     for label, r in labelled.items():
         print(f"{label}: {r['stored']:,} of {r['acked']:,} acked records stored, "
               f"{r['e2e']:,.0f} records/s end to end (generator sent {r['generator']:,.0f}/s)")
-        per_record = {name: seconds * 1e6 / max(r["stored"], 1) for name, seconds in r["cpu"].items()}
-        print("  CPU per record stored, microseconds: " + ", ".join(f"{name} {us:.1f}" for name, us in per_record.items())
-              + f"; total {sum(per_record.values()):.1f}")
-    with_evidence, without = runs[True]["e2e"], runs[False]["e2e"]
+        print_cpu("CPU per record stored", {name: seconds * 1e6 / max(r["stored"], 1) for name, seconds in r["cpu"].items()},
+                  cores, perf)
+    with_evidence = runs[True]["e2e"]
     print(f"ratio pipeline (with evidence) / ProducerPerformance: {with_evidence / perf:.3f}")
-    print(f"evidence overhead (stamps, audit): {1 - with_evidence / without:+.1%} of the throughput without it")
+    throughput_costs = [1 - pair[True]["e2e"] / pair[False]["e2e"] for pair in pairs]
+    cpu_costs = [cpu_per_record(pair[True]) / cpu_per_record(pair[False]) - 1 for pair in pairs]
+    print(f"evidence overhead (stamps, audit): {throughput_costs[0]:+.1%} of the throughput without it; "
+          f"{cpu_costs[0]:+.1%} CPU per record")
     if args.repeat > 1:
-        overheads = [1 - pair[True]["e2e"] / pair[False]["e2e"] for pair in pairs]
         print(f"over {args.repeat} pairs: with evidence " + ", ".join(f"{pair[True]['e2e']:,.0f}" for pair in pairs)
               + "; without " + ", ".join(f"{pair[False]['e2e']:,.0f}" for pair in pairs) + " records/s")
-        print(f"evidence overhead per pair: {', '.join(f'{o:+.1%}' for o in overheads)}; median {statistics.median(overheads):+.1%}")
+        print(f"evidence overhead per pair: {', '.join(f'{o:+.1%}' for o in throughput_costs)}; median "
+              f"{statistics.median(throughput_costs):+.1%}; CPU per record: {', '.join(f'{o:+.1%}' for o in cpu_costs)}; "
+              f"median {statistics.median(cpu_costs):+.1%}")
     if args.proxy:
         print(f"proxy cost (no fault on): {1 - proxied['e2e'] / with_evidence:+.1%} of the throughput without it")
 

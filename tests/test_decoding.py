@@ -18,7 +18,8 @@ PLANS = textwrap.dedent('''
     import json
     from pyspark.sql import functions as F
     from harness.spark.session import spark_session
-    from pipelines.context import _decoded_once
+    from pipelines.context import _decoded_once, batch_map_json
+    from pipelines.model import SEQ_RECORD
 
     spark = spark_session("decoding-test")
     records = [(b'{"key":"a","seq":1}', 0), (None, 1), (b"not json", 2), (b'{"key":"b","seq":"x"}', 3),
@@ -37,6 +38,14 @@ PLANS = textwrap.dedent('''
             "rows": [list(row) for row in df.orderBy("offset").collect()],
             "schema": df.schema.simpleString(),
         }
+    stamped = spark.createDataFrame([(b'{"key":"a","seq":1,"batches":{"ingress":12,"processor":15}}', 0),
+                                     (b'{"key":"b","seq":2,"batches": { "ingress" : 7 } }', 1),
+                                     (b'{"key":"c","seq":3,"batches":null}', 2), (b'{"key":"d","seq":4}', 3),
+                                     (b'{"key":"e","seq":5,"batches":{}}', 4)], "value binary, offset long")
+    for form, as_text in (("map", False), ("text", True)):
+        df = _decoded_once(stamped, F.from_json(F.col("value").cast("string"), SEQ_RECORD.ddl(as_text)), ["offset"])
+        result[f"stamps_{form}"] = {"type": df.schema["batches"].dataType.simpleString(),
+                                    "text": [r[0] for r in df.orderBy("offset").select(batch_map_json(df)).collect()]}
     spark.stop()
     print("RESULT " + json.dumps(result))
 ''')
@@ -64,3 +73,12 @@ def test_what_does_not_decode_is_null_as_in_a_plain_selection(forms):
     assert forms["once"]["rows"] == [["a", 1, 0], [None, None, 1], [None, None, 2], ["b", None, 3], ["c", -4, 4]]
     assert forms["once"]["rows"] == forms["plain"]["rows"]
     assert forms["once"]["schema"] == forms["plain"]["schema"]
+
+
+@pytest.mark.e2e
+def test_an_egress_reading_the_stamps_as_text_keeps_what_the_map_encoded_again_gives(forms):
+    """The egresses read `batches` as the record's JSON text (ctx.read stamps_as_text): the audit must get the same
+    text as from the map, spacing and all, and "{}" where a record has no stamps."""
+    assert (forms["stamps_map"]["type"], forms["stamps_text"]["type"]) == ("map<string,bigint>", "string")
+    assert forms["stamps_text"]["text"] == forms["stamps_map"]["text"] == [
+        '{"ingress":12,"processor":15}', '{"ingress":7}', "{}", "{}", "{}"]

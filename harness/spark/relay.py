@@ -1,4 +1,5 @@
-"""Relay: copy one Kafka topic to another with a checkpoint (the foundation demonstration).
+"""Relay: copy one Kafka topic to another with a checkpoint (the foundation demonstration), with the pipelines'
+Kafka tuning: what one Spark hop costs with nothing to parse (bench/pipeline_throughput.py).
 
     python -m harness.spark.relay --bootstrap HOST:PORT --source IN --sink OUT --checkpoint DIR
 """
@@ -9,6 +10,7 @@ import argparse
 import sys
 
 from harness.spark.session import spark_session
+from pipelines.context import SINK_TUNING, SOURCE_TUNING
 from pipelines.runtime import run_until_stopped
 
 
@@ -28,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         .option("kafka.bootstrap.servers", args.bootstrap)
         .option("subscribe", args.source)
         .option("startingOffsets", "earliest")
+        .options(**SOURCE_TUNING)
         .load()
     )
     query = (
@@ -36,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         .queryName("relay")
         .option("kafka.bootstrap.servers", args.bootstrap)
         .option("topic", args.sink)
+        .options(**SINK_TUNING)
         .option("checkpointLocation", args.checkpoint)
         .trigger(processingTime=f"{args.trigger_seconds} seconds")
         .start()

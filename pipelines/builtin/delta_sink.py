@@ -56,7 +56,7 @@ class DeltaSink(TableSink):
                   "spark.databricks.delta.snapshotPartitions": "1"}
 
     def build(self, ctx):
-        records = table_columns(ctx.read(self.shape.inlets[0]))
+        records = table_columns(ctx.read(self.shape.inlets[0], stamps_as_text=True))
         table = str(ctx.workdir / "table")
         mode = ctx.setting("mode")
         if mode == "stream":

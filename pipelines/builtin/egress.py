@@ -54,9 +54,9 @@ class Egress(Streamlet):
         mode = ctx.setting("mode")
         store = open_store(ctx)
         store.create_tables(upsert_key=(mode == "upsert"))
-        records = ctx.read(self.shape.inlets[0])
+        records = ctx.read(self.shape.inlets[0], stamps_as_text=True)
         fields = (F.col("key"), F.col("seq"), F.unix_millis("event_time").alias("event_time_ms"), F.col("payload"),
-                  batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
+                  batch_map_json(records), F.col("topic"), F.col("partition"), F.col("offset"))
 
         def audit(tx, query: str, columns, batch_id: int) -> None:
             key, seq, event_ms, _, batches, topic, partition, offset = columns
@@ -114,8 +114,9 @@ class WindowEgress(Streamlet):
         store = open_store(ctx)
         store.create_tables(upsert_key=False)
 
+        counts = ctx.read(self.shape.inlets[0], stamps_as_text=True)
         fields = (F.col("key"), F.unix_millis("window_start"), F.unix_millis("window_end"), F.col("count"),
-                  batch_map_json(), F.col("topic"), F.col("partition"), F.col("offset"))
+                  batch_map_json(counts), F.col("topic"), F.col("partition"), F.col("offset"))
 
         def write_batch(batch, batch_id: int) -> None:
             columns = batch_columns(batch, *fields)
@@ -128,4 +129,4 @@ class WindowEgress(Streamlet):
                              on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
                                          "batch_id = excluded.batch_id, written_ms = excluded.written_ms")
 
-        return [ctx.foreach_batch(ctx.read(self.shape.inlets[0]), write_batch, "main")]
+        return [ctx.foreach_batch(counts, write_batch, "main")]

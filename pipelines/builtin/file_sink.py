@@ -47,6 +47,6 @@ class FileSink(TableSink):
     committed = staticmethod(committed_files)
 
     def build(self, ctx):
-        records = table_columns(ctx.read(self.shape.inlets[0]))
+        records = table_columns(ctx.read(self.shape.inlets[0], stamps_as_text=True))
         return [ctx.write_stream(records, "parquet", path=str(ctx.workdir / "table"))]
 

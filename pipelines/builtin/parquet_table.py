@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.api import Streamlet
+from pipelines.context import batch_map_json
 
 COLUMNS = ("key", "seq", "event_time_ms", "batches", "topic", "partition", "offset")
 
@@ -17,7 +18,7 @@ COLUMNS = ("key", "seq", "event_time_ms", "batches", "topic", "partition", "offs
 def table_columns(records: DataFrame) -> DataFrame:
     """An inlet's records as the table stores them: the evidence columns, then the payload."""
     return records.select("key", "seq", F.unix_millis("event_time").alias("event_time_ms"),
-                          F.coalesce(F.to_json("batches"), F.lit("{}")).alias("batches"), "topic", "partition", "offset", "payload")
+                          batch_map_json(records).alias("batches"), "topic", "partition", "offset", "payload")
 
 
 def data_files(table: Path) -> list[Path]:
