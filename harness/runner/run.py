@@ -18,6 +18,7 @@ from pathlib import Path
 from harness.chaos.driver import OpenWorkload, play
 from harness.chaos.schedule import Firing, plan
 from harness.evidence.acks import AckCounter
+from harness.process.arenas import bound_malloc_arenas
 from harness.runner.console import Console
 from harness.runner.pipeline import PipelineRun
 from harness.runner.resources import ResourceSampler
@@ -73,6 +74,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
                  play_faults: bool = True, console: Console | None = None) -> RunSummary:
     """Run `scenario` (its faults too, unless `play_faults` is False) and keep the evidence in `run_dir`."""
     console = console or Console()
+    bound_malloc_arenas()  # before the run starts its threads
     duration = scenario.workload.duration_s if duration_s is None else duration_s
     seed = scenario.workload.seed if seed is None else seed
     rules = scenario.faults if play_faults else ()
