@@ -115,11 +115,11 @@ class StreamletContext(SettingsView):
             writer = writer or schema
             decoded = _decoded_once(raw, from_avro(F.col("value"), writer.avro(), {"mode": "PERMISSIVE"}), where)
             known = {f.name for f in writer.fields}
-            columns = [F.col(f.name) if f.name in known else F.lit(None).cast(SPARK_TYPES[f.type]).alias(f.name)
-                       for f in schema.fields]
-            if stamps_as_text:
-                columns = [F.to_json(c).alias(f.name) if f.type == "batch_map" else c for f, c in zip(schema.fields, columns)]
-            return decoded.select(*columns, *where)
+
+            def column(f):
+                value = F.col(f.name) if f.name in known else F.lit(None).cast(SPARK_TYPES[f.type])
+                return (F.to_json(value) if stamps_as_text and f.type == "batch_map" else value).alias(f.name)
+            return decoded.select(*map(column, schema.fields), *where)
         return _decoded_once(raw, F.from_json(F.col("value").cast("string"), schema.ddl(stamps_as_text)), where)
 
     def read_source(self, schema: Schema) -> DataFrame:
