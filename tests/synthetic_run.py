@@ -35,7 +35,7 @@ class Sent:
     key: np.ndarray  # int key number
     seq: np.ndarray
     partition: np.ndarray
-    offset: np.ndarray
+    offset: np.ndarray  # -1: the producer reported none (written empty, as the generator writes it)
     event_time_ms: np.ndarray
     late: np.ndarray  # bool
     acked: np.ndarray  # bool
@@ -155,7 +155,7 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
         table = pa.table({
             "key": _key_text(sent.key[part]), "seq": sent.seq[part], "event_time_ms": sent.event_time_ms[part],
             "late": sent.late[part].astype(np.int8), "status": pa.array(np.where(sent.acked[part], "acked", "unknown")),
-            "partition": sent.partition[part], "offset": sent.offset[part]})
+            "partition": sent.partition[part], "offset": pa.array(sent.offset[part], mask=sent.offset[part] < 0)})
         writer, schema = writer or pacsv.CSVWriter(path, table.schema), table.schema
         writer.write_table(table)
     aborted = np.flatnonzero(sent.aborted) if sent.aborted is not None else []

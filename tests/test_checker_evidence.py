@@ -293,6 +293,37 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
     assert report.causes["lost"]["unexplained"] == 10
 
 
+def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_start(tmp_path):
+    """librdkafka can report a record delivered without its offset (acks.csv leaves it empty). Lost at the ingress
+    while retention deleted part of the source, it cannot be shown among the deleted offsets: unexplained, with a gap
+    saying why and no source offset in the lost set, where the records retention deleted before the ingress read
+    them are retention's."""
+    sent = make_sent(4, 25)
+    every = np.arange(len(sent))
+    deleted_unread = (sent.partition == 0) & (sent.offset >= 10) & (sent.offset < 20)
+    placeless = (sent.partition == 1) & (sent.offset == 3)
+    sent.offset[placeless] = -1
+    keep = every[~(deleted_unread | placeless)]
+    t0 = 1_800_000_000_000
+
+    def batch(ts, end):
+        return {"ts_ms": ts, "event": "progress", "query": "main",
+                "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"source": {"0": end, "1": end}}}]}}
+
+    history = [{"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["source", 0, 0, 30], ["source", 1, 0, 30]]},
+               {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["source", 0, 20, 50], ["source", 1, 0, 50]]}]
+    root = write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
+                     progress={"ingress": [batch(t0 + 1000, 10), batch(t0 + 9000, 50)]})
+    assert '"acked",1,\n' in (root / "acks.csv").read_text()  # empty, as the generator writes a missing offset
+    report = check_run(root)
+    assert report.counts.lost == 11
+    assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
+    assert report.causes["lost"]["unexplained"] == 1
+    assert any(g.startswith("acks.csv: 1 record(s) acknowledged without an offset") for g in report.gaps), report.gaps
+    lost = report.records["lost"]
+    assert lost.source_offset.isna().sum() == 1 and lost[lost.source_offset.isna()].cause.tolist() == ["unexplained"]
+
+
 def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_what_its_replay_could_not_read(tmp_path):
     """The egress audits a batch before it stores it. Killed in between, its replay of that batch finds the records
     deleted by retention: lost to retention although received. A record received by a batch that committed and

@@ -87,7 +87,7 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
     highest, renewed, certain, possible = {}, set(), set(), set()
     with open(run_dir / "acks.csv") as acks:
         for row in csv.DictReader(acks):
-            if row["status"] != "acked":
+            if row["status"] != "acked" or not row["offset"]:  # no offset reported: it cannot be placed
                 continue
             partition, offset, record = int(row["partition"]), int(row["offset"]), (row["key"], int(row["seq"]))
             if offset < highest.get(partition, -1):

@@ -10,21 +10,22 @@ Losses, in this order of precedence:
                   it (or received by an egress driver that died before the batch committed), and
                   below its input partition's log start (history offsets, sampled once a second)
                   with no sample showing it retained after that streamlet's committed batches had
-                  read past it (progress end offsets), and no topic re-creation explains it
+                  read past it (progress end offsets), and no topic re-creation explains it (a re-created
+                  source topic's records compared only with what was observed of their own topic);
+                  never a record acknowledged without an offset
     redeploy      at an offset of the input topic (source or intermediate) after the committed
                   position of a streamlet restarted past it (fault_begun skips_to: a redeploy
                   without its checkpoint from `latest` or a timestamp), written
                   before its new query's first batch
     topic_recreated
                   at the source topic of a streamlet under which it was deleted and created again
-                  (history topic_recreated): sent before the re-creation at an offset at or above
-                  what the streamlet had committed at the deletion (the old topic's unread
-                  records), or sent after the deletion (or before it, its offset lower than one sent
-                  earlier: written to the new topic on a retry) at an offset below the end offset of
-                  the streamlet's first batch that went back (the new topic's records it jumped over), or
-                  sent after the deletion at an offset where the deleted topic's record, unread at the
-                  deletion, arrived instead (Spark's cached consumer served it from data it had
-                  fetched before the deletion)
+                  (history topic_recreated), each record's topic told by send order (source_eras): in
+                  the old topic at an offset at or above what the streamlet had committed at the
+                  deletion (its unread records), or in the new topic at an offset below the end offset
+                  of the streamlet's first batch that went back (the records it jumped over), or in
+                  the new topic at an offset where the deleted topic's record, unread at the deletion,
+                  arrived instead (Spark's cached consumer served it from data it had fetched before
+                  the deletion)
     watermark     a late event (acks.csv late=1) in a pipeline with an event-time watermark
     query_failed  first missing at the output of a streamlet whose query failed and stayed down
     unexplained   none of the above
@@ -154,30 +155,60 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     return explained
 
 
+def _recreations(evidence: Evidence) -> list[dict]:
+    """The source topic's re-creations (history topic_recreated), in order."""
+    return [e for e in evidence.history if e["event"] == "topic_recreated" and evidence.source_topic in e.get("topics", [])]
+
+
+def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
+    """Per row of `sent`: which topic holds it, 0 for the first and k for the one the k-th re-creation made.
+
+    The idempotent producer writes a partition's records in send order (the ack log's), so in each partition the new
+    topic begins at the first record acknowledged, after the previous re-creation, at an offset below one acknowledged
+    before it: a retry may write a record sent before the deletion there, and a record sent after the deletion may
+    still land in the old topic while the broker has it. A partition with no such point (nothing acknowledged in it
+    on one side) is split at the deletion by send time instead."""
+    era = np.zeros(len(sent), dtype=np.int64)
+    acked, partition = sent.acked.to_numpy(), sent.partition.to_numpy()
+    sent_at, went_back, row = sent.event_time_ms.to_numpy(), _offset_went_back(sent), np.arange(len(sent))
+    previous_created = -np.inf
+    for k, event in enumerate(recreations, start=1):
+        for p in np.unique(partition[acked]):
+            here = acked & (partition == p) & (era == k - 1)
+            points = np.flatnonzero(here & went_back & (sent_at > previous_created))
+            after = np.flatnonzero(here & (sent_at >= event["deleted_ms"]))
+            begins = points[0] if len(points) else after[0] if len(after) else len(sent)
+            era[here & (row >= begins)] = k
+        previous_created = event["created_ms"]
+    return era
+
+
+def era_windows(recreations: list[dict]) -> list[tuple[float, float]]:
+    """Per topic era (source_eras), the times its offsets were observed alone: from its creation to the next deletion."""
+    starts = [-np.inf] + [e["created_ms"] for e in recreations]
+    ends = [e["deleted_ms"] for e in recreations] + [np.inf]
+    return list(zip(starts, ends))
+
+
 def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
-    """Mask over `lost`: source records a topic re-creation made the streamlet reading it skip. The send time
-    (event_time_ms: a late event's is set back, so late events are left to the watermark cause) tells the
-    old topic's records from the new one's, whose offsets start again at 0."""
+    """Mask over `lost`: source records a topic re-creation made the streamlet reading it skip, the old topic's and
+    the new one's told apart by source_eras (the new topic's offsets start at 0 again). Late events (their send time
+    set back) are left to the watermark cause."""
     explained = np.zeros(len(lost), dtype=bool)
     sent = evidence.sent
-    never = np.iinfo(np.int64).max
-    went_back = _offset_went_back(sent)
-    previous_created = -np.inf
-    for event in (e for e in evidence.history if e["event"] == "topic_recreated"):
-        if evidence.source_topic not in event.get("topics", []):
-            continue
+    recreations = _recreations(evidence)
+    era = source_eras(sent, recreations)
+    acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
+    for k, event in enumerate(recreations, start=1):
         read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
         skipped_to = _offsets_after_going_back(evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic,
                                                read_to, event["created_ms"])
-        sent_at = sent.event_time_ms.to_numpy()
-        unread = _offset_window(sent, {p: (o, never) for p, o in read_to.items()})
-        old = unread & (sent_at <= event["created_ms"])
-        # Sent before the deletion, a record the producer was still retrying reached the new topic: its offset
-        # went back in send order.
-        in_new = (sent_at >= event["deleted_ms"]) | (went_back & (sent_at > previous_created))
-        new = _offset_window(sent, {p: (0, o) for p, o in skipped_to.items()}) & in_new
-        explained |= isin(lost, sent.rid.to_numpy()[(old | new | _replaced(sent, unread, lost, event)) & ~sent.late.to_numpy()])
-        previous_created = event["created_ms"]
+        old, new = acked & (era == k - 1), acked & (era == k)
+        unread = old & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
+        skipped = new & _at_offsets(sent, {p: (0, o) for p, o in skipped_to.items()})
+        reached = new & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
+        explained |= isin(lost, sent.rid.to_numpy()[(unread | skipped | _replaced(sent, unread, reached, lost))
+                                                     & ~sent.late.to_numpy()])
     return explained
 
 
@@ -189,18 +220,17 @@ def _offset_went_back(sent: pd.DataFrame) -> np.ndarray:
     return sent.acked.to_numpy() & (sent.offset.to_numpy() < before.to_numpy())
 
 
-def _replaced(sent: pd.DataFrame, unread: np.ndarray, lost: np.ndarray, event: dict) -> np.ndarray:
-    """Mask over `sent`: new-topic records whose offset was served with the deleted topic's record instead.
+def _replaced(sent: pd.DataFrame, unread: np.ndarray, reached: np.ndarray, lost: np.ndarray) -> np.ndarray:
+    """Mask over `sent`: new-topic records (`reached`: at offsets the old topic's unread records had) whose offset
+    was served with the deleted topic's record instead.
 
     Spark's cached consumer keeps records it fetched past the batch that read them; when the re-created topic
     reaches those offsets again, it hands out the deleted topic's records from that buffer. Seen here: the old
     record at (partition, offset), unread at the deletion, arrives all the same, and the new one there is lost."""
-    sent_at = sent.event_time_ms.to_numpy()
-    arrived_old = unread & (sent_at < event["deleted_ms"]) & ~isin(sent.rid.to_numpy(), lost)
+    arrived_old = unread & ~isin(sent.rid.to_numpy(), lost)
     served = pd.MultiIndex.from_arrays([sent.partition.to_numpy()[arrived_old], sent.offset.to_numpy()[arrived_old]])
-    new_unread = unread & (sent_at >= event["deleted_ms"])
     at_served = pd.MultiIndex.from_arrays([sent.partition.to_numpy(), sent.offset.to_numpy()]).isin(served)
-    return new_unread & at_served
+    return reached & at_served
 
 
 def _offsets_after_going_back(events: list[dict], topic: str, read_to: dict[int, int], after_ms: int) -> dict[int, int]:
@@ -215,12 +245,17 @@ def _offsets_after_going_back(events: list[dict], topic: str, read_to: dict[int,
 def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray) -> np.ndarray:
     """Mask over `lost`: records retention deleted from the input of the streamlet that lost them before that
     streamlet had read past them: it never received them, and the sampled log start of their partition passed
-    their offset before any of its committed batches ended beyond it (or it never got that far)."""
+    their offset before any of its committed batches ended beyond it (or it never got that far). A re-created source
+    topic's offsets are of two topics: a record is compared with what was observed of its own (source_eras). A record
+    acknowledged without an offset (acks.csv leaves it empty) cannot be shown below anything."""
     explained = np.zeros(len(lost), dtype=bool)
     samples = offset_samples(evidence.history)
     if samples.empty or not len(lost):
         return explained
-    acked_source = evidence.sent[evidence.sent.acked.to_numpy()]
+    acked = evidence.sent.acked.to_numpy()
+    recreations = _recreations(evidence)
+    acked_source = evidence.sent[acked].assign(era=source_eras(evidence.sent, recreations)[acked])
+    windows = era_windows(recreations)
     for index, hop in enumerate(hops):
         here = first_hop == index
         if not here.any():
@@ -234,17 +269,22 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
         # only when the driver that received it died before that batch committed, so the replay had to read it again.
         received = hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max() if hop.kind == "egress" else None
         deaths = _driver_deaths(evidence.history, hop.producer) if received is not None else None
-        candidates = rows[isin(rows.rid.to_numpy(), lost_here)]
+        candidates = rows[isin(rows.rid.to_numpy(), lost_here) & (rows.offset.to_numpy() >= 0)]
+        if "era" not in candidates:
+            candidates = candidates.assign(era=0)
         read = committed_ends(evidence.progress.get(hop.producer) or [], [topic])
         deleted = []
-        for partition, group in candidates.groupby("partition"):
+        for (partition, era), group in candidates.groupby(["partition", "era"]):
             offsets = group.offset.to_numpy()
+            observed = samples[(samples.topic == topic) & (samples.partition == partition)]
+            batches = read[read.partition == partition]
+            if recreations and not hop.upstream:
+                observed, batches = _of_era(observed, windows[era]), _of_era(batches, windows[era])
             # Sampled once a second, a deletion is known to within a sample: the record was last seen retained at
             # `retained_until` and gone at the next sample. It counts when it was not seen retained after the batch
             # that should have read it had ended.
-            retained_until, deleted_at = _passing(samples[(samples.topic == topic) & (samples.partition == partition)],
-                                                  "log_start", offsets)
-            _, read_at = _passing(read[read.partition == partition], "committed", offsets)
+            retained_until, deleted_at = _passing(observed, "log_start", offsets)
+            _, read_at = _passing(batches, "committed", offsets)
             gone_unread = np.isfinite(deleted_at) & (retained_until < read_at)
             if received is not None:
                 gone_unread &= _unreceived_or_replayed(received.reindex(group.rid.to_numpy()).to_numpy(dtype=float),
@@ -253,6 +293,17 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
         if deleted:
             explained |= here & isin(lost, np.concatenate(deleted))
     return explained
+
+
+def _of_era(series: pd.DataFrame, window: tuple[float, float]) -> pd.DataFrame:
+    """The rows of a per-partition series (samples or batch ends) taken while one topic era stood alone; after a
+    re-creation, from the first sample whose log end went back (an earlier one may still be the deleted topic's)."""
+    start, end = window
+    series = series[(series.ts >= start) & (series.ts < end)]
+    if np.isfinite(start) and "log_end" in series and len(series):
+        fresh = series.log_end.to_numpy() < np.maximum.accumulate(series.log_end.to_numpy())
+        series = series.iloc[np.argmax(fresh):] if fresh.any() else series
+    return series
 
 
 def _unreceived_or_replayed(received_at: np.ndarray, deaths: np.ndarray, read_at: np.ndarray) -> np.ndarray:

@@ -337,6 +337,10 @@ def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
         frame = frame.sort_index(ignore_index=True)
         gaps.append(f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
                     "acknowledged if any of its lines says so")
+    placeless = int((frame.acked.to_numpy() & (frame.offset.to_numpy() < 0)).sum())
+    if placeless:
+        gaps.append(f"acks.csv: {placeless} record(s) acknowledged without an offset (the producer's delivery report gave "
+                    "none); a cause that needs where a record was written cannot explain them if they are lost")
     return frame
 
 

@@ -63,7 +63,7 @@ def witnesses(evidence: Evidence, hops: list[HopData], classes: list[AnomalyClas
             first_hop, cause = anomaly.explain(rid)
             found.append(Witness(
                 anomaly.name, key, seq, _int(source.partition) if source is not None else None,
-                _int(source.offset) if source is not None else None, tuple(copies.get(rid, [])),
+                _int(source.offset) if source is not None and source.offset >= 0 else None, tuple(copies.get(rid, [])),
                 hops[first_hop].name if first_hop is not None else None, cause))
     return found
 
@@ -105,7 +105,7 @@ def record_sets(evidence: Evidence, hops: list[HopData], lost: np.ndarray, lost_
     sets = {}
     source = evidence.sent.set_index("rid").reindex(lost)
     sets["lost"] = _named(evidence, lost).assign(
-        source_partition=source.partition.to_numpy(), source_offset=source.offset.to_numpy(),
+        source_partition=source.partition.to_numpy(), source_offset=source.offset.where(source.offset >= 0).astype("Int64").to_numpy(),
         first_hop=[hops[int(i)].name for i in lost_first] if len(hops) else [], cause=cause_of_lost)
     if egress_result is None:
         return sets
