@@ -261,6 +261,12 @@ def test_a_run_with_nothing_acknowledged_is_unknown_not_exactly_once(tmp_path):
     assert refused.returncode == 2 and "--duration" in refused.stderr and not (tmp_path / "never").exists()
 
 
+def _batch(ts: int, topic: str, end: int) -> dict:
+    """A streamlet's progress event: a batch committed at `ts` that read `topic` up to `end` in both partitions."""
+    return {"ts_ms": ts, "event": "progress", "query": "main",
+            "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {topic: {"0": end, "1": end}}}]}}
+
+
 def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_read_it(tmp_path):
     """No fault shrank anything: the processor fell behind and retention deleted part of its input. Lost records
     it never read and that fell below the log start with no sample showing them retained after its batches got
@@ -278,15 +284,11 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
     keep = every[~(deleted_unread | read_then_lost | never_deleted)]
     t0 = 1_800_000_000_000
 
-    def batch(ts, end):
-        return {"ts_ms": ts, "event": "progress", "query": "main",
-                "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"ingested": {"0": end, "1": end}}}]}}
-
     # Sampled as the runner does, through the run: still retained at 2 s (after the batch that read to 10), gone at 5 s.
     history = [{"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["ingested", 0, 0, 30], ["ingested", 1, 0, 30]]},
                {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["ingested", 0, 20, 50], ["ingested", 1, 0, 50]]}]
     root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": keep}, keep, keep), history=history,
-                     progress={"processor": [batch(t0 + 1000, 10), batch(t0 + 9000, 50)]})
+                     progress={"processor": [_batch(t0 + 1000, "ingested", 10), _batch(t0 + 9000, "ingested", 50)]})
     report = check_run(root)
     assert report.counts.lost == 20
     assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
@@ -306,14 +308,10 @@ def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_sta
     keep = every[~(deleted_unread | placeless)]
     t0 = 1_800_000_000_000
 
-    def batch(ts, end):
-        return {"ts_ms": ts, "event": "progress", "query": "main",
-                "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"source": {"0": end, "1": end}}}]}}
-
     history = [{"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["source", 0, 0, 30], ["source", 1, 0, 30]]},
                {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["source", 0, 20, 50], ["source", 1, 0, 50]]}]
     root = write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
-                     progress={"ingress": [batch(t0 + 1000, 10), batch(t0 + 9000, 50)]})
+                     progress={"ingress": [_batch(t0 + 1000, "source", 10), _batch(t0 + 9000, "source", 50)]})
     assert '"acked",1,\n' in (root / "acks.csv").read_text()  # empty, as the generator writes a missing offset
     report = check_run(root)
     assert report.counts.lost == 11
@@ -338,15 +336,11 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
     lost = committed_not_stored | received_by_killed | never_received
     t0 = 1_800_000_000_000  # receipts (the audit's received_ms) are about t0 + 0.5 to 1 s
 
-    def batch(ts, end):
-        return {"ts_ms": ts, "event": "progress", "query": "main",
-                "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"processed": {"0": end, "1": end}}}]}}
-
     samples = [{"ts_ms": t0 + 2500, "event": "offsets", "partitions": [["processed", 0, 0, 50], ["processed", 1, 0, 50]]},
                {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["processed", 0, 30, 50], ["processed", 1, 0, 50]]}]
     killed = {"ts_ms": t0 + 3000, "event": "process_killed", "process": "streamlet-egress", "pid": 1, "signal": "SIGKILL"}
     flow = Flow({"ingested": every, "processed": every}, every[~never_received], every[~lost])
-    progress = {"egress": [batch(t0 + 2000, 10), batch(t0 + 9000, 50)]}
+    progress = {"egress": [_batch(t0 + 2000, "processed", 10), _batch(t0 + 9000, "processed", 50)]}
     with_kill = check_run(write_run(tmp_path / "killed", sent, flow, history=samples + [killed], progress=progress))
     without = check_run(write_run(tmp_path / "not-killed", sent, flow, history=samples, progress=progress))
     assert with_kill.counts.lost == without.counts.lost == int(lost.sum()) == 20
