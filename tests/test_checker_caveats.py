@@ -5,9 +5,14 @@ aborted transactions (copies on the source that a read_uncommitted reader sees),
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
+import pandas as pd
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+from harness.checker.causes import source_eras
 from harness.checker.check import check_run
 from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
@@ -106,6 +111,42 @@ def test_records_the_broker_still_wrote_to_the_deleted_topic_after_the_re_creati
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped)
     assert report.counts.lost == 13 + 16
     assert report.causes["lost"]["topic_recreated"] == 29, report.causes["lost"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(1, 30), st.integers(-3, 3), st.integers(0, 40)),
+                min_size=1, max_size=3), st.randoms(use_true_random=False))
+@example([(1, 5, 2, 0)], random.Random(1))  # the new topic's first offset equals the old one's last
+def test_every_acknowledged_record_is_placed_in_the_topic_that_holds_it(partitions, rng):
+    """Per partition: `old` records in the deleted topic (offsets from `base`), then `new` ones in the re-created
+    topic (offsets from 0), in send order. The partitions' records interleave at random, as the producer sends them,
+    a few unknown ones (no partition, no offset) among them, and the deletion falls `shift` records off partition
+    0's boundary (a retry wrote records sent before it to the new topic, or the broker still took records sent after
+    it into the old one). Whatever the mix, each acknowledged record is placed in the topic that holds it."""
+    queues = [[(p, base + i, 0) for i in range(old)] + [(p, i, 1) for i in range(new)]
+              for p, (old, new, _, base) in enumerate(partitions)]
+    order = [p for p, queue in enumerate(queues) for _ in queue]
+    rng.shuffle(order)
+    rows = []  # partition, offset, acked, the topic that holds it
+    for p in order:
+        partition, offset, topic = queues[p].pop(0)
+        rows.append((partition, offset, True, topic))
+        if rng.random() < 0.05:
+            rows.append((-1, -1, False, 0))
+    sent = pd.DataFrame(rows, columns=["partition", "offset", "acked", "topic"]).assign(
+        event_time_ms=T0 + np.arange(len(rows)) * 10)
+    first = sent.index[sent.partition == 0]
+    old, _, shift, _ = partitions[0]
+    deleted_ms = int(sent.event_time_ms[first[min(max(old + shift, 0), len(first) - 1)]])
+    placed = source_eras(sent, [{"deleted_ms": deleted_ms, "created_ms": deleted_ms + 5}])
+    expected = sent.topic.to_numpy().copy()
+    # A partition whose old topic held nothing shows no offset going back: split at the deletion by send time.
+    for p, (old, *_) in enumerate(partitions):
+        if old == 0:
+            mine = (sent.partition == p).to_numpy()
+            expected[mine] = sent.event_time_ms.to_numpy()[mine] >= deleted_ms
+    acked = sent.acked.to_numpy()
+    assert (placed[acked] == expected[acked]).all()
 
 
 def test_a_new_topics_record_served_with_the_deleted_topics_record_at_its_offset_is_lost_to_the_recreation(tmp_path):

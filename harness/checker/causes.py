@@ -164,10 +164,10 @@ def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
     """Per row of `sent`: which topic holds it, 0 for the first and k for the one the k-th re-creation made.
 
     The idempotent producer writes a partition's records in send order (the ack log's), so in each partition the new
-    topic begins at the first record acknowledged, after the previous re-creation, at an offset below one acknowledged
-    before it: a retry may write a record sent before the deletion there, and a record sent after the deletion may
-    still land in the old topic while the broker has it. A partition with no such point (nothing acknowledged in it
-    on one side) is split at the deletion by send time instead."""
+    topic begins at the first record acknowledged, after the previous re-creation, at an offset not above one
+    acknowledged before it: a retry may write a record sent before the deletion there, and a record sent after the
+    deletion may still land in the old topic while the broker has it. A partition with no such point (nothing
+    acknowledged in it on one side) is split at the deletion by send time instead."""
     era = np.zeros(len(sent), dtype=np.int64)
     acked, partition = sent.acked.to_numpy(), sent.partition.to_numpy()
     sent_at, went_back, row = sent.event_time_ms.to_numpy(), _offset_went_back(sent), np.arange(len(sent))
@@ -213,11 +213,12 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
 
 
 def _offset_went_back(sent: pd.DataFrame) -> np.ndarray:
-    """Mask over `sent`: acknowledged at an offset below one acknowledged before it (in send order, the ack log's)
-    in its partition, as in a topic created again."""
+    """Mask over `sent`: acknowledged at an offset not above one acknowledged before it (in send order, the ack
+    log's) in its partition, as in a topic created again: in one topic each record has an offset of its own, higher
+    than those sent before it."""
     offsets = sent.offset.where(sent.acked, -1)
     before = offsets.groupby(sent.partition).cummax().groupby(sent.partition).shift(fill_value=-1)
-    return sent.acked.to_numpy() & (sent.offset.to_numpy() < before.to_numpy())
+    return sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0) & (sent.offset.to_numpy() <= before.to_numpy())
 
 
 def _replaced(sent: pd.DataFrame, unread: np.ndarray, reached: np.ndarray, lost: np.ndarray) -> np.ndarray:
