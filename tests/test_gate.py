@@ -33,7 +33,7 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     out = tmp_path / "out"
     result = run_harness("gate", str(suite), "--out", str(out), timeout=900)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "suite: 2 of 3 scenarios passed" in result.stdout, result.stdout
+    assert "suite: 2 of 3 scenarios passed" in result.stdout, result.stdout + _odd_losses(out)
     assert "    min_duplicated_deliveries: 0 record(s) delivered more than once, at least 1 expected\n" in result.stdout
 
     names = ["a-retention-shorter-than-downtime", "a-topic-recreated", "b-wants-duplicates"]
@@ -70,6 +70,24 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     index = (out / "index.html").read_text()
     assert all(name in index for name in names)
     assert "b-wants-duplicates" in (out / "summary.md").read_text()
+
+
+def _odd_losses(out: Path) -> str:
+    """For a failure message: each run's lost records whose cause is not its most common one (at most 10), with where
+    and when they were sent against the faults' times, and the report's gaps: enough to tell a rare case afterwards
+    (a CI run keeps nothing but its output)."""
+    lines = []
+    for run_dir in sorted(p for p in out.iterdir() if (p / "report.json").is_file()):
+        report = json.loads((run_dir / "report.json").read_text())
+        lost = list(csv.DictReader((run_dir / "anomalies" / "lost.csv").open())) if (run_dir / "anomalies" / "lost.csv").is_file() else []
+        causes = [row["cause"] for row in lost]
+        odd = [row for row in lost if row["cause"] != max(set(causes), key=causes.count)][:10]
+        sent = {(r["key"], r["seq"]): r for r in csv.DictReader((run_dir / "acks.csv").open())} if odd else {}
+        events = [e for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] in ("topic_recreated", "fault_begun", "fault_ended")]
+        if odd or report["gaps"]:
+            lines.append(f"\n{run_dir.name}: gaps {report['gaps']}; events {events}")
+            lines += [f"  {row} sent {sent.get((row['key'], row['seq']))}" for row in odd]
+    return "\n".join(lines)
 
 
 def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
