@@ -169,6 +169,8 @@ def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
     deletion may still land in the old topic while the broker has it. A partition with no such point (nothing
     acknowledged in it on one side) is split at the deletion by send time instead."""
     era = np.zeros(len(sent), dtype=np.int64)
+    if not recreations:
+        return era
     acked, partition = sent.acked.to_numpy(), sent.partition.to_numpy()
     sent_at, went_back, row = sent.event_time_ms.to_numpy(), _offset_went_back(sent), np.arange(len(sent))
     previous_created = -np.inf
