@@ -163,25 +163,23 @@ def _recreations(evidence: Evidence) -> list[dict]:
 def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
     """Per row of `sent`: which topic holds it, 0 for the first and k for the one the k-th re-creation made.
 
-    The idempotent producer writes a partition's records in send order (the ack log's), so in each partition the new
-    topic begins at the first record acknowledged, after the previous re-creation, at an offset not above one
-    acknowledged before it: a retry may write a record sent before the deletion there, and a record sent after the
-    deletion may still land in the old topic while the broker has it. A partition with no such point (nothing
-    acknowledged in it on one side) is split at the deletion by send time instead."""
+    The idempotent producer writes a partition's records in send order (the ack log's), each at an offset higher than
+    those before it in the same topic. So in each partition the next topic begins at the first record acknowledged at
+    an offset not above one acknowledged before it in the current one: a retry may write a record sent before the
+    deletion there, and a record sent after the deletion may still land in the old topic while the broker has it. A
+    partition with no such point (nothing acknowledged in it on one side) is split at the deletion by send time."""
     era = np.zeros(len(sent), dtype=np.int64)
     if not recreations:
         return era
     acked, partition = sent.acked.to_numpy(), sent.partition.to_numpy()
-    sent_at, went_back, row = sent.event_time_ms.to_numpy(), _offset_went_back(sent), np.arange(len(sent))
-    previous_created = -np.inf
+    offset, sent_at = sent.offset.to_numpy(), sent.event_time_ms.to_numpy()
     for k, event in enumerate(recreations, start=1):
         for p in np.unique(partition[acked]):
-            here = acked & (partition == p) & (era == k - 1)
-            points = np.flatnonzero(here & went_back & (sent_at > previous_created))
-            after = np.flatnonzero(here & (sent_at >= event["deleted_ms"]))
-            begins = points[0] if len(points) else after[0] if len(after) else len(sent)
-            era[here & (row >= begins)] = k
-        previous_created = event["created_ms"]
+            rows = np.flatnonzero(acked & (partition == p) & (era == k - 1))
+            highest_before = np.maximum.accumulate(np.concatenate([[-1], offset[rows][:-1]]))
+            back = np.flatnonzero((offset[rows] >= 0) & (offset[rows] <= highest_before))
+            after = np.flatnonzero(sent_at[rows] >= event["deleted_ms"])
+            era[rows[back[0] if len(back) else after[0] if len(after) else len(rows):]] = k
     return era
 
 
@@ -212,15 +210,6 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
         explained |= isin(lost, sent.rid.to_numpy()[(unread | skipped | _replaced(sent, unread, reached, lost))
                                                      & ~sent.late.to_numpy()])
     return explained
-
-
-def _offset_went_back(sent: pd.DataFrame) -> np.ndarray:
-    """Mask over `sent`: acknowledged at an offset not above one acknowledged before it (in send order, the ack
-    log's) in its partition, as in a topic created again: in one topic each record has an offset of its own, higher
-    than those sent before it."""
-    offsets = sent.offset.where(sent.acked, -1)
-    before = offsets.groupby(sent.partition).cummax().groupby(sent.partition).shift(fill_value=-1)
-    return sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0) & (sent.offset.to_numpy() <= before.to_numpy())
 
 
 def _replaced(sent: pd.DataFrame, unread: np.ndarray, reached: np.ndarray, lost: np.ndarray) -> np.ndarray:
