@@ -30,18 +30,37 @@ class PartitionRecorder:
         self.decoders = decoders or {}
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._consumer = KafkaConsumer(**access.kafka_python(), enable_auto_commit=False, group_id=None,
-                                       auto_offset_reset="none")
+        self._access = access
         self._tps = [TopicPartition(t, p) for t, p in starts]
-        self._consumer.assign(self._tps)
-        for tp in self._tps:
-            self._consumer.seek(tp, starts[(tp.topic, tp.partition)])
+        self._consumer = self._consumer_at(starts)
+        self.renewals = 0  # consumers replaced after making no progress (wait_caught_up)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.records = 0
         self.missed: list[list] = []  # [topic, partition, from offset, to offset]: deleted before they were recorded
         self.error: str | None = None
         self._thread = threading.Thread(target=self._run, name=f"recorder-{self.path.stem}", daemon=True)
+
+    def _consumer_at(self, positions: dict[tuple[str, int], int]) -> KafkaConsumer:
+        consumer = KafkaConsumer(**self._access.kafka_python(), enable_auto_commit=False, group_id=None,
+                                 auto_offset_reset="none")
+        consumer.assign(self._tps)
+        for tp in self._tps:
+            consumer.seek(tp, positions[(tp.topic, tp.partition)])
+        return consumer
+
+    def renew(self) -> None:
+        """Replace the consumer by a new one at the same positions: nothing recorded is lost or read twice. Where no
+        new one can be made (the brokers do not answer yet), the old one stays."""
+        with self._lock:
+            positions = {(tp.topic, tp.partition): self._consumer.position(tp) for tp in self._tps}
+            try:
+                new = self._consumer_at(positions)
+            except KafkaError:
+                return
+            old, self._consumer = self._consumer, new
+            self.renewals += 1
+        old.close(autocommit=False)
 
     @property
     def topics(self) -> list[str]:
@@ -105,13 +124,24 @@ class PartitionRecorder:
         positions = self.positions()
         return all(positions[tp] >= end for tp, end in ends.items() if tp in positions)
 
-    def wait_caught_up(self, ends: dict[tuple[str, int], int], timeout_s: float = 60.0) -> None:
+    def wait_caught_up(self, ends: dict[tuple[str, int], int], timeout_s: float = 60.0, stall_s: float = 15.0) -> None:
+        """Until every partition's position reaches `ends`. A consumer whose positions stay put for `stall_s` while
+        behind is renewed: after broker faults a kafka-python consumer can keep waiting on a connection that no
+        longer answers (a CI run, after a broker kill, pause and stop over SASL_SSL, recorded nothing for 4 minutes
+        while a new client read on)."""
         deadline = time.monotonic() + timeout_s
+        seen, moved = self.positions(), time.monotonic()
         while not self.caught_up(ends):
             if self.error:
                 raise HarnessError(f"recording {self.path.name} failed: {self.error}")
             if time.monotonic() > deadline:
                 raise HarnessError(f"recording {self.path.name}: not caught up with the log end after {timeout_s:.0f}s")
+            now = self.positions()
+            if now != seen:
+                seen, moved = now, time.monotonic()
+            elif time.monotonic() - moved > stall_s:
+                self.renew()
+                moved = time.monotonic()
             time.sleep(0.1)
 
     def stop(self) -> None:

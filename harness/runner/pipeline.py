@@ -509,7 +509,8 @@ class PipelineRun:
             return
         self.wait_recorded()
         self.recorder.stop()
-        self.history.record("topics_recorded", topics=self.recorder.topics, records=self.recorder.records, missed=self.recorder.missed)
+        self.history.record("topics_recorded", topics=self.recorder.topics, records=self.recorder.records, missed=self.recorder.missed,
+                            renewals=self.recorder.renewals)
         self.recorder = None
 
     def export_states(self, timeout: float = 300.0) -> None:
