@@ -105,11 +105,15 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
     highest, renewed, certain, possible = {}, set(), set(), set()
     with open(run_dir / "acks.csv") as acks:
         for row in csv.DictReader(acks):
-            if row["status"] != "acked" or not row["offset"]:  # no offset reported: it cannot be placed
+            if row["status"] != "acked":
                 continue
-            partition, offset, record = int(row["partition"]), int(row["offset"]), (row["key"], int(row["seq"]))
-            if offset < highest.get(partition, -1):
+            partition, record = int(row["partition"]), (row["key"], int(row["seq"]))
+            # No offset reported: in the producer's write order it lies above every offset acknowledged before it.
+            offset = int(row["offset"]) if row["offset"] else highest.get(partition, -1) + 1
+            if row["offset"] and offset < highest.get(partition, -1):
                 renewed.add(partition)
+            if not row["offset"] and partition in renewed:
+                continue  # in the new topic, only bounded from below: neither certain nor possible
             highest[partition] = max(highest.get(partition, -1), offset)
             planned_to, went_on_from = changed[partition]
             if partition in renewed:

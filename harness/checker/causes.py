@@ -198,18 +198,35 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     sent = evidence.sent
     recreations = _recreations(evidence)
     era = source_eras(sent, recreations)
+    lowest, highest = _offset_bounds(sent, era)
     acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
     for k, event in enumerate(recreations, start=1):
         read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
         skipped_to = _offsets_after_going_back(evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic,
                                                read_to, event["created_ms"])
         old, new = acked & (era == k - 1), acked & (era == k)
-        unread = old & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
-        skipped = new & _at_offsets(sent, {p: (0, o) for p, o in skipped_to.items()})
+        unread = old & _at_offsets(sent.assign(offset=lowest), {p: (o, never) for p, o in read_to.items()})
+        skipped = new & _at_offsets(sent.assign(offset=highest), {p: (0, o) for p, o in skipped_to.items()})
         reached = new & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
         explained |= isin(lost, sent.rid.to_numpy()[(unread | skipped | _replaced(sent, unread, reached, lost))
                                                      & ~sent.late.to_numpy()])
     return explained
+
+
+def _offset_bounds(sent: pd.DataFrame, era: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of `sent`: the lowest and highest offset it can be at. A record acknowledged without an offset lies,
+    in its partition and topic, above the offsets acknowledged before it and below those acknowledged after it (send
+    order, the idempotent producer's write order); with none on a side, that side is open (-1: none below 0)."""
+    offset = sent.offset.to_numpy()
+    known = sent.offset.where(sent.acked.to_numpy() & (offset >= 0)).astype(float)
+    groups = [sent.partition.to_numpy(), era]
+    before = known.groupby(groups).cummax().groupby(groups).ffill().groupby(groups).shift()
+    after = known[::-1].groupby([g[::-1] for g in groups]).cummin().groupby([g[::-1] for g in groups]).ffill()
+    after = after.groupby([g[::-1] for g in groups]).shift()[::-1]
+    placeless = offset < 0
+    lowest = np.where(placeless, before.fillna(-1).to_numpy() + 1, offset).astype(np.int64)
+    highest = np.where(placeless, after.fillna(2.0 ** 62).to_numpy() - 1, offset).astype(np.int64)
+    return lowest, highest
 
 
 def _replaced(sent: pd.DataFrame, unread: np.ndarray, reached: np.ndarray, lost: np.ndarray) -> np.ndarray:

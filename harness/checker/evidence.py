@@ -340,7 +340,7 @@ def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     placeless = int((frame.acked.to_numpy() & (frame.offset.to_numpy() < 0)).sum())
     if placeless:
         gaps.append(f"acks.csv: {placeless} record(s) acknowledged without an offset (the producer's delivery report gave "
-                    "none); a cause that needs where a record was written cannot explain them if they are lost")
+                    "none): each is placed only between the offsets acknowledged before and after it in its partition")
     return frame
 
 
