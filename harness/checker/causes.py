@@ -197,6 +197,8 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     explained = np.zeros(len(lost), dtype=bool)
     sent = evidence.sent
     recreations = _recreations(evidence)
+    if not recreations:
+        return explained
     era = source_eras(sent, recreations)
     lowest, highest = _offset_bounds(sent, era)
     acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
