@@ -272,28 +272,45 @@ def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed
 
 
 def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None, play_faults: bool, allow_unknown: bool) -> int:
+    """One run, then its report, which is written whenever the run left a run directory: a run that failed before
+    its workload (bad input, the environment) still raises (exit 2) after its report is written; one interrupted,
+    after it (130)."""
     from harness.runner.console import Console
     from harness.runner.run import run_scenario
 
     console = Console()
     console.say(f"scenario {scenario.name}: evidence in {run_dir}")
-    summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, play_faults=play_faults, console=console)
+    try:
+        summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, play_faults=play_faults, console=console)
+    except BaseException:
+        from harness.evidence.layout import RunLayout
+
+        if RunLayout(Path(run_dir)).history.is_file():
+            try:
+                _report(Path(run_dir), quiet=True)
+            except HarnessError as exc:  # the run's own error is the one to show
+                click.echo(f"no report: {exc}", err=True)
+        raise
     failed = f"; stopped by themselves: {', '.join(summary.failed_streamlets)}" if summary.failed_streamlets else ""
     click.echo(f"{summary.acked:,} records acknowledged, {summary.unknown:,} unknown; "
                f"{summary.faults_played} of {summary.faults_planned} faults played{failed}")
+    if summary.error:
+        click.echo(f"run {summary.status}: {summary.error}")
     click.echo(f"run directory: {summary.run_dir}")
     report = _report(Path(summary.run_dir))
-    return EXIT_FAIL if summary.status != "complete" else _exit_code(report.outcome, allow_unknown)
+    return _exit_code(report.outcome, allow_unknown)
 
 
-def _report(run_dir: Path):
-    """Check a run directory, write its reports and the folder's index, print the verdict and the paths."""
+def _report(run_dir: Path, quiet: bool = False):
+    """Check a run directory, write its reports and the folder's index, print the verdict and the paths (with
+    `quiet`, only the paths)."""
     from harness.report.index import write_index
     from harness.report.write import check_and_write
 
     report, paths = check_and_write(run_dir)
     index = write_index(Path(run_dir).parent)
-    _print_verdict(report)
+    if not quiet:
+        _print_verdict(report)
     click.echo("reports: " + ", ".join(str(p) for p in paths.values()) + f"; index: {index}")
     return report
 
@@ -303,11 +320,16 @@ def _n(value) -> str:
 
 
 def _print_verdict(report) -> None:
+    from harness.report.tables import doubt_lines
+
     c = report.counts
     dropped = f"dropped by design {_n(c.dropped)}, " if c.dropped != 0 else ""
-    click.echo(f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, {dropped}"
+    undelivered = f"undelivered {_n(c.undelivered)}, " if c.undelivered != 0 else ""
+    click.echo(f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, {undelivered}{dropped}"
                f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
                f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})")
+    for line in doubt_lines(report):
+        click.echo(line)
     for gap in report.gaps:
         click.echo(f"partial: {gap}")
     for e in report.expectations:

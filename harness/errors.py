@@ -22,3 +22,10 @@ class WaitTimeout(HarnessError):
     """A condition polled with a deadline did not become true in time."""
 
     exit_code = 1
+
+
+class EvidenceIncomplete(HarnessError):
+    """Saving a run's evidence failed in part (a topic's recording not caught up, a store not copied): the run
+    is judged as one that did not finish."""
+
+    exit_code = 1

@@ -1,11 +1,13 @@
 """The chaos driver's scheduling, with real threads and real time: faults on different targets overlap, faults
-on one target wait for each other, and a fault whose action fails ends the run with that error.
+on one target wait for each other, and a fault whose action fails is recorded and played past (skipped when it
+failed before it began, failed when after).
 
 The kind played is a stand-in that only records when it ran: what each real action does to a pipeline is
 tested end to end (test_real_evidence.py, test_faults.py)."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -43,13 +45,17 @@ def spans():
     def action(run, target, **params):
         start = time.monotonic()
         assert target in run.under_fault  # its driver's exit is not taken for one that ended by itself
-        if params.get("fail"):
+        if params.get("fail") == "before":
+            raise HarnessError(f"{target} could not be found")
+        kinds["stand-in"].begun(run, target)
+        if params.get("fail") == "after":
             raise HarnessError(f"{target} could not be restarted")
         time.sleep(0.6)
         with lock:
             recorded.append((target, start, time.monotonic()))
 
-    return recorded, {"stand-in": FaultKind("stand-in", "streamlet", "sleeps and records when it ran", play=action)}
+    kinds = {"stand-in": FaultKind("stand-in", "streamlet", "sleeps and records when it ran", play=action)}
+    return recorded, kinds
 
 
 def _firing(at_s: float, target: str, **params) -> Firing:
@@ -68,6 +74,15 @@ def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other
     assert second[0] >= first[1], "a fault waits for the one before it on its target"
 
 
-def test_a_failing_action_ends_the_run_with_its_error(run, spans):
-    with pytest.raises(HarnessError, match="egress could not be restarted"):
-        driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress", fail=True)], spans[1], 30, lambda _: None)
+def test_a_failing_action_is_recorded_and_the_run_goes_on(run, spans):
+    said = []
+    played = driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress", fail="before"), _firing(0.1, "egress", fail="after")],
+                         spans[1], 30, said.append)
+    assert played == 1 and [target for target, _, _ in spans[0]] == ["ingress"]
+    events = [json.loads(line) for line in run.layout.history.read_text().splitlines()]
+    skipped = [e for e in events if e["event"] == "fault_skipped"]
+    failed = [e for e in events if e["event"] == "fault_failed"]
+    assert [(e["target"], e["reason"]) for e in skipped] == [("egress", "egress could not be found")]
+    assert [(e["target"], e["reason"], e["stage"]) for e in failed] == [("egress", "egress could not be restarted", "effect")]
+    assert any("skipped" in line for line in said) and any("failed" in line and "unknown" in line for line in said)
+    assert "could not be restarted" in run.layout.log("faults").read_text()

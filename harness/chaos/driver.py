@@ -5,23 +5,28 @@ comes, notice drivers that ended by themselves, and tick the caller's progress
 display. A fault runs in a thread of its own (its action blocks until the
 pipeline is whole again), so faults on different targets overlap and the
 schedule does not drift behind slow restarts; a fault whose target is still
-under an earlier fault waits for it. An action that fails ends the run, as it
-would without threads. It returns once every fault was played and the
-generator is done; a workload with no end of its own (OpenWorkload) is
-stopped here, some time after the last fault ended.
+under an earlier fault waits for it. A fault that fails does not end the run:
+it is recorded (fault_skipped when it had no effect, its target gone;
+fault_failed when it may have had one, with its traceback in logs/faults.log)
+and the run goes on, to be drained and judged. It returns once every fault was
+played and the generator is done; a workload with no end of its own
+(OpenWorkload) is stopped here, some time after the last fault ended.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Callable
 
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
 from harness.faults import FaultKind
+from harness.faults.kind import TargetGone, has_begun, play_begins
 from harness.faults.target import Pipeline
+from harness.faults.undo import UndoFailed
 
 
 def describe(firing: Firing) -> str:
@@ -40,12 +45,12 @@ class OpenWorkload:
 
 
 class _Playing:
-    """The faults in flight: one thread each, their targets, and the first error any of them raised."""
+    """The faults in flight: one thread each, their targets, and the first error that must end the run."""
 
-    def __init__(self, run: Pipeline, kinds: dict[str, FaultKind]):
-        self.run, self.kinds = run, kinds
+    def __init__(self, run: Pipeline, kinds: dict[str, FaultKind], say: Callable[[str], None]):
+        self.run, self.kinds, self.say = run, kinds, say
         self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
-        self.error: BaseException | None = None
+        self.error: BaseException | None = None  # an interrupt, handed to the main thread
         self.finished = 0
         self.quiet_since = time.monotonic()  # when the last fault ended (or the start)
         self._lock = threading.Lock()
@@ -54,17 +59,18 @@ class _Playing:
         thread = self.threads.get(target)
         return thread is not None and thread.is_alive()
 
-    def fire(self, firing: Firing) -> None:
+    def fire(self, firing: Firing, number: int) -> None:
         self.run.under_fault.add(firing.target)
 
         def play_one() -> None:
+            play_begins()
             try:
                 self.kinds[firing.kind].play(self.run, firing.target, **firing.params)
                 with self._lock:
                     self.finished += 1
-            except BaseException as exc:  # handed to the main thread, which ends the run with it
-                if isinstance(exc, Exception) and not isinstance(exc, HarnessError):  # a kind's own code failed: one line
-                    exc = HarnessError(f"fault {describe(firing)} failed: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # recorded; the run goes on
+                self._failed(firing, number, exc)
+            except BaseException as exc:  # an interrupt: handed to the main thread, which ends the run with it
                 with self._lock:
                     self.error = self.error or exc
             finally:
@@ -74,6 +80,24 @@ class _Playing:
         thread = threading.Thread(target=play_one, name=f"fault-{firing.kind}-{firing.target}", daemon=True)
         self.threads[firing.target] = thread
         thread.start()
+
+    def _failed(self, firing: Firing, number: int, exc: Exception) -> None:
+        """Skipped when it had no effect (its target gone, or it failed before it began); failed otherwise, its
+        undo pending when that is what failed (the drain tries it again)."""
+        reason = (str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}").splitlines()[0][:500]
+        self.run.layout.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run.layout.log("faults"), "a") as log:
+            log.write(f"fault {number} {describe(firing)}\n{''.join(traceback.format_exception(exc))}\n")
+        if isinstance(exc, TargetGone) or not has_begun():
+            self.run.history.record("fault_skipped", kind=firing.kind, target=firing.target, fault=number, reason=reason)
+            self.say(f"fault {number} skipped: {describe(firing)}: {reason}")
+            return
+        undo = isinstance(exc, UndoFailed)
+        self.run.history.record("fault_failed", kind=firing.kind, target=firing.target, fault=number, reason=reason,
+                                stage="undo" if undo else "effect")
+        self.say(f"fault {number} failed: {describe(firing)}: {reason}"
+                 + ("; its undo is tried again at the drain" if undo else "; what it did is partly known: the outcome "
+                    "will be unknown"))
 
     def any_running(self) -> bool:
         return any(t.is_alive() for t in self.threads.values())
@@ -92,7 +116,7 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
     """
     t0 = time.monotonic()
     pending = list(firings)
-    playing = _Playing(run, kinds)
+    playing = _Playing(run, kinds, say)
     started = 0
     while True:
         playing.check()
@@ -102,15 +126,16 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
         due = [f for f in pending if f.at_s <= elapsed and not playing.busy(f.target)]
         for firing in due:
             pending.remove(firing)
+            started += 1
             if firing.target in run.failed:
-                run.history.record("fault_skipped", kind=firing.kind, target=firing.target, reason="target is not running")
-                say(f"fault skipped: {describe(firing)}: the streamlet is not running")
+                run.history.record("fault_skipped", kind=firing.kind, target=firing.target, fault=started,
+                                   reason="target is not running")
+                say(f"fault {started} skipped: {describe(firing)}: the streamlet is not running")
                 continue
             late = elapsed - firing.at_s
-            started += 1
             say(f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
                 + (f" ({late:.0f}s late: waited for the fault before it on {firing.target})" if late >= 2 else ""))
-            playing.fire(firing)
+            playing.fire(firing, started)
         quiet = not pending and not playing.any_running()
         if quiet and open_workload is not None and elapsed >= open_workload.min_s \
                 and time.monotonic() - playing.quiet_since >= open_workload.after_faults_s:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +20,14 @@ from harness.semantics import LOST_CAUSES
 from harness.checker.copies import CopyAccounting, account
 from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
-from harness.checker.faults import disturbed, fault_spans, recovery_s
+from harness.checker.faults import disturbed, doubts, fault_spans, recovery_s, skipped_faults
 from harness.checker.findings import FaultResult, Hop, Report, Witness
 from harness.checker.hops import HopData, first_duplicated_hop, first_lost_hop, hop_data, reconcile_hops
 from harness.checker.latency import latency
 from harness.checker.reconcile import Counts, combine, isin, verdict
 from harness.checker.resources import resource_use
 from harness.checker.timeline import run_start_ms, timeline
+from harness.checker.unfinished import proven_lost, unfinished_reason
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, window_witnesses, witnesses
 
@@ -50,18 +52,6 @@ def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> lis
     return results
 
 
-def unfinished_reason(evidence: Evidence, running: tuple[str, ...]) -> str:
-    """Why this run is not a finished one ("" when it is): missing deliveries are not losses then."""
-    if running:
-        return f"run in progress: {', '.join(running)} still running"
-    if not evidence.run:
-        return "run.json missing: the run did not finish (still in progress, or the harness was killed)"
-    status = evidence.run.get("status")
-    if status != "complete":
-        return f"run {status}: it stopped before the pipeline drained"
-    return ""
-
-
 def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads files only)."""
     evidence = load_evidence(run_dir)
@@ -77,6 +67,10 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     lost = egress_result.lost if egress_result else np.array([], np.int64)
     lost_first = first_lost_hop(hops, results, lost) if len(hops) else np.array([], np.int64)
     cause_of_lost, retention = lost_causes(evidence, hops, lost, lost_first, spans, gaps)
+    undelivered = np.array([], np.int64)
+    if unfinished:  # missing is lost only where proven; the rest may be in flight
+        proven = proven_lost(evidence, hops, lost, lost_first, cause_of_lost)
+        undelivered, lost, lost_first, cause_of_lost = lost[~proven], lost[proven], lost_first[proven], cause_of_lost[proven]
     duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)]))
     dup_first = first_duplicated_hop(hops, results, duplicated)
     accounting = account(hops, evidence.sent, spans)
@@ -84,6 +78,8 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     lost_by_cause = {c: int((cause_of_lost == c).sum()) for c in LOST_CAUSES} if egress_result else None
     acked = int(evidence.sent.acked.sum())
     counts = egress_result.counts if egress_result else Counts.unmeasured(acked, len(evidence.sent) - acked)
+    if egress_result and unfinished:
+        counts = replace(counts, lost=len(lost), undelivered=len(undelivered))
     windows = None
     window_egress = next((e for e in evidence.egresses if e.windowed), None)
     witnesses_extra: list[Witness] = []
@@ -105,7 +101,11 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     hop_findings = []
     for index, (hop, result) in enumerate(zip(hops, results)):
         first_seen = {"lost": int((lost_first == index).sum()), "duplicated": int((dup_first == index).sum())}
-        hop_findings.append(Hop(hop.name, hop.kind, verdict(result.counts), result.counts, first_seen,
+        hop_counts, hop_verdict = result.counts, verdict(result.counts)
+        if unfinished:  # a hop's missing records are lost only where proven (end to end), its verdict unknown
+            proven_here = int(isin(result.lost, lost).sum())
+            hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=len(result.lost) - proven_here), "unknown"
+        hop_findings.append(Hop(hop.name, hop.kind, hop_verdict, hop_counts, first_seen,
                                 accounting.per_hop[hop.name], _headers_lost(hop, evidence.sent)))
 
     faults = _fault_results(evidence, spans, accounting)
@@ -116,7 +116,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     query_failures = [{"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
                       for e in evidence.history if e["event"] == "query_failed"]
     if unfinished:
-        gaps.insert(0, unfinished + "; counts are so far, and missing records are not judged lost")
+        gaps.insert(0, unfinished + "; counts are so far, and a missing record is lost only where the evidence proves it (the rest is undelivered)")
 
     lost_index = pd.Series(np.arange(len(lost)), index=lost)
     dup_index = pd.Series(np.arange(len(duplicated)), index=duplicated)
@@ -153,6 +153,7 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
         witnesses=found, query_failures=query_failures, windows=windows,
         timeline=timeline(evidence, lost, duplicated, accounting.made.time_ms.to_numpy()), gaps=gaps, unfinished=unfinished,
         run_info=_run_info(evidence, spans), witness_totals=totals, resources=resources,
+        doubts=doubts(evidence.history), skipped_faults=skipped_faults(evidence.history),
         records=record_sets(evidence, hops, lost, lost_first, cause_of_lost, egress_result),
     )
 

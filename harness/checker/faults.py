@@ -91,3 +91,22 @@ def disturbed(span: FaultSpan, streamlets: list[str]) -> list[str]:
     if span.scope == "cluster":
         return list(streamlets)
     return [span.target] if span.scope == "streamlet" else []
+
+
+def skipped_faults(history: list[dict]) -> list[dict]:
+    """Faults that did nothing (their target gone, or failing before they began): the run is judged as usual."""
+    return [{"kind": e.get("kind"), "target": e.get("target"), "fault": e.get("fault"), "reason": e.get("reason", "")}
+            for e in history if e["event"] == "fault_skipped"]
+
+
+def doubts(history: list[dict]) -> list[str]:
+    """What makes a run's outcome unknown however its counts look: a fault that failed after it began (what it
+    did is partly known), an undo that never happened (a broker left paused, a retention left shrunk), an error
+    that cut the workload short."""
+    found = [f"fault {e.get('fault')} ({e.get('kind')} {e.get('target')}) failed after it began: {e.get('reason')}"
+             for e in history if e["event"] == "fault_failed" and e.get("stage") != "undo"]
+    undone = {e.get("undo") for e in history if e["event"] == "fault_undone"}
+    failed_undos = {e.get("undo"): e for e in history if e["event"] == "fault_undo_failed" and e.get("undo") not in undone}
+    found += [f"{e.get('kind')} {e.get('target')}: could not {e.get('what')} ({e.get('reason')})" for e in failed_undos.values()]
+    found += [f"the workload stopped early: {e.get('error')}" for e in history if e["event"] == "run_error"]
+    return found

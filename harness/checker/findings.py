@@ -13,7 +13,8 @@ from harness.checker.copies import HopCopies
 from harness.checker.reconcile import Counts
 from harness.checker.resources import ResourceUse
 
-SCHEMA_VERSION = 2  # 2: counts may be null, expectations[].status, outcome, unfinished, copies (docs/evidence.md)
+SCHEMA_VERSION = 3  # 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an
+# unfinished run's lost is only what is proven), doubts, skipped_faults (docs/checker.md)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,8 @@ class Report:
     gaps: list[str] = field(default_factory=list)  # evidence missing or unreadable: the report is partial
 
     unfinished: str = ""  # why the run is not a finished one (in progress, cut short), or ""
+    doubts: list[str] = field(default_factory=list)  # what makes the outcome unknown whatever the counts (a fault half done)
+    skipped_faults: list[dict] = field(default_factory=list)  # faults that did nothing: kind, target, fault, reason
     run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
     witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
     resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
@@ -150,10 +153,10 @@ class Report:
 
     @property
     def outcome(self) -> str:
-        """pass | fail | unknown: the expectations merged; unknown too when the verdict itself is unknown
-        or the run did not finish (missing deliveries of a run in progress are not losses)."""
+        """pass | fail | unknown: the expectations merged; unknown too when the verdict itself is unknown,
+        the run did not finish (missing deliveries of a run in progress are not losses) or has doubts."""
         merged = merge(e.status for e in self.expectations)
-        if merged == PASS and (self.verdict == "unknown" or self.unfinished):
+        if merged == PASS and (self.verdict == "unknown" or self.unfinished or self.doubts):
             return UNKNOWN
         return merged
 
@@ -168,7 +171,7 @@ class Report:
         data["verdict"] = {"end_to_end": self.verdict, "hops": {h.name: h.verdict for h in self.hops}}
         data["outcome"] = self.outcome
         data["passed"] = self.passed
-        data["partial"] = bool(self.gaps or self.unfinished)
+        data["partial"] = bool(self.gaps or self.unfinished or self.doubts)
         for result, expectation in zip(data["expectations"], self.expectations):
             result["passed"] = expectation.passed
         return data

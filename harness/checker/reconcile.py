@@ -5,6 +5,8 @@ step is a sort, a hash lookup or a grouped cumulative max; no loop per record.
 The definitions (docs/checker.md):
 
     lost                  acknowledged, not dropped by design upstream, and no copy in the final state
+                          (of a run that did not finish: only where proven, harness.checker.unfinished)
+    undelivered           of a run that did not finish: missing, not proven lost (it may be in flight)
     dropped               acknowledged, and declared dropped by design by a streamlet upstream
     duplicated_deliveries records delivered more than once (audit log)
     duplicated_in_state   records with more than one copy in the final state
@@ -39,11 +41,12 @@ class Counts:
     phantom: int | None
     reordered: int | None
     dropped: int | None = 0  # by design, declared by a streamlet (not a loss)
+    undelivered: int | None = 0  # missing from a run that did not finish, and not proven lost (maybe in flight)
 
     @classmethod
     def unmeasured(cls, acked: int | None = None, unknown: int | None = None) -> "Counts":
         """What is known without any egress evidence: the source's side only."""
-        return cls(acked, unknown, None, None, None, None, None, None)
+        return cls(acked, unknown, None, None, None, None, None, None, None)
 
     @property
     def complete(self) -> bool:

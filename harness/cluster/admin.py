@@ -1,7 +1,10 @@
 """Talking to any Kafka cluster (embedded or external) through kafka-python.
 
 Topics, topic configs, per-partition log-start/log-end offsets and reading a
-topic back: what the runner, the chaos driver and the tests need.
+topic back: what the runner, the chaos driver and the tests need. Given patience,
+every operation outlasts the faults the harness injects: a retriable failure (a broker
+killed, paused or electing, a controller moving) drops the client and asks again with
+a new one, bootstrapped from every broker, until the deadline.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Iterable, Iterator
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
-from kafka.errors import KafkaError, UnknownTopicOrPartitionError
+from kafka.errors import InvalidPartitionsError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 from harness.cluster.access import KafkaAccess
 from harness.errors import HarnessError
@@ -35,6 +38,11 @@ class PartitionOffsets:
         return self.log_end - self.log_start
 
 
+def _retriable(exc: KafkaError) -> bool:
+    """A failure a fault explains (a broker down, paused, or electing); an unknown topic is the caller's to judge."""
+    return bool(getattr(exc, "retriable", False)) and not isinstance(exc, UnknownTopicOrPartitionError)
+
+
 def offset_rows(offsets: Iterable[PartitionOffsets]) -> list[list]:
     """[[topic, partition, log_start, log_end], ...]: how offsets are written into the history."""
     return [[o.topic, o.partition, o.log_start, o.log_end] for o in offsets]
@@ -46,19 +54,54 @@ class KafkaAdmin:
     With an access's namespace (a cluster the harness did not create) every create, alter or delete of a topic
     outside it is refused before it is sent: the guard is here, where every change to a topic passes."""
 
-    def __init__(self, target: KafkaAccess | str, request_timeout_ms: int = 10000, connect_timeout_ms: int = 10000):
+    def __init__(self, target: KafkaAccess | str, request_timeout_ms: int = 10000, connect_timeout_ms: int = 10000,
+                 patience_s: float = 0.0):
+        """`patience_s`: how long each operation (and the first connection) keeps retrying brokers that are down,
+        paused or electing a leader; 0 asks once."""
         self.access = KafkaAccess.of(target)
         self.bootstrap_servers = self.access.bootstrap_servers
+        self.patience_s = patience_s
+        self._timeouts = {"request_timeout_ms": request_timeout_ms, "bootstrap_timeout_ms": connect_timeout_ms}
+        self._admin: KafkaAdminClient | None = None
         try:
-            self._admin = KafkaAdminClient(
-                **self.access.kafka_python(),
-                client_id="harness-admin",
-                request_timeout_ms=request_timeout_ms,
-                bootstrap_timeout_ms=connect_timeout_ms,
-                reconnect_backoff_max_ms=1000,
-            )
+            self._call(lambda admin: None)
         except KafkaError:
-            raise HarnessError(f"no Kafka broker reachable at {self.access.describe()}") from None
+            raise HarnessError(f"no Kafka broker reachable at {self.access.describe()}"
+                               + (f" within {patience_s:.0f}s" if patience_s else "")) from None
+
+    def _client(self) -> KafkaAdminClient:
+        if self._admin is None:
+            self._admin = KafkaAdminClient(**self.access.kafka_python(), client_id="harness-admin",
+                                           reconnect_backoff_max_ms=1000, **self._timeouts)
+        return self._admin
+
+    def _drop(self) -> None:
+        """Forget the client: the next call bootstraps a new one (fresh metadata, new connections)."""
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            try:
+                admin.close()
+            except Exception:  # a client whose broker is gone may fail to close; it is dropped either way
+                pass
+
+    def _call(self, operation, done_on: tuple[type[KafkaError], ...] = ()):
+        """`operation(client)`, retried with backoff on retriable errors for `patience_s`. An error of `done_on`
+        after a retry means the earlier attempt took effect (its answer was lost): the call is done."""
+        deadline = time.monotonic() + self.patience_s
+        delay, retried = 0.2, False
+        while True:
+            try:
+                return operation(self._client())
+            except done_on:
+                if retried:
+                    return None
+                raise
+            except KafkaError as exc:
+                if not _retriable(exc) or time.monotonic() + delay > deadline:
+                    raise
+            self._drop()
+            time.sleep(delay)
+            delay, retried = min(delay * 2, 2.0), True
 
     def _own(self, topic: str, action: str) -> None:
         """Refuse to change a topic outside the run's namespace."""
@@ -68,7 +111,7 @@ class KafkaAdmin:
                                f"its own topics there ({namespace}*)")
 
     def close(self) -> None:
-        self._admin.close()
+        self._drop()
 
     def __enter__(self) -> "KafkaAdmin":
         return self
@@ -78,7 +121,7 @@ class KafkaAdmin:
 
     def live_broker_ids(self) -> set[int]:
         """Ids of the brokers the cluster metadata currently lists (registered, not fenced)."""
-        brokers = self._admin.describe_cluster()["brokers"]
+        brokers = self._call(lambda admin: admin.describe_cluster())["brokers"]
         return {int(b["broker_id"]) for b in brokers if not b.get("is_fenced")}
 
     def create_topic(
@@ -91,7 +134,7 @@ class KafkaAdmin:
         self._own(name, "create")
         spec = {"num_partitions": partitions, "replication_factor": replication_factor, "configs": configs or {}}
         try:
-            self._admin.create_topics({name: spec}, wait_for_metadata=True)
+            self._call(lambda admin: admin.create_topics({name: spec}, wait_for_metadata=True), done_on=(TopicAlreadyExistsError,))
         except KafkaError as exc:
             raise HarnessError(f"creating topic {name!r} failed: {exc}") from None
 
@@ -101,19 +144,20 @@ class KafkaAdmin:
 
         self._own(topic, "add partitions to")
         try:
-            self._admin.create_partitions({topic: NewPartitions(total_count=total)})
+            self._call(lambda admin: admin.create_partitions({topic: NewPartitions(total_count=total)}),
+                       done_on=(InvalidPartitionsError,))
         except KafkaError as exc:
             raise HarnessError(f"adding partitions to topic {topic!r} failed: {exc}") from None
 
     def delete_topic(self, topic: str) -> None:
         self._own(topic, "delete")
         try:
-            self._admin.delete_topics([topic], timeout_ms=30000)
+            self._call(lambda admin: admin.delete_topics([topic], timeout_ms=30000), done_on=(UnknownTopicOrPartitionError,))
         except KafkaError as exc:
             raise HarnessError(f"deleting topic {topic!r} failed: {exc}") from None
 
     def topics(self) -> set[str]:
-        return set(self._admin.list_topics())
+        return set(self._call(lambda admin: admin.list_topics()))
 
     def replication_factor(self, topic: str, settle_s: float = 5.0) -> int:
         return max(len(p["replica_nodes"]) for p in self._described(topic, settle_s)["partitions"])
@@ -128,7 +172,7 @@ class KafkaAdmin:
         for `settle_s`."""
         deadline = time.monotonic() + settle_s
         while True:
-            described = self._admin.describe_topics([topic])
+            described = self._call(lambda admin: admin.describe_topics([topic]))
             if described and not described[0].get("error_code") and described[0]["partitions"]:
                 return described[0]
             if time.monotonic() > deadline:
@@ -141,13 +185,13 @@ class KafkaAdmin:
         entries = {k: (AlterConfigOp.DELETE, None) if v is None else str(v) for k, v in configs.items()}
         resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=entries)
         try:
-            self._admin.alter_configs([resource], incremental=True)
+            self._call(lambda admin: admin.alter_configs([resource], incremental=True))
         except KafkaError as exc:
             raise HarnessError(f"altering configs of topic {topic!r} failed: {exc}") from None
 
     def topic_config(self, topic: str) -> dict[str, str]:
         """The topic's overridden configs (those not at their defaults)."""
-        result = self._admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        result = self._call(lambda admin: admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)]))
         entries = result["topic"][topic] if isinstance(result, dict) else {}
         return {k: (v["value"] if isinstance(v, dict) else v) for k, v in entries.items()}
 
@@ -158,8 +202,8 @@ class KafkaAdmin:
         deadline = time.monotonic() + settle_s
         while True:
             try:
-                start = self._admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps})
-                end = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
+                start = self._call(lambda admin: admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}))
+                end = self._call(lambda admin: admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}))
                 break
             except UnknownTopicOrPartitionError:
                 if time.monotonic() > deadline:

@@ -108,6 +108,10 @@ class Broker:
         if wait:
             self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
 
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Until the cluster lists this broker as live."""
+        self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
+
     def java_arguments(self, classpath: str) -> list[str]:
         """The broker's JVM settings and main class, wherever its JVM runs (a process here, a container)."""
         # The heap is sized and touched once at start (as Kafka's own guidance fixes -Xms to -Xmx): a broker's

@@ -73,14 +73,18 @@ class PartitionRecorder:
     def _run(self) -> None:
         files = {t: open(self.path / f"{t}.jsonl", "a") for t in {tp.topic for tp in self._tps}}
         try:
+            deleted = None  # partitions whose next records retention deleted: skipped once the brokers answer
             while not self._stop.is_set():
                 try:
+                    if deleted is not None:
+                        self._skip_deleted(deleted)
+                        deleted = None
                     with self._lock:
                         batches = self._consumer.poll(timeout_ms=200)
                 except OffsetOutOfRangeError as exc:  # retention deleted records not recorded yet: say which, go on
-                    self._skip_deleted(exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {})
+                    deleted = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
                     continue
-                except KafkaError:  # a broker down or paused by a fault: the positions are kept, poll again
+                except KafkaError:  # a broker down or paused by a fault: the positions are kept, ask again
                     time.sleep(0.5)
                     continue
                 for tp, records in batches.items():

@@ -43,7 +43,10 @@ class ForeignBroker(ContainerProcess):
             raise HarnessError(f"{self.name}: the run is over, its container is left as it is")
         self._container.start()
         if wait:
-            self.brokers.wait_ready(timeout=timeout)
+            self.wait_ready(timeout)
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        self.brokers.wait_ready(timeout=timeout)
 
 
 class ForeignBrokers:

@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 from harness.errors import HarnessError
-from harness.faults.kind import FaultKind
+from harness.faults.kind import FaultKind, TargetGone
 from harness.faults.target import Pipeline
 
 
 def running_driver(run: Pipeline, kind: str, streamlet: str):
+    """The streamlet's driver; TargetGone when it is not running (it ended by itself: the fault is skipped)."""
     proc = run.drivers.get(streamlet)
     if proc is None:
         raise HarnessError(f"{kind}: no streamlet {streamlet!r} in this run")
+    if not proc.running():
+        raise TargetGone(f"the driver of {streamlet} is not running")
     return proc
+
+
+@contextmanager
+def restarted_after(run: Pipeline, kind: FaultKind, streamlet: str, **fields) -> Iterator[dict]:
+    """Around a fault that stops a streamlet's driver: on the way out, whatever happened, the driver is started
+    again (an undo, retried at the drain when it fails). The block may add fields to the fault_ended record
+    through the dict it is given."""
+    ended = dict(fields)
+    with run.undos.undoing(kind.name, streamlet, f"restart the driver of {streamlet}",
+                           lambda: restart(run, kind, streamlet, **ended)):
+        yield ended
 
 
 def stop_driver(run: Pipeline, streamlet: str, sig: str) -> None:
@@ -22,10 +39,13 @@ def stop_driver(run: Pipeline, streamlet: str, sig: str) -> None:
 
 
 def restart(run: Pipeline, kind: FaultKind, streamlet: str, **fields) -> None:
-    """Start the streamlet again and end the fault once it runs batches (or has failed, which is recorded)."""
-    new = run.start_driver(streamlet)
+    """Start the streamlet again and end the fault once it runs batches (or has failed, which is recorded).
+    Idempotent: a driver already started again (by an earlier try that did not see it up) is waited for."""
+    proc = run.drivers[streamlet]
+    if not proc.running():
+        proc = run.start_driver(streamlet)
     up = run.wait_up(streamlet)
-    kind.ended(run, streamlet, new_pid=new.pid, restarted=up, **fields)
+    kind.ended(run, streamlet, new_pid=proc.pid, restarted=up, **fields)
 
 
 def record_position(run: Pipeline, streamlet: str) -> dict[tuple[str, int], int]:

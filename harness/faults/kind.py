@@ -9,8 +9,11 @@ checker reads it from the history and keeps no list of kinds.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from harness.errors import HarnessError
 
 REQUIRED = object()  # a Param without a default must be given
 TARGETS = {
@@ -29,6 +32,22 @@ NEEDS = {
 }
 GENERATOR = "generator"  # the generator's network link, a target of the network kinds
 SCOPES = ("streamlet", "cluster", "none")  # what a fault disturbs: its target streamlet, every streamlet, nothing
+_PLAYING = threading.local()  # per thread (each fault plays in its own): has the fault recorded its fault_begun?
+
+
+class TargetGone(HarnessError):
+    """The fault's target is not there to be faulted (a driver that ended, a broker already down): the fault is
+    skipped, nothing was done."""
+
+
+def play_begins() -> None:
+    """A fault starts playing in this thread: it has done nothing yet."""
+    _PLAYING.begun = False
+
+
+def has_begun() -> bool:
+    """Whether the fault playing in this thread recorded fault_begun: from then on it may have had an effect."""
+    return getattr(_PLAYING, "begun", False)
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,7 @@ class FaultKind:
     def begun(self, run, target: str, **fields) -> None:
         """Record fault_begun with the kind's classification (which `fields` may refine for this target), so
         the checker needs no list of kinds."""
+        _PLAYING.begun = True
         run.history.record("fault_begun", kind=self.name, target=target, **{**self.classification(), **fields})
 
     def ended(self, run, target: str, **fields) -> None:

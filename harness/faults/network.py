@@ -18,13 +18,15 @@ DURATION = Param((int, float), 20.0, minimum=0)  # how long the link stays impai
 def impair_link(run: Pipeline, kind: FaultKind, target: str, duration_s: float, **settings) -> None:
     if run.network is None or target not in run.network.links:
         raise HarnessError(f"{kind.name}: {target!r} has no network link through the proxy in this run")
-    run.network.impair(target, **settings)
-    kind.begun(run, target, scope="cluster" if target == GENERATOR else "streamlet", duration_s=duration_s, **settings)
-    try:
+    with run.undos.undoing(kind.name, target, f"heal the link {target}", lambda: _healed(run, kind, target)):
+        run.network.impair(target, **settings)  # the fault begins once the proxy has it in force
+        kind.begun(run, target, scope="cluster" if target == GENERATOR else "streamlet", duration_s=duration_s, **settings)
         time.sleep(duration_s)
-    finally:
-        run.network.heal(target)
-        kind.ended(run, target)
+
+
+def _healed(run: Pipeline, kind: FaultKind, target: str) -> None:
+    run.network.heal(target)
+    kind.ended(run, target)
 
 
 def network_kind(name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION) -> FaultKind:

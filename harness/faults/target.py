@@ -14,6 +14,7 @@ from harness.cluster.access import KafkaAccess
 from harness.codecs import Decode
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
+from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.process import ManagedProcess
 from harness.spark.standalone import StandaloneCluster
@@ -23,6 +24,7 @@ from pipelines.settings import SourceOptions
 class Pipeline(Protocol):
     layout: RunLayout
     history: History
+    undos: Undos  # every fault's undo goes through it: retried at the drain when it failed
     kafka: KafkaAccess  # where the brokers are and how to speak to them
     cluster: EmbeddedCluster | None  # None on a cluster the harness did not create
     network: NetworkLinks | None  # the proxied links, when a scenario's faults target any
@@ -33,7 +35,7 @@ class Pipeline(Protocol):
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
 
-    def admin(self) -> KafkaAdmin: ...  # on a cluster one runs, it refuses to change topics outside the run's
+    def admin(self, patience_s: float = ...) -> KafkaAdmin: ...  # on a cluster one runs, it refuses to change topics outside the run's
 
     def broker(self, target: str): ...  # broker-N: a broker process or container (harness.cluster, harness.docker)
 

@@ -7,7 +7,7 @@ from html import escape
 from harness.checker.findings import Report
 from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, timeline_svg
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, duplicated_text,
+    EXPECTATION_HEADER, FAULT_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, doubt_lines, hop_header, duplicated_text,
     expectation_rows, fault_rows, headers_text, hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
 )
 
@@ -44,13 +44,15 @@ def render_html(report: Report) -> str:
              f"{escape(report.verdict)}</span></span></h1>",
              f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
              f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>"]
+    if doubt_lines(report):
+        parts.append("<div class='gap'><ul>" + "".join(f"<li>{escape(line)}</li>" for line in doubt_lines(report)) + "</ul></div>")
     if report.gaps:
         parts.append("<div class='gap'><b>Partial report</b>: evidence missing or unreadable<ul>"
                      + "".join(f"<li>{escape(g)}</li>" for g in report.gaps) + "</ul></div>")
     if report.expectations:
         parts += ["<h2>Expectations</h2>", table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,))]
     parts += ["<h2>Timeline</h2>", timeline_svg(report)]
-    parts += ["<h2>Counts per hop</h2>", table(HOP_HEADER, hop_rows(report))]
+    parts += ["<h2>Counts per hop</h2>", table(hop_header(report), hop_rows(report))]
     lost = report.causes["lost"]
     parts += ["<h2>Losses and duplicates</h2>",
               "<p>Lost: " + escape(lost_text(report))

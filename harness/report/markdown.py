@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.checker.findings import Report
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, HOP_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, duplicated_text,
+    EXPECTATION_HEADER, FAULT_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, doubt_lines, hop_header, duplicated_text,
     expectation_rows, fault_rows, headers_text, hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
 )
 
@@ -22,13 +22,14 @@ def render_markdown(report: Report) -> str:
               f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
               + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
               + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else "")]
+    lines += [f"- **{line}**" for line in doubt_lines(report)]
     if report.gaps:
         lines += ["- **partial report**, evidence missing or unreadable:"] + [f"  - {g}" for g in report.gaps]
     lines += [""]
     if report.expectations:
         lines += ["## Expectations", ""] + _table(EXPECTATION_HEADER, expectation_rows(
             report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"})) + [""]
-    lines += ["## Counts per hop", ""] + _table(HOP_HEADER, hop_rows(report, lambda text: f"**{text}**")) + [""]
+    lines += ["## Counts per hop", ""] + _table(hop_header(report), hop_rows(report, lambda text: f"**{text}**")) + [""]
     lost = report.causes["lost"]
     lines += ["## Causes", "",
               "- lost: " + lost_text(report),

@@ -5,10 +5,9 @@ from __future__ import annotations
 from harness.checker.findings import Report, Witness
 
 COUNT_NAMES = ("acked", "unknown", "lost", "dropped", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
+UNDELIVERED = "undelivered"  # a column only for a run that did not finish (missing, not proven lost)
 
 EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
-HOP_HEADER = ["hop", "verdict", *COUNT_NAMES, "lost first here", "duplicated first here", "copies", "extra copies",
-              "made here", "inherited", "kept in state", "absorbed"]
 FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "recovery (s)", "extra copies made", "where", "note"]
 WITNESS_HEADER = ["anomaly", "", "key", "seq", "source", "first hop", "cause", "copies (hop partition@offset, batches, received s, made by fault)"]
 
@@ -40,17 +39,31 @@ def expectation_rows(report: Report, marks: dict[str, str]) -> list[list]:
     return [[marks[e.status], e.name, plain(e.expected), plain(e.actual), e.detail] for e in report.expectations]
 
 
+def count_names(report: Report) -> tuple[str, ...]:
+    """The counts a hop row shows: undelivered after lost where the run has any."""
+    if not report.counts.undelivered and not any(h.counts.undelivered for h in report.hops):
+        return COUNT_NAMES
+    at = COUNT_NAMES.index("lost") + 1
+    return COUNT_NAMES[:at] + (UNDELIVERED,) + COUNT_NAMES[at:]
+
+
+def hop_header(report: Report) -> list[str]:
+    return ["hop", "verdict", *count_names(report), "lost first here", "duplicated first here", "copies", "extra copies",
+            "made here", "inherited", "kept in state", "absorbed"]
+
+
 def hop_rows(report: Report, emphasis=str) -> list[list]:
     """One row per hop, then the end-to-end row (its name and verdict passed through `emphasis`)."""
+    names = count_names(report)
     def copy_cells(c) -> list:
         if c is None:
             return [""] * 6
         return [count(c.copies), count(c.extra), count(c.made_here), count(c.inherited),
                 "" if c.extra_in_state is None else count(c.extra_in_state), "" if c.absorbed is None else count(c.absorbed)]
 
-    rows = [[h.name, h.verdict, *(count(getattr(h.counts, n)) for n in COUNT_NAMES), h.first_seen["lost"], h.first_seen["duplicated"],
+    rows = [[h.name, h.verdict, *(count(getattr(h.counts, n)) for n in names), h.first_seen["lost"], h.first_seen["duplicated"],
              *copy_cells(h.copies)] for h in report.hops]
-    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(count(getattr(report.counts, n)) for n in COUNT_NAMES),
+    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(count(getattr(report.counts, n)) for n in names),
                     "", "", *[""] * 6]]
 
 
@@ -148,6 +161,13 @@ def headers_text(report: Report) -> str | None:
     return "the source's header: " + "; ".join(
         f"missing on {h.headers_lost:,} of {h.copies.copies if h.copies else '?':,} copies at {h.name}" if h.headers_lost
         else f"on every copy at {h.name}" for h in looked)
+
+
+def doubt_lines(report: Report) -> list[str]:
+    """Why the outcome is unknown whatever the counts (a fault half done, an undo that never happened), then the
+    faults that did nothing."""
+    return ([f"outcome unknown: {d}" for d in report.doubts]
+            + [f"fault {f['fault']} skipped ({f['kind']} {f['target']}): {f['reason']}" for f in report.skipped_faults])
 
 
 def causes_text(report: Report) -> str:

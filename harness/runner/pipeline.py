@@ -36,8 +36,9 @@ from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.evidence.checkpoint import committed_positions
 from harness.evidence.progress import ProgressFollower
-from harness.errors import HarnessError, WaitTimeout
+from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.faults.kind import GENERATOR
+from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess, Supervisor
@@ -59,6 +60,7 @@ from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
 
 EXTERNAL_TOPIC_PREFIX = "harness."
+ADMIN_PATIENCE_S = 120.0  # longer than a broker fault's default outage plus its restart
 
 
 class PipelineRun:
@@ -70,6 +72,7 @@ class PipelineRun:
         self.layout.root.mkdir(parents=True, exist_ok=True)
         self.say = say
         self.history = History(self.layout.history)
+        self.undos = Undos(self.history)  # faults' undos that failed, tried again at the drain
         self.supervisor = Supervisor(self.layout.pids)
         self.cluster: EmbeddedCluster | None = None  # the Kafka cluster the harness started (processes or containers)
         self.foreign_brokers: ForeignBrokers | None = None  # cluster.docker.containers of a cluster one runs
@@ -97,9 +100,10 @@ class PipelineRun:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
         return (self.cluster.processes() if self.cluster else []) + self.supervisor.processes()
 
-    def admin(self) -> KafkaAdmin:
-        """An admin client of the run's cluster; on a cluster one runs, it changes only the run's own topics."""
-        return KafkaAdmin(self.kafka)
+    def admin(self, patience_s: float = ADMIN_PATIENCE_S) -> KafkaAdmin:
+        """An admin client of the run's cluster that outlasts the run's own faults for `patience_s` (a broker down or
+        paused, a leader moving); on a cluster one runs, it changes only the run's own topics."""
+        return KafkaAdmin(self.kafka, patience_s=patience_s)
 
     def broker(self, target: str):
         """`broker-2`: a broker the harness started, or the second container cluster.docker.containers lists."""
@@ -433,6 +437,16 @@ class PipelineRun:
         self.history.record("workload_stopped", pid=self.generator.pid, reason=reason)
         self.generator.signal(signal.SIGTERM)
 
+    def wait_generator(self, timeout: float = 120.0) -> None:
+        """Until the generator has exited (its workload over, or stopped early), its exit recorded, whatever its
+        exit code: nothing more is sent while the pipeline drains."""
+        if self.generator is not None:
+            wait_for(lambda: not self.generator.running(), timeout=timeout, interval=0.5, what="the generator to exit")
+            try:
+                self.generator_done()
+            except HarnessError:
+                pass  # a failed generator: recorded (process_exited, its exit code), its acknowledgements are evidence
+
     def generator_done(self) -> bool:
         """True once the generator has exited (recorded once); a failed generator stops the run."""
         if self.generator is None or self.generator.running():
@@ -502,6 +516,21 @@ class PipelineRun:
         """Until the recording holds every record the intermediate topics have now (their log-end offsets)."""
         if self.recorder is not None:
             self.recorder.wait_caught_up(self.log_ends(), timeout)
+
+    def save_evidence(self) -> None:
+        """After the drivers stopped: the topics' recording completed, the egresses' states exported, the
+        PostgreSQL stores copied. A step that fails is recorded (evidence_incomplete) and the others still run;
+        the first failure is raised once all have had their turn."""
+        errors = []
+        for step in (self.save_topics, self.export_states, self.save_stores):
+            try:
+                step()
+            except Exception as exc:  # the evidence of the other steps is still worth keeping
+                error = str(exc) or type(exc).__name__
+                self.history.record("evidence_incomplete", step=step.__name__, error=error)
+                errors.append(f"{step.__name__}: {error}")
+        if errors:
+            raise EvidenceIncomplete("; ".join(errors))
 
     def save_topics(self) -> None:
         """Complete the recording of the intermediate topics once nothing writes to them any more, and stop it."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from harness.chaos.driver import OpenWorkload, play
 from harness.chaos.schedule import Firing, plan
+from harness.errors import EvidenceIncomplete, WaitTimeout
 from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.console import Console
@@ -72,7 +73,12 @@ class _Status:
 
 def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = None, seed: int | None = None,
                  play_faults: bool = True, console: Console | None = None) -> RunSummary:
-    """Run `scenario` (its faults too, unless `play_faults` is False) and keep the evidence in `run_dir`."""
+    """Run `scenario` (its faults too, unless `play_faults` is False) and keep the evidence in `run_dir`.
+
+    What fails before the workload starts (the cluster, a driver's first batch) raises, the evidence so far
+    kept. Once the workload runs, nothing that fails ends the run before its evidence is saved: a fault that
+    fails is recorded and played past, an error of the workload (the generator, the schedule) stops it, and
+    either way the pipeline is drained (with a deadline) and its evidence saved, so that it can be judged."""
     console = console or Console()
     bound_malloc_arenas()  # before the run starts its threads
     duration = scenario.workload.duration_s if duration_s is None else duration_s
@@ -98,28 +104,20 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:
-                after_faults = scenario.workload.after_faults_s
-                until = None if after_faults is None else f"{after_faults:g}s after the last fault"
-                run.start_generator(duration if until is None else None, seed)
-                console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
-                            + ("" if until is None else f" and until {until}") + f"; {len(firings)} fault(s) planned (seed {seed})")
-                _begin_continuous_faults(run, whole_run)
-                status = _Status(run, sampler, console, duration, len(firings))
-                overrun = max([duration] + [f.at_s for f in firings]) + 300
-                open_workload = None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
-                summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status,
-                                             open_workload)
-                _end_continuous_faults(run, whole_run)
-                summary.drain_s = run.drain()
-                console.say(f"drained in {summary.drain_s:.1f}s")
+                error = _play_workload(run, summary, firings, rules, whole_run, console, sampler)
+                unfinished = _drain(run, summary, console)
             finally:
                 sampler.stop()
                 resources.stop()
             summary.driver_exit_codes = run.stop_drivers()
-            run.save_topics()
-            run.export_states()
-            run.save_stores()
-            summary.status = "complete"
+            try:
+                run.save_evidence()
+            except EvidenceIncomplete as exc:
+                unfinished = unfinished or f"its evidence is incomplete: {exc}"
+            # a run that did not drain, or whose evidence is incomplete, is judged as unfinished (nothing called lost
+            # that may have been in flight); an error of the workload alone leaves the run complete, and doubtful
+            summary.status = "failed" if unfinished else "complete"
+            summary.error = unfinished or error
         except KeyboardInterrupt:
             summary.status = "interrupted"
             run.history.record("run_interrupted")
@@ -135,6 +133,47 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             summary.elapsed_s = round(time.monotonic() - t0, 1)
             run.layout.summary.write_text(json.dumps(asdict(summary), indent=2))
     return summary
+
+
+def _play_workload(run: PipelineRun, summary: RunSummary, firings: list[Firing], rules, whole_run: list[FaultRule],
+                   console: Console, sampler: OffsetSampler) -> str | None:
+    """The generator and the fault schedule; returns the error that cut the workload short (recorded as
+    run_error; the generator is then stopped), or None."""
+    scenario, duration, seed = run.scenario, summary.duration_s, summary.seed
+    after_faults = scenario.workload.after_faults_s
+    until = None if after_faults is None else f"{after_faults:g}s after the last fault"
+    try:
+        run.start_generator(duration if until is None else None, seed)
+        console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
+                    + ("" if until is None else f" and until {until}") + f"; {len(firings)} fault(s) planned (seed {seed})")
+        _begin_continuous_faults(run, whole_run)
+        status = _Status(run, sampler, console, duration, len(firings))
+        overrun = max([duration] + [f.at_s for f in firings]) + 300
+        open_workload = None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
+        summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status, open_workload)
+        _end_continuous_faults(run, whole_run)
+        return None
+    except Exception as exc:  # HarnessError or a bug: the run is still drained, saved and judged
+        error = str(exc) if str(exc) else type(exc).__name__
+        run.history.record("run_error", error=error)
+        console.say(f"the workload stopped early: {error}")
+        run.stop_generator(f"run error: {error}")
+        return error
+
+
+def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | None:
+    """Try the undos that failed once more, then drain; returns why it did not drain (None: drained)."""
+    for undo in run.undos.retry():
+        console.say(f"fault {undo.kind} {undo.target}: still could not {undo.what}: the outcome will be unknown")
+    try:
+        run.wait_generator()
+        summary.drain_s = run.drain()
+    except WaitTimeout as exc:
+        run.history.record("drain_incomplete", reason=str(exc))
+        console.say(f"not drained: {exc}")
+        return f"the pipeline did not drain: {exc}"
+    console.say(f"drained in {summary.drain_s:.1f}s")
+    return None
 
 
 def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: int, firings: list[Firing],

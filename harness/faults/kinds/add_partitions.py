@@ -21,7 +21,7 @@ from harness.waiting import wait_for
 def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float = 120.0) -> None:
     running_driver(run, KIND.name, streamlet)
     topics = run.input_topics(streamlet)
-    with run.admin() as admin:
+    with run.admin(patience_s=timeout_s) as admin:
         before = {t: len(admin.partitions(t)) for t in topics}
         KIND.begun(run, streamlet, topics=topics, partitions_before=before, add=add)
         t0 = time.monotonic()

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from harness.faults.kind import FaultKind, Param
-from harness.faults.processes import kill_then_start
+from harness.faults.processes import kill_then_start, start_broker
 from harness.faults.target import Pipeline
 
 
 def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     """Returns once the restarted broker is listed again."""
     node = run.broker(target)
-
-    def start() -> int | None:
-        node.start(wait=True, timeout=120)
-        return node.pid
-
-    kill_then_start(run, KIND, target, node.name, node.pid, "broker", node.kill, start, down_s)
+    kill_then_start(run, KIND, target, node.name, node.pid, "broker", node.kill, lambda: start_broker(node), node.running,
+                    down_s)
 
 
 KIND = FaultKind(

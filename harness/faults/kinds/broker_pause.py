@@ -5,21 +5,25 @@ from __future__ import annotations
 
 import time
 
-from harness.faults.kind import FaultKind, Param
+from harness.faults.kind import FaultKind, Param, TargetGone
 from harness.faults.target import Pipeline
 
 
 def pause_broker(run: Pipeline, target: str, paused_s: float = 10.0) -> None:
     node = run.broker(target)
+    if not node.running():
+        raise TargetGone(f"{node.name} is not running")
     KIND.begun(run, target, pid=node.pid)
-    node.pause()
-    run.history.record("process_paused", process=node.name, pid=node.pid, signal=node.paused_by)
-    try:
+    with run.undos.undoing(KIND.name, target, f"resume {node.name}", lambda: _resumed(run, node)):
+        node.pause()
+        run.history.record("process_paused", process=node.name, pid=node.pid, signal=node.paused_by)
         time.sleep(paused_s)
-    finally:
-        node.resume()
+
+
+def _resumed(run: Pipeline, node) -> None:
+    node.resume()
     run.history.record("process_resumed", process=node.name, pid=node.pid)
-    KIND.ended(run, target)
+    KIND.ended(run, node.name)
 
 
 KIND = FaultKind(

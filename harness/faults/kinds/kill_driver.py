@@ -13,7 +13,7 @@ import json
 import time
 
 from harness.errors import WaitTimeout
-from harness.faults.drivers import restart, running_driver, stop_driver
+from harness.faults.drivers import restarted_after, running_driver, stop_driver
 from harness.faults.inflight import InFlight, OutputWatch, batch_in_flight
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
@@ -28,9 +28,9 @@ def kill_driver(run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_
     else:
         held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
         KIND.begun(run, streamlet, signal=signal, pid=proc.pid, at=at, **held)
-        stop_driver(run, streamlet, signal)
-    time.sleep(restart_after_s)  # the outage itself is part of the fault
-    restart(run, KIND, streamlet)
+    with restarted_after(run, KIND, streamlet):
+        stop_driver(run, streamlet, "SIGKILL" if at == "in-flight" else signal)
+        time.sleep(restart_after_s)  # the outage itself is part of the fault
 
 
 def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> dict:
@@ -60,8 +60,8 @@ LOOK_S = 0.05  # how long a look waits for output on the streamlet's topics (a f
 
 
 def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> None:
-    """SIGKILL the driver while a batch is in flight with some of its output written; the history names that
-    batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short steps and is
+    """Freeze the driver at a moment for a SIGKILL: a batch in flight with some of its output written; the
+    history names that batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short steps and is
     frozen (SIGSTOP) between them while the harness looks: frozen, it can neither commit the batch nor write
     more, so what a look finds (no commits/N, output newer than offsets/N) still holds at the kill, however
     slowly the harness's own loop runs on a busy machine. Without such a moment within `timeout_s` (no input),
@@ -86,9 +86,10 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0
                 time.sleep(STEP_S)
     finally:
         watch.close()
+        if held is None:
+            proc.resume()  # never left frozen by a look that failed
     fields = {"held_query": held.query, "held_batch": held.batch, "planned_ms": held.planned_ms} if held else {}
     KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", frozen_looks=looks, **fields)
-    stop_driver(run, streamlet, "SIGKILL")
     if held is None:
         run.history.record("crash_point_missed", target=streamlet, reason=f"no batch in flight with output written within {timeout_s:.0f}s")
 

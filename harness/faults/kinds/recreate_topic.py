@@ -27,18 +27,22 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
     running_driver(run, KIND.name, streamlet)
     topics = run.input_topics(streamlet)  # the source topic: the scenario parser allows only an ingress as target
     KIND.begun(run, streamlet, topics=topics)
-    with run.admin() as admin:
+    with run.admin(patience_s=timeout_s) as admin:
         shape = {t: (len(admin.partitions(t)), admin.replication_factor(t), admin.topic_config(t)) for t in topics}
         read_to = run.committed_offsets(streamlet)
         deleted_ms = int(time.time() * 1000)
-        for topic in topics:
-            admin.delete_topic(topic)
-        wait_for(lambda: not set(topics) & admin.topics(), timeout=timeout_s, interval=0.2, what=f"{', '.join(topics)} to be deleted")
-        for topic, (partitions, replication, config) in shape.items():
-            _create_when_gone(admin, topic, partitions, replication, config, timeout_s)
-        run.history.record("topic_recreated", streamlet=streamlet, topics=topics, deleted_ms=deleted_ms,
-                           created_ms=int(time.time() * 1000),
-                           read_to=[[t, p, o] for (t, p), o in sorted(read_to.items()) if t in topics])
+        # the undo: whatever happens, the topics exist again (the pipeline cannot be whole without them)
+        with run.undos.undoing(KIND.name, streamlet, f"create {', '.join(topics)} again",
+                               lambda: _create_missing(run, shape, timeout_s)):
+            for topic in topics:
+                admin.delete_topic(topic)
+            wait_for(lambda: not set(topics) & admin.topics(), timeout=timeout_s, interval=0.2,
+                     what=f"{', '.join(topics)} to be deleted")
+            for topic, (partitions, replication, config) in shape.items():
+                _create_when_gone(admin, topic, partitions, replication, config, timeout_s)
+            run.history.record("topic_recreated", streamlet=streamlet, topics=topics, deleted_ms=deleted_ms,
+                               created_ms=int(time.time() * 1000),
+                               read_to=[[t, p, o] for (t, p), o in sorted(read_to.items()) if t in topics])
     try:
         wait_for(lambda: streamlet in run.failed or _went_back(run.committed_offsets(streamlet), read_to),
                  timeout=timeout_s, interval=0.5, what=f"{streamlet}'s committed offsets to follow the new topic")
@@ -47,6 +51,12 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
         run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
         outcome = None
     KIND.ended(run, streamlet, outcome=outcome)
+
+
+def _create_missing(run: Pipeline, shape: dict, timeout_s: float) -> None:
+    with run.admin(patience_s=timeout_s) as admin:
+        for topic in sorted(set(shape) - admin.topics()):
+            _create_when_gone(admin, topic, *shape[topic], timeout_s)
 
 
 def _create_when_gone(admin: KafkaAdmin, topic: str, partitions: int, replication: int, config: dict, timeout_s: float) -> None:

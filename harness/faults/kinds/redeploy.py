@@ -12,7 +12,7 @@ import shutil
 import time
 from dataclasses import replace
 
-from harness.faults.drivers import record_position, restart, running_driver, stop_driver
+from harness.faults.drivers import record_position, restarted_after, running_driver, stop_driver
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
 
@@ -23,25 +23,25 @@ def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestam
     # skips_to: the new query starts past what it had not read (the checker attributes those records to it)
     skips = checkpoint == "delete" and starting in ("latest", "timestamp")
     KIND.begun(run, streamlet, starting=starting, checkpoint=checkpoint, **({"skips_to": starting} if skips else {}))
-    stop_driver(run, streamlet, "SIGTERM")
-    stopped_ms = int(time.time() * 1000)
-    record_position(run, streamlet)
-    if checkpoint == "delete":
-        checkpoints = run.layout.checkpoints(streamlet)
-        retired = run.layout.retired_checkpoints(streamlet, len(run.layout.retired_checkpoint_dirs(streamlet)) + 1)
-        if checkpoints.exists():
-            retired.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(checkpoints), str(retired))
-        run.history.record("checkpoint_deleted", streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
-    time.sleep(down_s)
-    options = run.source_options(streamlet)
-    if starting == "timestamp":
-        options = replace(options, starting_timestamp_ms=stopped_ms - int(timestamp_back_s * 1000))
-    else:
-        options = replace(options, starting_offsets=starting, starting_timestamp_ms=None)
-    run.source_overrides[streamlet] = options
-    restart(run, KIND, streamlet, starting_offsets=options.starting_offsets,
-            starting_timestamp_ms=options.starting_timestamp_ms)
+    with restarted_after(run, KIND, streamlet) as ended:
+        stop_driver(run, streamlet, "SIGTERM")
+        stopped_ms = int(time.time() * 1000)
+        record_position(run, streamlet)
+        if checkpoint == "delete":
+            checkpoints = run.layout.checkpoints(streamlet)
+            retired = run.layout.retired_checkpoints(streamlet, len(run.layout.retired_checkpoint_dirs(streamlet)) + 1)
+            if checkpoints.exists():
+                retired.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(checkpoints), str(retired))
+            run.history.record("checkpoint_deleted", streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
+        time.sleep(down_s)
+        options = run.source_options(streamlet)
+        if starting == "timestamp":
+            options = replace(options, starting_timestamp_ms=stopped_ms - int(timestamp_back_s * 1000))
+        else:
+            options = replace(options, starting_offsets=starting, starting_timestamp_ms=None)
+        run.source_overrides[streamlet] = options
+        ended.update(starting_offsets=options.starting_offsets, starting_timestamp_ms=options.starting_timestamp_ms)
 
 
 KIND = FaultKind(

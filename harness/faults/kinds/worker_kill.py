@@ -18,7 +18,16 @@ def kill_worker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     lost = [e for e in cluster.executors() if e.worker == target]
     # worker.kill(): SIGKILL to the whole session, the worker and the executor JVMs it started
     kill_then_start(run, KIND, target, worker.name, worker.pid, "spark-worker", worker.kill,
-                    lambda: cluster.start_worker(target).pid, down_s, executors=[[e.app_id, e.executor_id] for e in lost])
+                    lambda: _start_worker(cluster, target), lambda: cluster.worker(target).running(), down_s,
+                    executors=[[e.app_id, e.executor_id] for e in lost])
+
+
+def _start_worker(cluster, target: str) -> int:
+    """Start the worker when it is down and wait until the master lists it (idempotent)."""
+    if not cluster.worker(target).running():
+        cluster.start_worker(target, wait=False)
+    cluster.wait_workers([target], 90.0)
+    return cluster.worker(target).pid
 
 
 KIND = FaultKind(

@@ -1,0 +1,58 @@
+"""A run that did not finish (in progress, interrupted, failed, the harness killed): what its evidence proves.
+
+Its records not delivered yet may be in flight, so missing is not lost. A missing record is proven lost only
+when retention deleted it before it was read, or when the streamlet that should have written it to the hop
+where it first goes missing committed a batch past its offset in that streamlet's input, and the hop's
+evidence is complete (the egress's state, or a topic whose recording the run completed). Every other missing
+record is undelivered: its own count, never lost. Loss-based verdicts are then unknown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.evidence import Evidence
+from harness.checker.hops import HopData
+from harness.checker.offsets import committed_ends
+from harness.checker.reconcile import isin
+
+
+def unfinished_reason(evidence: Evidence, running: tuple[str, ...]) -> str:
+    """Why this run is not a finished one ("" when it is): missing deliveries are not losses then."""
+    if running:
+        return f"run in progress: {', '.join(running)} still running"
+    if not evidence.run:
+        return "run.json missing: the run did not finish (still in progress, or the harness was killed)"
+    status = evidence.run.get("status")
+    if status != "complete":
+        return f"run {status}: it stopped before the pipeline drained"
+    return ""
+
+
+def proven_lost(evidence: Evidence, hops: list[HopData], lost: np.ndarray, lost_first: np.ndarray,
+                cause_of_lost: np.ndarray) -> np.ndarray:
+    """Mask over `lost` (records missing at the egress): those the evidence of an unfinished run proves lost."""
+    proven = np.asarray(cause_of_lost) == "retention"
+    recorded = any(e["event"] == "topics_recorded" for e in evidence.history)
+    recreated = {t for e in evidence.history if e["event"] == "topic_recreated" for t in e.get("topics", [])}
+    for index, hop in enumerate(hops):
+        at = np.flatnonzero(np.asarray(lost_first) == index)
+        source = hop.upstream or evidence.source_topic
+        if not len(at) or (hop.kind == "topic" and not recorded) or source in recreated:
+            continue  # a topic recorded only in part, or offsets that went back, prove nothing
+        read = committed_ends(evidence.progress.get(hop.producer) or [], (source,))
+        if read.empty:
+            continue
+        ends = read.groupby("partition").committed.max()
+        inputs = evidence.topics[hop.upstream] if hop.upstream else _acknowledged(evidence.sent)
+        rows = inputs[isin(inputs.rid.to_numpy(), lost[at])]
+        committed = ends.reindex(rows.partition.to_numpy()).fillna(-1).to_numpy()
+        read_past = pd.unique(rows.rid.to_numpy()[rows.offset.to_numpy() < committed])
+        proven[at[isin(lost[at], read_past)]] = True
+    return proven
+
+
+def _acknowledged(sent: pd.DataFrame) -> pd.DataFrame:
+    """The source's records with the offset the broker acknowledged them at."""
+    return sent[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0)]
