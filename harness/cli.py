@@ -272,9 +272,9 @@ def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed
 
 
 def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None, play_faults: bool, allow_unknown: bool) -> int:
-    """One run, then its report, which is written whenever the run left a run directory: a run that failed before
-    its workload (bad input, the environment) still raises (exit 2) after its report is written; one interrupted,
-    after it (130)."""
+    """One run, then its report, written whenever the run's workload began: a run that failed before its workload
+    (bad input, the environment) raises (exit 2) with nothing to judge; one interrupted raises (130) after its
+    report is written."""
     from harness.runner.console import Console
     from harness.runner.run import run_scenario
 
@@ -285,11 +285,11 @@ def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None,
     except BaseException:
         from harness.evidence.layout import RunLayout
 
-        if RunLayout(Path(run_dir)).history.is_file():
+        if RunLayout(Path(run_dir)).ack_log.is_file():  # the workload began: there is something to judge
             try:
                 _report(Path(run_dir), quiet=True)
-            except HarnessError as exc:  # the run's own error is the one to show
-                click.echo(f"no report: {exc}", err=True)
+            except HarnessError:  # the run's own error is the one to show
+                pass
         raise
     failed = f"; stopped by themselves: {', '.join(summary.failed_streamlets)}" if summary.failed_streamlets else ""
     click.echo(f"{summary.acked:,} records acknowledged, {summary.unknown:,} unknown; "
@@ -531,7 +531,8 @@ def scenarios_command(folder: Path):
     width = max(len(f.stem) for f in files)
     for path in files:
         scenario = load_scenario(path)
-        faults = ", ".join(sorted({r.kind for r in scenario.faults})) or "no faults"
+        faults = ", ".join(sorted({r.kind for r in scenario.faults}) + ([f"a storm of {scenario.storm.faults}"] if scenario.storm else [])) \
+            or "no faults"
         e = scenario.expectations
         expected = f"exactly {e.verdict}" if e.verdict else e.end_to_end or "see expectations"
         click.echo(f"{path.stem:<{width}}  {scenario.workload.duration_s:>6g}s  {expected:<24}  [{faults}]")
@@ -560,30 +561,24 @@ def faults_command():
 @main.command("clean")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def clean_command(run_dir: Path):
-    """Stop whatever the run in RUN_DIR left running (after the harness itself was killed).
+    """Stop whatever the run in RUN_DIR left running, and undo what its faults left undone (after the harness
+    itself was killed).
 
-    Only processes recorded in the run's pid files are stopped, and only if
-    they are still the same processes (pid and start time); broker containers
-    only by the labels naming this run's cluster (their logs kept). The
-    evidence stays.
+    Anything frozen is thawed first (a paused broker). Only processes recorded
+    in the run's pid files are stopped, and only if they are still the same
+    processes (pid and start time); broker containers only by the labels naming
+    this run's cluster (their logs kept). Broker containers of a cluster you
+    run are left running, as the run found them; what a fault left undone on
+    such a cluster is named. The evidence stays.
 
     \b
     Example:
       harness clean reports/smoke-20261121-101500
     """
-    from harness.cluster import EmbeddedCluster
-    from harness.docker.cluster import ContainerCluster, remove_containers
-    from harness.evidence.layout import RunLayout
-    from harness.process import stop_all_recorded
+    from harness.runner.clean import clean_run
 
-    layout = RunLayout(Path(run_dir))
-    if not layout.root.is_dir():
-        raise HarnessError(f"{run_dir}: no such run directory")
-    stopped = stop_all_recorded(layout.pids) + stop_all_recorded(layout.cluster / "pids")
-    names = [f"{r.name} (pid {r.pid})" for r in stopped]
-    if (layout.cluster / "cluster.json").is_file() and EmbeddedCluster.runtime_of(layout.cluster) == ContainerCluster.runtime:
-        names += [f"container {name}" for name in remove_containers(layout.cluster)]
-    click.echo(f"stopped {', '.join(names)}" if names else "nothing was running")
+    lines = clean_run(run_dir)
+    click.echo("\n".join(lines) if lines else "nothing was running")
 
 
 @main.group()

@@ -22,6 +22,18 @@ def egress_counts(run_dir: Path, streamlet: str, table: str, columns: str = "key
         return Counter(tuple(row) for row in db.execute(f"SELECT {columns} FROM {table}"))
 
 
+def independent_counts(run_dir: Path, streamlet: str = "egress") -> dict[str, int]:
+    """lost, duplicated deliveries and in state, phantom of a record egress, from acks.csv and its SQLite tables
+    alone: what report.json's counts must equal."""
+    acks = pd.read_csv(Path(run_dir) / "acks.csv")
+    sent = set(zip(acks.key, acks.seq.astype(int)))
+    state, audit = egress_counts(run_dir, streamlet, "records"), egress_counts(run_dir, streamlet, "audit")
+    return {"lost": len(acked(run_dir) - set(state)),
+            "duplicated_in_state": sum(1 for r, n in state.items() if n > 1 and r in sent),
+            "duplicated_deliveries": sum(1 for r, n in audit.items() if n > 1 and r in sent),
+            "phantom": len((set(state) | set(audit)) - sent)}
+
+
 def read_topic_dump(path) -> pd.DataFrame:
     """A topics/<topic>.jsonl dump as partition, offset, key, seq, event_time_ms."""
     rows = []

@@ -212,7 +212,7 @@ SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "dri
            "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
            "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
            "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded",
-           "spark-cluster-executor-loss", "compose", "docker-brokers", "secured", "overlap"]
+           "spark-cluster-executor-loss", "compose", "docker-brokers", "secured", "overlap", "storm"]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():

@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import time
 
-from harness.faults import FaultKind, Param
+from harness.faults import FaultKind, Param, TargetGone
 
 
 def freeze(run, target: str, frozen_s: float) -> None:
     """Blocks until the driver runs again: the chaos driver plays the next fault on this target after it."""
     driver = run.drivers[target]
-    driver.pause()  # SIGSTOP to every process of the driver's session; returns once it has stopped
+    if not driver.running():
+        raise TargetGone(f"the driver of {target} is not running")  # the fault is skipped, the run judged as usual
     KIND.begun(run, target, pid=driver.pid, frozen_s=frozen_s)
-    try:
+    # The undo runs however the block ends; if it fails, it is recorded and tried again when the run drains.
+    with run.undos.undoing(KIND.name, target, f"resume the driver of {target}", lambda: thaw(run, target)):
+        driver.pause()  # SIGSTOP to every process of the driver's session; returns once it has stopped
         time.sleep(frozen_s)
-    finally:
-        driver.resume()
-        KIND.ended(run, target)
+
+
+def thaw(run, target: str) -> None:
+    run.drivers[target].resume()
+    KIND.ended(run, target)
 
 
 KIND = FaultKind(
@@ -36,4 +41,5 @@ KIND = FaultKind(
     scope="streamlet",  # it disturbs its target: recovery is that streamlet's first batch after the fault
     restarts=False,  # the same driver goes on; nothing is restarted
     help="SIGSTOP a streamlet's driver for frozen_s, then SIGCONT it",
+    draw=lambda rng: {"frozen_s": round(rng.uniform(2.0, 10.0), 1)},  # what a storm plays it with
 )

@@ -50,6 +50,7 @@ class _Playing:
     def __init__(self, run: Pipeline, kinds: dict[str, FaultKind], say: Callable[[str], None]):
         self.run, self.kinds, self.say = run, kinds, say
         self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
+        self.groups: dict[str, str | None] = {}  # target -> the group of the fault playing on it
         self.error: BaseException | None = None  # an interrupt, handed to the main thread
         self.finished = 0
         self.quiet_since = time.monotonic()  # when the last fault ended (or the start)
@@ -58,6 +59,12 @@ class _Playing:
     def busy(self, target: str) -> bool:
         thread = self.threads.get(target)
         return thread is not None and thread.is_alive()
+
+    def room(self, firing: Firing, limits: dict[str, int]) -> bool:
+        """Whether its group (if it has a limit) has fewer faults in flight than the limit allows."""
+        if firing.group not in limits:
+            return True
+        return sum(self.busy(t) for t, g in self.groups.items() if g == firing.group) < limits[firing.group]
 
     def fire(self, firing: Firing, number: int) -> None:
         self.run.under_fault.add(firing.target)
@@ -78,7 +85,7 @@ class _Playing:
                 self.quiet_since = time.monotonic()
 
         thread = threading.Thread(target=play_one, name=f"fault-{firing.kind}-{firing.target}", daemon=True)
-        self.threads[firing.target] = thread
+        self.threads[firing.target], self.groups[firing.target] = thread, firing.group
         thread.start()
 
     def _failed(self, firing: Firing, number: int, exc: Exception) -> None:
@@ -108,12 +115,16 @@ class _Playing:
 
 
 def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], overrun_s: float, say: Callable[[str], None],
-         on_tick: Callable[[float, int], None] = lambda elapsed, played: None, open_workload: OpenWorkload | None = None) -> int:
+         on_tick: Callable[[float, int], None] = lambda elapsed, played: None, open_workload: OpenWorkload | None = None,
+         group_limits: dict[str, int] | None = None) -> int:
     """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
     `overrun_s` bounds the whole: the generator must be done and every fault
     played within the last firing time (or the workload duration) plus it.
+    `group_limits`: at most so many faults of a group in flight at once (a later
+    one waits, as one whose target is busy does).
     """
+    limits = group_limits or {}
     t0 = time.monotonic()
     pending = list(firings)
     playing = _Playing(run, kinds, say)
@@ -125,6 +136,8 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
             say(f"streamlet {name} stopped by itself: {run.failed[name].splitlines()[0][:200]}")
         due = [f for f in pending if f.at_s <= elapsed and not playing.busy(f.target)]
         for firing in due:
+            if playing.busy(firing.target) or not playing.room(firing, limits):
+                continue  # an earlier one of this tick took its target, or its group is full: it waits
             pending.remove(firing)
             started += 1
             if firing.target in run.failed:
@@ -134,7 +147,8 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
                 continue
             late = elapsed - firing.at_s
             say(f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
-                + (f" ({late:.0f}s late: waited for the fault before it on {firing.target})" if late >= 2 else ""))
+                + (f" ({late:.0f}s late: waited for the fault before it on {firing.target}"
+                   + (f" or for room among the {firing.group}" if firing.group else "") + ")" if late >= 2 else ""))
             playing.fire(firing, started)
         quiet = not pending and not playing.any_running()
         if quiet and open_workload is not None and elapsed >= open_workload.min_s \

@@ -22,6 +22,7 @@ class Firing:
     kind: str
     target: str
     params: dict
+    group: str | None = None  # see FaultRule.group
 
 
 def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
@@ -40,5 +41,5 @@ def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
                 break
             if at >= duration_s:
                 continue
-            firings.append(Firing(round(at, 3), index, rule.kind, rule.target, dict(rule.params)))
+            firings.append(Firing(round(at, 3), index, rule.kind, rule.target, dict(rule.params), rule.group))
     return sorted(firings, key=lambda f: (f.at_s, f.rule_index))

@@ -172,4 +172,5 @@ def _run_info(evidence: Evidence, spans) -> dict:
     schedule = resolved.get("schedule")
     return {"seed": resolved.get("seed"), "duration_s": resolved.get("duration_s"), "after_faults_s": resolved.get("after_faults_s"),
             "faults_planned": (len(schedule) if isinstance(schedule, list) else None) if resolved.get("faults_played", True) else 0,
-            "faults_played": len(spans), "versions": evidence.versions}
+            "faults_played": len(spans), "versions": evidence.versions,
+            **({"storm": resolved["storm"]} if isinstance(resolved.get("storm"), dict) else {})}

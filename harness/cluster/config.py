@@ -48,6 +48,11 @@ def new_cluster_id() -> str:
             return candidate
 
 
+def min_insync_replicas(brokers: int) -> int:
+    """The embedded cluster's min.insync.replicas: 2 of 3 brokers (one may be down and acks=all still succeeds)."""
+    return 2 if brokers >= 3 else 1
+
+
 def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
                       security: "ClusterSecurity | None" = None, tls_dir: Path | None = None) -> dict[str, str]:
     """server.properties for one node. Fault-testing choices are commented. With `security` the clients'
@@ -56,7 +61,7 @@ def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
     voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in nodes)
     links = node.links.values()  # inter-broker and controller traffic keep their own listeners, never proxied
     replication = min(3, count)
-    min_isr = 2 if count >= 3 else 1
+    min_isr = min_insync_replicas(count)
     client = "CLIENT" if security else "PLAINTEXT"
     client_protocol = security.client_protocol if security else "PLAINTEXT"
     clients = [(client, node.port, node.port)] + [(name, port, proxy) for name, port, proxy in links]

@@ -10,12 +10,12 @@ import importlib
 import pkgutil
 from functools import cache
 
-from harness.faults.kind import TARGETS, FaultKind, Param
+from harness.faults.kind import TARGETS, FaultKind, Param, TargetGone
 from pipelines.kinds import KindError, import_named
 
 BUILTIN_PACKAGE = "harness.faults.kinds"
 
-__all__ = ["FaultKind", "Param", "TARGETS", "FaultKindError", "builtin_fault_kinds", "load_fault_kind"]
+__all__ = ["FaultKind", "Param", "TARGETS", "TargetGone", "FaultKindError", "builtin_fault_kinds", "load_fault_kind"]
 
 
 class FaultKindError(Exception):

@@ -9,6 +9,7 @@ checker reads it from the history and keeps no list of kinds.
 
 from __future__ import annotations
 
+import random
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -91,6 +92,8 @@ class FaultKind:
     recovers: bool = True
     needs: tuple[str, ...] = ()  # of NEEDS: what the harness must have started for this kind to play
     check: Callable[[dict], tuple[str, str] | None] | None = None  # params -> (field, why) when they clash
+    draw: Callable[[random.Random], dict] | None = None  # a storm's parameters for it (None: its defaults)
+    solo: str | None = None  # why a storm leaves it out: it cannot overlap other faults safely (None: it can)
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -106,6 +109,16 @@ class FaultKind:
     def scheduled(self) -> bool:
         """Timed (start_s, every_s, times) rather than active for the whole run."""
         return self.play is not None
+
+    def drawn(self, rng: random.Random) -> dict:
+        """Parameters for a storm: its draw over its defaults (harness.chaos.storm)."""
+        defaults = {name: p.default for name, p in self.params.items() if p.default is not REQUIRED}
+        return {**defaults, **(self.draw(rng) if self.draw else {})}
+
+    @property
+    def drawable(self) -> bool:
+        """A storm can give it parameters: it draws them, or every one has a default."""
+        return self.draw is not None or all(p.default is not REQUIRED for p in self.params.values())
 
     def classification(self) -> dict:
         return {"scope": self.scope, "restarts": self.restarts, "recovers": self.recovers}

@@ -29,7 +29,12 @@ def _healed(run: Pipeline, kind: FaultKind, target: str) -> None:
     kind.ended(run, target)
 
 
-def network_kind(name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION) -> FaultKind:
-    """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers."""
+def network_kind(name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION,
+                 draw=None) -> FaultKind:
+    """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers. A
+    storm holds a link impaired for 3 to 10 s (and draws the kind's own parameters with `draw`)."""
+    def drawn(rng) -> dict:
+        return {"duration_s": round(rng.uniform(3.0, 10.0), 1), **(draw(rng) if draw else {})}
+
     return FaultKind(name=name, target="link", play=play, params={**params, "duration_s": duration},
-                     needs=("kafka-cluster",), help=help)
+                     needs=("kafka-cluster",), help=help, draw=drawn)

@@ -123,7 +123,15 @@ def run_info_text(report: Report) -> str:
     after = info.get("after_faults_s")
     workload = f"{plain(info.get('duration_s'))} s" + ("" if after is None else f" and until {plain(after)} s after the last fault")
     return (f"seed {plain(info.get('seed'))}, workload {workload}, faults planned {plain(info.get('faults_planned'))}, "
-            f"played {plain(info.get('faults_played'))}" + (f"; {versions}" if versions else ""))
+            f"played {plain(info.get('faults_played'))}" + (f"; {storm_text(info['storm'])}" if info.get("storm") else "")
+            + (f"; {versions}" if versions else ""))
+
+
+def storm_text(storm: dict) -> str:
+    """What a storm drew, and the kinds it left out with why."""
+    left = "; ".join(f"{kind} ({why})" for kind, why in (storm.get("left_out") or {}).items())
+    return (f"storm: {plain(storm.get('faults'))} faults drawn from {plain(storm.get('kinds'))}, at most "
+            f"{plain(storm.get('max_brokers_down'))} broker(s) down at once" + (f"; left out: {left}" if left else ""))
 
 
 def latency_text(report: Report) -> str:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+import traceback
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from harness.chaos.driver import OpenWorkload, play
 from harness.chaos.schedule import Firing, plan
-from harness.errors import EvidenceIncomplete, WaitTimeout
+from harness.chaos.storm import BROKERS, Storm, draw_storm
+from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.console import Console
@@ -83,12 +85,15 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
     bound_malloc_arenas()  # before the run starts its threads
     duration = scenario.workload.duration_s if duration_s is None else duration_s
     seed = scenario.workload.seed if seed is None else seed
+    storm = draw_storm(scenario.storm, scenario, seed) if scenario.storm and play_faults else None
+    if storm is not None:  # drawn before the run starts: its network faults' links are proxied from the start
+        scenario = replace(scenario, faults=scenario.faults + storm.rules)
     rules = scenario.faults if play_faults else ()
     firings = plan(list(rules), seed, duration)
     summary = RunSummary(str(Path(run_dir).resolve()), scenario.name, seed, duration, faults_planned=len(firings))
     t0 = time.monotonic()
     with PipelineRun(scenario, run_dir, console.say) as run:
-        _save_resolved(run, scenario, duration, seed, firings, play_faults)
+        _save_resolved(run, scenario, duration, seed, firings, play_faults, storm)
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
             run.prepare_spark()  # another Spark's environment is built before anything starts
@@ -104,7 +109,8 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:
-                error = _play_workload(run, summary, firings, rules, whole_run, console, sampler)
+                limits = {BROKERS: storm.max_brokers_down} if storm else {}
+                error = _play_workload(run, summary, firings, rules, whole_run, console, sampler, limits)
                 unfinished = _drain(run, summary, console)
             finally:
                 sampler.stop()
@@ -136,7 +142,7 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
 
 
 def _play_workload(run: PipelineRun, summary: RunSummary, firings: list[Firing], rules, whole_run: list[FaultRule],
-                   console: Console, sampler: OffsetSampler) -> str | None:
+                   console: Console, sampler: OffsetSampler, group_limits: dict[str, int]) -> str | None:
     """The generator and the fault schedule; returns the error that cut the workload short (recorded as
     run_error; the generator is then stopped), or None."""
     scenario, duration, seed = run.scenario, summary.duration_s, summary.seed
@@ -150,11 +156,14 @@ def _play_workload(run: PipelineRun, summary: RunSummary, firings: list[Firing],
         status = _Status(run, sampler, console, duration, len(firings))
         overrun = max([duration] + [f.at_s for f in firings]) + 300
         open_workload = None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
-        summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status, open_workload)
+        summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status, open_workload,
+                                     group_limits)
         _end_continuous_faults(run, whole_run)
         return None
     except Exception as exc:  # HarnessError or a bug: the run is still drained, saved and judged
-        error = str(exc) if str(exc) else type(exc).__name__
+        error = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        run.layout.log_dir.mkdir(parents=True, exist_ok=True)
+        run.layout.log("run-error").write_text("".join(traceback.format_exception(exc)))
         run.history.record("run_error", error=error)
         console.say(f"the workload stopped early: {error}")
         run.stop_generator(f"run error: {error}")
@@ -177,10 +186,10 @@ def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | Non
 
 
 def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: int, firings: list[Firing],
-                   play_faults: bool) -> None:
+                   play_faults: bool, storm: Storm | None) -> None:
     resolved = {"duration_s": duration, "after_faults_s": scenario.workload.after_faults_s, "seed": seed,
                 "faults_played": play_faults,
-                "schedule": [asdict(f) for f in firings]}
+                "schedule": [asdict(f) for f in firings], **({"storm": storm.describe()} if storm else {})}
     run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
     run.describe().save(run.layout.pipeline)
 

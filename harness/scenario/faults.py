@@ -38,6 +38,7 @@ class FaultRule:
     times: int | None = 1  # firings at most; None: as many as fit in the duration
     params: dict = field(default_factory=dict)  # kind-specific, defaults filled in
     fault: FaultKind | None = field(default=None, compare=False, repr=False)  # what the kind name resolved to
+    group: str | None = None  # faults of a group share a limit on how many play at once (a storm's broker faults)
 
     def __post_init__(self) -> None:
         if self.fault is None:  # a rule made in code, by name
@@ -50,6 +51,32 @@ def _numbered(fault: FaultKind, target: str, path: str, prefix: str, count: int,
     if not number.isdigit() or not 1 <= int(number) <= count:
         names = ", ".join(f"{prefix}-{n}" for n in range(1, count + 1)) or "none"
         raise BlueprintError(path, f"{fault.name} needs a {what} ({names}), got {target!r}")
+
+
+def unmet_need(fault: FaultKind, cluster) -> str | None:
+    """Why this cluster cannot play the kind (what it needs that the harness does not start here), or None."""
+    if "kafka-cluster" in fault.needs and cluster.bootstrap_servers:
+        return f"{fault.name} needs the embedded cluster; this scenario uses cluster.bootstrap_servers"
+    if "brokers" in fault.needs and not cluster.faultable_brokers:
+        return (f"{fault.name} needs brokers the harness can fault: on a cluster you run, list their containers in "
+                "cluster.docker.containers")
+    if "spark-cluster" in fault.needs and not cluster.spark_standalone:
+        return (f"{fault.name} needs the Spark standalone cluster the harness starts (cluster.spark.master: standalone), "
+                f"this scenario's master is {cluster.spark_master}")
+    return None
+
+
+def target_names(fault: FaultKind, blueprint: Blueprint, cluster) -> list[str]:
+    """Every target this kind can have in this pipeline and cluster (what a storm draws from)."""
+    streamlets = blueprint.streamlets
+    return {
+        "streamlet": list(streamlets),
+        "processor": [n for n, s in streamlets.items() if s.kind == "processor"],
+        "ingress": [n for n, s in streamlets.items() if s.role == "ingress"],
+        "broker": [f"broker-{n}" for n in range(1, cluster.faultable_brokers + 1)],
+        "link": [*streamlets, GENERATOR],
+        "worker": [f"worker-{n}" for n in range(1, cluster.spark_workers + 1)],
+    }[fault.target]
 
 
 def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, cluster) -> None:
@@ -87,14 +114,9 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
         schedule = SCHEDULE_FIELDS if fault.scheduled else {"kind", "target"}
         f = Fields(item, path, schedule | set(fault.params))
         target = f.get("target", str, required=True)
-        if "kafka-cluster" in fault.needs and cluster.bootstrap_servers:
-            raise BlueprintError(f"{path}.kind", f"{fault.name} needs the embedded cluster; this scenario uses cluster.bootstrap_servers")
-        if "brokers" in fault.needs and not cluster.faultable_brokers:
-            raise BlueprintError(f"{path}.kind", f"{fault.name} needs brokers the harness can fault: on a cluster you run, "
-                                                 "list their containers in cluster.docker.containers")
-        if "spark-cluster" in fault.needs and not cluster.spark_standalone:
-            raise BlueprintError(f"{path}.kind", f"{fault.name} needs the Spark standalone cluster the harness starts "
-                                                 f"(cluster.spark.master: standalone), this scenario's master is {cluster.spark_master}")
+        unmet = unmet_need(fault, cluster)
+        if unmet:
+            raise BlueprintError(f"{path}.kind", unmet)
         _target(fault, target, f"{path}.target", blueprint, cluster)
         params = {}
         for pname, p in fault.params.items():

@@ -17,6 +17,7 @@ from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
+from harness.scenario.storm import StormSpec, parse_storm
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from pipelines.kinds import add_import_paths
 from pipelines.model import CODECS
@@ -86,6 +87,7 @@ class Scenario:
     raw: dict = field(default_factory=dict)  # the parsed file, for the run directory
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
     kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
+    storm: StormSpec | None = None  # faults drawn from the seed when the run starts, besides `faults`
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -226,7 +228,7 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
     f = Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store",
-                                    "source_options", "faults", "expectations", "imports", "kafka"})
+                                    "source_options", "faults", "expectations", "imports", "kafka", "storm"})
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
@@ -267,6 +269,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         raw=_saved(raw, store),
         import_paths=import_paths,
         kafka=kafka,
+        storm=parse_storm(f.get("storm", dict, None)),
     )
 
 

@@ -42,5 +42,7 @@ def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float
 
 KIND = FaultKind(
     name="add-partitions", target="streamlet", play=add_partitions, recovers=False,
+    solo="new partitions need as many live brokers as the topic's replication factor: it fails while a broker fault "
+         "is in flight",
     params={"add": Param(int, 2, minimum=1, maximum=64), "timeout_s": Param((int, float), 120.0, minimum=1)},
     help="add partitions to a streamlet's input topics while it runs; ends once its batches read them")

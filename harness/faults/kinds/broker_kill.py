@@ -16,5 +16,6 @@ def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
 
 KIND = FaultKind(
     name="broker-kill", target="broker", play=kill_broker, scope="cluster", needs=("brokers",),
+    draw=lambda rng: {"down_s": round(rng.uniform(3.0, 10.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
     help="SIGKILL a broker, restart it after down_s")

@@ -17,5 +17,6 @@ def stop_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
 
 KIND = FaultKind(
     name="broker-stop", target="broker", play=stop_broker, scope="cluster", needs=("brokers",),
+    draw=lambda rng: {"down_s": round(rng.uniform(3.0, 10.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
     help="stop a broker cleanly (SIGTERM, controlled shutdown; docker stop for a container), start it after down_s")

@@ -107,9 +107,16 @@ def _graceful_stop_finishes_the_batch(params: dict) -> tuple[str, str] | None:
     return None
 
 
+def _draw(rng) -> dict:
+    """A crash more often than a graceful stop, and the crash after a write in about half the cases."""
+    signal = rng.choice(("SIGKILL", "SIGKILL", "SIGTERM"))
+    at = rng.choice(("anytime", "after-write")) if signal == "SIGKILL" else "anytime"
+    return {"signal": signal, "at": at, "restart_after_s": round(rng.uniform(1.0, 4.0), 1)}
+
+
 KIND = FaultKind(
     name="kill-driver", target="streamlet", play=kill_driver, restarts=True,
-    check=_graceful_stop_finishes_the_batch,
+    check=_graceful_stop_finishes_the_batch, draw=_draw,
     params={
         "signal": Param(str, "SIGKILL", choices=("SIGKILL", "SIGTERM")),
         "restart_after_s": Param((int, float), 3.0, minimum=0),

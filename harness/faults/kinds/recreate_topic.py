@@ -77,5 +77,7 @@ def _went_back(committed: dict[tuple[str, int], int], read_to: dict[tuple[str, i
 
 KIND = FaultKind(
     name="recreate-topic", target="ingress", play=recreate_topic, recovers=False,
+    solo="creating the topic again needs as many live brokers as its replication factor, and the checker places a "
+         "re-created source's records by send order, which another fault on the source in the same moments can blur",
     params={"timeout_s": Param((int, float), 120.0, minimum=1)},
     help="delete the source topic under the streamlet reading it and create it again (offsets start at 0)")

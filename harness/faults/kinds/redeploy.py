@@ -46,6 +46,8 @@ def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestam
 
 KIND = FaultKind(
     name="redeploy", target="streamlet", play=redeploy, restarts=True,
+    draw=lambda rng: {"starting": rng.choice(("earliest", "latest")), "checkpoint": rng.choice(("delete", "keep")),
+                      "down_s": round(rng.uniform(1.0, 3.0), 1)},
     params={
         "starting": Param(str, "earliest", choices=("earliest", "latest", "timestamp")),
         "timestamp_back_s": Param((int, float), 0.0, minimum=0),

@@ -32,5 +32,6 @@ def _start_worker(cluster, target: str) -> int:
 
 KIND = FaultKind(
     name="worker-kill", target="worker", play=kill_worker, scope="cluster", needs=("spark-cluster",),
+    draw=lambda rng: {"down_s": round(rng.uniform(3.0, 8.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
     help="SIGKILL a Spark standalone worker and its executors, start it again after down_s")

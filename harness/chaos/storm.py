@@ -1,0 +1,89 @@
+"""Storms: fault schedules drawn at random from a seed, overlapping every fault kind the pipeline and its
+cluster can play (the scenario's `storm` section, harness.scenario.storm).
+
+Each fault is a kind drawn among those that can play here, a target drawn among the kind's targets, the
+kind's own parameters (FaultKind.draw) and a moment a drawn spacing after the one before, so faults on
+different targets overlap. A kind that cannot play here is left out, saying why: one that cannot overlap
+safely (FaultKind.solo), one whose needs the cluster does not meet, or a broker kind when no broker may go
+down. A storm's broker faults share a limit, enforced by the chaos driver as they play: never more brokers
+down at once than the topics' replication minus min.insync.replicas allows, unless the scenario asks.
+The schedule search draws its schedules here too.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from harness.cluster.config import min_insync_replicas
+from harness.faults import FaultKind, builtin_fault_kinds, load_fault_kind
+from harness.scenario import Scenario
+from harness.scenario.faults import FaultRule, target_names, unmet_need
+from harness.scenario.storm import StormSpec
+
+BROKERS = "brokers"  # the group of a storm's broker faults (harness.chaos.driver limits it)
+WHOLE_RUN_SHARE = 0.5  # a whole-run kind (executor-crash) joins a storm with this probability
+
+
+@dataclass(frozen=True)
+class Storm:
+    rules: tuple[FaultRule, ...]
+    left_out: dict[str, str]  # kind -> why this storm could not play it
+    max_brokers_down: int
+
+    def describe(self) -> dict:
+        """For the run directory (scenario.json resolved.storm): what was drawn, and what was left out and why."""
+        return {"faults": len(self.rules), "kinds": sorted({r.kind for r in self.rules}), "left_out": self.left_out,
+                "max_brokers_down": self.max_brokers_down}
+
+
+def broker_budget(scenario: Scenario) -> int:
+    """How many brokers may be down at once with every topic still taking acks=all writes: the least of
+    replication minus min.insync.replicas over the run's topics; 0 on a cluster one runs (its settings unknown)."""
+    cluster = scenario.cluster
+    if cluster.bootstrap_servers:
+        return 0
+    topics = [scenario.workload.topic, *scenario.blueprint.hops()]
+    default_isr = min_insync_replicas(cluster.brokers)
+    return max(0, min(t.replication - int(t.config.get("min.insync.replicas", default_isr)) for t in topics))
+
+
+def draw_storm(spec: StormSpec, scenario: Scenario, seed: int) -> Storm:
+    """The storm of `seed` for this scenario (the same seed draws the same storm)."""
+    rng = random.Random(f"storm:{seed}")
+    kinds = {name: load_fault_kind(name) for name in spec.kinds} if spec.kinds else builtin_fault_kinds()
+    budget = broker_budget(scenario) if spec.max_brokers_down is None else spec.max_brokers_down
+    left_out = {name: why for name, kind in kinds.items() if (why := _why_not(kind, scenario, budget))}
+    playable = [kind for name, kind in sorted(kinds.items()) if name not in left_out]
+    timed = [k for k in playable if k.scheduled]
+    rules = []
+    at = spec.start_s
+    for _ in range(spec.faults if timed else 0):
+        kind = rng.choice(timed)
+        rules.append(_rule(kind, scenario, rng, round(at, 1)))
+        at += rng.uniform(*spec.spacing_s)
+    rules += [_rule(kind, scenario, rng) for kind in playable if not kind.scheduled and rng.random() < WHOLE_RUN_SHARE]
+    return Storm(tuple(rules), left_out, budget)
+
+
+def _rule(kind: FaultKind, scenario: Scenario, rng: random.Random, start_s: float = 0.0) -> FaultRule:
+    target = rng.choice(target_names(kind, scenario.blueprint, scenario.cluster))
+    return FaultRule(kind.name, target, start_s, params=kind.drawn(rng), fault=kind,
+                     group=BROKERS if kind.target == "broker" else None)
+
+
+def _why_not(kind: FaultKind, scenario: Scenario, budget: int) -> str | None:
+    """Why a storm cannot play this kind on this pipeline and cluster (None: it can)."""
+    if kind.solo:
+        return f"cannot overlap other faults safely: {kind.solo}"
+    if not kind.drawable:
+        return "it has required parameters and no draw of its own (FaultKind.draw)"
+    unmet = unmet_need(kind, scenario.cluster)
+    if unmet:
+        return unmet
+    if not target_names(kind, scenario.blueprint, scenario.cluster):
+        return f"no target for it here (it needs {kind.target})"
+    if kind.target == "broker" and budget < 1:
+        return ("no broker may go down: the topics' replication minus min.insync.replicas is 0 "
+                "(storm.max_brokers_down asks for more)")
+    return None

@@ -1,0 +1,52 @@
+"""The `storm` section of a scenario: faults drawn at random from the seed, overlapping, besides those listed.
+
+    storm:
+      faults: 6                 # timed faults to draw
+      start_s: 10               # the first no earlier than this, seconds into the workload
+      spacing_s: [2, 8]         # between one fault's start and the next's, drawn in this range
+      kinds: [kill-driver, broker-pause]   # omit: every kind this pipeline and cluster can play
+      max_brokers_down: 1       # omit: replication minus min.insync.replicas of the topics
+
+The faults are drawn when the run starts (harness.chaos.storm), from the run's seed: the same seed draws the
+same storm, another seed another one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.faults import FaultKindError, load_fault_kind
+from harness.scenario.blueprint import BlueprintError
+from harness.scenario.fields import Fields
+
+
+@dataclass(frozen=True)
+class StormSpec:
+    faults: int = 6
+    start_s: float = 10.0
+    spacing_s: tuple[float, float] = (2.0, 8.0)
+    kinds: tuple[str, ...] | None = None  # None: every kind that can play here
+    max_brokers_down: int | None = None  # None: what the topics' replication allows
+
+
+def parse_storm(raw: Any) -> StormSpec | None:
+    if raw is None:
+        return None
+    f = Fields(raw, "storm", {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down"})
+    spacing = f.get("spacing_s", list, [2.0, 8.0])
+    if len(spacing) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spacing) \
+            or not 0 <= spacing[0] <= spacing[1]:
+        raise BlueprintError("storm.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}")
+    kinds = f.get("kinds", list, None)
+    if kinds is not None:
+        if not kinds or not all(isinstance(k, str) for k in kinds):
+            raise BlueprintError("storm.kinds", f"expected a list of fault kind names, got {kinds!r}")
+        for i, name in enumerate(kinds):
+            try:
+                load_fault_kind(name)
+            except FaultKindError as exc:
+                raise BlueprintError(f"storm.kinds[{i}]", str(exc)) from None
+    return StormSpec(f.get("faults", int, 6, minimum=1, maximum=200), f.number("start_s", 10.0, minimum=0),
+                     (float(spacing[0]), float(spacing[1])), None if kinds is None else tuple(kinds),
+                     f.get("max_brokers_down", int, None, minimum=0))

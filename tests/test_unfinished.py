@@ -1,0 +1,110 @@
+"""A run that did not finish (harness/checker/unfinished.py): a missing record is lost only where the evidence
+proves it (deleted by retention, or skipped past by a committed batch at a hop whose evidence is complete), the
+rest is undelivered, and the loss-based verdicts are unknown. Synthetic runs with the proof placed on purpose,
+then a real run whose harness is SIGKILLed half-way, cleaned and reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.checker.check import check_run
+from tests.conftest import HARNESS, run_harness
+from tests.synthetic_run import Flow, make_sent, write_run
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def _offsets_in(sent, index: np.ndarray) -> np.ndarray:
+    """Each copy's offset in a topic written in `index` order (partition = key % 2, as synthetic_run writes it)."""
+    partition = sent.key[index] % 2
+    offset = np.zeros(len(index), np.int64)
+    for p in (0, 1):
+        offset[partition == p] = np.arange((partition == p).sum())
+    return offset
+
+
+def _batch(ts: int, topic: str, ends: dict[int, int]) -> dict:
+    return {"ts_ms": ts, "event": "progress", "query": "main",
+            "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {topic: {str(p): o for p, o in ends.items()}}}]}}
+
+
+def _run(tmp_path, recorded: bool, status: str = "interrupted"):
+    """100 records: 10 never reach `processed` (though the processor committed past them all); of those that did,
+    10 reached the egress's state after it had committed past them, 10 were beyond its last commit."""
+    sent = make_sent(4, 25)
+    every = np.arange(len(sent))
+    skipped_by_processor = every[10:20]
+    processed = np.setdiff1d(every, skipped_by_processor)
+    offsets = _offsets_in(sent, processed)
+    parts = sent.key[processed] % 2
+    ends = {p: int(np.sort(offsets[parts == p])[-5]) for p in (0, 1)}  # the egress committed all but the last 5 per partition
+    beyond = processed[offsets >= np.array([ends[p] for p in parts])]
+    skipped_by_egress = processed[:10]
+    state = np.setdiff1d(processed, np.concatenate([skipped_by_egress, beyond]))
+    history = [{"ts_ms": 1, "event": "topics_recorded", "topics": ["ingested", "processed"]}] if recorded else []
+    root = write_run(tmp_path / f"run-{recorded}-{status}", sent, Flow({"ingested": every, "processed": processed}, state, state),
+                     history=history, expectations={"max_lost": 0},
+                     progress={"processor": [_batch(2, "ingested", {0: 50, 1: 50})], "egress": [_batch(3, "processed", ends)]})
+    (root / "run.json").write_text(json.dumps({"status": status}))
+    key = lambda index: {(f"k{int(k):04d}", int(s)) for k, s in zip(sent.key[index], sent.seq[index])}  # noqa: E731
+    return root, key(skipped_by_processor), key(skipped_by_egress), key(beyond)
+
+
+def _lost(report) -> set:
+    return set(zip(report.records["lost"].key, report.records["lost"].seq))
+
+
+def test_an_unfinished_run_calls_lost_only_what_a_committed_batch_skipped_at_a_hop_with_complete_evidence(tmp_path):
+    root, by_processor, by_egress, beyond = _run(tmp_path, recorded=False)
+    report = check_run(root)
+    # `processed` was recorded only in part (no topics_recorded): what is missing there proves nothing.
+    assert _lost(report) == by_egress and report.counts.lost == len(by_egress)
+    assert report.counts.undelivered == len(by_processor) + len(beyond)
+    assert report.verdict == "unknown" and {h.verdict for h in report.hops} == {"unknown"}
+    assert report.outcome == "unknown" and report.causes["lost"]["unexplained"] == len(by_egress)
+    recorded = check_run(_run(tmp_path, recorded=True)[0])
+    assert _lost(recorded) == by_processor | by_egress and recorded.counts.undelivered == len(beyond)
+    assert [h.counts.lost for h in recorded.hops] == [0, len(by_processor), len(by_processor | by_egress)]
+
+
+def test_a_finished_run_calls_every_missing_record_lost(tmp_path):
+    root, by_processor, by_egress, beyond = _run(tmp_path, recorded=False, status="complete")
+    report = check_run(root)
+    assert _lost(report) == by_processor | by_egress | beyond and report.counts.undelivered == 0
+    assert report.verdict == "at-most-once" and report.outcome == "fail"
+
+
+@pytest.mark.e2e
+def test_a_harness_killed_mid_run_then_cleaned_calls_nothing_lost_that_was_in_flight(tmp_path):
+    run_dir = tmp_path / "killed"
+    harness = subprocess.Popen(HARNESS + ["run", str(SCENARIOS / "smoke.yaml"), "--duration", "40", "--out", str(run_dir)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               cwd=Path(__file__).resolve().parent.parent)
+    try:
+        for line in harness.stdout:
+            if "generator producing" in line:
+                break
+        time.sleep(15)
+    finally:
+        os.kill(harness.pid, signal.SIGKILL)  # the harness alone: its brokers, drivers and generator run on
+        harness.wait(timeout=30)
+    assert not (run_dir / "run.json").exists()
+    time.sleep(5)  # they go on without it for a while
+    cleaned = run_harness("clean", str(run_dir))
+    assert cleaned.returncode == 0 and "streamlet-egress" in cleaned.stdout and "broker-1" in cleaned.stdout, cleaned.stdout
+    result = run_harness("report", str(run_dir))
+    assert result.returncode == 3, result.stdout + result.stderr
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "unknown" and report["verdict"]["end_to_end"] == "unknown"
+    assert report["counts"]["lost"] == 0 and report["counts"]["undelivered"] > 0, report["counts"]
+    assert set(report["verdict"]["hops"].values()) == {"unknown"}
+    assert report["unfinished"].startswith("run.json missing")
+    assert run_harness("clean", str(run_dir)).stdout.strip() == "nothing was running"
