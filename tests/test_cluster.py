@@ -194,6 +194,22 @@ def test_broker_kill_restart_and_status_api(single):
     assert saved["nodes"][0]["port"] == int(single.bootstrap_servers.split(":")[1])
 
 
+def test_an_admin_with_patience_outlasts_its_only_broker_going_down_and_one_without_does_not(single):
+    with single.admin() as admin:
+        admin.create_topic("t", partitions=2)
+    broker = single.brokers[0]
+    with KafkaAdmin(single.bootstrap_servers, request_timeout_ms=2000, connect_timeout_ms=2000, patience_s=90) as admin:
+        broker.kill()
+        with pytest.raises(HarnessError, match="no Kafka broker reachable"):
+            KafkaAdmin(single.bootstrap_servers, request_timeout_ms=2000, connect_timeout_ms=2000)
+        back = threading.Timer(3.0, lambda: broker.start(wait=False))
+        back.start()
+        t0 = time.monotonic()
+        offsets = admin.offsets(["t"])  # asked while the broker is down: answered once it is back
+        back.join()
+    assert [(o.topic, o.partition) for o in offsets] == [("t", 0), ("t", 1)] and time.monotonic() - t0 >= 3
+
+
 def test_the_generator_sends_exactly_rate_times_duration_records(single, tmp_path):
     """The workload is what the scenario says: round(rate x duration) records, every one in the ack log
     (before, 200/s over 6 s could send 1,199)."""

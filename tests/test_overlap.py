@@ -42,7 +42,7 @@ def _deleted_unread(run_dir: Path) -> set[tuple[str, int]]:
 
 def test_overlapping_faults_complete_and_every_loss_is_the_deleted_range(tmp_path):
     run_dir = tmp_path / "overlap"
-    result = run_harness("run", str(SCENARIO), "--duration", "45", "--out", str(run_dir), timeout=600)
+    result = run_harness("run", str(SCENARIO), "--duration", "30", "--out", str(run_dir), timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "harness: error" not in result.stderr and "3 of 3 faults played" in result.stdout, result.stdout
     lost = acked(run_dir) - set(egress_counts(run_dir, "egress", "records"))

@@ -1,11 +1,13 @@
-"""`harness run` as a user runs it: validation first, then a clean stop on Ctrl-C, and `harness clean`
-after the harness itself was SIGKILLed. No process may remain in any case."""
+"""`harness run` as a user runs it: validation first, then a clean stop on Ctrl-C (its report written), and
+`harness clean` after the harness itself was SIGKILLed, then a report that calls nothing lost that was in
+flight. No process may remain in any case."""
 
 from __future__ import annotations
 
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,7 @@ def test_ctrl_c_or_sigterm_stops_the_run_cleanly_and_keeps_the_evidence(tmp_path
         assert events[-2:] == ["run_interrupted", "run_ended"]
         assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
         assert json.loads((run_dir / "run.json").read_text())["acked"] > 0
+        assert json.loads((run_dir / "report.json").read_text())["outcome"] == "unknown"  # written, and unfinished
         assert not left_running(run_dir)
     finally:
         proc.kill()
@@ -78,10 +81,18 @@ def test_after_the_harness_is_sigkilled_the_evidence_is_readable_and_clean_stops
         orphans = left_running(run_dir)
         assert {r.name for r in orphans} >= {"broker-1", "generator", "streamlet-ingress", "streamlet-egress"}
         assert history(run_dir)[-1]["event"] != "run_ended"  # every line written so far parses
+        time.sleep(5)  # its drivers and generator go on without it for a while
         result = run_harness("clean", str(run_dir))
         assert result.returncode == 0 and result.stdout.startswith("stopped ")
         assert not left_running(run_dir)
         assert run_harness("clean", str(run_dir)).stdout.strip() == "nothing was running"
+        # Judged from what it left: nothing that was merely in flight is lost (harness/checker/unfinished.py).
+        report = run_harness("report", str(run_dir))
+        assert report.returncode == 3, report.stdout + report.stderr
+        judged = json.loads((run_dir / "report.json").read_text())
+        assert judged["outcome"] == "unknown" and judged["unfinished"].startswith("run.json missing")
+        assert judged["counts"]["lost"] == 0 and judged["counts"]["undelivered"] is not None, judged["counts"]
+        assert set(judged["verdict"]["hops"].values()) == {"unknown"} and judged["verdict"]["end_to_end"] == "unknown"
     finally:
         stop_all_recorded(run_dir / "pids")
         stop_all_recorded(run_dir / "cluster" / "pids")

@@ -91,7 +91,7 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
 @pytest.mark.e2e
 def test_a_storm_seed_ends_with_a_report_whose_counts_equal_an_independent_count(tmp_path):
     run_dir = tmp_path / "storm"
-    result = run_harness("run", str(SCENARIOS / "storm.yaml"), "--seed", "1", "--out", str(run_dir), timeout=600)
+    result = run_harness("run", str(SCENARIOS / "storm.yaml"), "--seed", "1", "--duration", "30", "--out", str(run_dir), timeout=600)
     assert "harness: error" not in result.stderr, result.stderr
     assert result.returncode in (0, 1, 3), result.stdout + result.stderr
     report = json.loads((run_dir / "report.json").read_text())

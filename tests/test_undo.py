@@ -57,11 +57,11 @@ blueprint:
 workload:
   topic: {name: source, partitions: 2, replication: 3}
   rate: 100
-  duration_s: 25
+  duration_s: 15
 faults:
-  - {kind: "doomed:VANISH", target: broker-3, start_s: 4}
-  - {kind: broker-pause, target: broker-3, start_s: 10, paused_s: 3}
-  - {kind: "doomed:STUCK", target: egress, start_s: 6}
+  - {kind: "doomed:VANISH", target: broker-3, start_s: 3}
+  - {kind: broker-pause, target: broker-3, start_s: 8, paused_s: 3}
+  - {kind: "doomed:STUCK", target: egress, start_s: 4}
 expectations:
   max_lost: 0
 """

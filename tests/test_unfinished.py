@@ -1,25 +1,16 @@
 """A run that did not finish (harness/checker/unfinished.py): a missing record is lost only where the evidence
 proves it (deleted by retention, or skipped past by a committed batch at a hop whose evidence is complete), the
 rest is undelivered, and the loss-based verdicts are unknown. Synthetic runs with the proof placed on purpose,
-then a real run whose harness is SIGKILLed half-way, cleaned and reported."""
+the real run whose harness is SIGKILLed half-way, cleaned and reported is tests/test_run.py's."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from harness.checker.check import check_run
-from tests.conftest import HARNESS, run_harness
 from tests.synthetic_run import Flow, make_sent, write_run
-
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
 
 def _offsets_in(sent, index: np.ndarray) -> np.ndarray:
@@ -80,31 +71,3 @@ def test_a_finished_run_calls_every_missing_record_lost(tmp_path):
     report = check_run(root)
     assert _lost(report) == by_processor | by_egress | beyond and report.counts.undelivered == 0
     assert report.verdict == "at-most-once" and report.outcome == "fail"
-
-
-@pytest.mark.e2e
-def test_a_harness_killed_mid_run_then_cleaned_calls_nothing_lost_that_was_in_flight(tmp_path):
-    run_dir = tmp_path / "killed"
-    harness = subprocess.Popen(HARNESS + ["run", str(SCENARIOS / "smoke.yaml"), "--duration", "40", "--out", str(run_dir)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                               cwd=Path(__file__).resolve().parent.parent)
-    try:
-        for line in harness.stdout:
-            if "generator producing" in line:
-                break
-        time.sleep(15)
-    finally:
-        os.kill(harness.pid, signal.SIGKILL)  # the harness alone: its brokers, drivers and generator run on
-        harness.wait(timeout=30)
-    assert not (run_dir / "run.json").exists()
-    time.sleep(5)  # they go on without it for a while
-    cleaned = run_harness("clean", str(run_dir))
-    assert cleaned.returncode == 0 and "streamlet-egress" in cleaned.stdout and "broker-1" in cleaned.stdout, cleaned.stdout
-    result = run_harness("report", str(run_dir))
-    assert result.returncode == 3, result.stdout + result.stderr
-    report = json.loads((run_dir / "report.json").read_text())
-    assert report["outcome"] == "unknown" and report["verdict"]["end_to_end"] == "unknown"
-    assert report["counts"]["lost"] == 0 and report["counts"]["undelivered"] > 0, report["counts"]
-    assert set(report["verdict"]["hops"].values()) == {"unknown"}
-    assert report["unfinished"].startswith("run.json missing")
-    assert run_harness("clean", str(run_dir)).stdout.strip() == "nothing was running"

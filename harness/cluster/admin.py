@@ -16,10 +16,13 @@ from typing import Iterable, Iterator
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
-from kafka.errors import InvalidPartitionsError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from kafka.errors import (
+    InvalidPartitionsError, KafkaConnectionError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError,
+)
 
 from harness.cluster.access import KafkaAccess
 from harness.errors import HarnessError
+from harness.process.ports import accepts
 
 # kafka-python logs every refused connection at ERROR while a broker is down or
 # starting; the harness reports those conditions itself.
@@ -71,6 +74,11 @@ class KafkaAdmin:
 
     def _client(self) -> KafkaAdminClient:
         if self._admin is None:
+            # kafka-python's client starts its IO thread before it bootstraps and keeps it when bootstrapping fails:
+            # where no broker even accepts a connection, none is made (retrying would leave one thread per try).
+            if not any(accepts(int(port), host) for host, port in
+                       (address.strip().rsplit(":", 1) for address in self.bootstrap_servers.split(","))):
+                raise KafkaConnectionError(f"no broker accepts connections at {self.bootstrap_servers}")
             self._admin = KafkaAdminClient(**self.access.kafka_python(), client_id="harness-admin",
                                            reconnect_backoff_max_ms=1000, **self._timeouts)
         return self._admin

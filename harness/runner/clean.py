@@ -31,10 +31,9 @@ def clean_run(run_dir: Path) -> list[str]:
     for record in live_recorded(pid_dirs):  # a frozen process cannot stop by itself
         ManagedProcess(record).signal(signal.SIGCONT)
     stopped = [f"{r.name} (pid {r.pid})" for pid_dir in pid_dirs for r in stop_all_recorded(pid_dir)]
-    lines = [f"stopped {', '.join(stopped)}"] if stopped else []
     if (layout.cluster / "cluster.json").is_file() and EmbeddedCluster.runtime_of(layout.cluster) == ContainerCluster.runtime:
-        removed = remove_containers(layout.cluster)
-        lines += [f"removed containers {', '.join(removed)}"] if removed else []
+        stopped += [f"container {name}" for name in remove_containers(layout.cluster)]
+    lines = [f"stopped {', '.join(stopped)}"] if stopped else []
     history = _history(layout.history)
     lines += _foreign_brokers_running(history)
     external = any(e["event"] == "cluster" and e.get("kind") == "external" for e in history)

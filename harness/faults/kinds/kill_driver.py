@@ -33,7 +33,13 @@ def kill_driver(run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_
         time.sleep(restart_after_s)  # the outage itself is part of the fault
 
 
-def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> dict:
+# How long a kill waits for its moment (a batch held after its write, or in flight with output written): longer
+# than a driver upstream takes to restart on a busy machine (over 60 s with a dozen JVMs on two cores), since the
+# streamlet has no input while it is down.
+MOMENT_TIMEOUT_S = 150.0
+
+
+def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = MOMENT_TIMEOUT_S) -> dict:
     """Arm the streamlet's crash point and wait until a batch holds there; returns {held_query, held_batch}.
 
     When no batch writes within `timeout_s` (no input), the arm is withdrawn,
@@ -59,7 +65,7 @@ STEP_S = 0.05  # how long the driver runs between two looks while a batch of it 
 LOOK_S = 0.05  # how long a look waits for output on the streamlet's topics (a fetch or two)
 
 
-def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = 60.0) -> None:
+def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOMENT_TIMEOUT_S) -> None:
     """Freeze the driver at a moment for a SIGKILL: a batch in flight with some of its output written; the
     history names that batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short steps and is
     frozen (SIGSTOP) between them while the harness looks: frozen, it can neither commit the batch nor write
