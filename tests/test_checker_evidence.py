@@ -295,6 +295,40 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
     assert report.causes["lost"]["unexplained"] == 10
 
 
+def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed_by_their_neighbours(tmp_path):
+    """The processor is stopped and its input's retention shrunk; the run's recording of `ingested` stalled (a broker
+    fault) and retention deleted offsets 10 to 19 of partition 0 before it saw them. Those lost records are placed
+    in the deleted range by the records written before and after them: retention's. A record missing from an offset
+    the recording did see (partition 1, offset 40) stays unexplained."""
+    sent = make_sent(4, 25)
+    every = np.arange(len(sent))
+    partition = sent.key % 2
+    offset = np.zeros(len(sent), dtype=np.int64)  # each record's offset in `ingested` (every record, in order)
+    for p in (0, 1):
+        offset[partition == p] = np.arange((partition == p).sum())
+    unrecorded = (partition == 0) & (offset >= 10) & (offset < 20)
+    in_window = (offset >= 5) & (offset < 25)
+    never_written = (partition == 1) & (offset == 40)
+    processed = every[~(in_window | never_written)]
+    history = [{"ts_ms": 1, "event": "consumer_position", "streamlet": "processor",
+                "partitions": [["ingested", 0, 5], ["ingested", 1, 5]]},
+               {"ts_ms": 2, "event": "log_start_observed", "streamlet": "processor",
+                "partitions": [["ingested", 0, 25], ["ingested", 1, 25]]},
+               {"ts_ms": 3, "event": "topics_recorded", "topics": ["ingested", "processed"],
+                "missed": [["ingested", 0, 10, 20]]}]
+    root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": processed}, processed, processed),
+                     history=history)
+    dump = root / "topics" / "ingested.jsonl"
+    lines = dump.read_text().splitlines(keepends=True)
+    dump.write_text("".join(line for line, gone in zip(lines, unrecorded | never_written) if not gone))
+    report = check_run(root)
+    assert report.counts.lost == int((in_window | never_written).sum()) == 41
+    assert report.causes["lost"]["retention"] == 40 and report.causes["lost"]["unexplained"] == 1
+    lost = report.records["lost"]
+    assert set(lost[lost.cause == "unexplained"].seq) == set(sent.seq[never_written])
+    assert any("offsets 10 to 19 of partition 0 were deleted by retention" in g for g in report.gaps)
+
+
 def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_start(tmp_path):
     """librdkafka can report a record delivered without its offset (acks.csv leaves it empty). Lost at the ingress
     while retention deleted part of the source, it cannot be shown among the deleted offsets: unexplained, with a gap

@@ -254,7 +254,7 @@ def test_damaged_real_evidence_is_never_a_pass_and_never_a_traceback(chain_run, 
     live = copy_of("in-progress")
     (live / "run.json").unlink()
     with Supervisor(live / "pids") as supervisor:
-        supervisor.start("generator", ["sleep", "60"], log_path=tmp_path / "sleep.log")
+        supervisor.start("generator", ["sleep", "900"], log_path=tmp_path / "sleep.log")
         cases["in-progress"] = (live, "end_to_end")
         results = {name: run_harness("report", str(root)) for name, (root, _) in cases.items()}
     for name, (root, unknown) in cases.items():

@@ -54,6 +54,7 @@ class _Playing:
         self.error: BaseException | None = None  # an interrupt, handed to the main thread
         self.finished = 0
         self.quiet_since = time.monotonic()  # when the last fault ended (or the start)
+        self.moved_at = time.monotonic()  # when a fault last started or ended
         self._lock = threading.Lock()
 
     def busy(self, target: str) -> bool:
@@ -68,6 +69,7 @@ class _Playing:
 
     def fire(self, firing: Firing, number: int) -> None:
         self.run.under_fault.add(firing.target)
+        self.moved_at = time.monotonic()
 
         def play_one() -> None:
             play_begins()
@@ -82,7 +84,7 @@ class _Playing:
                     self.error = self.error or exc
             finally:
                 self.run.under_fault.discard(firing.target)
-                self.quiet_since = time.monotonic()
+                self.quiet_since = self.moved_at = time.monotonic()
 
         thread = threading.Thread(target=play_one, name=f"fault-{firing.kind}-{firing.target}", daemon=True)
         self.threads[firing.target], self.groups[firing.target] = thread, firing.group
@@ -120,7 +122,9 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
     """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
     `overrun_s` bounds the whole: the generator must be done and every fault
-    played within the last firing time (or the workload duration) plus it.
+    played within it, counted from the last firing time (or the workload's end) or
+    from the last fault that started or ended after that, whichever is later: a
+    fault that waits long for its moment on a busy machine is progress, a hang is not.
     `group_limits`: at most so many faults of a group in flight at once (a later
     one waits, as one whose target is busy does).
     """
@@ -128,6 +132,7 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
     t0 = time.monotonic()
     pending = list(firings)
     playing = _Playing(run, kinds, say)
+    planned_s = max([f.at_s for f in firings] + [0.0])
     started = 0
     while True:
         playing.check()
@@ -157,7 +162,8 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
         if quiet and run.generator_done():
             playing.check()
             return playing.finished
-        if elapsed > overrun_s:
-            raise HarnessError(f"the workload did not finish within {overrun_s:.0f}s")
+        if elapsed > overrun_s + max(0.0, playing.moved_at - t0 - planned_s):
+            raise HarnessError(f"the workload did not finish within {elapsed:.0f}s (no fault started or ended in the "
+                              f"last {time.monotonic() - playing.moved_at:.0f}s)")
         on_tick(elapsed, playing.finished)
         time.sleep(0.2 if due else 0.5)

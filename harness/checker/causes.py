@@ -4,7 +4,9 @@ Losses, in this order of precedence:
     retention     at an offset of the stopped streamlet's input topic (source or intermediate)
                   between the position it had committed and the log-start offset observed when
                   it resumed, with no copy after it: deleted unread (history: consumer_position,
-                  log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source);
+                  log_start_observed; the records: topics/<topic>.jsonl, or acks.csv for the source;
+                  a record the recording never saw because retention deleted it first is placed by the
+                  records written before and after it);
                   or, with no fault shrinking anything (routine retention: a consumer down or
                   behind for longer than retention.ms), never received by the streamlet that lost
                   it (or received by an egress driver that died before the batch committed), and
@@ -113,6 +115,9 @@ def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
             ranges = {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == topic}
             if topic in evidence.topics:
                 in_window = _deleted(evidence.topics[topic], ranges, acked)
+                unrecorded = _missed(evidence.history, topic, ranges)
+                if unrecorded:
+                    in_window = np.union1d(in_window, _placed(evidence, topic, unrecorded, lost))
             elif topic == evidence.source_topic:
                 in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
             else:
@@ -125,6 +130,55 @@ def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
             windows.append(RetentionWindow(streamlet, topic, stopped["ts_ms"], len(in_window), reached, int(hit.sum()),
                                            int(hit.sum()) == len(in_window) - reached))
     return windows, explained
+
+
+def _missed(history: list[dict], topic: str, ranges: dict[int, tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:
+    """Per partition of `topic`, the offsets inside `ranges` that retention deleted before the run's recording
+    of the topic reached them (history topics_recorded missed)."""
+    missed: dict[int, list[tuple[int, int]]] = {}
+    for event in history:
+        if event["event"] != "topics_recorded":
+            continue
+        for row in event.get("missed") or []:
+            if isinstance(row, list) and len(row) == 4 and row[0] == topic and int(row[1]) in ranges:
+                low, high = ranges[int(row[1])]
+                low, high = max(low, int(row[2])), min(high, int(row[3]))
+                if low < high:
+                    missed.setdefault(int(row[1]), []).append((low, high))
+    return missed
+
+
+def _placed(evidence: Evidence, topic: str, missed: dict[int, list[tuple[int, int]]], lost: np.ndarray) -> np.ndarray:
+    """Of `lost`, the records absent from the recording of `topic` whose place in it is in a `missed` range.
+
+    A streamlet writes the records of each input partition in their offset order, each key to one partition of
+    its output: a record's first copy lies after the first copy of the record before it from the same source
+    partition and before the first copy of the one after it. When the only offsets between those two that the
+    recording did not see are ones retention deleted, that is where the record was."""
+    rows = evidence.topics[topic]
+    sent = evidence.sent[evidence.sent.acked.to_numpy() & (evidence.sent.offset.to_numpy() >= 0)].set_index("rid")
+    first = rows.sort_values("offset", kind="stable").drop_duplicates("rid")
+    first = first[isin(first.rid.to_numpy(), sent.index)]
+    source = sent.loc[first.rid.to_numpy()]
+    first = pd.DataFrame({"partition": first.partition.to_numpy(), "offset": first.offset.to_numpy(),
+                          "key": source.key.to_numpy(), "from": source.partition.to_numpy(), "at": source.offset.to_numpy()})
+    home = first.groupby("key").partition.agg(lambda p: p.mode().iloc[0])  # the output partition of each key
+    absent = lost[isin(lost, sent.index) & ~isin(lost, rows.rid.to_numpy())]
+    placed = []
+    for (partition, origin), group in first.groupby(["partition", "from"]):
+        if partition not in missed:
+            continue
+        group = group.sort_values("at")
+        at, offsets = group["at"].to_numpy(), group.offset.to_numpy()
+        candidates = sent.loc[absent]
+        mine = (candidates.partition.to_numpy() == origin) & (candidates.key.map(home).to_numpy() == partition)
+        for rid, where in zip(absent[mine], candidates["offset"].to_numpy()[mine]):
+            i = np.searchsorted(at, where)
+            after = offsets[i - 1] + 1 if i > 0 else 0
+            before = offsets[i] if i < len(offsets) else np.iinfo(np.int64).max
+            if any(max(after, low) < min(before, high) for low, high in missed[partition]):
+                placed.append(rid)
+    return np.asarray(placed, dtype=lost.dtype)
 
 
 def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.ndarray) -> np.ndarray:

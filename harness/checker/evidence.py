@@ -616,7 +616,8 @@ def load_evidence(run_dir: Path) -> Evidence:
 
 def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
     """Records retention deleted before the run's recording of an intermediate topic reached them: missing from
-    that hop although the topic had them, so its counts there are not exact."""
+    that hop although the topic had them, so its counts there are not exact (a lost record is placed there by
+    the records written before and after it: harness/checker/causes.py)."""
     for event in history:
         if event["event"] != "topics_recorded":
             continue
@@ -624,7 +625,8 @@ def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
             if isinstance(row, list) and len(row) == 4:
                 topic, partition, low, high = row
                 gaps.append(f"topics/{topic}.jsonl: offsets {low} to {high - 1} of partition {partition} were deleted by "
-                            f"retention before they were recorded; hop {topic}'s losses there may be records it had")
+                            f"retention before they were recorded; hop {topic}'s losses there may be records it had (a lost record "
+                            "is attributed to that retention when the records written before and after it bracket those offsets)")
 
 
 def _dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> dict[str, np.ndarray]:
