@@ -5,13 +5,18 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast test-caveats setup jars docker-packages
+.PHONY: run test test-fast test-caveats setup jars docker-packages lint
 
 run: setup
 	$(BIN)/harness run scenarios/smoke.yaml
 
-test: setup docker-packages
+test: setup docker-packages lint
 	$(BIN)/pytest
+
+# ruff (pyproject.toml [tool.ruff]): lint, and the format every file keeps.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # Unit tests only (no broker, no Spark): the inner loop.
 test-fast: setup

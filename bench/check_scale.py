@@ -54,7 +54,9 @@ def generate(root: Path, records: int) -> None:
 
 
 def measure(what: str, root: Path) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", MEASURE, what, str(root)], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, what, str(root)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     seconds, rss_kb = out.stdout.split()
     return float(seconds), int(rss_kb) / 1024 / 1024
 
@@ -65,8 +67,11 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/harness-bench"), help="where the evidence is generated")
     parser.add_argument("--keep", action="store_true", help="keep the generated evidence")
     args = parser.parse_args()
-    print(f"{'records':>12} {'generate s':>10} {'evidence GB':>11} {'load s':>8} {'check s':>8} {'ratio':>6} "
-          f"{'load GiB':>9} {'check GiB':>9}", flush=True)
+    print(
+        f"{'records':>12} {'generate s':>10} {'evidence GB':>11} {'load s':>8} {'check s':>8} {'ratio':>6} "
+        f"{'load GiB':>9} {'check GiB':>9}",
+        flush=True,
+    )
     for size in (int(float(s)) for s in args.sizes.split(",")):
         root = args.dir / f"run-{size}"
         shutil.rmtree(root, ignore_errors=True)
@@ -76,8 +81,11 @@ def main() -> None:
         disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
         load_s, load_gib = measure("load", root)
         check_s, check_gib = measure("check", root)
-        print(f"{size:>12,} {generated:>10.1f} {disk:>11.2f} {load_s:>8.1f} {check_s:>8.1f} {check_s / load_s:>6.2f} "
-              f"{load_gib:>9.2f} {check_gib:>9.2f}", flush=True)
+        print(
+            f"{size:>12,} {generated:>10.1f} {disk:>11.2f} {load_s:>8.1f} {check_s:>8.1f} {check_s / load_s:>6.2f} "
+            f"{load_gib:>9.2f} {check_gib:>9.2f}",
+            flush=True,
+        )
         if not args.keep:
             shutil.rmtree(root)
 

@@ -62,7 +62,8 @@ def on_batch(df, batch_id):
     done.append(time.monotonic())
 query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
          .option("startingOffsets", "earliest").load()
-         .writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+         .writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint)
+         .trigger(availableNow=True).start())
 marks["plan"] = time.monotonic()
 query.awaitTermination(300)
 marks["first batch"] = done[0] if done else float("nan")
@@ -78,10 +79,16 @@ VARIANTS = {"without CDS": {"HARNESS_CDS": "0"}, "with CDS": {}}
 
 def probe(bootstrap: str, topic: str, env: dict[str, str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([sys.executable, "-c", PROBE, str(Path(tmp) / "checkpoint"), bootstrap, topic],
-                             capture_output=True, text=True, env={**os.environ, **env})
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE, str(Path(tmp) / "checkpoint"), bootstrap, topic],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+        )
     if out.returncode:
-        raise SystemExit(f"probe failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+        raise SystemExit(
+            f"probe failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+        )
     marks = [line for line in out.stdout.splitlines() if line.startswith("{")]
     return json.loads(marks[-1].replace("'", '"'))
 
@@ -99,7 +106,9 @@ def main() -> None:
                 admin.create_topic("phases", partitions=2)
             producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
             for i in range(args.records):
-                producer.send("phases", key=str(i % 8).encode(), value=json.dumps({"key": f"k{i % 8}", "seq": i}).encode())
+                producer.send(
+                    "phases", key=str(i % 8).encode(), value=json.dumps({"key": f"k{i % 8}", "seq": i}).encode()
+                )
             producer.flush()
             producer.close()
             runs: dict[str, list[dict[str, float]]] = {name: [] for name in VARIANTS}
@@ -108,7 +117,9 @@ def main() -> None:
                     runs[name].append(probe(cluster.bootstrap_servers, "phases", env))
     if not cds.is_trained(DRIVER_ROLE, driver_classpath()):
         print("note: no CDS archive is trained here (run `harness jars`): both variants start without one")
-    print(f"driver start-up phases, median of {args.repeat} (seconds each phase takes; {args.records} records to read):")
+    print(
+        f"driver start-up phases, median of {args.repeat} (seconds each phase takes; {args.records} records to read):"
+    )
     print(f"  {'phase':<12}" + "".join(f"{name:>14}" for name in VARIANTS))
     ends = {name: {phase: statistics.median(r[phase] for r in rs) for phase in PHASES} for name, rs in runs.items()}
     for i, phase in enumerate(PHASES):

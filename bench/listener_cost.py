@@ -64,14 +64,24 @@ def pyspark_listener(path: Path):
     return Converted()
 
 
-def measure(spark, jvm_pid: int, listener, seconds: float, trigger: str, scratch: Path, bootstrap: str) -> tuple[float, int]:
+def measure(
+    spark, jvm_pid: int, listener, seconds: float, trigger: str, scratch: Path, bootstrap: str
+) -> tuple[float, int]:
     """CPU seconds per batch over `seconds` of a Kafka -> foreachBatch query, and the batches it ran."""
     if listener is not None:
         spark.streams.addListener(listener)
-    query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", TOPIC)
-             .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", PER_BATCH).load()
-             .writeStream.foreachBatch(lambda df, batch_id: df.count()).trigger(processingTime=trigger)
-             .option("checkpointLocation", str(scratch / f"checkpoint-{time.monotonic_ns()}")).start())
+    query = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", TOPIC)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", PER_BATCH)
+        .load()
+        .writeStream.foreachBatch(lambda df, batch_id: df.count())
+        .trigger(processingTime=trigger)
+        .option("checkpointLocation", str(scratch / f"checkpoint-{time.monotonic_ns()}"))
+        .start()
+    )
     while query.lastProgress is None:  # started and planned once: the first batch's cost is not the steady one
         time.sleep(0.1)
     first = query.lastProgress["batchId"]
@@ -97,36 +107,46 @@ def main() -> None:
     from harness.spark.session import spark_session
     from pipelines.listener import JsonLinesListener
 
-    with tempfile.TemporaryDirectory(prefix="listener-cost-") as tmp, \
-            EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1) as cluster:
+    with (
+        tempfile.TemporaryDirectory(prefix="listener-cost-") as tmp,
+        EmbeddedCluster.create(Path(tmp) / "cluster", brokers=1) as cluster,
+    ):
         scratch = Path(tmp)
         cluster.start()
         with cluster.admin() as admin:
             admin.create_topic(TOPIC, partitions=2)
-        produce(cluster.bootstrap_servers, TOPIC, 0, int(args.seconds * 10 * PER_BATCH))  # each query reads from the start
+        # each query reads from the start
+        produce(cluster.bootstrap_servers, TOPIC, 0, int(args.seconds * 10 * PER_BATCH))
         spark = spark_session("listener-cost")
         spark.sparkContext.setLogLevel("ERROR")  # a stopped query's interrupted fetch is logged as a warning
         jvm_pid = SparkContext._gateway.proc.pid
         print(f"Spark {spark.version}, JVM pid {jvm_pid}, trigger {args.trigger}, {args.seconds:.0f} s per variant")
-        variants = {"none": lambda: None,
-                    "pyspark": lambda: pyspark_listener(scratch / "pyspark.jsonl"),
-                    "harness": lambda: JsonLinesListener(scratch / "harness.jsonl", "bench", spark.version)}
+        variants = {
+            "none": lambda: None,
+            "pyspark": lambda: pyspark_listener(scratch / "pyspark.jsonl"),
+            "harness": lambda: JsonLinesListener(scratch / "harness.jsonl", "bench", spark.version),
+        }
         results: dict[str, list[float]] = {name: [] for name in variants}
         for round_number in range(1, args.rounds + 1):
             for name, make in variants.items():
-                per_batch, batches = measure(spark, jvm_pid, make(), args.seconds, args.trigger, scratch,
-                                             cluster.bootstrap_servers)
+                per_batch, batches = measure(
+                    spark, jvm_pid, make(), args.seconds, args.trigger, scratch, cluster.bootstrap_servers
+                )
                 results[name].append(per_batch)
-                print(f"  round {round_number} {name:8} {per_batch * 1000:7.1f} ms CPU per batch ({batches} batches)",
-                      flush=True)
+                print(
+                    f"  round {round_number} {name:8} {per_batch * 1000:7.1f} ms CPU per batch ({batches} batches)",
+                    flush=True,
+                )
         spark.stop()
     median = {name: statistics.median(values) for name, values in results.items()}
     print("median CPU per batch:")
     for name, value in median.items():
         added = "" if name == "none" else f"   adds {(value - median['none']) * 1000:+.1f} ms"
         print(f"  {name:8} {value * 1000:7.1f} ms{added}")
-    print(f"the harness's listener adds {(median['harness'] - median['none']) / (median['pyspark'] - median['none']):.2f}"
-          " of what PySpark's costs")
+    print(
+        f"the harness's listener adds {(median['harness'] - median['none']) / (median['pyspark'] - median['none']):.2f}"
+        " of what PySpark's costs"
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """End-to-end throughput of a fault-free pipeline, against Kafka's own ProducerPerformance, with and without evidence.
 
-    .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro] [--proxy]
-                                                  [--repeat 3] [--warmup 200000] [--jit deferred]
+    .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro]
+                                                  [--proxy] [--repeat 3] [--warmup 200000] [--jit deferred]
                                                   [--trigger-interval '5 seconds']
 
 On one embedded broker, in this order:
@@ -21,10 +21,11 @@ On one embedded broker, in this order:
 
 The drivers run the JIT mode --jit names (HARNESS_DRIVER_JIT, harness/spark/session.py: quick by default, C1 only,
 for drivers that are killed all through a run; deferred adds C2 for what stays hot, for long runs).
-Every topic carries --codec (json by default, or avro). Each pipeline run sends --records records at up to --rate per second (the generator outruns the pipeline,
-so it reads a backlog) and is measured from the first record sent to the last one stored by the egress. Its CPU per
-record gives a second figure that the pipeline's fill and drain (seconds through three hops) do not blur: the rate at
-which its processes would use every core (cores x 10^6 / CPU microseconds per record).
+Every topic carries --codec (json by default, or avro). Each pipeline run sends --records records at up to --rate
+per second (the generator outruns the pipeline, so it reads a backlog) and is measured from the first record sent
+to the last one stored by the egress. Its CPU per record gives a second figure that the pipeline's fill and drain
+(seconds through three hops) do not blur: the rate at which its processes would use every core (cores x 10^6 / CPU
+microseconds per record).
 Prints records/s for each, the pipeline / ProducerPerformance ratio, what the evidence costs, and where the
 CPU went: each process's CPU microseconds per record stored, from the generator's start to the drain.
 Numbers, not assertions.
@@ -34,9 +35,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import re
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,13 +47,13 @@ from pathlib import Path
 import pandas as pd
 
 from harness import jars
-from harness.codecs import value_encoder
 from harness.cluster import EmbeddedCluster, KafkaAdmin
+from harness.codecs import value_encoder
 from harness.demo import topic_size
 from harness.network import NetworkLinks
 from harness.process import Supervisor
-from harness.runner.pipeline import PipelineRun
 from harness.process.supervisor import ProcessRecord, session_members
+from harness.runner.pipeline import PipelineRun
 from harness.scenario.model import parse_scenario
 from harness.spark.launcher import launch_driver
 from harness.spark.session import JIT_MODES
@@ -62,28 +63,58 @@ from pipelines.model import CODECS, SOURCE_RECORD
 
 
 def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: int, codec: str, trigger: str | None):
-    return parse_scenario({
-        "name": name,
-        "cluster": {"bootstrap_servers": bootstrap},
-        "blueprint": {
-            "streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
-                           "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
-            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
-            "topics": {"ingress.out": {"codec": codec}, "processor.out": {"codec": codec}},
-        },
-        "workload": {"rate": rate, "duration_s": duration, "payload_bytes": payload, "keys": 16, "topic": {"codec": codec}},
-        "source_options": {name: {"trigger_interval": trigger} for name in ("ingress", "processor", "egress")} if trigger else {},
-    })
+    return parse_scenario(
+        {
+            "name": name,
+            "cluster": {"bootstrap_servers": bootstrap},
+            "blueprint": {
+                "streamlets": {
+                    "ingress": {"kind": "ingress"},
+                    "processor": {"kind": "processor"},
+                    "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
+                },
+                "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+                "topics": {"ingress.out": {"codec": codec}, "processor.out": {"codec": codec}},
+            },
+            "workload": {
+                "rate": rate,
+                "duration_s": duration,
+                "payload_bytes": payload,
+                "keys": 16,
+                "topic": {"codec": codec},
+            },
+            "source_options": {name: {"trigger_interval": trigger} for name in ("ingress", "processor", "egress")}
+            if trigger
+            else {},
+        }
+    )
 
 
 def producer_performance(bootstrap: str, records: int, size: int) -> float:
     with KafkaAdmin(bootstrap) as admin:
         admin.create_topic("perf", partitions=2)
     out = subprocess.run(
-        [jars.java_executable(), "-Xmx512m", "-cp", jars.kafka_classpath(), "org.apache.kafka.tools.ProducerPerformance",
-         "--topic", "perf", "--num-records", str(records), "--record-size", str(size), "--throughput", "-1",
-         "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all"],
-        capture_output=True, text=True, check=True,
+        [
+            jars.java_executable(),
+            "-Xmx512m",
+            "-cp",
+            jars.kafka_classpath(),
+            "org.apache.kafka.tools.ProducerPerformance",
+            "--topic",
+            "perf",
+            "--num-records",
+            str(records),
+            "--record-size",
+            str(size),
+            "--throughput",
+            "-1",
+            "--producer-props",
+            f"bootstrap.servers={bootstrap}",
+            "acks=all",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     summary = [line for line in out.splitlines() if "records sent" in line][-1]
     return float(re.search(r"([\d.]+) records/sec", summary).group(1))
@@ -94,23 +125,48 @@ def spark_hop_floor(supervisor: Supervisor, bootstrap: str, folder: Path, record
     measured from its first copied record to its last (its JVM's start is not in it)."""
     with KafkaAdmin(bootstrap) as admin:
         admin.create_topic("perf-copy", partitions=2)
-    driver = launch_driver(supervisor, "relay", "harness.spark.relay",
-                           ["--bootstrap", bootstrap, "--source", "perf", "--sink", "perf-copy",
-                            "--checkpoint", str(folder / "checkpoint")], folder / "relay.log", cwd=folder)
-    alive = lambda: None if driver.running() else f"the relay exited (see {driver.record.log_path})"
-    copied = lambda: topic_size(bootstrap, "perf-copy")
+    driver = launch_driver(
+        supervisor,
+        "relay",
+        "harness.spark.relay",
+        [
+            "--bootstrap",
+            bootstrap,
+            "--source",
+            "perf",
+            "--sink",
+            "perf-copy",
+            "--checkpoint",
+            str(folder / "checkpoint"),
+        ],
+        folder / "relay.log",
+        cwd=folder,
+    )
+
+    def alive():
+        return None if driver.running() else f"the relay exited (see {driver.record.log_path})"
+
+    def copied():
+        return topic_size(bootstrap, "perf-copy")
+
     wait_for(lambda: copied() > 0, timeout=300, interval=0.2, what="the relay's first record", abort=alive)
     start = (copied(), cpu_seconds(driver.record), time.monotonic())
-    wait_for(lambda: copied() >= records, timeout=900, interval=0.2, what=f"{records:,} records copied by the relay",
-             abort=alive)
+    wait_for(
+        lambda: copied() >= records,
+        timeout=900,
+        interval=0.2,
+        what=f"{records:,} records copied by the relay",
+        abort=alive,
+    )
     end = (copied(), cpu_seconds(driver.record), time.monotonic())
     count, cpu, seconds = (e - s for e, s in zip(end, start))
     driver.stop(timeout=30)
     return {"records_s": count / seconds, "cpu_us": cpu * 1e6 / count}
 
 
-def relay_chain_ceiling(supervisor: Supervisor, bootstrap: str, folder: Path, rate: float, records: int,
-                        payload: int, codec: str, brokers) -> dict:
+def relay_chain_ceiling(
+    supervisor: Supervisor, bootstrap: str, folder: Path, rate: float, records: int, payload: int, codec: str, brokers
+) -> dict:
     """The generator and three relays in a chain, running together: what a three-hop pipeline that does no work
     at all moves end to end here, from the first record sent to the last one copied by the third relay."""
     topics = [f"chain-{hop}" for hop in range(4)]
@@ -118,29 +174,71 @@ def relay_chain_ceiling(supervisor: Supervisor, bootstrap: str, folder: Path, ra
     with KafkaAdmin(bootstrap) as admin:
         for topic in topics:
             admin.create_topic(topic, partitions=2)
-    relays = [launch_driver(supervisor, f"relay-{hop}", "harness.spark.relay",
-                            ["--bootstrap", bootstrap, "--source", source, "--sink", sink,
-                             "--checkpoint", str(folder / f"checkpoint-{hop}")], folder / f"relay-{hop}.log", cwd=folder)
-              for hop, (source, sink) in enumerate(zip(topics, topics[1:]), start=1)]
-    alive = lambda: next((f"{r.name} exited (see {r.record.log_path})" for r in relays if not r.running()), None)
-    wait_for(lambda: all("relay started" in Path(r.record.log_path).read_text(errors="replace") for r in relays),
-             timeout=300, interval=0.2, what="the relays' queries", abort=alive)
-    settings = WorkloadSettings(bootstrap_servers=bootstrap, topic=topics[0], ack_log=str(folder / "acks.csv"), keys=16,
-                                rate=rate, duration_s=records / rate, payload_bytes=payload, codec=codec)
+    relays = [
+        launch_driver(
+            supervisor,
+            f"relay-{hop}",
+            "harness.spark.relay",
+            [
+                "--bootstrap",
+                bootstrap,
+                "--source",
+                source,
+                "--sink",
+                sink,
+                "--checkpoint",
+                str(folder / f"checkpoint-{hop}"),
+            ],
+            folder / f"relay-{hop}.log",
+            cwd=folder,
+        )
+        for hop, (source, sink) in enumerate(zip(topics, topics[1:]), start=1)
+    ]
+
+    def alive():
+        return next((f"{r.name} exited (see {r.record.log_path})" for r in relays if not r.running()), None)
+
+    wait_for(
+        lambda: all("relay started" in Path(r.record.log_path).read_text(errors="replace") for r in relays),
+        timeout=300,
+        interval=0.2,
+        what="the relays' queries",
+        abort=alive,
+    )
+    settings = WorkloadSettings(
+        bootstrap_servers=bootstrap,
+        topic=topics[0],
+        ack_log=str(folder / "acks.csv"),
+        keys=16,
+        rate=rate,
+        duration_s=records / rate,
+        payload_bytes=payload,
+        codec=codec,
+    )
     settings.save(folder / "generator.json")
     before = cpu_snapshot(brokers + relays)
-    generator = supervisor.start("generator", [sys.executable, "-m", "harness.workload.generator",
-                                               str(folder / "generator.json")], folder / "generator.log")
-    wait_for(lambda: topic_size(bootstrap, topics[-1]) >= records, timeout=records / rate + 900, interval=0.2,
-             what=f"{records:,} records through three relays", abort=alive)
+    generator = supervisor.start(
+        "generator",
+        [sys.executable, "-m", "harness.workload.generator", str(folder / "generator.json")],
+        folder / "generator.log",
+    )
+    wait_for(
+        lambda: topic_size(bootstrap, topics[-1]) >= records,
+        timeout=records / rate + 900,
+        interval=0.2,
+        what=f"{records:,} records through three relays",
+        abort=alive,
+    )
     end_ms = time.time() * 1000
     wait_for(lambda: not generator.running(), timeout=60, what="the generator to exit")
     after = cpu_snapshot(brokers + relays)
     for relay in relays:
         relay.stop(timeout=30)
     first_ms = int(pd.read_csv(folder / "acks.csv", usecols=["event_time_ms"]).event_time_ms.min())
-    return {"records_s": records / ((end_ms - first_ms) / 1000),
-            "cpu_us": {name: (after[name] - before[name]) * 1e6 / records for name in after}}
+    return {
+        "records_s": records / ((end_ms - first_ms) / 1000),
+        "cpu_us": {name: (after[name] - before[name]) * 1e6 / records for name in after},
+    }
 
 
 def cpu_seconds(record: ProcessRecord) -> float:
@@ -158,7 +256,9 @@ def cpu_seconds(record: ProcessRecord) -> float:
 
 def cpu_snapshot(processes) -> dict[str, float]:
     """Each tracked process's CPU seconds so far; the generator's, once reaped, is in this process's children times."""
-    return {p.name: cpu_seconds(p.record) for p in processes if p.name != "generator"} | {"generator": children_cpu_seconds()}
+    return {p.name: cpu_seconds(p.record) for p in processes if p.name != "generator"} | {
+        "generator": children_cpu_seconds()
+    }
 
 
 def children_cpu_seconds() -> float:
@@ -170,13 +270,26 @@ def children_cpu_seconds() -> float:
 LINKS = ["ingress", "processor", "egress", "generator"]
 
 
-def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records: int, payload: int, codec: str,
-             trigger: str | None, brokers, proxy: NetworkLinks | None = None) -> dict:
+def pipeline(
+    bootstrap: str,
+    folder: Path,
+    evidence: bool,
+    rate: float,
+    records: int,
+    payload: int,
+    codec: str,
+    trigger: str | None,
+    brokers,
+    proxy: NetworkLinks | None = None,
+) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = ("with-evidence" if evidence else "without-evidence") + ("-proxied" if proxy else "")
     os.sync()  # what earlier steps wrote goes to disk now, not in the middle of this run
-    with PipelineRun(scenario(bootstrap, name, rate, records / rate, payload, codec, trigger), folder / f"{folder.name}-{name}",
-                     say=lambda _: None) as run:  # a run's topics are named after its folder: one per repeat
+    with PipelineRun(
+        scenario(bootstrap, name, rate, records / rate, payload, codec, trigger),
+        folder / f"{folder.name}-{name}",
+        say=lambda _: None,
+    ) as run:  # a run's topics are named after its folder: one per repeat
         run.evidence = evidence
         run.kafka = run.external_access()  # the bench's broker, started once for every run
         run.network = proxy  # every driver and the generator bootstrap through it (PipelineRun.client_access)
@@ -194,8 +307,13 @@ def pipeline(bootstrap: str, folder: Path, evidence: bool, rate: float, records:
         first_ms, sent_ms = int(acks.event_time_ms.min()), int(acks.event_time_ms.max())
         run.stop_drivers()
     cpu = {name: after[name] - before.get(name, 0.0) for name in after}
-    return {"acked": int((acks.status == "acked").sum()), "stored": stored, "cpu": cpu,
-            "generator": len(acks) / max((sent_ms - first_ms) / 1000, 1e-3), "e2e": stored / ((last_ms - first_ms) / 1000)}
+    return {
+        "acked": int((acks.status == "acked").sum()),
+        "stored": stored,
+        "cpu": cpu,
+        "generator": len(acks) / max((sent_ms - first_ms) / 1000, 1e-3),
+        "e2e": stored / ((last_ms - first_ms) / 1000),
+    }
 
 
 def cpu_per_record(run: dict) -> float:
@@ -206,9 +324,12 @@ def cpu_per_record(run: dict) -> float:
 def print_cpu(label: str, per_record_us: dict[str, float], cores: int, perf: float) -> None:
     """Each process's CPU microseconds per record, and the rate at which they would use every core."""
     total = sum(per_record_us.values())
-    print(f"  {label}, microseconds: " + ", ".join(f"{name} {us:.1f}" for name, us in per_record_us.items())
-          + f"; total {total:.1f}: every core busy at {cores * 1e6 / total:,.0f} records/s, "
-          f"{cores * 1e6 / total / perf:.3f} of ProducerPerformance")
+    print(
+        f"  {label}, microseconds: "
+        + ", ".join(f"{name} {us:.1f}" for name, us in per_record_us.items())
+        + f"; total {total:.1f}: every core busy at {cores * 1e6 / total:,.0f} records/s, "
+        f"{cores * 1e6 / total / perf:.3f} of ProducerPerformance"
+    )
 
 
 def main() -> None:
@@ -217,15 +338,27 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--payload", type=int, default=64)
     parser.add_argument("--codec", choices=CODECS, default="json", help="every topic's codec")
-    parser.add_argument("--trigger-interval", metavar="INTERVAL",
-                        help="every streamlet's processing-time trigger, e.g. '5 seconds' (default: the drivers' 1 second)")
+    parser.add_argument(
+        "--trigger-interval",
+        metavar="INTERVAL",
+        help="every streamlet's processing-time trigger, e.g. '5 seconds' (default: the drivers' 1 second)",
+    )
     parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
     parser.add_argument("--repeat", type=int, default=1, help="pairs of pipeline runs with and without evidence")
-    parser.add_argument("--warmup", type=int, default=200_000, metavar="RECORDS",
-                        help="records of a pipeline run before the measured ones, not counted (0: none); the broker's "
-                             "CPU per record was up to 2.8x its later figure in the first pipeline runs of a new broker")
-    parser.add_argument("--jit", choices=JIT_MODES, default=os.environ.get("HARNESS_DRIVER_JIT", "quick"),
-                        help="the drivers' JIT mode (default: HARNESS_DRIVER_JIT's, or quick)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=200_000,
+        metavar="RECORDS",
+        help="records of a pipeline run before the measured ones, not counted (0: none); the broker's "
+        "CPU per record was up to 2.8x its later figure in the first pipeline runs of a new broker",
+    )
+    parser.add_argument(
+        "--jit",
+        choices=JIT_MODES,
+        default=os.environ.get("HARNESS_DRIVER_JIT", "quick"),
+        help="the drivers' JIT mode (default: HARNESS_DRIVER_JIT's, or quick)",
+    )
     args = parser.parse_args()
     os.environ["HARNESS_DRIVER_JIT"] = args.jit  # read where each driver's settings are made
     # Same record size on the wire as the generator's values.
@@ -241,52 +374,116 @@ def main() -> None:
             floor = spark_hop_floor(supervisor, cluster.bootstrap_servers, Path(tmp) / "relay", perf_records)
             brokers = cluster.supervisor.processes()
             if args.warmup:
-                pipeline(cluster.bootstrap_servers, Path(tmp) / "warmup", True, args.rate, args.warmup, args.payload,
-                         args.codec, args.trigger_interval, brokers)
-            ceiling = relay_chain_ceiling(supervisor, cluster.bootstrap_servers, Path(tmp) / "chain", args.rate,
-                                          args.records, args.payload, args.codec, brokers)
+                pipeline(
+                    cluster.bootstrap_servers,
+                    Path(tmp) / "warmup",
+                    True,
+                    args.rate,
+                    args.warmup,
+                    args.payload,
+                    args.codec,
+                    args.trigger_interval,
+                    brokers,
+                )
+            ceiling = relay_chain_ceiling(
+                supervisor,
+                cluster.bootstrap_servers,
+                Path(tmp) / "chain",
+                args.rate,
+                args.records,
+                args.payload,
+                args.codec,
+                brokers,
+            )
             pairs = []
             for number in range(args.repeat):
                 order = (True, False) if number % 2 == 0 else (False, True)
-                pairs.append({evidence: pipeline(cluster.bootstrap_servers, Path(tmp) / f"pair-{number}", evidence, args.rate,
-                                                 args.records, args.payload, args.codec, args.trigger_interval, brokers)
-                              for evidence in order})
+                pairs.append(
+                    {
+                        evidence: pipeline(
+                            cluster.bootstrap_servers,
+                            Path(tmp) / f"pair-{number}",
+                            evidence,
+                            args.rate,
+                            args.records,
+                            args.payload,
+                            args.codec,
+                            args.trigger_interval,
+                            brokers,
+                        )
+                        for evidence in order
+                    }
+                )
             runs = pairs[0]
             if args.proxy:
-                proxy = NetworkLinks(supervisor, Path(tmp) / "network", Path(tmp) / "proxy.log", cluster.link_routes()).start()
-                proxied = pipeline(cluster.bootstrap_servers, Path(tmp), True, args.rate, args.records, args.payload,
-                                   args.codec, args.trigger_interval, brokers, proxy)
+                proxy = NetworkLinks(
+                    supervisor, Path(tmp) / "network", Path(tmp) / "proxy.log", cluster.link_routes()
+                ).start()
+                proxied = pipeline(
+                    cluster.bootstrap_servers,
+                    Path(tmp),
+                    True,
+                    args.rate,
+                    args.records,
+                    args.payload,
+                    args.codec,
+                    args.trigger_interval,
+                    brokers,
+                    proxy,
+                )
     print(f"drivers' JIT: {args.jit}; trigger: every {args.trigger_interval or '1 second'}")
-    print(f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} records/s")
+    print(
+        f"Kafka ProducerPerformance, same broker, {size}-byte records ({args.codec}'s size), acks=all: {perf:,.0f} "
+        "records/s"
+    )
     hops, cores = 3 * floor["cpu_us"], os.cpu_count()
-    print(f"one Spark hop with nothing to parse (the relay, Kafka -> Kafka, same session settings): "
-          f"{floor['records_s']:,.0f} records/s, {floor['cpu_us']:.1f} CPU microseconds per record; three such hops "
-          f"alone: {hops:.1f} us, at most {cores * 1e6 / hops:,.0f} records/s on {cores} cores, "
-          f"{cores * 1e6 / hops / perf:.3f} of ProducerPerformance")
-    print(f"this machine's ceiling for three hops: the generator feeding three relays in a chain, all at once, "
-          f"nothing parsed: {ceiling['records_s']:,.0f} records/s end to end, {ceiling['records_s'] / perf:.3f} of "
-          f"ProducerPerformance")
+    print(
+        f"one Spark hop with nothing to parse (the relay, Kafka -> Kafka, same session settings): "
+        f"{floor['records_s']:,.0f} records/s, {floor['cpu_us']:.1f} CPU microseconds per record; three such hops "
+        f"alone: {hops:.1f} us, at most {cores * 1e6 / hops:,.0f} records/s on {cores} cores, "
+        f"{cores * 1e6 / hops / perf:.3f} of ProducerPerformance"
+    )
+    print(
+        f"this machine's ceiling for three hops: the generator feeding three relays in a chain, all at once, "
+        f"nothing parsed: {ceiling['records_s']:,.0f} records/s end to end, {ceiling['records_s'] / perf:.3f} of "
+        f"ProducerPerformance"
+    )
     print_cpu("CPU per record", ceiling["cpu_us"], cores, perf)
     labelled = {f"pipeline {'with' if evidence else 'without'} evidence": r for evidence, r in runs.items()}
     if args.proxy:
         labelled["pipeline with evidence, every link through the proxy"] = proxied
     for label, r in labelled.items():
-        print(f"{label}: {r['stored']:,} of {r['acked']:,} acked records stored, "
-              f"{r['e2e']:,.0f} records/s end to end (generator sent {r['generator']:,.0f}/s)")
-        print_cpu("CPU per record stored", {name: seconds * 1e6 / max(r["stored"], 1) for name, seconds in r["cpu"].items()},
-                  cores, perf)
+        print(
+            f"{label}: {r['stored']:,} of {r['acked']:,} acked records stored, "
+            f"{r['e2e']:,.0f} records/s end to end (generator sent {r['generator']:,.0f}/s)"
+        )
+        print_cpu(
+            "CPU per record stored",
+            {name: seconds * 1e6 / max(r["stored"], 1) for name, seconds in r["cpu"].items()},
+            cores,
+            perf,
+        )
     with_evidence = runs[True]["e2e"]
     print(f"ratio pipeline (with evidence) / ProducerPerformance: {with_evidence / perf:.3f}")
     throughput_costs = [1 - pair[True]["e2e"] / pair[False]["e2e"] for pair in pairs]
     cpu_costs = [cpu_per_record(pair[True]) / cpu_per_record(pair[False]) - 1 for pair in pairs]
-    print(f"evidence overhead (stamps, audit): {throughput_costs[0]:+.1%} of the throughput without it; "
-          f"{cpu_costs[0]:+.1%} CPU per record")
+    print(
+        f"evidence overhead (stamps, audit): {throughput_costs[0]:+.1%} of the throughput without it; "
+        f"{cpu_costs[0]:+.1%} CPU per record"
+    )
     if args.repeat > 1:
-        print(f"over {args.repeat} pairs: with evidence " + ", ".join(f"{pair[True]['e2e']:,.0f}" for pair in pairs)
-              + "; without " + ", ".join(f"{pair[False]['e2e']:,.0f}" for pair in pairs) + " records/s")
-        print(f"evidence overhead per pair: {', '.join(f'{o:+.1%}' for o in throughput_costs)}; median "
-              f"{statistics.median(throughput_costs):+.1%}; CPU per record: {', '.join(f'{o:+.1%}' for o in cpu_costs)}; "
-              f"median {statistics.median(cpu_costs):+.1%}")
+        print(
+            f"over {args.repeat} pairs: with evidence "
+            + ", ".join(f"{pair[True]['e2e']:,.0f}" for pair in pairs)
+            + "; without "
+            + ", ".join(f"{pair[False]['e2e']:,.0f}" for pair in pairs)
+            + " records/s"
+        )
+        print(
+            f"evidence overhead per pair: {', '.join(f'{o:+.1%}' for o in throughput_costs)}; median "
+            f"{statistics.median(throughput_costs):+.1%}; CPU per record: {', '.join(f'{o:+.1%}' for o in cpu_costs)}; "
+            f"median {statistics.median(cpu_costs):+.1%}"
+        )
     if args.proxy:
         print(f"proxy cost (no fault on): {1 - proxied['e2e'] / with_evidence:+.1%} of the throughput without it")
 

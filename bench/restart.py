@@ -60,7 +60,8 @@ import time
 t0 = time.monotonic()
 from harness.spark.session import spark_session
 spark = spark_session("tuned-probe")
-""" + PROBE_TIMING,
+"""
+    + PROBE_TIMING,
     "bare": """
 import time
 t0 = time.monotonic()
@@ -70,7 +71,8 @@ from harness.spark import versions
 connector = ",".join(str(p) for p in jars.connector_jars(versions.runtime(None).jar_set))
 spark = (SparkSession.builder.appName("bare-probe").master("local[1]").config("spark.jars", connector)
          .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
-""" + PROBE_TIMING,
+"""
+    + PROBE_TIMING,
 }
 
 
@@ -85,29 +87,53 @@ def probe_times(kills: int) -> list[float]:
 def scenario(kills: int, rate: float):
     every = 2 * GAP_S
     duration = KILLS_FROM_S + every * kills + 10
-    return parse_scenario({
-        "name": "bench-restart",
-        "blueprint": {
-            "streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
-                           "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
-            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
-        },
-        "workload": {"rate": rate, "duration_s": duration, "keys": 16},
-        "faults": [
-            {"kind": "kill-driver", "target": "processor", "start_s": KILLS_FROM_S, "every_s": every, "times": kills,
-             "signal": "SIGKILL", "restart_after_s": 0},
-            {"kind": "kill-driver", "target": "egress", "start_s": KILLS_FROM_S + GAP_S, "every_s": every, "times": kills,
-             "signal": "SIGKILL", "restart_after_s": 0},
-        ],
-    })
+    return parse_scenario(
+        {
+            "name": "bench-restart",
+            "blueprint": {
+                "streamlets": {
+                    "ingress": {"kind": "ingress"},
+                    "processor": {"kind": "processor"},
+                    "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
+                },
+                "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+            },
+            "workload": {"rate": rate, "duration_s": duration, "keys": 16},
+            "faults": [
+                {
+                    "kind": "kill-driver",
+                    "target": "processor",
+                    "start_s": KILLS_FROM_S,
+                    "every_s": every,
+                    "times": kills,
+                    "signal": "SIGKILL",
+                    "restart_after_s": 0,
+                },
+                {
+                    "kind": "kill-driver",
+                    "target": "egress",
+                    "start_s": KILLS_FROM_S + GAP_S,
+                    "every_s": every,
+                    "times": kills,
+                    "signal": "SIGKILL",
+                    "restart_after_s": 0,
+                },
+            ],
+        }
+    )
 
 
 def _workload_started(history: Path) -> bool:
     return history.exists() and '"role": "generator"' in history.read_text()
 
 
-def probe_starts(stop: threading.Event, history: Path, at_s: list[float], results: dict[str, list[tuple[float, float]]],
-                 env: dict[str, str]) -> None:
+def probe_starts(
+    stop: threading.Event,
+    history: Path,
+    at_s: list[float],
+    results: dict[str, list[tuple[float, float]]],
+    env: dict[str, str],
+) -> None:
     """Each probe's SparkSession start at the given seconds from the workload's start, while the pipeline's drivers
     run: (seconds to the session, seconds to the end of its first job) per probe."""
     while not stop.is_set() and not _workload_started(history):  # the fault times count from the workload's start
@@ -137,18 +163,32 @@ def restarts(run_dir: Path) -> list[dict[str, float]]:
         if event["event"] != "fault_begun" or event.get("kind") != "kill-driver":
             continue
         target, kill_ms = event["target"], event["ts_ms"]
-        started = next((e for e in history[i:] if e["event"] == "process_started" and e.get("streamlet") == target), None)
+        started = next(
+            (e for e in history[i:] if e["event"] == "process_started" and e.get("streamlet") == target), None
+        )
         if started is None:
             continue
         progress = [e for e in _json_lines(layout.progress(target)) if e.get("pid") == started["pid"]]
         query_started = next((e["ts_ms"] for e in progress if e["event"] == "started"), None)
-        first = next((e["ts_ms"] for e in progress if e["event"] == "progress"
-                      and (e.get("progress") or {}).get("numInputRows", 0) > 0), None)
+        first = next(
+            (
+                e["ts_ms"]
+                for e in progress
+                if e["event"] == "progress" and (e.get("progress") or {}).get("numInputRows", 0) > 0
+            ),
+            None,
+        )
         if query_started is None or first is None:
             continue
-        phases.append({"target": target, "relaunch": (started["ts_ms"] - kill_ms) / 1000,
-                       "start": (query_started - started["ts_ms"]) / 1000, "first batch": (first - query_started) / 1000,
-                       "total": (first - kill_ms) / 1000})
+        phases.append(
+            {
+                "target": target,
+                "relaunch": (started["ts_ms"] - kill_ms) / 1000,
+                "start": (query_started - started["ts_ms"]) / 1000,
+                "first batch": (first - query_started) / 1000,
+                "total": (first - kill_ms) / 1000,
+            }
+        )
     return phases
 
 
@@ -165,7 +205,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         probe_env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}  # as the drivers have it (harness.spark.launcher)
-        prober = threading.Thread(target=probe_starts, args=(stop, RunLayout(run_dir).history, probe_times(args.kills), probes, probe_env), daemon=True)
+        prober = threading.Thread(
+            target=probe_starts,
+            args=(stop, RunLayout(run_dir).history, probe_times(args.kills), probes, probe_env),
+            daemon=True,
+        )
         prober.start()
         try:
             run_scenario(scenario(args.kills, args.rate), run_dir, console=Console(quiet=True))
@@ -174,23 +218,32 @@ def main() -> None:
             prober.join()
         measured = restarts(run_dir)
     if not measured or set(probes) != set(PROBES):
-        raise SystemExit(f"nothing to compare: {len(measured)} restarts measured, "
-                         + ", ".join(f"{len(probes.get(name, []))} {name} starts" for name in PROBES))
+        raise SystemExit(
+            f"nothing to compare: {len(measured)} restarts measured, "
+            + ", ".join(f"{len(probes.get(name, []))} {name} starts" for name in PROBES)
+        )
     print(f"restarts under load ({'without' if args.no_cds else 'with'} CDS), seconds:")
     print(f"  {'driver':<10}{'relaunch':>10}{'start':>10}{'first batch':>13}{'total':>10}")
     for r in measured:
         print(f"  {r['target']:<10}{r['relaunch']:10.2f}{r['start']:10.2f}{r['first batch']:13.2f}{r['total']:10.2f}")
     medians = {k: statistics.median(r[k] for r in measured) for k in ("relaunch", "start", "first batch", "total")}
-    print(f"  {'median':<10}{medians['relaunch']:10.2f}{medians['start']:10.2f}{medians['first batch']:13.2f}{medians['total']:10.2f}")
-    labels = {"bare": "bare SparkSession with the connector (pyspark's defaults)",
-              "tuned": "the same, tuned as the drivers are (archive, collector, JIT)"}
+    print(
+        f"  {'median':<10}{medians['relaunch']:10.2f}{medians['start']:10.2f}"
+        f"{medians['first batch']:13.2f}{medians['total']:10.2f}"
+    )
+    labels = {
+        "bare": "bare SparkSession with the connector (pyspark's defaults)",
+        "tuned": "the same, tuned as the drivers are (archive, collector, JIT)",
+    }
     for name in ("bare", "tuned"):
         starts = probes[name]
         session = statistics.median(s for s, _ in starts)
         job = statistics.median(j for _, j in starts)
         print(f"{labels[name]}, same run, {len(starts)} starts: session {session:.2f}s, with a first job {job:.2f}s")
-        print(f"  ratio kill -> first batch / its session start: {medians['total'] / session:.2f} "
-              f"(/ its start with a first job: {medians['total'] / job:.2f})")
+        print(
+            f"  ratio kill -> first batch / its session start: {medians['total'] / session:.2f} "
+            f"(/ its start with a first job: {medians['total'] / job:.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -67,26 +67,46 @@ def main() -> None:
             try:
                 for i in range(args.stops):
                     driver = launch_driver(
-                        supervisor, "relay", "harness.spark.relay",
-                        ["--bootstrap", bootstrap, "--source", "in", "--sink", "out", "--checkpoint", str(checkpoint),
-                         "--trigger-seconds", str(args.trigger_seconds)],
+                        supervisor,
+                        "relay",
+                        "harness.spark.relay",
+                        [
+                            "--bootstrap",
+                            bootstrap,
+                            "--source",
+                            "in",
+                            "--sink",
+                            "out",
+                            "--checkpoint",
+                            str(checkpoint),
+                            "--trigger-seconds",
+                            str(args.trigger_seconds),
+                        ],
                         workdir / "logs" / f"relay-{i}.log",
                     )
                     start = newest(committed_batches(checkpoint))
-                    wait_for(lambda: newest(committed_batches(checkpoint)) >= start + 3, timeout=300,
-                             what="three committed batches")
+                    wait_for(
+                        lambda: newest(committed_batches(checkpoint)) >= start + 3,
+                        timeout=300,
+                        what="three committed batches",
+                    )
                     t0 = time.monotonic()
                     code = driver.stop(timeout=60)
                     planned, committed = newest(planned_batches(checkpoint)), newest(committed_batches(checkpoint))
                     uncommitted += planned != committed
-                    print(f"stop {i + 1}: exit {code} after {time.monotonic() - t0:.1f}s, "
-                          f"newest planned batch {planned}, newest committed {committed}", flush=True)
+                    print(
+                        f"stop {i + 1}: exit {code} after {time.monotonic() - t0:.1f}s, "
+                        f"newest planned batch {planned}, newest committed {committed}",
+                        flush=True,
+                    )
             finally:
                 stop_feeding.set()
                 feeder.join()
                 supervisor.stop_all()
-    print(f"{uncommitted} of {args.stops} stops left a batch uncommitted "
-          f"(trigger {args.trigger_seconds}s, {args.rate} records/s)")
+    print(
+        f"{uncommitted} of {args.stops} stops left a batch uncommitted "
+        f"(trigger {args.trigger_seconds}s, {args.rate} records/s)"
+    )
 
 
 if __name__ == "__main__":

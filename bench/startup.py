@@ -69,16 +69,22 @@ def main() -> None:
     containers = None if args.no_docker else container_kind()
     for brokers in (1, 3):
         times = [broker_start(brokers) for _ in range(args.repeat)]
-        print(f"embedded cluster, {brokers} broker(s), format+start until metadata lists all: "
-              f"median {statistics.median(times):.1f}s (min {min(times):.1f}, max {max(times):.1f})")
+        print(
+            f"embedded cluster, {brokers} broker(s), format+start until metadata lists all: "
+            f"median {statistics.median(times):.1f}s (min {min(times):.1f}, max {max(times):.1f})"
+        )
         if containers:
             boxed = [broker_start(brokers, containers[0], **containers[1]) for _ in range(args.repeat)]
-            print(f"the same as containers ({containers[1]['image']}): median {statistics.median(boxed):.1f}s "
-                  f"(min {min(boxed):.1f}, max {max(boxed):.1f}); ratio to the processes "
-                  f"{statistics.median(boxed) / statistics.median(times):.2f}")
+            print(
+                f"the same as containers ({containers[1]['image']}): median {statistics.median(boxed):.1f}s "
+                f"(min {min(boxed):.1f}, max {max(boxed):.1f}); ratio to the processes "
+                f"{statistics.median(boxed) / statistics.median(times):.2f}"
+            )
     sessions, jobs = zip(*(spark_start() for _ in range(args.repeat)))
-    print(f"SparkSession with Kafka connector (local[1]): median {statistics.median(sessions):.1f}s; "
-          f"with first job: {statistics.median(jobs):.1f}s")
+    print(
+        f"SparkSession with Kafka connector (local[1]): median {statistics.median(sessions):.1f}s; "
+        f"with first job: {statistics.median(jobs):.1f}s"
+    )
 
 
 if __name__ == "__main__":

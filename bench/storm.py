@@ -40,8 +40,12 @@ def seeds(text: str) -> list[int]:
 def one(scenario: Path, seed: int, out: Path) -> tuple[str, bool]:
     run_dir = out / f"seed-{seed}"
     t0 = time.monotonic()
-    result = subprocess.run([*HARNESS, "run", str(scenario), "--seed", str(seed), "--out", str(run_dir)],
-                            capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(
+        [*HARNESS, "run", str(scenario), "--seed", str(seed), "--out", str(run_dir)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     minutes = (time.monotonic() - t0) / 60
     (run_dir.parent / f"seed-{seed}.log").write_text(result.stdout + result.stderr)
     report_path = run_dir / "report.json"
@@ -57,9 +61,12 @@ def one(scenario: Path, seed: int, out: Path) -> tuple[str, bool]:
     faults = ", ".join(f"{k}" + (f" x{n}" if n > 1 else "") for k, n in sorted(drawn.items()))
     copies = sum(h["copies"]["extra"] for h in report["hops"] if h.get("copies"))
     ok = equal and "harness: error" not in result.stderr and left == "nothing was running"
-    line = (f"{seed:>4}  {faults:<70.70}  exit {result.returncode}  {report['outcome']:<7}  {report['verdict']['end_to_end']:<24}  "
-            f"lost {counts['lost']:>5} / {independent['lost']:>5}  copies {copies:>6}  "
-            f"in state {counts['duplicated_in_state']:>3}  {minutes:4.1f} min" + ("" if ok else "  MISMATCH OR LEFTOVER"))
+    line = (
+        f"{seed:>4}  {faults:<70.70}  exit {result.returncode}  {report['outcome']:<7}  "
+        f"{report['verdict']['end_to_end']:<24}  "
+        f"lost {counts['lost']:>5} / {independent['lost']:>5}  copies {copies:>6}  "
+        f"in state {counts['duplicated_in_state']:>3}  {minutes:4.1f} min" + ("" if ok else "  MISMATCH OR LEFTOVER")
+    )
     return line, ok
 
 
@@ -70,15 +77,20 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / f"storm-bench-{time.strftime('%Y%m%d-%H%M%S')}")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"{'seed':>4}  {'faults drawn':<70}  exit  outcome  verdict                   lost report / counted  extra copies")
+    print(
+        f"{'seed':>4}  {'faults drawn':<70}  exit  outcome  verdict                   lost report / counted  extra "
+        "copies"
+    )
     oks = []
     t0 = time.monotonic()
     for seed in seeds(args.seeds):
         line, ok = one(args.scenario, seed, args.out)
         print(line, flush=True)
         oks.append(ok)
-    print(f"{sum(oks)} of {len(oks)} storms ended with a report whose counts equal the independent count, nothing left "
-          f"running; {(time.monotonic() - t0) / 60:.0f} min in all; runs in {args.out}")
+    print(
+        f"{sum(oks)} of {len(oks)} storms ended with a report whose counts equal the independent count, nothing left "
+        f"running; {(time.monotonic() - t0) / 60:.0f} min in all; runs in {args.out}"
+    )
     return 0 if all(oks) else 1
 
 

@@ -23,7 +23,6 @@ from typing import Iterator
 
 from harness import jars
 
-
 # What the training runs (harness.spark.warmup, harness.warmup): a change there bumps it, so machines train again.
 TRAINING = 2
 

@@ -84,20 +84,37 @@ def _attach(cluster_dir: Path):
 
 
 dir_option = click.option(
-    "--dir", "cluster_dir", type=click.Path(path_type=Path), default=DEFAULT_CLUSTER_DIR, show_default=True,
+    "--dir",
+    "cluster_dir",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_CLUSTER_DIR,
+    show_default=True,
     help="Cluster directory: configs, data, logs and pid files.",
 )
 
 
 @cluster.command("up")
 @click.option("--brokers", type=click.Choice(["1", "3"]), default="1", show_default=True, help="Number of brokers.")
-@click.option("--docker", "in_containers", is_flag=True, help="Run the brokers as containers (host network), the "
-              "image built when missing.")
-@click.option("--security", type=click.Choice(["sasl_ssl", "ssl"]), default=None,
-              help="Secure the clients' listeners: SASL_SSL with a SCRAM user (--user), or TLS with client "
-                   "certificates; brokers always speak TLS among themselves then. Certificates in DIR/tls.")
-@click.option("--user", default=None, metavar="NAME", help="With --security sasl_ssl: a SCRAM-SHA-256 user to create, "
-              "its password read from the environment variable HARNESS_KAFKA_PASSWORD.")
+@click.option(
+    "--docker",
+    "in_containers",
+    is_flag=True,
+    help="Run the brokers as containers (host network), the image built when missing.",
+)
+@click.option(
+    "--security",
+    type=click.Choice(["sasl_ssl", "ssl"]),
+    default=None,
+    help="Secure the clients' listeners: SASL_SSL with a SCRAM user (--user), or TLS with client "
+    "certificates; brokers always speak TLS among themselves then. Certificates in DIR/tls.",
+)
+@click.option(
+    "--user",
+    default=None,
+    metavar="NAME",
+    help="With --security sasl_ssl: a SCRAM-SHA-256 user to create, "
+    "its password read from the environment variable HARNESS_KAFKA_PASSWORD.",
+)
 @dir_option
 def cluster_up(brokers: str, in_containers: bool, security: str | None, user: str | None, cluster_dir: Path):
     """Format storage, start the brokers, wait until they answer, print the bootstrap servers.
@@ -135,15 +152,18 @@ def cluster_up(brokers: str, in_containers: bool, security: str | None, user: st
         embedded.close()  # nothing it started is left, process or container
         raise
     click.echo(
-        f"Kafka {embedded.kafka_version} up: {brokers} broker(s) in {embedded.workdir} after {time.monotonic() - t0:.1f}s",
+        f"Kafka {embedded.kafka_version} up: {brokers} broker(s) in {embedded.workdir} after "
+        f"{time.monotonic() - t0:.1f}s",
         err=True,
     )
     if secured:
         access = embedded.client_access(user)
-        click.echo(f"clients: {access.security.protocol}{f' as {user} (SCRAM-SHA-256)' if user else ''}, the brokers' CA "
-                   f"in {access.security.ca_file}"
-                   + (f", a client certificate in {access.security.keystore_file}" if access.security.keystore_file else ""),
-                   err=True)
+        click.echo(
+            f"clients: {access.security.protocol}{f' as {user} (SCRAM-SHA-256)' if user else ''}, the brokers' CA "
+            f"in {access.security.ca_file}"
+            + (f", a client certificate in {access.security.keystore_file}" if access.security.keystore_file else ""),
+            err=True,
+        )
     click.echo(embedded.bootstrap_servers)
 
 
@@ -165,7 +185,10 @@ def cluster_status(cluster_dir: Path):
     click.echo(f"{'node':<5} {'address':<22} {'controller':<11} {'pid':<8} {'state':<8} {'metadata':<9} log")
     for st in embedded.status():
         listed = "live" if st.node_id in live else "-"
-        click.echo(f"{st.node_id:<5} {st.address:<22} {st.controller_port:<11} {st.pid or '-':<8} {st.state:<8} {listed:<9} {st.log}")
+        click.echo(
+            f"{st.node_id:<5} {st.address:<22} {st.controller_port:<11} {st.pid or '-':<8} {st.state:<8} {listed:<9} "
+            f"{st.log}"
+        )
     click.echo(f"bootstrap servers: {embedded.bootstrap_servers}")
 
 
@@ -180,10 +203,22 @@ def cluster_down(cluster_dir: Path):
 
 
 @main.command()
-@click.option("--dir", "workdir", type=click.Path(path_type=Path), default=None, help="Where to keep the demo's files [reports/demo-TIMESTAMP].")
-@click.option("--records", type=click.IntRange(1, 1_000_000), default=1000, show_default=True, help="Records per phase.")
-@click.option("--bootstrap-servers", default=None, metavar="HOST:PORT,...",
-              help="Use this Kafka cluster instead of starting one; only new harness-demo-* topics are created.")
+@click.option(
+    "--dir",
+    "workdir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to keep the demo's files [reports/demo-TIMESTAMP].",
+)
+@click.option(
+    "--records", type=click.IntRange(1, 1_000_000), default=1000, show_default=True, help="Records per phase."
+)
+@click.option(
+    "--bootstrap-servers",
+    default=None,
+    metavar="HOST:PORT,...",
+    help="Use this Kafka cluster instead of starting one; only new harness-demo-* topics are created.",
+)
 def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
     """Start Kafka, run a checkpointed Spark query Kafka -> Kafka, stop and restart it, report.
 
@@ -196,8 +231,12 @@ def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
 
     workdir = workdir or _default_run_dir("demo")
     t0 = time.monotonic()
-    result = run_demo(workdir, records=records, bootstrap=bootstrap_servers,
-                      say=lambda m: click.echo(f"[{time.monotonic() - t0:6.1f}s] {m}"))
+    result = run_demo(
+        workdir,
+        records=records,
+        bootstrap=bootstrap_servers,
+        say=lambda m: click.echo(f"[{time.monotonic() - t0:6.1f}s] {m}"),
+    )
     click.echo(
         f"result: {result.sent} records sent, {result.received} in {result.sink}, "
         f"{result.lost} lost, {result.duplicated} duplicated; no process left running. Files: {workdir}"
@@ -216,8 +255,10 @@ def _default_run_dir(name: str) -> Path:
 EXIT_PASS, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 3
 
 allow_unknown_option = click.option(
-    "--allow-unknown", is_flag=True,
-    help="Exit 0 when no expectation failed but some could not be measured (unknown is never a pass otherwise).")
+    "--allow-unknown",
+    is_flag=True,
+    help="Exit 0 when no expectation failed but some could not be measured (unknown is never a pass otherwise).",
+)
 
 
 def _exit_code(outcome: str, allow_unknown: bool) -> int:
@@ -246,32 +287,62 @@ class UntilType(click.ParamType):
         self.fail(f"{value!r} is neither a clock time (HH:MM) nor a span like 90m, 8h or 1h30m", param, ctx)
 
 
-def _run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, play_faults: bool,
-         allow_unknown: bool = False, repeat: int = 1, until: float | None = None, bootstrap_servers: str | None = None):
+def _run(
+    scenario_file: Path,
+    run_dir: Path | None,
+    duration: float | None,
+    seed: int | None,
+    play_faults: bool,
+    allow_unknown: bool = False,
+    repeat: int = 1,
+    until: float | None = None,
+    bootstrap_servers: str | None = None,
+):
     """One run, or (with `repeat` > 1 or `until`) runs one after another into the folder `run_dir`, each with the
     next seed; the exit code is the worst of them."""
     from harness.scenario import load_scenario
 
     scenario = load_scenario(scenario_file, bootstrap_servers)
     if repeat == 1 and until is None:
-        sys.exit(_run_once(scenario, run_dir or _default_run_dir(scenario.name), duration, seed, play_faults, allow_unknown))
+        sys.exit(
+            _run_once(scenario, run_dir or _default_run_dir(scenario.name), duration, seed, play_faults, allow_unknown)
+        )
     folder = run_dir or Path("reports")
     first_seed = scenario.workload.seed if seed is None else seed
     codes = []
     for number in itertools.count():
         if number >= repeat and (until is None or time.time() >= until):
             break
-        click.echo(f"run {number + 1}" + (f" of {repeat}" if until is None else f", repeating until {time.strftime('%H:%M', time.localtime(until))}")
-                   + f" (seed {first_seed + number})")
-        codes.append(_run_once(scenario, folder / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}", duration,
-                               first_seed + number, play_faults, allow_unknown))
+        click.echo(
+            f"run {number + 1}"
+            + (
+                f" of {repeat}"
+                if until is None
+                else f", repeating until {time.strftime('%H:%M', time.localtime(until))}"
+            )
+            + f" (seed {first_seed + number})"
+        )
+        codes.append(
+            _run_once(
+                scenario,
+                folder / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}",
+                duration,
+                first_seed + number,
+                play_faults,
+                allow_unknown,
+            )
+        )
     worst = max(codes, key=lambda code: {EXIT_PASS: 0, EXIT_UNKNOWN: 1, EXIT_FAIL: 2}.get(code, 2))
-    click.echo(f"{len(codes)} runs: {codes.count(EXIT_PASS)} passed, {codes.count(EXIT_FAIL)} failed, "
-               f"{codes.count(EXIT_UNKNOWN)} unknown; the trend is in {folder / 'index.html'}")
+    click.echo(
+        f"{len(codes)} runs: {codes.count(EXIT_PASS)} passed, {codes.count(EXIT_FAIL)} failed, "
+        f"{codes.count(EXIT_UNKNOWN)} unknown; the trend is in {folder / 'index.html'}"
+    )
     sys.exit(worst)
 
 
-def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None, play_faults: bool, allow_unknown: bool) -> int:
+def _run_once(
+    scenario, run_dir: Path, duration: float | None, seed: int | None, play_faults: bool, allow_unknown: bool
+) -> int:
     """One run, then its report, written whenever the run's workload began: a run that failed before its workload
     (bad input, the environment) raises (exit 2) with nothing to judge; one interrupted raises (130) after its
     report is written."""
@@ -281,7 +352,9 @@ def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None,
     console = Console()
     console.say(f"scenario {scenario.name}: evidence in {run_dir}")
     try:
-        summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, play_faults=play_faults, console=console)
+        summary = run_scenario(
+            scenario, run_dir, duration_s=duration, seed=seed, play_faults=play_faults, console=console
+        )
     except BaseException:
         from harness.evidence.layout import RunLayout
 
@@ -292,8 +365,10 @@ def _run_once(scenario, run_dir: Path, duration: float | None, seed: int | None,
                 pass
         raise
     failed = f"; stopped by themselves: {', '.join(summary.failed_streamlets)}" if summary.failed_streamlets else ""
-    click.echo(f"{summary.acked:,} records acknowledged, {summary.unknown:,} unknown; "
-               f"{summary.faults_played} of {summary.faults_planned} faults played{failed}")
+    click.echo(
+        f"{summary.acked:,} records acknowledged, {summary.unknown:,} unknown; "
+        f"{summary.faults_played} of {summary.faults_planned} faults played{failed}"
+    )
     if summary.error:
         click.echo(f"run {summary.status}: {summary.error}")
     click.echo(f"run directory: {summary.run_dir}")
@@ -325,9 +400,12 @@ def _print_verdict(report) -> None:
     c = report.counts
     dropped = f"dropped by design {_n(c.dropped)}, " if c.dropped != 0 else ""
     undelivered = f"undelivered {_n(c.undelivered)}, " if c.undelivered != 0 else ""
-    click.echo(f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, {undelivered}{dropped}"
-               f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
-               f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})")
+    click.echo(
+        f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, "
+        f"{undelivered}{dropped}"
+        f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
+        f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})"
+    )
     for line in doubt_lines(report):
         click.echo(line)
     for gap in report.gaps:
@@ -335,22 +413,52 @@ def _print_verdict(report) -> None:
     for e in report.expectations:
         click.echo(f"  {e.status if e.passed else e.status.upper():<7}  {e.name}: {e.detail}")
     counted = {status: sum(e.status == status for e in report.expectations) for status in ("pass", "fail", "unknown")}
-    click.echo(f"expectations: {counted['pass']} of {len(report.expectations)} passed"
-               + (f", {counted['fail']} failed" if counted["fail"] else "") + (f", {counted['unknown']} unknown" if counted["unknown"] else ""))
+    click.echo(
+        f"expectations: {counted['pass']} of {len(report.expectations)} passed"
+        + (f", {counted['fail']} failed" if counted["fail"] else "")
+        + (f", {counted['unknown']} unknown" if counted["unknown"] else "")
+    )
 
 
 run_options = [
     click.argument("scenario_file", type=click.Path(path_type=Path)),
-    click.option("--out", "run_dir", type=click.Path(path_type=Path), default=None, help="Run directory [reports/NAME-TIMESTAMP]."),
-    click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds of workload (overrides the scenario)."),
-    click.option("--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."),
-    click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
-                 help="Run the scenario this many times in a row, each with the next seed; --out is then the folder of the runs."),
-    click.option("--until", type=UntilType(), default=None,
-                 help="Keep repeating until WHEN (06:30, or a span: 90m, 8h); no run starts after it."),
-    click.option("--bootstrap-servers", default=None, metavar="HOST:PORT,...",
-                 help="Run against a Kafka cluster you run instead of the scenario's (only topics named harness.RUN.* "
-                      "are created and used there)."),
+    click.option(
+        "--out",
+        "run_dir",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Run directory [reports/NAME-TIMESTAMP].",
+    ),
+    click.option(
+        "--duration",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Seconds of workload (overrides the scenario).",
+    ),
+    click.option(
+        "--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."
+    ),
+    click.option(
+        "--repeat",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Run the scenario this many times in a row, each with the next seed; --out is then the folder of the "
+        "runs.",
+    ),
+    click.option(
+        "--until",
+        type=UntilType(),
+        default=None,
+        help="Keep repeating until WHEN (06:30, or a span: 90m, 8h); no run starts after it.",
+    ),
+    click.option(
+        "--bootstrap-servers",
+        default=None,
+        metavar="HOST:PORT,...",
+        help="Run against a Kafka cluster you run instead of the scenario's (only topics named harness.RUN.* "
+        "are created and used there).",
+    ),
     allow_unknown_option,
 ]
 
@@ -363,8 +471,16 @@ def _with_run_options(command):
 
 @main.command("run")
 @_with_run_options
-def run_command(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, repeat: int,
-                until: float | None, bootstrap_servers: str | None, allow_unknown: bool):
+def run_command(
+    scenario_file: Path,
+    run_dir: Path | None,
+    duration: float | None,
+    seed: int | None,
+    repeat: int,
+    until: float | None,
+    bootstrap_servers: str | None,
+    allow_unknown: bool,
+):
     """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
 
     \b
@@ -384,8 +500,17 @@ def run_command(scenario_file: Path, run_dir: Path | None, duration: float | Non
       harness run scenarios/nightly-soak.yaml --until 06:00 --out reports/nightly
       harness run scenarios/compose.yaml --bootstrap-servers 127.0.0.1:19092
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=True, allow_unknown=allow_unknown, repeat=repeat, until=until,
-         bootstrap_servers=bootstrap_servers)
+    _run(
+        scenario_file,
+        run_dir,
+        duration,
+        seed,
+        play_faults=True,
+        allow_unknown=allow_unknown,
+        repeat=repeat,
+        until=until,
+        bootstrap_servers=bootstrap_servers,
+    )
 
 
 @main.command("check")
@@ -435,8 +560,15 @@ def report_command(run_dir: Path, allow_unknown: bool):
 
 @main.command("gate")
 @click.argument("suite", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Folder for the suite's runs [reports/gate-TIMESTAMP].")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds of workload for every scenario (overrides).")
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=None, help="Folder for the suite's runs [reports/gate-TIMESTAMP]."
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds of workload for every scenario (overrides).",
+)
 @click.option("--seed", type=int, default=None, help="Seed for every scenario (overrides).")
 @allow_unknown_option
 def gate_command(suite: Path, out: Path | None, duration: float | None, seed: int | None, allow_unknown: bool):
@@ -467,15 +599,23 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
     entries, index = run_suite(list(zip(files, scenarios)), out, duration, seed, Console())
     ok = sum(e.outcome == "pass" for e in entries)
     unknown = sum(e.outcome == "unknown" for e in entries)
-    click.echo(f"suite: {ok} of {len(entries)} scenarios passed" + (f", {unknown} unknown" if unknown else "")
-               + f"; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}")
+    click.echo(
+        f"suite: {ok} of {len(entries)} scenarios passed"
+        + (f", {unknown} unknown" if unknown else "")
+        + f"; junit {out / 'junit.xml'}, summary {out / 'summary.md'}, index {index}"
+    )
     sys.exit(_exit_code(merge(e.outcome for e in entries), allow_unknown))
 
 
 @main.command("matrix")
 @click.argument("matrix_file", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder of the matrix's runs and reports [reports/matrix-NAME]; a folder holding this matrix cut short resumes it.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder of the matrix's runs and reports [reports/matrix-NAME]; a folder holding this matrix cut short "
+    "resumes it.",
+)
 @click.option("--check", "only_check", is_flag=True, help="Validate the matrix and list its cells; run nothing.")
 @allow_unknown_option
 def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_unknown: bool):
@@ -505,22 +645,35 @@ def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_
 
     spec = load_matrix(matrix_file)
     if only_check:
-        click.echo(f"matrix {spec.name}: {len(spec.rows)} rows x {len(spec.columns)} columns, {spec.repeats} run(s) per cell "
-                   f"(seeds {', '.join(map(str, spec.seeds()))}), {len(spec.cells) * spec.repeats} runs")
+        click.echo(
+            f"matrix {spec.name}: {len(spec.rows)} rows x {len(spec.columns)} columns, {spec.repeats} run(s) per cell "
+            f"(seeds {', '.join(map(str, spec.seeds()))}), {len(spec.cells) * spec.repeats} runs"
+        )
         for cell in spec.cells:
-            click.echo(f"  {cell.row} x {cell.column}: {cell.scenario.workload.duration_s if spec.duration_s is None else spec.duration_s:g}s, "
-                       f"faults: {', '.join(r.kind for r in cell.scenario.faults) or 'none'}")
+            click.echo(
+                f"  {cell.row} x {cell.column}: "
+                f"{cell.scenario.workload.duration_s if spec.duration_s is None else spec.duration_s:g}s, "
+                f"faults: {', '.join(r.kind for r in cell.scenario.faults) or 'none'}"
+            )
         return
     out = out or Path("reports") / f"matrix-{slug(spec.name)}"
     state = run_matrix(spec, out, Console())
-    click.echo(f"matrix {spec.name}: {len(state.runs)} runs in {state.elapsed_s / 60:.0f} min; "
-               f"{out / 'matrix.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
+    click.echo(
+        f"matrix {spec.name}: {len(state.runs)} runs in {state.elapsed_s / 60:.0f} min; "
+        f"{out / 'matrix.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}"
+    )
     sys.exit(_exit_code(merge(r.outcome for r in state.runs), allow_unknown))
 
 
 @main.command("scenarios")
-@click.option("--dir", "folder", type=click.Path(path_type=Path), default=SCENARIOS_DIR, show_default=False,
-              help="Folder of scenario files [the shipped ones].")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(path_type=Path),
+    default=SCENARIOS_DIR,
+    show_default=False,
+    help="Folder of scenario files [the shipped ones].",
+)
 def scenarios_command(folder: Path):
     """List the scenario files with their descriptions (each one validated)."""
     from harness.scenario import load_scenario
@@ -531,13 +684,19 @@ def scenarios_command(folder: Path):
     width = max(len(f.stem) for f in files)
     for path in files:
         scenario = load_scenario(path)
-        faults = ", ".join(sorted({r.kind for r in scenario.faults}) + ([f"a storm of {scenario.storm.faults}"] if scenario.storm else [])) \
+        faults = (
+            ", ".join(
+                sorted({r.kind for r in scenario.faults})
+                + ([f"a storm of {scenario.storm.faults}"] if scenario.storm else [])
+            )
             or "no faults"
+        )
         e = scenario.expectations
         expected = f"exactly {e.verdict}" if e.verdict else e.end_to_end or "see expectations"
         click.echo(f"{path.stem:<{width}}  {scenario.workload.duration_s:>6g}s  {expected:<24}  [{faults}]")
-        click.echo(textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ",
-                                 subsequent_indent="    "))
+        click.echo(
+            textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ", subsequent_indent="    ")
+        )
 
 
 @main.command("faults")
@@ -550,8 +709,12 @@ def faults_command():
     from harness.faults.kind import REQUIRED
 
     for kind in builtin_fault_kinds().values():
-        params = ", ".join(f"{name}" + ("" if p.default is REQUIRED else f"={p.default:g}" if isinstance(p.default, float) else f"={p.default}")
-                           + (f" ({'|'.join(p.choices)})" if p.choices else "") for name, p in kind.params.items())
+        params = ", ".join(
+            f"{name}"
+            + ("" if p.default is REQUIRED else f"={p.default:g}" if isinstance(p.default, float) else f"={p.default}")
+            + (f" ({'|'.join(p.choices)})" if p.choices else "")
+            for name, p in kind.params.items()
+        )
         timing = "timed" if kind.scheduled else "whole run"
         click.echo(f"{kind.name:<18} {TARGETS[kind.target]} ({timing})")
         click.echo(f"    {params or 'no parameters'}")
@@ -589,8 +752,12 @@ def images():
 @images.command("build")
 @click.option("--runner", is_flag=True, help="Also the image of docker-compose.yml's harness service.")
 @click.option("--force", is_flag=True, help="Build again even when up to date.")
-@click.option("--if-engine", is_flag=True, help="For a setup step: do nothing when no Docker engine answers, and say "
-              "why (exit 0) when the images cannot be built here.")
+@click.option(
+    "--if-engine",
+    is_flag=True,
+    help="For a setup step: do nothing when no Docker engine answers, and say "
+    "why (exit 0) when the images cannot be built here.",
+)
 def images_build(runner: bool, force: bool, if_engine: bool):
     """Build the base image (Debian minbase by debootstrap + a jlink Java) and the Kafka image, when missing
     or out of date; print each image's tag and size.
@@ -600,7 +767,8 @@ def images_build(runner: bool, force: bool, if_engine: bool):
       harness images build                # about 3 minutes the first time, then instant
       harness images build --runner       # also harness/runner, for `docker compose run harness`
     """
-    from harness.docker import engine, images as docker_images
+    from harness.docker import engine
+    from harness.docker import images as docker_images
 
     try:
         client = engine.client()
@@ -629,16 +797,33 @@ def pipeline():
 
 @pipeline.command("run")
 @_with_run_options
-def pipeline_run(scenario_file: Path, run_dir: Path | None, duration: float | None, seed: int | None, repeat: int,
-                 until: float | None, bootstrap_servers: str | None, allow_unknown: bool):
+def pipeline_run(
+    scenario_file: Path,
+    run_dir: Path | None,
+    duration: float | None,
+    seed: int | None,
+    repeat: int,
+    until: float | None,
+    bootstrap_servers: str | None,
+    allow_unknown: bool,
+):
     """Run SCENARIO_FILE's pipeline and workload but none of its faults; keep the evidence.
 
     \b
     Example:
       harness pipeline run scenarios/baseline.yaml --duration 20
     """
-    _run(scenario_file, run_dir, duration, seed, play_faults=False, allow_unknown=allow_unknown, repeat=repeat, until=until,
-         bootstrap_servers=bootstrap_servers)
+    _run(
+        scenario_file,
+        run_dir,
+        duration,
+        seed,
+        play_faults=False,
+        allow_unknown=allow_unknown,
+        repeat=repeat,
+        until=until,
+        bootstrap_servers=bootstrap_servers,
+    )
 
 
 @main.command()
@@ -648,8 +833,10 @@ def jars():
     from harness import warmup
 
     jar_sets.fetch()
-    click.echo(f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
-               f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}")
+    click.echo(
+        f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
+        f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}"
+    )
     warmup.train(say=click.echo)
 
 
@@ -667,7 +854,9 @@ def spark_env(version):
     from harness.spark import versions
 
     runtime = versions.ensure(version, say=click.echo)
-    click.echo(f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jar_set} jars")
+    click.echo(
+        f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jar_set} jars"
+    )
 
 
 if __name__ == "__main__":

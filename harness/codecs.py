@@ -35,6 +35,7 @@ def value_encoder(codec: str, schema: Schema) -> Encode:
         out = io.BytesIO()
         fastavro.schemaless_writer(out, parsed, record)
         return out.getvalue()
+
     return encode
 
 
@@ -53,6 +54,7 @@ def value_decoder(codec: str, schema: Schema) -> Decode:
         if buffer.tell() != len(value):
             raise ValueError(f"not an Avro {schema.name}: {len(value) - buffer.tell()} bytes left over")
         return {k: _as_json(v) for k, v in record.items()}
+
     return decode
 
 

@@ -92,9 +92,10 @@ def run_demo(
 
         def start_relay():
             return launch_driver(
-                supervisor, "relay", "harness.spark.relay",
-                ["--bootstrap", bootstrap, "--source", source, "--sink", sink,
-                 "--checkpoint", str(checkpoint)],
+                supervisor,
+                "relay",
+                "harness.spark.relay",
+                ["--bootstrap", bootstrap, "--source", source, "--sink", sink, "--checkpoint", str(checkpoint)],
                 workdir / "logs" / "relay.log",
             )
 
@@ -107,9 +108,12 @@ def run_demo(
             """
             t0 = time.monotonic()
             wait_for(
-                lambda: sum(committed_positions(checkpoint).values()) >= expected  # a file read: asked first
-                and topic_size(bootstrap, sink) >= expected,
-                timeout=180, interval=0.5,
+                lambda: (
+                    sum(committed_positions(checkpoint).values()) >= expected  # a file read: asked first
+                    and topic_size(bootstrap, sink) >= expected
+                ),
+                timeout=180,
+                interval=0.5,
                 what=f"{expected} records in {sink}, committed in {checkpoint}",
                 abort=lambda: None if driver.running() else f"the relay driver exited (see {driver.record.log_path})",
             )
@@ -127,8 +131,11 @@ def run_demo(
         driver = start_relay()
         result.resumed_from = last_planned(checkpoint)
         result.restart_output_s = wait_for_sink(result.sent, driver)
-        say(f"relay restarted (pid {driver.pid}) from checkpointed batch {result.resumed_from.get('batch')} "
-            f"at offsets {result.resumed_from.get('offsets')}; {sink} holds {result.sent} records after {result.restart_output_s:.1f}s")
+        say(
+            f"relay restarted (pid {driver.pid}) from checkpointed batch {result.resumed_from.get('batch')} "
+            f"at offsets {result.resumed_from.get('offsets')}; {sink} holds {result.sent} records after "
+            f"{result.restart_output_s:.1f}s"
+        )
         driver.stop(timeout=60)
 
         values = Counter(int(r.value) for r in read_topic(bootstrap, sink))

@@ -103,8 +103,12 @@ def fetch(names: tuple[str, ...] = JAR_SETS, quiet: bool = True) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
         cmd = [
-            mvn, "-B", "-f", str(POM_DIR / name / "pom.xml"),
-            "dependency:copy-dependencies", f"-DoutputDirectory={staging}",
+            mvn,
+            "-B",
+            "-f",
+            str(POM_DIR / name / "pom.xml"),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={staging}",
         ]
         if quiet:
             cmd.insert(1, "-q")

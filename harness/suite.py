@@ -60,8 +60,9 @@ def suite_files(suite: Path) -> list[Path]:
     return files
 
 
-def run_suite(scenarios: list[tuple[Path, Scenario]], out: Path, duration: float | None, seed: int | None,
-              console: Console) -> tuple[list[SuiteEntry], Path]:
+def run_suite(
+    scenarios: list[tuple[Path, Scenario]], out: Path, duration: float | None, seed: int | None, console: Console
+) -> tuple[list[SuiteEntry], Path]:
     """Run, check and report each scenario into out/<file stem>; junit.xml and the summary are
     rewritten after every scenario (a suite cut short keeps what it found). Returns the entries and index."""
     out.mkdir(parents=True, exist_ok=True)
@@ -74,11 +75,16 @@ def run_suite(scenarios: list[tuple[Path, Scenario]], out: Path, duration: float
         report, _ = check_and_write(run_dir)
         suites.append(suite_element(report, name=path.stem))
         outcome = report.outcome if summary.status == "complete" else "fail"
-        failed = tuple(e.name + ("" if e.status == "fail" else " (unknown)") for e in report.expectations if not e.passed) \
-            + (() if summary.status == "complete" else (f"run {summary.status}",))
-        entries.append(SuiteEntry(path, run_dir, summary.status, report.verdict, outcome, failed, time.monotonic() - t0))
-        console.say(f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, "
-                    + ("passed" if outcome == "pass" else f"{outcome.upper()}: " + ", ".join(failed)))
+        failed = tuple(
+            e.name + ("" if e.status == "fail" else " (unknown)") for e in report.expectations if not e.passed
+        ) + (() if summary.status == "complete" else (f"run {summary.status}",))
+        entries.append(
+            SuiteEntry(path, run_dir, summary.status, report.verdict, outcome, failed, time.monotonic() - t0)
+        )
+        console.say(
+            f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, "
+            + ("passed" if outcome == "pass" else f"{outcome.upper()}: " + ", ".join(failed))
+        )
         for expectation in (e for e in report.expectations if not e.passed):
             console.say(f"    {expectation.name}: {expectation.detail}")
         write_junit(out / "junit.xml", suites)
@@ -88,18 +94,42 @@ def run_suite(scenarios: list[tuple[Path, Scenario]], out: Path, duration: float
 
 def write_summary(out: Path, entries: list[SuiteEntry]) -> tuple[Path, Path]:
     passed = sum(e.passed for e in entries)
-    lines = [f"# Suite: {passed} of {len(entries)} scenarios passed", "",
-             "| scenario | verdict | status | result | failed expectations | run | time (s) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Suite: {passed} of {len(entries)} scenarios passed",
+        "",
+        "| scenario | verdict | status | result | failed expectations | run | time (s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for e in entries:
-        lines.append(f"| {e.scenario_file.stem} | {e.verdict} | {e.status} | {e.outcome if e.passed else '**' + e.outcome.upper() + '**'} | "
-                     f"{', '.join(e.failed)} | [{e.run_dir.name}]({e.run_dir.name}/report.html) | {e.elapsed_s:.0f} |")
+        lines.append(
+            f"| {e.scenario_file.stem} | {e.verdict} | {e.status} | "
+            f"{e.outcome if e.passed else '**' + e.outcome.upper() + '**'} | "
+            f"{', '.join(e.failed)} | [{e.run_dir.name}]({e.run_dir.name}/report.html) | {e.elapsed_s:.0f} |"
+        )
     md = out / "summary.md"
     md.write_text("\n".join(lines) + "\n")
     js = out / "summary.json"
-    js.write_text(json.dumps({"passed": passed == len(entries), "scenarios": [
-        {"scenario": str(e.scenario_file), "run_dir": str(e.run_dir), "status": e.status, "verdict": e.verdict,
-         "outcome": e.outcome, "passed": e.passed, "failed_expectations": list(e.failed), "elapsed_s": round(e.elapsed_s, 1)}
-        for e in entries]}, indent=2))
+    js.write_text(
+        json.dumps(
+            {
+                "passed": passed == len(entries),
+                "scenarios": [
+                    {
+                        "scenario": str(e.scenario_file),
+                        "run_dir": str(e.run_dir),
+                        "status": e.status,
+                        "verdict": e.verdict,
+                        "outcome": e.outcome,
+                        "passed": e.passed,
+                        "failed_expectations": list(e.failed),
+                        "elapsed_s": round(e.elapsed_s, 1),
+                    }
+                    for e in entries
+                ],
+            },
+            indent=2,
+        )
+    )
     return md, js
 
 

@@ -31,7 +31,11 @@ TOPIC = "cds-warmup"
 
 def train(say: Callable[[str], None] = print) -> list[str]:
     """Train whichever archive is missing; returns the roles trained."""
-    classpaths = {BROKER_ROLE: jars.kafka_classpath(), DRIVER_ROLE: driver_classpath(), LAUNCHER_ROLE: launcher_classpath()}
+    classpaths = {
+        BROKER_ROLE: jars.kafka_classpath(),
+        DRIVER_ROLE: driver_classpath(),
+        LAUNCHER_ROLE: launcher_classpath(),
+    }
     missing = [role for role, cp in classpaths.items() if not cds.is_trained(role, cp)]
     if not missing:
         return []
@@ -44,8 +48,12 @@ def train(say: Callable[[str], None] = print) -> list[str]:
             cluster.start()
             _fill_topic(cluster)
             if DRIVER_ROLE in flags or LAUNCHER_ROLE in flags:  # spark-submit runs the launcher before the driver
-                _run_driver(cluster, Path(tmp) / "driver", " ".join(flags.get(DRIVER_ROLE, [])),
-                            launcher_env(archive_flags=flags[LAUNCHER_ROLE]) if LAUNCHER_ROLE in flags else {})
+                _run_driver(
+                    cluster,
+                    Path(tmp) / "driver",
+                    " ".join(flags.get(DRIVER_ROLE, [])),
+                    launcher_env(archive_flags=flags[LAUNCHER_ROLE]) if LAUNCHER_ROLE in flags else {},
+                )
     return missing
 
 
@@ -70,11 +78,19 @@ def _run_driver(cluster: EmbeddedCluster, workdir: Path, java_options: str, env:
     """The training driver, in a process group of its own (stopped with the cluster's others on any failure)."""
     workdir.mkdir(parents=True)
     log = workdir / "driver.log"
-    driver = launch_driver(cluster.supervisor, "cds-warmup", "harness.spark.warmup",
-                           [cluster.bootstrap_servers, TOPIC, str(workdir), java_options], log, env=env)
+    driver = launch_driver(
+        cluster.supervisor,
+        "cds-warmup",
+        "harness.spark.warmup",
+        [cluster.bootstrap_servers, TOPIC, str(workdir), java_options],
+        log,
+        env=env,
+    )
     code = driver.wait_exit(timeout=600)
     # The JVM outlives the Python process: it writes the archive after it sees py4j's pipe close.
-    wait_for(lambda: not session_members(driver.record), timeout=120, what="the training driver's JVM to write its archive")
+    wait_for(
+        lambda: not session_members(driver.record), timeout=120, what="the training driver's JVM to write its archive"
+    )
     if code != 0:
         last = (log.read_text(errors="replace").strip().splitlines() or ["no output"])[-1]
         raise HarnessError(f"training the Spark driver's CDS archive failed (exit {code}): {last}")

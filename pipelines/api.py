@@ -15,7 +15,29 @@ carries from hop to hop, what the context does for the author, and how the harne
 """
 
 from pipelines.context import StreamletContext
-from pipelines.model import SEQ_RECORD, SOURCE_RECORD, WINDOW_COUNT, Field, Inlet, Outlet, Schema, Setting, Shape, Streamlet
+from pipelines.model import (
+    SEQ_RECORD,
+    SOURCE_RECORD,
+    WINDOW_COUNT,
+    Field,
+    Inlet,
+    Outlet,
+    Schema,
+    Setting,
+    Shape,
+    Streamlet,
+)
 
-__all__ = ["SEQ_RECORD", "SOURCE_RECORD", "WINDOW_COUNT", "Field", "Inlet", "Outlet", "Schema", "Setting", "Shape", "Streamlet",
-           "StreamletContext"]
+__all__ = [
+    "SEQ_RECORD",
+    "SOURCE_RECORD",
+    "WINDOW_COUNT",
+    "Field",
+    "Inlet",
+    "Outlet",
+    "Schema",
+    "Setting",
+    "Shape",
+    "Streamlet",
+    "StreamletContext",
+]

@@ -22,12 +22,14 @@ from pipelines.model import SOURCE_RECORD, SPARK_TYPES, Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings, SettingsView
 from pipelines.stores import AUDIT_COLUMNS, Store, now_ms
 
-
 # Larger fetches and producer batches than the Kafka clients' defaults: with them a driver reads about 1.6x
 # and writes about 1.5x as many records a second here (bench/pipeline_throughput.py has the whole figure).
 # A micro-batch's writes are flushed when its task ends, so linger.ms adds no latency beyond the batch.
-SOURCE_TUNING = {"kafka.max.partition.fetch.bytes": str(16 << 20), "kafka.fetch.max.bytes": str(64 << 20),
-                 "kafka.max.poll.records": "20000"}
+SOURCE_TUNING = {
+    "kafka.max.partition.fetch.bytes": str(16 << 20),
+    "kafka.fetch.max.bytes": str(64 << 20),
+    "kafka.max.poll.records": "20000",
+}
 SINK_TUNING = {"kafka.batch.size": str(1 << 20), "kafka.linger.ms": "20"}
 DROPPED = "_dropped_by_design"  # the column ctx.drop_where marks records with (the reason), until ctx.write
 
@@ -47,7 +49,9 @@ def to_arrow(df: DataFrame):
     import pyarrow as pa
 
     batches = df._collect_as_arrow()
-    return pa.Table.from_batches(batches) if batches else pa.table({name: pa.array([], pa.null()) for name in df.columns})
+    return (
+        pa.Table.from_batches(batches) if batches else pa.table({name: pa.array([], pa.null()) for name in df.columns})
+    )
 
 
 def batch_columns(batch: DataFrame, *columns) -> list[list]:
@@ -103,7 +107,9 @@ class StreamletContext(SettingsView):
             reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
         return reader.load()
 
-    def _decoded(self, topic: str, schema: Schema, writer: Schema | None = None, stamps_as_text: bool = False) -> DataFrame:
+    def _decoded(
+        self, topic: str, schema: Schema, writer: Schema | None = None, stamps_as_text: bool = False
+    ) -> DataFrame:
         """A topic's records decoded in the topic's codec (written with `writer`, `schema` by default) and read as
         `schema` (a field the writer lacks is null), keeping where each came from (topic, partition, offset), and
         its headers when the source options include them; with `stamps_as_text`, `batches` as JSON text."""
@@ -119,6 +125,7 @@ class StreamletContext(SettingsView):
             def column(f):
                 value = F.col(f.name) if f.name in known else F.lit(None).cast(SPARK_TYPES[f.type])
                 return (F.to_json(value) if stamps_as_text and f.type == "batch_map" else value).alias(f.name)
+
             return decoded.select(*map(column, schema.fields), *where)
         return _decoded_once(raw, F.from_json(F.col("value").cast("string"), schema.ddl(stamps_as_text)), where)
 
@@ -142,13 +149,16 @@ class StreamletContext(SettingsView):
         egress/<streamlet>.sqlite in the run directory, in a transaction of its own: the checker's deliveries.
         A replayed batch is audited again, which is how re-deliveries are seen.
         """
-        columns = batch_columns(batch, "key", "seq", F.unix_millis("event_time"), batch_map_json(batch), "topic", "partition",
-                                "offset")
+        columns = batch_columns(
+            batch, "key", "seq", F.unix_millis("event_time"), batch_map_json(batch), "topic", "partition", "offset"
+        )
         if self._audit_store is None:
             self._audit_store = Store(sqlite_path=Path(self.settings.paths.egress_db))
             self._audit_store.create_tables(upsert_key=False, only=("audit",))
         with self._audit_store.transaction() as tx:
-            self._audit_store.insert(tx, "audit", AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), *columns, repeat(now_ms())))
+            self._audit_store.insert(
+                tx, "audit", AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), *columns, repeat(now_ms()))
+            )
 
     def checkpoint_dir(self, query: str) -> str:
         """One checkpoint directory per query, under the run directory."""
@@ -187,8 +197,10 @@ class StreamletContext(SettingsView):
             path = Path(self.settings.paths.dropped)
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a") as out:
-                out.writelines(json.dumps({"key": key, "seq": seq, "reason": reason, "batch": batch_id, "ts_ms": now}) + "\n"
-                               for key, seq, reason in zip(*(c.to_pylist() for c in table.columns)))
+                out.writelines(
+                    json.dumps({"key": key, "seq": seq, "reason": reason, "batch": batch_id, "ts_ms": now}) + "\n"
+                    for key, seq, reason in zip(*(c.to_pylist() for c in table.columns))
+                )
         return batch.where(F.col(DROPPED).isNull()).drop(DROPPED)
 
     def stamp(self, df: DataFrame, batch_id: int) -> DataFrame:
@@ -200,6 +212,7 @@ class StreamletContext(SettingsView):
 
     def write(self, outlet: Outlet, df: DataFrame, query: str = "out", output_mode: str = "append"):
         """Start a query writing `df` to the outlet's topic, keyed by the outlet's partition key."""
+
         def write_batch(batch: DataFrame, batch_id: int) -> None:
             kept = self._record_dropped(batch, batch_id)
             stamped = self.stamp(kept, batch_id) if self.settings.evidence else kept
@@ -215,7 +228,9 @@ class StreamletContext(SettingsView):
         Spark documents this sink as at-least-once: a batch that ran again writes its records again. No batch
         stamps and no crash point (there is no hook between the write and the commit); the harness's
         `at: in-flight` kill catches a batch between its offsets/N and commits/N instead."""
-        return self.write_stream(self.encode(outlet, df), "kafka", query, output_mode, **self._kafka_sink_options(outlet))
+        return self.write_stream(
+            self.encode(outlet, df), "kafka", query, output_mode, **self._kafka_sink_options(outlet)
+        )
 
     def encode(self, outlet: Outlet, df: DataFrame) -> DataFrame:
         """`df` as Kafka records of the outlet: key (the partition key as text) and value (its schema's fields,
@@ -226,8 +241,10 @@ class StreamletContext(SettingsView):
         if self.settings.codecs.get(self.settings.outputs[outlet.name], "json") == "avro":
             from pyspark.sql.avro.functions import to_avro
 
-            fields = [(F.col(f.name) if f.name in df.columns else F.lit(None)).cast(SPARK_TYPES[f.type]).alias(f.name)
-                      for f in outlet.schema.fields]
+            fields = [
+                (F.col(f.name) if f.name in df.columns else F.lit(None)).cast(SPARK_TYPES[f.type]).alias(f.name)
+                for f in outlet.schema.fields
+            ]
             return df.select(key, *headers, to_avro(F.struct(*fields), outlet.schema.avro()).alias("value"))
         present = [F.col(f.name) for f in outlet.schema.fields if f.name in df.columns]
         return df.select(key, *headers, F.to_json(F.struct(*present)).alias("value"))
@@ -239,8 +256,10 @@ class StreamletContext(SettingsView):
         """Where the brokers are and how to speak to them, as Spark's Kafka source and sink take it (`kafka.*`): for
         a read or a write of your own to the run's cluster, secured or not. The password is read from this
         process's environment, where the harness put it; keep these options out of anything you print."""
-        return {"kafka.bootstrap.servers": self.settings.bootstrap_servers,
-                **self.settings.kafka_security.spark_options(password_from_env())}
+        return {
+            "kafka.bootstrap.servers": self.settings.bootstrap_servers,
+            **self.settings.kafka_security.spark_options(password_from_env()),
+        }
 
     def write_stream(self, df: DataFrame, format: str, query: str = "main", output_mode: str = "append", **options):
         """Start Spark's own sink for `df` (`format`: parquet, json, kafka, delta...) as users write it, with a
@@ -260,6 +279,7 @@ class StreamletContext(SettingsView):
 
         After each write the batch passes the crash point (a no-op unless the harness armed it).
         """
+
         def write_then_crash_point(batch: DataFrame, batch_id: int) -> None:
             function(batch, batch_id)
             self.crash_point.reached(query, batch_id)

@@ -16,7 +16,6 @@ import os
 import time
 from pathlib import Path
 
-
 HOLD_LIMIT_S = 300.0  # the harness kills within seconds; this only bounds a driver whose harness died
 
 

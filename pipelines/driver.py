@@ -14,8 +14,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from pipelines.kinds import add_import_paths, load_kind
 from pipelines.context import StreamletContext
+from pipelines.kinds import add_import_paths, load_kind
 from pipelines.listener import JsonLinesListener
 from pipelines.runtime import run_until_stopped
 from pipelines.settings import DriverSettings
@@ -29,7 +29,8 @@ def session(settings: DriverSettings):
     # spark-submit makes a directory under java.io.tmpdir that only a graceful exit removes: a killed driver's would
     # stay in /tmp. In the scratch folder, the next start of this streamlet clears it.
     conf["spark.driver.extraJavaOptions"] = " ".join(
-        [conf.get("spark.driver.extraJavaOptions", ""), f'"-Djava.io.tmpdir={settings.paths.spark_local}"']).strip()
+        [conf.get("spark.driver.extraJavaOptions", ""), f'"-Djava.io.tmpdir={settings.paths.spark_local}"']
+    ).strip()
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -44,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = DriverSettings.load(Path(argv[0]))
     scratch = Path(settings.paths.spark_local)
-    shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver per streamlet runs at a time
+    # what a killed predecessor left: one driver per streamlet runs at a time
+    shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     spark = session(settings)
     spark.streams.addListener(JsonLinesListener(Path(settings.paths.progress), settings.name, spark.version))

@@ -41,8 +41,9 @@ class KafkaSecurity:
         if self.sasl:
             module = LOGIN_MODULES.get(self.sasl_mechanism, SCRAM_LOGIN_MODULE)
             options["kafka.sasl.mechanism"] = self.sasl_mechanism
-            options["kafka.sasl.jaas.config"] = (f'{module} required username="{_jaas_quoted(self.username)}" '
-                                                 f'password="{_jaas_quoted(password or "")}";')
+            options["kafka.sasl.jaas.config"] = (
+                f'{module} required username="{_jaas_quoted(self.username)}" password="{_jaas_quoted(password or "")}";'
+            )
         if self.tls and self.ca_file:
             options.update({"kafka.ssl.truststore.type": "PEM", "kafka.ssl.truststore.location": self.ca_file})
         if self.tls and self.keystore_file:
@@ -53,8 +54,13 @@ class KafkaSecurity:
         """librdkafka's (confluent-kafka's) settings."""
         config = {"security.protocol": self.protocol}
         if self.sasl:
-            config.update({"sasl.mechanism": self.sasl_mechanism, "sasl.username": self.username or "",
-                           "sasl.password": password or ""})
+            config.update(
+                {
+                    "sasl.mechanism": self.sasl_mechanism,
+                    "sasl.username": self.username or "",
+                    "sasl.password": password or "",
+                }
+            )
         if self.tls and self.ca_file:
             config["ssl.ca.location"] = self.ca_file
         if self.tls and self.keystore_file:
@@ -65,8 +71,13 @@ class KafkaSecurity:
         """kafka-python's keyword arguments."""
         config: dict = {"security_protocol": self.protocol}
         if self.sasl:
-            config.update({"sasl_mechanism": self.sasl_mechanism, "sasl_plain_username": self.username,
-                           "sasl_plain_password": password or ""})
+            config.update(
+                {
+                    "sasl_mechanism": self.sasl_mechanism,
+                    "sasl_plain_username": self.username,
+                    "sasl_plain_password": password or "",
+                }
+            )
         if self.tls:
             config["ssl_check_hostname"] = True
             if self.ca_file:

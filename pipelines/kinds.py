@@ -49,8 +49,10 @@ def load_kind(kind: str) -> type[Streamlet]:
     if ":" not in kind:
         builtins = builtin_kinds()
         if kind not in builtins:
-            raise KindError(f"unknown streamlet kind {kind!r} (built-in: {', '.join(sorted(builtins))}; "
-                            "a streamlet of your own is named package.module:Class)")
+            raise KindError(
+                f"unknown streamlet kind {kind!r} (built-in: {', '.join(sorted(builtins))}; "
+                "a streamlet of your own is named package.module:Class)"
+            )
         return builtins[kind]
     cls = import_named(kind, "Class")
     if not (inspect.isclass(cls) and issubclass(cls, Streamlet)):
@@ -73,7 +75,10 @@ def import_named(spec: str, what: str) -> object:
         raise KindError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
     except Exception as exc:  # the user's module failed while importing: say how, in one line
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
-        raise KindError(f"cannot import {module_name!r}: {type(exc).__name__}{where}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise KindError(
+            f"cannot import {module_name!r}: {type(exc).__name__}{where}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from None
     found = getattr(module, attr, None)
     if found is None:
         raise KindError(f"module {module_name!r} has no attribute {attr!r}")
@@ -95,26 +100,37 @@ def check_class(cls: type[Streamlet], kind: str) -> None:
             if not isinstance(port.schema, Schema):
                 raise KindError(f"{kind}: {word} {port.name!r} has no Schema")
             if port.codec is not None and port.codec not in CODECS:
-                raise KindError(f"{kind}: {word} {port.name!r}: codec {port.codec!r} is not supported (supported: {', '.join(CODECS)}, "
-                                "or None: the topic's)")
+                raise KindError(
+                    f"{kind}: {word} {port.name!r}: codec {port.codec!r} is not supported (supported: "
+                    f"{', '.join(CODECS)}, "
+                    "or None: the topic's)"
+                )
     for port in shape.outlets:
         if port.partition_key not in {f.name for f in port.schema.fields}:
-            raise KindError(f"{kind}: outlet {port.name!r} is keyed by {port.partition_key!r}, not a field of {port.schema.id}")
+            raise KindError(
+                f"{kind}: outlet {port.name!r} is keyed by {port.partition_key!r}, not a field of {port.schema.id}"
+            )
     if not shape.inlets and not cls.reads_source:
         raise KindError(f"{kind}: reads nothing (no inlets and reads_source is false)")
     if cls.reads_source and shape.inlets:
         raise KindError(f"{kind}: an ingress (reads_source) has no inlets")
     if not shape.outlets and cls.egress_evidence not in ("records", "windows", "exported"):
-        raise KindError(f"{kind}: an egress (no outlets) must declare egress_evidence 'exported' (ctx.audit and "
-                        "export_state, docs/streamlets.md), or 'records' or 'windows' (the built-in store's tables)")
+        raise KindError(
+            f"{kind}: an egress (no outlets) must declare egress_evidence 'exported' (ctx.audit and "
+            "export_state, docs/streamlets.md), or 'records' or 'windows' (the built-in store's tables)"
+        )
     if cls.egress_evidence == "exported" and cls.export_state is Streamlet.export_state:
         raise KindError(f"{kind}: egress_evidence is 'exported' but it has no export_state(self, ctx) method")
     settings = cls.settings
-    if not isinstance(settings, dict) or not all(isinstance(k, str) and isinstance(v, Setting) for k, v in settings.items()):
+    if not isinstance(settings, dict) or not all(
+        isinstance(k, str) and isinstance(v, Setting) for k, v in settings.items()
+    ):
         raise KindError(f"{kind}: `settings` must map names to pipelines.api.Setting")
     if not isinstance(cls.spark_jars, tuple) or not all(isinstance(j, str) for j in cls.spark_jars):
         raise KindError(f"{kind}: `spark_jars` must be a tuple of jar set names")
-    if not isinstance(cls.spark_conf, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in cls.spark_conf.items()):
+    if not isinstance(cls.spark_conf, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in cls.spark_conf.items()
+    ):
         raise KindError(f"{kind}: `spark_conf` must map Spark setting names to text values")
     if cls.build is Streamlet.build:
         raise KindError(f"{kind}: has no build(self, ctx) method")

@@ -28,7 +28,9 @@ class JsonLinesListener:
         self._file = open(path, "a")
         self._streamlet = streamlet
         self._pid = os.getpid()
-        self._spark_version = spark_version  # the Spark this driver runs (a scenario can name another than the harness's)
+        self._spark_version = (
+            spark_version  # the Spark this driver runs (a scenario can name another than the harness's)
+        )
 
     @cached_property
     def _jlistener(self):
@@ -45,8 +47,13 @@ class JsonLinesListener:
         self._file.flush()
 
     def onQueryStarted(self, event) -> None:
-        self._write("started", query=event.name(), id=event.id().toString(), run_id=event.runId().toString(),
-                    spark_version=self._spark_version)
+        self._write(
+            "started",
+            query=event.name(),
+            id=event.id().toString(),
+            run_id=event.runId().toString(),
+            spark_version=self._spark_version,
+        )
 
     def onQueryProgress(self, event) -> None:
         progress = json.loads(event.progress().json())
@@ -58,8 +65,12 @@ class JsonLinesListener:
 
     def onQueryTerminated(self, event) -> None:
         exception = event.exception()
-        self._write("terminated", id=event.id().toString(), run_id=event.runId().toString(),
-                    exception=exception.get() if exception.isDefined() else None)
+        self._write(
+            "terminated",
+            id=event.id().toString(),
+            run_id=event.runId().toString(),
+            exception=exception.get() if exception.isDefined() else None,
+        )
 
     class Java:
         implements = ["org.apache.spark.sql.streaming.PythonStreamingQueryListener"]

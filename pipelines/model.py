@@ -52,8 +52,10 @@ class Schema:
     def ddl(self, stamps_as_text: bool = False) -> str:
         """The schema as a Spark DDL string, for from_json; with `stamps_as_text` a batch_map field is STRING, which
         from_json fills with the map's JSON text as it stands in the record."""
-        return ", ".join(f"`{f.name}` {'STRING' if stamps_as_text and f.type == 'batch_map' else SPARK_TYPES[f.type]}"
-                         for f in self.fields)
+        return ", ".join(
+            f"`{f.name}` {'STRING' if stamps_as_text and f.type == 'batch_map' else SPARK_TYPES[f.type]}"
+            for f in self.fields
+        )
 
     def avro(self) -> str:
         """The schema as Avro JSON, for from_avro / to_avro and the harness's own readers and writers: a record of

@@ -66,7 +66,9 @@ class DriverSettings:
     import_paths: list = field(default_factory=list)  # folders a user's streamlet is imported from
     codecs: dict = field(default_factory=dict)  # topic -> how its values are encoded (json where missing)
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)  # the password comes in the environment
-    group_id_prefix: str | None = None  # on a cluster one runs: Spark's consumer groups are named in the run's namespace
+    group_id_prefix: str | None = (
+        None  # on a cluster one runs: Spark's consumer groups are named in the run's namespace
+    )
 
     def save(self, path: Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

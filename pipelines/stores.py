@@ -20,17 +20,47 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
-
-AUDIT_COLUMNS = ("query", "batch_id", "key", "seq", "event_time_ms", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
+AUDIT_COLUMNS = (
+    "query",
+    "batch_id",
+    "key",
+    "seq",
+    "event_time_ms",
+    "batches",
+    "topic",
+    "kafka_partition",
+    "kafka_offset",
+    "received_ms",
+)
 RECORD_COLUMNS = ("key", "seq", "event_time_ms", "payload", "batch_id", "batches", "written_ms")
-WINDOW_AUDIT_COLUMNS = ("batch_id", "key", "window_start_ms", "window_end_ms", "count", "batches", "topic", "kafka_partition", "kafka_offset", "received_ms")
+WINDOW_AUDIT_COLUMNS = (
+    "batch_id",
+    "key",
+    "window_start_ms",
+    "window_end_ms",
+    "count",
+    "batches",
+    "topic",
+    "kafka_partition",
+    "kafka_offset",
+    "received_ms",
+)
 WINDOW_COLUMNS = ("key", "window_start_ms", "window_end_ms", "count", "batch_id", "written_ms")
-TABLES = {"audit": AUDIT_COLUMNS, "records": RECORD_COLUMNS, "committed_batches": ("batch_id", "committed_ms"),
-          "window_audit": WINDOW_AUDIT_COLUMNS, "windows": WINDOW_COLUMNS}
+TABLES = {
+    "audit": AUDIT_COLUMNS,
+    "records": RECORD_COLUMNS,
+    "committed_batches": ("batch_id", "committed_ms"),
+    "window_audit": WINDOW_AUDIT_COLUMNS,
+    "windows": WINDOW_COLUMNS,
+}
 PRIMARY_KEYS = {"committed_batches": ("batch_id",), "windows": ("key", "window_start_ms")}  # records: in upsert mode
 
 _TYPES = {
-    "key": "TEXT", "payload": "TEXT", "batches": "TEXT", "topic": "TEXT", "query": "TEXT",
+    "key": "TEXT",
+    "payload": "TEXT",
+    "batches": "TEXT",
+    "topic": "TEXT",
+    "query": "TEXT",
     "kafka_partition": "INTEGER",
 }
 
@@ -117,7 +147,9 @@ class Store:
                     copied[table] += len(rows)
         return copied
 
-    def insert(self, tx: "_Tx", table: str, columns: tuple[str, ...], rows: Iterable[tuple], on_conflict: str = "") -> None:
+    def insert(
+        self, tx: "_Tx", table: str, columns: tuple[str, ...], rows: Iterable[tuple], on_conflict: str = ""
+    ) -> None:
         marks = ", ".join("?" for _ in columns)
         tx.executemany(f"INSERT INTO {self.table(table)} ({', '.join(columns)}) VALUES ({marks}) {on_conflict}", rows)
 

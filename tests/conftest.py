@@ -34,7 +34,11 @@ def no_process_left_behind():
 def run_harness(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run the `harness` CLI as a user would, in a separate process."""
     return subprocess.run(
-        HARNESS + list(args), capture_output=True, text=True, timeout=timeout, env=env or dict(os.environ),
+        HARNESS + list(args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or dict(os.environ),
         cwd=Path(__file__).resolve().parent.parent,
     )
 
@@ -44,6 +48,7 @@ def pytest_collection_modifyitems(config, items):
     """For the workers (pytest-xdist, --dist loadfile: a file's tests on one worker, files in the order they
     are collected): the files whose tests share a module-scoped real run go first, then the other real runs,
     then the unit tests, so the longest work does not start last."""
+
     def rank(item) -> int:
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(fixturedefs and fixturedefs[-1].scope == "module" for fixturedefs in defs.values()):

@@ -36,7 +36,10 @@ class DockerEngine:
         if os.geteuid() != 0:
             return f"{reason}; and starting dockerd needs root"
         self.started = self.supervisor.start(
-            "dockerd", [dockerd, *DOCKERD_FLAGS, f"--pidfile={self.folder / 'dockerd.pid'}"], self.folder / "dockerd.log")
+            "dockerd",
+            [dockerd, *DOCKERD_FLAGS, f"--pidfile={self.folder / 'dockerd.pid'}"],
+            self.folder / "dockerd.log",
+        )
 
         def answers() -> bool:
             try:
@@ -45,8 +48,13 @@ class DockerEngine:
             except HarnessError:
                 return False
 
-        wait_for(answers, timeout=60, interval=0.5, what="the dockerd started for the tests",
-                 abort=lambda: None if self.started.running() else f"dockerd exited: see {self.folder / 'dockerd.log'}")
+        wait_for(
+            answers,
+            timeout=60,
+            interval=0.5,
+            what="the dockerd started for the tests",
+            abort=lambda: None if self.started.running() else f"dockerd exited: see {self.folder / 'dockerd.log'}",
+        )
         return None
 
     def stop(self) -> None:

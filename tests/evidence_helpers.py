@@ -28,10 +28,12 @@ def independent_counts(run_dir: Path, streamlet: str = "egress") -> dict[str, in
     acks = pd.read_csv(Path(run_dir) / "acks.csv")
     sent = set(zip(acks.key, acks.seq.astype(int)))
     state, audit = egress_counts(run_dir, streamlet, "records"), egress_counts(run_dir, streamlet, "audit")
-    return {"lost": len(acked(run_dir) - set(state)),
-            "duplicated_in_state": sum(1 for r, n in state.items() if n > 1 and r in sent),
-            "duplicated_deliveries": sum(1 for r, n in audit.items() if n > 1 and r in sent),
-            "phantom": len((set(state) | set(audit)) - sent)}
+    return {
+        "lost": len(acked(run_dir) - set(state)),
+        "duplicated_in_state": sum(1 for r, n in state.items() if n > 1 and r in sent),
+        "duplicated_deliveries": sum(1 for r, n in audit.items() if n > 1 and r in sent),
+        "phantom": len((set(state) | set(audit)) - sent),
+    }
 
 
 def read_topic_dump(path) -> pd.DataFrame:
@@ -41,5 +43,13 @@ def read_topic_dump(path) -> pd.DataFrame:
         for line in fh:
             r = json.loads(line)
             v = r["value"]
-            rows.append((r["partition"], r["offset"], v.get("key"), v.get("seq"), int(pd.Timestamp(v["event_time"]).value // 1_000_000)))
+            rows.append(
+                (
+                    r["partition"],
+                    r["offset"],
+                    v.get("key"),
+                    v.get("seq"),
+                    int(pd.Timestamp(v["event_time"]).value // 1_000_000),
+                )
+            )
     return pd.DataFrame(rows, columns=["partition", "offset", "key", "seq", "event_time_ms"])

@@ -56,12 +56,42 @@ class PostgresServer:
         pwfile.write_text(self.password + "\n")
         if os.geteuid() == 0:
             shutil.chown(pwfile, "postgres", "postgres")
-        subprocess.run(self._as_postgres([str(self.bin / "initdb"), "-D", str(data), "-A", "scram-sha-256", "-U", "postgres",
-                                          f"--pwfile={pwfile}"]), check=True, capture_output=True)
+        subprocess.run(
+            self._as_postgres(
+                [
+                    str(self.bin / "initdb"),
+                    "-D",
+                    str(data),
+                    "-A",
+                    "scram-sha-256",
+                    "-U",
+                    "postgres",
+                    f"--pwfile={pwfile}",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
         pwfile.unlink()
-        proc = self.supervisor.start("postgres", self._as_postgres([
-            str(self.bin / "postgres"), "-D", str(data), "-p", str(self.port), "-h", "127.0.0.1",
-            "-k", str(self.dir), "-c", "fsync=off"]), self.dir.parent / f"{self.dir.name}.log")
+        proc = self.supervisor.start(
+            "postgres",
+            self._as_postgres(
+                [
+                    str(self.bin / "postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(self.port),
+                    "-h",
+                    "127.0.0.1",
+                    "-k",
+                    str(self.dir),
+                    "-c",
+                    "fsync=off",
+                ]
+            ),
+            self.dir.parent / f"{self.dir.name}.log",
+        )
 
         def accepting() -> bool:
             import psycopg
@@ -72,8 +102,12 @@ class PostgresServer:
             except psycopg.OperationalError:
                 return False
 
-        wait_for(accepting, timeout=60, what="PostgreSQL to accept connections",
-                 abort=lambda: None if proc.running() else "postgres exited")
+        wait_for(
+            accepting,
+            timeout=60,
+            what="PostgreSQL to accept connections",
+            abort=lambda: None if proc.running() else "postgres exited",
+        )
 
     def stop(self) -> None:
         self.supervisor.stop_all()

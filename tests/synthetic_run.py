@@ -85,8 +85,16 @@ def _batches(n: int) -> np.ndarray:
 
 def _ids(sent: Sent, flow: Flow, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     real = index < len(sent)
-    key = np.where(real, sent.key[np.minimum(index, len(sent) - 1)], flow.phantom_key[np.maximum(index - len(sent), 0)] if len(flow.phantom_key) else 0)
-    seq = np.where(real, sent.seq[np.minimum(index, len(sent) - 1)], flow.phantom_seq[np.maximum(index - len(sent), 0)] if len(flow.phantom_seq) else 0)
+    key = np.where(
+        real,
+        sent.key[np.minimum(index, len(sent) - 1)],
+        flow.phantom_key[np.maximum(index - len(sent), 0)] if len(flow.phantom_key) else 0,
+    )
+    seq = np.where(
+        real,
+        sent.seq[np.minimum(index, len(sent) - 1)],
+        flow.phantom_seq[np.maximum(index - len(sent), 0)] if len(flow.phantom_seq) else 0,
+    )
     return key, seq
 
 
@@ -98,7 +106,9 @@ def _sources(previous: np.ndarray, current: np.ndarray) -> np.ndarray:
     up["k"] = up.groupby("i").cumcount()
     last = up.groupby("i").k.max()
     here = pd.DataFrame({"i": current})
-    here["k"] = np.minimum(here.groupby("i").cumcount().to_numpy(), here.i.map(last).fillna(-1).to_numpy(dtype=np.int64))
+    here["k"] = np.minimum(
+        here.groupby("i").cumcount().to_numpy(), here.i.map(last).fillna(-1).to_numpy(dtype=np.int64)
+    )
     return here.merge(up, on=["i", "k"], how="left").pos.fillna(-1).to_numpy(dtype=np.int64)
 
 
@@ -110,7 +120,9 @@ def stamps(flow: Flow) -> dict[str, dict[str, np.ndarray]]:
     previous, previous_stamps = None, {}
     for hop, index in [*flow.topics.items(), ("egress", flow.audit)]:
         source = _sources(previous, index) if previous is not None else None
-        inherited = {name: np.where(source >= 0, values[np.maximum(source, 0)], -1) for name, values in previous_stamps.items()}
+        inherited = {
+            name: np.where(source >= 0, values[np.maximum(source, 0)], -1) for name, values in previous_stamps.items()
+        }
         found[hop] = inherited if hop == "egress" else inherited | {producers[hop]: _batches(len(index))}
         previous, previous_stamps = index, found[hop]
     return found
@@ -118,7 +130,11 @@ def stamps(flow: Flow) -> dict[str, dict[str, np.ndarray]]:
 
 def _batches_json(stamped: dict[str, np.ndarray], part: slice) -> pa.Array:
     s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
-    pieces = [x for i, (name, values) in enumerate(stamped.items()) for x in ((", " if i else "") + f'"{name}": ', s(values[part]))]
+    pieces = [
+        x
+        for i, (name, values) in enumerate(stamped.items())
+        for x in ((", " if i else "") + f'"{name}": ', s(values[part]))
+    ]
     return pc.binary_join_element_wise("{", *pieces, "}", "")
 
 
@@ -126,8 +142,9 @@ def _iso(ms: np.ndarray) -> pa.Array:
     return pc.strftime(pa.array(ms.astype("datetime64[ms]")), format="%Y-%m-%dT%H:%M:%SZ")
 
 
-def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray],
-                 slice_rows: int = 1_000_000) -> None:
+def _write_topic(
+    path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray], slice_rows: int = 1_000_000
+) -> None:
     """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
     key, seq = _ids(sent, flow, index)
     partition = key % 2
@@ -141,9 +158,25 @@ def _write_topic(path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped:
             part = slice(start, start + slice_rows)
             keys, batches = _key_text(key[part]), _batches_json(stamped, part)
             lines = pc.binary_join_element_wise(
-                '{"partition": ', s(partition[part]), ', "offset": ', s(offset[part]), ', "timestamp_ms": ', s(event[part] + 100),
-                ', "key": "', keys, '", "value": {"key": "', keys, '", "seq": ', s(seq[part]), ', "event_time": "', _iso(event[part]),
-                '", "payload": "x", "batches": ', batches, "}}\n", "")
+                '{"partition": ',
+                s(partition[part]),
+                ', "offset": ',
+                s(offset[part]),
+                ', "timestamp_ms": ',
+                s(event[part] + 100),
+                ', "key": "',
+                keys,
+                '", "value": {"key": "',
+                keys,
+                '", "seq": ',
+                s(seq[part]),
+                ', "event_time": "',
+                _iso(event[part]),
+                '", "payload": "x", "batches": ',
+                batches,
+                "}}\n",
+                "",
+            )
             joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "")
             out.write(joined[0].as_buffer())
 
@@ -152,19 +185,36 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
     writer = schema = None
     for start in range(0, max(len(sent), 1), slice_rows):
         part = slice(start, start + slice_rows)
-        table = pa.table({
-            "key": _key_text(sent.key[part]), "seq": sent.seq[part], "event_time_ms": sent.event_time_ms[part],
-            "late": sent.late[part].astype(np.int8), "status": pa.array(np.where(sent.acked[part], "acked", "unknown")),
-            "partition": sent.partition[part], "offset": pa.array(sent.offset[part], mask=sent.offset[part] < 0)})
+        table = pa.table(
+            {
+                "key": _key_text(sent.key[part]),
+                "seq": sent.seq[part],
+                "event_time_ms": sent.event_time_ms[part],
+                "late": sent.late[part].astype(np.int8),
+                "status": pa.array(np.where(sent.acked[part], "acked", "unknown")),
+                "partition": sent.partition[part],
+                "offset": pa.array(sent.offset[part], mask=sent.offset[part] < 0),
+            }
+        )
         writer, schema = writer or pacsv.CSVWriter(path, table.schema), table.schema
         writer.write_table(table)
     aborted = np.flatnonzero(sent.aborted) if sent.aborted is not None else []
     if len(aborted):
         index = np.repeat(aborted, sent.aborted[aborted])
-        writer.write_table(pa.table({
-            "key": _key_text(sent.key[index]), "seq": sent.seq[index], "event_time_ms": sent.event_time_ms[index],
-            "late": np.zeros(len(index), np.int8), "status": pa.array(["aborted"] * len(index)),
-            "partition": sent.partition[index], "offset": np.arange(len(index)) + 1_000_000}, schema=schema))
+        writer.write_table(
+            pa.table(
+                {
+                    "key": _key_text(sent.key[index]),
+                    "seq": sent.seq[index],
+                    "event_time_ms": sent.event_time_ms[index],
+                    "late": np.zeros(len(index), np.int8),
+                    "status": pa.array(["aborted"] * len(index)),
+                    "partition": sent.partition[index],
+                    "offset": np.arange(len(index)) + 1_000_000,
+                },
+                schema=schema,
+            )
+        )
     writer.close()
 
 
@@ -173,38 +223,78 @@ def _describe(scenario: dict, egress_settings: dict) -> PipelineDescription:
     parsed = parse_scenario(scenario)
     streamlets = (
         StreamletDescription("ingress", "ingress", "ingress", {}, ("source",), ("ingested",)),
-        StreamletDescription("processor", "processor", "processor", {"crash_probability": 0.0}, ("ingested",), ("processed",)),
-        StreamletDescription("egress", "egress", "egress", parsed.blueprint.streamlets["egress"].settings, ("processed",), (),
-                             drops_late_events=egress_settings["mode"] == "dedup", egress_evidence="records",
-                             audit_query="audit" if egress_settings["mode"] == "dedup" else "main"),
+        StreamletDescription(
+            "processor", "processor", "processor", {"crash_probability": 0.0}, ("ingested",), ("processed",)
+        ),
+        StreamletDescription(
+            "egress",
+            "egress",
+            "egress",
+            parsed.blueprint.streamlets["egress"].settings,
+            ("processed",),
+            (),
+            drops_late_events=egress_settings["mode"] == "dedup",
+            egress_evidence="records",
+            audit_query="audit" if egress_settings["mode"] == "dedup" else "main",
+        ),
     )
     return PipelineDescription(parsed.name, parsed.description, "source", streamlets, parsed.expectations)
 
 
-def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", history: list[dict] | None = None,
-              progress: dict[str, list[dict]] | None = None, expectations: dict | None = None) -> Path:
+def write_run(
+    root: Path,
+    sent: Sent,
+    flow: Flow,
+    *,
+    mode: str = "upsert",
+    history: list[dict] | None = None,
+    progress: dict[str, list[dict]] | None = None,
+    expectations: dict | None = None,
+) -> Path:
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
     egress_settings = {"mode": mode} | ({"dedup_watermark": "10 seconds"} if mode == "dedup" else {})
-    scenario = {"name": "synthetic", "description": "synthetic evidence",
-                "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
-                                             "egress": {"kind": "egress", "settings": egress_settings}},
-                              "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
-                              "topics": {"ingress.out": {"name": "ingested", "partitions": 2},
-                                         "processor.out": {"name": "processed", "partitions": 2}}},
-                "workload": {"topic": {"name": "source", "partitions": 2}, "keys": 4, "rate": 10, "duration_s": 10},
-                "expectations": expectations or {}}
+    scenario = {
+        "name": "synthetic",
+        "description": "synthetic evidence",
+        "blueprint": {
+            "streamlets": {
+                "ingress": {"kind": "ingress"},
+                "processor": {"kind": "processor"},
+                "egress": {"kind": "egress", "settings": egress_settings},
+            },
+            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
+            "topics": {
+                "ingress.out": {"name": "ingested", "partitions": 2},
+                "processor.out": {"name": "processed", "partitions": 2},
+            },
+        },
+        "workload": {"topic": {"name": "source", "partitions": 2}, "keys": 4, "rate": 10, "duration_s": 10},
+        "expectations": expectations or {},
+    }
     (root / "scenario.json").write_text(json.dumps({"resolved": {"seed": 1}, "scenario": scenario}))
     _describe(scenario, egress_settings).save(root / "pipeline.json")
     (root / "run.json").write_text(json.dumps({"status": "complete"}))
-    wiring = {"ingress": ({}, {"out": "ingested"}, "source"), "processor": ({"in": "ingested"}, {"out": "processed"}, None),
-              "egress": ({"in": "processed"}, {}, None)}
+    wiring = {
+        "ingress": ({}, {"out": "ingested"}, "source"),
+        "processor": ({"in": "ingested"}, {"out": "processed"}, None),
+        "egress": ({"in": "processed"}, {}, None),
+    }
     for name, (inputs, outputs, source) in wiring.items():
         settings = egress_settings if name == "egress" else {}
-        (root / "streamlets" / f"{name}.json").write_text(json.dumps({
-            "name": name, "settings": settings, "inputs": inputs, "outputs": outputs, "source_topic": source,
-            "source": {"fail_on_data_loss": True}}))
+        (root / "streamlets" / f"{name}.json").write_text(
+            json.dumps(
+                {
+                    "name": name,
+                    "settings": settings,
+                    "inputs": inputs,
+                    "outputs": outputs,
+                    "source_topic": source,
+                    "source": {"fail_on_data_loss": True},
+                }
+            )
+        )
     _write_acks(root / "acks.csv", sent)
     stamped = stamps(flow)
     for hop in HOPS:
@@ -212,11 +302,15 @@ def write_run(root: Path, sent: Sent, flow: Flow, *, mode: str = "upsert", histo
     _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"])
     (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (history or [])))
     for name in wiring:
-        (root / "progress" / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (progress or {}).get(name, [])))
+        (root / "progress" / f"{name}.jsonl").write_text(
+            "".join(json.dumps(e) + "\n" for e in (progress or {}).get(name, []))
+        )
     return root
 
 
-def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str, stamped: dict[str, np.ndarray], slice_rows: int = 2_000_000) -> None:
+def _write_egress(
+    path: Path, sent: Sent, flow: Flow, mode: str, stamped: dict[str, np.ndarray], slice_rows: int = 2_000_000
+) -> None:
     import adbc_driver_sqlite.dbapi as adbc
 
     key, seq = _ids(sent, flow, flow.audit)
@@ -230,16 +324,30 @@ def _write_egress(path: Path, sent: Sent, flow: Flow, mode: str, stamped: dict[s
             for start in range(0, max(n, 1), slice_rows):
                 part = slice(start, start + slice_rows)
                 m = len(batch[part])
-                cursor.adbc_ingest("audit", pa.table({
-                    "query": pa.array(np.full(m, "audit" if mode == "dedup" else "main")), "batch_id": batch[part],
-                    "key": _key_text(key[part]), "seq": seq[part], "event_time_ms": event[part],
-                    "batches": _batches_json(stamped, part),
-                    "topic": pa.array(np.full(m, "processed")), "kafka_partition": key[part] % 2,
-                    "kafka_offset": np.arange(start, start + m), "received_ms": event[part] + 500 + (np.arange(m) % 7) * 10}),
-                    mode="create" if start == 0 else "append")
+                cursor.adbc_ingest(
+                    "audit",
+                    pa.table(
+                        {
+                            "query": pa.array(np.full(m, "audit" if mode == "dedup" else "main")),
+                            "batch_id": batch[part],
+                            "key": _key_text(key[part]),
+                            "seq": seq[part],
+                            "event_time_ms": event[part],
+                            "batches": _batches_json(stamped, part),
+                            "topic": pa.array(np.full(m, "processed")),
+                            "kafka_partition": key[part] % 2,
+                            "kafka_offset": np.arange(start, start + m),
+                            "received_ms": event[part] + 500 + (np.arange(m) % 7) * 10,
+                        }
+                    ),
+                    mode="create" if start == 0 else "append",
+                )
             state_batch = _batches(len(flow.state))
             for start in range(0, max(len(flow.state), 1), slice_rows):
                 part = slice(start, start + slice_rows)
-                cursor.adbc_ingest("records", pa.table({"key": _key_text(skey[part]), "seq": sseq[part], "batch_id": state_batch[part]}),
-                                   mode="create" if start == 0 else "append")
+                cursor.adbc_ingest(
+                    "records",
+                    pa.table({"key": _key_text(skey[part]), "seq": sseq[part], "batch_id": state_batch[part]}),
+                    mode="create" if start == 0 else "append",
+                )
         conn.commit()

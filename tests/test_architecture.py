@@ -61,7 +61,10 @@ def test_the_checker_and_the_reports_import_neither_the_streamlets_nor_the_scena
     graph = _graph()
     for package in ("harness.checker", "harness.report"):
         reached = _reachable(graph, package)
-        assert not reached & {"pipelines", "harness.scenario", "harness.runner", "harness.chaos"}, (package, sorted(reached))
+        assert not reached & {"pipelines", "harness.scenario", "harness.runner", "harness.chaos"}, (
+            package,
+            sorted(reached),
+        )
 
 
 def test_the_streamlets_do_not_import_the_harness():

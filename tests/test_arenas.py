@@ -41,8 +41,13 @@ CHILD = textwrap.dedent('''
 
 
 def child(mode: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

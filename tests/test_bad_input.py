@@ -38,7 +38,9 @@ def test_java_missing(tmp_path):
 
 
 def test_kafka_jars_missing(tmp_path):
-    result = run_harness("cluster", "up", "--dir", str(tmp_path / "c"), env=_env(HARNESS_JARS_DIR=str(tmp_path / "nojars")))
+    result = run_harness(
+        "cluster", "up", "--dir", str(tmp_path / "c"), env=_env(HARNESS_JARS_DIR=str(tmp_path / "nojars"))
+    )
     assert_one_line_error(result, "kafka jars missing in", "make jars")
     assert not (tmp_path / "c" / "pids").exists()
 

@@ -33,27 +33,48 @@ def test_a_good_blueprint_gives_order_topics_and_settings():
 
 
 def test_fan_out_to_two_egresses():
-    bp = parse(GOOD.replace("processor.out: [egress.in]", "processor.out: [egress.in, audit.in]")
-               .replace("  egress: {kind", "  audit: {kind: egress, settings: {mode: append}}\n  egress: {kind"))
+    bp = parse(
+        GOOD.replace("processor.out: [egress.in]", "processor.out: [egress.in, audit.in]").replace(
+            "  egress: {kind", "  audit: {kind: egress, settings: {mode: append}}\n  egress: {kind"
+        )
+    )
     assert set(bp.order()[-2:]) == {"egress", "audit"}
 
 
 BROKEN = [
-    ("unknown kind", GOOD.replace("kind: processor", "kind: proccessor"),
-     "blueprint.streamlets.processor.kind: unknown streamlet kind 'proccessor'"),
-    ("unconnected inlet", GOOD.replace("  processor.out: [egress.in]\n", ""),
-     "blueprint.connections: inlet egress.in is not connected"),
-    ("unknown streamlet in a connection", GOOD.replace("[egress.in]", "[egres.in]"),
-     "blueprint.connections.processor.out: unknown streamlet 'egres'"),
-    ("unknown outlet", GOOD.replace("processor.out:", "processor.output:"),
-     "streamlet 'processor' (processor) has no outlet 'output' (outlets: out)"),
-    ("schema mismatch",
-     GOOD.replace("kind: processor", "kind: windowed-count"),
-     "schema mismatch: processor.out writes WindowCount/v1 but egress.in reads SeqRecord/v1"),
-    ("unknown codec", GOOD + "topics:\n  processor.out: {codec: protobuf}\n",
-     "blueprint.topics.processor.out.codec: expected one of json, avro, got 'protobuf'"),
-    ("cycle",
-     """
+    (
+        "unknown kind",
+        GOOD.replace("kind: processor", "kind: proccessor"),
+        "blueprint.streamlets.processor.kind: unknown streamlet kind 'proccessor'",
+    ),
+    (
+        "unconnected inlet",
+        GOOD.replace("  processor.out: [egress.in]\n", ""),
+        "blueprint.connections: inlet egress.in is not connected",
+    ),
+    (
+        "unknown streamlet in a connection",
+        GOOD.replace("[egress.in]", "[egres.in]"),
+        "blueprint.connections.processor.out: unknown streamlet 'egres'",
+    ),
+    (
+        "unknown outlet",
+        GOOD.replace("processor.out:", "processor.output:"),
+        "streamlet 'processor' (processor) has no outlet 'output' (outlets: out)",
+    ),
+    (
+        "schema mismatch",
+        GOOD.replace("kind: processor", "kind: windowed-count"),
+        "schema mismatch: processor.out writes WindowCount/v1 but egress.in reads SeqRecord/v1",
+    ),
+    (
+        "unknown codec",
+        GOOD + "topics:\n  processor.out: {codec: protobuf}\n",
+        "blueprint.topics.processor.out.codec: expected one of json, avro, got 'protobuf'",
+    ),
+    (
+        "cycle",
+        """
 streamlets:
   ingress: {kind: ingress}
   a: {kind: processor}
@@ -63,28 +84,54 @@ connections:
   ingress.out: [egress.in]
   a.out: [b.in]
   b.out: [a.in]
-""", "blueprint.connections: cycle: a -> b -> a"),
-    ("inlet fed twice", GOOD.replace("ingress.out: [processor.in]", "ingress.out: [processor.in, egress.in]"),
-     "inlet egress.in is already fed by ingress.out"),
-    ("no ingress", """
+""",
+        "blueprint.connections: cycle: a -> b -> a",
+    ),
+    (
+        "inlet fed twice",
+        GOOD.replace("ingress.out: [processor.in]", "ingress.out: [processor.in, egress.in]"),
+        "inlet egress.in is already fed by ingress.out",
+    ),
+    (
+        "no ingress",
+        """
 streamlets:
   p: {kind: processor}
   q: {kind: processor}
 connections:
   p.out: [q.in]
   q.out: [p.in]
-""", "blueprint.streamlets: no ingress"),
-    ("bad egress mode", GOOD.replace("mode: transactional", "mode: exactly"),
-     "blueprint.streamlets.egress.settings.mode: expected one of append, upsert, dedup, transactional, got 'exactly'"),
-    ("unknown setting", GOOD.replace("{mode: transactional}", "{mode: upsert, colour: red}"),
-     "blueprint.streamlets.egress.settings.colour: unknown setting for egress"),
+""",
+        "blueprint.streamlets: no ingress",
+    ),
+    (
+        "bad egress mode",
+        GOOD.replace("mode: transactional", "mode: exactly"),
+        "blueprint.streamlets.egress.settings.mode: expected one of append, upsert, dedup, transactional, got "
+        "'exactly'",
+    ),
+    (
+        "unknown setting",
+        GOOD.replace("{mode: transactional}", "{mode: upsert, colour: red}"),
+        "blueprint.streamlets.egress.settings.colour: unknown setting for egress",
+    ),
     ("unknown field", GOOD + "extra: 1\n", "blueprint.extra: unknown field"),
-    ("bad partitions", GOOD + "topics:\n  ingress.out: {partitions: 0}\n",
-     "blueprint.topics.ingress.out.partitions: expected a positive integer, got 0"),
-    ("topic for nothing", GOOD + "topics:\n  egress.out: {partitions: 2}\n", "blueprint.topics.egress.out: names no connected outlet"),
+    (
+        "bad partitions",
+        GOOD + "topics:\n  ingress.out: {partitions: 0}\n",
+        "blueprint.topics.ingress.out.partitions: expected a positive integer, got 0",
+    ),
+    (
+        "topic for nothing",
+        GOOD + "topics:\n  egress.out: {partitions: 2}\n",
+        "blueprint.topics.egress.out: names no connected outlet",
+    ),
     ("not a port", GOOD.replace("[processor.in]", "[processor]"), "expected 'streamlet.port', got 'processor'"),
-    ("crash probability", GOOD.replace("kind: processor}", "kind: processor, settings: {crash_probability: 2}}"),
-     "crash_probability: expected a number from 0 to 1, got 2"),
+    (
+        "crash probability",
+        GOOD.replace("kind: processor}", "kind: processor, settings: {crash_probability: 2}}"),
+        "crash_probability: expected a number from 0 to 1, got 2",
+    ),
 ]
 
 
@@ -108,6 +155,7 @@ def test_a_topic_has_a_codec_and_a_port_that_pins_one_needs_topics_of_it():
 
     import sys
     import types
+
     module = types.ModuleType("pinned_codec")
     module.JsonOnly = JsonOnly
     sys.modules["pinned_codec"] = module

@@ -23,16 +23,30 @@ pytestmark = pytest.mark.e2e
 SCENARIO = {
     "name": "transactions-both-isolation-levels",
     "blueprint": {
-        "streamlets": {"committed": {"kind": "ingress"}, "uncommitted": {"kind": "ingress"},
-                       "kept": {"kind": "egress", "settings": {"mode": "append"}},
-                       "seen": {"kind": "egress", "settings": {"mode": "append"}}},
+        "streamlets": {
+            "committed": {"kind": "ingress"},
+            "uncommitted": {"kind": "ingress"},
+            "kept": {"kind": "egress", "settings": {"mode": "append"}},
+            "seen": {"kind": "egress", "settings": {"mode": "append"}},
+        },
         "connections": {"committed.out": ["kept.in"], "uncommitted.out": ["seen.in"]},
-        "topics": {"committed.out": {"name": "committed", "partitions": 2},
-                   "uncommitted.out": {"name": "uncommitted", "partitions": 2}}},
-    "workload": {"topic": {"name": "source", "partitions": 2}, "keys": 16, "rate": 200, "duration_s": 15,
-                 "headers": True, "transactions": {"records": 40, "abort_every": 3}},
-    "source_options": {"committed": {"isolation_level": "read_committed", "include_headers": True},
-                       "uncommitted": {"isolation_level": "read_uncommitted"}},
+        "topics": {
+            "committed.out": {"name": "committed", "partitions": 2},
+            "uncommitted.out": {"name": "uncommitted", "partitions": 2},
+        },
+    },
+    "workload": {
+        "topic": {"name": "source", "partitions": 2},
+        "keys": 16,
+        "rate": 200,
+        "duration_s": 15,
+        "headers": True,
+        "transactions": {"records": 40, "abort_every": 3},
+    },
+    "source_options": {
+        "committed": {"isolation_level": "read_committed", "include_headers": True},
+        "uncommitted": {"isolation_level": "read_uncommitted"},
+    },
 }
 
 
@@ -54,8 +68,10 @@ def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_wh
     extra = sum(aborted.values())
 
     committed, uncommitted = _recorded(run_dir, "committed"), _recorded(run_dir, "uncommitted")
-    copies = {name: Counter((r["value"]["key"], r["value"]["seq"]) for r in rows)
-              for name, rows in (("committed", committed), ("uncommitted", uncommitted))}
+    copies = {
+        name: Counter((r["value"]["key"], r["value"]["seq"]) for r in rows)
+        for name, rows in (("committed", committed), ("uncommitted", uncommitted))
+    }
     # read_committed: each acknowledged record once, nothing of an aborted transaction.
     assert copies["committed"] == Counter({record: 1 for record in acked})
     # read_uncommitted: every aborted copy as well.

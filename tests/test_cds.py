@@ -12,8 +12,15 @@ import pytest
 from harness import cds, jars
 from harness.cluster import EmbeddedCluster
 from harness.cluster.embedded import BROKER_ROLE
-from harness.spark.session import (DRIVER_ROLE, LAUNCHER_ROLE, driver_classpath, driver_java_options, launcher_classpath,
-                                   launcher_env, spark_session)
+from harness.spark.session import (
+    DRIVER_ROLE,
+    LAUNCHER_ROLE,
+    driver_classpath,
+    driver_java_options,
+    launcher_classpath,
+    launcher_env,
+    spark_session,
+)
 
 
 def test_no_archive_means_no_flags_and_a_trained_one_is_named(tmp_path, monkeypatch):
@@ -34,7 +41,10 @@ def test_the_broker_and_the_driver_map_their_trained_archives(tmp_path):
     assert cds.is_trained(DRIVER_ROLE, driver_classpath())
     assert cds.is_trained(LAUNCHER_ROLE, launcher_classpath())
     assert "-XX:SharedArchiveFile=" in driver_java_options()
-    assert f"-XX:SharedArchiveFile={cds.archive_path(LAUNCHER_ROLE, launcher_classpath())}" in launcher_env()["SPARK_LAUNCHER_OPTS"]
+    assert (
+        f"-XX:SharedArchiveFile={cds.archive_path(LAUNCHER_ROLE, launcher_classpath())}"
+        in launcher_env()["SPARK_LAUNCHER_OPTS"]
+    )
     cluster = EmbeddedCluster.create(tmp_path / "cluster", brokers=1)
     cluster.extra_java_options = ["-Xshare:on"]
     with cluster:
@@ -48,7 +58,10 @@ def test_the_broker_and_the_driver_map_their_trained_archives(tmp_path):
         assert "-Xshare:on" in started_with
         # the connector is on the JVM's own classpath, whose classes the archive holds whole (not only on spark.jars)
         sparks_loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()  # spark.jars' loader
-        for name in ("org.apache.kafka.clients.producer.KafkaProducer", "org.apache.spark.sql.kafka010.KafkaSourceProvider"):
+        for name in (
+            "org.apache.kafka.clients.producer.KafkaProducer",
+            "org.apache.spark.sql.kafka010.KafkaSourceProvider",
+        ):
             assert sparks_loader.loadClass(name).getClassLoader().getName() == "app", name
     finally:
         spark.stop()
@@ -63,7 +76,12 @@ def test_the_signed_compiler_jars_are_copied_once_without_their_signature(tmp_pa
     pyspark_jars = tmp_path / "jars"
     pyspark_jars.mkdir()
     with zipfile.ZipFile(pyspark_jars / "janino-3.1.9.jar", "w") as jar:
-        for name in ("META-INF/MANIFEST.MF", "META-INF/DUMMY.SF", "META-INF/DUMMY.DSA", "org/codehaus/janino/Java.class"):
+        for name in (
+            "META-INF/MANIFEST.MF",
+            "META-INF/DUMMY.SF",
+            "META-INF/DUMMY.DSA",
+            "org/codehaus/janino/Java.class",
+        ):
             jar.writestr(name, name)
     (pyspark_jars / "spark-core_2.13-4.0.0.jar").write_bytes(b"not copied")
     [copy] = unsigned.copies(pyspark_jars)
@@ -94,7 +112,9 @@ def test_the_launchers_flags_are_for_the_harnesss_own_spark_and_ones_own_are_kep
     monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
     flags = launcher_env()["SPARK_LAUNCHER_OPTS"].split()
     assert "-XX:+UseSerialGC" in flags and "-Xlog:all=warning:stderr" in flags  # its stdout is the driver's command
-    other = SparkRuntime(version="3.5.7", python="/elsewhere/bin/python", jar_set="spark-kafka-3.5", scala="2.12", own=False)
+    other = SparkRuntime(
+        version="3.5.7", python="/elsewhere/bin/python", jar_set="spark-kafka-3.5", scala="2.12", own=False
+    )
     assert launcher_env(other) == {}
     monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "-Xmx64m")
     assert launcher_env() == {}

@@ -23,8 +23,10 @@ from harness.scenario.model import parse_scenario
 
 SCENARIO = {
     "name": "schedule",
-    "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
-                  "connections": {"ingress.out": ["egress.in"]}},
+    "blueprint": {
+        "streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
+        "connections": {"ingress.out": ["egress.in"]},
+    },
     "workload": {"rate": 10, "duration_s": 1},
 }
 
@@ -33,7 +35,9 @@ SCENARIO = {
 def run(tmp_path):
     with PipelineRun(parse_scenario(SCENARIO), tmp_path / "run", say=lambda _: None) as pipeline_run:
         # A generator stand-in that is done at once: play() returns when the faults are.
-        pipeline_run.generator = pipeline_run.supervisor.start("generator", [sys.executable, "-c", "pass"], tmp_path / "g.log")
+        pipeline_run.generator = pipeline_run.supervisor.start(
+            "generator", [sys.executable, "-c", "pass"], tmp_path / "g.log"
+        )
         yield pipeline_run
 
 
@@ -64,7 +68,9 @@ def _firing(at_s: float, target: str, **params) -> Firing:
 
 def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other(run, spans):
     recorded, kinds = spans
-    played = driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress"), _firing(0.1, "egress")], kinds, 30, lambda _: None)
+    played = driver.play(
+        run, [_firing(0.0, "ingress"), _firing(0.0, "egress"), _firing(0.1, "egress")], kinds, 30, lambda _: None
+    )
     assert played == 3 and not run.under_fault
     by_target = {}
     for target, start, end in sorted(recorded, key=lambda s: s[1]):
@@ -76,13 +82,20 @@ def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other
 
 def test_a_failing_action_is_recorded_and_the_run_goes_on(run, spans):
     said = []
-    played = driver.play(run, [_firing(0.0, "ingress"), _firing(0.0, "egress", fail="before"), _firing(0.1, "egress", fail="after")],
-                         spans[1], 30, said.append)
+    played = driver.play(
+        run,
+        [_firing(0.0, "ingress"), _firing(0.0, "egress", fail="before"), _firing(0.1, "egress", fail="after")],
+        spans[1],
+        30,
+        said.append,
+    )
     assert played == 1 and [target for target, _, _ in spans[0]] == ["ingress"]
     events = [json.loads(line) for line in run.layout.history.read_text().splitlines()]
     skipped = [e for e in events if e["event"] == "fault_skipped"]
     failed = [e for e in events if e["event"] == "fault_failed"]
     assert [(e["target"], e["reason"]) for e in skipped] == [("egress", "egress could not be found")]
-    assert [(e["target"], e["reason"], e["stage"]) for e in failed] == [("egress", "egress could not be restarted", "effect")]
+    assert [(e["target"], e["reason"], e["stage"]) for e in failed] == [
+        ("egress", "egress could not be restarted", "effect")
+    ]
     assert any("skipped" in line for line in said) and any("failed" in line and "unknown" in line for line in said)
     assert "could not be restarted" in run.layout.log("faults").read_text()

@@ -18,8 +18,12 @@ from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
 
 def _progress(ts: int, end: int) -> dict:
-    return {"ts_ms": ts, "event": "progress", "query": "main",
-            "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"source": {"0": end, "1": end}}}]}}
+    return {
+        "ts_ms": ts,
+        "event": "progress",
+        "query": "main",
+        "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {"source": {"0": end, "1": end}}}]},
+    }
 
 
 DELETED_MS, CREATED_MS = T0 + 250, T0 + 260
@@ -39,11 +43,27 @@ def _recreated_source():
 def _judge_recreation(tmp_path, sent, lost, samples=()):
     """The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8."""
     keep = np.flatnonzero(~lost)
-    history = [{"ts_ms": CREATED_MS, "event": "topic_recreated", "streamlet": "ingress", "topics": ["source"],
-                "deleted_ms": DELETED_MS, "created_ms": CREATED_MS, "read_to": [["source", 0, 20], ["source", 1, 20]]},
-               *samples]
-    return check_run(write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
-                               progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]}))
+    history = [
+        {
+            "ts_ms": CREATED_MS,
+            "event": "topic_recreated",
+            "streamlet": "ingress",
+            "topics": ["source"],
+            "deleted_ms": DELETED_MS,
+            "created_ms": CREATED_MS,
+            "read_to": [["source", 0, 20], ["source", 1, 20]],
+        },
+        *samples,
+    ]
+    return check_run(
+        write_run(
+            tmp_path / "run",
+            sent,
+            Flow({"ingested": keep, "processed": keep}, keep, keep),
+            history=history,
+            progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]},
+        )
+    )
 
 
 def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_topic_and_the_new(tmp_path):
@@ -86,8 +106,10 @@ def test_log_starts_sampled_around_the_recreation_do_not_turn_its_losses_into_re
     old_unread = ~new & (sent.offset >= 20)
     new_skipped = new & (sent.offset < 8)
     unexplained = new & (sent.partition == 0) & (sent.offset == 21)
-    samples = [{"ts_ms": T0 + ts, "event": "offsets", "partitions": [["source", 0, start, 25], ["source", 1, 0, 25]]}
-               for ts, start in ((240, 0), (255, 23), (270, 0))]
+    samples = [
+        {"ts_ms": T0 + ts, "event": "offsets", "partitions": [["source", 0, start, 25], ["source", 1, 0, 25]]}
+        for ts, start in ((240, 0), (255, 23), (270, 0))
+    ]
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped | unexplained, samples)
     assert report.counts.lost == 27 and report.causes["lost"]["topic_recreated"] == 26
     assert report.causes["lost"]["retention"] == 0 and report.causes["lost"]["unexplained"] == 1
@@ -130,9 +152,18 @@ def test_a_record_acknowledged_without_an_offset_is_placed_by_its_neighbours_in_
     assert report.causes["lost"]["topic_recreated"] == 26 and report.causes["lost"]["unexplained"] == 1
 
 
-RECREATED_PARTITIONS = st.integers(1, 2).flatmap(lambda n: st.lists(
-    st.tuples(st.lists(st.integers(1, 20), min_size=n, max_size=n), st.integers(0, 20), st.integers(-3, 3),
-              st.integers(0, 40)), min_size=1, max_size=3))
+RECREATED_PARTITIONS = st.integers(1, 2).flatmap(
+    lambda n: st.lists(
+        st.tuples(
+            st.lists(st.integers(1, 20), min_size=n, max_size=n),
+            st.integers(0, 20),
+            st.integers(-3, 3),
+            st.integers(0, 40),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -146,8 +177,10 @@ def test_every_acknowledged_record_is_placed_in_the_topic_that_holds_it(partitio
     or the broker still took records sent after it into the old one). Whatever the mix, each acknowledged record is
     placed in the topic that holds it; a partition with nothing in its first topic is placed by send time, and
     left out when re-created twice (its first offset going back is the second re-creation's, which nothing tells)."""
-    queues = [[(p, base + i, 0) for i in range(first)] + [(p, i, k) for k, n in enumerate(later, 1) for i in range(n)]
-              for p, (later, first, _, base) in enumerate(partitions)]
+    queues = [
+        [(p, base + i, 0) for i in range(first)] + [(p, i, k) for k, n in enumerate(later, 1) for i in range(n)]
+        for p, (later, first, _, base) in enumerate(partitions)
+    ]
     order = [p for p, queue in enumerate(queues) for _ in queue]
     rng.shuffle(order)
     rows = []  # partition, offset, acked, the topic that holds it
@@ -157,7 +190,8 @@ def test_every_acknowledged_record_is_placed_in_the_topic_that_holds_it(partitio
         if rng.random() < 0.05:
             rows.append((-1, -1, False, 0))
     sent = pd.DataFrame(rows, columns=["partition", "offset", "acked", "topic"]).assign(
-        event_time_ms=T0 + np.arange(len(rows)) * 10)
+        event_time_ms=T0 + np.arange(len(rows)) * 10
+    )
     zero = sent[sent.partition == 0]
     later, first, shift, _ = partitions[0]
     boundaries = [min(max(first + shift, 0), len(zero) - 1)] + list(np.cumsum([first] + later)[1:-1])
@@ -204,7 +238,9 @@ def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not
     root = write_run(tmp_path / "run", sent, Flow({"ingested": twice, "processed": twice}, twice, every))
     with open(root / "acks.csv", "a") as acks:
         for i in range(5):
-            acks.write(f"k{sent.key[i]:04d},{sent.seq[i]},{sent.event_time_ms[i]},0,aborted,{sent.partition[i]},{100 + i}\n")
+            acks.write(
+                f"k{sent.key[i]:04d},{sent.seq[i]},{sent.event_time_ms[i]},0,aborted,{sent.partition[i]},{100 + i}\n"
+            )
     report = check_run(root)
     assert report.gaps == []  # an aborted line is not a record logged twice
     assert report.counts.acked == len(sent) and report.counts.lost == 0
@@ -221,10 +257,13 @@ def test_copies_without_the_source_header_are_counted_per_topic(tmp_path):
     sent = make_sent(4, 10)
     root = write_run(tmp_path / "run", sent, clean_flow(sent))
     pipeline = json.loads((root / "pipeline.json").read_text())
-    (root / "pipeline.json").write_text(json.dumps(pipeline | {"source_header": "harness-trace",
-                                                               "expectations": {"headers_kept": True}}))
+    (root / "pipeline.json").write_text(
+        json.dumps(pipeline | {"source_header": "harness-trace", "expectations": {"headers_kept": True}})
+    )
     lines = (root / "topics" / "ingested.jsonl").read_text().splitlines()
-    with_header = [json.dumps(json.loads(line) | {"headers": {"harness-trace": "x", "other": "y"}}) for line in lines[:30]]
+    with_header = [
+        json.dumps(json.loads(line) | {"headers": {"harness-trace": "x", "other": "y"}}) for line in lines[:30]
+    ]
     (root / "topics" / "ingested.jsonl").write_text("\n".join(with_header + lines[30:]) + "\n")
     report = check_run(root)
     assert {h.name: h.headers_lost for h in report.hops} == {"ingested": 10, "processed": 40, "egress": None}

@@ -45,7 +45,8 @@ def test_damaged_files_give_a_partial_report_naming_them(tmp_path):
     (root / "topics" / "ingested.jsonl").unlink()
     (root / "egress" / "egress.sqlite").write_bytes(b"this is not a database" * 100)
     result = run_harness("report", str(root))
-    assert result.returncode == 3, result.stderr  # the end-to-end expectation cannot be measured without the egress: unknown
+    # the end-to-end expectation cannot be measured without the egress: unknown
+    assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr
     report = json.loads((root / "report.json").read_text())
     assert report["partial"] is True
@@ -56,7 +57,10 @@ def test_damaged_files_give_a_partial_report_naming_them(tmp_path):
     assert report["verdict"]["end_to_end"] == "unknown" and report["outcome"] == "unknown"
     assert report["counts"]["lost"] is None and report["counts"]["acked"] == 60
     assert {e["name"]: e["status"] for e in report["expectations"]} == {
-        "end_to_end": "unknown", "per_hop.processed": "pass", "max_lost": "unknown"}
+        "end_to_end": "unknown",
+        "per_hop.processed": "pass",
+        "max_lost": "unknown",
+    }
     assert not any(e["passed"] for e in report["expectations"] if e["status"] == "unknown")
     assert "partial: topics/ingested.jsonl: missing" in result.stdout
     assert "Partial report" in (root / "report.html").read_text()
@@ -65,8 +69,14 @@ def test_damaged_files_give_a_partial_report_naming_them(tmp_path):
 def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
     sent = make_sent(3, 20)
     every = np.arange(len(sent))
-    twice = np.concatenate([every, every[:5]])  # the processor replayed 5 records (a topic keeps both: at-least-once there); upsert absorbs them
-    root = write_run(tmp_path / "runs" / "dup", sent, Flow({"ingested": every, "processed": twice}, twice, every), expectations=EXPECT)
+    # the processor replayed 5 records (a topic keeps both: at-least-once there); upsert absorbs them
+    twice = np.concatenate([every, every[:5]])
+    root = write_run(
+        tmp_path / "runs" / "dup",
+        sent,
+        Flow({"ingested": every, "processed": twice}, twice, every),
+        expectations=EXPECT,
+    )
     before = set(p.name for p in root.iterdir())
     result = run_harness("check", str(root))
     assert result.returncode == 1 and "verdict: effectively-exactly-once" in result.stdout
@@ -77,15 +87,25 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
     report = json.loads((root / "report.json").read_text())
     assert report["schema_version"] == 3
     assert report["counts"]["duplicated_deliveries"] == 5 and report["counts"]["duplicated_in_state"] == 0
-    assert report["verdict"]["hops"] == {"ingested": "exactly-once", "processed": "at-least-once", "egress": "effectively-exactly-once"}
-    assert {e["name"]: e["passed"] for e in report["expectations"]} == {"end_to_end": False, "per_hop.processed": False, "max_lost": True}
+    assert report["verdict"]["hops"] == {
+        "ingested": "exactly-once",
+        "processed": "at-least-once",
+        "egress": "effectively-exactly-once",
+    }
+    assert {e["name"]: e["passed"] for e in report["expectations"]} == {
+        "end_to_end": False,
+        "per_hop.processed": False,
+        "max_lost": True,
+    }
     for key in ("retention", "watermark", "unexplained"):
         assert report["causes"]["lost"][key] == 0
     suite = ET.parse(root / "junit.xml").getroot().find("testsuite")
     assert suite.get("tests") == "3" and suite.get("failures") == "2"
     assert [c.get("name") for c in suite.findall("testcase")] == ["end_to_end", "per_hop.processed", "max_lost"]
     markdown = (root / "report.md").read_text()
-    assert markdown.startswith("# synthetic: FAIL (effectively-exactly-once)") and "| **FAIL** | end_to_end |" in markdown
+    assert (
+        markdown.startswith("# synthetic: FAIL (effectively-exactly-once)") and "| **FAIL** | end_to_end |" in markdown
+    )
     html = (root / "report.html").read_text()
     assert html.count("<svg") >= 2  # plots inline; nothing fetched from anywhere:
     assert "src=" not in html and "<link" not in html and "url(http" not in html
@@ -114,7 +134,8 @@ def test_a_torn_last_line_is_dropped_and_damage_in_the_middle_is_named(tmp_path)
     root, _ = _run(tmp_path)
     lines = _ack_lines(root)
     lines[10] = "k0001,oops\n"  # a damaged line in the middle (2 columns)
-    (root / "acks.csv").write_text("".join(lines) + "k0002,61,17")  # and a last line cut mid-record (what SIGKILL leaves)
+    # and a last line cut mid-record (what SIGKILL leaves)
+    (root / "acks.csv").write_text("".join(lines) + "k0002,61,17")
     with open(root / "topics" / "processed.jsonl", "a") as dump:
         dump.write('{"partition": 0, "offset": 99, "timesta')
     with open(root / "progress" / "egress.jsonl", "a") as progress:
@@ -136,7 +157,9 @@ def test_type_damage_in_the_ack_log_names_the_line(tmp_path):
     text = "".join(_ack_lines(root)).replace("\nk0000,3,", "\nk0000,3,notatime", 1)
     (root / "acks.csv").write_text(text)
     assert run_harness("report", str(root)).returncode == 0
-    assert any("acks.csv: 1 damaged line(s) skipped (line " in g and "(event_time_ms)" in g for g in _report(root)["gaps"])
+    assert any(
+        "acks.csv: 1 damaged line(s) skipped (line " in g and "(event_time_ms)" in g for g in _report(root)["gaps"]
+    )
 
 
 def test_a_record_with_two_ack_lines_counts_once_and_can_be_a_witness(tmp_path):
@@ -147,14 +170,19 @@ def test_a_record_with_two_ack_lines_counts_once_and_can_be_a_witness(tmp_path):
     key, seq = acked_then_unknown.split(",")[:2]
     unknown = ",".join(acked_then_unknown.split(",")[:4] + ["unknown", "", ""]) + "\n"
     (root / "acks.csv").write_text("".join(lines) + twice + unknown)
-    _sql(root, ("DELETE FROM records WHERE key = ? AND seq = ?", (key, int(seq))),
-         ("DELETE FROM records WHERE key = ? AND seq = ?", tuple(twice.split(",")[:1]) + (int(twice.split(",")[1]),)))
+    _sql(
+        root,
+        ("DELETE FROM records WHERE key = ? AND seq = ?", (key, int(seq))),
+        ("DELETE FROM records WHERE key = ? AND seq = ?", tuple(twice.split(",")[:1]) + (int(twice.split(",")[1]),)),
+    )
     result = run_harness("report", str(root))
     assert "Traceback" not in result.stderr and result.returncode == 1, result.stderr
     report = _report(root)
     assert report["counts"]["acked"] == 60 and report["counts"]["unknown"] == 0 and report["counts"]["lost"] == 2
     assert {(w["key"], w["seq"]) for w in report["witnesses"] if w["anomaly"] == "lost"} == {
-        (key, int(seq)), (twice.split(",")[0], int(twice.split(",")[1]))}
+        (key, int(seq)),
+        (twice.split(",")[0], int(twice.split(",")[1])),
+    }
     assert any("2 record(s) have more than one line" in g for g in report["gaps"])
     lost = (root / "anomalies" / "lost.csv").read_text().splitlines()
     assert lost[0] == "key,seq,source_partition,source_offset,first_hop,cause" and len(lost) == 3
@@ -165,9 +193,21 @@ def test_phantoms_of_any_seq_are_phantoms_never_another_record(tmp_path):
     """A seq beyond 2**40, negative, beyond int64 (SQLite stores it as a real), fractional, text or missing:
     each its own phantom, shown as written; none aliases k0000's records (before, k0001 + 2**40 packed onto k0002)."""
     root, _ = _run(tmp_path)
-    odd = [("k0001", 2**40), ("k0001", -5), ("k0001", 1.5), ("k0001", "seven"), ("k0001", None), ("nokey", 3), (None, 4)]
-    _sql(root, *[("INSERT INTO records (key, seq, batch_id) VALUES (?, ?, 0)", (k, s)) for k, s in odd],
-         (f"INSERT INTO records (key, seq, batch_id) VALUES ('k0001', {2**70}, 0)",))  # beyond int64: SQLite keeps a real
+    odd = [
+        ("k0001", 2**40),
+        ("k0001", -5),
+        ("k0001", 1.5),
+        ("k0001", "seven"),
+        ("k0001", None),
+        ("nokey", 3),
+        (None, 4),
+    ]
+    # beyond int64: SQLite keeps a real
+    _sql(
+        root,
+        *[("INSERT INTO records (key, seq, batch_id) VALUES (?, ?, 0)", (k, s)) for k, s in odd],
+        (f"INSERT INTO records (key, seq, batch_id) VALUES ('k0001', {2**70}, 0)",),
+    )
     odd.append(("k0001", 2**70))
     result = run_harness("report", str(root))
     assert "Traceback" not in result.stderr and result.returncode == 1, result.stderr
@@ -175,30 +215,75 @@ def test_phantoms_of_any_seq_are_phantoms_never_another_record(tmp_path):
     assert report["counts"]["phantom"] == len(odd) and report["counts"]["duplicated_in_state"] == 0
     assert report["counts"]["lost"] == 0 and report["verdict"]["end_to_end"] == "none"
     shown = {(w["key"], w["seq"]) for w in report["witnesses"] if w["anomaly"] == "phantom"}
-    assert shown <= {("k0001", 2**40), ("k0001", -5), ("k0001", "1.5"), ("k0001", "seven"), ("k0001", None), ("nokey", 3),
-                     (None, 4), ("k0001", "1.1805916207174113e+21")} and len(shown) == 5  # 5 of 8 witnesses, as written
+    # 5 of 8 witnesses, as written
+    assert (
+        shown
+        <= {
+            ("k0001", 2**40),
+            ("k0001", -5),
+            ("k0001", "1.5"),
+            ("k0001", "seven"),
+            ("k0001", None),
+            ("nokey", 3),
+            (None, 4),
+            ("k0001", "1.1805916207174113e+21"),
+        }
+        and len(shown) == 5
+    )
     assert report["witness_totals"]["phantom"] == 8 and "| phantom | 5 of 8 |" in (root / "report.md").read_text()
     phantoms = (root / "anomalies" / "phantom.csv").read_text().splitlines()
     assert phantoms[0] == "key,seq" and len(phantoms) == 9 and "k0001,seven" in phantoms and "k0001,-5" in phantoms
 
 
 def test_what_could_not_be_measured_is_unknown_never_pass(tmp_path):
-    history = [{"ts_ms": 1_800_000_000_000, "event": "fault_begun", "kind": "kill-driver", "target": "processor", "signal": "SIGKILL",
-                 "scope": "streamlet", "restarts": True, "recovers": True},
-               {"ts_ms": 1_800_000_000_500, "event": "process_started", "streamlet": "processor", "process": "streamlet-processor"},
-               {"ts_ms": 1_800_000_001_000, "event": "fault_ended", "kind": "kill-driver", "target": "processor", "restarted": True}]
+    history = [
+        {
+            "ts_ms": 1_800_000_000_000,
+            "event": "fault_begun",
+            "kind": "kill-driver",
+            "target": "processor",
+            "signal": "SIGKILL",
+            "scope": "streamlet",
+            "restarts": True,
+            "recovers": True,
+        },
+        {
+            "ts_ms": 1_800_000_000_500,
+            "event": "process_started",
+            "streamlet": "processor",
+            "process": "streamlet-processor",
+        },
+        {
+            "ts_ms": 1_800_000_001_000,
+            "event": "fault_ended",
+            "kind": "kill-driver",
+            "target": "processor",
+            "restarted": True,
+        },
+    ]
     sent = make_sent(3, 20)
-    root = write_run(tmp_path / "run", sent, clean_flow(sent), history=history,
-                     expectations={"max_recovery_s": 60, "max_lost": 0, "query_failure": "none"})
+    root = write_run(
+        tmp_path / "run",
+        sent,
+        clean_flow(sent),
+        history=history,
+        expectations={"max_recovery_s": 60, "max_lost": 0, "query_failure": "none"},
+    )
     for path in (root / "progress").iterdir():
         path.unlink()
     result = run_harness("check", str(root))
     assert result.returncode == 3, result.stdout
-    assert "UNKNOWN  max_recovery_s: recovery unknown: kill-driver processor: recovery unknown: progress of processor missing" in result.stdout
+    assert (
+        "UNKNOWN  max_recovery_s: recovery unknown: kill-driver processor: recovery unknown: progress of processor "
+        "missing" in result.stdout
+    )
     assert "pass     max_lost" in result.stdout
     assert run_harness("check", str(root), "--allow-unknown").returncode == 0
     (root / "history.jsonl").unlink()
-    assert "UNKNOWN  query_failure: query failures: unknown (history.jsonl missing)" in run_harness("check", str(root)).stdout
+    assert (
+        "UNKNOWN  query_failure: query failures: unknown (history.jsonl missing)"
+        in run_harness("check", str(root)).stdout
+    )
     run_harness("report", str(root))
     suite = ET.parse(root / "junit.xml").getroot().find("testsuite")
     errors = {c.get("name"): c.find("error") for c in suite.findall("testcase")}
@@ -208,12 +293,17 @@ def test_what_could_not_be_measured_is_unknown_never_pass(tmp_path):
 
 
 def test_a_run_without_run_json_is_unfinished_not_lossy(tmp_path):
-    """What a run in progress (or killed) has not delivered yet is not lost: the report says why it is partial, first."""
+    """What a run in progress (or killed) has not delivered yet is not lost: the report says why it is partial,
+    first."""
     sent = make_sent(3, 20)
     every = np.arange(len(sent))
     half = every[: len(every) // 2]
-    root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": half}, half, half),
-                     expectations={"end_to_end": "exactly-once", "max_lost": 0})
+    root = write_run(
+        tmp_path / "run",
+        sent,
+        Flow({"ingested": every, "processed": half}, half, half),
+        expectations={"end_to_end": "exactly-once", "max_lost": 0},
+    )
     (root / "run.json").unlink()
     result = run_harness("check", str(root))
     assert result.returncode == 3, result.stdout
@@ -222,12 +312,34 @@ def test_a_run_without_run_json_is_unfinished_not_lossy(tmp_path):
     assert "UNKNOWN  max_lost: records lost: unknown (run.json missing" in result.stdout
 
 
-JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.text(max_size=6)),
-                           lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                   st.dictionaries(st.sampled_from(["inputs", "outputs", "source_topic", "settings",
-                                                                                    "status", "seed", "schedule", "kind", "mode",
-                                                                                    "streamlets", "role", "name", "expectations"]),
-                                                                   inner, max_size=4)), max_leaves=12)
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=6)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "inputs",
+                    "outputs",
+                    "source_topic",
+                    "settings",
+                    "status",
+                    "seed",
+                    "schedule",
+                    "kind",
+                    "mode",
+                    "streamlets",
+                    "role",
+                    "name",
+                    "expectations",
+                ]
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=12,
+)
 SMALL_FILES = ["pipeline.json", "scenario.json", "run.json", "versions.json"]
 
 
@@ -263,8 +375,12 @@ def test_a_run_with_nothing_acknowledged_is_unknown_not_exactly_once(tmp_path):
 
 def _batch(ts: int, topic: str, end: int) -> dict:
     """A streamlet's progress event: a batch committed at `ts` that read `topic` up to `end` in both partitions."""
-    return {"ts_ms": ts, "event": "progress", "query": "main",
-            "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {topic: {"0": end, "1": end}}}]}}
+    return {
+        "ts_ms": ts,
+        "event": "progress",
+        "query": "main",
+        "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {topic: {"0": end, "1": end}}}]},
+    }
 
 
 def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_read_it(tmp_path):
@@ -285,10 +401,17 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
     t0 = 1_800_000_000_000
 
     # Sampled as the runner does, through the run: still retained at 2 s (after the batch that read to 10), gone at 5 s.
-    history = [{"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["ingested", 0, 0, 30], ["ingested", 1, 0, 30]]},
-               {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["ingested", 0, 20, 50], ["ingested", 1, 0, 50]]}]
-    root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": keep}, keep, keep), history=history,
-                     progress={"processor": [_batch(t0 + 1000, "ingested", 10), _batch(t0 + 9000, "ingested", 50)]})
+    history = [
+        {"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["ingested", 0, 0, 30], ["ingested", 1, 0, 30]]},
+        {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["ingested", 0, 20, 50], ["ingested", 1, 0, 50]]},
+    ]
+    root = write_run(
+        tmp_path / "run",
+        sent,
+        Flow({"ingested": every, "processed": keep}, keep, keep),
+        history=history,
+        progress={"processor": [_batch(t0 + 1000, "ingested", 10), _batch(t0 + 9000, "ingested", 50)]},
+    )
     report = check_run(root)
     assert report.counts.lost == 20
     assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
@@ -310,14 +433,29 @@ def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed
     in_window = (offset >= 5) & (offset < 25)
     never_written = (partition == 1) & (offset == 40)
     processed = every[~(in_window | never_written)]
-    history = [{"ts_ms": 1, "event": "consumer_position", "streamlet": "processor",
-                "partitions": [["ingested", 0, 5], ["ingested", 1, 5]]},
-               {"ts_ms": 2, "event": "log_start_observed", "streamlet": "processor",
-                "partitions": [["ingested", 0, 25], ["ingested", 1, 25]]},
-               {"ts_ms": 3, "event": "topics_recorded", "topics": ["ingested", "processed"],
-                "missed": [["ingested", 0, 10, 20]]}]
-    root = write_run(tmp_path / "run", sent, Flow({"ingested": every, "processed": processed}, processed, processed),
-                     history=history)
+    history = [
+        {
+            "ts_ms": 1,
+            "event": "consumer_position",
+            "streamlet": "processor",
+            "partitions": [["ingested", 0, 5], ["ingested", 1, 5]],
+        },
+        {
+            "ts_ms": 2,
+            "event": "log_start_observed",
+            "streamlet": "processor",
+            "partitions": [["ingested", 0, 25], ["ingested", 1, 25]],
+        },
+        {
+            "ts_ms": 3,
+            "event": "topics_recorded",
+            "topics": ["ingested", "processed"],
+            "missed": [["ingested", 0, 10, 20]],
+        },
+    ]
+    root = write_run(
+        tmp_path / "run", sent, Flow({"ingested": every, "processed": processed}, processed, processed), history=history
+    )
     dump = root / "topics" / "ingested.jsonl"
     lines = dump.read_text().splitlines(keepends=True)
     dump.write_text("".join(line for line, gone in zip(lines, unrecorded | never_written) if not gone))
@@ -342,10 +480,17 @@ def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_sta
     keep = every[~(deleted_unread | placeless)]
     t0 = 1_800_000_000_000
 
-    history = [{"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["source", 0, 0, 30], ["source", 1, 0, 30]]},
-               {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["source", 0, 20, 50], ["source", 1, 0, 50]]}]
-    root = write_run(tmp_path / "run", sent, Flow({"ingested": keep, "processed": keep}, keep, keep), history=history,
-                     progress={"ingress": [_batch(t0 + 1000, "source", 10), _batch(t0 + 9000, "source", 50)]})
+    history = [
+        {"ts_ms": t0 + 2000, "event": "offsets", "partitions": [["source", 0, 0, 30], ["source", 1, 0, 30]]},
+        {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["source", 0, 20, 50], ["source", 1, 0, 50]]},
+    ]
+    root = write_run(
+        tmp_path / "run",
+        sent,
+        Flow({"ingested": keep, "processed": keep}, keep, keep),
+        history=history,
+        progress={"ingress": [_batch(t0 + 1000, "source", 10), _batch(t0 + 9000, "source", 50)]},
+    )
     assert '"acked",1,\n' in (root / "acks.csv").read_text()  # empty, as the generator writes a missing offset
     report = check_run(root)
     assert report.counts.lost == 11
@@ -356,7 +501,9 @@ def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_sta
     assert lost.source_offset.isna().sum() == 1 and lost[lost.source_offset.isna()].cause.tolist() == ["unexplained"]
 
 
-def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_what_its_replay_could_not_read(tmp_path):
+def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_what_its_replay_could_not_read(
+    tmp_path,
+):
     """The egress audits a batch before it stores it. Killed in between, its replay of that batch finds the records
     deleted by retention: lost to retention although received. A record received by a batch that committed and
     then missing from the store is not retention's (the sink lost it), nor, without the kill, one deleted while
@@ -370,9 +517,17 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
     lost = committed_not_stored | received_by_killed | never_received
     t0 = 1_800_000_000_000  # receipts (the audit's received_ms) are about t0 + 0.5 to 1 s
 
-    samples = [{"ts_ms": t0 + 2500, "event": "offsets", "partitions": [["processed", 0, 0, 50], ["processed", 1, 0, 50]]},
-               {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["processed", 0, 30, 50], ["processed", 1, 0, 50]]}]
-    killed = {"ts_ms": t0 + 3000, "event": "process_killed", "process": "streamlet-egress", "pid": 1, "signal": "SIGKILL"}
+    samples = [
+        {"ts_ms": t0 + 2500, "event": "offsets", "partitions": [["processed", 0, 0, 50], ["processed", 1, 0, 50]]},
+        {"ts_ms": t0 + 5000, "event": "offsets", "partitions": [["processed", 0, 30, 50], ["processed", 1, 0, 50]]},
+    ]
+    killed = {
+        "ts_ms": t0 + 3000,
+        "event": "process_killed",
+        "process": "streamlet-egress",
+        "pid": 1,
+        "signal": "SIGKILL",
+    }
     flow = Flow({"ingested": every, "processed": every}, every[~never_received], every[~lost])
     progress = {"egress": [_batch(t0 + 2000, "processed", 10), _batch(t0 + 9000, "processed", 50)]}
     with_kill = check_run(write_run(tmp_path / "killed", sent, flow, history=samples + [killed], progress=progress))
@@ -383,5 +538,9 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
     assert without.causes["lost"]["retention"] == int(never_received.sum()) == 5
     assert without.causes["lost"]["unexplained"] == 15
     # Killed and never back: no replay needed to read what it had received, so retention did not take it.
-    down = check_run(write_run(tmp_path / "down", sent, flow, history=samples + [killed], progress={"egress": progress["egress"][:1]}))
+    down = check_run(
+        write_run(
+            tmp_path / "down", sent, flow, history=samples + [killed], progress={"egress": progress["egress"][:1]}
+        )
+    )
     assert down.causes["lost"]["retention"] == int(never_received.sum()) == 5

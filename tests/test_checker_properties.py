@@ -23,7 +23,9 @@ class Plan:
     mode: str
     lost_at: dict[int, list[int]]  # hop index -> records that disappear from that hop on
     duplicated_at: dict[int, list[int]]  # hop index -> records copied twice from that hop on
-    copied_again: dict[int, list[int]]  # hop index (1, 2) -> records of duplicated_at[0] copied once more there (a replay of a replay)
+    copied_again: dict[
+        int, list[int]
+    ]  # hop index (1, 2) -> records of duplicated_at[0] copied once more there (a replay of a replay)
     unknown_present: list[int]
     unknown_absent: list[int]
     reordered: list[int]  # records delivered to the egress just after their successor
@@ -58,7 +60,7 @@ def plans(draw):
     if len(in_partition) and draw(st.booleans()):
         start = draw(st.integers(0, len(in_partition) - 1))
         length = draw(st.integers(1, min(6, len(in_partition) - start)))
-        members = in_partition[start:start + length].tolist()
+        members = in_partition[start : start + length].tolist()
         window = (partition, int(sent.offset[members[0]]), int(sent.offset[members[-1]]) + 1)
         taken.update(members)
         reached = members[: draw(st.integers(0, min(2, len(members) - 1)))]
@@ -80,8 +82,21 @@ def plans(draw):
         if i not in taken and successor not in taken:
             taken.update({i, successor})
             reordered.append(i)
-    return sent, Plan(mode, lost_at, duplicated_at, copied_again, unknown_present, unknown_absent, reordered,
-                      draw(st.integers(0, 3)), window, reached, watermark, draw(st.booleans()), aborted_read)
+    return sent, Plan(
+        mode,
+        lost_at,
+        duplicated_at,
+        copied_again,
+        unknown_present,
+        unknown_absent,
+        reordered,
+        draw(st.integers(0, 3)),
+        window,
+        reached,
+        watermark,
+        draw(st.booleans()),
+        aborted_read,
+    )
 
 
 def build(sent, plan: Plan):
@@ -116,16 +131,45 @@ def build(sent, plan: Plan):
         state = audit
     else:
         state = np.array(list(dict.fromkeys(i for i in audit.tolist() if i not in set(plan.watermark))), dtype=np.int64)
-    flow = Flow(topics, audit, state, phantom_key=np.arange(plan.phantoms) + 1000,
-                phantom_seq=np.zeros(plan.phantoms, np.int64))
+    flow = Flow(
+        topics, audit, state, phantom_key=np.arange(plan.phantoms) + 1000, phantom_seq=np.zeros(plan.phantoms, np.int64)
+    )
     history = []
     if plan.with_fault:
-        history += [{"ts_ms": T0 - 2000, "event": "fault_begun", "kind": "kill-driver", "target": "processor", "signal": "SIGKILL",
-                 "scope": "streamlet", "restarts": True, "recovers": True},
-                    {"ts_ms": T0 - 1000, "event": "fault_ended", "kind": "kill-driver", "target": "processor", "restarted": True}]
+        history += [
+            {
+                "ts_ms": T0 - 2000,
+                "event": "fault_begun",
+                "kind": "kill-driver",
+                "target": "processor",
+                "signal": "SIGKILL",
+                "scope": "streamlet",
+                "restarts": True,
+                "recovers": True,
+            },
+            {
+                "ts_ms": T0 - 1000,
+                "event": "fault_ended",
+                "kind": "kill-driver",
+                "target": "processor",
+                "restarted": True,
+            },
+        ]
     if end > first:
-        history += [{"ts_ms": T0 - 900, "event": "consumer_position", "streamlet": "ingress", "partitions": [["source", partition, first]]},
-                    {"ts_ms": T0 - 800, "event": "log_start_observed", "streamlet": "ingress", "partitions": [["source", partition, end, end + 99]]}]
+        history += [
+            {
+                "ts_ms": T0 - 900,
+                "event": "consumer_position",
+                "streamlet": "ingress",
+                "partitions": [["source", partition, first]],
+            },
+            {
+                "ts_ms": T0 - 800,
+                "event": "log_start_observed",
+                "streamlet": "ingress",
+                "partitions": [["source", partition, end, end + 99]],
+            },
+        ]
     return flow, history
 
 
@@ -138,9 +182,14 @@ def expected(sent, plan: Plan):
     duplicated = sum(len(v) for v in plan.duplicated_at.values()) + len(plan.aborted_read)
     unknown = len(plan.unknown_present) + len(plan.unknown_absent)
     counts = Counts(
-        acked=n - unknown, unknown=unknown, lost=retention_lost + unexplained + len(plan.watermark),
-        duplicated_deliveries=duplicated, duplicated_in_state=duplicated if plan.mode == "append" else 0,
-        phantom=plan.phantoms, reordered=len(plan.reordered))
+        acked=n - unknown,
+        unknown=unknown,
+        lost=retention_lost + unexplained + len(plan.watermark),
+        duplicated_deliveries=duplicated,
+        duplicated_in_state=duplicated if plan.mode == "append" else 0,
+        phantom=plan.phantoms,
+        reordered=len(plan.reordered),
+    )
     return counts, retention_lost, unexplained
 
 
@@ -158,18 +207,29 @@ def test_injected_anomalies_are_found_exactly(case):
     assert report.gaps == []
     assert report.counts == counts
     assert report.verdict == verdict(counts)
-    assert report.causes["lost"] == {"retention": retention_lost, "redeploy": 0, "topic_recreated": 0, "watermark": len(plan.watermark),
-                                     "query_failed": 0, "unexplained": unexplained}
+    assert report.causes["lost"] == {
+        "retention": retention_lost,
+        "redeploy": 0,
+        "topic_recreated": 0,
+        "watermark": len(plan.watermark),
+        "query_failed": 0,
+        "unexplained": unexplained,
+    }
     # Copies: every extra copy made at the hop where its producer wrote it again, inherited below it.
     made = [len(plan.duplicated_at[h]) + len(plan.copied_again.get(h, [])) for h in range(3)]
     for h, hop in enumerate(report.hops):
         extra = sum(made[: h + 1]) + len(plan.aborted_read)
-        assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), hop.name
+        assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), (
+            hop.name
+        )
     egress = report.hops[-1].copies
     kept = egress.extra if plan.mode == "append" else 0
     assert (egress.extra_in_state, egress.absorbed) == (kept, egress.extra - kept)
-    assert report.causes["duplicated"] == ({"replay_after_fault": sum(made), "unexplained": 0} if plan.with_fault
-                                           else {"replay_after_fault": 0, "unexplained": sum(made)}) | {"aborted_read": len(plan.aborted_read)}
+    assert report.causes["duplicated"] == (
+        {"replay_after_fault": sum(made), "unexplained": 0}
+        if plan.with_fault
+        else {"replay_after_fault": 0, "unexplained": sum(made)}
+    ) | {"aborted_read": len(plan.aborted_read)}
     if plan.with_fault:
         assert report.faults[0].redelivered == sum(made)
         assert report.faults[0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
@@ -181,14 +241,22 @@ def test_injected_anomalies_are_found_exactly(case):
         lost_first[HOP_NAMES[h]] += len(records)
     assert {h.name: h.first_seen["lost"] for h in report.hops} == lost_first
     assert {h.name: h.first_seen["duplicated"] for h in report.hops} == {
-        HOP_NAMES[h]: len(v) + (len(plan.aborted_read) if h == 0 else 0) for h, v in plan.duplicated_at.items()}
+        HOP_NAMES[h]: len(v) + (len(plan.aborted_read) if h == 0 else 0) for h, v in plan.duplicated_at.items()
+    }
     if plan.retention_window[2] > plan.retention_window[1]:
         [window] = report.retention
-        assert window["lost"] == retention_lost and window["reached_downstream"] == len(plan.retention_reached) and window["exact"]
+        assert (
+            window["lost"] == retention_lost
+            and window["reached_downstream"] == len(plan.retention_reached)
+            and window["exact"]
+        )
     # Every anomaly class that occurred has witnesses of that class, and only those classes do.
     classes = {w.anomaly for w in report.witnesses}
-    assert classes == {name for name in ("lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
-                       if getattr(counts, name)}
+    assert classes == {
+        name
+        for name in ("lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
+        if getattr(counts, name)
+    }
 
 
 def test_clean_evidence_has_no_anomaly(tmp_path):

@@ -47,8 +47,9 @@ def test_cli_up_produce_consume_down(tmp_path, brokers):
             producer.send("t", key=str(i % 4).encode(), value=str(i).encode())
         producer.flush()
         producer.close()
-        consumer = KafkaConsumer("t", bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                                 group_id="g", consumer_timeout_ms=10000)
+        consumer = KafkaConsumer(
+            "t", bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id="g", consumer_timeout_ms=10000
+        )
         values = sorted(int(r.value) for r in consumer)
         consumer.close()
         assert values == list(range(200))
@@ -62,11 +63,17 @@ def test_cli_up_produce_consume_down(tmp_path, brokers):
 
 def test_down_cleans_up_after_up_was_sigkilled(tmp_path):
     cluster_dir = tmp_path / "cluster"
-    up = subprocess.Popen(HARNESS + ["cluster", "up", "--brokers", "3", "--dir", str(cluster_dir)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    up = subprocess.Popen(
+        HARNESS + ["cluster", "up", "--brokers", "3", "--dir", str(cluster_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
-        wait_for(lambda: len(list((cluster_dir / "pids").glob("*.json"))) == 3 if (cluster_dir / "pids").exists() else False,
-                 timeout=60, what="three broker pid files")
+        wait_for(
+            lambda: len(list((cluster_dir / "pids").glob("*.json"))) == 3 if (cluster_dir / "pids").exists() else False,
+            timeout=60,
+            what="three broker pid files",
+        )
         up.send_signal(signal.SIGKILL)
         up.wait()
         records = _broker_pids(cluster_dir)
@@ -96,12 +103,18 @@ def test_retention_shrink_moves_log_start_and_old_offsets_are_gone(single):
         producer.flush()
         admin.alter_topic_config("r", {"retention.ms": "1000", "segment.ms": "200"})
         # the broker applies the controller's config record a moment later: describe may show the old one first
-        wait_for(lambda: admin.topic_config("r").get("retention.ms") == "1000", timeout=15,
-                 what="the broker to apply retention.ms=1000")
+        wait_for(
+            lambda: admin.topic_config("r").get("retention.ms") == "1000",
+            timeout=15,
+            what="the broker to apply retention.ms=1000",
+        )
         time.sleep(0.3)  # let the active segment age past segment.ms so the next append rolls it
         producer.send("r", value=b"100").get(timeout=10)
-        offsets = wait_for(lambda: [o for o in admin.offsets(["r"]) if o.log_start >= 100],
-                           timeout=30, what="retention to delete the first segment")
+        offsets = wait_for(
+            lambda: [o for o in admin.offsets(["r"]) if o.log_start >= 100],
+            timeout=30,
+            what="retention to delete the first segment",
+        )
         # Restore retention, then write a record that stays.
         admin.alter_topic_config("r", {"retention.ms": "600000", "segment.ms": "600000"})
         kept = producer.send("r", value=b"kept").get(timeout=10)
@@ -138,24 +151,44 @@ def test_sigkill_of_one_of_three_brokers_loses_no_acknowledged_record(tmp_path):
         with cluster.admin() as admin:
             admin.create_topic("acked", partitions=3, replication_factor=3)
             # The broker asked may not have the new topic's partitions yet: ask until one names a leader.
-            first = wait_for(lambda: next((p for t in admin._admin.describe_topics(["acked"]) for p in t["partitions"]
-                                           if p["partition_index"] == 0 and p["leader_id"] >= 0), None),
-                             timeout=30, what="a leader of partition 0 of the new topic")
+            first = wait_for(
+                lambda: next(
+                    (
+                        p
+                        for t in admin._admin.describe_topics(["acked"])
+                        for p in t["partitions"]
+                        if p["partition_index"] == 0 and p["leader_id"] >= 0
+                    ),
+                    None,
+                ),
+                timeout=30,
+                what="a leader of partition 0 of the new topic",
+            )
             leader = first["leader_id"]
         acked: list[int] = []
         failed: list[int] = []
         stop = threading.Event()
 
         def produce():
-            producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
-                                     retries=10, request_timeout_ms=10000, linger_ms=5)
+            producer = KafkaProducer(
+                bootstrap_servers=cluster.bootstrap_servers,
+                acks="all",
+                retries=10,
+                request_timeout_ms=10000,
+                linger_ms=5,
+            )
             n = 0
             while not stop.is_set():
+
                 def on_ok(_, n=n):
                     acked.append(n)
+
                 def on_err(_, n=n):
                     failed.append(n)
-                producer.send("acked", key=str(n % 6).encode(), value=str(n).encode()).add_callback(on_ok).add_errback(on_err)
+
+                producer.send("acked", key=str(n % 6).encode(), value=str(n).encode()).add_callback(on_ok).add_errback(
+                    on_err
+                )
                 n += 1
                 time.sleep(0.002)
             producer.flush(timeout=60)
@@ -220,7 +253,9 @@ def test_the_generator_sends_exactly_rate_times_duration_records(single, tmp_pat
         admin.create_topic("gen", partitions=2)
     for rate, duration in [(200, 6), (150, 7), (180, 7), (37.5, 4)]:
         log = tmp_path / f"acks-{rate}.csv"
-        summary = run(WorkloadSettings(single.bootstrap_servers, "gen", str(log), rate=rate, duration_s=duration, keys=3))
+        summary = run(
+            WorkloadSettings(single.bootstrap_servers, "gen", str(log), rate=rate, duration_s=duration, keys=3)
+        )
         lines = log.read_text().splitlines()[1:]
         assert summary["sent"] == len(lines) == round(rate * duration), (rate, duration)
         assert sum(",acked," in line for line in lines) == summary["acked"] == round(rate * duration)

@@ -32,15 +32,19 @@ def test_a_source_record_round_trips_in_either_codec(key, seq, event_ms, payload
         assert value_decoder(codec, SOURCE_RECORD)(value_encoder(codec, SOURCE_RECORD)(record)) == record
 
 
-@given(batches=st.none() | st.dictionaries(st.text(min_size=1, max_size=10), longs, max_size=4),
-       millis=st.integers(min_value=0, max_value=4_102_444_800_000))
+@given(
+    batches=st.none() | st.dictionaries(st.text(min_size=1, max_size=10), longs, max_size=4),
+    millis=st.integers(min_value=0, max_value=4_102_444_800_000),
+)
 def test_an_avro_record_reads_back_as_the_json_codec_writes_it(batches, millis):
     """A dump is the same JSON whatever the codec: timestamps as Spark's to_json writes them (UTC, milliseconds)."""
     event_time = datetime.fromtimestamp(millis / 1000, timezone.utc)
     record = {"key": "k1", "seq": 7, "event_time": event_time, "payload": None, "batches": batches}
     decoded = value_decoder("avro", SEQ_RECORD)(value_encoder("avro", SEQ_RECORD)(record))
     assert decoded["event_time"] == event_time.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
-    assert {k: v for k, v in decoded.items() if k != "event_time"} == {k: v for k, v in record.items() if k != "event_time"}
+    assert {k: v for k, v in decoded.items() if k != "event_time"} == {
+        k: v for k, v in record.items() if k != "event_time"
+    }
 
 
 @pytest.mark.parametrize("value", [b"", b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", b'{"key": "k1", "seq": 1}'])
@@ -75,7 +79,10 @@ def test_an_avro_pipeline_under_kills_makes_and_absorbs_copies_as_the_json_one_d
     assert report.counts.acked == len(acked(run_dir)) > 0
     assert report.verdict == "effectively-exactly-once" and report.passed
     hops = {h.name: h for h in report.hops}
-    assert [(h.name, h.verdict) for h in report.hops] == [("ingested", "exactly-once"), ("relayed", "at-least-once"),
-                                                          ("egress", "effectively-exactly-once")]
+    assert [(h.name, h.verdict) for h in report.hops] == [
+        ("ingested", "exactly-once"),
+        ("relayed", "at-least-once"),
+        ("egress", "effectively-exactly-once"),
+    ]
     assert report.counts.lost == 0 and hops["relayed"].copies.made_here > 0
     assert hops["egress"].copies.extra_in_state == 0 and hops["egress"].copies.absorbed > 0

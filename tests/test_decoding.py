@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-PLANS = textwrap.dedent('''
+PLANS = textwrap.dedent("""
     import json
     from pyspark.sql import functions as F
     from harness.spark.session import spark_session
@@ -48,21 +48,27 @@ PLANS = textwrap.dedent('''
                                     "text": [r[0] for r in df.orderBy("offset").select(batch_map_json(df)).collect()]}
     spark.stop()
     print("RESULT " + json.dumps(result))
-''')
+""")
 
 
 @pytest.fixture(scope="module")
 def forms() -> dict:
-    done = subprocess.run([sys.executable, "-c", PLANS], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", PLANS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 @pytest.mark.e2e
 def test_a_filter_on_decoded_fields_does_not_decode_the_record_again(forms):
-    assert forms["plain"]["decoders_when_filtered"] > 1  # what the optimizer makes of a plain selection: a copy per predicate
+    # what the optimizer makes of a plain selection: a copy per predicate
+    assert forms["plain"]["decoders_when_filtered"] > 1
     assert forms["once"]["decoders_when_filtered"] == 1
     assert forms["once"]["filtered"] == forms["plain"]["filtered"] == [["a", 1, 0]]
 
@@ -80,5 +86,8 @@ def test_an_egress_reading_the_stamps_as_text_keeps_what_the_map_encoded_again_g
     """The egresses read `batches` as the record's JSON text (ctx.read stamps_as_text): the audit must get the same
     text as from the map, spacing and all, and "{}" where a record has no stamps."""
     assert (forms["stamps_map"]["type"], forms["stamps_text"]["type"]) == ("map<string,bigint>", "string")
-    assert forms["stamps_text"]["text"] == forms["stamps_map"]["text"] == [
-        '{"ingress":12,"processor":15}', '{"ingress":7}', "{}", "{}", "{}"]
+    assert (
+        forms["stamps_text"]["text"]
+        == forms["stamps_map"]["text"]
+        == ['{"ingress":12,"processor":15}', '{"ingress":7}', "{}", "{}", "{}"]
+    )

@@ -66,10 +66,15 @@ def test_broker_containers_killed_paused_and_stopped_lose_nothing_acknowledged(e
 
     events = _history(run_dir)
     assert [(e["kind"], e["target"]) for e in events if e["event"] == "fault_begun"] == [
-        ("broker-kill", "broker-2"), ("broker-pause", "broker-3"), ("broker-stop", "broker-1")]
+        ("broker-kill", "broker-2"),
+        ("broker-pause", "broker-3"),
+        ("broker-stop", "broker-1"),
+    ]
     [paused] = [e for e in events if e["event"] == "process_paused"]
     assert "docker pause" in paused["signal"]
-    restarted = {e["process"]: e["pid"] for e in events if e["event"] == "process_started" and e.get("role") == "broker"}
+    restarted = {
+        e["process"]: e["pid"] for e in events if e["event"] == "process_started" and e.get("role") == "broker"
+    }
     assert restarted.keys() == {"broker-1", "broker-2", "broker-3"} and all(restarted.values())
 
     report = json.loads((run_dir / "report.json").read_text())
@@ -122,16 +127,29 @@ def compose(engine, tmp_path):
 
 
 def _kafka_1(engine, project: str):
-    [container] = engine.containers.list(filters={"label": [f"com.docker.compose.project={project}",
-                                                            "com.docker.compose.service=kafka-1"]})
+    [container] = engine.containers.list(
+        filters={"label": [f"com.docker.compose.project={project}", "com.docker.compose.service=kafka-1"]}
+    )
     return container
 
 
 def test_docker_compose_runs_the_harness_in_a_container_against_its_broker(engine, compose, tmp_path):
     run, bootstrap, project = compose
     run_dir = tmp_path / "run"  # mounted into the harness's container at its own path, as the repository is
-    result = run("run", "--rm", "-v", f"{tmp_path}:{tmp_path}", "harness", "run", "scenarios/compose.yaml",
-                 "--bootstrap-servers", bootstrap, "--out", str(run_dir), timeout=600)
+    result = run(
+        "run",
+        "--rm",
+        "-v",
+        f"{tmp_path}:{tmp_path}",
+        "harness",
+        "run",
+        "scenarios/compose.yaml",
+        "--bootstrap-servers",
+        bootstrap,
+        "--out",
+        str(run_dir),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     report = json.loads((run_dir / "report.json").read_text())
     assert satisfies(report["verdict"]["end_to_end"], "effectively-exactly-once") and report["counts"]["lost"] == 0
@@ -145,16 +163,26 @@ def test_docker_compose_runs_the_harness_in_a_container_against_its_broker(engin
 def test_a_compose_brokers_container_is_faulted_by_name_and_nothing_else_is_touched(engine, compose, tmp_path):
     run, bootstrap, project = compose
     broker = _kafka_1(engine, project)
-    bystander = engine.containers.run(images.base_image().tag, ["sleep", "600"], detach=True, network_mode="host",
-                                      labels={"harness-test": "bystander"})
+    bystander = engine.containers.run(
+        images.base_image().tag,
+        ["sleep", "600"],
+        detach=True,
+        network_mode="host",
+        labels={"harness-test": "bystander"},
+    )
     try:
         bystander.reload()
         before = (bystander.status, bystander.attrs["State"]["StartedAt"], bystander.attrs["State"]["Pid"])
         assert before[0] == "running"
         scenario = yaml.safe_load((ROOT / "scenarios" / "compose.yaml").read_text())
-        scenario.update(name="compose-faulted", cluster={"bootstrap_servers": bootstrap, "docker": {"containers": [broker.name]}},
-                        faults=[{"kind": "broker-pause", "target": "broker-1", "start_s": 8, "paused_s": 6},
-                                {"kind": "broker-stop", "target": "broker-1", "start_s": 18, "down_s": 1}])
+        scenario.update(
+            name="compose-faulted",
+            cluster={"bootstrap_servers": bootstrap, "docker": {"containers": [broker.name]}},
+            faults=[
+                {"kind": "broker-pause", "target": "broker-1", "start_s": 8, "paused_s": 6},
+                {"kind": "broker-stop", "target": "broker-1", "start_s": 18, "down_s": 1},
+            ],
+        )
         scenario["workload"].update(duration_s=20, after_faults_s=5)
         path = tmp_path / "faulted.yaml"
         path.write_text(yaml.safe_dump(scenario))

@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.faults.kinds.broker_kill import kill_broker
-from harness.faults.kinds.broker_pause import pause_broker
+from harness.checker.check import check_run
 from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError
+from harness.faults.kinds.broker_kill import kill_broker
+from harness.faults.kinds.broker_pause import pause_broker
 from harness.runner.console import Console
 from harness.runner.pipeline import PipelineRun
-from harness.checker.check import check_run
 from harness.runner.run import run_scenario
 from harness.scenario.model import parse_scenario
 from harness.waiting import wait_for
@@ -67,19 +67,28 @@ def test_a_paused_broker_stops_answering_then_answers_again_and_a_killed_one_com
         kill_broker(run, "broker-1", down_s=1.0)
         assert broker.pid != old_pid and answers(run.kafka)
     events = [(e["event"], e.get("kind")) for e in history(tmp_path / "run")]
-    for expected in [("fault_begun", "broker-pause"), ("process_paused", None), ("process_resumed", None),
-                     ("fault_ended", "broker-pause"), ("fault_begun", "broker-kill"), ("process_killed", None),
-                     ("fault_ended", "broker-kill")]:
+    for expected in [
+        ("fault_begun", "broker-pause"),
+        ("process_paused", None),
+        ("process_resumed", None),
+        ("fault_ended", "broker-pause"),
+        ("fault_begun", "broker-kill"),
+        ("process_killed", None),
+        ("fault_ended", "broker-kill"),
+    ]:
         assert expected in events
 
 
 def _records_in(run_dir, topic: str) -> set[tuple[str, int]]:
     """(key, seq) of every record in a topic dump."""
-    return {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / f"{topic}.jsonl").open())}
+    return {
+        (r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / f"{topic}.jsonl").open())
+    }
 
 
 def _assert_lost_to_retention_exactly(run_dir, expected_lost: set, first_hop: str):
-    """The egress lost exactly `expected_lost` (counted from its table), and the checker says so: every one retention."""
+    """The egress lost exactly `expected_lost` (counted from its table), and the checker says so: every one
+    retention."""
     stored = set(egress_counts(run_dir, "egress", "records"))
     assert expected_lost and acked(run_dir) - stored == expected_lost
     report = check_run(run_dir)
@@ -92,8 +101,11 @@ def _assert_lost_to_retention_exactly(run_dir, expected_lost: set, first_hop: st
 
 
 def _retention_scenario(fail_on_data_loss: bool) -> dict:
-    return {**TWO_STEP, "source_options": {"ingress": {"fail_on_data_loss": fail_on_data_loss}},
-            "faults": [{"kind": "retention-shrink", "target": "ingress", "start_s": 8}]}
+    return {
+        **TWO_STEP,
+        "source_options": {"ingress": {"fail_on_data_loss": fail_on_data_loss}},
+        "faults": [{"kind": "retention-shrink", "target": "ingress", "start_s": 8}],
+    }
 
 
 def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_start_jump(tmp_path):
@@ -102,8 +114,12 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
     events = history(run_dir)
     committed = {(t, p): o for t, p, o in next(e for e in events if e["event"] == "consumer_position")["partitions"]}
-    resumed = {(t, p): start for t, p, start, _ in next(e for e in events if e["event"] == "log_start_observed")["partitions"]}
-    assert any(resumed[tp] > committed[tp] for tp in committed), "retention must delete records the ingress had not read"
+    resumed = {
+        (t, p): start for t, p, start, _ in next(e for e in events if e["event"] == "log_start_observed")["partitions"]
+    }
+    assert any(resumed[tp] > committed[tp] for tp in committed), (
+        "retention must delete records the ingress had not read"
+    )
 
     # The sampled log-start offsets jump during the fault (they were 0 before it).
     samples = [e for e in events if e["event"] == "offsets"]
@@ -120,25 +136,44 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     # committed position and the log-start at resume, except what the batch interrupted by the stop
     # had already written downstream before its commit.
     acks = pd.read_csv(run_dir / "acks.csv")
-    deleted = acks[[committed[("source", p)] <= o < resumed[("source", p)] for p, o in zip(acks.partition, acks.offset)]]
+    deleted = acks[
+        [committed[("source", p)] <= o < resumed[("source", p)] for p, o in zip(acks.partition, acks.offset)]
+    ]
     # The checker finds the same loss and attributes every lost record to retention, exactly.
-    _assert_lost_to_retention_exactly(run_dir, set(zip(deleted.key, deleted.seq)) - _records_in(run_dir, "ingested"), "ingested")
+    _assert_lost_to_retention_exactly(
+        run_dir, set(zip(deleted.key, deleted.seq)) - _records_in(run_dir, "ingested"), "ingested"
+    )
 
 
 def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_deleted_on_the_intermediate_topic(tmp_path):
     """3 brokers; the processor (reading the intermediate topic `ingested`) is stopped and retention deletes what it
     had not read. Counted here from the raw evidence: the run's recording of `ingested` (every record written to it),
     the committed position and the log start at resume (history), the segments left on the brokers' disks, the
-    processor's output (topic dump) and the egress's table. The checker must find the same loss, all of it retention, exactly."""
+    processor's output (topic dump) and the egress's table. The checker must find the same loss, all of it
+    retention, exactly."""
     run_dir = tmp_path / "run"
     scenario = {
-        "name": "retention-mid", "cluster": {"brokers": 3},
+        "name": "retention-mid",
+        "cluster": {"brokers": 3},
         "blueprint": {
-            "streamlets": {"ingress": {"kind": "ingress"}, "processor": {"kind": "processor"},
-                           "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+            "streamlets": {
+                "ingress": {"kind": "ingress"},
+                "processor": {"kind": "processor"},
+                "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
+            },
             "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
-            "topics": {"ingress.out": {"name": "ingested", "replication": 3}, "processor.out": {"name": "processed", "replication": 3}}},
-        "workload": {"topic": {"name": "source", "replication": 3}, "rate": 200, "duration_s": 15, "after_faults_s": 5, "keys": 8},
+            "topics": {
+                "ingress.out": {"name": "ingested", "replication": 3},
+                "processor.out": {"name": "processed", "replication": 3},
+            },
+        },
+        "workload": {
+            "topic": {"name": "source", "replication": 3},
+            "rate": 200,
+            "duration_s": 15,
+            "after_faults_s": 5,
+            "keys": 8,
+        },
         "source_options": {"processor": {"fail_on_data_loss": False}},
         # Retention of 5 s, not 1: the ingress goes on writing `ingested`, and the run's recording of it (the
         # test's count) must read each record before retention deletes it, on a machine busy with other runs.
@@ -152,24 +187,38 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
     observed = next(e for e in events if e["event"] == "log_start_observed")
     resumed = {(t, p): start for t, p, start, _ in observed["partitions"]}
     assert set(committed) == {("ingested", 0), ("ingested", 1)}
-    assert any(resumed[tp] > committed[tp] for tp in committed), "retention must delete records the processor had not read"
+    assert any(resumed[tp] > committed[tp] for tp in committed), (
+        "retention must delete records the processor had not read"
+    )
 
     # The run recorded `ingested` as it was written, so its dump still has the records retention deleted since.
     recorded = [json.loads(line) for line in (run_dir / "topics" / "ingested.jsonl").open()]
     assert [r["offset"] for r in recorded if r["partition"] == 0][0] == 0, "recorded from the first offset"
-    deleted = {(r["value"]["key"], r["value"]["seq"]) for r in recorded
-               if committed[("ingested", r["partition"])] <= r["offset"] < resumed[("ingested", r["partition"])]}
+    deleted = {
+        (r["value"]["key"], r["value"]["seq"])
+        for r in recorded
+        if committed[("ingested", r["partition"])] <= r["offset"] < resumed[("ingested", r["partition"])]
+    }
     assert deleted
-    for (_, partition), start in resumed.items():  # they are gone from the broker: only the segment holding the log start
-        for node in (run_dir / "cluster").glob("node-*"):  # may begin below it (a follower rolls its segments at its own offsets)
+    for (
+        _,
+        partition,
+    ), start in resumed.items():  # they are gone from the broker: only the segment holding the log start
+        for node in (run_dir / "cluster").glob(
+            "node-*"
+        ):  # may begin below it (a follower rolls its segments at its own offsets)
             segments = sorted((node / "data" / f"ingested-{partition}").glob("*.log"))
             assert len([s for s in segments if int(s.stem) < start]) <= 1, (node.name, partition, start, segments)
-    expected_lost = deleted - _records_in(run_dir, "processed")  # minus what the batch the stop interrupted wrote before its commit
+    # minus what the batch the stop interrupted wrote before its commit
+    expected_lost = deleted - _records_in(run_dir, "processed")
     report, window = _assert_lost_to_retention_exactly(run_dir, expected_lost, "processed")
     assert window["topic"] == "ingested" and window["acked_in_window"] == len(deleted)
     assert report.passed
-    print(f"retention on an intermediate topic: recorded {len(recorded)}, deleted {len(deleted)}, "
-          f"reached downstream {len(deleted) - len(expected_lost)}, lost {len(expected_lost)}, attributed {report.causes['lost']['retention']}")
+    print(
+        f"retention on an intermediate topic: recorded {len(recorded)}, deleted {len(deleted)}, "
+        f"reached downstream {len(deleted) - len(expected_lost)}, lost {len(expected_lost)}, attributed "
+        f"{report.causes['lost']['retention']}"
+    )
 
 
 def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_says_so(tmp_path):
@@ -182,8 +231,10 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
     report = check_run(run_dir)
     assert [f["streamlet"] for f in report.query_failures] == ["ingress"]
     assert "data may have been lost" in report.query_failures[0]["error"].lower()
-    assert report.counts.lost > 0 and report.causes["lost"]["query_failed"] + report.causes["lost"]["retention"] == report.counts.lost
-
+    assert (
+        report.counts.lost > 0
+        and report.causes["lost"]["query_failed"] + report.causes["lost"]["retention"] == report.counts.lost
+    )
 
 
 MODES = ("append", "upsert", "dedup", "transactional")
@@ -197,14 +248,19 @@ KILLS_AFTER_WRITE = {
     # from a temporary package): one run costs one start-up.
     "name": "kill-after-write",
     "blueprint": {
-        "streamlets": {"ingress": {"kind": "ingress"},
-                       **{f"egress-{m}": {"kind": "egress", "settings": {"mode": m}} for m in MODES}},
+        "streamlets": {
+            "ingress": {"kind": "ingress"},
+            **{f"egress-{m}": {"kind": "egress", "settings": {"mode": m}} for m in MODES},
+        },
         "connections": {"ingress.out": [f"egress-{m}.in" for m in MODES]},
         "topics": {"ingress.out": {"name": "ingested"}},
     },
     "workload": {"rate": 30, "duration_s": 34, "after_faults_s": 8, "keys": 4},
-    "faults": [{"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
-               for i, m in enumerate(MODES)] + [PARTITION],
+    "faults": [
+        {"kind": "kill-driver", "target": f"egress-{m}", "start_s": 5 + i, "at": "after-write", "restart_after_s": 1}
+        for i, m in enumerate(MODES)
+    ]
+    + [PARTITION],
 }
 
 
@@ -216,13 +272,20 @@ def kills_after_write(tmp_path_factory):
     (root / "plugins" / package).mkdir(parents=True)
     (root / "plugins" / package / "__init__.py").write_text("")
     shutil.copy(ROOT / "examples" / "faults" / "freeze.py", root / "plugins" / package / "freeze.py")
-    scenario = {**KILLS_AFTER_WRITE, "imports": [str(root / "plugins")],
-                "faults": KILLS_AFTER_WRITE["faults"] + [{"kind": f"{package}.freeze:KIND", "target": "ingress",
-                                                          "start_s": 30, "frozen_s": 4}]}
+    scenario = {
+        **KILLS_AFTER_WRITE,
+        "imports": [str(root / "plugins")],
+        "faults": KILLS_AFTER_WRITE["faults"]
+        + [{"kind": f"{package}.freeze:KIND", "target": "ingress", "start_s": 30, "frozen_s": 4}],
+    }
     run_dir = root / "run"
     summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
     assert summary.status == "complete" and summary.faults_played == len(MODES) + 2 and not summary.failed_streamlets
-    held = {e["target"]: e["held_batch"] for e in history(run_dir) if e["event"] == "fault_begun" and e["kind"] == "kill-driver"}
+    held = {
+        e["target"]: e["held_batch"]
+        for e in history(run_dir)
+        if e["event"] == "fault_begun" and e["kind"] == "kill-driver"
+    }
     assert set(held) == {f"egress-{m}" for m in MODES}
     return run_dir, held, check_run(run_dir)
 
@@ -240,7 +303,9 @@ def test_a_kill_after_the_write_makes_append_store_that_batch_twice_and_upsert_a
 
     hops = {h.name: h for h in report.hops}
     assert hops["ingested"].verdict == "exactly-once"
-    assert hops["egress-append"].verdict == "at-least-once" and hops["egress-append"].counts.duplicated_in_state == len(held_records)
+    assert hops["egress-append"].verdict == "at-least-once" and hops["egress-append"].counts.duplicated_in_state == len(
+        held_records
+    )
     assert hops["egress-upsert"].verdict == "effectively-exactly-once" and hops["egress-upsert"].counts.lost == 0
     # End to end over every egress: the weakest one (append) decides.
     assert report.verdict == "at-least-once" and report.counts.lost == 0
@@ -267,7 +332,6 @@ def test_a_kill_after_the_write_is_absorbed_by_dedup_and_transactional(kills_aft
     assert report.causes["duplicated"]["unexplained"] == 0
 
 
-
 def _batch_started_ms(event: dict) -> int:
     """When a progress event's batch was triggered (Spark's `timestamp`, ISO 8601 UTC)."""
     return int(datetime.fromisoformat(event["progress"]["timestamp"].replace("Z", "+00:00")).timestamp() * 1000)
@@ -281,7 +345,11 @@ def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothi
     assert begun["target"] == "egress-upsert" and begun["partition"] is True and begun["scope"] == "streamlet"
     assert 19_500 <= ended["ts_ms"] - begun["ts_ms"] <= 25_000
     # The proxy says when it cut the link and when it healed it.
-    applied = [json.loads(line) for line in (run_dir / "logs" / "network-proxy.log").read_text().splitlines() if '"applied"' in line]
+    applied = [
+        json.loads(line)
+        for line in (run_dir / "logs" / "network-proxy.log").read_text().splitlines()
+        if '"applied"' in line
+    ]
     assert [a["applied"].get("partition", False) for a in applied] == [True, False]
 
     # Independent of the checker, from the egress's own progress events: no batch that started while the link
@@ -290,8 +358,13 @@ def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothi
     batches = [e for e in progress if e.get("event") == "progress"]
     assert not [e for e in batches if begun["ts_ms"] < _batch_started_ms(e) and e["ts_ms"] < ended["ts_ms"]]
     assert any(e["ts_ms"] > ended["ts_ms"] and e["progress"]["numInputRows"] > 0 for e in batches)
-    assert not [e for e in events if e["event"] == "process_started" and e.get("streamlet") == "egress-upsert"
-                and begun["ts_ms"] <= e["ts_ms"] <= ended["ts_ms"]]
+    assert not [
+        e
+        for e in events
+        if e["event"] == "process_started"
+        and e.get("streamlet") == "egress-upsert"
+        and begun["ts_ms"] <= e["ts_ms"] <= ended["ts_ms"]
+    ]
     stored = egress_counts(run_dir, "egress-upsert", "records")
     assert set(stored) == acked(run_dir) and set(stored.values()) == {1}, "nothing lost, nothing stored twice"
 
@@ -307,12 +380,16 @@ def test_a_fault_kind_of_ones_own_is_loaded_by_module_and_attr_and_played(kills_
     fault = next(f for f in report.faults if f.kind == "freeze-driver")
     assert fault.end_ms - fault.start_ms >= 4000 and fault.recovery_s is not None
 
+
 def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_says_so(tmp_path):
     """The egress is redeployed without its checkpoint, from `latest`: the records appended to its
     input while it was down are never read. Lost = exactly those, attributed to the redeploy."""
     run_dir = tmp_path / "run"
-    scenario = {**TWO_STEP, "faults": [{"kind": "redeploy", "target": "egress", "start_s": 8, "starting": "latest", "down_s": 4}],
-                "expectations": {"lost_causes": ["redeploy"]}}
+    scenario = {
+        **TWO_STEP,
+        "faults": [{"kind": "redeploy", "target": "egress", "start_s": 8, "starting": "latest", "down_s": 4}],
+        "expectations": {"lost_causes": ["redeploy"]},
+    }
     summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
     assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
     assert (run_dir / "checkpoints-retired" / "egress-1").is_dir()
@@ -320,11 +397,17 @@ def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_sa
     # Independent of the checker: from the history, the position the egress had committed; from the new
     # checkpoint, the offsets its new query started at (`latest` resolved); between them, what it skipped,
     # except what a batch the stop interrupted (one still running 5 s after SIGTERM) wrote before its commit.
-    committed = {p: o for t, p, o in next(e for e in history(run_dir) if e["event"] == "consumer_position")["partitions"]}
+    committed = {
+        p: o for t, p, o in next(e for e in history(run_dir) if e["event"] == "consumer_position")["partitions"]
+    }
     initial = (run_dir / "checkpoints" / "egress" / "main" / "sources" / "0" / "0").read_text().splitlines()[-1]
     start = {int(p): o for p, o in json.loads(initial)["ingested"].items()}
     ingested = [json.loads(line) for line in (run_dir / "topics" / "ingested.jsonl").open()]
-    skipped = {(r["value"]["key"], r["value"]["seq"]) for r in ingested if committed[r["partition"]] <= r["offset"] < start[r["partition"]]}
+    skipped = {
+        (r["value"]["key"], r["value"]["seq"])
+        for r in ingested
+        if committed[r["partition"]] <= r["offset"] < start[r["partition"]]
+    }
     stored = set(egress_counts(run_dir, "egress", "records"))
     expected_lost = skipped - stored
     assert expected_lost, "records must have arrived while the egress was down"

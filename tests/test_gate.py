@@ -28,8 +28,10 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     for name in ("retention-shorter-than-downtime", "topic-recreated"):
         (suite / f"a-{name}.yaml").write_text((CAVEATS / f"{name}.yaml").read_text())
     # No fault can re-deliver anything here, so asking for re-deliveries must fail the gate.
-    (suite / "b-wants-duplicates.yaml").write_text(GOOD.replace("name: ok", "name: wants-duplicates")
-                                                   + "expectations: {max_lost: 0, min_duplicated_deliveries: 1}\n")
+    (suite / "b-wants-duplicates.yaml").write_text(
+        GOOD.replace("name: ok", "name: wants-duplicates")
+        + "expectations: {max_lost: 0, min_duplicated_deliveries: 1}\n"
+    )
     out = tmp_path / "out"
     result = run_harness("gate", str(suite), "--out", str(out), timeout=900)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -39,7 +41,9 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     names = ["a-retention-shorter-than-downtime", "a-topic-recreated", "b-wants-duplicates"]
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
     assert [s.get("name") for s in suites] == names
-    failed = {(s.get("name"), c.get("name")) for s in suites for c in s.findall("testcase") if c.find("failure") is not None}
+    failed = {
+        (s.get("name"), c.get("name")) for s in suites for c in s.findall("testcase") if c.find("failure") is not None
+    }
     assert failed == {("b-wants-duplicates", "min_duplicated_deliveries")}
 
     summary = json.loads((out / "summary.json").read_text())
@@ -49,13 +53,17 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     # and the re-created source topic lost what the ingress skipped.
     for name in ("a-retention-shorter-than-downtime", "a-topic-recreated"):
         assert rows[name]["passed"] and rows[name]["verdict"] == "at-most-once", name
-    assert not rows["b-wants-duplicates"]["passed"] and rows["b-wants-duplicates"]["failed_expectations"] == ["min_duplicated_deliveries"]
+    assert not rows["b-wants-duplicates"]["passed"] and rows["b-wants-duplicates"]["failed_expectations"] == [
+        "min_duplicated_deliveries"
+    ]
     # Counted here from the raw evidence: the egress's table against the ack log, and every lost record must be
     # in the run's recording of `ingested` below the log start the sampler saw for its partition.
     run_dir = out / "a-retention-shorter-than-downtime"
     lost = acked(run_dir) - set(egress_counts(run_dir, "egress", "records"))
-    recorded = {(r["value"]["key"], r["value"]["seq"]): (r["partition"], r["offset"])
-                for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())}
+    recorded = {
+        (r["value"]["key"], r["value"]["seq"]): (r["partition"], r["offset"])
+        for r in map(json.loads, (run_dir / "topics" / "ingested.jsonl").open())
+    }
     log_start = {}
     for event in map(json.loads, (run_dir / "history.jsonl").open()):
         for topic, partition, start, _ in event.get("partitions", []) if event["event"] == "offsets" else []:
@@ -79,11 +87,19 @@ def _odd_losses(out: Path) -> str:
     lines = []
     for run_dir in sorted(p for p in out.iterdir() if (p / "report.json").is_file()):
         report = json.loads((run_dir / "report.json").read_text())
-        lost = list(csv.DictReader((run_dir / "anomalies" / "lost.csv").open())) if (run_dir / "anomalies" / "lost.csv").is_file() else []
+        lost = (
+            list(csv.DictReader((run_dir / "anomalies" / "lost.csv").open()))
+            if (run_dir / "anomalies" / "lost.csv").is_file()
+            else []
+        )
         causes = [row["cause"] for row in lost]
         odd = [row for row in lost if row["cause"] != max(set(causes), key=causes.count)][:10]
         sent = {(r["key"], r["seq"]): r for r in csv.DictReader((run_dir / "acks.csv").open())} if odd else {}
-        events = [e for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] in ("topic_recreated", "fault_begun", "fault_ended")]
+        events = [
+            e
+            for e in map(json.loads, (run_dir / "history.jsonl").open())
+            if e["event"] in ("topic_recreated", "fault_begun", "fault_ended")
+        ]
         if odd or report["gaps"]:
             lines.append(f"\n{run_dir.name}: gaps {report['gaps']}; events {events}")
             lines += [f"  {row} sent {sent.get((row['key'], row['seq']))}" for row in odd]
@@ -98,7 +114,10 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
     (skipped for certain), and nothing but those and the old records from C (the batch in flight may not have read
     them before the topic went)."""
     log = (run_dir / "logs" / "streamlet-ingress.log").read_text()
-    changed = {int(p): (int(x), int(y)) for p, x, y in re.findall(r"Partition source-(\d+)'s offset was changed from (\d+) to (\d+)", log)}
+    changed = {
+        int(p): (int(x), int(y))
+        for p, x, y in re.findall(r"Partition source-(\d+)'s offset was changed from (\d+) to (\d+)", log)
+    }
     assert changed, "Spark logged no offset that went back"
     [event] = [e for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] == "topic_recreated"]
     committed = {int(p): int(o) for _, p, o in event["read_to"]}

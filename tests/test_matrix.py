@@ -74,7 +74,9 @@ def test_each_cell_is_the_base_patched_by_its_row_and_column_without_the_base_ex
     assert spec.rows == ("append",) and spec.columns == ("no fault", "kill after a write") and spec.seeds() == [1]
     killed = spec.cell("append", "kill after a write")
     assert killed.scenario.blueprint.streamlets["egress"].settings["mode"] == "append"
-    assert [r.kind for r in killed.scenario.faults] == ["kill-driver"] and not spec.cell("append", "no fault").scenario.faults
+    assert [r.kind for r in killed.scenario.faults] == ["kill-driver"] and not spec.cell(
+        "append", "no fault"
+    ).scenario.faults
     assert killed.slug == "append--kill-after-a-write" and "expectations" not in killed.raw
     assert load_matrix(tmp_path / "m.yaml").digest == spec.digest
     (tmp_path / "m.yaml").write_text(SMALL.replace("duration_s: 10", "duration_s: 11"))
@@ -86,19 +88,37 @@ def test_the_shipped_matrix_is_valid():
     assert len(spec.rows) >= 4 and len(spec.columns) >= 5 and spec.repeats >= 2
 
 
-@pytest.mark.parametrize("matrix, message", [
-    (SMALL.replace("base: base.yaml\n", ""), "m.yaml: matrix.base: required field is missing"),
-    (SMALL.replace("base: base.yaml", "base: nowhere.yaml"), "m.yaml: matrix.base: "),
-    (SMALL + "colour: red\n", "m.yaml: matrix.colour: unknown field"),
-    (SMALL.replace("mode: append", "mode: sideways"),
-     "m.yaml: cell 'append' x 'no fault': blueprint.streamlets.egress.settings.mode: "),
-    (SMALL.replace("target: egress", "target: nobody"), "m.yaml: cell 'append' x 'kill after a write': faults[0].target: "),
-    (SMALL.replace("  no fault: {faults: []}", "  no fault: [1, 2]"), "m.yaml: matrix.columns.no fault: expected a mapping"),
-    (SMALL.replace("  no fault: {faults: []}", "  No Fault!: {}\n  no fault: {faults: []}"), "names the same folder as"),
-    (SMALL.replace("duration_s: 10", "repeats: 0"), "m.yaml: matrix.repeats: expected a value from 1"),
-    (SMALL.replace("rows:\n  append: {blueprint: {streamlets: {egress: {settings: {mode: append}}}}}", "rows: {}"),
-     "m.yaml: matrix.rows: expected at least one entry"),
-])
+@pytest.mark.parametrize(
+    "matrix, message",
+    [
+        (SMALL.replace("base: base.yaml\n", ""), "m.yaml: matrix.base: required field is missing"),
+        (SMALL.replace("base: base.yaml", "base: nowhere.yaml"), "m.yaml: matrix.base: "),
+        (SMALL + "colour: red\n", "m.yaml: matrix.colour: unknown field"),
+        (
+            SMALL.replace("mode: append", "mode: sideways"),
+            "m.yaml: cell 'append' x 'no fault': blueprint.streamlets.egress.settings.mode: ",
+        ),
+        (
+            SMALL.replace("target: egress", "target: nobody"),
+            "m.yaml: cell 'append' x 'kill after a write': faults[0].target: ",
+        ),
+        (
+            SMALL.replace("  no fault: {faults: []}", "  no fault: [1, 2]"),
+            "m.yaml: matrix.columns.no fault: expected a mapping",
+        ),
+        (
+            SMALL.replace("  no fault: {faults: []}", "  No Fault!: {}\n  no fault: {faults: []}"),
+            "names the same folder as",
+        ),
+        (SMALL.replace("duration_s: 10", "repeats: 0"), "m.yaml: matrix.repeats: expected a value from 1"),
+        (
+            SMALL.replace(
+                "rows:\n  append: {blueprint: {streamlets: {egress: {settings: {mode: append}}}}}", "rows: {}"
+            ),
+            "m.yaml: matrix.rows: expected at least one entry",
+        ),
+    ],
+)
 def test_a_bad_matrix_is_one_line_naming_the_file_the_cell_and_the_field(tmp_path, matrix, message):
     path = _write(tmp_path, matrix)
     with pytest.raises(MatrixError) as error:
@@ -111,26 +131,59 @@ def test_a_bad_matrix_is_one_line_naming_the_file_the_cell_and_the_field(tmp_pat
 
 def test_a_missing_matrix_file_is_one_line_and_exit_2(tmp_path):
     result = run_harness("matrix", str(tmp_path / "nowhere.yaml"))
-    assert result.returncode == 2 and result.stderr.strip() == f"harness: error: {tmp_path / 'nowhere.yaml'}: no such matrix file"
+    assert (
+        result.returncode == 2
+        and result.stderr.strip() == f"harness: error: {tmp_path / 'nowhere.yaml'}: no such matrix file"
+    )
 
 
 def test_a_row_and_a_column_cannot_both_name_a_whole_scenario(tmp_path):
-    path = _write(tmp_path, SMALL.replace("  append: {blueprint", "  other: {scenario: base.yaml}\n  append: {blueprint")
-                  .replace("  no fault: {faults: []}", "  no fault: {scenario: base.yaml}"))
-    with pytest.raises(MatrixError, match="cell 'other' x 'no fault': both its row and its column name a whole scenario"):
+    path = _write(
+        tmp_path,
+        SMALL.replace("  append: {blueprint", "  other: {scenario: base.yaml}\n  append: {blueprint").replace(
+            "  no fault: {faults: []}", "  no fault: {scenario: base.yaml}"
+        ),
+    )
+    with pytest.raises(
+        MatrixError, match="cell 'other' x 'no fault': both its row and its column name a whole scenario"
+    ):
         load_matrix(path)
 
 
 def _result(row, column, seed, verdict, lost, duplicated=0):
-    return RunResult(row, column, seed, f"runs/{row}--{column}--seed{seed}", "complete", verdict, "pass", 100, lost, duplicated,
-                     0, 0, duplicated, 1, 12.5, 0, 60.0, 0)
+    return RunResult(
+        row,
+        column,
+        seed,
+        f"runs/{row}--{column}--seed{seed}",
+        "complete",
+        verdict,
+        "pass",
+        100,
+        lost,
+        duplicated,
+        0,
+        0,
+        duplicated,
+        1,
+        12.5,
+        0,
+        60.0,
+        0,
+    )
 
 
 def test_the_grid_shows_agreement_differences_and_unknown_counts():
-    state = MatrixState("m", "", "d", ["append", "upsert"], ["kill", "pause"], [1, 2], None, "2026-11-23 02:00", {"cpus": 2})
-    state.runs = [_result("append", "kill", 1, "at-least-once", 0, 40), _result("append", "kill", 2, "at-least-once", 0, 52),
-                  _result("upsert", "kill", 1, "effectively-exactly-once", 0, 40), _result("upsert", "kill", 2, "exactly-once", 0),
-                  _result("append", "pause", 1, "unknown", None)]
+    state = MatrixState(
+        "m", "", "d", ["append", "upsert"], ["kill", "pause"], [1, 2], None, "2026-11-23 02:00", {"cpus": 2}
+    )
+    state.runs = [
+        _result("append", "kill", 1, "at-least-once", 0, 40),
+        _result("append", "kill", 2, "at-least-once", 0, 52),
+        _result("upsert", "kill", 1, "effectively-exactly-once", 0, 40),
+        _result("upsert", "kill", 2, "exactly-once", 0),
+        _result("append", "pause", 1, "unknown", None),
+    ]
     cells = {(c.row, c.column): c for c in summarize(state)}
     assert cells[("append", "kill")].agreed and cells[("append", "kill")].verdict == "at-least-once"
     assert not cells[("upsert", "kill")].agreed and cells[("upsert", "kill")].verdict == "varies"
@@ -145,9 +198,23 @@ def test_a_folder_holding_another_matrix_is_not_resumed(tmp_path):
     spec = load_matrix(_write(tmp_path, SMALL))
     out = tmp_path / "out"
     out.mkdir()
-    (out / "matrix.json").write_text(json.dumps({"state_version": 1, "name": "small", "description": "", "digest": "other",
-                                                 "rows": [], "columns": [], "seeds": [1], "duration_s": None, "started": "",
-                                                 "machine": {}, "runs": []}))
+    (out / "matrix.json").write_text(
+        json.dumps(
+            {
+                "state_version": 1,
+                "name": "small",
+                "description": "",
+                "digest": "other",
+                "rows": [],
+                "columns": [],
+                "seeds": [1],
+                "duration_s": None,
+                "started": "",
+                "machine": {},
+                "runs": [],
+            }
+        )
+    )
     with pytest.raises(MatrixError, match="holds the runs of another matrix"):
         load_state(out, spec)
     (out / "matrix.json").write_text("{torn")
@@ -156,13 +223,16 @@ def test_a_folder_holding_another_matrix_is_not_resumed(tmp_path):
 
 
 @pytest.mark.e2e
-def test_a_matrix_across_spark_versions_cut_short_keeps_its_finished_cell_and_resumes_matching_the_runs_reports(tmp_path):
+def test_a_matrix_across_spark_versions_cut_short_keeps_its_finished_cell_and_resumes_matching_the_runs_reports(
+    tmp_path,
+):
     versions.ensure(OTHER_SPARK, say=lambda _: None)  # built once (pip, Maven) before the timing below, not during it
     path = _write(tmp_path, SPARK_AXIS)
     out = tmp_path / "out"
     command = HARNESS + ["matrix", str(path), "--out", str(out)]
-    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
-                             start_new_session=True)
+    first = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, start_new_session=True
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:  # Ctrl-C once the first run is in the grid, while the second one starts
         state = json.loads((out / "matrix.json").read_text()) if (out / "matrix.json").exists() else {"runs": []}
@@ -183,7 +253,9 @@ def test_a_matrix_across_spark_versions_cut_short_keeps_its_finished_cell_and_re
     second = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "resuming: 1 of 2 runs already done" in second.stdout
-    assert (out / "runs" / "append--own--seed1" / "report.json").stat().st_mtime == done_before, "a finished run is not run again"
+    assert (out / "runs" / "append--own--seed1" / "report.json").stat().st_mtime == done_before, (
+        "a finished run is not run again"
+    )
     assert list((out / "runs").glob(f"{cut.name}.cut-*")), "the cut run was set aside, not deleted"
 
     state = json.loads((out / "matrix.json").read_text())
@@ -202,8 +274,12 @@ def test_a_matrix_across_spark_versions_cut_short_keeps_its_finished_cell_and_re
     for run in state["runs"]:  # what the runner recorded, and what each driver's SparkSession said it was
         run_dir = out / run["run_dir"]
         assert json.loads((run_dir / "versions.json").read_text())["pyspark"] == run["spark"]
-        started = {e["spark_version"] for path in (run_dir / "progress").glob("*.jsonl")
-                   for e in map(json.loads, path.open()) if e["event"] == "started"}
+        started = {
+            e["spark_version"]
+            for path in (run_dir / "progress").glob("*.jsonl")
+            for e in map(json.loads, path.open())
+            if e["event"] == "started"
+        }
         assert started == {run["spark"]}
     html = (out / "matrix.html").read_text()
     assert "runs/append--own--seed1/report.html" in html and "at-least-once" in html

@@ -56,8 +56,14 @@ def _round_trips(bootstrap: str, n: int = 8) -> list[float]:
 
 def _read_all(bootstrap: str, topic: str = "bulk", records: int = 2000) -> float:
     """Seconds to read `records` of `topic` from the start."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g{time.monotonic_ns()}", "enable.auto.commit": False,
-                         "fetch.max.bytes": 1 << 20})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g{time.monotonic_ns()}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 1 << 20,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     start, seen = time.monotonic(), 0
     try:
@@ -87,7 +93,10 @@ def test_delay_slows_each_round_trip_and_healing_restores_it(linked):
     finally:
         links.heal("app")
     again = statistics.median(_round_trips(bootstrap))
-    print(f"produce round trip: healthy {healthy * 1000:.1f} ms, delayed {delayed * 1000:.1f} ms, healed {again * 1000:.1f} ms")
+    print(
+        f"produce round trip: healthy {healthy * 1000:.1f} ms, delayed {delayed * 1000:.1f} ms, healed "
+        f"{again * 1000:.1f} ms"
+    )
     assert delayed >= healthy + 0.28, "a request and its answer are each delayed 150 ms"
     assert again < healthy + 0.1
 

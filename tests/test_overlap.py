@@ -39,9 +39,14 @@ def _deleted_unread(run_dir: Path) -> tuple[set[tuple[str, int]], set[tuple[str,
         elif r["offset"] >= high[r["partition"]]:
             kept.add(record)
     recorded = next(e for e in history if e["event"] == "topics_recorded")
-    unseen = sum(max(0, min(end, high[p]) - max(start, low[p])) for topic, p, start, end in recorded.get("missed") or []
-                 if topic == "ingested")
-    downstream = {(r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "processed.jsonl").open())}
+    unseen = sum(
+        max(0, min(end, high[p]) - max(start, low[p]))
+        for topic, p, start, end in recorded.get("missed") or []
+        if topic == "ingested"
+    )
+    downstream = {
+        (r["value"]["key"], r["value"]["seq"]) for r in map(json.loads, (run_dir / "topics" / "processed.jsonl").open())
+    }
     return (inside - kept - downstream) & acked(run_dir), seen, unseen
 
 
@@ -55,7 +60,10 @@ def test_overlapping_faults_complete_and_every_loss_is_the_deleted_range(tmp_pat
     assert lost and deleted <= lost, "every record retention deleted unread is lost"
     # The rest were never seen by the recording, and retention deleted at least as many offsets it never saw.
     assert not (lost - deleted) & seen and len(lost - deleted) <= unseen, (len(lost - deleted), unseen)
-    reported = {(row["key"], int(row["seq"])): row["cause"] for row in csv.DictReader((run_dir / "anomalies" / "lost.csv").open())}
+    reported = {
+        (row["key"], int(row["seq"])): row["cause"]
+        for row in csv.DictReader((run_dir / "anomalies" / "lost.csv").open())
+    }
     assert set(reported) == lost and set(reported.values()) == {"retention"}
     report = json.loads((run_dir / "report.json").read_text())
     assert report["counts"]["lost"] == len(lost) and report["outcome"] == "pass" and not report["doubts"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.model import parse_scenario
-from harness.runner.console import Console
 from harness.checker.check import check_run
 from harness.report.write import check_and_write
+from harness.runner.console import Console
 from harness.runner.run import run_scenario
+from harness.scenario.model import parse_scenario
 from tests.evidence_helpers import acked, egress_counts
 
 pytestmark = pytest.mark.e2e
@@ -98,8 +98,12 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     assert report.causes["lost"]["unexplained"] == 0
     # Spark's own metric, summed from the progress here: rows at the stateful operator, after the partial
     # aggregation, so never more than the records dropped (and fewer when several late records share a window).
-    spark_rows = sum(op.get("numRowsDroppedByWatermark", 0) for e in events if e.get("event") == "progress"
-                     for op in e["progress"].get("stateOperators", []))
+    spark_rows = sum(
+        op.get("numRowsDroppedByWatermark", 0)
+        for e in events
+        if e.get("event") == "progress"
+        for op in e["progress"].get("stateOperators", [])
+    )
     assert report.windows.spark_rows_dropped_by_watermark == spark_rows <= len(dropped)
     print(f"late records dropped {len(dropped)}, Spark's numRowsDroppedByWatermark {spark_rows}")
 
@@ -119,7 +123,10 @@ def test_postgres_egress_round_trip(tmp_path):
         scenario = {
             "name": "postgres",
             "blueprint": {
-                "streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "transactional"}}},
+                "streamlets": {
+                    "ingress": {"kind": "ingress"},
+                    "egress": {"kind": "egress", "settings": {"mode": "transactional"}},
+                },
                 "connections": {"ingress.out": ["egress.in"]},
             },
             "workload": {"rate": 100, "duration_s": 6, "keys": 3},

@@ -31,18 +31,32 @@ pytestmark = pytest.mark.e2e
 CHAIN = {
     "name": "chain",
     "blueprint": {
-        "streamlets": {"ingress": {"kind": "ingress"}, "enrich": {"kind": "processor"}, "score": {"kind": "kafka-sink"},
-                       "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
+        "streamlets": {
+            "ingress": {"kind": "ingress"},
+            "enrich": {"kind": "processor"},
+            "score": {"kind": "kafka-sink"},
+            "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
+        },
         "connections": {"ingress.out": ["enrich.in"], "enrich.out": ["score.in"], "score.out": ["egress.in"]},
-        "topics": {"ingress.out": {"name": "ingested"}, "enrich.out": {"name": "enriched"}, "score.out": {"name": "scored"}},
+        "topics": {
+            "ingress.out": {"name": "ingested"},
+            "enrich.out": {"name": "enriched"},
+            "score.out": {"name": "scored"},
+        },
     },
     # The kills overlap; score's kill waits for input while enrich restarts: records keep coming until 10 s
     # after both kills ended, however late they come on a busy machine.
     "workload": {"rate": 30, "duration_s": 20, "after_faults_s": 10, "keys": 4},
-    "faults": [{"kind": "kill-driver", "target": "enrich", "start_s": 5, "at": "after-write", "restart_after_s": 1},
-               {"kind": "kill-driver", "target": "score", "start_s": 6, "at": "in-flight", "restart_after_s": 1}],
-    "expectations": {"end_to_end": "effectively-exactly-once", "max_lost": 0, "min_duplicated_deliveries": 1,
-                     "max_recovery_s": 300},
+    "faults": [
+        {"kind": "kill-driver", "target": "enrich", "start_s": 5, "at": "after-write", "restart_after_s": 1},
+        {"kind": "kill-driver", "target": "score", "start_s": 6, "at": "in-flight", "restart_after_s": 1},
+    ],
+    "expectations": {
+        "end_to_end": "effectively-exactly-once",
+        "max_lost": 0,
+        "min_duplicated_deliveries": 1,
+        "max_recovery_s": 300,
+    },
 }
 
 
@@ -61,10 +75,12 @@ def chain_run(tmp_path_factory):
 @pytest.fixture
 def copy_of(chain_run, tmp_path):
     """A fresh copy of the chain run's directory to damage (the original stays as it was)."""
+
     def make(name: str):
         target = tmp_path / name
         shutil.copytree(chain_run, target, ignore=shutil.ignore_patterns("report.*", "junit.xml", "anomalies"))
         return target
+
     return make
 
 
@@ -78,15 +94,19 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
     rows = [r for r in _dump(chain_run, "enriched") if r["value"]["batches"].get("enrich") == held]
     assert rows and len(rows) % 2 == 0, f"enrich's batch {held} was not written exactly twice"
     made_by_enrich = len(rows) // 2
+
     # score writes with Spark's Kafka sink, which stamps nothing: its copies are those beyond what it read (same
     # record, same upstream stamps), and they are exactly the records of its batch in flight that were on the
     # topic before the kill (record timestamps from offsets/N's time to the kill's).
     def group(r):
         return r["value"]["key"], r["value"]["seq"], json.dumps(r["value"]["batches"], sort_keys=True)
+
     read, wrote = Counter(map(group, _dump(chain_run, "enriched"))), Counter(map(group, _dump(chain_run, "scored")))
     made_by_score = sum(max(0, n - max(read[g], 1)) for g, n in wrote.items())
     killed_ms = next(e["ts_ms"] for e in events if e["event"] == "process_killed" and e["pid"] == begun["score"]["pid"])
-    in_flight = [r for r in _dump(chain_run, "scored") if begun["score"]["planned_ms"] <= r["timestamp_ms"] <= killed_ms]
+    in_flight = [
+        r for r in _dump(chain_run, "scored") if begun["score"]["planned_ms"] <= r["timestamp_ms"] <= killed_ms
+    ]
     assert made_by_score == len(in_flight) > 0
     scored = Counter((r["value"]["key"], r["value"]["seq"]) for r in _dump(chain_run, "scored"))
     extra_at_scored = sum(n - 1 for n in scored.values())
@@ -108,8 +128,10 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
     assert egress.extra_in_state == 0 and egress.absorbed == egress.extra >= extra_at_scored
     assert report.verdict == "effectively-exactly-once" and report.counts.lost == 0
     assert report.causes["duplicated"]["unexplained"] == 0 and report.passed
-    print(f"chain: extra copies made by enrich's kill {made_by_enrich} (at enriched), by score's kill {made_by_score} "
-          f"(at scored, Spark's Kafka sink); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}")
+    print(
+        f"chain: extra copies made by enrich's kill {made_by_enrich} (at enriched), by score's kill {made_by_score} "
+        f"(at scored, Spark's Kafka sink); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}"
+    )
 
 
 def test_the_workload_lasts_until_its_time_after_the_last_fault_ended(chain_run):
@@ -143,7 +165,9 @@ def test_a_killed_driver_is_gone_and_its_restart_runs_the_batch_in_flight_from_t
         # before it ended: that batch the old driver committed (Spark reports a batch's progress after its commit).
         held = begun["held_batch"]
         assert first["batchId"] == held and first["numInputRows"] > 0, target
-        before = next(e["progress"] for e in progress if e["pid"] == begun["pid"] and e["progress"]["batchId"] == held - 1)
+        before = next(
+            e["progress"] for e in progress if e["pid"] == begun["pid"] and e["progress"]["batchId"] == held - 1
+        )
         assert _offsets(first["sources"][0]["startOffset"]) == _offsets(before["sources"][0]["endOffset"]), target
 
 
@@ -154,8 +178,11 @@ def _offsets(value) -> dict:
 def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samples(chain_run):
     samples = [e for e in map(json.loads, (chain_run / "history.jsonl").open()) if e["event"] == "resources"]
     assert len(samples) >= 3
-    started = {e["process"]: e["pid"] for e in map(json.loads, (chain_run / "history.jsonl").open())
-               if e["event"] == "process_started"}
+    started = {
+        e["process"]: e["pid"]
+        for e in map(json.loads, (chain_run / "history.jsonl").open())
+        if e["event"] == "process_started"
+    }
     seen = {name: value["pid"] for s in samples for name, value in s["rss_mb"].items()}
     # Every process the run started was sampled, under its last pid (the killed drivers' restarts).
     assert set(started) <= set(seen) and all(seen[name] == pid for name, pid in started.items() if name != "generator")
@@ -166,7 +193,13 @@ def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samp
     # The disk figures are the run directory's, and the drivers' Spark scratch space is in it, not in /tmp.
     assert {"cluster", "checkpoints", "spark-local"} <= set(samples[-1]["disk_mb"])
     # It is also the drivers' working directory: what Spark leaves there after a kill (artifacts/) stays in the run.
-    assert sorted(p.name for p in (chain_run / "spark-local").iterdir()) == ["artifacts", "egress", "enrich", "ingress", "score"]
+    assert sorted(p.name for p in (chain_run / "spark-local").iterdir()) == [
+        "artifacts",
+        "egress",
+        "enrich",
+        "ingress",
+        "score",
+    ]
     report = check_run(chain_run)
     use = report.resources
     assert use.samples == len(samples) and use.max_growth is None  # minutes, not the 10 a process needs to be warm
@@ -207,8 +240,13 @@ def test_mutations_of_real_evidence_are_found_exactly(chain_run, copy_of):
 
     state_copy = copy_of("state-copy")
     victim = _state_rows(state_copy, 1)[0]
-    _sql(state_copy, "CREATE TABLE plain AS SELECT * FROM records", "DROP TABLE records", "ALTER TABLE plain RENAME TO records",
-         ("INSERT INTO records SELECT * FROM records WHERE key = ? AND seq = ?", victim))
+    _sql(
+        state_copy,
+        "CREATE TABLE plain AS SELECT * FROM records",
+        "DROP TABLE records",
+        "ALTER TABLE plain RENAME TO records",
+        ("INSERT INTO records SELECT * FROM records WHERE key = ? AND seq = ?", victim),
+    )
     report = check_run(state_copy)
     assert report.counts.duplicated_in_state == 1 and report.verdict == "at-least-once"
     assert report.hops[-1].copies.extra_in_state == 1
@@ -220,8 +258,11 @@ def test_mutations_of_real_evidence_are_found_exactly(chain_run, copy_of):
         _sql(phantoms, *[(f"INSERT INTO {table} (key, seq, batch_id) VALUES (?, ?, 0)", row) for row in odd])
     report = check_run(phantoms)
     assert report.counts.phantom == 4 and report.verdict == "none"
-    assert (report.counts.lost, report.counts.duplicated_deliveries, report.counts.duplicated_in_state) == \
-        (c.lost, c.duplicated_deliveries, c.duplicated_in_state)
+    assert (report.counts.lost, report.counts.duplicated_deliveries, report.counts.duplicated_in_state) == (
+        c.lost,
+        c.duplicated_deliveries,
+        c.duplicated_in_state,
+    )
     assert {(w.key, w.seq) for w in report.witnesses if w.anomaly == "phantom"} == set(odd)
 
     acks = copy_of("acks")
@@ -248,7 +289,8 @@ def test_damaged_real_evidence_is_never_a_pass_and_never_a_traceback(chain_run, 
 
     torn = copy_of("torn-acks")
     text = (torn / "acks.csv").read_bytes()
-    (torn / "acks.csv").write_bytes(text[: text.rstrip(b"\n").rfind(b"\n") + 12])  # the last line cut after its key and seq
+    # the last line cut after its key and seq
+    (torn / "acks.csv").write_bytes(text[: text.rstrip(b"\n").rfind(b"\n") + 12])
     cases["torn-acks"] = (torn, None)
 
     live = copy_of("in-progress")

@@ -29,7 +29,9 @@ def test_reordering_is_per_key_and_counts_first_deliveries_only():
 def test_unknown_outcome_may_be_absent_or_present_once():
     sent = pd.DataFrame({"rid": rids([0, 0, 0], [0, 1, 2]), "acked": [True, False, False]})
     result = reconcile(sent, rids([0, 0], [0, 1]))
-    assert result.counts == Counts(acked=1, unknown=2, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
+    assert result.counts == Counts(
+        acked=1, unknown=2, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0
+    )
     assert len(result.lost) == 0 and isinstance(result.phantom, np.ndarray) and len(result.phantom) == 0
 
 
@@ -40,7 +42,9 @@ def test_end_to_end_over_a_fan_out_counts_a_record_wrong_at_any_egress_once():
     a = reconcile(sent, rids([0] * 6, [0, 2, 2, 3, 4, 5]), rids([0] * 5, [0, 2, 2, 3, 4]))
     b = reconcile(sent, rids([0] * 7, [0, 2, 2, 2, 4, 3, 9]), rids([0] * 4, [0, 2, 3, 4]))
     both = combine([a, b])
-    assert both.counts == Counts(acked=6, unknown=0, lost=2, duplicated_deliveries=1, duplicated_in_state=1, phantom=1, reordered=1)
+    assert both.counts == Counts(
+        acked=6, unknown=0, lost=2, duplicated_deliveries=1, duplicated_in_state=1, phantom=1, reordered=1
+    )
     assert both.lost.tolist() == rids([0, 0], [1, 5]).tolist()
     assert both.duplicated_deliveries.to_dict() == {int(rids([0], [2])[0]): 3}
     assert verdict(both.counts) == "none" and verdict(a.counts) == "none" and combine([a]) is a

@@ -7,29 +7,36 @@ import json
 import os
 import time
 
-import pytest
 import click
+import pytest
 
 from harness.checker.expect import judge
 from harness.checker.reconcile import Counts
 from harness.checker.resources import WARMUP_S, WINDOW_S, resource_use
 from harness.cli import UntilType
+from harness.evidence.pipeline import Expectations
 from harness.process.supervisor import ProcessRecord, start_ticks_of
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
 from harness.report.index import _recovery_percentiles, _throughput, write_index
-from harness.evidence.pipeline import Expectations
 
 MINUTE_MS = 60_000
 COUNTS = Counts(acked=1, unknown=0, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
 
 
 def _sample(minute: float, rss: dict[str, tuple[int, float]], disk: float = 10.0) -> dict:
-    return {"ts_ms": int(minute * MINUTE_MS), "event": "resources",
-            "rss_mb": {name: {"pid": pid, "mb": mb} for name, (pid, mb) in rss.items()}, "disk_mb": {"cluster": disk, "logs": 1.0}}
+    return {
+        "ts_ms": int(minute * MINUTE_MS),
+        "event": "resources",
+        "rss_mb": {name: {"pid": pid, "mb": mb} for name, (pid, mb) in rss.items()},
+        "disk_mb": {"cluster": disk, "logs": 1.0},
+    }
 
 
 def _soak(minutes: int, broker_mb, driver=lambda minute: (100, 500.0)) -> list[dict]:
-    return [_sample(m, {"broker-1": (7, broker_mb(m)), "streamlet-egress": driver(m)}, disk=10 + m) for m in range(minutes + 1)]
+    return [
+        _sample(m, {"broker-1": (7, broker_mb(m)), "streamlet-egress": driver(m)}, disk=10 + m)
+        for m in range(minutes + 1)
+    ]
 
 
 def test_growth_compares_the_medians_of_the_first_and_the_last_five_warm_minutes_of_the_last_pid():
@@ -89,7 +96,7 @@ def test_the_usage_readers_see_this_process_and_a_real_tree(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "f").write_bytes(b"x" * 100_000)
     assert tree_bytes(tmp_path) >= 100_000
-    assert rss_bytes(2 ** 22 + 12345) is None
+    assert rss_bytes(2**22 + 12345) is None
 
 
 def test_until_takes_a_clock_time_or_a_span_and_names_a_bad_one():
@@ -101,14 +108,23 @@ def test_until_takes_a_clock_time_or_a_span_and_names_a_bad_one():
         until.convert("soon", None, None)
 
 
-def _report_json(folder, name: str, started_ms: int, recoveries: list[float | None], growth: float | None, lost: int | None):
+def _report_json(
+    folder, name: str, started_ms: int, recoveries: list[float | None], growth: float | None, lost: int | None
+):
     run = folder / name
     run.mkdir(parents=True)
-    report = {"scenario": "nightly-soak", "verdict": {"end_to_end": "effectively-exactly-once"}, "outcome": "pass", "passed": True,
-              "status": "complete", "expectations": [], "counts": {"acked": 6000, "lost": lost, "duplicated_deliveries": 3},
-              "faults": [{"recovery_s": r} for r in recoveries],
-              "timeline": {"start_ms": started_ms, "marks": {"workload_started": 0.0, "drained": 60.0}},
-              "resources": {"processes": [{"name": "broker-1", "growth": growth}]}}
+    report = {
+        "scenario": "nightly-soak",
+        "verdict": {"end_to_end": "effectively-exactly-once"},
+        "outcome": "pass",
+        "passed": True,
+        "status": "complete",
+        "expectations": [],
+        "counts": {"acked": 6000, "lost": lost, "duplicated_deliveries": 3},
+        "faults": [{"recovery_s": r} for r in recoveries],
+        "timeline": {"start_ms": started_ms, "marks": {"workload_started": 0.0, "drained": 60.0}},
+        "resources": {"processes": [{"name": "broker-1", "growth": growth}]},
+    }
     (run / "report.json").write_text(json.dumps(report))
 
 
@@ -120,4 +136,3 @@ def test_the_index_shows_each_soak_and_the_trend_across_them(tmp_path):
     assert html.count("<svg") == 1 and "records/s until drained" in html
     runs = [json.loads((tmp_path / f"nightly-soak-{n}" / "report.json").read_text()) for n in (1, 2)]
     assert _throughput(runs[0]) == 100.0 and _recovery_percentiles(runs[1]) == (None, None)
-

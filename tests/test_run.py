@@ -33,11 +33,20 @@ def start_run(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(SCENARIO)
     run_dir = tmp_path / "run"
-    proc = subprocess.Popen(HARNESS + ["run", str(scenario), "--out", str(run_dir)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            cwd=Path(__file__).resolve().parent.parent)
-    wait_for(lambda: (run_dir / "acks.csv").exists() and (run_dir / "acks.csv").stat().st_size > 1000, timeout=300,
-             what="the workload to flow", abort=lambda: proc.poll() is not None and f"harness exited: {proc.stderr.read()}")
+    proc = subprocess.Popen(
+        HARNESS + ["run", str(scenario), "--out", str(run_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    wait_for(
+        lambda: (run_dir / "acks.csv").exists() and (run_dir / "acks.csv").stat().st_size > 1000,
+        timeout=300,
+        what="the workload to flow",
+        abort=lambda: proc.poll() is not None and f"harness exited: {proc.stderr.read()}",
+    )
     return proc, run_dir
 
 
@@ -46,8 +55,9 @@ def test_bad_scenario_exits_2_with_one_line_and_starts_nothing(tmp_path):
     path.write_text(SCENARIO + "faults:\n  - {kind: kill-driver, target: processor}\n")
     result = run_harness("run", str(path), "--out", str(tmp_path / "run"))
     assert result.returncode == 2
-    assert result.stderr.strip() == (f"harness: error: {path}: faults[0].target: unknown streamlet 'processor' "
-                                      "(declared: ingress, egress)")
+    assert result.stderr.strip() == (
+        f"harness: error: {path}: faults[0].target: unknown streamlet 'processor' (declared: ingress, egress)"
+    )
     assert not (tmp_path / "run").exists()
 
 
@@ -100,4 +110,7 @@ def test_after_the_harness_is_sigkilled_the_evidence_is_readable_and_clean_stops
 
 def test_clean_of_a_missing_run_directory_is_one_line_exit_2(tmp_path):
     result = run_harness("clean", str(tmp_path / "nope"))
-    assert result.returncode == 2 and result.stderr.strip() == f"harness: error: {tmp_path / 'nope'}: no such run directory"
+    assert (
+        result.returncode == 2
+        and result.stderr.strip() == f"harness: error: {tmp_path / 'nope'}: no such run directory"
+    )

@@ -32,121 +32,292 @@ BAD = [
     ("wrong type", GOOD.replace("rate: 50", "rate: fast"), "workload.rate: expected int or float, got 'fast'"),
     ("unknown field", GOOD + "colour: red\n", "scenario.colour: unknown field"),
     ("missing blueprint", "name: x\nworkload: {}\n", "scenario.blueprint: required field is missing"),
-    ("share out of range", GOOD.replace("rate: 50", "late_share: 2"), "workload.late_share: expected a value from 0 to 1, got 2"),
-    ("unknown streamlet in options", GOOD + "source_options:\n  processor: {trigger: availableNow}\n",
-     "source_options.processor: unknown streamlet 'processor'"),
-    ("bad trigger", GOOD + "source_options:\n  egress: {trigger: sometimes}\n",
-     "source_options.egress.trigger: expected default, processingTime or availableNow"),
+    (
+        "share out of range",
+        GOOD.replace("rate: 50", "late_share: 2"),
+        "workload.late_share: expected a value from 0 to 1, got 2",
+    ),
+    (
+        "unknown streamlet in options",
+        GOOD + "source_options:\n  processor: {trigger: availableNow}\n",
+        "source_options.processor: unknown streamlet 'processor'",
+    ),
+    (
+        "bad trigger",
+        GOOD + "source_options:\n  egress: {trigger: sometimes}\n",
+        "source_options.egress.trigger: expected default, processingTime or availableNow",
+    ),
     ("bad store", GOOD + "store: mysql://x\n", "store: expected sqlite or a postgresql:// URL"),
     ("faults not a list", GOOD + "faults: {kind: kill-driver}\n", "faults: expected list, got"),
-    ("unknown fault kind", GOOD + "faults:\n  - {kind: meteor, target: egress}\n",
-     "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, broker-stop, executor-crash"),
-    ("unknown streamlet in a fault", GOOD + "faults:\n  - {kind: kill-driver, target: processor}\n",
-     "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress)"),
-    ("missing fault target", GOOD + "faults:\n  - {kind: kill-driver}\n", "faults[0].target: required field is missing"),
-    ("bad signal", GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGHUP}\n",
-     "faults[0].signal: expected one of SIGKILL, SIGTERM, got 'SIGHUP'"),
-    ("unknown fault field", GOOD + "faults:\n  - {kind: broker-pause, target: broker-1, down_s: 3}\n",
-     "faults[0].down_s: unknown field"),
-    ("broker out of range", GOOD + "faults:\n  - {kind: broker-kill, target: broker-2}\n",
-     "faults[0].target: broker-kill needs a broker of the embedded cluster (broker-1), got 'broker-2'"),
-    ("times without period", GOOD + "faults:\n  - {kind: kill-driver, target: egress, times: 3}\n",
-     "faults[0].every_s: required when times is 3"),
-    ("crash needs a processor", GOOD + "faults:\n  - {kind: executor-crash, target: egress, probability: 0.1}\n",
-     "faults[0].target: executor-crash needs a streamlet of kind processor, 'egress' is egress"),
-    ("crash is not scheduled", GOOD.replace("egress: {kind: egress}", "p: {kind: processor}\n    egress: {kind: egress}")
-     .replace("ingress.out: [egress.in]", "ingress.out: [p.in]\n    p.out: [egress.in]")
-     + "faults:\n  - {kind: executor-crash, target: p, probability: 0.1, start_s: 5}\n", "faults[0].start_s: unknown field"),
-    ("a fault kind's module is missing", GOOD + "faults:\n  - {kind: 'nowhere.faults:KIND', target: egress}\n",
-     "faults[0].kind: cannot import 'nowhere.faults': no such module on the import paths"),
-    ("a fault kind's attribute is no kind", GOOD + "faults:\n  - {kind: 'harness.faults:Param', target: egress}\n",
-     "faults[0].kind: harness.faults:Param is not a fault kind (a harness.faults.FaultKind), it is a type"),
-    ("the generator has a link, not a driver", GOOD + "faults:\n  - {kind: kill-driver, target: generator}\n",
-     "faults[0].target: unknown streamlet 'generator' (declared: ingress, egress)"),
-    ("a link of no streamlet", GOOD + "faults:\n  - {kind: network-delay, target: processor}\n",
-     "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress or generator)"),
-    ("broker faults on a cluster one runs need its containers", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
-     "faults:\n  - {kind: broker-kill, target: broker-1}\n",
-     "faults[0].kind: broker-kill needs brokers the harness can fault: on a cluster you run, list their containers in "
-     "cluster.docker.containers"),
-    ("a container the list does not have", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k2]}}\n"
-     "faults:\n  - {kind: broker-pause, target: broker-3}\n",
-     "faults[0].target: broker-pause needs a container of cluster.docker.containers (broker-1, broker-2), got 'broker-3'"),
-    ("containers without a cluster of one's own", GOOD + "cluster: {docker: {containers: [k1]}}\n",
-     "cluster.docker.containers: only with cluster.bootstrap_servers (a cluster you run)"),
-    ("an image for a cluster one runs", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {image: x}}\n",
-     "cluster.docker.image: the harness starts no broker on a cluster you run"),
-    ("containers named twice", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k1]}}\n",
-     "cluster.docker.containers: expected the names of your broker containers, each once, got ['k1', 'k1']"),
-    ("an unknown docker field", GOOD + "cluster: {docker: {network: bridge}}\n", "cluster.docker.network: unknown field"),
-    ("a kafka section for the plaintext embedded cluster", GOOD + "kafka: {security_protocol: SSL}\n",
-     "kafka: the embedded cluster speaks plaintext: add cluster.security (sasl_ssl or ssl)"),
-    ("an unknown security protocol", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: TLS}\n",
-     "kafka.security_protocol: expected one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, got 'TLS'"),
-    ("SASL without a password", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
-     "kafka: {security_protocol: SASL_SSL, username: app}\n", "kafka.password: required with security_protocol SASL_SSL"),
-    ("a password reference of neither kind", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
-     "kafka: {security_protocol: SASL_SSL, username: app, password: {vault: x}}\n", "kafka.password.vault: unknown field"),
-    ("a user without SASL", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SSL, username: app}\n",
-     "kafka.username: not used with security_protocol SSL"),
-    ("a missing CA file", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SSL, ca_file: nowhere.pem}\n",
-     "kafka.ca_file: no such file: "),
-    ("the embedded cluster's protocol", GOOD + "cluster: {security: sasl_ssl}\nkafka: {security_protocol: SSL}\n",
-     "kafka.security_protocol: the embedded cluster with security sasl_ssl speaks SASL_SSL, not SSL"),
-    ("PLAIN on the embedded cluster", GOOD + "cluster: {security: sasl_ssl}\n"
-     "kafka: {security_protocol: SASL_SSL, sasl_mechanism: PLAIN, username: a, password: {env: X}}\n",
-     "kafka.sasl_mechanism: the embedded cluster creates SCRAM users: SCRAM-SHA-256 or SCRAM-SHA-512"),
-    ("security for a cluster one runs", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', security: sasl_ssl}\n",
-     "cluster.security: secures the embedded cluster; for a cluster you run (cluster.bootstrap_servers), say how to reach it"),
-    ("network faults need the embedded cluster", GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
-     "faults:\n  - {kind: network-partition, target: generator}\n",
-     "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers"),
-    ("bandwidth of nothing", GOOD + "faults:\n  - {kind: network-bandwidth, target: egress, bytes_per_s: 0}\n",
-     "faults[0].bytes_per_s: expected a value of at least 1, got 0"),
-    ("executor loss needs a Spark cluster", GOOD + "faults:\n  - {kind: executor-kill, target: egress}\n",
-     "faults[0].kind: executor-kill needs the Spark standalone cluster the harness starts (cluster.spark.master: "
-     "standalone), this scenario's master is local"),
-    ("a worker the cluster does not have", GOOD + "cluster: {spark: {master: standalone, workers: 2}}\n"
-     "faults:\n  - {kind: worker-kill, target: worker-3}\n",
-     "faults[0].target: worker-kill needs a worker of the Spark standalone cluster (worker-1, worker-2), got 'worker-3'"),
-    ("an unknown Spark master", GOOD + "cluster: {spark: {master: yarn}}\n",
-     "cluster.spark.master: expected local, standalone, or a spark:// or k8s:// URL, got 'yarn'"),
-    ("workers of a cluster not started here", GOOD + "cluster: {spark: {master: 'spark://127.0.0.1:7077', workers: 2}}\n",
-     "cluster.spark.workers: only for master: standalone (a cluster the harness starts)"),
-    ("negative delay", GOOD + "faults:\n  - {kind: redeploy, target: egress, down_s: -1}\n",
-     "faults[0].down_s: expected a value of at least 0, got -1"),
-    ("bad guarantee", GOOD + "expectations: {end_to_end: mostly-once}\n",
-     "expectations.end_to_end: expected one of exactly-once, effectively-exactly-once, at-least-once"),
-    ("bad exact verdict", GOOD + "expectations: {verdict: sometimes}\n",
-     "expectations.verdict: expected one of exactly-once, effectively-exactly-once, at-least-once"),
-    ("bad redeploy checkpoint", GOOD + "faults:\n  - {kind: redeploy, target: egress, checkpoint: shred}\n",
-     "faults[0].checkpoint: expected one of delete, keep, got 'shred'"),
-    ("unknown hop", GOOD + "expectations: {per_hop: {nowhere: exactly-once}}\n",
-     "expectations.per_hop.nowhere: unknown hop 'nowhere' (intermediate topics and egresses: egress, ingress-out)"),
-    ("after-write needs SIGKILL", GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGTERM, at: after-write}\n",
-     "faults[0].at: after-write needs signal SIGKILL (a graceful stop would finish the batch)"),
-    ("unknown kill moment", GOOD + "faults:\n  - {kind: kill-driver, target: egress, at: sometime}\n",
-     "faults[0].at: expected one of anytime, after-write"),
+    (
+        "unknown fault kind",
+        GOOD + "faults:\n  - {kind: meteor, target: egress}\n",
+        "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, broker-stop, executor-crash",
+    ),
+    (
+        "unknown streamlet in a fault",
+        GOOD + "faults:\n  - {kind: kill-driver, target: processor}\n",
+        "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress)",
+    ),
+    (
+        "missing fault target",
+        GOOD + "faults:\n  - {kind: kill-driver}\n",
+        "faults[0].target: required field is missing",
+    ),
+    (
+        "bad signal",
+        GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGHUP}\n",
+        "faults[0].signal: expected one of SIGKILL, SIGTERM, got 'SIGHUP'",
+    ),
+    (
+        "unknown fault field",
+        GOOD + "faults:\n  - {kind: broker-pause, target: broker-1, down_s: 3}\n",
+        "faults[0].down_s: unknown field",
+    ),
+    (
+        "broker out of range",
+        GOOD + "faults:\n  - {kind: broker-kill, target: broker-2}\n",
+        "faults[0].target: broker-kill needs a broker of the embedded cluster (broker-1), got 'broker-2'",
+    ),
+    (
+        "times without period",
+        GOOD + "faults:\n  - {kind: kill-driver, target: egress, times: 3}\n",
+        "faults[0].every_s: required when times is 3",
+    ),
+    (
+        "crash needs a processor",
+        GOOD + "faults:\n  - {kind: executor-crash, target: egress, probability: 0.1}\n",
+        "faults[0].target: executor-crash needs a streamlet of kind processor, 'egress' is egress",
+    ),
+    (
+        "crash is not scheduled",
+        GOOD.replace("egress: {kind: egress}", "p: {kind: processor}\n    egress: {kind: egress}").replace(
+            "ingress.out: [egress.in]", "ingress.out: [p.in]\n    p.out: [egress.in]"
+        )
+        + "faults:\n  - {kind: executor-crash, target: p, probability: 0.1, start_s: 5}\n",
+        "faults[0].start_s: unknown field",
+    ),
+    (
+        "a fault kind's module is missing",
+        GOOD + "faults:\n  - {kind: 'nowhere.faults:KIND', target: egress}\n",
+        "faults[0].kind: cannot import 'nowhere.faults': no such module on the import paths",
+    ),
+    (
+        "a fault kind's attribute is no kind",
+        GOOD + "faults:\n  - {kind: 'harness.faults:Param', target: egress}\n",
+        "faults[0].kind: harness.faults:Param is not a fault kind (a harness.faults.FaultKind), it is a type",
+    ),
+    (
+        "the generator has a link, not a driver",
+        GOOD + "faults:\n  - {kind: kill-driver, target: generator}\n",
+        "faults[0].target: unknown streamlet 'generator' (declared: ingress, egress)",
+    ),
+    (
+        "a link of no streamlet",
+        GOOD + "faults:\n  - {kind: network-delay, target: processor}\n",
+        "faults[0].target: unknown streamlet 'processor' (declared: ingress, egress or generator)",
+    ),
+    (
+        "broker faults on a cluster one runs need its containers",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nfaults:\n  - {kind: broker-kill, target: broker-1}\n",
+        "faults[0].kind: broker-kill needs brokers the harness can fault: on a cluster you run, list their "
+        "containers in "
+        "cluster.docker.containers",
+    ),
+    (
+        "a container the list does not have",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k2]}}\n"
+        "faults:\n  - {kind: broker-pause, target: broker-3}\n",
+        "faults[0].target: broker-pause needs a container of cluster.docker.containers (broker-1, broker-2), got "
+        "'broker-3'",
+    ),
+    (
+        "containers without a cluster of one's own",
+        GOOD + "cluster: {docker: {containers: [k1]}}\n",
+        "cluster.docker.containers: only with cluster.bootstrap_servers (a cluster you run)",
+    ),
+    (
+        "an image for a cluster one runs",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {image: x}}\n",
+        "cluster.docker.image: the harness starts no broker on a cluster you run",
+    ),
+    (
+        "containers named twice",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', docker: {containers: [k1, k1]}}\n",
+        "cluster.docker.containers: expected the names of your broker containers, each once, got ['k1', 'k1']",
+    ),
+    (
+        "an unknown docker field",
+        GOOD + "cluster: {docker: {network: bridge}}\n",
+        "cluster.docker.network: unknown field",
+    ),
+    (
+        "a kafka section for the plaintext embedded cluster",
+        GOOD + "kafka: {security_protocol: SSL}\n",
+        "kafka: the embedded cluster speaks plaintext: add cluster.security (sasl_ssl or ssl)",
+    ),
+    (
+        "an unknown security protocol",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: TLS}\n",
+        "kafka.security_protocol: expected one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, got 'TLS'",
+    ),
+    (
+        "SASL without a password",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SASL_SSL, username: app}\n",
+        "kafka.password: required with security_protocol SASL_SSL",
+    ),
+    (
+        "a password reference of neither kind",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+        "kafka: {security_protocol: SASL_SSL, username: app, password: {vault: x}}\n",
+        "kafka.password.vault: unknown field",
+    ),
+    (
+        "a user without SASL",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SSL, username: app}\n",
+        "kafka.username: not used with security_protocol SSL",
+    ),
+    (
+        "a missing CA file",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\nkafka: {security_protocol: SSL, ca_file: nowhere.pem}\n",
+        "kafka.ca_file: no such file: ",
+    ),
+    (
+        "the embedded cluster's protocol",
+        GOOD + "cluster: {security: sasl_ssl}\nkafka: {security_protocol: SSL}\n",
+        "kafka.security_protocol: the embedded cluster with security sasl_ssl speaks SASL_SSL, not SSL",
+    ),
+    (
+        "PLAIN on the embedded cluster",
+        GOOD + "cluster: {security: sasl_ssl}\n"
+        "kafka: {security_protocol: SASL_SSL, sasl_mechanism: PLAIN, username: a, password: {env: X}}\n",
+        "kafka.sasl_mechanism: the embedded cluster creates SCRAM users: SCRAM-SHA-256 or SCRAM-SHA-512",
+    ),
+    (
+        "security for a cluster one runs",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', security: sasl_ssl}\n",
+        "cluster.security: secures the embedded cluster; for a cluster you run (cluster.bootstrap_servers), say how "
+        "to reach it",
+    ),
+    (
+        "network faults need the embedded cluster",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+        "faults:\n  - {kind: network-partition, target: generator}\n",
+        "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers",
+    ),
+    (
+        "bandwidth of nothing",
+        GOOD + "faults:\n  - {kind: network-bandwidth, target: egress, bytes_per_s: 0}\n",
+        "faults[0].bytes_per_s: expected a value of at least 1, got 0",
+    ),
+    (
+        "executor loss needs a Spark cluster",
+        GOOD + "faults:\n  - {kind: executor-kill, target: egress}\n",
+        "faults[0].kind: executor-kill needs the Spark standalone cluster the harness starts (cluster.spark.master: "
+        "standalone), this scenario's master is local",
+    ),
+    (
+        "a worker the cluster does not have",
+        GOOD + "cluster: {spark: {master: standalone, workers: 2}}\n"
+        "faults:\n  - {kind: worker-kill, target: worker-3}\n",
+        "faults[0].target: worker-kill needs a worker of the Spark standalone cluster (worker-1, worker-2), got "
+        "'worker-3'",
+    ),
+    (
+        "an unknown Spark master",
+        GOOD + "cluster: {spark: {master: yarn}}\n",
+        "cluster.spark.master: expected local, standalone, or a spark:// or k8s:// URL, got 'yarn'",
+    ),
+    (
+        "workers of a cluster not started here",
+        GOOD + "cluster: {spark: {master: 'spark://127.0.0.1:7077', workers: 2}}\n",
+        "cluster.spark.workers: only for master: standalone (a cluster the harness starts)",
+    ),
+    (
+        "negative delay",
+        GOOD + "faults:\n  - {kind: redeploy, target: egress, down_s: -1}\n",
+        "faults[0].down_s: expected a value of at least 0, got -1",
+    ),
+    (
+        "bad guarantee",
+        GOOD + "expectations: {end_to_end: mostly-once}\n",
+        "expectations.end_to_end: expected one of exactly-once, effectively-exactly-once, at-least-once",
+    ),
+    (
+        "bad exact verdict",
+        GOOD + "expectations: {verdict: sometimes}\n",
+        "expectations.verdict: expected one of exactly-once, effectively-exactly-once, at-least-once",
+    ),
+    (
+        "bad redeploy checkpoint",
+        GOOD + "faults:\n  - {kind: redeploy, target: egress, checkpoint: shred}\n",
+        "faults[0].checkpoint: expected one of delete, keep, got 'shred'",
+    ),
+    (
+        "unknown hop",
+        GOOD + "expectations: {per_hop: {nowhere: exactly-once}}\n",
+        "expectations.per_hop.nowhere: unknown hop 'nowhere' (intermediate topics and egresses: egress, ingress-out)",
+    ),
+    (
+        "after-write needs SIGKILL",
+        GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGTERM, at: after-write}\n",
+        "faults[0].at: after-write needs signal SIGKILL (a graceful stop would finish the batch)",
+    ),
+    (
+        "unknown kill moment",
+        GOOD + "faults:\n  - {kind: kill-driver, target: egress, at: sometime}\n",
+        "faults[0].at: expected one of anytime, after-write",
+    ),
     ("unknown expectation", GOOD + "expectations: {fast: true}\n", "expectations.fast: unknown field"),
-    ("bad loss cause", GOOD + "expectations: {lost_causes: [gremlins]}\n",
-     "expectations.lost_causes[0]: expected one of retention, redeploy, topic_recreated, watermark, query_failed, got 'gremlins'"),
-    ("unknown spark version", GOOD + "cluster: {spark: {version: 2.4.8}}\n", "cluster.spark.version: expected one of 4.0.0, 3.5.7"),
-    ("other spark on the harness's cluster", GOOD + "cluster: {spark: {version: 3.5.7, master: standalone}}\n",
-     "cluster.spark.version: the standalone cluster the harness starts runs its own Spark (4.0.0), not 3.5.7"),
-    ("delta on another spark", GOOD.replace("egress: {kind: egress}", "egress: {kind: delta-sink}")
-     + "cluster: {spark: {version: 3.5.7}}\n", "cluster.spark.version: egress (delta-sink: delta) needs jars built for Spark 4.0.0, not 3.5.7"),
-    ("re-create an intermediate topic", GOOD + "faults:\n  - {kind: recreate-topic, target: egress, start_s: 3}\n",
-     "faults[0].target: recreate-topic needs a streamlet reading the source topic, 'egress' reads a topic of the pipeline"),
-    ("headers kept without headers", GOOD + "expectations: {headers_kept: true}\n",
-     "expectations.headers_kept: the source records carry no header to keep: set workload.headers: true"),
-    ("abort every transaction", GOOD.replace("workload: {rate: 50, duration_s: 5}",
-                                             "workload: {rate: 50, duration_s: 5, transactions: {abort_every: 1}}"),
-     "workload.transactions.abort_every: 1 would abort every transaction"),
-    ("a negative time after the faults", GOOD.replace("workload: {rate: 50, duration_s: 5}",
-                                                      "workload: {rate: 50, duration_s: 5, after_faults_s: -2}"),
-     "workload.after_faults_s: expected a value from 0 to"),
-    ("unknown isolation level", GOOD + "source_options: {ingress: {isolation_level: dirty}}\n",
-     "source_options.ingress.isolation_level: expected one of read_committed, read_uncommitted, got 'dirty'"),
+    (
+        "bad loss cause",
+        GOOD + "expectations: {lost_causes: [gremlins]}\n",
+        "expectations.lost_causes[0]: expected one of retention, redeploy, topic_recreated, watermark, query_failed, "
+        "got 'gremlins'",
+    ),
+    (
+        "unknown spark version",
+        GOOD + "cluster: {spark: {version: 2.4.8}}\n",
+        "cluster.spark.version: expected one of 4.0.0, 3.5.7",
+    ),
+    (
+        "other spark on the harness's cluster",
+        GOOD + "cluster: {spark: {version: 3.5.7, master: standalone}}\n",
+        "cluster.spark.version: the standalone cluster the harness starts runs its own Spark (4.0.0), not 3.5.7",
+    ),
+    (
+        "delta on another spark",
+        GOOD.replace("egress: {kind: egress}", "egress: {kind: delta-sink}") + "cluster: {spark: {version: 3.5.7}}\n",
+        "cluster.spark.version: egress (delta-sink: delta) needs jars built for Spark 4.0.0, not 3.5.7",
+    ),
+    (
+        "re-create an intermediate topic",
+        GOOD + "faults:\n  - {kind: recreate-topic, target: egress, start_s: 3}\n",
+        "faults[0].target: recreate-topic needs a streamlet reading the source topic, 'egress' reads a topic of the "
+        "pipeline",
+    ),
+    (
+        "headers kept without headers",
+        GOOD + "expectations: {headers_kept: true}\n",
+        "expectations.headers_kept: the source records carry no header to keep: set workload.headers: true",
+    ),
+    (
+        "abort every transaction",
+        GOOD.replace(
+            "workload: {rate: 50, duration_s: 5}", "workload: {rate: 50, duration_s: 5, transactions: {abort_every: 1}}"
+        ),
+        "workload.transactions.abort_every: 1 would abort every transaction",
+    ),
+    (
+        "a negative time after the faults",
+        GOOD.replace("workload: {rate: 50, duration_s: 5}", "workload: {rate: 50, duration_s: 5, after_faults_s: -2}"),
+        "workload.after_faults_s: expected a value from 0 to",
+    ),
+    (
+        "unknown isolation level",
+        GOOD + "source_options: {ingress: {isolation_level: dirty}}\n",
+        "source_options.ingress.isolation_level: expected one of read_committed, read_uncommitted, got 'dirty'",
+    ),
 ]
 
 
@@ -159,17 +330,26 @@ def test_a_good_scenario_loads(tmp_path):
 
 
 def test_faults_and_expectations_load_with_defaults(tmp_path):
-    (tmp_path / "s.yaml").write_text(GOOD + textwrap.dedent("""
+    (tmp_path / "s.yaml").write_text(
+        GOOD
+        + textwrap.dedent("""
         faults:
           - {kind: kill-driver, target: egress, start_s: 5, every_s: 10, jitter_s: 2}
           - {kind: redeploy, target: ingress, starting: latest}
         expectations: {end_to_end: at-least-once, max_lost: 0}
-    """))
+    """)
+    )
     scenario = load_scenario(tmp_path / "s.yaml")
     kill, redeploy = scenario.faults
-    assert (kill.every_s, kill.times, kill.params) == (10.0, None, {"signal": "SIGKILL", "restart_after_s": 3.0,
-                                                                  "at": "anytime"})
-    assert redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0, "checkpoint": "delete"} and redeploy.times == 1
+    assert (kill.every_s, kill.times, kill.params) == (
+        10.0,
+        None,
+        {"signal": "SIGKILL", "restart_after_s": 3.0, "at": "anytime"},
+    )
+    assert (
+        redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0, "checkpoint": "delete"}
+        and redeploy.times == 1
+    )
     assert scenario.expectations.end_to_end == "at-least-once" and scenario.expectations.max_lost == 0
 
 
@@ -191,7 +371,8 @@ def test_cli_rejects_a_bad_scenario_with_one_line_and_starts_nothing(tmp_path):
     assert result.stderr.strip() == (
         f"harness: error: {path}: blueprint.streamlets.egress.kind: unknown streamlet kind 'egres' "
         "(built-in: delta-sink, egress, file-sink, ingress, kafka-sink, processor, window-egress, windowed-count; "
-        "a streamlet of your own is named package.module:Class)")
+        "a streamlet of your own is named package.module:Class)"
+    )
     assert not (tmp_path / "run").exists()
     missing = run_harness("pipeline", "run", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2 and "no such scenario file" in missing.stderr
@@ -208,11 +389,35 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
         assert [s for k, s, *_ in first if k == key] == list(range(sum(1 for k, *_ in first if k == key)))
 
 
-SHIPPED = ["baseline", "smoke", "driver-kill-append", "driver-kill-upsert", "driver-kill-dedup",
-           "driver-kill-transactional", "executor-crash", "broker-bounce", "broker-pause", "retention-loss",
-           "retention-fail", "redeploy-earliest", "redeploy-latest", "late-data", "nightly-soak", "file-sink-kills",
-           "delta-sink-kills", "kafka-sink-in-flight", "avro-kills", "network-partition", "network-degraded",
-           "spark-cluster-executor-loss", "compose", "docker-brokers", "secured", "overlap", "storm"]
+SHIPPED = [
+    "baseline",
+    "smoke",
+    "driver-kill-append",
+    "driver-kill-upsert",
+    "driver-kill-dedup",
+    "driver-kill-transactional",
+    "executor-crash",
+    "broker-bounce",
+    "broker-pause",
+    "retention-loss",
+    "retention-fail",
+    "redeploy-earliest",
+    "redeploy-latest",
+    "late-data",
+    "nightly-soak",
+    "file-sink-kills",
+    "delta-sink-kills",
+    "kafka-sink-in-flight",
+    "avro-kills",
+    "network-partition",
+    "network-degraded",
+    "spark-cluster-executor-loss",
+    "compose",
+    "docker-brokers",
+    "secured",
+    "overlap",
+    "storm",
+]
 
 
 def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
@@ -243,8 +448,19 @@ def test_every_built_in_fault_kind_is_listed_with_its_target_and_parameters():
     result = run_harness("faults")
     assert result.returncode == 0, result.stderr
     listed = {line.split()[0] for line in result.stdout.splitlines() if not line.startswith(" ")}
-    assert listed == set(builtin_fault_kinds()) >= {"kill-driver", "network-partition", "network-delay", "network-bandwidth",
-                                                    "network-reset", "broker-kill", "retention-shrink"}
+    assert (
+        listed
+        == set(builtin_fault_kinds())
+        >= {
+            "kill-driver",
+            "network-partition",
+            "network-delay",
+            "network-bandwidth",
+            "network-reset",
+            "broker-kill",
+            "retention-shrink",
+        }
+    )
     assert "signal=SIGKILL (SIGKILL|SIGTERM)" in result.stdout and "bytes_per_s=20000" in result.stdout
 
 
@@ -265,17 +481,24 @@ def test_a_kafka_section_is_saved_with_the_run_without_its_secrets_and_applied_t
 
     (tmp_path / "ca.pem").write_text("not read here")
     path = tmp_path / "s.yaml"
-    path.write_text(GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
-                    "kafka: {security_protocol: SASL_SSL, sasl_mechanism: SCRAM-SHA-512, username: app, password: hunter2,"
-                    " ca_file: ca.pem}\n")
+    path.write_text(
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9'}\n"
+        "kafka: {security_protocol: SASL_SSL, sasl_mechanism: SCRAM-SHA-512, username: app, password: hunter2,"
+        " ca_file: ca.pem}\n"
+    )
     scenario = load_scenario(path)
     assert scenario.raw["kafka"]["password"] == "***" and "hunter2" not in str(scenario.raw)
     assert scenario.kafka.password.resolve("kafka.password") == "hunter2" and "hunter2" not in repr(scenario.kafka)
     sec = KafkaSecurity("SASL_SSL", "SCRAM-SHA-512", 'a"b', str(tmp_path / "ca.pem"))
     spark = sec.spark_options('p"w')
-    assert spark["kafka.sasl.jaas.config"] == ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                               'username="a\\"b" password="p\\"w";')
+    assert spark["kafka.sasl.jaas.config"] == (
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="a\\"b" password="p\\"w";'
+    )
     assert spark["kafka.ssl.truststore.type"] == "PEM" and spark["kafka.security.protocol"] == "SASL_SSL"
-    assert sec.librdkafka("pw")["sasl.mechanism"] == "SCRAM-SHA-512" and sec.librdkafka("pw")["ssl.ca.location"].endswith("ca.pem")
-    assert sec.kafka_python("pw")["sasl_plain_password"] == "pw" and sec.kafka_python("pw")["ssl_check_hostname"] is True
+    assert sec.librdkafka("pw")["sasl.mechanism"] == "SCRAM-SHA-512" and sec.librdkafka("pw")[
+        "ssl.ca.location"
+    ].endswith("ca.pem")
+    assert (
+        sec.kafka_python("pw")["sasl_plain_password"] == "pw" and sec.kafka_python("pw")["ssl_check_hostname"] is True
+    )
     assert KafkaSecurity().spark_options(None) == {"kafka.security.protocol": "PLAINTEXT"}

@@ -17,23 +17,87 @@ from harness.scenario.source import MAX_VALUES
 from tests.conftest import run_harness
 from tests.test_bad_input import assert_one_line_error
 
-FIELD_NAMES = ["name", "description", "blueprint", "workload", "faults", "expectations", "cluster", "store", "source_options",
-               "streamlets", "connections", "topics", "kind", "settings", "ingress", "egress", "processor", "ingress.out",
-               "egress.in", "processor.in", "processor.out", "mode", "topic", "partitions", "rate", "duration_s", "keys",
-               "target", "start_s", "every_s", "times", "signal", "at", "end_to_end", "per_hop", "max_lost", "brokers"]
-VALUES = ["ingress", "egress", "processor", "upsert", "append", "kill-driver", "SIGKILL", "exactly-once", "ingress.out",
-          "egress.in", "processor.in", "after-write", "source"]
+FIELD_NAMES = [
+    "name",
+    "description",
+    "blueprint",
+    "workload",
+    "faults",
+    "expectations",
+    "cluster",
+    "store",
+    "source_options",
+    "streamlets",
+    "connections",
+    "topics",
+    "kind",
+    "settings",
+    "ingress",
+    "egress",
+    "processor",
+    "ingress.out",
+    "egress.in",
+    "processor.in",
+    "processor.out",
+    "mode",
+    "topic",
+    "partitions",
+    "rate",
+    "duration_s",
+    "keys",
+    "target",
+    "start_s",
+    "every_s",
+    "times",
+    "signal",
+    "at",
+    "end_to_end",
+    "per_hop",
+    "max_lost",
+    "brokers",
+]
+VALUES = [
+    "ingress",
+    "egress",
+    "processor",
+    "upsert",
+    "append",
+    "kill-driver",
+    "SIGKILL",
+    "exactly-once",
+    "ingress.out",
+    "egress.in",
+    "processor.in",
+    "after-write",
+    "source",
+]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
-                    st.sampled_from(VALUES), st.text(max_size=8))
-trees = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4),
-    st.dictionaries(st.sampled_from(FIELD_NAMES), inner, max_size=5),
-    st.dictionaries(st.one_of(st.integers(), st.booleans(), st.text(max_size=4)), inner, max_size=2)), max_leaves=30)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.sampled_from(VALUES),
+    st.text(max_size=8),
+)
+trees = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(FIELD_NAMES), inner, max_size=5),
+        st.dictionaries(st.one_of(st.integers(), st.booleans(), st.text(max_size=4)), inner, max_size=2),
+    ),
+    max_leaves=30,
+)
 
-GOOD = {"name": "ok", "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
-                                    "connections": {"ingress.out": ["egress.in"]}},
-        "workload": {"rate": 50, "duration_s": 5}}
+GOOD = {
+    "name": "ok",
+    "blueprint": {
+        "streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
+        "connections": {"ingress.out": ["egress.in"]},
+    },
+    "workload": {"rate": 50, "duration_s": 5},
+}
 
 
 def _load(tmp_path, data: bytes):
@@ -57,7 +121,8 @@ def test_random_yaml_trees(tmp_path, tree):
     _load(tmp_path, yaml.safe_dump(tree).encode())
 
 
-RICH = yaml.safe_load(textwrap.dedent("""
+RICH = yaml.safe_load(
+    textwrap.dedent("""
     name: rich
     description: every section
     cluster: {brokers: 3}
@@ -73,7 +138,8 @@ RICH = yaml.safe_load(textwrap.dedent("""
         ingress.out: {name: ingested, partitions: 2, replication: 3, config: {min.insync.replicas: 2}}
     workload: {topic: {name: source, partitions: 2}, keys: 4, rate: 50, duration_s: 5, late_share: 0.1, seed: 3}
     source_options:
-      processor: {trigger: processingTime, trigger_interval: 1 second, fail_on_data_loss: false, starting_offsets: earliest}
+      processor: {trigger: processingTime, trigger_interval: 1 second, fail_on_data_loss: false,
+                  starting_offsets: earliest}
     faults:
       - {kind: kill-driver, target: processor, start_s: 2, every_s: 5, times: 2, signal: SIGKILL, at: after-write}
       - {kind: broker-kill, target: broker-2, start_s: 3}
@@ -85,7 +151,8 @@ RICH = yaml.safe_load(textwrap.dedent("""
       max_lost: 0
       lost_causes: [retention]
       max_recovery_s: 60
-"""))
+""")
+)
 
 
 def _paths(tree, prefix=()):
@@ -118,8 +185,11 @@ def test_a_valid_scenario_with_any_node_replaced(tmp_path, path, tree):
 
 def test_hostile_files_are_one_line_errors(tmp_path):
     laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
-        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8))
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    )
     cases = {
         "bomb.yaml": (laughs.encode(), f"expands to more than {MAX_VALUES:,} values"),
         "deep.yaml": (("[" * 5000 + "]" * 5000).encode(), "nested"),
@@ -130,10 +200,18 @@ def test_hostile_files_are_one_line_errors(tmp_path):
         "huge.yaml": (b"# " + b"x" * (2 << 20), "larger than 1024 KiB"),
         "int-key.yaml": (b"1: a\nname: x\n", "a field name must be text, got 1"),
         "two-docs.yaml": (b"name: a\n---\nname: b\n", "not valid YAML"),
-        "nan-rate.yaml": (yaml.safe_dump({**GOOD, "workload": {"rate": float("nan")}}).encode(), "workload.rate: expected a finite number"),
-        "too-many.yaml": (yaml.safe_dump({**GOOD, "workload": {"rate": 100000, "duration_s": 3600}}).encode(),
-                          "at most 50,000,000 can be checked"),
-        "too-fast.yaml": (yaml.safe_dump({**GOOD, "workload": {"rate": 1e6}}).encode(), "workload.rate: expected a value from 0.1 to 100000"),
+        "nan-rate.yaml": (
+            yaml.safe_dump({**GOOD, "workload": {"rate": float("nan")}}).encode(),
+            "workload.rate: expected a finite number",
+        ),
+        "too-many.yaml": (
+            yaml.safe_dump({**GOOD, "workload": {"rate": 100000, "duration_s": 3600}}).encode(),
+            "at most 50,000,000 can be checked",
+        ),
+        "too-fast.yaml": (
+            yaml.safe_dump({**GOOD, "workload": {"rate": 1e6}}).encode(),
+            "workload.rate: expected a value from 0.1 to 100000",
+        ),
     }
     for name, (data, fragment) in cases.items():
         path = tmp_path / name

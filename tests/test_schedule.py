@@ -16,8 +16,9 @@ def test_same_seed_same_schedule_twice():
 def test_other_seed_other_times_same_shape():
     a, b = plan(RULES, seed=7, duration_s=120), plan(RULES, seed=8, duration_s=120)
     assert [f.at_s for f in a] != [f.at_s for f in b]
-    assert [(f.kind, f.target) for f in sorted(a, key=lambda f: f.rule_index)] == \
-           [(f.kind, f.target) for f in sorted(b, key=lambda f: f.rule_index)]
+    assert [(f.kind, f.target) for f in sorted(a, key=lambda f: f.rule_index)] == [
+        (f.kind, f.target) for f in sorted(b, key=lambda f: f.rule_index)
+    ]
 
 
 def test_jitter_bounds_order_and_duration():

@@ -17,8 +17,7 @@ import yaml
 
 from harness import jars
 from harness.checker.check import check_run
-from harness.cluster import EmbeddedCluster, KafkaAdmin
-from harness.cluster import tls
+from harness.cluster import EmbeddedCluster, KafkaAdmin, tls
 from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
 from tests.conftest import run_harness
@@ -62,8 +61,16 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
     password = "pw-" + secrets.token_hex(12)  # unique: anywhere it appears, it leaked
     run_dir = tmp_path / "run"
     with CommandLines() as ps:
-        done = run_harness("run", "scenarios/secured.yaml", "--duration", "35", "--out", str(run_dir),
-                           env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password}, timeout=600)
+        done = run_harness(
+            "run",
+            "scenarios/secured.yaml",
+            "--duration",
+            "35",
+            "--out",
+            str(run_dir),
+            env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password},
+            timeout=600,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "SASL_SSL as pipeline (SCRAM-SHA-256)" in done.stdout
 
@@ -85,11 +92,15 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
     assert files_containing(run_dir, password) == []
     assert files_containing(REPO / "reports", password) == []
     assert [c for c in ps.seen if password in c] == []
-    assert any("pipelines.driver" in c for c in ps.seen) and any("kafka.Kafka" in c for c in ps.seen), "the sampler saw the run"
+    assert any("pipelines.driver" in c for c in ps.seen) and any("kafka.Kafka" in c for c in ps.seen), (
+        "the sampler saw the run"
+    )
     assert files_containing(run_dir, "PRIVATE KEY") == []
     assert (run_dir / "cluster" / "tls" / "ca.pem").exists()
-    print(f"secured run: {len(sent)} acked, verdict {report.verdict}; {len(ps.seen)} command lines and "
-          f"{sum(1 for p in run_dir.rglob('*') if p.is_file())} files scanned, no secret")
+    print(
+        f"secured run: {len(sent)} acked, verdict {report.verdict}; {len(ps.seen)} command lines and "
+        f"{sum(1 for p in run_dir.rglob('*') if p.is_file())} files scanned, no secret"
+    )
 
 
 # -- a secured cluster someone else runs ---------------------------------------------------------------------
@@ -111,9 +122,26 @@ def produce(access, topic: str, values: list[str]) -> None:
 def keytool_truststore(ca_pem: Path, store: Path, password: str) -> Path:
     """A JKS truststore of `ca_pem`, as seed 004 builds one (the password in keytool's environment)."""
     keytool = Path(jars.java_executable()).with_name("keytool")
-    subprocess.run([str(keytool), "-importcert", "-noprompt", "-alias", "ca", "-file", str(ca_pem), "-keystore", str(store),
-                    "-storetype", "JKS", "-storepass:env", "STORE_PASSWORD"], check=True, capture_output=True,
-                   env={**os.environ, "STORE_PASSWORD": password})
+    subprocess.run(
+        [
+            str(keytool),
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "ca",
+            "-file",
+            str(ca_pem),
+            "-keystore",
+            str(store),
+            "-storetype",
+            "JKS",
+            "-storepass:env",
+            "STORE_PASSWORD",
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "STORE_PASSWORD": password},
+    )
     return store
 
 
@@ -141,18 +169,31 @@ def theirs(tmp_path_factory):
 
 def foreign_state(access) -> dict:
     with KafkaAdmin(access) as admin:
-        return {t: (sorted((o.partition, o.log_start, o.log_end) for o in admin.offsets([t])), admin.topic_config(t))
-                for t in FOREIGN}
+        return {
+            t: (sorted((o.partition, o.log_start, o.log_end) for o in admin.offsets([t])), admin.topic_config(t))
+            for t in FOREIGN
+        }
 
 
 def external_scenario(folder: Path, cluster, password_env: str, truststore: str, **extra) -> Path:
     scenario = {
-        "name": "theirs", "cluster": {"bootstrap_servers": cluster.bootstrap_servers},
-        "kafka": {"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-256", "username": "app",
-                  "password": {"env": password_env},
-                  "truststore": {"path": truststore, "password": {"env": "THEIR_TRUSTSTORE_PASSWORD"}}},
-        "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
-                      "connections": {"ingress.out": ["egress.in"]}, "topics": {"ingress.out": {"name": "ingested"}}},
+        "name": "theirs",
+        "cluster": {"bootstrap_servers": cluster.bootstrap_servers},
+        "kafka": {
+            "security_protocol": "SASL_SSL",
+            "sasl_mechanism": "SCRAM-SHA-256",
+            "username": "app",
+            "password": {"env": password_env},
+            "truststore": {"path": truststore, "password": {"env": "THEIR_TRUSTSTORE_PASSWORD"}},
+        },
+        "blueprint": {
+            "streamlets": {
+                "ingress": {"kind": "ingress"},
+                "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
+            },
+            "connections": {"ingress.out": ["egress.in"]},
+            "topics": {"ingress.out": {"name": "ingested"}},
+        },
         "workload": {"rate": 100, "duration_s": 12, "after_faults_s": 6, "keys": 4},
         **extra,
     }
@@ -161,20 +202,31 @@ def external_scenario(folder: Path, cluster, password_env: str, truststore: str,
     return path
 
 
-@pytest.mark.parametrize("password_env, truststore, expected", [
-    ("THEIR_WRONG_PASSWORD", "kafka.truststore.jks", "authentication failed at 127.0.0.1:"),
-    ("THEIR_PASSWORD", "other.truststore.jks", "TLS failed at 127.0.0.1:"),
-])
-def test_a_wrong_password_or_an_untrusted_certificate_is_one_line_and_nothing_starts(theirs, tmp_path, password_env, truststore, expected):
+@pytest.mark.parametrize(
+    "password_env, truststore, expected",
+    [
+        ("THEIR_WRONG_PASSWORD", "kafka.truststore.jks", "authentication failed at 127.0.0.1:"),
+        ("THEIR_PASSWORD", "other.truststore.jks", "TLS failed at 127.0.0.1:"),
+    ],
+)
+def test_a_wrong_password_or_an_untrusted_certificate_is_one_line_and_nothing_starts(
+    theirs, tmp_path, password_env, truststore, expected
+):
     cluster, access, folder = theirs
     before = foreign_state(access)
     path = external_scenario(folder, cluster, password_env, truststore)
-    env = {**os.environ, "THEIR_PASSWORD": THEIR_PASSWORD, "THEIR_WRONG_PASSWORD": THEIR_PASSWORD + "x",
-           "THEIR_TRUSTSTORE_PASSWORD": "changeit"}
+    env = {
+        **os.environ,
+        "THEIR_PASSWORD": THEIR_PASSWORD,
+        "THEIR_WRONG_PASSWORD": THEIR_PASSWORD + "x",
+        "THEIR_TRUSTSTORE_PASSWORD": "changeit",
+    }
     done = run_harness("run", str(path), "--out", str(tmp_path / "run"), env=env, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith("harness: error: ") and expected in line and "over SASL_SSL as app (SCRAM-SHA-256)" in line, line
+    assert (
+        line.startswith("harness: error: ") and expected in line and "over SASL_SSL as app (SCRAM-SHA-256)" in line
+    ), line
     assert THEIR_PASSWORD not in done.stdout + done.stderr
     assert not (tmp_path / "run" / "progress").exists(), "nothing started"
     with KafkaAdmin(access) as admin:
@@ -188,10 +240,17 @@ def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_names
     touch them."""
     cluster, access, folder = theirs
     before = foreign_state(access)
-    path = external_scenario(folder, cluster, "THEIR_PASSWORD", "kafka.truststore.jks",
-                             source_options={"egress": {"fail_on_data_loss": False}},
-                             faults=[{"kind": "retention-shrink", "target": "egress", "start_s": 6},
-                                     {"kind": "add-partitions", "target": "ingress", "start_s": 4}])
+    path = external_scenario(
+        folder,
+        cluster,
+        "THEIR_PASSWORD",
+        "kafka.truststore.jks",
+        source_options={"egress": {"fail_on_data_loss": False}},
+        faults=[
+            {"kind": "retention-shrink", "target": "egress", "start_s": 6},
+            {"kind": "add-partitions", "target": "ingress", "start_s": 4},
+        ],
+    )
     env = {**os.environ, "THEIR_PASSWORD": THEIR_PASSWORD, "THEIR_TRUSTSTORE_PASSWORD": "changeit"}
     run_dir = tmp_path / "run"
     done = run_harness("run", str(path), "--out", str(run_dir), "--allow-unknown", env=env, timeout=600)
@@ -213,9 +272,12 @@ def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_names
     # The guard itself: with the run's namespace, changing a foreign topic is refused before anything is sent.
     guarded = dataclasses.replace(access, namespace=f"harness.{run_id}.")
     with KafkaAdmin(guarded) as admin:
-        for change in (lambda: admin.create_topic("payments"), lambda: admin.delete_topic("source"),
-                       lambda: admin.alter_topic_config("source", {"retention.ms": "1"}),
-                       lambda: admin.add_partitions("ingested", 4)):
+        for change in (
+            lambda: admin.create_topic("payments"),
+            lambda: admin.delete_topic("source"),
+            lambda: admin.alter_topic_config("source", {"retention.ms": "1"}),
+            lambda: admin.add_partitions("ingested", 4),
+        ):
             with pytest.raises(HarnessError, match="refusing to .* the harness changes only its own topics"):
                 change()
     assert foreign_state(access) == before

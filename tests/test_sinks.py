@@ -22,17 +22,46 @@ pytestmark = pytest.mark.e2e
 SINKS = {
     "name": "spark-sinks",
     "blueprint": {
-        "streamlets": {"ingress": {"kind": "ingress"}, "files": {"kind": "file-sink"},
-                       "stream": {"kind": "delta-sink", "settings": {"mode": "stream"}},
-                       "txn": {"kind": "delta-sink", "settings": {"mode": "foreach-batch-txn"}}},
+        "streamlets": {
+            "ingress": {"kind": "ingress"},
+            "files": {"kind": "file-sink"},
+            "stream": {"kind": "delta-sink", "settings": {"mode": "stream"}},
+            "txn": {"kind": "delta-sink", "settings": {"mode": "foreach-batch-txn"}},
+        },
         "connections": {"ingress.out": ["files.in", "stream.in", "txn.in"]},
     },
     "workload": {"rate": 100, "duration_s": 16, "after_faults_s": 6, "keys": 4},
     # Each sink's driver is killed twice; the second kill comes after the first restart (10 to 20 s), and
     # records still come until 6 s after the last.
-    "faults": [{"kind": "kill-driver", "target": "files", "start_s": 4, "every_s": 8, "times": 2, "at": "in-flight", "restart_after_s": 1},
-               {"kind": "kill-driver", "target": "stream", "start_s": 5, "every_s": 8, "times": 2, "at": "in-flight", "restart_after_s": 1},
-               {"kind": "kill-driver", "target": "txn", "start_s": 6, "every_s": 8, "times": 2, "at": "after-write", "restart_after_s": 1}],
+    "faults": [
+        {
+            "kind": "kill-driver",
+            "target": "files",
+            "start_s": 4,
+            "every_s": 8,
+            "times": 2,
+            "at": "in-flight",
+            "restart_after_s": 1,
+        },
+        {
+            "kind": "kill-driver",
+            "target": "stream",
+            "start_s": 5,
+            "every_s": 8,
+            "times": 2,
+            "at": "in-flight",
+            "restart_after_s": 1,
+        },
+        {
+            "kind": "kill-driver",
+            "target": "txn",
+            "start_s": 6,
+            "every_s": 8,
+            "times": 2,
+            "at": "after-write",
+            "restart_after_s": 1,
+        },
+    ],
 }
 
 
@@ -113,8 +142,11 @@ def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_log
         assert c.duplicated_in_state == sum(1 for r, n in state.items() if n > 1 and r in sent) == 0, name
         assert c.duplicated_deliveries == sum(1 for r, n in delivered.items() if n > 1 and r in sent), name
         assert hops[name].verdict in ("exactly-once", "effectively-exactly-once"), name
-        print(f"{name}: {len(written)} data files, {len(committed[name])} committed, "
-              f"{c.duplicated_deliveries} records delivered twice (files of attempts that never committed): {hops[name].verdict}")
+        print(
+            f"{name}: {len(written)} data files, {len(committed[name])} committed, "
+            f"{c.duplicated_deliveries} records delivered twice (files of attempts that never committed): "
+            f"{hops[name].verdict}"
+        )
     assert hops["txn"].counts.duplicated_deliveries == 0  # the replay wrote nothing
     assert report.counts.phantom == 0 and report.verdict in ("exactly-once", "effectively-exactly-once")
     assert all(f.recovery_s is not None for f in report.faults), [(f.target, f.note) for f in report.faults]

@@ -23,14 +23,19 @@ pytestmark = pytest.mark.e2e
 
 
 def _alive(pid: int | None) -> bool:
-    return pid is not None and os.path.exists(f"/proc/{pid}") and "zombie" not in open(f"/proc/{pid}/status").read().lower()
+    return (
+        pid is not None
+        and os.path.exists(f"/proc/{pid}")
+        and "zombie" not in open(f"/proc/{pid}/status").read().lower()
+    )
 
 
 @pytest.fixture(scope="module")
 def cluster_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("spark-cluster") / "run"
-    summary = run_scenario(load_scenario(ROOT / "scenarios" / "spark-cluster-executor-loss.yaml"), run_dir,
-                           console=Console(quiet=True))
+    summary = run_scenario(
+        load_scenario(ROOT / "scenarios" / "spark-cluster-executor-loss.yaml"), run_dir, console=Console(quiet=True)
+    )
     assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
     return run_dir, history(run_dir), check_run(run_dir)
 
@@ -54,10 +59,16 @@ def test_an_executor_killed_mid_batch_is_replaced_and_its_tasks_retried(cluster_
     assert begun["target"] == "processor" and ended["new_executor"] != begun["executor"]
     # Spark's side, as the executor watch recorded it: the killed executor removed, a new one added, both of
     # the processor's application; the killed JVM is gone.
-    removed = [e for e in events if e["event"] == "executor_removed" and e["app_id"] == begun["app_id"]
-               and e["executor"] == begun["executor"]]
-    added = [e for e in events if e["event"] == "executor_added" and e["app_id"] == begun["app_id"]
-             and e["executor"] == ended["new_executor"]]
+    removed = [
+        e
+        for e in events
+        if e["event"] == "executor_removed" and e["app_id"] == begun["app_id"] and e["executor"] == begun["executor"]
+    ]
+    added = [
+        e
+        for e in events
+        if e["event"] == "executor_added" and e["app_id"] == begun["app_id"] and e["executor"] == ended["new_executor"]
+    ]
     assert removed and added and removed[0]["ts_ms"] >= begun["ts_ms"]
     assert begun["running_tasks"], "it was killed while it ran a task"
     # The retries the new executor ran, from its log (0 when the task ended in the instant before the kill).
@@ -74,7 +85,11 @@ def test_a_killed_worker_takes_its_executors_and_comes_back(cluster_run):
     ended = next(e for e in events if e["event"] == "fault_ended" and e["kind"] == "worker-kill")
     assert begun["scope"] == "cluster" and ended["new_pid"] != begun["pid"]
     lost = {tuple(x) for x in begun["executors"]}
-    removed = {(e["app_id"], e["executor"]) for e in events if e["event"] == "executor_removed" and e["ts_ms"] >= begun["ts_ms"]}
+    removed = {
+        (e["app_id"], e["executor"])
+        for e in events
+        if e["event"] == "executor_removed" and e["ts_ms"] >= begun["ts_ms"]
+    }
     assert lost <= removed
     fault = next(f for f in report.faults if f.kind == "worker-kill")
     assert fault.recovery_s is not None
@@ -94,12 +109,20 @@ def test_on_a_master_of_ones_own_the_run_brings_its_own_applications_and_leaves_
     applications are named after the run, and the master and worker are still there, untouched, afterwards."""
     with Supervisor(tmp_path / "theirs-pids") as theirs_supervisor:
         theirs = StandaloneCluster(theirs_supervisor, tmp_path / "theirs", tmp_path / "theirs-logs", 1).start()
-        scenario = parse_scenario({
-            "name": "own-master", "cluster": {"spark": {"master": theirs.master_url}},
-            "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress", "settings": {"mode": "upsert"}}},
-                          "connections": {"ingress.out": ["egress.in"]}},
-            "workload": {"rate": 50, "duration_s": 8, "keys": 4},
-        })
+        scenario = parse_scenario(
+            {
+                "name": "own-master",
+                "cluster": {"spark": {"master": theirs.master_url}},
+                "blueprint": {
+                    "streamlets": {
+                        "ingress": {"kind": "ingress"},
+                        "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
+                    },
+                    "connections": {"ingress.out": ["egress.in"]},
+                },
+                "workload": {"rate": 50, "duration_s": 8, "keys": 4},
+            }
+        )
         run_dir = tmp_path / "run"
         summary = run_scenario(scenario, run_dir, console=Console(quiet=True))
         assert summary.status == "complete" and not summary.failed_streamlets
@@ -107,6 +130,8 @@ def test_on_a_master_of_ones_own_the_run_brings_its_own_applications_and_leaves_
         assert theirs.master.running() and all(w.running() for w in theirs.worker_procs.values())
         names = {a["name"] for a in status["activeapps"] + status["completedapps"]}
         assert names == {f"harness-{run_dir.name}-ingress", f"harness-{run_dir.name}-egress"}
-        assert not [e for e in history(run_dir) if e["event"] == "process_started" and e["process"].startswith("spark-")]
+        assert not [
+            e for e in history(run_dir) if e["event"] == "process_started" and e["process"].startswith("spark-")
+        ]
     stored = egress_counts(run_dir, "egress", "records")
     assert set(stored) == acked(run_dir) and check_run(run_dir).verdict == "exactly-once"

@@ -34,7 +34,10 @@ def storm_scenario():
 
 def test_the_same_seed_draws_the_same_storm_and_another_seed_another(storm_scenario):
     def drawn(seed):
-        return [(r.start_s, r.kind, r.target, r.params) for r in draw_storm(storm_scenario.storm, storm_scenario, seed).rules]
+        return [
+            (r.start_s, r.kind, r.target, r.params)
+            for r in draw_storm(storm_scenario.storm, storm_scenario, seed).rules
+        ]
 
     assert drawn(7) == drawn(7)
     assert drawn(7) != drawn(8)
@@ -65,10 +68,17 @@ def test_no_broker_may_go_down_unless_the_scenario_asks():
 
 
 def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
-    scenario = parse_scenario({"name": "group", "cluster": {"brokers": 3},
-                               "blueprint": {"streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
-                                             "connections": {"ingress.out": ["egress.in"]}},
-                               "workload": {"rate": 10, "duration_s": 1}})
+    scenario = parse_scenario(
+        {
+            "name": "group",
+            "cluster": {"brokers": 3},
+            "blueprint": {
+                "streamlets": {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}},
+                "connections": {"ingress.out": ["egress.in"]},
+            },
+            "workload": {"rate": 10, "duration_s": 1},
+        }
+    )
     spans, lock = [], threading.Lock()
 
     def hold(run, target, **params):
@@ -78,8 +88,11 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
             spans.append((target, start, time.monotonic()))
 
     kinds = {"hold": FaultKind("hold", "broker", "holds a broker for 0.6 s", play=hold)}
-    firings = [Firing(0.0, 0, "hold", "broker-1", {}, BROKERS), Firing(0.0, 1, "hold", "broker-2", {}, BROKERS),
-               Firing(0.0, 2, "hold", "broker-3", {})]
+    firings = [
+        Firing(0.0, 0, "hold", "broker-1", {}, BROKERS),
+        Firing(0.0, 1, "hold", "broker-2", {}, BROKERS),
+        Firing(0.0, 2, "hold", "broker-3", {}),
+    ]
     with PipelineRun(scenario, tmp_path / "run", say=lambda _: None) as run:
         run.generator = run.supervisor.start("generator", [sys.executable, "-c", "pass"], tmp_path / "g.log")
         assert driver.play(run, firings, kinds, 30, lambda _: None, group_limits={BROKERS: 1}) == 3
@@ -91,12 +104,15 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
 @pytest.mark.e2e
 def test_a_storm_seed_ends_with_a_report_whose_counts_equal_an_independent_count(tmp_path):
     run_dir = tmp_path / "storm"
-    result = run_harness("run", str(SCENARIOS / "storm.yaml"), "--seed", "1", "--duration", "30", "--out", str(run_dir), timeout=600)
+    result = run_harness(
+        "run", str(SCENARIOS / "storm.yaml"), "--seed", "1", "--duration", "30", "--out", str(run_dir), timeout=600
+    )
     assert "harness: error" not in result.stderr, result.stderr
     assert result.returncode in (0, 1, 3), result.stdout + result.stderr
     report = json.loads((run_dir / "report.json").read_text())
     assert report["status"] == "complete" and report["run_info"]["storm"]["faults"] >= 6, result.stdout
-    assert {k: report["counts"][k] for k in ("lost", "duplicated_in_state", "duplicated_deliveries", "phantom")} \
-        == independent_counts(run_dir), result.stdout
+    assert {
+        k: report["counts"][k] for k in ("lost", "duplicated_in_state", "duplicated_deliveries", "phantom")
+    } == independent_counts(run_dir), result.stdout
     assert "storm: " in (run_dir / "report.md").read_text()
     assert run_harness("clean", str(run_dir)).stdout.strip() == "nothing was running"

@@ -64,8 +64,11 @@ def test_pause_returns_once_every_thread_of_the_session_is_stopped(tmp_path):
     out = tmp_path / "written"
     with Supervisor(tmp_path / "pids") as sup:
         proc = sup.start("busy", [sys.executable, "-c", BUSY_THREADS, str(out)], tmp_path / "b.log")
-        wait_for(lambda: len(session_members(proc.record)) == 2 and out.exists() and out.stat().st_size > 1000,
-                 timeout=10, what="the child's threads to write")
+        wait_for(
+            lambda: len(session_members(proc.record)) == 2 and out.exists() and out.stat().st_size > 1000,
+            timeout=10,
+            what="the child's threads to write",
+        )
         proc.pause()
         members = session_members(proc.record)
         assert len(members) == 2 and all(set(_thread_states(pid)) == {"T"} for pid in members)
@@ -100,7 +103,10 @@ def test_a_recycled_pid_is_never_signalled(tmp_path):
 
 
 def test_sigterm_ignored_escalates_to_sigkill(tmp_path):
-    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(600)"
+    stubborn = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+        "time.sleep(600)"
+    )
     with Supervisor(tmp_path / "pids") as sup:
         proc = sup.start("stubborn", [sys.executable, "-c", stubborn], tmp_path / "st.log")
         wait_for(lambda: "ready" in (tmp_path / "st.log").read_text(), timeout=10, what="handler installed")

@@ -38,7 +38,11 @@ def test_an_undo_runs_however_the_block_ends_and_one_that_fails_is_retried_until
     broken["still"] = False
     assert undos.retry() == [] and done[-1] == "fixed"
     events = _events(tmp_path / "history.jsonl")
-    assert [(e["event"], e["tries"]) for e in events] == [("fault_undo_failed", 1), ("fault_undo_failed", 2), ("fault_undone", 3)]
+    assert [(e["event"], e["tries"]) for e in events] == [
+        ("fault_undo_failed", 1),
+        ("fault_undo_failed", 2),
+        ("fault_undone", 3),
+    ]
     assert events[0]["reason"] == "OSError: not yet" and len({e["undo"] for e in events}) == 1
 
 
@@ -70,7 +74,9 @@ expectations:
 @pytest.mark.e2e
 def test_a_fault_whose_target_is_gone_is_skipped_and_one_whose_undo_failed_makes_the_run_unknown(tmp_path):
     scenario = tmp_path / "doomed.yaml"
-    scenario.write_text(SCENARIO.replace("description:", f"imports: [{Path(__file__).parent / 'plugins'}]\ndescription:"))
+    scenario.write_text(
+        SCENARIO.replace("description:", f"imports: [{Path(__file__).parent / 'plugins'}]\ndescription:")
+    )
     run_dir = tmp_path / "run"
     result = run_harness("run", str(scenario), "--out", str(run_dir), timeout=420)
     assert result.returncode == 3, result.stdout + result.stderr

@@ -23,8 +23,16 @@ def _offsets_in(sent, index: np.ndarray) -> np.ndarray:
 
 
 def _batch(ts: int, topic: str, ends: dict[int, int]) -> dict:
-    return {"ts_ms": ts, "event": "progress", "query": "main",
-            "progress": {"batchId": 0, "numInputRows": 1, "sources": [{"endOffset": {topic: {str(p): o for p, o in ends.items()}}}]}}
+    return {
+        "ts_ms": ts,
+        "event": "progress",
+        "query": "main",
+        "progress": {
+            "batchId": 0,
+            "numInputRows": 1,
+            "sources": [{"endOffset": {topic: {str(p): o for p, o in ends.items()}}}],
+        },
+    }
 
 
 def _run(tmp_path, recorded: bool, status: str = "interrupted"):
@@ -36,14 +44,21 @@ def _run(tmp_path, recorded: bool, status: str = "interrupted"):
     processed = np.setdiff1d(every, skipped_by_processor)
     offsets = _offsets_in(sent, processed)
     parts = sent.key[processed] % 2
-    ends = {p: int(np.sort(offsets[parts == p])[-5]) for p in (0, 1)}  # the egress committed all but the last 5 per partition
+    ends = {
+        p: int(np.sort(offsets[parts == p])[-5]) for p in (0, 1)
+    }  # the egress committed all but the last 5 per partition
     beyond = processed[offsets >= np.array([ends[p] for p in parts])]
     skipped_by_egress = processed[:10]
     state = np.setdiff1d(processed, np.concatenate([skipped_by_egress, beyond]))
     history = [{"ts_ms": 1, "event": "topics_recorded", "topics": ["ingested", "processed"]}] if recorded else []
-    root = write_run(tmp_path / f"run-{recorded}-{status}", sent, Flow({"ingested": every, "processed": processed}, state, state),
-                     history=history, expectations={"max_lost": 0},
-                     progress={"processor": [_batch(2, "ingested", {0: 50, 1: 50})], "egress": [_batch(3, "processed", ends)]})
+    root = write_run(
+        tmp_path / f"run-{recorded}-{status}",
+        sent,
+        Flow({"ingested": every, "processed": processed}, state, state),
+        history=history,
+        expectations={"max_lost": 0},
+        progress={"processor": [_batch(2, "ingested", {0: 50, 1: 50})], "egress": [_batch(3, "processed", ends)]},
+    )
     (root / "run.json").write_text(json.dumps({"status": status}))
     key = lambda index: {(f"k{int(k):04d}", int(s)) for k, s in zip(sent.key[index], sent.seq[index])}  # noqa: E731
     return root, key(skipped_by_processor), key(skipped_by_egress), key(beyond)

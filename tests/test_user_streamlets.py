@@ -77,9 +77,14 @@ SINK = textwrap.dedent('''
 ''')
 
 
-def scenario(kind: str = "shop.reverse:Reverse", settings: str = "{suffix: '!'}", extra: str = "",
-             egress: str = "{kind: egress, settings: {mode: upsert}}") -> str:
-    return textwrap.dedent(f"""
+def scenario(
+    kind: str = "shop.reverse:Reverse",
+    settings: str = "{suffix: '!'}",
+    extra: str = "",
+    egress: str = "{kind: egress, settings: {mode: upsert}}",
+) -> str:
+    return (
+        textwrap.dedent(f"""
         name: user-processor
         blueprint:
           streamlets:
@@ -92,7 +97,9 @@ def scenario(kind: str = "shop.reverse:Reverse", settings: str = "{suffix: '!'}"
           topics:
             reverse.out: {{name: reversed}}
         workload: {{rate: 40, duration_s: 12, after_faults_s: 6, keys: 4, payload_bytes: 12}}
-    """) + extra
+    """)
+        + extra
+    )
 
 
 @pytest.fixture
@@ -106,27 +113,55 @@ def project(tmp_path):
 
 
 BROKEN = [
-    ("no such module", {"kind": "shop.nothing:Reverse"},
-     "blueprint.streamlets.reverse.kind: cannot import 'shop.nothing': no such module on the import paths"),
-    ("no such class", {"kind": "shop.reverse:Reversed"},
-     "blueprint.streamlets.reverse.kind: module 'shop.reverse' has no attribute 'Reversed'"),
-    ("not a streamlet", {"kind": "shop.reverse:_reverse"},
-     "blueprint.streamlets.reverse.kind: shop.reverse:_reverse is not a streamlet class (subclass pipelines.api.Streamlet)"),
-    ("unknown setting", {"settings": "{colour: red}"},
-     "blueprint.streamlets.reverse.settings.colour: unknown setting for shop.reverse:Reverse (known: suffix, drop_every, lose_every)"),
-    ("bad setting", {"settings": "{suffix: 3}"},
-     "blueprint.streamlets.reverse.settings.suffix: expected text, got 3"),
-    ("import fails", {"kind": "shop.broken:Reverse"},
-     "blueprint.streamlets.reverse.kind: cannot import 'shop.broken': ZeroDivisionError: division by zero"),
-    ("syntax error", {"kind": "shop.typo:Reverse"},
-     "blueprint.streamlets.reverse.kind: cannot import 'shop.typo': SyntaxError (line 1):"),
-    ("wrong shape", {"kind": "shop.shapeless:Reverse"},
-     "blueprint.streamlets.reverse.kind: shop.shapeless:Reverse: shape.outlets must be a tuple of Outlet"),
-    ("no build", {"kind": "shop.shapeless:Lazy"},
-     "blueprint.streamlets.reverse.kind: shop.shapeless:Lazy: has no build(self, ctx) method"),
-    ("no export", {"kind": "shop.shapeless:Unexported"},
-     "blueprint.streamlets.reverse.kind: shop.shapeless:Unexported: egress_evidence is 'exported' but it has no "
-     "export_state(self, ctx) method"),
+    (
+        "no such module",
+        {"kind": "shop.nothing:Reverse"},
+        "blueprint.streamlets.reverse.kind: cannot import 'shop.nothing': no such module on the import paths",
+    ),
+    (
+        "no such class",
+        {"kind": "shop.reverse:Reversed"},
+        "blueprint.streamlets.reverse.kind: module 'shop.reverse' has no attribute 'Reversed'",
+    ),
+    (
+        "not a streamlet",
+        {"kind": "shop.reverse:_reverse"},
+        "blueprint.streamlets.reverse.kind: shop.reverse:_reverse is not a streamlet class (subclass "
+        "pipelines.api.Streamlet)",
+    ),
+    (
+        "unknown setting",
+        {"settings": "{colour: red}"},
+        "blueprint.streamlets.reverse.settings.colour: unknown setting for shop.reverse:Reverse (known: suffix, "
+        "drop_every, lose_every)",
+    ),
+    ("bad setting", {"settings": "{suffix: 3}"}, "blueprint.streamlets.reverse.settings.suffix: expected text, got 3"),
+    (
+        "import fails",
+        {"kind": "shop.broken:Reverse"},
+        "blueprint.streamlets.reverse.kind: cannot import 'shop.broken': ZeroDivisionError: division by zero",
+    ),
+    (
+        "syntax error",
+        {"kind": "shop.typo:Reverse"},
+        "blueprint.streamlets.reverse.kind: cannot import 'shop.typo': SyntaxError (line 1):",
+    ),
+    (
+        "wrong shape",
+        {"kind": "shop.shapeless:Reverse"},
+        "blueprint.streamlets.reverse.kind: shop.shapeless:Reverse: shape.outlets must be a tuple of Outlet",
+    ),
+    (
+        "no build",
+        {"kind": "shop.shapeless:Lazy"},
+        "blueprint.streamlets.reverse.kind: shop.shapeless:Lazy: has no build(self, ctx) method",
+    ),
+    (
+        "no export",
+        {"kind": "shop.shapeless:Unexported"},
+        "blueprint.streamlets.reverse.kind: shop.shapeless:Unexported: egress_evidence is 'exported' but it has no "
+        "export_state(self, ctx) method",
+    ),
 ]
 
 
@@ -134,7 +169,8 @@ BROKEN = [
 def test_a_broken_user_streamlet_is_one_line_and_exit_2_before_anything_starts(project, case, change, message):
     (project / "shop" / "broken.py").write_text("1 / 0\n")
     (project / "shop" / "typo.py").write_text("def (:\n")
-    (project / "shop" / "shapeless.py").write_text(textwrap.dedent("""
+    (project / "shop" / "shapeless.py").write_text(
+        textwrap.dedent("""
         from pipelines.api import SEQ_RECORD, Inlet, Shape, Streamlet
 
         class Reverse(Streamlet):
@@ -153,7 +189,8 @@ def test_a_broken_user_streamlet_is_one_line_and_exit_2_before_anything_starts(p
 
             def build(self, ctx):
                 return []
-    """))
+    """)
+    )
     path = project / "scenario.yaml"
     path.write_text(scenario(**change))
     result = run_harness("run", str(path), "--out", str(project / "run"))
@@ -171,7 +208,9 @@ def test_imports_name_the_folders_user_streamlets_come_from(project):
     assert result.returncode == 2 and "cannot import 'shop.reverse'" in result.stderr
     path.write_text(scenario(extra="imports: [nowhere]\n"))
     result = run_harness("run", str(path), "--out", str(project / "run"))
-    assert result.returncode == 2 and f"imports[0]: no such folder: {project / 'scenarios' / 'nowhere'}" in result.stderr
+    assert (
+        result.returncode == 2 and f"imports[0]: no such folder: {project / 'scenarios' / 'nowhere'}" in result.stderr
+    )
 
 
 @pytest.mark.e2e
@@ -181,13 +220,18 @@ def test_a_user_processor_and_egress_under_after_write_kills_are_judged_as_their
     state), each killed after a write. Every claim is checked against counts made here from the files."""
     path = project / "scenarios" / "reverse.yaml"
     path.parent.mkdir()
-    path.write_text(scenario(settings="{suffix: '!', drop_every: 5, lose_every: 7}", egress="{kind: 'shop.sink:Sink'}",
-                             extra=textwrap.dedent("""
+    path.write_text(
+        scenario(
+            settings="{suffix: '!', drop_every: 5, lose_every: 7}",
+            egress="{kind: 'shop.sink:Sink'}",
+            extra=textwrap.dedent("""
         imports: [..]
         faults:
           - {kind: kill-driver, target: reverse, start_s: 6, at: after-write, restart_after_s: 1}
           - {kind: kill-driver, target: egress, start_s: 9, at: after-write, restart_after_s: 1}
-    """)))
+    """),
+        )
+    )
     run_dir = project / "run"
     result = run_harness("run", str(path), "--out", str(run_dir), timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -232,14 +276,18 @@ def test_a_user_processor_and_egress_under_after_write_kills_are_judged_as_their
     assert report["counts"]["duplicated_in_state"] == len(twice_in_store) and report["verdict"]["end_to_end"] == "none"
     pipeline = json.loads((run_dir / "pipeline.json").read_text())
     assert [(s["name"], s["kind"], s["role"], s["egress_evidence"]) for s in pipeline["streamlets"]] == [
-        ("ingress", "ingress", "ingress", None), ("reverse", "shop.reverse:Reverse", "processor", None),
-        ("egress", "shop.sink:Sink", "egress", "exported")]
+        ("ingress", "ingress", "ingress", None),
+        ("reverse", "shop.reverse:Reverse", "processor", None),
+        ("egress", "shop.sink:Sink", "egress", "exported"),
+    ]
 
 
 def test_the_shipped_example_pipeline_is_valid_as_the_readme_runs_it():
     """examples/orders is checked like any user's pipeline (imported from its own folder) before anything starts."""
     scenario = load_scenario(Path(__file__).resolve().parent.parent / "examples" / "orders" / "orders.yaml")
     roles = {name: (s.kind, s.role, s.cls.egress_evidence) for name, s in scenario.blueprint.streamlets.items()}
-    assert roles == {"validate": ("orders.validate:ValidateOrders", "ingress", None),
-                     "enrich": ("orders.enrich:EnrichOrders", "processor", None),
-                     "sink": ("orders.sink:OrdersSink", "egress", "exported")}
+    assert roles == {
+        "validate": ("orders.validate:ValidateOrders", "ingress", None),
+        "enrich": ("orders.enrich:EnrichOrders", "processor", None),
+        "sink": ("orders.sink:OrdersSink", "egress", "exported"),
+    }

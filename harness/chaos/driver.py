@@ -39,6 +39,7 @@ class OpenWorkload:
     """A workload that lasts until `after_faults_s` after the last fault ended, and at least `min_s`: faults
     that come late on a busy machine still have records flowing around them. `stop` ends it (called until
     the generator is done)."""
+
     min_s: float
     after_faults_s: float
     stop: Callable[[], None]
@@ -98,15 +99,28 @@ class _Playing:
         with open(self.run.layout.log("faults"), "a") as log:
             log.write(f"fault {number} {describe(firing)}\n{''.join(traceback.format_exception(exc))}\n")
         if isinstance(exc, TargetGone) or not has_begun():
-            self.run.history.record("fault_skipped", kind=firing.kind, target=firing.target, fault=number, reason=reason)
+            self.run.history.record(
+                "fault_skipped", kind=firing.kind, target=firing.target, fault=number, reason=reason
+            )
             self.say(f"fault {number} skipped: {describe(firing)}: {reason}")
             return
         undo = isinstance(exc, UndoFailed)
-        self.run.history.record("fault_failed", kind=firing.kind, target=firing.target, fault=number, reason=reason,
-                                stage="undo" if undo else "effect")
-        self.say(f"fault {number} failed: {describe(firing)}: {reason}"
-                 + ("; its undo is tried again at the drain" if undo else "; what it did is partly known: the outcome "
-                    "will be unknown"))
+        self.run.history.record(
+            "fault_failed",
+            kind=firing.kind,
+            target=firing.target,
+            fault=number,
+            reason=reason,
+            stage="undo" if undo else "effect",
+        )
+        self.say(
+            f"fault {number} failed: {describe(firing)}: {reason}"
+            + (
+                "; its undo is tried again at the drain"
+                if undo
+                else "; what it did is partly known: the outcome will be unknown"
+            )
+        )
 
     def any_running(self) -> bool:
         return any(t.is_alive() for t in self.threads.values())
@@ -116,9 +130,16 @@ class _Playing:
             raise self.error
 
 
-def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], overrun_s: float, say: Callable[[str], None],
-         on_tick: Callable[[float, int], None] = lambda elapsed, played: None, open_workload: OpenWorkload | None = None,
-         group_limits: dict[str, int] | None = None) -> int:
+def play(
+    run: Pipeline,
+    firings: list[Firing],
+    kinds: dict[str, FaultKind],
+    overrun_s: float,
+    say: Callable[[str], None],
+    on_tick: Callable[[float, int], None] = lambda elapsed, played: None,
+    open_workload: OpenWorkload | None = None,
+    group_limits: dict[str, int] | None = None,
+) -> int:
     """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
     `overrun_s` bounds the whole: the generator must be done and every fault
@@ -146,24 +167,42 @@ def play(run: Pipeline, firings: list[Firing], kinds: dict[str, FaultKind], over
             pending.remove(firing)
             started += 1
             if firing.target in run.failed:
-                run.history.record("fault_skipped", kind=firing.kind, target=firing.target, fault=started,
-                                   reason="target is not running")
+                run.history.record(
+                    "fault_skipped",
+                    kind=firing.kind,
+                    target=firing.target,
+                    fault=started,
+                    reason="target is not running",
+                )
                 say(f"fault {started} skipped: {describe(firing)}: the streamlet is not running")
                 continue
             late = elapsed - firing.at_s
-            say(f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
-                + (f" ({late:.0f}s late: waited for the fault before it on {firing.target}"
-                   + (f" or for room among the {firing.group}" if firing.group else "") + ")" if late >= 2 else ""))
+            say(
+                f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
+                + (
+                    f" ({late:.0f}s late: waited for the fault before it on {firing.target}"
+                    + (f" or for room among the {firing.group}" if firing.group else "")
+                    + ")"
+                    if late >= 2
+                    else ""
+                )
+            )
             playing.fire(firing, started)
         quiet = not pending and not playing.any_running()
-        if quiet and open_workload is not None and elapsed >= open_workload.min_s \
-                and time.monotonic() - playing.quiet_since >= open_workload.after_faults_s:
+        if (
+            quiet
+            and open_workload is not None
+            and elapsed >= open_workload.min_s
+            and time.monotonic() - playing.quiet_since >= open_workload.after_faults_s
+        ):
             open_workload.stop()
         if quiet and run.generator_done():
             playing.check()
             return playing.finished
         if elapsed > overrun_s + max(0.0, playing.moved_at - t0 - planned_s):
-            raise HarnessError(f"the workload did not finish within {elapsed:.0f}s (no fault started or ended in the "
-                              f"last {time.monotonic() - playing.moved_at:.0f}s)")
+            raise HarnessError(
+                f"the workload did not finish within {elapsed:.0f}s (no fault started or ended in the "
+                f"last {time.monotonic() - playing.moved_at:.0f}s)"
+            )
         on_tick(elapsed, playing.finished)
         time.sleep(0.2 if due else 0.5)

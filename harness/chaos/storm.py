@@ -33,8 +33,12 @@ class Storm:
 
     def describe(self) -> dict:
         """For the run directory (scenario.json resolved.storm): what was drawn, and what was left out and why."""
-        return {"faults": len(self.rules), "kinds": sorted({r.kind for r in self.rules}), "left_out": self.left_out,
-                "max_brokers_down": self.max_brokers_down}
+        return {
+            "faults": len(self.rules),
+            "kinds": sorted({r.kind for r in self.rules}),
+            "left_out": self.left_out,
+            "max_brokers_down": self.max_brokers_down,
+        }
 
 
 def broker_budget(scenario: Scenario) -> int:
@@ -68,8 +72,14 @@ def draw_storm(spec: StormSpec, scenario: Scenario, seed: int) -> Storm:
 
 def _rule(kind: FaultKind, scenario: Scenario, rng: random.Random, start_s: float = 0.0) -> FaultRule:
     target = rng.choice(target_names(kind, scenario.blueprint, scenario.cluster))
-    return FaultRule(kind.name, target, start_s, params=kind.drawn(rng), fault=kind,
-                     group=BROKERS if kind.target == "broker" else None)
+    return FaultRule(
+        kind.name,
+        target,
+        start_s,
+        params=kind.drawn(rng),
+        fault=kind,
+        group=BROKERS if kind.target == "broker" else None,
+    )
 
 
 def _why_not(kind: FaultKind, scenario: Scenario, budget: int) -> str | None:
@@ -84,6 +94,8 @@ def _why_not(kind: FaultKind, scenario: Scenario, budget: int) -> str | None:
     if not target_names(kind, scenario.blueprint, scenario.cluster):
         return f"no target for it here (it needs {kind.target})"
     if kind.target == "broker" and budget < 1:
-        return ("no broker may go down: the topics' replication minus min.insync.replicas is 0 "
-                "(storm.max_brokers_down asks for more)")
+        return (
+            "no broker may go down: the topics' replication minus min.insync.replicas is 0 "
+            "(storm.max_brokers_down asks for more)"
+        )
     return None

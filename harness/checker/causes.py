@@ -48,7 +48,6 @@ from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin
 
 
-
 @dataclass(frozen=True)
 class RetentionWindow:
     streamlet: str
@@ -89,16 +88,20 @@ def _offset_window(sent: pd.DataFrame, topic_offsets: dict[int, tuple[int, int]]
 
 
 def _deleted(rows: pd.DataFrame, ranges: dict[int, tuple[int, int]], acked: pd.Index) -> np.ndarray:
-    """Acknowledged records with a copy at [committed, log start) of some partition and none at or after the log start."""
+    """Acknowledged records with a copy at [committed, log start) of some partition and none at or after the log
+    start."""
     deleted = _at_offsets(rows, ranges)
-    kept = rows.rid.to_numpy()[~deleted & _at_offsets(rows, {p: (high, np.iinfo(np.int64).max) for p, (_, high) in ranges.items()})]
+    kept = rows.rid.to_numpy()[
+        ~deleted & _at_offsets(rows, {p: (high, np.iinfo(np.int64).max) for p, (_, high) in ranges.items()})
+    ]
     gone = pd.unique(rows.rid.to_numpy()[deleted])
     gone = gone[isin(gone, acked) & ~isin(gone, kept)]
     return gone
 
 
-def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
-                      gaps: list[str]) -> tuple[list[RetentionWindow], np.ndarray]:
+def retention_windows(
+    evidence: Evidence, hops: list[HopData], lost: np.ndarray, gaps: list[str]
+) -> tuple[list[RetentionWindow], np.ndarray]:
     """Every retention shrink, on the source or an intermediate topic, and the mask of `lost` it explains.
 
     The records at risk of an intermediate topic come from the run's recording of it (topics/<topic>.jsonl, from
@@ -121,14 +124,25 @@ def retention_windows(evidence: Evidence, hops: list[HopData], lost: np.ndarray,
             elif topic == evidence.source_topic:
                 in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
             else:
-                gaps.append(f"retention shrink of {topic} while {streamlet} was down: its records at risk were not recorded; "
-                            "losses there are not attributed")
+                gaps.append(
+                    f"retention shrink of {topic} while {streamlet} was down: its records at risk were not recorded; "
+                    "losses there are not attributed"
+                )
                 continue
             reached = int(isin(in_window, output.rows.rid.to_numpy()).sum()) if output is not None else 0
             hit = isin(lost, in_window)
             explained |= hit
-            windows.append(RetentionWindow(streamlet, topic, stopped["ts_ms"], len(in_window), reached, int(hit.sum()),
-                                           int(hit.sum()) == len(in_window) - reached))
+            windows.append(
+                RetentionWindow(
+                    streamlet,
+                    topic,
+                    stopped["ts_ms"],
+                    len(in_window),
+                    reached,
+                    int(hit.sum()),
+                    int(hit.sum()) == len(in_window) - reached,
+                )
+            )
     return windows, explained
 
 
@@ -160,8 +174,15 @@ def _placed(evidence: Evidence, topic: str, missed: dict[int, list[tuple[int, in
     first = rows.sort_values("offset", kind="stable").drop_duplicates("rid")
     first = first[isin(first.rid.to_numpy(), sent.index)]
     source = sent.loc[first.rid.to_numpy()]
-    first = pd.DataFrame({"partition": first.partition.to_numpy(), "offset": first.offset.to_numpy(),
-                          "key": source.key.to_numpy(), "from": source.partition.to_numpy(), "at": source.offset.to_numpy()})
+    first = pd.DataFrame(
+        {
+            "partition": first.partition.to_numpy(),
+            "offset": first.offset.to_numpy(),
+            "key": source.key.to_numpy(),
+            "from": source.partition.to_numpy(),
+            "at": source.offset.to_numpy(),
+        }
+    )
     home = first.groupby("key").partition.agg(lambda p: p.mode().iloc[0])  # the output partition of each key
     absent = lost[isin(lost, sent.index) & ~isin(lost, rows.rid.to_numpy())]
     placed = []
@@ -190,9 +211,13 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     for span in spans:
         if not span.params.get("skips_to") or span.restart_ms is None:
             continue
-        stopped = next((e for e in positions if e.get("streamlet") == span.target and e["ts_ms"] >= span.start_ms), None)
+        stopped = next(
+            (e for e in positions if e.get("streamlet") == span.target and e["ts_ms"] >= span.start_ms), None
+        )
         events = evidence.progress.get(span.target) or []
-        resumed = next((e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > span.restart_ms), None)
+        resumed = next(
+            (e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > span.restart_ms), None
+        )
         if stopped is None or resumed is None:
             continue
         committed = _positions(stopped)
@@ -201,17 +226,24 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
             return {p: (o, np.iinfo(np.int64).max) for (t, p), o in committed.items() if t == topic}
 
         sent = evidence.sent
-        skipped = [sent.rid.to_numpy()[_offset_window(sent, after_position(evidence.source_topic))
-                                       & (sent.event_time_ms.to_numpy() <= resumed)]]
-        skipped += [rows.rid.to_numpy()[_at_offsets(rows, after_position(topic)) & (rows.timestamp_ms.to_numpy() <= resumed)]
-                    for topic, rows in evidence.topics.items()]
+        skipped = [
+            sent.rid.to_numpy()[
+                _offset_window(sent, after_position(evidence.source_topic)) & (sent.event_time_ms.to_numpy() <= resumed)
+            ]
+        ]
+        skipped += [
+            rows.rid.to_numpy()[_at_offsets(rows, after_position(topic)) & (rows.timestamp_ms.to_numpy() <= resumed)]
+            for topic, rows in evidence.topics.items()
+        ]
         explained |= isin(lost, np.concatenate(skipped))
     return explained
 
 
 def _recreations(evidence: Evidence) -> list[dict]:
     """The source topic's re-creations (history topic_recreated), in order."""
-    return [e for e in evidence.history if e["event"] == "topic_recreated" and evidence.source_topic in e.get("topics", [])]
+    return [
+        e for e in evidence.history if e["event"] == "topic_recreated" and evidence.source_topic in e.get("topics", [])
+    ]
 
 
 def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
@@ -233,12 +265,13 @@ def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
             highest_before = np.maximum.accumulate(np.concatenate([[-1], offset[rows][:-1]]))
             back = np.flatnonzero((offset[rows] >= 0) & (offset[rows] <= highest_before))
             after = np.flatnonzero(sent_at[rows] >= event["deleted_ms"])
-            era[rows[back[0] if len(back) else after[0] if len(after) else len(rows):]] = k
+            era[rows[back[0] if len(back) else after[0] if len(after) else len(rows) :]] = k
     return era
 
 
 def era_windows(recreations: list[dict]) -> list[tuple[float, float]]:
-    """Per topic era (source_eras), the times its offsets were observed alone: from its creation to the next deletion."""
+    """Per topic era (source_eras), the times its offsets were observed alone: from its creation to the next
+    deletion."""
     starts = [-np.inf] + [e["created_ms"] for e in recreations]
     ends = [e["deleted_ms"] for e in recreations] + [np.inf]
     return list(zip(starts, ends))
@@ -258,14 +291,17 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
     for k, event in enumerate(recreations, start=1):
         read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
-        skipped_to = _offsets_after_going_back(evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic,
-                                               read_to, event["created_ms"])
+        skipped_to = _offsets_after_going_back(
+            evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic, read_to, event["created_ms"]
+        )
         old, new = acked & (era == k - 1), acked & (era == k)
         unread = old & _at_offsets(sent.assign(offset=lowest), {p: (o, never) for p, o in read_to.items()})
         skipped = new & _at_offsets(sent.assign(offset=highest), {p: (0, o) for p, o in skipped_to.items()})
         reached = new & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
-        explained |= isin(lost, sent.rid.to_numpy()[(unread | skipped | _replaced(sent, unread, reached, lost))
-                                                     & ~sent.late.to_numpy()])
+        explained |= isin(
+            lost,
+            sent.rid.to_numpy()[(unread | skipped | _replaced(sent, unread, reached, lost)) & ~sent.late.to_numpy()],
+        )
     return explained
 
 
@@ -281,7 +317,7 @@ def _offset_bounds(sent: pd.DataFrame, era: np.ndarray) -> tuple[np.ndarray, np.
     after = after.groupby([g[::-1] for g in groups]).shift()[::-1]
     placeless = offset < 0
     lowest = np.where(placeless, before.fillna(-1).to_numpy() + 1, offset).astype(np.int64)
-    highest = np.where(placeless, after.fillna(2.0 ** 62).to_numpy() - 1, offset).astype(np.int64)
+    highest = np.where(placeless, after.fillna(2.0**62).to_numpy() - 1, offset).astype(np.int64)
     return lowest, highest
 
 
@@ -307,7 +343,9 @@ def _offsets_after_going_back(events: list[dict], topic: str, read_to: dict[int,
     return {int(p): int(group.committed.iloc[0]) for p, group in went_back.groupby("partition")}
 
 
-def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray) -> np.ndarray:
+def _deleted_before_read(
+    evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray
+) -> np.ndarray:
     """Mask over `lost`: records retention deleted from the input of the streamlet that lost them before that
     streamlet had read past them: it never received them, and the sampled log start of their partition passed
     their offset before any of its committed batches ended beyond it (or it never got that far). A re-created source
@@ -332,7 +370,11 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
         lost_here = lost[here]
         # An egress receives a batch (its audit) before it stores it: a record it received and did not keep counts
         # only when the driver that received it died before that batch committed, so the replay had to read it again.
-        received = hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max() if hop.kind == "egress" else None
+        received = (
+            hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max()
+            if hop.kind == "egress"
+            else None
+        )
         deaths = _driver_deaths(evidence.history, hop.producer) if received is not None else None
         candidates = rows[isin(rows.rid.to_numpy(), lost_here) & (rows.offset.to_numpy() >= 0)]
         if "era" not in candidates:
@@ -352,8 +394,9 @@ def _deleted_before_read(evidence: Evidence, hops: list[HopData], lost: np.ndarr
             _, read_at = _passing(batches, "committed", offsets)
             gone_unread = np.isfinite(deleted_at) & (retained_until < read_at)
             if received is not None:
-                gone_unread &= _unreceived_or_replayed(received.reindex(group.rid.to_numpy()).to_numpy(dtype=float),
-                                                       deaths, read_at)
+                gone_unread &= _unreceived_or_replayed(
+                    received.reindex(group.rid.to_numpy()).to_numpy(dtype=float), deaths, read_at
+                )
             deleted.append(group.rid.to_numpy()[gone_unread])
         if deleted:
             explained |= here & isin(lost, np.concatenate(deleted))
@@ -367,7 +410,7 @@ def _of_era(series: pd.DataFrame, window: tuple[float, float]) -> pd.DataFrame:
     series = series[(series.ts >= start) & (series.ts < end)]
     if np.isfinite(start) and "log_end" in series and len(series):
         fresh = series.log_end.to_numpy() < np.maximum.accumulate(series.log_end.to_numpy())
-        series = series.iloc[np.argmax(fresh):] if fresh.any() else series
+        series = series.iloc[np.argmax(fresh) :] if fresh.any() else series
     return series
 
 
@@ -381,8 +424,16 @@ def _unreceived_or_replayed(received_at: np.ndarray, deaths: np.ndarray, read_at
 def _driver_deaths(history: list[dict], streamlet: str) -> np.ndarray:
     """When the streamlet's drivers ended (killed, exited or stopped), sorted."""
     process = f"streamlet-{streamlet}"
-    return np.sort(np.array([e["ts_ms"] for e in history if e.get("process") == process
-                             and e["event"] in ("process_killed", "process_exited", "process_stopped")], dtype=float))
+    return np.sort(
+        np.array(
+            [
+                e["ts_ms"]
+                for e in history
+                if e.get("process") == process and e["event"] in ("process_killed", "process_exited", "process_stopped")
+            ],
+            dtype=float,
+        )
+    )
 
 
 def _passing(series: pd.DataFrame, column: str, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -401,8 +452,14 @@ def _uses_watermark(evidence: Evidence) -> bool:
     return any(s.drops_late_events for s in evidence.streamlets)
 
 
-def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first_hop: np.ndarray,
-                spans: list[FaultSpan], gaps: list[str]) -> tuple[np.ndarray, list[RetentionWindow]]:
+def lost_causes(
+    evidence: Evidence,
+    hops: list[HopData],
+    lost: np.ndarray,
+    first_hop: np.ndarray,
+    spans: list[FaultSpan],
+    gaps: list[str],
+) -> tuple[np.ndarray, list[RetentionWindow]]:
     """One cause per lost rid (harness.semantics.LOST_CAUSES), and the retention windows seen."""
     cause = np.full(len(lost), "unexplained", dtype=object)
     windows, by_retention = retention_windows(evidence, hops, lost, gaps)
@@ -411,13 +468,23 @@ def lost_causes(evidence: Evidence, hops: list[HopData], lost: np.ndarray, first
     # what the re-creation explains is not routine retention's.
     by_retention |= _deleted_before_read(evidence, hops, lost, first_hop) & ~by_recreation
     by_redeploy = _redeploy_explained(evidence, spans, lost)
-    late = isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()]) if _uses_watermark(evidence) else np.zeros(len(lost), bool)
+    late = (
+        isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()])
+        if _uses_watermark(evidence)
+        else np.zeros(len(lost), bool)
+    )
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
     # The output of a failed streamlet is where its losses first show.
     after_failed = np.array([hop.producer in failed for hop in hops] or [False])
     by_failure = after_failed[first_hop] if len(hops) else np.zeros(len(lost), bool)
-    for name, mask in reversed([("retention", by_retention), ("redeploy", by_redeploy),
-                                ("topic_recreated", by_recreation), ("watermark", late),
-                                ("query_failed", by_failure)]):
+    for name, mask in reversed(
+        [
+            ("retention", by_retention),
+            ("redeploy", by_redeploy),
+            ("topic_recreated", by_recreation),
+            ("watermark", late),
+            ("query_failed", by_failure),
+        ]
+    ):
         cause[mask] = name
     return cause, windows

@@ -1,10 +1,10 @@
 """The checker: a run directory in, a Report out. Reads files only; no broker, Spark or network.
 
-    evidence (loaded) -> per-hop reconciliation -> first hop of each anomaly
-    -> causes of loss (retention, redeploy, watermark, failed query)
-    -> extra copies per hop (made here or inherited, by which batch, after which fault)
-    -> window counts (stateful pipelines) -> faults and recovery -> latency
-    -> witnesses -> expectations -> Report
+evidence (loaded) -> per-hop reconciliation -> first hop of each anomaly
+-> causes of loss (retention, redeploy, watermark, failed query)
+-> extra copies per hop (made here or inherited, by which batch, after which fault)
+-> window counts (stateful pipelines) -> faults and recovery -> latency
+-> witnesses -> expectations -> Report
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.causes import lost_causes
-from harness.semantics import LOST_CAUSES
 from harness.checker.copies import CopyAccounting, account
 from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.expect import judge
@@ -30,6 +29,8 @@ from harness.checker.timeline import run_start_ms, timeline
 from harness.checker.unfinished import proven_lost, unfinished_reason
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, window_witnesses, witnesses
+from harness.semantics import LOST_CAUSES
+
 
 def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> list[FaultResult]:
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
@@ -44,16 +45,34 @@ def _fault_results(evidence: Evidence, spans, accounting: CopyAccounting) -> lis
         elif recovered is None and span.recovers:
             watched = [span.target] if span.restarts else disturbed(span, list(evidence.progress))
             missing = [s for s in watched if evidence.progress.get(s) is None]
-            note = (f"recovery unknown: progress of {', '.join(missing)} missing" if missing else
-                    "no batch and no idle report after the restart" if span.restarts else "no batch after it ended")
-        results.append(FaultResult(span.kind, span.target, span.start_ms, span.end_ms, span.params, recovered,
-                                   int(redelivered[i]), note, span.recovers, span.restarted if span.restarts else None,
-                                   at_hops[i]))
+            note = (
+                f"recovery unknown: progress of {', '.join(missing)} missing"
+                if missing
+                else "no batch and no idle report after the restart"
+                if span.restarts
+                else "no batch after it ended"
+            )
+        results.append(
+            FaultResult(
+                span.kind,
+                span.target,
+                span.start_ms,
+                span.end_ms,
+                span.params,
+                recovered,
+                int(redelivered[i]),
+                note,
+                span.recovers,
+                span.restarted if span.restarts else None,
+                at_hops[i],
+            )
+        )
     return results
 
 
 def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
-    """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads files only)."""
+    """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads
+    files only)."""
     evidence = load_evidence(run_dir)
     unfinished = unfinished_reason(evidence, running)
     pipeline = evidence.pipeline
@@ -70,8 +89,15 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     undelivered = np.array([], np.int64)
     if unfinished:  # missing is lost only where proven; the rest may be in flight
         proven = proven_lost(evidence, hops, lost, lost_first, cause_of_lost)
-        undelivered, lost, lost_first, cause_of_lost = lost[~proven], lost[proven], lost_first[proven], cause_of_lost[proven]
-    duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)]))
+        undelivered, lost, lost_first, cause_of_lost = (
+            lost[~proven],
+            lost[proven],
+            lost_first[proven],
+            cause_of_lost[proven],
+        )
+    duplicated = np.unique(
+        np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)])
+    )
     dup_first = first_duplicated_hop(hops, results, duplicated)
     accounting = account(hops, evidence.sent, spans)
 
@@ -104,19 +130,44 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
         hop_counts, hop_verdict = result.counts, verdict(result.counts)
         if unfinished:  # a hop's missing records are lost only where proven (end to end), its verdict unknown
             proven_here = int(isin(result.lost, lost).sum())
-            hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=len(result.lost) - proven_here), "unknown"
-        hop_findings.append(Hop(hop.name, hop.kind, hop_verdict, hop_counts, first_seen,
-                                accounting.per_hop[hop.name], _headers_lost(hop, evidence.sent)))
+            hop_counts, hop_verdict = (
+                replace(hop_counts, lost=proven_here, undelivered=len(result.lost) - proven_here),
+                "unknown",
+            )
+        hop_findings.append(
+            Hop(
+                hop.name,
+                hop.kind,
+                hop_verdict,
+                hop_counts,
+                first_seen,
+                accounting.per_hop[hop.name],
+                _headers_lost(hop, evidence.sent),
+            )
+        )
 
     faults = _fault_results(evidence, spans, accounting)
     attributed = int((accounting.made.fault >= 0).sum())
-    causes = {"lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
-              "duplicated": {"replay_after_fault": attributed, "unexplained": int(len(accounting.made) - attributed),
-                             "aborted_read": sum(accounting.per_hop[h.name].inherited for h in hops if h.upstream is None)}}
-    query_failures = [{"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
-                      for e in evidence.history if e["event"] == "query_failed"]
+    causes = {
+        "lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
+        "duplicated": {
+            "replay_after_fault": attributed,
+            "unexplained": int(len(accounting.made) - attributed),
+            "aborted_read": sum(accounting.per_hop[h.name].inherited for h in hops if h.upstream is None),
+        },
+    }
+    query_failures = [
+        {"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
+        for e in evidence.history
+        if e["event"] == "query_failed"
+    ]
     if unfinished:
-        gaps.insert(0, unfinished + "; counts are so far, and a missing record is lost only where the evidence proves it (the rest is undelivered)")
+        gaps.insert(
+            0,
+            unfinished
+            + "; counts are so far, and a missing record is lost only where the evidence proves it (the rest is "
+            "undelivered)",
+        )
 
     lost_index = pd.Series(np.arange(len(lost)), index=lost)
     dup_index = pd.Series(np.arange(len(duplicated)), index=duplicated)
@@ -134,7 +185,9 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     classes = [AnomalyClass("lost", lost, explain_lost)]
     if egress_result is not None:
         classes += [
-            AnomalyClass("duplicated_deliveries", egress_result.duplicated_deliveries.index.to_numpy(), explain_duplicate),
+            AnomalyClass(
+                "duplicated_deliveries", egress_result.duplicated_deliveries.index.to_numpy(), explain_duplicate
+            ),
             AnomalyClass("duplicated_in_state", egress_result.duplicated_in_state.index.to_numpy(), explain_duplicate),
             AnomalyClass("phantom", egress_result.phantom, lambda rid: (None, None)),
             AnomalyClass("reordered", egress_result.reordered.rid.to_numpy(), lambda rid: (None, None)),
@@ -145,15 +198,39 @@ def check_run(run_dir: Path, running: tuple[str, ...] = ()) -> Report:
     expectations = pipeline.expectations
     resources = resource_use(evidence.history, run_start_ms(evidence))
     return Report(
-        run_dir=str(evidence.root), scenario=pipeline.name, description=pipeline.description.strip(),
-        status="running" if running else str(evidence.run.get("status", "unknown")), verdict=end_to_end, counts=counts, hops=hop_findings,
-        causes=causes, retention=[w.__dict__ for w in retention], faults=faults, latency=latency(evidence, hops, faults),
-        expectations=judge(expectations, end_to_end, counts, hop_findings, lost_by_cause, faults,
-                           query_failures if evidence.has_history else None, unfinished, resources),
-        witnesses=found, query_failures=query_failures, windows=windows,
-        timeline=timeline(evidence, lost, duplicated, accounting.made.time_ms.to_numpy()), gaps=gaps, unfinished=unfinished,
-        run_info=_run_info(evidence, spans), witness_totals=totals, resources=resources,
-        doubts=doubts(evidence.history), skipped_faults=skipped_faults(evidence.history),
+        run_dir=str(evidence.root),
+        scenario=pipeline.name,
+        description=pipeline.description.strip(),
+        status="running" if running else str(evidence.run.get("status", "unknown")),
+        verdict=end_to_end,
+        counts=counts,
+        hops=hop_findings,
+        causes=causes,
+        retention=[w.__dict__ for w in retention],
+        faults=faults,
+        latency=latency(evidence, hops, faults),
+        expectations=judge(
+            expectations,
+            end_to_end,
+            counts,
+            hop_findings,
+            lost_by_cause,
+            faults,
+            query_failures if evidence.has_history else None,
+            unfinished,
+            resources,
+        ),
+        witnesses=found,
+        query_failures=query_failures,
+        windows=windows,
+        timeline=timeline(evidence, lost, duplicated, accounting.made.time_ms.to_numpy()),
+        gaps=gaps,
+        unfinished=unfinished,
+        run_info=_run_info(evidence, spans),
+        witness_totals=totals,
+        resources=resources,
+        doubts=doubts(evidence.history),
+        skipped_faults=skipped_faults(evidence.history),
         records=record_sets(evidence, hops, lost, lost_first, cause_of_lost, egress_result),
     )
 
@@ -170,7 +247,14 @@ def _headers_lost(hop: HopData, sent: pd.DataFrame) -> int | None:
 def _run_info(evidence: Evidence, spans) -> dict:
     resolved = evidence.resolved
     schedule = resolved.get("schedule")
-    return {"seed": resolved.get("seed"), "duration_s": resolved.get("duration_s"), "after_faults_s": resolved.get("after_faults_s"),
-            "faults_planned": (len(schedule) if isinstance(schedule, list) else None) if resolved.get("faults_played", True) else 0,
-            "faults_played": len(spans), "versions": evidence.versions,
-            **({"storm": resolved["storm"]} if isinstance(resolved.get("storm"), dict) else {})}
+    return {
+        "seed": resolved.get("seed"),
+        "duration_s": resolved.get("duration_s"),
+        "after_faults_s": resolved.get("after_faults_s"),
+        "faults_planned": (len(schedule) if isinstance(schedule, list) else None)
+        if resolved.get("faults_played", True)
+        else 0,
+        "faults_played": len(spans),
+        "versions": evidence.versions,
+        **({"storm": resolved["storm"]} if isinstance(resolved.get("storm"), dict) else {}),
+    }

@@ -69,7 +69,9 @@ def _stamp_columns(rows: pd.DataFrame, own: str | None) -> list[str]:
 def _group_keys(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
     """One hashable key per row: its rid and the given stamp columns."""
     frame = rows[["rid", *columns]]
-    return pd.Series(pd.MultiIndex.from_frame(frame).to_flat_index() if columns else frame.rid.to_numpy(), index=rows.index)
+    return pd.Series(
+        pd.MultiIndex.from_frame(frame).to_flat_index() if columns else frame.rid.to_numpy(), index=rows.index
+    )
 
 
 def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index, at_source: pd.Series) -> pd.DataFrame:
@@ -132,8 +134,22 @@ def account(hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan]) -> 
             own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.scope == "cluster"]
             fault = _preceding_fault(times, spans, own)
             fallback = _preceding_fault(times, spans, list(range(len(spans))))
-            frames.append(pd.DataFrame({"rid": made.rid.to_numpy(), "hop": hop.name, "row": made.index.to_numpy(), "streamlet": hop.producer,
-                                        "batch": made[hop.batch_column].to_numpy() if hop.batch_column in made else -1,
-                                        "time_ms": times, "fault": np.where(fault >= 0, fault, fallback)}))
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64", "row": "int64"})
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "rid": made.rid.to_numpy(),
+                        "hop": hop.name,
+                        "row": made.index.to_numpy(),
+                        "streamlet": hop.producer,
+                        "batch": made[hop.batch_column].to_numpy() if hop.batch_column in made else -1,
+                        "time_ms": times,
+                        "fault": np.where(fault >= 0, fault, fallback),
+                    }
+                )
+            )
+    table = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64", "row": "int64"})
+    )
     return CopyAccounting(per_hop, table)

@@ -42,7 +42,9 @@ SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the 
 # Columns of an empty egress table, as loaded.
 RECORD_AUDIT = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
 RECORD_STATE = {"rid": "int64", "batch_id": "int64"}
-WINDOW_AUDIT = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id", "partition", "offset", "received_ms")}
+WINDOW_AUDIT = {
+    c: "int64" for c in ("key", "window_start_ms", "count", "batch_id", "partition", "offset", "received_ms")
+}
 WINDOW_STATE = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id")}
 
 
@@ -127,11 +129,14 @@ class RecordIds:
         """(rids, key codes) per row: the key strings are coded once for both."""
         codes = self.codes(keys)
         if pa.types.is_integer(seqs.type):
-            seq = seqs.cast(pa.int64(), safe=False).fill_null(-1).to_numpy(zero_copy_only=False)  # a uint64 beyond int64 wraps negative: not ordinary
+            # a uint64 beyond int64 wraps negative: not ordinary
+            seq = seqs.cast(pa.int64(), safe=False).fill_null(-1).to_numpy(zero_copy_only=False)
             ordinary = pc.is_valid(seqs).to_numpy(zero_copy_only=False)
         else:  # text, fractions, mixed: the integers among them are still ordinary
             text = seqs.cast(pa.string()) if not pa.types.is_null(seqs.type) else pa.nulls(len(seqs), pa.string())
-            ordinary = pc.fill_null(pc.match_substring_regex(text, r"^-?[0-9]{1,18}$"), False).to_numpy(zero_copy_only=False)
+            ordinary = pc.fill_null(pc.match_substring_regex(text, r"^-?[0-9]{1,18}$"), False).to_numpy(
+                zero_copy_only=False
+            )
             seq = pc.if_else(pa.array(ordinary), text, "-1").cast(pa.int64()).to_numpy(zero_copy_only=False)
         ordinary &= (codes >= 0) & (codes <= MAX_KEY_CODE) & (seq >= 0) & (seq < (1 << SEQ_BITS))
         out = rids(np.where(ordinary, codes, 0), np.where(ordinary, seq, 0))
@@ -197,7 +202,10 @@ def _json_lines(path: Path, name: str, gaps: list[str], required: tuple[str, ...
         if line.strip():
             bad.append(number)
     if bad:
-        gaps.append(f"{name}: {len(bad)} damaged line(s) skipped (line {', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})")
+        gaps.append(
+            f"{name}: {len(bad)} damaged line(s) skipped (line "
+            f"{', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})"
+        )
     return events
 
 
@@ -208,13 +216,17 @@ def _history(path: Path, gaps: list[str]) -> list[dict] | None:
     return events
 
 
-def _progress(layout: RunLayout, streamlets: tuple[StreamletDescription, ...], gaps: list[str]) -> dict[str, list[dict] | None]:
+def _progress(
+    layout: RunLayout, streamlets: tuple[StreamletDescription, ...], gaps: list[str]
+) -> dict[str, list[dict] | None]:
     """Each streamlet's query events; None where its progress file is missing (its recovery times are unknown)."""
     found = {}
     for s in streamlets:
         found[s.name] = _json_lines(layout.progress(s.name), f"progress/{s.name}.jsonl", gaps, ("event",))
         if found[s.name] is None:
-            gaps.append(f"progress/{s.name}.jsonl: missing (when {s.name} ran its batches, and so its recovery times, unknown)")
+            gaps.append(
+                f"progress/{s.name}.jsonl: missing (when {s.name} ran its batches, and so its recovery times, unknown)"
+            )
     return found
 
 
@@ -240,8 +252,15 @@ def _whole_lines(path: Path, gaps: list[str], name: str, torn: list[bytes] | Non
     return data.slice(0, keep)
 
 
-ACK_TYPES = {"key": pa.string(), "seq": pa.int64(), "event_time_ms": pa.int64(), "late": pa.int8(), "status": pa.string(),
-             "partition": pa.int32(), "offset": pa.int64()}
+ACK_TYPES = {
+    "key": pa.string(),
+    "seq": pa.int64(),
+    "event_time_ms": pa.int64(),
+    "late": pa.int8(),
+    "status": pa.string(),
+    "partition": pa.int32(),
+    "offset": pa.int64(),
+}
 
 
 def _acks(path: Path, gaps: list[str]) -> pa.Table:
@@ -267,9 +286,12 @@ def _acks(path: Path, gaps: list[str]) -> pa.Table:
         damaged.clear()
         # One thread: the handler is Python, and a reader thread still calling it while the error that ends the
         # command unwinds aborted the interpreter at exit once ("terminate called without an active exception").
-        return pacsv.read_csv(pa.BufferReader(data), read_options=pacsv.ReadOptions(use_threads=False),
-                              parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
-                              convert_options=pacsv.ConvertOptions(column_types=types))
+        return pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(use_threads=False),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
+            convert_options=pacsv.ConvertOptions(column_types=types),
+        )
 
     try:
         try:
@@ -282,8 +304,10 @@ def _acks(path: Path, gaps: list[str]) -> pa.Table:
     if missing:
         raise EvidenceError(f"{path}: not an acknowledgement log (no column {', '.join(sorted(missing))})")
     if damaged:
-        gaps.append(f"acks.csv: {len(damaged)} damaged line(s) skipped ({', '.join(d for d in damaged[:5] if d)}"
-                    f"{', ...' if len(damaged) > 5 else ''}): those records' outcomes are unknown to the checker")
+        gaps.append(
+            f"acks.csv: {len(damaged)} damaged line(s) skipped ({', '.join(d for d in damaged[:5] if d)}"
+            f"{', ...' if len(damaged) > 5 else ''}): those records' outcomes are unknown to the checker"
+        )
     return _with_torn_record(table, torn, gaps)
 
 
@@ -321,26 +345,39 @@ def _sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     acknowledged if any line says so, at that line's partition and offset. Its lines `aborted` (written in
     a transaction the generator aborted, then sent again) are its `aborted_copies` on the source topic."""
     rid, codes = ids.identify(table["key"].combine_chunks(), table["seq"].combine_chunks())
-    frame = pd.DataFrame({
-        "rid": rid, "key": codes.astype(np.int32),
-        "event_time_ms": table["event_time_ms"].fill_null(0).to_numpy(zero_copy_only=False) if "event_time_ms" in table.column_names else 0,
-        "late": table["late"].fill_null(0).to_numpy(zero_copy_only=False).astype(bool) if "late" in table.column_names else False,
-        "acked": pc.fill_null(pc.equal(table["status"], "acked"), False).to_numpy(zero_copy_only=False),
-        "partition": table["partition"].fill_null(-1).to_numpy(zero_copy_only=False),
-        "offset": table["offset"].fill_null(-1).to_numpy(zero_copy_only=False),
-    })
-    frame = _aborted_lines(frame, pc.fill_null(pc.equal(table["status"], "aborted"), False).to_numpy(zero_copy_only=False))
+    frame = pd.DataFrame(
+        {
+            "rid": rid,
+            "key": codes.astype(np.int32),
+            "event_time_ms": table["event_time_ms"].fill_null(0).to_numpy(zero_copy_only=False)
+            if "event_time_ms" in table.column_names
+            else 0,
+            "late": table["late"].fill_null(0).to_numpy(zero_copy_only=False).astype(bool)
+            if "late" in table.column_names
+            else False,
+            "acked": pc.fill_null(pc.equal(table["status"], "acked"), False).to_numpy(zero_copy_only=False),
+            "partition": table["partition"].fill_null(-1).to_numpy(zero_copy_only=False),
+            "offset": table["offset"].fill_null(-1).to_numpy(zero_copy_only=False),
+        }
+    )
+    frame = _aborted_lines(
+        frame, pc.fill_null(pc.equal(table["status"], "aborted"), False).to_numpy(zero_copy_only=False)
+    )
     repeated = frame.rid.duplicated(keep=False).to_numpy()
     if repeated.any():
         records = frame.rid[repeated].nunique()
         frame = frame.sort_values(["rid", "acked"], ascending=[True, False], kind="stable").drop_duplicates("rid")
         frame = frame.sort_index(ignore_index=True)
-        gaps.append(f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
-                    "acknowledged if any of its lines says so")
+        gaps.append(
+            f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
+            "acknowledged if any of its lines says so"
+        )
     placeless = int((frame.acked.to_numpy() & (frame.offset.to_numpy() < 0)).sum())
     if placeless:
-        gaps.append(f"acks.csv: {placeless} record(s) acknowledged without an offset (the producer's delivery report gave "
-                    "none): each is placed only between the offsets acknowledged before and after it in its partition")
+        gaps.append(
+            f"acks.csv: {placeless} record(s) acknowledged without an offset (the producer's delivery report gave "
+            "none): each is placed only between the offsets acknowledged before and after it in its partition"
+        )
     return frame
 
 
@@ -406,8 +443,13 @@ def _topic_batch(batch: pa.RecordBatch, ids: RecordIds, header: str | None) -> p
     def field(name):
         return pc.struct_field(value, name) if name in names else pa.nulls(len(value), pa.int64())
 
-    columns = {"key": field("key"), "seq": field("seq"), "partition": batch.column("partition"),
-               "offset": batch.column("offset"), "timestamp_ms": batch.column("timestamp_ms")}
+    columns = {
+        "key": field("key"),
+        "seq": field("seq"),
+        "partition": batch.column("partition"),
+        "offset": batch.column("offset"),
+        "timestamp_ms": batch.column("timestamp_ms"),
+    }
     if "count" in names:
         columns["count"] = field("count").cast(pa.int64())
     if header:
@@ -425,17 +467,39 @@ def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str], he
         try:
             row = json.loads(line)
             value = row["value"]
-            rows.append((int(row["partition"]), int(row["offset"]), int(row.get("timestamp_ms") or 0), value.get("key"),
-                         value.get("seq"), value.get("count"), json.dumps(value.get("batches") or {}),
-                         header in (row.get("headers") or {})))
+            rows.append(
+                (
+                    int(row["partition"]),
+                    int(row["offset"]),
+                    int(row.get("timestamp_ms") or 0),
+                    value.get("key"),
+                    value.get("seq"),
+                    value.get("count"),
+                    json.dumps(value.get("batches") or {}),
+                    header in (row.get("headers") or {}),
+                )
+            )
         except (ValueError, KeyError, TypeError, AttributeError):
             bad.append(number)
     if bad:
-        gaps.append(f"{name}: {len(bad)} damaged line(s) skipped (line {', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})")
-    partition, offset, timestamp, key, seq, count, batches, has_header = (list(c) for c in zip(*rows)) if rows else ([],) * 8
-    text = lambda values: pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())  # noqa: E731
-    columns = {"key": text(key), "seq": text(seq), "partition": pa.array(partition, pa.int32()), "offset": pa.array(offset, pa.int64()),
-               "timestamp_ms": pa.array(timestamp, pa.int64())}
+        gaps.append(
+            f"{name}: {len(bad)} damaged line(s) skipped (line "
+            f"{', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''})"
+        )
+    partition, offset, timestamp, key, seq, count, batches, has_header = (
+        (list(c) for c in zip(*rows)) if rows else ([],) * 8
+    )
+
+    def text(values) -> pa.Array:
+        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())
+
+    columns = {
+        "key": text(key),
+        "seq": text(seq),
+        "partition": pa.array(partition, pa.int32()),
+        "offset": pa.array(offset, pa.int64()),
+        "timestamp_ms": pa.array(timestamp, pa.int64()),
+    }
     if any(c is not None for c in count):
         columns["count"] = pa.array([c if isinstance(c, int) else None for c in count], pa.int64())
     if header:
@@ -444,9 +508,9 @@ def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str], he
 
 
 def _topic_dump(path: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
-    """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>... in partition/offset order; window-count
-    topics have no seq and keep their count; with `header`, has_header (the record carries it). Read as a stream of
-    blocks: only these columns stay in memory."""
+    """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>... in partition/offset order;
+    window-count topics have no seq and keep their count; with `header`, has_header (the record carries it). Read as a
+    stream of blocks: only these columns stay in memory."""
     name = f"topics/{path.name}"
     data = _whole_lines(path, gaps, name)
     if data.size == 0:
@@ -492,7 +556,9 @@ def _sqlite_tables(db: Path, sql: str):
                 if all(v is None or isinstance(v, int) and -(1 << 63) <= v < (1 << 63) for v in values):
                     columns[name] = pa.array(values, pa.int64())
                 else:
-                    columns[name] = pa.array([v if v is None or isinstance(v, str) else str(v) for v in values], pa.string())
+                    columns[name] = pa.array(
+                        [v if v is None or isinstance(v, str) else str(v) for v in values], pa.string()
+                    )
             yield pa.table(columns)
 
 
@@ -523,8 +589,14 @@ def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame
     if events is None:
         raise FileNotFoundError(path)
     batch = [e.get("batch_id") for e in events]
-    return pd.DataFrame({"rid": _rids_of(events, ids),
-                         "batch_id": np.array([b if isinstance(b, int) and not isinstance(b, bool) else -1 for b in batch], np.int64)})
+    return pd.DataFrame(
+        {
+            "rid": _rids_of(events, ids),
+            "batch_id": np.array(
+                [b if isinstance(b, int) and not isinstance(b, bool) else -1 for b in batch], np.int64
+            ),
+        }
+    )
 
 
 def _egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
@@ -532,22 +604,39 @@ def _egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, 
     if not db.is_file():
         raise FileNotFoundError(db)
     if streamlet.egress_evidence == "windows":
-        audit = _egress_rows(db, "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
-                                 "received_ms, batches FROM window_audit ORDER BY rowid",
-                             lambda b: _batch_columns(b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))),
-                                                      b.column("batches")))
-        state = _egress_rows(db, "SELECT key, window_start_ms, count, batch_id FROM windows",
-                             lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))))
-        return Egress(streamlet.name, True, _fill_batches(_concat(audit, WINDOW_AUDIT)), _fill_batches(_concat(state, WINDOW_STATE)))
+        audit = _egress_rows(
+            db,
+            "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+            "received_ms, batches FROM window_audit ORDER BY rowid",
+            lambda b: _batch_columns(
+                b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))), b.column("batches")
+            ),
+        )
+        state = _egress_rows(
+            db,
+            "SELECT key, window_start_ms, count, batch_id FROM windows",
+            lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))),
+        )
+        return Egress(
+            streamlet.name,
+            True,
+            _fill_batches(_concat(audit, WINDOW_AUDIT)),
+            _fill_batches(_concat(state, WINDOW_STATE)),
+        )
     query = streamlet.audit_query or "main"
-    audit = _egress_rows(db, "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
-                             f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
-                         lambda b: _batch_columns(_records(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")))
+    audit = _egress_rows(
+        db,
+        "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+        f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
+        lambda b: _batch_columns(_records(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
+    )
     if streamlet.egress_evidence == "exported":
         state = [_exported_state(layout.egress_state(streamlet.name), ids, gaps)]
     else:
         state = _egress_rows(db, "SELECT key, seq, batch_id FROM records", lambda b: _records(pa.table(b), ids))
-    return Egress(streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _fill_batches(_concat(state, RECORD_STATE)))
+    return Egress(
+        streamlet.name, False, _fill_batches(_concat(audit, RECORD_AUDIT)), _fill_batches(_concat(state, RECORD_STATE))
+    )
 
 
 def _fill_batches(frame: pd.DataFrame) -> pd.DataFrame:
@@ -563,10 +652,14 @@ def _pipeline(layout: RunLayout) -> PipelineDescription:
     try:
         return PipelineDescription.load(layout.pipeline)
     except FileNotFoundError:
-        raise EvidenceError(f"{layout.pipeline}: missing: the checker needs the description of the pipeline that ran "
-                            "(written at the start of every run)") from None
+        raise EvidenceError(
+            f"{layout.pipeline}: missing: the checker needs the description of the pipeline that ran "
+            "(written at the start of every run)"
+        ) from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise EvidenceError(f"{layout.pipeline}: unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+        raise EvidenceError(
+            f"{layout.pipeline}: unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from None
 
 
 def load_evidence(run_dir: Path) -> Evidence:
@@ -600,18 +693,38 @@ def load_evidence(run_dir: Path) -> Evidence:
             egresses.append(_egress(layout, s, ids, gaps))
         except FileNotFoundError as exc:
             missing = Path(exc.args[0]).name if exc.args else f"{s.name}.sqlite"
-            gaps.append(f"egress/{missing}: missing (" + ("its state was not exported: nothing known about what the egress kept)"
-                        if missing.endswith(".state.jsonl") else "nothing known about what the egress received)"))
+            gaps.append(
+                f"egress/{missing}: missing ("
+                + (
+                    "its state was not exported: nothing known about what the egress kept)"
+                    if missing.endswith(".state.jsonl")
+                    else "nothing known about what the egress received)"
+                )
+            )
         except Exception as exc:  # ADBC raises driver-specific errors for corrupt databases
             gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
     progress = _progress(layout, streamlets, gaps)
     history = _history(layout.history, gaps)
     _recording_gaps(history or [], gaps)
     resolved = scenario_file.get("resolved")
-    return Evidence(root, pipeline, resolved if isinstance(resolved, dict) else {}, run, ids, sent, history or [], progress,
-                    streamlets, pipeline.source_topic, topics, egresses, gaps, has_history=history is not None,
-                    versions=_read_json(layout.versions, [], "versions"),
-                    dropped=_dropped(layout, streamlets, ids, gaps))
+    return Evidence(
+        root,
+        pipeline,
+        resolved if isinstance(resolved, dict) else {},
+        run,
+        ids,
+        sent,
+        history or [],
+        progress,
+        streamlets,
+        pipeline.source_topic,
+        topics,
+        egresses,
+        gaps,
+        has_history=history is not None,
+        versions=_read_json(layout.versions, [], "versions"),
+        dropped=_dropped(layout, streamlets, ids, gaps),
+    )
 
 
 def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
@@ -624,9 +737,12 @@ def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
         for row in event.get("missed") or []:
             if isinstance(row, list) and len(row) == 4:
                 topic, partition, low, high = row
-                gaps.append(f"topics/{topic}.jsonl: offsets {low} to {high - 1} of partition {partition} were deleted by "
-                            f"retention before they were recorded; hop {topic}'s losses there may be records it had (a lost record "
-                            "is attributed to that retention when the records written before and after it bracket those offsets)")
+                gaps.append(
+                    f"topics/{topic}.jsonl: offsets {low} to {high - 1} of partition {partition} were deleted by "
+                    f"retention before they were recorded; hop {topic}'s losses there may be records it had (a lost "
+                    "record is attributed to that retention when the records written before and after it bracket "
+                    "those offsets)"
+                )
 
 
 def _dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> dict[str, np.ndarray]:

@@ -28,48 +28,111 @@ def _status(ok: bool) -> str:
 
 def _guarantee(name: str, expected: str, actual: str | None, what: str, why_unknown: str) -> ExpectationResult:
     if actual is None or actual == "unknown":
-        return ExpectationResult(name, expected, actual, UNKNOWN, f"{what}: unknown ({why_unknown}), expected {expected} or stronger")
-    return ExpectationResult(name, expected, actual, _status(satisfies(actual, expected)), f"{what}: {actual}, expected {expected} or stronger")
+        return ExpectationResult(
+            name, expected, actual, UNKNOWN, f"{what}: unknown ({why_unknown}), expected {expected} or stronger"
+        )
+    return ExpectationResult(
+        name,
+        expected,
+        actual,
+        _status(satisfies(actual, expected)),
+        f"{what}: {actual}, expected {expected} or stronger",
+    )
 
 
-def judge(expected: Expectations, verdict: str, counts: Counts, hops: list[Hop], lost_causes: dict | None,
-          faults: list[FaultResult], query_failures: list[dict] | None, unfinished: str = "",
-          resources: ResourceUse | None = None) -> list[ExpectationResult]:
+def judge(
+    expected: Expectations,
+    verdict: str,
+    counts: Counts,
+    hops: list[Hop],
+    lost_causes: dict | None,
+    faults: list[FaultResult],
+    query_failures: list[dict] | None,
+    unfinished: str = "",
+    resources: ResourceUse | None = None,
+) -> list[ExpectationResult]:
     """`lost_causes` None: losses could not be counted; `query_failures` None: no history to read them from;
     `unfinished`: why the run is not finished ("" when it is), which makes every loss-based result unknown."""
     results = []
     lost = None if unfinished else counts.lost
     why_lost = unfinished or "no egress evidence"
     if expected.end_to_end is not None:
-        results.append(_guarantee("end_to_end", expected.end_to_end, None if unfinished else verdict, "end to end", why_lost))
+        results.append(
+            _guarantee("end_to_end", expected.end_to_end, None if unfinished else verdict, "end to end", why_lost)
+        )
     if expected.verdict is not None:
         actual = None if unfinished or verdict == "unknown" else verdict
-        results.append(ExpectationResult("verdict", expected.verdict, actual, UNKNOWN if actual is None else _status(actual == expected.verdict),
-                                         f"end to end: {actual or 'unknown'}" + (f" ({why_lost})" if actual is None else "")
-                                         + f", expected exactly {expected.verdict}"))
+        results.append(
+            ExpectationResult(
+                "verdict",
+                expected.verdict,
+                actual,
+                UNKNOWN if actual is None else _status(actual == expected.verdict),
+                f"end to end: {actual or 'unknown'}"
+                + (f" ({why_lost})" if actual is None else "")
+                + f", expected exactly {expected.verdict}",
+            )
+        )
     for topic, guarantee in expected.per_hop.items():
         hop = _hop_named(hops, topic)
-        results.append(_guarantee(f"per_hop.{topic}", guarantee, hop.verdict if hop and not unfinished else None, f"hop {topic}",
-                                  unfinished or "no evidence for this hop"))
+        results.append(
+            _guarantee(
+                f"per_hop.{topic}",
+                guarantee,
+                hop.verdict if hop and not unfinished else None,
+                f"hop {topic}",
+                unfinished or "no evidence for this hop",
+            )
+        )
     if expected.max_lost is not None:
         if lost is None:
-            results.append(ExpectationResult("max_lost", expected.max_lost, None, UNKNOWN, f"records lost: unknown ({why_lost})"))
+            results.append(
+                ExpectationResult("max_lost", expected.max_lost, None, UNKNOWN, f"records lost: unknown ({why_lost})")
+            )
         else:
-            results.append(ExpectationResult("max_lost", expected.max_lost, lost, _status(lost <= expected.max_lost),
-                                             f"{lost:,} record(s) lost, at most {expected.max_lost:,} allowed"))
+            results.append(
+                ExpectationResult(
+                    "max_lost",
+                    expected.max_lost,
+                    lost,
+                    _status(lost <= expected.max_lost),
+                    f"{lost:,} record(s) lost, at most {expected.max_lost:,} allowed",
+                )
+            )
     if expected.lost_causes is not None:
         results.append(_lost_causes(expected.lost_causes, None if lost is None else lost_causes, why_lost))
     if expected.min_duplicated_deliveries is not None:
         n, least = counts.duplicated_deliveries, expected.min_duplicated_deliveries
         if n is None:
-            results.append(ExpectationResult("min_duplicated_deliveries", least, None, UNKNOWN,
-                                              "records delivered more than once: unknown (no egress evidence)"))
+            results.append(
+                ExpectationResult(
+                    "min_duplicated_deliveries",
+                    least,
+                    None,
+                    UNKNOWN,
+                    "records delivered more than once: unknown (no egress evidence)",
+                )
+            )
         elif n < least and unfinished:
-            results.append(ExpectationResult("min_duplicated_deliveries", least, n, UNKNOWN,
-                                              f"{n:,} record(s) delivered more than once so far ({unfinished})"))
+            results.append(
+                ExpectationResult(
+                    "min_duplicated_deliveries",
+                    least,
+                    n,
+                    UNKNOWN,
+                    f"{n:,} record(s) delivered more than once so far ({unfinished})",
+                )
+            )
         else:
-            results.append(ExpectationResult("min_duplicated_deliveries", least, n, _status(n >= least),
-                                             f"{n:,} record(s) delivered more than once, at least {least:,} expected"))
+            results.append(
+                ExpectationResult(
+                    "min_duplicated_deliveries",
+                    least,
+                    n,
+                    _status(n >= least),
+                    f"{n:,} record(s) delivered more than once, at least {least:,} expected",
+                )
+            )
     if expected.query_failure is not None:
         results.append(_query_failure(expected.query_failure, query_failures))
     if expected.max_recovery_s is not None:
@@ -86,50 +149,80 @@ def _headers(kept: bool, hops: list[Hop]) -> ExpectationResult:
     shows); unknown where no topic was looked at."""
     looked = {h.name: h.headers_lost for h in hops if h.headers_lost is not None}
     if not looked:
-        return ExpectationResult("headers_kept", kept, None, UNKNOWN, "headers: unknown (no intermediate topic recorded with them)")
+        return ExpectationResult(
+            "headers_kept", kept, None, UNKNOWN, "headers: unknown (no intermediate topic recorded with them)"
+        )
     lost = {name: n for name, n in looked.items() if n}
-    detail = ("every copy at " + ", ".join(looked) + " has the source's header" if not lost
-              else "copies without the source's header: " + ", ".join(f"{n:,} at {name}" for name, n in lost.items()))
+    detail = (
+        "every copy at " + ", ".join(looked) + " has the source's header"
+        if not lost
+        else "copies without the source's header: " + ", ".join(f"{n:,} at {name}" for name, n in lost.items())
+    )
     return ExpectationResult("headers_kept", kept, not lost, _status((not lost) == kept), detail)
 
 
 def _memory_growth(limit: float, resources: ResourceUse | None) -> ExpectationResult:
     """Fail if any process grew more than `limit` once warm; unknown if no growth could be measured."""
     if resources is None:
-        return ExpectationResult("max_memory_growth", limit, None, UNKNOWN, "memory growth: unknown (no resource samples in the history)")
+        return ExpectationResult(
+            "max_memory_growth", limit, None, UNKNOWN, "memory growth: unknown (no resource samples in the history)"
+        )
     worst = resources.max_growth
     if worst is None:
-        return ExpectationResult("max_memory_growth", limit, None, UNKNOWN,
-                                 f"memory growth: unknown (no process ran 10 minutes past its {resources.warmup_s / 60:g}-minute warm-up)")
-    grown = [f"{p.name} {p.growth:+.1%} ({p.warm_mb:g} -> {p.end_mb:g} MB, medians)" for p in resources.processes
-             if p.growth is not None and p.growth > limit]
+        return ExpectationResult(
+            "max_memory_growth",
+            limit,
+            None,
+            UNKNOWN,
+            f"memory growth: unknown (no process ran 10 minutes past its {resources.warmup_s / 60:g}-minute warm-up)",
+        )
+    grown = [
+        f"{p.name} {p.growth:+.1%} ({p.warm_mb:g} -> {p.end_mb:g} MB, medians)"
+        for p in resources.processes
+        if p.growth is not None and p.growth > limit
+    ]
     if grown:
         return ExpectationResult("max_memory_growth", limit, worst, FAIL, "grew once warm: " + "; ".join(grown))
-    return ExpectationResult("max_memory_growth", limit, worst, PASS,
-                             f"largest growth once warm {worst:+.1%}, at most {limit:+.0%} allowed")
+    return ExpectationResult(
+        "max_memory_growth", limit, worst, PASS, f"largest growth once warm {worst:+.1%}, at most {limit:+.0%} allowed"
+    )
 
 
 def _lost_causes(allowed: tuple[str, ...], causes: dict | None, why: str) -> ExpectationResult:
     if causes is None:
         return ExpectationResult("lost_causes", list(allowed), None, UNKNOWN, f"causes of loss: unknown ({why})")
     other = {cause: n for cause, n in causes.items() if n and cause not in allowed}
-    detail = (f"every lost record explained by {' or '.join(allowed)}" if not other
-              else "lost records not explained so: " + ", ".join(f"{n:,} {cause}" for cause, n in other.items()))
-    return ExpectationResult("lost_causes", list(allowed), {c: n for c, n in causes.items() if n}, _status(not other), detail)
+    detail = (
+        f"every lost record explained by {' or '.join(allowed)}"
+        if not other
+        else "lost records not explained so: " + ", ".join(f"{n:,} {cause}" for cause, n in other.items())
+    )
+    return ExpectationResult(
+        "lost_causes", list(allowed), {c: n for c, n in causes.items() if n}, _status(not other), detail
+    )
 
 
 def _query_failure(expected: str, failures: list[dict] | None) -> ExpectationResult:
     if failures is None:
-        return ExpectationResult("query_failure", expected, None, UNKNOWN, "query failures: unknown (history.jsonl missing)")
+        return ExpectationResult(
+            "query_failure", expected, None, UNKNOWN, "query failures: unknown (history.jsonl missing)"
+        )
     data_loss = [f for f in failures if any(m in f.get("error", "").lower() for m in DATA_LOSS_MARKERS)]
     actual = "data-loss" if data_loss else ("other" if failures else "none")
     if expected == "data-loss":
         ok = bool(data_loss)
-        detail = (f"{data_loss[0]['streamlet']}'s query stopped with Spark's data-loss error" if ok
-                  else "no query stopped with Spark's data-loss error")
+        detail = (
+            f"{data_loss[0]['streamlet']}'s query stopped with Spark's data-loss error"
+            if ok
+            else "no query stopped with Spark's data-loss error"
+        )
     else:
         ok = not failures
-        detail = "no query failed" if ok else f"{len(failures)} query failure(s): " + ", ".join(f["streamlet"] for f in failures)
+        detail = (
+            "no query failed"
+            if ok
+            else f"{len(failures)} query failure(s): " + ", ".join(f["streamlet"] for f in failures)
+        )
     return ExpectationResult("query_failure", expected, actual, _status(ok), detail)
 
 
@@ -145,7 +238,13 @@ def _recovery(limit: float, faults: list[FaultResult]) -> ExpectationResult:
         return ExpectationResult("max_recovery_s", limit, worst, FAIL, "; ".join(problems))
     unmeasured = [f for f in applicable if f.recovery_s is None]
     if not measured or unmeasured:
-        why = ("no fault with a recovery to measure" if not applicable else
-               "; ".join(f"{f.kind} {f.target}: {f.note or 'recovery not measured'}" for f in unmeasured) or "none measured")
+        why = (
+            "no fault with a recovery to measure"
+            if not applicable
+            else "; ".join(f"{f.kind} {f.target}: {f.note or 'recovery not measured'}" for f in unmeasured)
+            or "none measured"
+        )
         return ExpectationResult("max_recovery_s", limit, worst, UNKNOWN, f"recovery unknown: {why}")
-    return ExpectationResult("max_recovery_s", limit, worst, PASS, f"slowest recovery {worst:g}s, at most {limit:g}s allowed")
+    return ExpectationResult(
+        "max_recovery_s", limit, worst, PASS, f"slowest recovery {worst:g}s, at most {limit:g}s allowed"
+    )

@@ -44,22 +44,49 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
     end = ended["ts_ms"] if ended else None
     restart = None
     if begun.get("restarts"):
-        restart = next((e["ts_ms"] for e in history if e["event"] == "process_started" and e.get("streamlet") == begun["target"]
-                        and e["ts_ms"] >= start and (end is None or e["ts_ms"] <= end)), None)
-    params = {k: v for k, v in begun.items() if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms", *CLASSIFICATION)}
-    return FaultSpan(begun["kind"], begun["target"], start, end, params, restart,
-                     ended.get("restarted") if ended else None, begun.get("scope", "none"),
-                     bool(begun.get("restarts")), bool(begun.get("recovers")))
+        restart = next(
+            (
+                e["ts_ms"]
+                for e in history
+                if e["event"] == "process_started"
+                and e.get("streamlet") == begun["target"]
+                and e["ts_ms"] >= start
+                and (end is None or e["ts_ms"] <= end)
+            ),
+            None,
+        )
+    params = {
+        k: v
+        for k, v in begun.items()
+        if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms", *CLASSIFICATION)
+    }
+    return FaultSpan(
+        begun["kind"],
+        begun["target"],
+        start,
+        end,
+        params,
+        restart,
+        ended.get("restarted") if ended else None,
+        begun.get("scope", "none"),
+        bool(begun.get("restarts")),
+        bool(begun.get("recovers")),
+    )
 
 
 def _first_batch_with_input(events: list[dict], after_ms: int, replayed: int | None = None) -> int | None:
     """When the streamlet was whole again: its first batch with input after `after_ms`, or, when nothing was
     left to read, its first idle report (Spark reports idle only once it has caught up). The batch a kill
     replayed counts even without input rows: an idempotent sink skips it without reading (Delta's txn)."""
+
     def done(e: dict) -> bool:
         progress = e.get("progress") or {}
-        return e.get("event") == "idle" or e.get("event") == "progress" and (
-            progress.get("numInputRows", 0) > 0 or replayed is not None and progress.get("batchId") == replayed)
+        return (
+            e.get("event") == "idle"
+            or e.get("event") == "progress"
+            and (progress.get("numInputRows", 0) > 0 or replayed is not None and progress.get("batchId") == replayed)
+        )
+
     return next((e.get("ts_ms") for e in events if e.get("ts_ms", 0) > after_ms and done(e)), None)
 
 
@@ -95,18 +122,29 @@ def disturbed(span: FaultSpan, streamlets: list[str]) -> list[str]:
 
 def skipped_faults(history: list[dict]) -> list[dict]:
     """Faults that did nothing (their target gone, or failing before they began): the run is judged as usual."""
-    return [{"kind": e.get("kind"), "target": e.get("target"), "fault": e.get("fault"), "reason": e.get("reason", "")}
-            for e in history if e["event"] == "fault_skipped"]
+    return [
+        {"kind": e.get("kind"), "target": e.get("target"), "fault": e.get("fault"), "reason": e.get("reason", "")}
+        for e in history
+        if e["event"] == "fault_skipped"
+    ]
 
 
 def doubts(history: list[dict]) -> list[str]:
     """What makes a run's outcome unknown however its counts look: a fault that failed after it began (what it
     did is partly known), an undo that never happened (a broker left paused, a retention left shrunk), an error
     that cut the workload short."""
-    found = [f"fault {e.get('fault')} ({e.get('kind')} {e.get('target')}) failed after it began: {e.get('reason')}"
-             for e in history if e["event"] == "fault_failed" and e.get("stage") != "undo"]
+    found = [
+        f"fault {e.get('fault')} ({e.get('kind')} {e.get('target')}) failed after it began: {e.get('reason')}"
+        for e in history
+        if e["event"] == "fault_failed" and e.get("stage") != "undo"
+    ]
     undone = {e.get("undo") for e in history if e["event"] == "fault_undone"}
-    failed_undos = {e.get("undo"): e for e in history if e["event"] == "fault_undo_failed" and e.get("undo") not in undone}
-    found += [f"{e.get('kind')} {e.get('target')}: could not {e.get('what')} ({e.get('reason')})" for e in failed_undos.values()]
+    failed_undos = {
+        e.get("undo"): e for e in history if e["event"] == "fault_undo_failed" and e.get("undo") not in undone
+    }
+    found += [
+        f"{e.get('kind')} {e.get('target')}: could not {e.get('what')} ({e.get('reason')})"
+        for e in failed_undos.values()
+    ]
     found += [f"the workload stopped early: {e.get('error')}" for e in history if e["event"] == "run_error"]
     return found

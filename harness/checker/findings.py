@@ -13,7 +13,9 @@ from harness.checker.copies import HopCopies
 from harness.checker.reconcile import Counts
 from harness.checker.resources import ResourceUse
 
-SCHEMA_VERSION = 3  # 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an
+SCHEMA_VERSION = (
+    3  # 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an
+)
 # unfinished run's lost is only what is proven), doubts, skipped_faults (docs/checker.md)
 
 
@@ -26,7 +28,9 @@ class Copy:
     offset: int | None
     batches: dict  # streamlet -> batch id that carried this copy
     received_ms: int | None = None  # when the broker (a topic's timestamp) or the egress received it
-    fault: int | None = None  # the number of the fault whose replay made this copy (None: an original or inherited copy)
+    fault: int | None = (
+        None  # the number of the fault whose replay made this copy (None: an original or inherited copy)
+    )
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,9 @@ class Hop:
     counts: Counts
     first_seen: dict  # anomaly -> records whose anomaly first appears at this hop
     copies: HopCopies | None = None  # copy-level counts: extra copies made here, inherited, kept and absorbed
-    headers_lost: int | None = None  # a topic: copies of sent records without the source's header (None: not looked for)
+    headers_lost: int | None = (
+        None  # a topic: copies of sent records without the source's header (None: not looked for)
+    )
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,9 @@ class FaultResult:
     redelivered: int  # extra copies this fault's replays made, at every hop
     note: str = ""
     recovers: bool = True  # a recovery time applies (something restarted or came back); False for whole-run faults
-    restarted: bool | None = None  # restarting faults: did the target come back (None: not a restarting fault, or unknown)
+    restarted: bool | None = (
+        None  # restarting faults: did the target come back (None: not a restarting fault, or unknown)
+    )
     redelivered_at: dict = field(default_factory=dict)  # hop -> extra copies this fault's replays made there
 
 
@@ -132,7 +140,9 @@ class Report:
     verdict: str
     counts: Counts
     hops: list[Hop]
-    causes: dict  # lost: {retention, redeploy, topic_recreated, watermark, query_failed, unexplained}; duplicated: {...}
+    causes: (
+        dict  # lost: {retention, redeploy, topic_recreated, watermark, query_failed, unexplained}; duplicated: {...}
+    )
     retention: list[dict]  # per retention fault: window size, lost in it, reached downstream, exact
     faults: list[FaultResult]
     latency: Latency
@@ -144,12 +154,14 @@ class Report:
     gaps: list[str] = field(default_factory=list)  # evidence missing or unreadable: the report is partial
 
     unfinished: str = ""  # why the run is not a finished one (in progress, cut short), or ""
-    doubts: list[str] = field(default_factory=list)  # what makes the outcome unknown whatever the counts (a fault half done)
+    # what makes the outcome unknown whatever the counts (a fault half done)
+    doubts: list[str] = field(default_factory=list)
     skipped_faults: list[dict] = field(default_factory=list)  # faults that did nothing: kind, target, fault, reason
     run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
     witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
     resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
-    records: dict = field(default_factory=dict, repr=False)  # anomaly -> complete set (DataFrame); saved as files, not in JSON
+    # anomaly -> complete set (DataFrame); saved as files, not in JSON
+    records: dict = field(default_factory=dict, repr=False)
 
     @property
     def outcome(self) -> str:

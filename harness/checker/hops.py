@@ -30,7 +30,11 @@ class HopData:
 def hop_data(evidence: Evidence) -> list[HopData]:
     """Record-level hops in pipeline order (topics of window counts are judged as windows, not here)."""
     producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
-    reads = {s.name: next((t for t in s.inputs if t in evidence.topics), None) for s in evidence.streamlets if s.role != "ingress"}
+    reads = {
+        s.name: next((t for t in s.inputs if t in evidence.topics), None)
+        for s in evidence.streamlets
+        if s.role != "ingress"
+    }
     hops = []
     for topic, frame in evidence.topics.items():
         if "count" in frame.columns:
@@ -42,7 +46,17 @@ def hop_data(evidence: Evidence) -> list[HopData]:
         if egress.windowed:
             continue
         rows = egress.audit.rename(columns={"received_ms": "time_ms"}, copy=False)
-        hops.append(HopData(egress.name, "egress", egress.name, rows, egress.state.rid.to_numpy(), "batch_id", reads.get(egress.name)))
+        hops.append(
+            HopData(
+                egress.name,
+                "egress",
+                egress.name,
+                rows,
+                egress.state.rid.to_numpy(),
+                "batch_id",
+                reads.get(egress.name),
+            )
+        )
     return hops
 
 
@@ -61,7 +75,9 @@ def dropped_upstream(evidence: Evidence, producer: str) -> np.ndarray:
 
 
 def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
-    return [reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored, dropped_upstream(evidence, h.producer)) for h in hops]
+    return [
+        reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored, dropped_upstream(evidence, h.producer)) for h in hops
+    ]
 
 
 def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.ndarray) -> np.ndarray:

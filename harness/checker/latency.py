@@ -36,9 +36,20 @@ def latency(evidence: Evidence, hops: list[HopData], faults: list[FaultResult]) 
     if not len(sent_ms):
         return Latency(0, None, None, None, None, None)
     values = (arrived_ms - sent_ms) / 1000
-    waiting = sum(np.clip(np.minimum(arrived_ms, end) - np.maximum(sent_ms, start), 0, None).sum()
-                  for start, end in _downtimes(faults)) / 1000
+    waiting = (
+        sum(
+            np.clip(np.minimum(arrived_ms, end) - np.maximum(sent_ms, start), 0, None).sum()
+            for start, end in _downtimes(faults)
+        )
+        / 1000
+    )
     total = float(np.clip(values, 0, None).sum())
     p50, p90, p99 = np.percentile(values, [50, 90, 99])
-    return Latency(len(values), round(float(p50), 3), round(float(p90), 3), round(float(p99), 3), round(float(values.max()), 3),
-                   round(waiting / total, 3) if total > 0 else None)
+    return Latency(
+        len(values),
+        round(float(p50), 3),
+        round(float(p90), 3),
+        round(float(p99), 3),
+        round(float(values.max()), 3),
+        round(waiting / total, 3) if total > 0 else None,
+    )

@@ -94,8 +94,9 @@ def reordered(delivered: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"rid": first[late], "after_seq": previous_max[late].astype("int64").to_numpy()})
 
 
-def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | None = None,
-              dropped: np.ndarray | None = None) -> Reconciliation:
+def reconcile(
+    sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | None = None, dropped: np.ndarray | None = None
+) -> Reconciliation:
     """`sent`: rid, acked (one row per record sent); `delivered`: rids in delivery order, one per copy
     received; `stored`: rids, one per copy in the final state (None for a topic: what it delivered);
     `dropped`: rids declared dropped by design upstream of this hop (expected missing, not lost)."""
@@ -111,9 +112,14 @@ def reconcile(sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | No
     dup_state = _sent_more_than_once(in_state, sent)
     late = reordered(delivered)
     counts = Counts(
-        acked=len(acked), unknown=int((~sent.acked).sum()), lost=len(lost),
-        duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=len(phantom), reordered=len(late), dropped=int(by_design.sum()),
+        acked=len(acked),
+        unknown=int((~sent.acked).sum()),
+        lost=len(lost),
+        duplicated_deliveries=len(dup_deliveries),
+        duplicated_in_state=len(dup_state),
+        phantom=len(phantom),
+        reordered=len(late),
+        dropped=int(by_design.sum()),
     )
     return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, acked[by_design])
 
@@ -137,9 +143,14 @@ def combine(results: list[Reconciliation]) -> Reconciliation:
     late = pd.concat([r.reordered for r in results]).drop_duplicates("rid")
     dropped = union(r.dropped for r in results)
     counts = Counts(
-        acked=results[0].counts.acked, unknown=results[0].counts.unknown, lost=len(lost),
-        duplicated_deliveries=len(dup_deliveries), duplicated_in_state=len(dup_state),
-        phantom=len(phantom), reordered=len(late), dropped=len(dropped),
+        acked=results[0].counts.acked,
+        unknown=results[0].counts.unknown,
+        lost=len(lost),
+        duplicated_deliveries=len(dup_deliveries),
+        duplicated_in_state=len(dup_state),
+        phantom=len(phantom),
+        reordered=len(late),
+        dropped=len(dropped),
     )
     return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, dropped)
 

@@ -23,7 +23,8 @@ class ProcessMemory:
     name: str
     pid: int  # the last one seen (a restarted driver has a new pid)
     first_mb: float
-    warm_mb: float | None  # median of the first window once warm, what growth is measured from (None: never warm long enough)
+    # median of the first window once warm, what growth is measured from (None: never warm long enough)
+    warm_mb: float | None
     last_mb: float  # the last sample
     end_mb: float | None  # median of the last window (None: never warm long enough)
     max_mb: float
@@ -40,7 +41,8 @@ class ResourceUse:
     disk_last_mb: float
     disk_max_mb: float
     disk_last_by_folder: dict = field(default_factory=dict)  # folder -> MB at the last sample
-    series: dict = field(default_factory=dict)  # for the plot: t_s (from the workload's start), disk_mb, rss_mb per process (None: not running)
+    # for the plot: t_s (from the workload's start), disk_mb, rss_mb per process (None: not running)
+    series: dict = field(default_factory=dict)
 
     @property
     def max_growth(self) -> float | None:
@@ -71,19 +73,48 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
     processes = []
     names = sorted({name for s in samples for name in s["rss_mb"]})
     for name in names:
-        seen = [(s["ts_ms"], s["rss_mb"][name]) for s in samples if isinstance(s["rss_mb"].get(name), dict)
-                and isinstance(s["rss_mb"][name].get("mb"), (int, float))]
+        seen = [
+            (s["ts_ms"], s["rss_mb"][name])
+            for s in samples
+            if isinstance(s["rss_mb"].get(name), dict) and isinstance(s["rss_mb"][name].get("mb"), (int, float))
+        ]
         if not seen:
             continue
         last_pid = seen[-1][1].get("pid")
         life = [(ts, v["mb"]) for ts, v in seen if v.get("pid") == last_pid]
         warm, end = _warm_and_end(life, max(warm_from, life[0][0] + WARMUP_S * 1000))
-        processes.append(ProcessMemory(name, last_pid, seen[0][1]["mb"], warm, life[-1][1], end, max(v["mb"] for _, v in seen),
-                                       None if warm is None or end is None or warm <= 0 else round((end - warm) / warm, 4)))
+        processes.append(
+            ProcessMemory(
+                name,
+                last_pid,
+                seen[0][1]["mb"],
+                warm,
+                life[-1][1],
+                end,
+                max(v["mb"] for _, v in seen),
+                None if warm is None or end is None or warm <= 0 else round((end - warm) / warm, 4),
+            )
+        )
     disk = [sum(v for v in (s.get("disk_mb") or {}).values() if isinstance(v, (int, float))) for s in samples]
-    series = {"t_s": [round((s["ts_ms"] - t0) / 1000, 1) for s in samples], "disk_mb": [round(d, 1) for d in disk],
-              "rss_mb": {name: [((s["rss_mb"].get(name) or {}).get("mb") if isinstance(s["rss_mb"].get(name), dict) else None)
-                                for s in samples] for name in names}}
-    return ResourceUse(len(samples), round((samples[-1]["ts_ms"] - first) / 1000, 1), WARMUP_S, processes,
-                       round(disk[0], 1), round(disk[-1], 1), round(max(disk), 1),
-                       dict(samples[-1].get("disk_mb") or {}), series)
+    series = {
+        "t_s": [round((s["ts_ms"] - t0) / 1000, 1) for s in samples],
+        "disk_mb": [round(d, 1) for d in disk],
+        "rss_mb": {
+            name: [
+                ((s["rss_mb"].get(name) or {}).get("mb") if isinstance(s["rss_mb"].get(name), dict) else None)
+                for s in samples
+            ]
+            for name in names
+        },
+    }
+    return ResourceUse(
+        len(samples),
+        round((samples[-1]["ts_ms"] - first) / 1000, 1),
+        WARMUP_S,
+        processes,
+        round(disk[0], 1),
+        round(disk[-1], 1),
+        round(max(disk), 1),
+        dict(samples[-1].get("disk_mb") or {}),
+        series,
+    )

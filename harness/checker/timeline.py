@@ -18,12 +18,15 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.evidence import Evidence
-from harness.checker.reconcile import isin
 from harness.checker.offsets import committed_ends, offset_samples
+from harness.checker.reconcile import isin
 
 
 def _first(history: list[dict], event: str, **fields) -> int | None:
-    return next((int(e["ts_ms"]) for e in history if e["event"] == event and all(e.get(k) == v for k, v in fields.items())), None)
+    return next(
+        (int(e["ts_ms"]) for e in history if e["event"] == event and all(e.get(k) == v for k, v in fields.items())),
+        None,
+    )
 
 
 def run_start_ms(evidence: Evidence) -> int:
@@ -39,10 +42,17 @@ def run_start_ms(evidence: Evidence) -> int:
 def _marks(evidence: Evidence, t0: int, end: int) -> dict:
     """When the phases of the run happened, in seconds from the workload's start (None: not in the evidence)."""
     history = evidence.history
-    points = {"drivers_started": next((int(e["ts_ms"]) for e in history if e["event"] == "process_started" and e.get("role") == "driver"), None),
-              "workload_started": _first(history, "process_started", process="generator"),
-              "workload_ended": int(evidence.sent.event_time_ms.max()) if len(evidence.sent) else None,  # the last record sent
-              "drained": _first(history, "drained"), "ended": end}
+    points = {
+        "drivers_started": next(
+            (int(e["ts_ms"]) for e in history if e["event"] == "process_started" and e.get("role") == "driver"), None
+        ),
+        "workload_started": _first(history, "process_started", process="generator"),
+        "workload_ended": int(evidence.sent.event_time_ms.max())
+        if len(evidence.sent)
+        else None,  # the last record sent
+        "drained": _first(history, "drained"),
+        "ended": end,
+    }
     return {name: None if ms is None else round((ms - t0) / 1000, 1) for name, ms in points.items()}
 
 
@@ -77,7 +87,10 @@ def _lag(events: list[dict], inputs: tuple[str, ...], samples: pd.DataFrame, t0:
     mine["committed"] = mine.committed.fillna(mine.log_start)
     mine["lag"] = (mine.log_end - mine.committed).clip(lower=0)
     per_sample = mine.groupby("ts").lag.sum()
-    return {"t": [round((t - t0) / 1000, 1) for t in per_sample.index], "records": [int(v) for v in per_sample.to_numpy()]}
+    return {
+        "t": [round((t - t0) / 1000, 1) for t in per_sample.index],
+        "records": [int(v) for v in per_sample.to_numpy()],
+    }
 
 
 def _per_bin(times: np.ndarray, t0: int, bin_s: int) -> dict:
@@ -111,11 +124,20 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
         "duration_s": round((end - t0) / 1000, 1),
         "bin_s": bin_s,
         "marks": marks,
-        "throughput": {s.name: _throughput(evidence.progress.get(s.name) or [], t0, bin_s) for s in evidence.streamlets},
-        "lag": {s.name: _drained_to_zero(_lag(evidence.progress.get(s.name) or [], s.inputs, samples, t0),
-                                          None if s.name in failed else marks["drained"]) for s in evidence.streamlets},
+        "throughput": {
+            s.name: _throughput(evidence.progress.get(s.name) or [], t0, bin_s) for s in evidence.streamlets
+        },
+        "lag": {
+            s.name: _drained_to_zero(
+                _lag(evidence.progress.get(s.name) or [], s.inputs, samples, t0),
+                None if s.name in failed else marks["drained"],
+            )
+            for s in evidence.streamlets
+        },
         "lost_over_time": _per_bin(lost.event_time_ms.to_numpy(np.int64), t0, bin_s),
         "extra_copies_over_time": _per_bin(np.asarray(extra_copy_ms, dtype=np.int64), t0, bin_s),
         "lost_per_partition": {int(k): int(v) for k, v in lost.partition.value_counts().sort_index().items()},
-        "duplicated_per_partition": {int(k): int(v) for k, v in duplicated.partition.value_counts().sort_index().items()},
+        "duplicated_per_partition": {
+            int(k): int(v) for k, v in duplicated.partition.value_counts().sort_index().items()
+        },
     }

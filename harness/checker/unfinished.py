@@ -30,8 +30,9 @@ def unfinished_reason(evidence: Evidence, running: tuple[str, ...]) -> str:
     return ""
 
 
-def proven_lost(evidence: Evidence, hops: list[HopData], lost: np.ndarray, lost_first: np.ndarray,
-                cause_of_lost: np.ndarray) -> np.ndarray:
+def proven_lost(
+    evidence: Evidence, hops: list[HopData], lost: np.ndarray, lost_first: np.ndarray, cause_of_lost: np.ndarray
+) -> np.ndarray:
     """Mask over `lost` (records missing at the egress): those the evidence of an unfinished run proves lost."""
     proven = np.asarray(cause_of_lost) == "retention"
     recorded = any(e["event"] == "topics_recorded" for e in evidence.history)

@@ -39,8 +39,11 @@ def _counter(evidence: Evidence):
 
 
 def _final_watermark(events: list[dict]) -> int:
-    marks = [pd.Timestamp(e["progress"]["eventTime"]["watermark"]).value // 1_000_000 for e in events
-             if e.get("event") == "progress" and e["progress"].get("eventTime", {}).get("watermark")]
+    marks = [
+        pd.Timestamp(e["progress"]["eventTime"]["watermark"]).value // 1_000_000
+        for e in events
+        if e.get("event") == "progress" and e["progress"].get("eventTime", {}).get("watermark")
+    ]
     return max(marks, default=0)
 
 
@@ -60,30 +63,47 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     size = interval_ms(counter.window)
     sent = evidence.sent
     window_start = (sent.event_time_ms.to_numpy() // size) * size
-    expected = pd.DataFrame({"key": sent.key.to_numpy(), "window_start_ms": window_start,
-                             "acked": sent.acked.to_numpy().astype(np.int64), "unknown": (~sent.acked).to_numpy().astype(np.int64)})
+    expected = pd.DataFrame(
+        {
+            "key": sent.key.to_numpy(),
+            "window_start_ms": window_start,
+            "acked": sent.acked.to_numpy().astype(np.int64),
+            "unknown": (~sent.acked).to_numpy().astype(np.int64),
+        }
+    )
     expected = expected.groupby(["key", "window_start_ms"], as_index=False).sum()
 
     dropped = pd.DataFrame({"rid": pd.Series(dtype="int64"), "batch_id": pd.Series(dtype="int64")})
     topic = counter.inputs[0] if counter.inputs else None
     if topic in evidence.topics:
         read = evidence.topics[topic][["rid", "partition", "offset"]].merge(
-            sent[sent.acked][["rid", "key", "event_time_ms"]], on="rid")
+            sent[sent.acked][["rid", "key", "event_time_ms"]], on="rid"
+        )
         dropped = dropped_rows(evidence.progress.get(counter.name) or [], topic, read, counter.window)
         dropped = dropped.drop_duplicates("rid")
-    late = pd.DataFrame({"key": dropped.key.to_numpy() if len(dropped) else np.array([], np.int64),
-                         "window_start_ms": (dropped.event_time_ms.to_numpy() // size) * size if len(dropped) else np.array([], np.int64)})
+    late = pd.DataFrame(
+        {
+            "key": dropped.key.to_numpy() if len(dropped) else np.array([], np.int64),
+            "window_start_ms": (dropped.event_time_ms.to_numpy() // size) * size
+            if len(dropped)
+            else np.array([], np.int64),
+        }
+    )
     late = late.groupby(["key", "window_start_ms"]).size().rename("dropped").reset_index()
 
     state = egress.state[["key", "window_start_ms", "count"]]
     deliveries = egress.audit.groupby(["key", "window_start_ms"]).size().rename("deliveries").reset_index()
-    table = (expected.merge(late, how="outer", on=["key", "window_start_ms"])
-             .merge(state, how="outer", on=["key", "window_start_ms"])
-             .merge(deliveries, how="outer", on=["key", "window_start_ms"]))
+    table = (
+        expected.merge(late, how="outer", on=["key", "window_start_ms"])
+        .merge(state, how="outer", on=["key", "window_start_ms"])
+        .merge(deliveries, how="outer", on=["key", "window_start_ms"])
+    )
     phantom = table.acked.isna() & table["count"].notna()
     # Append mode emits a window once the watermark passes its end: windows still open when the run
     # stopped were never due at the egress and are not judged.
-    still_open = table["count"].isna() & (table.window_start_ms + size > _final_watermark(evidence.progress.get(counter.name) or []))
+    still_open = table["count"].isna() & (
+        table.window_start_ms + size > _final_watermark(evidence.progress.get(counter.name) or [])
+    )
     table = table[~still_open.to_numpy()]
     phantom = phantom[~still_open.to_numpy()]
     table = table.fillna(0).astype({c: "int64" for c in ("acked", "unknown", "dropped", "count", "deliveries")})
@@ -92,15 +112,25 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     explained = np.minimum(table.dropped, table.missing)
     under = table.missing > explained  # short by more than the watermark explains
     summary = WindowCounts(
-        windows=int((table.acked + table["count"] > 0).sum()), still_open=int(still_open.sum()),
+        windows=int((table.acked + table["count"] > 0).sum()),
+        still_open=int(still_open.sum()),
         exact=int(((table.missing == explained) & (table.over == 0) & ~phantom).sum()),
-        under_counted=int(under.sum()), over_counted=int((table.over > 0).sum()), phantom=int(phantom.sum()),
-        records_missing=int(table.missing.sum()), records_dropped_by_watermark=int(explained.sum()),
+        under_counted=int(under.sum()),
+        over_counted=int((table.over > 0).sum()),
+        phantom=int(phantom.sum()),
+        records_missing=int(table.missing.sum()),
+        records_dropped_by_watermark=int(explained.sum()),
         records_over_counted=int(table.over.sum()),
         spark_rows_dropped_by_watermark=spark_rows_dropped(evidence.progress.get(counter.name) or []),
     )
-    counts = Counts(acked=int(sent.acked.sum()), unknown=int((~sent.acked).sum()), lost=summary.records_missing,
-                    duplicated_deliveries=int((table.deliveries > 1).sum()), duplicated_in_state=summary.records_over_counted,
-                    phantom=summary.phantom, reordered=0)
+    counts = Counts(
+        acked=int(sent.acked.sum()),
+        unknown=int((~sent.acked).sum()),
+        lost=summary.records_missing,
+        duplicated_deliveries=int((table.deliveries > 1).sum()),
+        duplicated_in_state=summary.records_over_counted,
+        phantom=summary.phantom,
+        reordered=0,
+    )
     table = table.assign(phantom=phantom.to_numpy(), watermark=explained)
     return WindowReconciliation(summary, counts, table, dropped)

@@ -36,21 +36,33 @@ def _int(value):
 
 def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -> dict[int, list[Copy]]:
     made = accounting.made[isin(accounting.made.rid.to_numpy(), rids) & (accounting.made.fault >= 0).to_numpy()]
-    made_by = {(hop, int(row)): int(fault) + 1 for hop, row, fault in made[["hop", "row", "fault"]].itertuples(index=False)}
+    made_by = {
+        (hop, int(row)): int(fault) + 1 for hop, row, fault in made[["hop", "row", "fault"]].itertuples(index=False)
+    }
     found: dict[int, list[Copy]] = {int(r): [] for r in rids}
     for hop in hops:
         rows = copies_of(hop, rids)
         batch_columns = [c for c in rows.columns if c.startswith("batch.")]
         for index, row in zip(rows.index, rows.to_dict("records")):  # a handful of witnesses, not every record
-            batches = {c[len("batch."):]: int(row[c]) for c in batch_columns if row[c] >= 0}
+            batches = {c[len("batch.") :]: int(row[c]) for c in batch_columns if row[c] >= 0}
             if hop.kind == "egress":
                 batches[hop.producer] = int(row["batch_id"])
-            found[int(row["rid"])].append(Copy(hop.name, _int(row.get("partition")), _int(row.get("offset")), batches,
-                                               _int(row.get("time_ms")), made_by.get((hop.name, int(index)))))
+            found[int(row["rid"])].append(
+                Copy(
+                    hop.name,
+                    _int(row.get("partition")),
+                    _int(row.get("offset")),
+                    batches,
+                    _int(row.get("time_ms")),
+                    made_by.get((hop.name, int(index))),
+                )
+            )
     return found
 
 
-def witnesses(evidence: Evidence, hops: list[HopData], classes: list[AnomalyClass], accounting: CopyAccounting) -> list[Witness]:
+def witnesses(
+    evidence: Evidence, hops: list[HopData], classes: list[AnomalyClass], accounting: CopyAccounting
+) -> list[Witness]:
     chosen = {c.name: np.asarray(c.rids, dtype=np.int64)[:WITNESSES_PER_CLASS] for c in classes}
     every = np.unique(np.concatenate(list(chosen.values()) + [np.array([], np.int64)]))
     copies = _copies(hops, every, accounting)
@@ -61,24 +73,48 @@ def witnesses(evidence: Evidence, hops: list[HopData], classes: list[AnomalyClas
             key, seq = evidence.ids.name(rid)
             source = sent.loc[rid] if rid in sent.index else None
             first_hop, cause = anomaly.explain(rid)
-            found.append(Witness(
-                anomaly.name, key, seq, _int(source.partition) if source is not None else None,
-                _int(source.offset) if source is not None and source.offset >= 0 else None, tuple(copies.get(rid, [])),
-                hops[first_hop].name if first_hop is not None else None, cause))
+            found.append(
+                Witness(
+                    anomaly.name,
+                    key,
+                    seq,
+                    _int(source.partition) if source is not None else None,
+                    _int(source.offset) if source is not None and source.offset >= 0 else None,
+                    tuple(copies.get(rid, [])),
+                    hops[first_hop].name if first_hop is not None else None,
+                    cause,
+                )
+            )
     return found
 
 
 def window_witnesses(evidence: Evidence, egress: str, table: pd.DataFrame) -> tuple[list[Witness], dict[str, int]]:
     found, totals = [], {}
-    for anomaly, rows in (("window_under_counted", table[table.missing > table.watermark]),
-                          ("window_over_counted", table[table.over > 0]), ("window_phantom", table[table.phantom])):
+    for anomaly, rows in (
+        ("window_under_counted", table[table.missing > table.watermark]),
+        ("window_over_counted", table[table.over > 0]),
+        ("window_phantom", table[table.phantom]),
+    ):
         totals[anomaly] = len(rows)
         for row in rows.head(WITNESSES_PER_CLASS).itertuples(index=False):
             start = pd.Timestamp(int(row.window_start_ms), unit="ms").strftime("%Y-%m-%d %H:%M:%S")
-            note = (f"window starting {start}: count {row.count}, acknowledged {row.acked} (+{row.unknown} unknown), "
-                    f"dropped behind the watermark {row.dropped}")
-            found.append(Witness(anomaly, str(evidence.keys[int(row.key)]) if 0 <= row.key < len(evidence.keys) else None,
-                                 None, None, None, (), egress, None, note))
+            note = (
+                f"window starting {start}: count {row.count}, acknowledged {row.acked} (+{row.unknown} unknown), "
+                f"dropped behind the watermark {row.dropped}"
+            )
+            found.append(
+                Witness(
+                    anomaly,
+                    str(evidence.keys[int(row.key)]) if 0 <= row.key < len(evidence.keys) else None,
+                    None,
+                    None,
+                    None,
+                    (),
+                    egress,
+                    None,
+                    note,
+                )
+            )
     return found, totals
 
 
@@ -98,25 +134,37 @@ def _named(evidence: Evidence, rids: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"key": [k for k, _ in names], "seq": [s for _, s in names]})
 
 
-def record_sets(evidence: Evidence, hops: list[HopData], lost: np.ndarray, lost_first: np.ndarray, cause_of_lost: np.ndarray,
-                egress_result) -> dict[str, pd.DataFrame]:
+def record_sets(
+    evidence: Evidence,
+    hops: list[HopData],
+    lost: np.ndarray,
+    lost_first: np.ndarray,
+    cause_of_lost: np.ndarray,
+    egress_result,
+) -> dict[str, pd.DataFrame]:
     """The complete sets, one row per record: lost (with where it was acknowledged, first hop and cause), duplicated
     (deliveries, copies in state), phantom, reordered (the seq delivered before it)."""
     sets = {}
     source = evidence.sent.set_index("rid").reindex(lost)
     sets["lost"] = _named(evidence, lost).assign(
-        source_partition=source.partition.to_numpy(), source_offset=source.offset.where(source.offset >= 0).astype("Int64").to_numpy(),
-        first_hop=[hops[int(i)].name for i in lost_first] if len(hops) else [], cause=cause_of_lost)
+        source_partition=source.partition.to_numpy(),
+        source_offset=source.offset.where(source.offset >= 0).astype("Int64").to_numpy(),
+        first_hop=[hops[int(i)].name for i in lost_first] if len(hops) else [],
+        cause=cause_of_lost,
+    )
     if egress_result is None:
         return sets
     deliveries, in_state = egress_result.duplicated_deliveries, egress_result.duplicated_in_state
     duplicated = np.union1d(deliveries.index.to_numpy(), in_state.index.to_numpy()).astype(np.int64)
     sets["duplicated"] = _named(evidence, duplicated).assign(
         deliveries=deliveries.reindex(duplicated).fillna(1).astype(int).to_numpy(),
-        copies_in_state=in_state.reindex(duplicated).fillna(1).astype(int).to_numpy())
+        copies_in_state=in_state.reindex(duplicated).fillna(1).astype(int).to_numpy(),
+    )
     sets["phantom"] = _named(evidence, np.asarray(egress_result.phantom, dtype=np.int64))
     reordered = egress_result.reordered
-    sets["reordered"] = _named(evidence, reordered.rid.to_numpy()).assign(delivered_after_seq=reordered.after_seq.to_numpy())
+    sets["reordered"] = _named(evidence, reordered.rid.to_numpy()).assign(
+        delivered_after_seq=reordered.after_seq.to_numpy()
+    )
     return sets
 
 
@@ -129,5 +177,9 @@ def seq_ranges(records: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
     frame = numeric.assign(seq=numeric.seq.astype(np.int64)).sort_values(groups + ["seq"])
     new_run = (frame.seq.diff() != 1) | (frame[groups] != frame[groups].shift()).any(axis=1)
     frame = frame.assign(run=new_run.cumsum())
-    return frame.groupby(groups + ["run"], sort=False).seq.agg(first_seq="min", last_seq="max", records="count") \
-        .reset_index().drop(columns="run")
+    return (
+        frame.groupby(groups + ["run"], sort=False)
+        .seq.agg(first_seq="min", last_seq="max", records="count")
+        .reset_index()
+        .drop(columns="run")
+    )

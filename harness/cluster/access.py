@@ -53,7 +53,8 @@ class KafkaAccess:
     def check(self, timeout: float = 15.0) -> None:
         """Before anything starts: the brokers answer this access, or one line says what failed (authentication,
         TLS, the network)."""
-        from confluent_kafka import KafkaError as ClientError, KafkaException
+        from confluent_kafka import KafkaError as ClientError
+        from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
         seen: list = []
@@ -77,9 +78,12 @@ class KafkaAccess:
         detail = next((e.str() for e in seen if e.code() in fatal), seen[0].str())
         if ClientError._AUTHENTICATION in codes:
             raise HarnessError(f"authentication failed at {self.describe()}: {_short(detail)}")
-        refused_tls = next((e.str() for e in seen if "SSL routines" in e.str()), None)  # e.g. the broker refused our certificate
+        # e.g. the broker refused our certificate
+        refused_tls = next((e.str() for e in seen if "SSL routines" in e.str()), None)
         if ClientError._SSL in codes or refused_tls:
-            raise HarnessError(f"TLS failed at {self.describe()}: {_short(detail if ClientError._SSL in codes else refused_tls)}")
+            raise HarnessError(
+                f"TLS failed at {self.describe()}: {_short(detail if ClientError._SSL in codes else refused_tls)}"
+            )
         raise HarnessError(f"no Kafka broker reachable at {self.describe()} within {timeout:.0f}s: {_short(detail)}")
 
 

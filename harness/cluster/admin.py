@@ -17,7 +17,11 @@ from typing import Iterable, Iterator
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.errors import (
-    InvalidPartitionsError, KafkaConnectionError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError,
+    InvalidPartitionsError,
+    KafkaConnectionError,
+    KafkaError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
 )
 
 from harness.cluster.access import KafkaAccess
@@ -57,8 +61,13 @@ class KafkaAdmin:
     With an access's namespace (a cluster the harness did not create) every create, alter or delete of a topic
     outside it is refused before it is sent: the guard is here, where every change to a topic passes."""
 
-    def __init__(self, target: KafkaAccess | str, request_timeout_ms: int = 10000, connect_timeout_ms: int = 10000,
-                 patience_s: float = 0.0):
+    def __init__(
+        self,
+        target: KafkaAccess | str,
+        request_timeout_ms: int = 10000,
+        connect_timeout_ms: int = 10000,
+        patience_s: float = 0.0,
+    ):
         """`patience_s`: how long each operation (and the first connection) keeps retrying brokers that are down,
         paused or electing a leader; 0 asks once."""
         self.access = KafkaAccess.of(target)
@@ -69,18 +78,23 @@ class KafkaAdmin:
         try:
             self._call(lambda admin: None)
         except KafkaError:
-            raise HarnessError(f"no Kafka broker reachable at {self.access.describe()}"
-                               + (f" within {patience_s:.0f}s" if patience_s else "")) from None
+            raise HarnessError(
+                f"no Kafka broker reachable at {self.access.describe()}"
+                + (f" within {patience_s:.0f}s" if patience_s else "")
+            ) from None
 
     def _client(self) -> KafkaAdminClient:
         if self._admin is None:
             # kafka-python's client starts its IO thread before it bootstraps and keeps it when bootstrapping fails:
             # where no broker even accepts a connection, none is made (retrying would leave one thread per try).
-            if not any(accepts(int(port), host) for host, port in
-                       (address.strip().rsplit(":", 1) for address in self.bootstrap_servers.split(","))):
+            if not any(
+                accepts(int(port), host)
+                for host, port in (address.strip().rsplit(":", 1) for address in self.bootstrap_servers.split(","))
+            ):
                 raise KafkaConnectionError(f"no broker accepts connections at {self.bootstrap_servers}")
-            self._admin = KafkaAdminClient(**self.access.kafka_python(), client_id="harness-admin",
-                                           reconnect_backoff_max_ms=1000, **self._timeouts)
+            self._admin = KafkaAdminClient(
+                **self.access.kafka_python(), client_id="harness-admin", reconnect_backoff_max_ms=1000, **self._timeouts
+            )
         return self._admin
 
     def _drop(self) -> None:
@@ -115,8 +129,10 @@ class KafkaAdmin:
         """Refuse to change a topic outside the run's namespace."""
         namespace = self.access.namespace
         if namespace is not None and not topic.startswith(namespace):
-            raise HarnessError(f"refusing to {action} topic {topic!r} on {self.bootstrap_servers}: the harness changes only "
-                               f"its own topics there ({namespace}*)")
+            raise HarnessError(
+                f"refusing to {action} topic {topic!r} on {self.bootstrap_servers}: the harness changes only "
+                f"its own topics there ({namespace}*)"
+            )
 
     def close(self) -> None:
         self._drop()
@@ -142,7 +158,10 @@ class KafkaAdmin:
         self._own(name, "create")
         spec = {"num_partitions": partitions, "replication_factor": replication_factor, "configs": configs or {}}
         try:
-            self._call(lambda admin: admin.create_topics({name: spec}, wait_for_metadata=True), done_on=(TopicAlreadyExistsError,))
+            self._call(
+                lambda admin: admin.create_topics({name: spec}, wait_for_metadata=True),
+                done_on=(TopicAlreadyExistsError,),
+            )
         except KafkaError as exc:
             raise HarnessError(f"creating topic {name!r} failed: {exc}") from None
 
@@ -152,15 +171,19 @@ class KafkaAdmin:
 
         self._own(topic, "add partitions to")
         try:
-            self._call(lambda admin: admin.create_partitions({topic: NewPartitions(total_count=total)}),
-                       done_on=(InvalidPartitionsError,))
+            self._call(
+                lambda admin: admin.create_partitions({topic: NewPartitions(total_count=total)}),
+                done_on=(InvalidPartitionsError,),
+            )
         except KafkaError as exc:
             raise HarnessError(f"adding partitions to topic {topic!r} failed: {exc}") from None
 
     def delete_topic(self, topic: str) -> None:
         self._own(topic, "delete")
         try:
-            self._call(lambda admin: admin.delete_topics([topic], timeout_ms=30000), done_on=(UnknownTopicOrPartitionError,))
+            self._call(
+                lambda admin: admin.delete_topics([topic], timeout_ms=30000), done_on=(UnknownTopicOrPartitionError,)
+            )
         except KafkaError as exc:
             raise HarnessError(f"deleting topic {topic!r} failed: {exc}") from None
 
@@ -217,10 +240,7 @@ class KafkaAdmin:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-        return [
-            PartitionOffsets(tp.topic, tp.partition, start[tp].offset, end[tp].offset)
-            for tp in tps
-        ]
+        return [PartitionOffsets(tp.topic, tp.partition, start[tp].offset, end[tp].offset) for tp in tps]
 
 
 def read_topic(target: KafkaAccess | str, topic: str, timeout: float = 30.0) -> Iterator:

@@ -53,8 +53,13 @@ def min_insync_replicas(brokers: int) -> int:
     return 2 if brokers >= 3 else 1
 
 
-def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
-                      security: "ClusterSecurity | None" = None, tls_dir: Path | None = None) -> dict[str, str]:
+def broker_properties(
+    node: NodeSpec,
+    nodes: list[NodeSpec],
+    data_dir: Path,
+    security: "ClusterSecurity | None" = None,
+    tls_dir: Path | None = None,
+) -> dict[str, str]:
     """server.properties for one node. Fault-testing choices are commented. With `security` the clients'
     listeners are secured and inter-broker traffic has a listener of its own (harness.cluster.security)."""
     count = len(nodes)
@@ -66,13 +71,15 @@ def broker_properties(node: NodeSpec, nodes: list[NodeSpec], data_dir: Path,
     client_protocol = security.client_protocol if security else "PLAINTEXT"
     clients = [(client, node.port, node.port)] + [(name, port, proxy) for name, port, proxy in links]
     own = clients + ([("INTERNAL", node.internal_port, node.internal_port)] if security else [])
-    protocols = {name: client_protocol for name, _, _ in clients} | ({"INTERNAL": "SSL", "CONTROLLER": "SSL"} if security
-                                                                     else {"CONTROLLER": "PLAINTEXT"})
+    protocols = {name: client_protocol for name, _, _ in clients} | (
+        {"INTERNAL": "SSL", "CONTROLLER": "SSL"} if security else {"CONTROLLER": "PLAINTEXT"}
+    )
     props = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "controller.quorum.voters": voters,
-        "listeners": ",".join(f"{name}://{node.host}:{port}" for name, port, _ in own) + f",CONTROLLER://{node.host}:{node.controller_port}",
+        "listeners": ",".join(f"{name}://{node.host}:{port}" for name, port, _ in own)
+        + f",CONTROLLER://{node.host}:{node.controller_port}",
         "advertised.listeners": ",".join(f"{name}://{node.host}:{proxy}" for name, _, proxy in own),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "INTERNAL" if security else "PLAINTEXT",

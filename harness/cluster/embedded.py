@@ -102,8 +102,12 @@ class Broker:
         if self.running():
             raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
         classpath = jars.kafka_classpath()
-        argv = [jars.java_executable(), *cds.java_options(BROKER_ROLE, classpath), *self.cluster.extra_java_options,
-                *self.java_arguments(classpath)]
+        argv = [
+            jars.java_executable(),
+            *cds.java_options(BROKER_ROLE, classpath),
+            *self.cluster.extra_java_options,
+            *self.java_arguments(classpath),
+        ]
         self.process = self.cluster.supervisor.start(self.name, argv, self.log_path)
         if wait:
             self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
@@ -175,8 +179,15 @@ class EmbeddedCluster:
     broker_class = Broker
     runtime = "process"  # where the brokers' JVMs run: processes here (harness.docker.cluster: containers)
 
-    def __init__(self, workdir: Path, cluster_id: str, nodes: list[NodeSpec], heap_mb: int, kafka_version: str,
-                 security: ClusterSecurity | dict | None = None):
+    def __init__(
+        self,
+        workdir: Path,
+        cluster_id: str,
+        nodes: list[NodeSpec],
+        heap_mb: int,
+        kafka_version: str,
+        security: ClusterSecurity | dict | None = None,
+    ):
         self.workdir = Path(workdir)
         self.security = ClusterSecurity(**security) if isinstance(security, dict) else security
         self.cluster_id = cluster_id
@@ -193,8 +204,15 @@ class EmbeddedCluster:
     # -- creation and lookup -------------------------------------------------
 
     @classmethod
-    def create(cls, workdir: Path, brokers: int = 1, heap_mb: int | None = None, links: list[str] = (),
-               security: ClusterSecurity | None = None, **options) -> "EmbeddedCluster":
+    def create(
+        cls,
+        workdir: Path,
+        brokers: int = 1,
+        heap_mb: int | None = None,
+        links: list[str] = (),
+        security: ClusterSecurity | None = None,
+        **options,
+    ) -> "EmbeddedCluster":
         """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool.
 
         Each of `links` gets a client listener on every broker, advertised at a proxy's port
@@ -217,11 +235,18 @@ class EmbeddedCluster:
         ports = free_ports(per_node * brokers)
         nodes = []
         for i in range(brokers):
-            own = ports[per_node * i:per_node * (i + 1)]
+            own = ports[per_node * i : per_node * (i + 1)]
             node_links = {link: [f"LINK{n + 1}", own[2 + 2 * n], own[3 + 2 * n]] for n, link in enumerate(links)}
             nodes.append(NodeSpec(i + 1, own[0], own[1], links=node_links, internal_port=own[-1] if security else None))
-        cluster = cls(workdir, new_cluster_id(), nodes, heap_mb or (512 if brokers == 1 else 384), jars.kafka_version(),
-                      security=security, **options)
+        cluster = cls(
+            workdir,
+            new_cluster_id(),
+            nodes,
+            heap_mb or (512 if brokers == 1 else 384),
+            jars.kafka_version(),
+            security=security,
+            **options,
+        )
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(LOG4J2_FILE, workdir / "log4j2.properties")
         if security:
@@ -238,9 +263,22 @@ class EmbeddedCluster:
         """Run Kafka's StorageTool for every node, in parallel (one JVM each)."""
         runs = [
             subprocess.Popen(
-                [java, *cds.java_options(BROKER_ROLE, classpath), "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool", "format",
-                 "--config", str(b.node_dir / "server.properties"), "--cluster-id", self.cluster_id],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                [
+                    java,
+                    *cds.java_options(BROKER_ROLE, classpath),
+                    "-Xmx256m",
+                    "-cp",
+                    classpath,
+                    "kafka.tools.StorageTool",
+                    "format",
+                    "--config",
+                    str(b.node_dir / "server.properties"),
+                    "--cluster-id",
+                    self.cluster_id,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
             )
             for b in self.brokers
         ]
@@ -291,8 +329,14 @@ class EmbeddedCluster:
             raise HarnessError(f"{state_path}: its brokers run as {state['runtime']}, not {cls.runtime}")
         try:
             nodes = [NodeSpec(**n) for n in state["nodes"]]
-            return cls(workdir, state["cluster_id"], nodes, int(state["heap_mb"]), state["kafka_version"],
-                       **state.get("options", {}))
+            return cls(
+                workdir,
+                state["cluster_id"],
+                nodes,
+                int(state["heap_mb"]),
+                state["kafka_version"],
+                **state.get("options", {}),
+            )
         except (ValueError, KeyError, TypeError) as exc:
             raise HarnessError(f"{state_path}: unreadable cluster state ({exc})") from None
 
@@ -342,14 +386,19 @@ class EmbeddedCluster:
         def accepted_everywhere() -> bool:
             for broker in self.brokers:
                 try:
-                    with KafkaAdmin(self.client_access(username, password).at(broker.address), request_timeout_ms=3000,
-                                    connect_timeout_ms=3000) as probe:
+                    with KafkaAdmin(
+                        self.client_access(username, password).at(broker.address),
+                        request_timeout_ms=3000,
+                        connect_timeout_ms=3000,
+                    ) as probe:
                         probe.topics()
                 except (HarnessError, KafkaError, OSError):
                     return False
             return True
 
-        wait_for(accepted_everywhere, timeout=timeout, interval=0.5, what=f"every broker to accept the user {username!r}")
+        wait_for(
+            accepted_everywhere, timeout=timeout, interval=0.5, what=f"every broker to accept the user {username!r}"
+        )
 
     def forget_keys(self) -> None:
         """After the cluster's last stop: the private keys go, the certificates stay with the evidence."""
@@ -358,14 +407,19 @@ class EmbeddedCluster:
 
     def link_routes(self) -> list[dict]:
         """What the network proxy forwards: per link and broker, its listen port -> the broker's link listener."""
-        return [{"link": link, "broker": b.name, "listen": proxy, "upstream": port}
-                for b in self.brokers for link, (_, port, proxy) in b.spec.links.items()]
+        return [
+            {"link": link, "broker": b.name, "listen": proxy, "upstream": port}
+            for b in self.brokers
+            for link, (_, port, proxy) in b.spec.links.items()
+        ]
 
     def broker(self, node_id: int) -> Broker:
         for b in self.brokers:
             if b.node_id == node_id:
                 return b
-        raise HarnessError(f"no broker {node_id} in the cluster at {self.workdir} (nodes: {[b.node_id for b in self.brokers]})")
+        raise HarnessError(
+            f"no broker {node_id} in the cluster at {self.workdir} (nodes: {[b.node_id for b in self.brokers]})"
+        )
 
     def running_brokers(self) -> list[Broker]:
         return [b for b in self.brokers if b.running()]
@@ -400,7 +454,13 @@ class EmbeddedCluster:
             reasons = [self.broker(n).exit_reason() for n in sorted(expected)]
             return "; ".join(r for r in reasons if r) or None
 
-        wait_for(listed, timeout=timeout, interval=0.3, what=f"brokers {sorted(expected)} at {self.bootstrap_servers}", abort=dead)
+        wait_for(
+            listed,
+            timeout=timeout,
+            interval=0.3,
+            what=f"brokers {sorted(expected)} at {self.bootstrap_servers}",
+            abort=dead,
+        )
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop every broker this cluster directory knows of (by pid file), all at once.

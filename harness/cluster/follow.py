@@ -15,7 +15,6 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError, OffsetOutOfRangeError
 
 from harness.cluster.access import KafkaAccess
-
 from harness.codecs import Decode
 from harness.errors import HarnessError
 from harness.evidence.topics import dump_line
@@ -25,8 +24,13 @@ class PartitionRecorder:
     """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl (flushed per poll),
     each value decoded by its topic's entry in `decoders` (JSON where there is none)."""
 
-    def __init__(self, access: KafkaAccess, starts: dict[tuple[str, int], int], folder: Path,
-                 decoders: dict[str, Decode] | None = None):
+    def __init__(
+        self,
+        access: KafkaAccess,
+        starts: dict[tuple[str, int], int],
+        folder: Path,
+        decoders: dict[str, Decode] | None = None,
+    ):
         self.decoders = decoders or {}
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -42,8 +46,9 @@ class PartitionRecorder:
         self._thread = threading.Thread(target=self._run, name=f"recorder-{self.path.stem}", daemon=True)
 
     def _consumer_at(self, positions: dict[tuple[str, int], int]) -> KafkaConsumer:
-        consumer = KafkaConsumer(**self._access.kafka_python(), enable_auto_commit=False, group_id=None,
-                                 auto_offset_reset="none")
+        consumer = KafkaConsumer(
+            **self._access.kafka_python(), enable_auto_commit=False, group_id=None, auto_offset_reset="none"
+        )
         consumer.assign(self._tps)
         for tp in self._tps:
             consumer.seek(tp, positions[(tp.topic, tp.partition)])

@@ -38,8 +38,10 @@ class ClusterSecurity:
         if self.mode not in MODES:
             raise HarnessError(f"cluster security must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.sasl_mechanism not in SCRAM_MECHANISMS:
-            raise HarnessError(f"the embedded cluster's SASL mechanism must be one of {', '.join(SCRAM_MECHANISMS)}, "
-                               f"not {self.sasl_mechanism!r}")
+            raise HarnessError(
+                f"the embedded cluster's SASL mechanism must be one of {', '.join(SCRAM_MECHANISMS)}, "
+                f"not {self.sasl_mechanism!r}"
+            )
 
     @property
     def client_protocol(self) -> str:
@@ -70,10 +72,14 @@ class ClusterSecurity:
 
     def admin_security(self, tls_dir: Path) -> KafkaSecurity:
         """How the harness administers the cluster: through INTERNAL, with its certificate."""
-        return KafkaSecurity("SSL", ca_file=str(tls_dir / CA_FILE), keystore_file=str(tls_dir / f"{ADMIN_IDENTITY}.pem"))
+        return KafkaSecurity(
+            "SSL", ca_file=str(tls_dir / CA_FILE), keystore_file=str(tls_dir / f"{ADMIN_IDENTITY}.pem")
+        )
 
     def client_security(self, tls_dir: Path, username: str | None) -> KafkaSecurity:
         """How every client of a run speaks to the CLIENT listeners (as `username` with SASL)."""
         if self.mode == "ssl":
-            return KafkaSecurity("SSL", ca_file=str(tls_dir / CA_FILE), keystore_file=str(tls_dir / f"{CLIENT_IDENTITY}.pem"))
+            return KafkaSecurity(
+                "SSL", ca_file=str(tls_dir / CA_FILE), keystore_file=str(tls_dir / f"{CLIENT_IDENTITY}.pem")
+            )
         return KafkaSecurity("SASL_SSL", self.sasl_mechanism, username, ca_file=str(tls_dir / CA_FILE))

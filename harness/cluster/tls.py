@@ -23,13 +23,19 @@ CA_FILE = "ca.pem"
 
 
 def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "spark-kafka-harness"),
-                      x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "spark-kafka-harness"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
 
 
 def _pem_key(key) -> bytes:
     """PKCS#8 without encryption: what Kafka's PEM keystore reads when no ssl.key.password is set."""
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def issue_certificates(folder: Path, names: list[str], host: str = "127.0.0.1") -> dict[str, Path]:
@@ -40,25 +46,52 @@ def issue_certificates(folder: Path, names: list[str], host: str = "127.0.0.1") 
     start, end = now - datetime.timedelta(minutes=5), now + VALID_FOR
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("harness throwaway CA")
-    ca_cert = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-               .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
-               .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-               .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                                            key_encipherment=False, data_encipherment=False, key_agreement=False,
-                                            encipher_only=False, decipher_only=False), critical=True)
-               .sign(ca_key, hashes.SHA256()))
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
     ca_pem = ca_cert.public_bytes(serialization.Encoding.PEM)
     (folder / CA_FILE).write_bytes(ca_pem)
     alt_names = x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(host))])
     issued = {}
     for name in names:
         key = ec.generate_private_key(ec.SECP256R1())
-        cert = (x509.CertificateBuilder().subject_name(_name(name)).issuer_name(ca_name).public_key(key.public_key())
-                .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
-                .add_extension(alt_names, critical=False)
-                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
-                               critical=False)
-                .sign(ca_key, hashes.SHA256()))
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(_name(name))
+            .issuer_name(ca_name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start)
+            .not_valid_after(end)
+            .add_extension(alt_names, critical=False)
+            .add_extension(
+                x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+                critical=False,
+            )
+            .sign(ca_key, hashes.SHA256())
+        )
         path = folder / f"{name}.pem"
         path.touch(mode=0o600)
         path.write_bytes(_pem_key(key) + cert.public_bytes(serialization.Encoding.PEM) + ca_pem)
@@ -73,7 +106,7 @@ def remove_keys(folder: Path) -> None:
             continue
         text = path.read_text()
         if "PRIVATE KEY" in text:
-            kept = text[text.index("-----END PRIVATE KEY-----") + len("-----END PRIVATE KEY-----"):].lstrip()
+            kept = text[text.index("-----END PRIVATE KEY-----") + len("-----END PRIVATE KEY-----") :].lstrip()
             tmp = path.with_suffix(".tmp")
             tmp.write_text(kept)
             os.replace(tmp, path)

@@ -33,8 +33,10 @@ def truststore_pem(store: Path, password: str | None, out: Path) -> Path:
         raise HarnessError(f"kafka.truststore: cannot run {keytool} ({exc.strerror})") from None
     found = CERTIFICATE.findall(done.stdout)
     if done.returncode != 0 or not found:
-        reason = next((line for line in (done.stdout + done.stderr).splitlines() if "error" in line.lower()),
-                      "no certificate in it")
+        reason = next(
+            (line for line in (done.stdout + done.stderr).splitlines() if "error" in line.lower()),
+            "no certificate in it",
+        )
         raise HarnessError(f"kafka.truststore: {store} could not be read: {reason.strip()[:200]}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(found) + "\n")

@@ -161,21 +161,28 @@ class ContainerBroker(ContainerProcess, Broker):
         try:
             (self.container() or self._create()).start()
         except docker.errors.ImageNotFound:
-            raise HarnessError(f"{self.name}: no image {self.cluster.image} on the Docker engine (build it: "
-                               "`harness images build`)") from None
+            raise HarnessError(
+                f"{self.name}: no image {self.cluster.image} on the Docker engine (build it: `harness images build`)"
+            ) from None
         except docker.errors.APIError as exc:
-            raise HarnessError(f"{self.name}: the Docker engine refused to start {self.container_name}: "
-                               f"{exc.explanation or exc}") from None
+            raise HarnessError(
+                f"{self.name}: the Docker engine refused to start {self.container_name}: {exc.explanation or exc}"
+            ) from None
         if wait:
             self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
 
     def _create(self):
         workdir = str(self.cluster.workdir)
         self._container = self.cluster.engine.containers.create(
-            self.cluster.image, command=self.java_arguments(KAFKA_CLASSPATH), name=self.container_name,
+            self.cluster.image,
+            command=self.java_arguments(KAFKA_CLASSPATH),
+            name=self.container_name,
             labels={RUN_LABEL: self.cluster.run_id, CLUSTER_LABEL: workdir, NODE_LABEL: str(self.node_id)},
-            network_mode="host", user=f"{os.getuid()}:{os.getgid()}",
-            volumes={workdir: {"bind": workdir, "mode": "rw"}}, detach=True)
+            network_mode="host",
+            user=f"{os.getuid()}:{os.getgid()}",
+            volumes={workdir: {"bind": workdir, "mode": "rw"}},
+            detach=True,
+        )
         return self._container
 
 
@@ -185,8 +192,17 @@ class ContainerCluster(EmbeddedCluster):
     broker_class = ContainerBroker
     runtime = "docker"
 
-    def __init__(self, workdir: Path, cluster_id: str, nodes, heap_mb: int, kafka_version: str, image: str = "",
-                 run_id: str = "", security=None):
+    def __init__(
+        self,
+        workdir: Path,
+        cluster_id: str,
+        nodes,
+        heap_mb: int,
+        kafka_version: str,
+        image: str = "",
+        run_id: str = "",
+        security=None,
+    ):
         self.image = image
         self.run_id = run_id or Path(workdir).resolve().name
         self.closed = False

@@ -14,8 +14,9 @@ NODE_LABEL = "harness.node"
 
 def client():
     """A client of the engine DOCKER_HOST names (the local socket by default), checked to answer."""
-    import docker
     import docker.errors
+
+    import docker
 
     try:
         engine = docker.from_env(timeout=120)
@@ -24,4 +25,6 @@ def client():
     except docker.errors.DockerException as exc:
         where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         reason = str(exc).split("(")[0].strip().rstrip(":")
-        raise HarnessError(f"no Docker engine answers at {where} ({reason}): start one (README, \"Kafka in containers\")") from None
+        raise HarnessError(
+            f'no Docker engine answers at {where} ({reason}): start one (README, "Kafka in containers")'
+        ) from None

@@ -64,7 +64,9 @@ class ForeignBrokers:
             try:
                 found = engine.containers.get(name)
             except docker.errors.NotFound:
-                raise HarnessError(f"cluster.docker.containers: no container named {name!r} on the Docker engine") from None
+                raise HarnessError(
+                    f"cluster.docker.containers: no container named {name!r} on the Docker engine"
+                ) from None
             if found.status != "running":
                 raise HarnessError(f"cluster.docker.containers: container {name!r} is {found.status}, not running")
             self.brokers.append(ForeignBroker(self, index, found))
@@ -80,6 +82,7 @@ class ForeignBrokers:
 
     def wait_ready(self, timeout: float = 60.0, node_ids=None) -> None:
         """Until the cluster lists as many live brokers as it had when the run began (its node ids are its own)."""
+
         def listed() -> bool:
             try:
                 with KafkaAdmin(self.access, request_timeout_ms=3000, connect_timeout_ms=2000) as admin:
@@ -87,7 +90,9 @@ class ForeignBrokers:
             except (HarnessError, KafkaError, OSError):  # not back yet: ask again
                 return False
 
-        wait_for(listed, timeout=timeout, interval=0.5, what=f"{self.live} live brokers at {self.access.bootstrap_servers}")
+        wait_for(
+            listed, timeout=timeout, interval=0.5, what=f"{self.live} live brokers at {self.access.bootstrap_servers}"
+        )
 
     def processes(self) -> list:
         return []  # not the harness's: their memory is not sampled

@@ -8,8 +8,8 @@
                                    service (the repository and its .venv are mounted at their own path)
 
 The base and the runner are staged under .cache/docker/<image>/ (a root file system, a Python), with
-docker/runner/'s Dockerfile. An image carries the hash of what it was built from in a label: a changed pom, JDK or Dockerfile builds it again, an
-unchanged one is reused.
+docker/runner/'s Dockerfile. An image carries the hash of what it was built from in a label: a changed pom, JDK or
+Dockerfile builds it again, an unchanged one is reused.
 """
 
 from __future__ import annotations
@@ -37,9 +37,21 @@ SOURCE_LABEL = "harness.built-from"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # What Kafka, Spark (4.0 adds jdk.incubator.vector) and the JAAS/TLS of secured clusters need from the JDK, and
 # jstack (jdk.jcmd: a hanging driver's threads); nothing for a compiler.
-JAVA_MODULES = ("java.se", "jdk.unsupported", "jdk.crypto.ec", "jdk.crypto.cryptoki", "jdk.management",
-                "jdk.security.auth", "jdk.security.jgss", "jdk.zipfs", "jdk.naming.dns", "jdk.localedata",
-                "jdk.incubator.vector", "jdk.jfr", "jdk.jcmd")
+JAVA_MODULES = (
+    "java.se",
+    "jdk.unsupported",
+    "jdk.crypto.ec",
+    "jdk.crypto.cryptoki",
+    "jdk.management",
+    "jdk.security.auth",
+    "jdk.security.jgss",
+    "jdk.zipfs",
+    "jdk.naming.dns",
+    "jdk.localedata",
+    "jdk.incubator.vector",
+    "jdk.jfr",
+    "jdk.jcmd",
+)
 # The runner image's copies of the libraries this Python links (docker/runner/Dockerfile's LD_LIBRARY_PATH); the C
 # library's own come from the base.
 PYTHON_LIBS = Path("/opt/harness/python-libs")
@@ -94,7 +106,11 @@ def debian_source() -> tuple[str, str]:
     mirror = os.environ.get("HARNESS_DEBIAN_MIRROR")
     if not mirror:
         for path in [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]:
-            text = path.read_text(errors="replace") if path.is_file() and not path.name.endswith("disabled-by-farm") else ""
+            text = (
+                path.read_text(errors="replace")
+                if path.is_file() and not path.name.endswith("disabled-by-farm")
+                else ""
+            )
             found = re.search(r"(?:URIs:\s*|^deb\s+(?:\[[^]]*\]\s+)?)(https?://\S+/debian)\s", text + "\n", re.M)
             if found:
                 mirror = found.group(1)
@@ -108,18 +124,26 @@ def debian_source() -> tuple[str, str]:
 
 def base_image() -> Image:
     mirror, suite = debian_source()
-    return Image("base", f"harness/base:{suite}-java{_java_feature()}", _digest(mirror, suite, JAVA_MODULES, _java_release()))
+    return Image(
+        "base", f"harness/base:{suite}-java{_java_feature()}", _digest(mirror, suite, JAVA_MODULES, _java_release())
+    )
 
 
 def kafka_image() -> Image:
     files = sorted(p.name for p in jars.jar_set("kafka"))
-    return Image("kafka", f"harness/kafka:{jars.kafka_version()}",
-                 _digest(base_image().source, files, _context_text("kafka"), LOG4J2_FILE.read_text()))
+    return Image(
+        "kafka",
+        f"harness/kafka:{jars.kafka_version()}",
+        _digest(base_image().source, files, _context_text("kafka"), LOG4J2_FILE.read_text()),
+    )
 
 
 def runner_image() -> Image:
-    return Image("runner", f"harness/runner:py{sys.version_info.major}.{sys.version_info.minor}",
-                 _digest(base_image().source, sys.base_prefix, platform.python_version(), _context_text("runner")))
+    return Image(
+        "runner",
+        f"harness/runner:py{sys.version_info.major}.{sys.version_info.minor}",
+        _digest(base_image().source, sys.base_prefix, platform.python_version(), _context_text("runner")),
+    )
 
 
 IMAGES: dict[str, Callable[[], Image]] = {"base": base_image, "kafka": kafka_image, "runner": runner_image}
@@ -129,8 +153,9 @@ def _context_text(name: str) -> list[str]:
     return [p.read_text() for p in sorted((DOCKER_DIR / name).iterdir()) if p.is_file()]
 
 
-def ensure(engine, names: tuple[str, ...] = ("base", "kafka"), say: Callable[[str], None] = print,
-           force: bool = False) -> list[Image]:
+def ensure(
+    engine, names: tuple[str, ...] = ("base", "kafka"), say: Callable[[str], None] = print, force: bool = False
+) -> list[Image]:
     """Build each named image that is missing or out of date (the base first); return them all."""
     wanted = [IMAGES[name]() for name in ("base", "kafka", "runner") if name in names or name == "base"]
     for image in wanted:
@@ -153,27 +178,47 @@ def _build_base(engine, image: Image) -> None:
     """debootstrap a minimal Debian, add a jlink runtime of this JDK at /opt/java, and import it."""
     if os.geteuid() != 0:
         raise HarnessError("building the base image needs root (debootstrap): run `harness images build` as root")
-    debootstrap = shutil.which("debootstrap") or ("/usr/sbin/debootstrap" if Path("/usr/sbin/debootstrap").exists() else None)
+    debootstrap = shutil.which("debootstrap") or (
+        "/usr/sbin/debootstrap" if Path("/usr/sbin/debootstrap").exists() else None
+    )
     if not debootstrap:
         raise HarnessError("debootstrap not found: install it (apt-get install debootstrap) to build the base image")
     jlink = _java_home() / "bin" / "jlink"
     if not jlink.is_file() or not (_java_home() / "jmods").is_dir():
-        raise HarnessError(f"{_java_home()} has no jlink and jmods: a JDK (not a JRE) is needed to build the base image")
+        raise HarnessError(
+            f"{_java_home()} has no jlink and jmods: a JDK (not a JRE) is needed to build the base image"
+        )
     mirror, suite = debian_source()
     stage = _fresh(STAGING / "base")
     rootfs = stage / "rootfs"
     try:
         _run([debootstrap, "--variant=minbase", suite, str(rootfs), mirror], "debootstrap")
-        _run([str(jlink), "--add-modules", ",".join(JAVA_MODULES), "--strip-debug", "--no-header-files",
-              "--no-man-pages", "--output", str(rootfs / "opt" / "java")], "jlink")
+        _run(
+            [
+                str(jlink),
+                "--add-modules",
+                ",".join(JAVA_MODULES),
+                "--strip-debug",
+                "--no-header-files",
+                "--no-man-pages",
+                "--output",
+                str(rootfs / "opt" / "java"),
+            ],
+            "jlink",
+        )
         tarball = stage / "rootfs.tar"
         _run(["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(tarball), "."], "tar")
         repository, tag = image.tag.split(":")
-        engine.api.import_image_from_file(str(tarball), repository=repository, tag=tag, changes=[
-            "ENV JAVA_HOME=/opt/java",
-            "ENV PATH=/opt/java/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            f"LABEL {SOURCE_LABEL}={image.source}",
-        ])
+        engine.api.import_image_from_file(
+            str(tarball),
+            repository=repository,
+            tag=tag,
+            changes=[
+                "ENV JAVA_HOME=/opt/java",
+                "ENV PATH=/opt/java/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                f"LABEL {SOURCE_LABEL}={image.source}",
+            ],
+        )
     finally:
         _remove_rootfs(stage)
 
@@ -194,8 +239,15 @@ def _docker_build(engine, image: Image, context: Path, dockerfile: Path) -> None
     import docker.errors
 
     try:
-        engine.images.build(path=str(context), dockerfile=str(dockerfile.relative_to(context)), tag=image.tag, rm=True,
-                            forcerm=True, buildargs={"BASE": base_image().tag}, labels={SOURCE_LABEL: image.source})
+        engine.images.build(
+            path=str(context),
+            dockerfile=str(dockerfile.relative_to(context)),
+            tag=image.tag,
+            rm=True,
+            forcerm=True,
+            buildargs={"BASE": base_image().tag},
+            labels={SOURCE_LABEL: image.source},
+        )
     except docker.errors.BuildError as exc:
         lines = [str(step.get("stream", step.get("error", ""))).strip() for step in exc.build_log]
         raise HarnessError(f"building {image.tag} failed: {[line for line in lines if line][-1:] or exc.msg}") from None
@@ -225,12 +277,18 @@ def _stage_python(stage: Path) -> None:
     target = stage / "python" / prefix.relative_to("/")
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     skip = {prefix / "lib" / version / "site-packages", prefix / "lib" / version / "test"}
-    shutil.copytree(prefix, target, symlinks=True,
-                    ignore=lambda folder, names: [n for n in names if Path(folder) / n in skip or n == "__pycache__"])
+    shutil.copytree(
+        prefix,
+        target,
+        symlinks=True,
+        ignore=lambda folder, names: [n for n in names if Path(folder) / n in skip or n == "__pycache__"],
+    )
     (target / "lib" / version / "site-packages").mkdir(exist_ok=True)
     libs = stage / "python" / PYTHON_LIBS.relative_to("/")
     libs.mkdir(parents=True)
-    for library in _linked_libraries([Path(sys.executable).resolve(), *(prefix / "lib" / version / "lib-dynload").glob("*.so")]):
+    for library in _linked_libraries(
+        [Path(sys.executable).resolve(), *(prefix / "lib" / version / "lib-dynload").glob("*.so")]
+    ):
         if not library.is_relative_to(prefix):
             shutil.copy2(library.resolve(), libs / library.name)
 

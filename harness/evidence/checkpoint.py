@@ -42,4 +42,6 @@ def committed_positions(checkpoint: Path) -> dict[tuple[str, int], int]:
     if not batches:
         return {}
     ends = batch_end_offsets(checkpoint, batches[-1])
-    return {(topic, int(p)): int(o) for topic, parts in ends.items() if isinstance(parts, dict) for p, o in parts.items()}
+    return {
+        (topic, int(p)): int(o) for topic, parts in ends.items() if isinstance(parts, dict) for p, o in parts.items()
+    }

@@ -70,9 +70,17 @@ class PipelineDescription:
         streamlets = data.get("streamlets")
         if not isinstance(streamlets, list) or not streamlets:
             raise ValueError("streamlets: expected a non-empty list")
-        return _typed(cls, {**data, "streamlets": tuple(_typed(StreamletDescription, s, f"streamlets[{i}]")
-                                                         for i, s in enumerate(streamlets)),
-                            "expectations": _typed(Expectations, data.get("expectations", {}), "expectations")}, "")
+        return _typed(
+            cls,
+            {
+                **data,
+                "streamlets": tuple(
+                    _typed(StreamletDescription, s, f"streamlets[{i}]") for i, s in enumerate(streamlets)
+                ),
+                "expectations": _typed(Expectations, data.get("expectations", {}), "expectations"),
+            },
+            "",
+        )
 
 
 def _fits(value, hint: str) -> bool:
@@ -120,7 +128,13 @@ _CHECKS = {
         lambda s: None if s.egress_evidence in EGRESS_EVIDENCE else f"unknown egress_evidence {s.egress_evidence!r}",
     ),
     Expectations: (
-        lambda e: next((f"{g!r} is not a guarantee" for g in [e.end_to_end, *e.per_hop.values()]
-                        if g is not None and g not in GUARANTEES), None),
+        lambda e: next(
+            (
+                f"{g!r} is not a guarantee"
+                for g in [e.end_to_end, *e.per_hop.values()]
+                if g is not None and g not in GUARANTEES
+            ),
+            None,
+        ),
     ),
 }

@@ -85,5 +85,7 @@ class ProgressFollower:
         """Records of `log_ends` (the streamlet's input partitions) its slowest query has not processed yet."""
         if not self.started:
             return None
-        return max(sum(max(0, end - self.end_offsets.get(query, {}).get(tp, 0)) for tp, end in log_ends.items())
-                   for query in self.started)
+        return max(
+            sum(max(0, end - self.end_offsets.get(query, {}).get(tp, 0)) for tp, end in log_ends.items())
+            for query in self.started
+        )

@@ -20,8 +20,13 @@ def dump_line(record, decode: Callable[[bytes], Any] = json.loads) -> str:
         value = decode(record.value) if record.value is not None else None
     except ValueError:
         value = record.value.decode("utf-8", "replace")
-    line = {"partition": record.partition, "offset": record.offset, "timestamp_ms": record.timestamp,
-            "key": record.key.decode("utf-8", "replace") if record.key else None, "value": value}
+    line = {
+        "partition": record.partition,
+        "offset": record.offset,
+        "timestamp_ms": record.timestamp,
+        "key": record.key.decode("utf-8", "replace") if record.key else None,
+        "value": value,
+    }
     headers = getattr(record, "headers", None)  # a record read by another client may have none
     if headers:
         line["headers"] = {name: (data or b"").decode("utf-8", "replace") for name, data in headers}

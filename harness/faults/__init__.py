@@ -39,8 +39,9 @@ def load_fault_kind(name: str) -> FaultKind:
     if ":" not in name:
         builtins = builtin_fault_kinds()
         if name not in builtins:
-            raise FaultKindError(f"expected one of {', '.join(builtins)} (or package.module:attr for a kind of "
-                                 f"your own), got {name!r}")
+            raise FaultKindError(
+                f"expected one of {', '.join(builtins)} (or package.module:attr for a kind of your own), got {name!r}"
+            )
         return builtins[name]
     try:
         kind = import_named(name, "attr")

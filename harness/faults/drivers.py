@@ -26,8 +26,9 @@ def restarted_after(run: Pipeline, kind: FaultKind, streamlet: str, **fields) ->
     again (an undo, retried at the drain when it fails). The block may add fields to the fault_ended record
     through the dict it is given."""
     ended = dict(fields)
-    with run.undos.undoing(kind.name, streamlet, f"restart the driver of {streamlet}",
-                           lambda: restart(run, kind, streamlet, **ended)):
+    with run.undos.undoing(
+        kind.name, streamlet, f"restart the driver of {streamlet}", lambda: restart(run, kind, streamlet, **ended)
+    ):
         yield ended
 
 
@@ -52,6 +53,7 @@ def record_position(run: Pipeline, streamlet: str) -> dict[tuple[str, int], int]
     """Record (and return) where a stopped streamlet had committed up to: where records start to be skipped
     if it does not resume from there."""
     committed = run.committed_offsets(streamlet)
-    run.history.record("consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())])
+    run.history.record(
+        "consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())]
+    )
     return committed
-

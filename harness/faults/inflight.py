@@ -21,7 +21,6 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from harness.cluster.access import KafkaAccess
-
 from harness.evidence.checkpoint import committed_batches, planned_batches
 
 
@@ -62,9 +61,16 @@ class OutputWatch:
         self._consumer = None
         if topics:
             try:
-                self._consumer = KafkaConsumer(**access.kafka_python(), enable_auto_commit=False, group_id=None,
-                                               fetch_max_wait_ms=10, max_poll_records=100_000)
-                parts = [TopicPartition(t, p) for t in topics for p in sorted(self._consumer.partitions_for_topic(t) or ())]
+                self._consumer = KafkaConsumer(
+                    **access.kafka_python(),
+                    enable_auto_commit=False,
+                    group_id=None,
+                    fetch_max_wait_ms=10,
+                    max_poll_records=100_000,
+                )
+                parts = [
+                    TopicPartition(t, p) for t in topics for p in sorted(self._consumer.partitions_for_topic(t) or ())
+                ]
                 self._consumer.assign(parts)
                 self._consumer.seek_to_end(*parts)
             except KafkaError:

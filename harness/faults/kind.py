@@ -28,7 +28,7 @@ TARGETS = {
 NEEDS = {
     "kafka-cluster": "the Kafka cluster the harness starts (its brokers' listeners: network links)",
     "brokers": "brokers the harness can fault: the cluster it starts (processes or containers), or the broker "
-               "containers of one's own listed in cluster.docker.containers",
+    "containers of one's own listed in cluster.docker.containers",
     "spark-cluster": "the Spark standalone cluster the harness starts (cluster.spark.master: standalone)",
 }
 GENERATOR = "generator"  # the generator's network link, a target of the network kinds
@@ -97,7 +97,9 @@ class FaultKind:
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
-            raise ValueError(f"fault kind {self.name!r}: target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+            raise ValueError(
+                f"fault kind {self.name!r}: target must be one of {', '.join(TARGETS)}, not {self.target!r}"
+            )
         if self.scope not in SCOPES:
             raise ValueError(f"fault kind {self.name!r}: scope must be one of {', '.join(SCOPES)}, not {self.scope!r}")
         if not set(self.needs) <= set(NEEDS):

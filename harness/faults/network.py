@@ -20,7 +20,9 @@ def impair_link(run: Pipeline, kind: FaultKind, target: str, duration_s: float, 
         raise HarnessError(f"{kind.name}: {target!r} has no network link through the proxy in this run")
     with run.undos.undoing(kind.name, target, f"heal the link {target}", lambda: _healed(run, kind, target)):
         run.network.impair(target, **settings)  # the fault begins once the proxy has it in force
-        kind.begun(run, target, scope="cluster" if target == GENERATOR else "streamlet", duration_s=duration_s, **settings)
+        kind.begun(
+            run, target, scope="cluster" if target == GENERATOR else "streamlet", duration_s=duration_s, **settings
+        )
         time.sleep(duration_s)
 
 
@@ -29,12 +31,21 @@ def _healed(run: Pipeline, kind: FaultKind, target: str) -> None:
     kind.ended(run, target)
 
 
-def network_kind(name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION,
-                 draw=None) -> FaultKind:
+def network_kind(
+    name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION, draw=None
+) -> FaultKind:
     """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers. A
     storm holds a link impaired for 3 to 10 s (and draws the kind's own parameters with `draw`)."""
+
     def drawn(rng) -> dict:
         return {"duration_s": round(rng.uniform(3.0, 10.0), 1), **(draw(rng) if draw else {})}
 
-    return FaultKind(name=name, target="link", play=play, params={**params, "duration_s": duration},
-                     needs=("kafka-cluster",), help=help, draw=drawn)
+    return FaultKind(
+        name=name,
+        target="link",
+        play=play,
+        params={**params, "duration_s": duration},
+        needs=("kafka-cluster",),
+        help=help,
+        draw=drawn,
+    )

@@ -10,25 +10,48 @@ from harness.faults.kind import FaultKind, TargetGone
 from harness.faults.target import Pipeline
 
 
-def kill_then_start(run: Pipeline, kind: FaultKind, target: str, process: str, pid: int | None, role: str,
-                    kill: Callable[[], None], start: Callable[[], int | None], running: Callable[[], bool], down_s: float,
-                    graceful: bool = False, **fields) -> None:
+def kill_then_start(
+    run: Pipeline,
+    kind: FaultKind,
+    target: str,
+    process: str,
+    pid: int | None,
+    role: str,
+    kill: Callable[[], None],
+    start: Callable[[], int | None],
+    running: Callable[[], bool],
+    down_s: float,
+    graceful: bool = False,
+    **fields,
+) -> None:
     """`kill()` SIGKILLs it (with `graceful`: stops it with SIGTERM), `start()` starts it again and returns its new
     pid once it serves again. Starting it again is the fault's undo: it happens whatever happened before (retried
     at the drain when it fails)."""
     if not running():
         raise TargetGone(f"{process} is not running")
     kind.begun(run, target, pid=pid, **fields)
-    with run.undos.undoing(kind.name, target, f"start {process} again", lambda: _started(run, kind, target, process, role,
-                                                                                          start, running)):
+    with run.undos.undoing(
+        kind.name, target, f"start {process} again", lambda: _started(run, kind, target, process, role, start, running)
+    ):
         kill()
-        run.history.record("process_stopped" if graceful else "process_killed", process=process, pid=pid,
-                           signal="SIGTERM" if graceful else "SIGKILL")
+        run.history.record(
+            "process_stopped" if graceful else "process_killed",
+            process=process,
+            pid=pid,
+            signal="SIGTERM" if graceful else "SIGKILL",
+        )
         time.sleep(down_s)
 
 
-def _started(run: Pipeline, kind: FaultKind, target: str, process: str, role: str, start: Callable[[], int | None],
-             running: Callable[[], bool]) -> None:
+def _started(
+    run: Pipeline,
+    kind: FaultKind,
+    target: str,
+    process: str,
+    role: str,
+    start: Callable[[], int | None],
+    running: Callable[[], bool],
+) -> None:
     """Start it (`start` is idempotent: it waits for one started by an earlier try), then end the fault."""
     was_down = not running()
     new_pid = start()

@@ -35,7 +35,9 @@ class Pipeline(Protocol):
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
 
-    def admin(self, patience_s: float = ...) -> KafkaAdmin: ...  # on a cluster one runs, it refuses to change topics outside the run's
+    def admin(
+        self, patience_s: float = ...
+    ) -> KafkaAdmin: ...  # on a cluster one runs, it refuses to change topics outside the run's
 
     def broker(self, target: str): ...  # broker-N: a broker process or container (harness.cluster, harness.docker)
 

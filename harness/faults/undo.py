@@ -61,15 +61,23 @@ class Undos:
             undo.action()
         except Exception as exc:  # the undo of a fault fails like the fault can: recorded, retried later
             reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-            self.history.record("fault_undo_failed", undo=undo.number, kind=undo.kind, target=undo.target, what=undo.what,
-                                reason=reason, tries=undo.tries)
+            self.history.record(
+                "fault_undo_failed",
+                undo=undo.number,
+                kind=undo.kind,
+                target=undo.target,
+                what=undo.what,
+                reason=reason,
+                tries=undo.tries,
+            )
             with self._lock:
                 if undo not in self.pending:
                     self.pending.append(undo)
             return False
         if undo.tries > 1:
-            self.history.record("fault_undone", undo=undo.number, kind=undo.kind, target=undo.target, what=undo.what,
-                                tries=undo.tries)
+            self.history.record(
+                "fault_undone", undo=undo.number, kind=undo.kind, target=undo.target, what=undo.what, tries=undo.tries
+            )
             with self._lock:
                 self.pending.remove(undo)
         return True

@@ -48,12 +48,25 @@ def summarize(state: MatrixState) -> list[CellSummary]:
             runs = sorted((r for r in state.runs if r.row == row and r.column == column), key=lambda r: r.seed)
             verdicts = list(dict.fromkeys(r.verdict for r in runs))
             measured = [r.recovery_max_s for r in runs if r.recovery_max_s is not None]
-            cells.append(CellSummary(
-                row, column, len(runs), len(state.seeds), verdicts, len(runs) == len(state.seeds) and len(verdicts) == 1,
-                [r.lost for r in runs], [r.duplicated_deliveries for r in runs], [r.extra_kept for r in runs],
-                [r.extra_absorbed for r in runs], max(measured) if measured else None, sum(r.recovery_unmeasured for r in runs),
-                sum(r.status != "complete" for r in runs), [r.outcome for r in runs],
-                [(r.seed, f"{r.run_dir}/report.html") for r in runs]))
+            cells.append(
+                CellSummary(
+                    row,
+                    column,
+                    len(runs),
+                    len(state.seeds),
+                    verdicts,
+                    len(runs) == len(state.seeds) and len(verdicts) == 1,
+                    [r.lost for r in runs],
+                    [r.duplicated_deliveries for r in runs],
+                    [r.extra_kept for r in runs],
+                    [r.extra_absorbed for r in runs],
+                    max(measured) if measured else None,
+                    sum(r.recovery_unmeasured for r in runs),
+                    sum(r.status != "complete" for r in runs),
+                    [r.outcome for r in runs],
+                    [(r.seed, f"{r.run_dir}/report.html") for r in runs],
+                )
+            )
     return cells
 
 
@@ -111,17 +124,25 @@ def _spark_versions(state: MatrixState) -> str:
 
 
 def _header(state: MatrixState) -> list[tuple[str, str]]:
-    versions = {k: v for k, v in state.versions.items() if k not in ("pyspark", "spark_kafka_connector", "spark_environment")}
+    versions = {
+        k: v for k, v in state.versions.items() if k not in ("pyspark", "spark_kafka_connector", "spark_environment")
+    }
     runs = len(state.rows) * len(state.columns) * len(state.seeds)
     return [
         ("started", state.started),
-        ("runs", f"{len(state.runs)} of {runs}" + ("" if state.finished else " (not finished: the same command resumes it)")),
+        (
+            "runs",
+            f"{len(state.runs)} of {runs}" + ("" if state.finished else " (not finished: the same command resumes it)"),
+        ),
         ("time running", f"{state.elapsed_s / 60:.0f} min"),
         ("seeds per cell", ", ".join(map(str, state.seeds))),
         ("workload per run", "the scenario's" if state.duration_s is None else f"{state.duration_s:g} s"),
         ("Spark (the drivers')", _spark_versions(state)),
         ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
-        ("machine", f"{state.machine.get('cpus')} CPUs, {state.machine.get('memory_gib')} GiB, {state.machine.get('system')}"),
+        (
+            "machine",
+            f"{state.machine.get('cpus')} CPUs, {state.machine.get('memory_gib')} GiB, {state.machine.get('system')}",
+        ),
     ]
 
 
@@ -139,14 +160,19 @@ def render_markdown(state: MatrixState) -> str:
             if not c.runs:
                 entries.append(NOT_RUN)
                 continue
-            parts = [f"**{c.verdict}**", _agreement(c), f"lost {_span(c.lost)}",
-                     f"extra copies kept {_span(c.extra_kept)}, absorbed {_span(c.extra_absorbed)}",
-                     f"recovery {_recovery(c)}"] + _notes(c)
+            parts = [
+                f"**{c.verdict}**",
+                _agreement(c),
+                f"lost {_span(c.lost)}",
+                f"extra copies kept {_span(c.extra_kept)}, absorbed {_span(c.extra_absorbed)}",
+                f"recovery {_recovery(c)}",
+            ] + _notes(c)
             parts.append(" ".join(f"[seed {seed}]({link})" for seed, link in c.links))
             entries.append("<br>".join(parts))
         lines.append(f"| **{row}** | " + " | ".join(entries) + " |")
-    lines += ["", "## Where the guarantee differs", ""] + ([f"- {d}" for d in differences(state)]
-                                                          or ["The same verdict in every column of each row."])
+    lines += ["", "## Where the guarantee differs", ""] + (
+        [f"- {d}" for d in differences(state)] or ["The same verdict in every column of each row."]
+    )
     lines += ["", "## Runs", "", "| " + " | ".join(RUN_HEADER) + " |", "|---" * len(RUN_HEADER) + "|"]
     lines += ["| " + " | ".join(_run_cells(r) + [f"[report]({r.run_dir}/report.html)"]) + " |" for r in state.runs]
     return "\n".join(lines) + "\n"
@@ -156,25 +182,57 @@ def _n(value: int | None) -> str:
     return "unknown" if value is None else f"{value:,}"
 
 
-RUN_HEADER = ["row", "column", "seed", "Spark", "verdict", "acked", "lost", "duplicated deliveries", "extra kept", "absorbed", "faults",
-              "slowest recovery (s)", "time (s)", "report"]
+RUN_HEADER = [
+    "row",
+    "column",
+    "seed",
+    "Spark",
+    "verdict",
+    "acked",
+    "lost",
+    "duplicated deliveries",
+    "extra kept",
+    "absorbed",
+    "faults",
+    "slowest recovery (s)",
+    "time (s)",
+    "report",
+]
 
 
 def _run_cells(r: RunResult) -> list[str]:
     """One run's line of the runs table, without its link (every column of RUN_HEADER but the last)."""
-    return [r.row, r.column, str(r.seed), r.spark or "-", r.verdict, _n(r.acked), _n(r.lost), _n(r.duplicated_deliveries), _n(r.extra_kept),
-            _n(r.extra_absorbed), str(r.faults_played), "-" if r.recovery_max_s is None else f"{r.recovery_max_s:.1f}",
-            f"{r.elapsed_s:.0f}"]
+    return [
+        r.row,
+        r.column,
+        str(r.seed),
+        r.spark or "-",
+        r.verdict,
+        _n(r.acked),
+        _n(r.lost),
+        _n(r.duplicated_deliveries),
+        _n(r.extra_kept),
+        _n(r.extra_absorbed),
+        str(r.faults_played),
+        "-" if r.recovery_max_s is None else f"{r.recovery_max_s:.1f}",
+        f"{r.elapsed_s:.0f}",
+    ]
 
 
 def _cell_html(c: CellSummary) -> str:
     if not c.runs:
         return f"<td class='empty'>{NOT_RUN}</td>"
     colors = [VERDICT_COLORS.get(v, "#7f7f7f") for v in c.verdicts]
-    badges = " ".join(f"<span class='badge' style='background:{color}'>{escape(v)}</span>" for v, color in zip(c.verdicts, colors))
-    lines = [badges, escape(_agreement(c)), f"lost {escape(_span(c.lost))}",
-             f"extra copies: kept {escape(_span(c.extra_kept))}, absorbed {escape(_span(c.extra_absorbed))}",
-             f"recovery {escape(_recovery(c))}"] + [f"<b>{escape(n)}</b>" for n in _notes(c)]
+    badges = " ".join(
+        f"<span class='badge' style='background:{color}'>{escape(v)}</span>" for v, color in zip(c.verdicts, colors)
+    )
+    lines = [
+        badges,
+        escape(_agreement(c)),
+        f"lost {escape(_span(c.lost))}",
+        f"extra copies: kept {escape(_span(c.extra_kept))}, absorbed {escape(_span(c.extra_absorbed))}",
+        f"recovery {escape(_recovery(c))}",
+    ] + [f"<b>{escape(n)}</b>" for n in _notes(c)]
     lines.append(" ".join(f"<a href='{escape(link)}'>seed {seed}</a>" for seed, link in c.links))
     return "<td>" + "<br>".join(lines) + "</td>"
 
@@ -184,15 +242,29 @@ def render_html(state: MatrixState) -> str:
     head = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _header(state))
     grid = "<tr><th></th>" + "".join(f"<th>{escape(c)}</th>" for c in state.columns) + "</tr>"
     for row in state.rows:
-        grid += f"<tr><th>{escape(row)}</th>" + "".join(_cell_html(cells[(row, column)]) for column in state.columns) + "</tr>"
-    runs = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in _run_cells(r))
-                   + f"<td><a href='{escape(r.run_dir)}/report.html'>report</a></td></tr>" for r in state.runs)
+        grid += (
+            f"<tr><th>{escape(row)}</th>"
+            + "".join(_cell_html(cells[(row, column)]) for column in state.columns)
+            + "</tr>"
+        )
+    runs = "".join(
+        "<tr>"
+        + "".join(f"<td>{escape(v)}</td>" for v in _run_cells(r))
+        + f"<td><a href='{escape(r.run_dir)}/report.html'>report</a></td></tr>"
+        for r in state.runs
+    )
     run_head = "".join(f"<th>{escape(h)}</th>" for h in RUN_HEADER)
     description = f"<p>{escape(state.description)}</p>" if state.description else ""
     found = differences(state)
-    differs = ("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in found) + "</ul>") if found else \
-        "<p>The same verdict in every column of each row.</p>"
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Matrix {escape(state.name)}</title>"
-            f"<style>{STYLE}.grid td{{vertical-align:top;min-width:170px}}.empty{{color:#999}}</style></head><body>"
-            f"<h1>Matrix {escape(state.name)}</h1>{description}<table>{head}</table>"
-            f"<table class='grid'>{grid}</table><h2>Where the guarantee differs</h2>{differs}<h2>Runs</h2><table><tr>{run_head}</tr>{runs}</table></body></html>")
+    differs = (
+        ("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in found) + "</ul>")
+        if found
+        else "<p>The same verdict in every column of each row.</p>"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Matrix {escape(state.name)}</title>"
+        f"<style>{STYLE}.grid td{{vertical-align:top;min-width:170px}}.empty{{color:#999}}</style></head><body>"
+        f"<h1>Matrix {escape(state.name)}</h1>{description}<table>{head}</table>"
+        f"<table class='grid'>{grid}</table><h2>Where the guarantee "
+        f"differs</h2>{differs}<h2>Runs</h2><table><tr>{run_head}</tr>{runs}</table></body></html>"
+    )

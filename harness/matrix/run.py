@@ -31,7 +31,9 @@ def save(out: Path, state: MatrixState) -> None:
     write_atomically(out / "matrix.html", render_html(state))
 
 
-def _result(cell: Cell, seed: int, run_dir: Path, out: Path, status: str, report: Report, elapsed_s: float) -> RunResult:
+def _result(
+    cell: Cell, seed: int, run_dir: Path, out: Path, status: str, report: Report, elapsed_s: float
+) -> RunResult:
     egress_copies = [h.copies for h in report.hops if h.kind == "egress" and h.copies is not None]
 
     def total(values: list[int | None]) -> int | None:
@@ -40,12 +42,27 @@ def _result(cell: Cell, seed: int, run_dir: Path, out: Path, status: str, report
     recovering = [f for f in report.faults if f.recovers]
     measured = [f.recovery_s for f in recovering if f.recovery_s is not None]
     c = report.counts
-    return RunResult(cell.row, cell.column, seed, str(run_dir.relative_to(out)), status, report.verdict,
-                     report.outcome if status == "complete" else "fail", c.acked, c.lost, c.duplicated_deliveries,
-                     c.duplicated_in_state, total([h.extra_in_state for h in egress_copies]),
-                     total([h.absorbed for h in egress_copies]), int(report.run_info.get("faults_played") or 0),
-                     max(measured) if measured else None, len(recovering) - len(measured), round(elapsed_s, 1),
-                     len(report.expectations), (report.run_info.get("versions") or {}).get("pyspark"))
+    return RunResult(
+        cell.row,
+        cell.column,
+        seed,
+        str(run_dir.relative_to(out)),
+        status,
+        report.verdict,
+        report.outcome if status == "complete" else "fail",
+        c.acked,
+        c.lost,
+        c.duplicated_deliveries,
+        c.duplicated_in_state,
+        total([h.extra_in_state for h in egress_copies]),
+        total([h.absorbed for h in egress_copies]),
+        int(report.run_info.get("faults_played") or 0),
+        max(measured) if measured else None,
+        len(recovering) - len(measured),
+        round(elapsed_s, 1),
+        len(report.expectations),
+        (report.run_info.get("versions") or {}).get("pyspark"),
+    )
 
 
 def _set_aside(run_dir: Path) -> None:
@@ -67,7 +84,9 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
     """Run every cell's runs not done yet (resuming what `out` holds for this matrix) and write the grid."""
     out.mkdir(parents=True, exist_ok=True)
     state = load_state(out, spec)
-    todo = [(cell, seed) for cell in spec.cells for seed in spec.seeds() if state.done(cell.row, cell.column, seed) is None]
+    todo = [
+        (cell, seed) for cell in spec.cells for seed in spec.seeds() if state.done(cell.row, cell.column, seed) is None
+    ]
     total = len(spec.cells) * spec.repeats
     if len(todo) < total:
         console.say(f"resuming: {total - len(todo)} of {total} runs already done in {out}")
@@ -78,14 +97,20 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
             number = total - len(todo) + index + 1
             run_dir = out / "runs" / f"{cell.slug}--seed{seed}"
             _set_aside(run_dir)
-            console.say(f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: evidence in {run_dir}; "
-                        + _left(state, total - number + 1, spec.duration_s))
+            console.say(
+                f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: evidence in {run_dir}; "
+                + _left(state, total - number + 1, spec.duration_s)
+            )
             t0 = time.monotonic()
             try:
-                status = run_scenario(cell.scenario, run_dir, duration_s=spec.duration_s, seed=seed, console=console).status
+                status = run_scenario(
+                    cell.scenario, run_dir, duration_s=spec.duration_s, seed=seed, console=console
+                ).status
             except HarnessError as exc:  # this run could not complete; the matrix goes on, the cell says so
                 status = "failed"
-                console.say(f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: the run could not complete: {exc}")
+                console.say(
+                    f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: the run could not complete: {exc}"
+                )
             report, _ = check_and_write(run_dir)
             elapsed = time.monotonic() - t0
             result = _result(cell, seed, run_dir, out, status, report, elapsed)
@@ -94,8 +119,10 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
                 state.versions = report.run_info.get("versions") or {}
             state.elapsed_s = round(state.elapsed_s + elapsed, 1)
             save(out, state)
-            console.say(f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: {result.verdict}, "
-                        f"lost {_n(result.lost)}, duplicated deliveries {_n(result.duplicated_deliveries)} ({elapsed:.0f}s)")
+            console.say(
+                f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: {result.verdict}, "
+                f"lost {_n(result.lost)}, duplicated deliveries {_n(result.duplicated_deliveries)} ({elapsed:.0f}s)"
+            )
         state.finished = True
     finally:
         save(out, state)

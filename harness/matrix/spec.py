@@ -109,7 +109,9 @@ def _axis(f: Fields, key: str) -> dict[str, dict]:
     slugs: dict[str, str] = {}
     for name, patch in entries.items():
         if patch is not None and not isinstance(patch, dict):
-            raise BlueprintError(f"{f.path}.{key}.{name}", f"expected a mapping (a patch of the scenario), got {patch!r}")
+            raise BlueprintError(
+                f"{f.path}.{key}.{name}", f"expected a mapping (a patch of the scenario), got {patch!r}"
+            )
         if slug(name) in slugs:
             raise BlueprintError(f"{f.path}.{key}.{name}", f"names the same folder as {slugs[slug(name)]!r}")
         slugs[slug(name)] = name
@@ -150,16 +152,35 @@ def _parse(raw: Any, path: Path) -> MatrixSpec:
             if named:
                 axis, patch = named[0]
                 label = row if axis == "rows" else column
-                start, start_folder = _scenario_file(folder, f"matrix.{axis}.{label}.{SCENARIO_KEY}", patch[SCENARIO_KEY])
-            merged = merge(merge(start, {k: v for k, v in row_patch.items() if k != SCENARIO_KEY}),
-                           {k: v for k, v in column_patch.items() if k != SCENARIO_KEY})
+                start, start_folder = _scenario_file(
+                    folder, f"matrix.{axis}.{label}.{SCENARIO_KEY}", patch[SCENARIO_KEY]
+                )
+            merged = merge(
+                merge(start, {k: v for k, v in row_patch.items() if k != SCENARIO_KEY}),
+                {k: v for k, v in column_patch.items() if k != SCENARIO_KEY},
+            )
             merged["name"] = f"{slug(name)}-{slug(row)}--{slug(column)}"
             try:
                 scenario = parse_scenario(merged, start_folder)
             except BlueprintError as exc:
-                raise BlueprintError(f"{where}: {exc.path}", str(exc)[len(exc.path) + 2:]) from None
+                raise BlueprintError(f"{where}: {exc.path}", str(exc)[len(exc.path) + 2 :]) from None
             cells.append(Cell(row, column, scenario, merged))
-    digest = hashlib.sha256(json.dumps({"cells": [c.raw for c in cells], "repeats": repeats, "first_seed": first_seed,
-                                        "duration_s": duration}, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return MatrixSpec(path, name, f.get("description", str, ""), tuple(rows), tuple(columns), tuple(cells), repeats,
-                      first_seed, duration, digest)
+    digest = hashlib.sha256(
+        json.dumps(
+            {"cells": [c.raw for c in cells], "repeats": repeats, "first_seed": first_seed, "duration_s": duration},
+            sort_keys=True,
+            default=str,
+        ).encode()
+    ).hexdigest()[:16]
+    return MatrixSpec(
+        path,
+        name,
+        f.get("description", str, ""),
+        tuple(rows),
+        tuple(columns),
+        tuple(cells),
+        repeats,
+        first_seed,
+        duration,
+        digest,
+    )

@@ -51,7 +51,8 @@ class MatrixState:
     duration_s: float | None
     started: str  # local time the matrix was first started
     machine: dict
-    versions: dict = field(default_factory=dict)  # from the first run's versions.json (pyspark: per run, RunResult.spark)
+    # from the first run's versions.json (pyspark: per run, RunResult.spark)
+    versions: dict = field(default_factory=dict)
     runs: list[RunResult] = field(default_factory=list)
     elapsed_s: float = 0.0  # time spent running, summed over every invocation
     finished: bool = False
@@ -61,16 +62,29 @@ class MatrixState:
 
 
 def machine() -> dict:
-    return {"cpus": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-            "system": f"{platform.system()} {platform.release()}", "python": platform.python_version()}
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "system": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+    }
 
 
 def load_state(out: Path, spec: MatrixSpec) -> MatrixState:
     """The matrix's state in `out`: new, or the one a previous (cut-short) invocation left for this same matrix."""
     path = out / "matrix.json"
     if not path.exists():
-        return MatrixState(spec.name, spec.description, spec.digest, list(spec.rows), list(spec.columns), spec.seeds(),
-                           spec.duration_s, time.strftime("%Y-%m-%d %H:%M"), machine())
+        return MatrixState(
+            spec.name,
+            spec.description,
+            spec.digest,
+            list(spec.rows),
+            list(spec.columns),
+            spec.seeds(),
+            spec.duration_s,
+            time.strftime("%Y-%m-%d %H:%M"),
+            machine(),
+        )
     try:
         data = json.loads(path.read_text())
         if data.get("state_version") != STATE_VERSION:
@@ -82,5 +96,7 @@ def load_state(out: Path, spec: MatrixSpec) -> MatrixState:
     except (ValueError, TypeError, KeyError, OSError) as exc:
         raise MatrixError(f"{path}: not a matrix state this harness can resume ({exc}); use another --out") from None
     if state.digest != spec.digest:
-        raise MatrixError(f"{out} holds the runs of another matrix (or of this one before it changed): use another --out")
+        raise MatrixError(
+            f"{out} holds the runs of another matrix (or of this one before it changed): use another --out"
+        )
     return state

@@ -37,10 +37,16 @@ class NetworkLinks:
         self.control.mkdir(parents=True, exist_ok=True)
         config = self.control / "proxy.json"
         write_atomically(config, json.dumps({"routes": self.routes, "control": str(self.control)}, indent=2))
-        self.process = self.supervisor.start(PROCESS, [sys.executable, "-m", "harness.network.proxy", str(config)], self.log)
-        wait_for(lambda: all(accepts(r["listen"]) for r in self.routes), timeout=timeout, interval=0.1,
-                 what=f"the network proxy to listen on {', '.join(str(r['listen']) for r in self.routes)}",
-                 abort=lambda: None if self.process.running() else f"the network proxy exited (see {self.log})")
+        self.process = self.supervisor.start(
+            PROCESS, [sys.executable, "-m", "harness.network.proxy", str(config)], self.log
+        )
+        wait_for(
+            lambda: all(accepts(r["listen"]) for r in self.routes),
+            timeout=timeout,
+            interval=0.1,
+            what=f"the network proxy to listen on {', '.join(str(r['listen']) for r in self.routes)}",
+            abort=lambda: None if self.process.running() else f"the network proxy exited (see {self.log})",
+        )
         return self
 
     def impair(self, link: str, timeout: float = 10.0, **settings) -> dict:
@@ -52,9 +58,15 @@ class NetworkLinks:
         state = {"generation": self._generation, **settings}
         write_atomically(self.control / f"{link}.json", json.dumps(state))
         applied = self.control / f"{link}.applied"
-        wait_for(lambda: _generation(applied) >= state["generation"], timeout=timeout, interval=0.02,
-                 what=f"the network proxy to apply {state} on link {link}",
-                 abort=lambda: None if self.process and self.process.running() else f"the network proxy exited (see {self.log})")
+        wait_for(
+            lambda: _generation(applied) >= state["generation"],
+            timeout=timeout,
+            interval=0.02,
+            what=f"the network proxy to apply {state} on link {link}",
+            abort=lambda: (
+                None if self.process and self.process.running() else f"the network proxy exited (see {self.log})"
+            ),
+        )
         return state
 
     def heal(self, link: str) -> dict:
@@ -66,5 +78,3 @@ def _generation(path: Path) -> int:
         return int(path.read_text())
     except (OSError, ValueError):
         return -1
-
-

@@ -172,8 +172,18 @@ async def _watch_control(links: dict[str, LinkState], control: Path) -> None:
                 continue
             seen[name] = stamp
             link.apply(settings)
-            print(json.dumps({"ts_ms": int(time.time() * 1000), "link": name, "applied": settings,
-                              "connections": len(link.connections), "forwarded_bytes": link.forwarded}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "ts_ms": int(time.time() * 1000),
+                        "link": name,
+                        "applied": settings,
+                        "connections": len(link.connections),
+                        "forwarded_bytes": link.forwarded,
+                    }
+                ),
+                flush=True,
+            )
             applied = control / f"{name}.applied"
             applied.with_suffix(".tmp").write_text(str(link.generation))
             applied.with_suffix(".tmp").replace(applied)
@@ -187,7 +197,7 @@ async def serve(config: dict) -> None:
     for route in config["routes"]:
         link = links.setdefault(route["link"], LinkState(route["link"]))
         link.open.set()
-        handler = (lambda l, port: lambda r, w: _connection(l, port, r, w))(link, route["upstream"])
+        handler = (lambda name, port: lambda r, w: _connection(name, port, r, w))(link, route["upstream"])
         servers.append(await asyncio.start_server(handler, "127.0.0.1", route["listen"], reuse_address=True))
     print(json.dumps({"ts_ms": int(time.time() * 1000), "listening": config["routes"]}), flush=True)
     stop = asyncio.Event()

@@ -7,82 +7,183 @@ from html import escape
 from harness.checker.findings import Report
 from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, timeline_svg
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, doubt_lines, hop_header, duplicated_text,
-    expectation_rows, fault_rows, headers_text, hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
+    EXPECTATION_HEADER,
+    FAULT_HEADER,
+    RESOURCE_HEADER,
+    WITNESS_HEADER,
+    anomaly_files,
+    disk_text,
+    doubt_lines,
+    duplicated_text,
+    expectation_rows,
+    fault_rows,
+    headers_text,
+    hop_header,
+    hop_rows,
+    latency_text,
+    lost_text,
+    resource_rows,
+    retention_text,
+    run_info_text,
+    witness_rows,
 )
 
-VERDICT_COLORS = {"exactly-once": "#2ca02c", "effectively-exactly-once": "#2ca02c", "at-least-once": "#ff7f0e",
-                  "at-most-once": "#d62728", "none": "#d62728", "unknown": "#7f7f7f"}
+VERDICT_COLORS = {
+    "exactly-once": "#2ca02c",
+    "effectively-exactly-once": "#2ca02c",
+    "at-least-once": "#ff7f0e",
+    "at-most-once": "#d62728",
+    "none": "#d62728",
+    "unknown": "#7f7f7f",
+}
 OUTCOME_COLORS = {"pass": "#2ca02c", "fail": "#d62728", "unknown": "#7f7f7f"}
-STATUS_MARKS = {"pass": "<span class='pass'>pass</span>", "fail": "<span class='fail'>FAIL</span>",
-                "unknown": "<span class='unknown'>UNKNOWN</span>"}
+STATUS_MARKS = {
+    "pass": "<span class='pass'>pass</span>",
+    "fail": "<span class='fail'>FAIL</span>",
+    "unknown": "<span class='unknown'>UNKNOWN</span>",
+}
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
 th{background:#f3f3f3}.badge{color:#fff;padding:3px 10px;border-radius:4px}.fail{color:#d62728;font-weight:bold}
-.pass{color:#2ca02c}.unknown{color:#555;font-weight:bold}.verdict{font-size:60%;color:#555}.gap{background:#fff3cd;padding:8px;border:1px solid #e0c060}code{font-size:12px}
+.pass{color:#2ca02c}.unknown{color:#555;font-weight:bold}.verdict{font-size:60%;color:#555}
+.gap{background:#fff3cd;padding:8px;border:1px solid #e0c060}code{font-size:12px}
 """
 
 
 def table(header: list[str], rows: list[list], raw_columns: tuple[int, ...] = ()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{v if i in raw_columns else escape('' if v is None else str(v))}</td>"
-                                    for i, v in enumerate(row)) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{v if i in raw_columns else escape('' if v is None else str(v))}</td>" for i, v in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def render_html(report: Report) -> str:
     outcome = report.outcome
     statuses = [e.status for e in report.expectations]
-    summary = ", ".join(f"<span class='{s}'>{statuses.count(s)} {word}</span>" for s, word in
-                        (("pass", "passed"), ("fail", "failed"), ("unknown", "unknown")) if s in statuses) or "no expectations"
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.scenario)}: {outcome.upper()} "
-             f"({escape(report.verdict)})</title><style>{STYLE}</style></head><body>",
-             f"<h1>{escape(report.scenario)} <span class='badge' style='background:{OUTCOME_COLORS[outcome]}'>{outcome.upper()}</span> "
-             f"<span class='verdict'>verdict: <span class='badge' style='background:{VERDICT_COLORS.get(report.verdict, '#7f7f7f')}'>"
-             f"{escape(report.verdict)}</span></span></h1>",
-             f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
-             f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>"]
+    summary = (
+        ", ".join(
+            f"<span class='{s}'>{statuses.count(s)} {word}</span>"
+            for s, word in (("pass", "passed"), ("fail", "failed"), ("unknown", "unknown"))
+            if s in statuses
+        )
+        or "no expectations"
+    )
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.scenario)}: {outcome.upper()} "
+        f"({escape(report.verdict)})</title><style>{STYLE}</style></head><body>",
+        f"<h1>{escape(report.scenario)} <span class='badge' "
+        f"style='background:{OUTCOME_COLORS[outcome]}'>{outcome.upper()}</span> "
+        "<span class='verdict'>verdict: <span class='badge' "
+        f"style='background:{VERDICT_COLORS.get(report.verdict, '#7f7f7f')}'>"
+        f"{escape(report.verdict)}</span></span></h1>",
+        f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
+        f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>",
+    ]
     if doubt_lines(report):
-        parts.append("<div class='gap'><ul>" + "".join(f"<li>{escape(line)}</li>" for line in doubt_lines(report)) + "</ul></div>")
+        parts.append(
+            "<div class='gap'><ul>"
+            + "".join(f"<li>{escape(line)}</li>" for line in doubt_lines(report))
+            + "</ul></div>"
+        )
     if report.gaps:
-        parts.append("<div class='gap'><b>Partial report</b>: evidence missing or unreadable<ul>"
-                     + "".join(f"<li>{escape(g)}</li>" for g in report.gaps) + "</ul></div>")
+        parts.append(
+            "<div class='gap'><b>Partial report</b>: evidence missing or unreadable<ul>"
+            + "".join(f"<li>{escape(g)}</li>" for g in report.gaps)
+            + "</ul></div>"
+        )
     if report.expectations:
-        parts += ["<h2>Expectations</h2>", table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,))]
+        parts += [
+            "<h2>Expectations</h2>",
+            table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,)),
+        ]
     parts += ["<h2>Timeline</h2>", timeline_svg(report)]
     parts += ["<h2>Counts per hop</h2>", table(hop_header(report), hop_rows(report))]
     lost = report.causes["lost"]
-    parts += ["<h2>Losses and duplicates</h2>",
-              "<p>Lost: " + escape(lost_text(report))
-              + (f" <span class='fail'>({lost['unexplained']} UNEXPLAINED)</span>" if lost.get("unexplained") else "")
-              + ". Duplicated copies: " + escape(duplicated_text(report)) + ".</p>"]
+    parts += [
+        "<h2>Losses and duplicates</h2>",
+        "<p>Lost: "
+        + escape(lost_text(report))
+        + (f" <span class='fail'>({lost['unexplained']} UNEXPLAINED)</span>" if lost.get("unexplained") else "")
+        + ". Duplicated copies: "
+        + escape(duplicated_text(report))
+        + ".</p>",
+    ]
     if headers_text(report):
         parts.append(f"<p>{escape(headers_text(report)).capitalize()}.</p>")
     for w in report.retention:
-        parts.append(f"<p>{escape(retention_text(w))}: " + ("<span class='pass'>exactly the deleted range</span>" if w["exact"] else "<span class='fail'>differs from the deleted range</span>") + "</p>")
+        parts.append(
+            f"<p>{escape(retention_text(w))}: "
+            + (
+                "<span class='pass'>exactly the deleted range</span>"
+                if w["exact"]
+                else "<span class='fail'>differs from the deleted range</span>"
+            )
+            + "</p>"
+        )
     for f in report.query_failures:
-        parts.append(f"<p class='fail'>{escape(str(f['streamlet']))}'s query failed:</p><pre>{escape(f['error'][:1500])}</pre>")
+        parts.append(
+            f"<p class='fail'>{escape(str(f['streamlet']))}'s query failed:</p><pre>{escape(f['error'][:1500])}</pre>"
+        )
     if report.windows:
         w = report.windows
-        parts.append(table(["windows", "exact", "under-counted", "over-counted", "phantom", "records missing", "dropped by watermark",
-                            "Spark's numRowsDroppedByWatermark"],
-                           [[w.windows, w.exact, w.under_counted, w.over_counted, w.phantom, w.records_missing, w.records_dropped_by_watermark,
-                             "unknown" if w.spark_rows_dropped_by_watermark is None else w.spark_rows_dropped_by_watermark]]))
+        parts.append(
+            table(
+                [
+                    "windows",
+                    "exact",
+                    "under-counted",
+                    "over-counted",
+                    "phantom",
+                    "records missing",
+                    "dropped by watermark",
+                    "Spark's numRowsDroppedByWatermark",
+                ],
+                [
+                    [
+                        w.windows,
+                        w.exact,
+                        w.under_counted,
+                        w.over_counted,
+                        w.phantom,
+                        w.records_missing,
+                        w.records_dropped_by_watermark,
+                        "unknown" if w.spark_rows_dropped_by_watermark is None else w.spark_rows_dropped_by_watermark,
+                    ]
+                ],
+            )
+        )
     parts.append(anomalies_svg(report))
     if report.faults:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
     if report.latency.records:
-        parts += ["<h2>Latency</h2>", f"<p>Event time at the source -> first arrival at the egress: {escape(latency_text(report))}.</p>"]
+        parts += [
+            "<h2>Latency</h2>",
+            f"<p>Event time at the source -> first arrival at the egress: {escape(latency_text(report))}.</p>",
+        ]
     if report.resources:
-        parts += ["<h2>Resources</h2>", f"<p>Disk: {escape(disk_text(report))}.</p>", table(RESOURCE_HEADER, resource_rows(report)),
-                  resources_svg(report)]
+        parts += [
+            "<h2>Resources</h2>",
+            f"<p>Disk: {escape(disk_text(report))}.</p>",
+            table(RESOURCE_HEADER, resource_rows(report)),
+            resources_svg(report),
+        ]
     if report.witnesses:
         parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]
     files = anomaly_files(report)
     if files:
-        parts.append("<p>Every record of each class: " + ", ".join(f"<a href='{escape(path)}'>{escape(name)}</a>"
-                                                                     for name, path in files.items()) + "</p>")
+        parts.append(
+            "<p>Every record of each class: "
+            + ", ".join(f"<a href='{escape(path)}'>{escape(name)}</a>" for name, path in files.items())
+            + "</p>"
+        )
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -13,8 +13,8 @@ import numpy as np
 
 from harness.files import write_atomically
 from harness.report.html import OUTCOME_COLORS, STYLE, VERDICT_COLORS, table
-from harness.report.tables import count
 from harness.report.plots import svg
+from harness.report.tables import count
 
 
 def _runs(folder: Path) -> list[dict]:
@@ -56,7 +56,13 @@ def _trend_svg(name: str, runs: list[dict]) -> str:
         return [nan if v is None else v for v in values]
 
     counts.plot(x, series(r["counts"]["lost"] for r in runs), "o-", color="#d62728", label="lost")
-    counts.plot(x, series(r["counts"]["duplicated_deliveries"] for r in runs), "s-", color="#1f77b4", label="duplicated deliveries")
+    counts.plot(
+        x,
+        series(r["counts"]["duplicated_deliveries"] for r in runs),
+        "s-",
+        color="#1f77b4",
+        label="duplicated deliveries",
+    )
     percentiles = [_recovery_percentiles(r) for r in runs]
     recovery.plot(x, series(p50 for p50, _ in percentiles), "o-", color="#2ca02c", label="recovery p50 (s)")
     recovery.plot(x, series(p99 for _, p99 in percentiles), "^-", color="#ff7f0e", label="recovery p99 (s)")
@@ -77,7 +83,9 @@ def _seconds(percentiles: tuple[float | None, float | None]) -> str:
 
 
 def _growth(run: dict) -> str:
-    measured = [p["growth"] for p in ((run.get("resources") or {}).get("processes") or []) if p.get("growth") is not None]
+    measured = [
+        p["growth"] for p in ((run.get("resources") or {}).get("processes") or []) if p.get("growth") is not None
+    ]
     return f"{max(measured):+.1%}" if measured else ""
 
 
@@ -90,23 +98,52 @@ def write_index(folder: Path) -> Path:
         expectations = r.get("expectations", [])
         passed = sum(e["passed"] for e in expectations)
         outcome = r.get("outcome") or ("pass" if r.get("passed") else "fail")  # schema 1 reports have no outcome
-        rows.append([f"<a href='{escape(r['_dir'])}/report.html'>{escape(r['_dir'])}</a>", escape(r["scenario"]),
-                     f"<span class='badge' style='background:{OUTCOME_COLORS.get(outcome, '#777')}'>{escape(outcome.upper())}</span>",
-                     f"<span class='badge' style='background:{color}'>{escape(r['verdict']['end_to_end'])}</span>",
-                     f"{passed}/{len(expectations)}",
-                     count(r["counts"]["acked"]), count(r["counts"]["lost"]), count(r["counts"]["duplicated_deliveries"]),
-                     _seconds(_recovery_percentiles(r)), _growth(r), escape(r.get("status", "")),
-                     "partial" if r.get("partial") else "",
-                     f"<a href='{escape(r['_dir'])}/report.md'>md</a> <a href='{escape(r['_dir'])}/report.json'>json</a> "
-                     f"<a href='{escape(r['_dir'])}/junit.xml'>junit</a>"])
+        rows.append(
+            [
+                f"<a href='{escape(r['_dir'])}/report.html'>{escape(r['_dir'])}</a>",
+                escape(r["scenario"]),
+                "<span class='badge' "
+                f"style='background:{OUTCOME_COLORS.get(outcome, '#777')}'>{escape(outcome.upper())}</span>",
+                f"<span class='badge' style='background:{color}'>{escape(r['verdict']['end_to_end'])}</span>",
+                f"{passed}/{len(expectations)}",
+                count(r["counts"]["acked"]),
+                count(r["counts"]["lost"]),
+                count(r["counts"]["duplicated_deliveries"]),
+                _seconds(_recovery_percentiles(r)),
+                _growth(r),
+                escape(r.get("status", "")),
+                "partial" if r.get("partial") else "",
+                f"<a href='{escape(r['_dir'])}/report.md'>md</a> <a href='{escape(r['_dir'])}/report.json'>json</a> "
+                f"<a href='{escape(r['_dir'])}/junit.xml'>junit</a>",
+            ]
+        )
     by_scenario = defaultdict(list)
     for r in runs:
         by_scenario[r["scenario"]].append(r)
     trends = [_trend_svg(name, rs) for name, rs in sorted(by_scenario.items()) if len(rs) > 1]
-    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>Runs</title><style>{STYLE}</style></head><body>"
-            f"<h1>Runs in {escape(str(folder))}</h1>"
-            + table(["run", "scenario", "outcome", "verdict", "expectations passed", "acked", "lost", "duplicated",
-                     "recovery p50 / p99", "memory growth once warm", "status", "", "reports"],
-                    rows, raw_columns=(0, 1, 2, 3, 10, 12))
-            + ("<h2>Trends</h2>" + "".join(trends) if trends else "") + "</body></html>")
+    html = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Runs</title><style>{STYLE}</style></head><body>"
+        f"<h1>Runs in {escape(str(folder))}</h1>"
+        + table(
+            [
+                "run",
+                "scenario",
+                "outcome",
+                "verdict",
+                "expectations passed",
+                "acked",
+                "lost",
+                "duplicated",
+                "recovery p50 / p99",
+                "memory growth once warm",
+                "status",
+                "",
+                "reports",
+            ],
+            rows,
+            raw_columns=(0, 1, 2, 3, 10, 12),
+        )
+        + ("<h2>Trends</h2>" + "".join(trends) if trends else "")
+        + "</body></html>"
+    )
     return write_atomically(folder / "index.html", html)

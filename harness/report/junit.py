@@ -22,8 +22,11 @@ def _elapsed_s(report: Report) -> float:
 
 
 def _body(report: Report, case) -> str:
-    lines = [f"expected {case.expected}, got {'unknown' if case.actual is None else case.actual}", case.detail,
-             f"verdict: {report.verdict}; causes: {causes_text(report)}"]
+    lines = [
+        f"expected {case.expected}, got {'unknown' if case.actual is None else case.actual}",
+        case.detail,
+        f"verdict: {report.verdict}; causes: {causes_text(report)}",
+    ]
     examples = [w for w in report.witnesses if w.anomaly != "reordered"][:EXAMPLES]
     lines += ["examples:"] + [f"  {witness_line(w)}" for w in examples] if examples else []
     lines += [f"partial evidence: {g}" for g in report.gaps]
@@ -34,13 +37,23 @@ def _body(report: Report, case) -> str:
 def suite_element(report: Report, name: str | None = None) -> ET.Element:
     cases = report.expectations
     started = (report.timeline or {}).get("start_ms")
-    suite = ET.Element("testsuite", name=name or report.scenario, tests=str(len(cases)),
-                       failures=str(sum(c.status == "fail" for c in cases)), errors=str(sum(c.status == "unknown" for c in cases)),
-                       time=f"{_elapsed_s(report):.3f}",
-                       timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started / 1000)) if started else "")
+    suite = ET.Element(
+        "testsuite",
+        name=name or report.scenario,
+        tests=str(len(cases)),
+        failures=str(sum(c.status == "fail" for c in cases)),
+        errors=str(sum(c.status == "unknown" for c in cases)),
+        time=f"{_elapsed_s(report):.3f}",
+        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started / 1000)) if started else "",
+    )
     properties = ET.SubElement(suite, "properties")
-    for key, value in (("outcome", report.outcome), ("verdict", report.verdict), ("run_dir", report.run_dir), ("status", report.status),
-                       ("report", str(Path(report.run_dir) / "report.html"))):
+    for key, value in (
+        ("outcome", report.outcome),
+        ("verdict", report.verdict),
+        ("run_dir", report.run_dir),
+        ("status", report.status),
+        ("report", str(Path(report.run_dir) / "report.html")),
+    ):
         ET.SubElement(properties, "property", name=key, value=str(value))
     if report.doubts:  # a gate must not read passing cases as a pass when the run itself is in doubt
         element = ET.SubElement(suite, "testcase", classname=f"harness.{report.scenario}", name="run", time="0")
@@ -61,10 +74,13 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
 
 
 def write_junit(path: Path, suites: list[ET.Element]) -> Path:
-    root = ET.Element("testsuites", tests=str(sum(int(s.get("tests")) for s in suites)),
-                      failures=str(sum(int(s.get("failures")) for s in suites)),
-                      errors=str(sum(int(s.get("errors")) for s in suites)),
-                      time=f"{sum(float(s.get('time') or 0) for s in suites):.3f}")
+    root = ET.Element(
+        "testsuites",
+        tests=str(sum(int(s.get("tests")) for s in suites)),
+        failures=str(sum(int(s.get("failures")) for s in suites)),
+        errors=str(sum(int(s.get("errors")) for s in suites)),
+        time=f"{sum(float(s.get('time') or 0) for s in suites):.3f}",
+    )
     root.extend(suites)
     ET.indent(root)
     return write_atomically(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

@@ -4,9 +4,27 @@ from __future__ import annotations
 
 from harness.checker.findings import Report
 from harness.report.tables import (
-    EXPECTATION_HEADER, FAULT_HEADER, RESOURCE_HEADER, WITNESS_HEADER, anomaly_files, disk_text, doubt_lines, hop_header, duplicated_text,
-    expectation_rows, fault_rows, headers_text, hop_rows, latency_text, lost_text, resource_rows, retention_text, run_info_text, witness_rows,
+    EXPECTATION_HEADER,
+    FAULT_HEADER,
+    RESOURCE_HEADER,
+    WITNESS_HEADER,
+    anomaly_files,
+    disk_text,
+    doubt_lines,
+    duplicated_text,
+    expectation_rows,
+    fault_rows,
+    headers_text,
+    hop_header,
+    hop_rows,
+    latency_text,
+    lost_text,
+    resource_rows,
+    retention_text,
+    run_info_text,
+    witness_rows,
 )
+
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -18,43 +36,69 @@ def render_markdown(report: Report) -> str:
     lines = [f"# {report.scenario}: {report.outcome.upper()} ({report.verdict})", ""]
     if report.description:
         lines += [report.description, ""]
-    lines += [f"- run: `{report.run_dir}` ({report.status}); {run_info_text(report)}",
-              f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
-              + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
-              + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else "")]
+    lines += [
+        f"- run: `{report.run_dir}` ({report.status}); {run_info_text(report)}",
+        f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
+        + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
+        + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else ""),
+    ]
     lines += [f"- **{line}**" for line in doubt_lines(report)]
     if report.gaps:
         lines += ["- **partial report**, evidence missing or unreadable:"] + [f"  - {g}" for g in report.gaps]
     lines += [""]
     if report.expectations:
-        lines += ["## Expectations", ""] + _table(EXPECTATION_HEADER, expectation_rows(
-            report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"})) + [""]
+        lines += (
+            ["## Expectations", ""]
+            + _table(
+                EXPECTATION_HEADER,
+                expectation_rows(report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"}),
+            )
+            + [""]
+        )
     lines += ["## Counts per hop", ""] + _table(hop_header(report), hop_rows(report, lambda text: f"**{text}**")) + [""]
     lost = report.causes["lost"]
-    lines += ["## Causes", "",
-              "- lost: " + lost_text(report),
-              "- duplicated copies: " + duplicated_text(report)]
+    lines += ["## Causes", "", "- lost: " + lost_text(report), "- duplicated copies: " + duplicated_text(report)]
     if headers_text(report):
         lines.append("- " + headers_text(report))
     if lost.get("unexplained"):
         lines.append(f"- **{lost['unexplained']} lost record(s) UNEXPLAINED**")
     for w in report.retention:
-        lines.append(f"- {retention_text(w)} - " + ("the lost set is exactly the deleted range" if w["exact"] else "**the lost set differs from the deleted range**"))
+        lines.append(
+            f"- {retention_text(w)} - "
+            + (
+                "the lost set is exactly the deleted range"
+                if w["exact"]
+                else "**the lost set differs from the deleted range**"
+            )
+        )
     for f in report.query_failures:
-        lines.append(f"- {f['streamlet']}'s query failed: {f['error'].splitlines()[0][:300] if f['error'] else '(no message)'}")
+        lines.append(
+            f"- {f['streamlet']}'s query failed: {f['error'].splitlines()[0][:300] if f['error'] else '(no message)'}"
+        )
     if report.windows:
         w = report.windows
-        lines.append(f"- windows: {w.windows} counted, {w.exact} exact, {w.under_counted} under-counted, {w.over_counted} over-counted, "
-                     f"{w.phantom} phantom, {w.still_open} still open; {w.records_dropped_by_watermark} record(s) dropped behind the watermark"
-                     + ("" if w.spark_rows_dropped_by_watermark is None
-                        else f" (Spark's numRowsDroppedByWatermark: {w.spark_rows_dropped_by_watermark} row(s))"))
+        lines.append(
+            f"- windows: {w.windows} counted, {w.exact} exact, {w.under_counted} under-counted, {w.over_counted} "
+            "over-counted, "
+            f"{w.phantom} phantom, {w.still_open} still open; {w.records_dropped_by_watermark} record(s) dropped "
+            "behind the watermark"
+            + (
+                ""
+                if w.spark_rows_dropped_by_watermark is None
+                else f" (Spark's numRowsDroppedByWatermark: {w.spark_rows_dropped_by_watermark} row(s))"
+            )
+        )
     lines += [""]
     if report.faults:
         lines += ["## Faults", ""] + _table(FAULT_HEADER, fault_rows(report)) + [""]
     if report.latency.records:
         lines += ["## Latency (event time at the source -> arrival at the egress)", "", latency_text(report), ""]
     if report.resources:
-        lines += ["## Resources", "", f"- disk: {disk_text(report)}", ""] + _table(RESOURCE_HEADER, resource_rows(report)) + [""]
+        lines += (
+            ["## Resources", "", f"- disk: {disk_text(report)}", ""]
+            + _table(RESOURCE_HEADER, resource_rows(report))
+            + [""]
+        )
     if report.witnesses:
         lines += ["## Witnesses", ""] + _table(WITNESS_HEADER, witness_rows(report)) + [""]
     files = anomaly_files(report)

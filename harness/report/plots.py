@@ -11,7 +11,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.checker.findings import Report  # noqa: E402
 
-FAULT_PALETTE = ("#d62728", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e", "#17becf", "#bcbd22", "#2ca02c", "#1f77b4", "#7f7f7f")
+FAULT_PALETTE = (
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#ff7f0e",
+    "#17becf",
+    "#bcbd22",
+    "#2ca02c",
+    "#1f77b4",
+    "#7f7f7f",
+)
 
 
 def _fault_colors(report: Report) -> dict[str, str]:
@@ -25,11 +36,15 @@ def svg(figure) -> str:
     figure.savefig(buffer, format="svg", bbox_inches="tight")
     plt.close(figure)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
-MARKS = {"drivers_started": "drivers start", "workload_started": "workload", "workload_ended": "workload ends",
-         "drained": "drained"}
+MARKS = {
+    "drivers_started": "drivers start",
+    "workload_started": "workload",
+    "workload_ended": "workload ends",
+    "drained": "drained",
+}
 TIME_AXIS = "seconds from the workload's start"
 
 
@@ -43,9 +58,18 @@ def _fault_bands(axes, report: Report) -> None:
         end = (f.end_ms - t0) / 1000 if f.end_ms else end_s
         for ax in axes:
             ax.axvspan(start, max(end, start + 0.5), color=colors[f.kind], alpha=0.16, linewidth=0)
-        axes[0].annotate(f"{number} {f.target}", xy=(start, 1.0), xycoords=("data", "axes fraction"), xytext=(1, 2),
-                         textcoords="offset points", fontsize=7, rotation=90, va="bottom", ha="left",
-                         color=colors[f.kind])
+        axes[0].annotate(
+            f"{number} {f.target}",
+            xy=(start, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(1, 2),
+            textcoords="offset points",
+            fontsize=7,
+            rotation=90,
+            va="bottom",
+            ha="left",
+            color=colors[f.kind],
+        )
 
 
 def _phase_marks(axes, report: Report) -> None:
@@ -57,8 +81,15 @@ def _phase_marks(axes, report: Report) -> None:
             continue
         for ax in axes:
             ax.axvline(x, color="#444", linestyle=":", linewidth=0.9)
-        axes[-1].annotate(label, xy=(x, 0.0), xycoords=("data", "axes fraction"), xytext=(2, 2 + 9 * (row % 2)),
-                          textcoords="offset points", fontsize=7, color="#444")
+        axes[-1].annotate(
+            label,
+            xy=(x, 0.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, 2 + 9 * (row % 2)),
+            textcoords="offset points",
+            fontsize=7,
+            color="#444",
+        )
 
 
 def _legend_outside(ax) -> None:
@@ -96,17 +127,29 @@ def anomalies_svg(report: Report) -> str:
     t = report.timeline
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [3, 1]})
     width = t.get("bin_s", 1)
-    for key, label, color in (("lost_over_time", "lost (when sent)", "#d62728"),
-                              ("extra_copies_over_time", "extra copies (when made)", "#1f77b4")):
+    for key, label, color in (
+        ("lost_over_time", "lost (when sent)", "#d62728"),
+        ("extra_copies_over_time", "extra copies (when made)", "#1f77b4"),
+    ):
         series = t.get(key, {})
-        left.bar([float(k) for k in series], list(series.values()), width=width, label=label, color=color, alpha=0.7, align="edge")
+        left.bar(
+            [float(k) for k in series],
+            list(series.values()),
+            width=width,
+            label=label,
+            color=color,
+            alpha=0.7,
+            align="edge",
+        )
     _fault_bands([left], report)
     _phase_marks([left], report)
     left.set_xlabel(TIME_AXIS)
     left.set_ylabel("records / copies")
     left.set_title("Where in the pipeline's time records were lost and copies made", pad=38)
     _legend_outside(left)
-    partitions = sorted({int(p) for p in list(t.get("lost_per_partition", {})) + list(t.get("duplicated_per_partition", {}))})
+    partitions = sorted(
+        {int(p) for p in list(t.get("lost_per_partition", {})) + list(t.get("duplicated_per_partition", {}))}
+    )
     lost = [t.get("lost_per_partition", {}).get(p, 0) for p in partitions]
     dup = [t.get("duplicated_per_partition", {}).get(p, 0) for p in partitions]
     right.bar([p - 0.2 for p in partitions], lost, width=0.4, label="lost", color="#d62728")
@@ -123,8 +166,11 @@ def recovery_svg(report: Report) -> str:
     faults = [(i, f) for i, f in enumerate(report.faults, 1) if f.recovery_s is not None]
     colors = _fault_colors(report)
     figure, ax = plt.subplots(figsize=(10, 0.6 + 0.35 * max(len(faults), 1)))
-    ax.barh([f"{i} {f.kind} {f.target}" for i, f in faults], [f.recovery_s for _, f in faults],
-            color=[colors[f.kind] for _, f in faults])
+    ax.barh(
+        [f"{i} {f.kind} {f.target}" for i, f in faults],
+        [f.recovery_s for _, f in faults],
+        color=[colors[f.kind] for _, f in faults],
+    )
     ax.invert_yaxis()
     ax.set_xlabel("seconds from the fault to the first batch with input after it (or idle: nothing left to read)")
     ax.set_title("Recovery time per fault")

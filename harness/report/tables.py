@@ -4,12 +4,41 @@ from __future__ import annotations
 
 from harness.checker.findings import Report, Witness
 
-COUNT_NAMES = ("acked", "unknown", "lost", "dropped", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
+COUNT_NAMES = (
+    "acked",
+    "unknown",
+    "lost",
+    "dropped",
+    "duplicated_deliveries",
+    "duplicated_in_state",
+    "phantom",
+    "reordered",
+)
 UNDELIVERED = "undelivered"  # a column only for a run that did not finish (missing, not proven lost)
 
 EXPECTATION_HEADER = ["", "expectation", "expected", "actual", "detail"]
-FAULT_HEADER = ["#", "kind", "target", "how", "start (s)", "duration (s)", "recovery (s)", "extra copies made", "where", "note"]
-WITNESS_HEADER = ["anomaly", "", "key", "seq", "source", "first hop", "cause", "copies (hop partition@offset, batches, received s, made by fault)"]
+FAULT_HEADER = [
+    "#",
+    "kind",
+    "target",
+    "how",
+    "start (s)",
+    "duration (s)",
+    "recovery (s)",
+    "extra copies made",
+    "where",
+    "note",
+]
+WITNESS_HEADER = [
+    "anomaly",
+    "",
+    "key",
+    "seq",
+    "source",
+    "first hop",
+    "cause",
+    "copies (hop partition@offset, batches, received s, made by fault)",
+]
 
 
 def plain(value) -> str:
@@ -48,30 +77,77 @@ def count_names(report: Report) -> tuple[str, ...]:
 
 
 def hop_header(report: Report) -> list[str]:
-    return ["hop", "verdict", *count_names(report), "lost first here", "duplicated first here", "copies", "extra copies",
-            "made here", "inherited", "kept in state", "absorbed"]
+    return [
+        "hop",
+        "verdict",
+        *count_names(report),
+        "lost first here",
+        "duplicated first here",
+        "copies",
+        "extra copies",
+        "made here",
+        "inherited",
+        "kept in state",
+        "absorbed",
+    ]
 
 
 def hop_rows(report: Report, emphasis=str) -> list[list]:
     """One row per hop, then the end-to-end row (its name and verdict passed through `emphasis`)."""
     names = count_names(report)
+
     def copy_cells(c) -> list:
         if c is None:
             return [""] * 6
-        return [count(c.copies), count(c.extra), count(c.made_here), count(c.inherited),
-                "" if c.extra_in_state is None else count(c.extra_in_state), "" if c.absorbed is None else count(c.absorbed)]
+        return [
+            count(c.copies),
+            count(c.extra),
+            count(c.made_here),
+            count(c.inherited),
+            "" if c.extra_in_state is None else count(c.extra_in_state),
+            "" if c.absorbed is None else count(c.absorbed),
+        ]
 
-    rows = [[h.name, h.verdict, *(count(getattr(h.counts, n)) for n in names), h.first_seen["lost"], h.first_seen["duplicated"],
-             *copy_cells(h.copies)] for h in report.hops]
-    return rows + [[emphasis("end to end"), emphasis(report.verdict), *(count(getattr(report.counts, n)) for n in names),
-                    "", "", *[""] * 6]]
+    rows = [
+        [
+            h.name,
+            h.verdict,
+            *(count(getattr(h.counts, n)) for n in names),
+            h.first_seen["lost"],
+            h.first_seen["duplicated"],
+            *copy_cells(h.copies),
+        ]
+        for h in report.hops
+    ]
+    return rows + [
+        [
+            emphasis("end to end"),
+            emphasis(report.verdict),
+            *(count(getattr(report.counts, n)) for n in names),
+            "",
+            "",
+            *[""] * 6,
+        ]
+    ]
 
 
 def fault_rows(report: Report) -> list[list]:
     t0 = report.timeline.get("start_ms", 0)
-    return [[i + 1, f.kind, f.target, ", ".join(f"{k} {plain(v)}" for k, v in f.params.items()), round((f.start_ms - t0) / 1000, 1),
-             round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None, f.recovery_s, count(f.redelivered),
-             ", ".join(f"{n:,} at {hop}" for hop, n in f.redelivered_at.items()), f.note] for i, f in enumerate(report.faults)]
+    return [
+        [
+            i + 1,
+            f.kind,
+            f.target,
+            ", ".join(f"{k} {plain(v)}" for k, v in f.params.items()),
+            round((f.start_ms - t0) / 1000, 1),
+            round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
+            f.recovery_s,
+            count(f.redelivered),
+            ", ".join(f"{n:,} at {hop}" for hop, n in f.redelivered_at.items()),
+            f.note,
+        ]
+        for i, f in enumerate(report.faults)
+    ]
 
 
 def copies_text(witness: Witness, t0_ms: int = 0) -> str:
@@ -90,9 +166,14 @@ def copies_text(witness: Witness, t0_ms: int = 0) -> str:
 
 def witness_line(witness: Witness) -> str:
     """One witness in a line of text (JUnit messages, the console)."""
-    source = f" source p{witness.source_partition}@{witness.source_offset}" if witness.source_partition is not None else ""
-    return (f"{witness.anomaly}: key {plain(witness.key)} seq {plain(witness.seq)}{source}; {witness.cause or witness.note or 'cause unknown'}; "
-            f"copies: {copies_text(witness)}")
+    source = (
+        f" source p{witness.source_partition}@{witness.source_offset}" if witness.source_partition is not None else ""
+    )
+    return (
+        f"{witness.anomaly}: key {plain(witness.key)} seq {plain(witness.seq)}{source}; "
+        f"{witness.cause or witness.note or 'cause unknown'}; "
+        f"copies: {copies_text(witness)}"
+    )
 
 
 def witness_rows(report: Report) -> list[list]:
@@ -103,9 +184,18 @@ def witness_rows(report: Report) -> list[list]:
     for w in report.witnesses:
         seen[w.anomaly] = seen.get(w.anomaly, 0) + 1
         total = report.witness_totals.get(w.anomaly)
-        rows.append([w.anomaly, f"{seen[w.anomaly]} of {total:,}" if total is not None else seen[w.anomaly], plain(w.key), plain(w.seq),
-                     f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
-                     w.first_hop or "", w.cause or w.note, copies_text(w, t0)])
+        rows.append(
+            [
+                w.anomaly,
+                f"{seen[w.anomaly]} of {total:,}" if total is not None else seen[w.anomaly],
+                plain(w.key),
+                plain(w.seq),
+                f"p{w.source_partition}@{w.source_offset}" if w.source_partition is not None else "",
+                w.first_hop or "",
+                w.cause or w.note,
+                copies_text(w, t0),
+            ]
+        )
     return rows
 
 
@@ -121,29 +211,41 @@ def run_info_text(report: Report) -> str:
     info = report.run_info or {}
     versions = ", ".join(f"{k} {v}" for k, v in (info.get("versions") or {}).items())
     after = info.get("after_faults_s")
-    workload = f"{plain(info.get('duration_s'))} s" + ("" if after is None else f" and until {plain(after)} s after the last fault")
-    return (f"seed {plain(info.get('seed'))}, workload {workload}, faults planned {plain(info.get('faults_planned'))}, "
-            f"played {plain(info.get('faults_played'))}" + (f"; {storm_text(info['storm'])}" if info.get("storm") else "")
-            + (f"; {versions}" if versions else ""))
+    workload = f"{plain(info.get('duration_s'))} s" + (
+        "" if after is None else f" and until {plain(after)} s after the last fault"
+    )
+    return (
+        f"seed {plain(info.get('seed'))}, workload {workload}, faults planned {plain(info.get('faults_planned'))}, "
+        f"played {plain(info.get('faults_played'))}"
+        + (f"; {storm_text(info['storm'])}" if info.get("storm") else "")
+        + (f"; {versions}" if versions else "")
+    )
 
 
 def storm_text(storm: dict) -> str:
     """What a storm drew, and the kinds it left out with why."""
     left = "; ".join(f"{kind} ({why})" for kind, why in (storm.get("left_out") or {}).items())
-    return (f"storm: {plain(storm.get('faults'))} faults drawn from {plain(storm.get('kinds'))}, at most "
-            f"{plain(storm.get('max_brokers_down'))} broker(s) down at once" + (f"; left out: {left}" if left else ""))
+    return (
+        f"storm: {plain(storm.get('faults'))} faults drawn from {plain(storm.get('kinds'))}, at most "
+        f"{plain(storm.get('max_brokers_down'))} broker(s) down at once" + (f"; left out: {left}" if left else "")
+    )
 
 
 def latency_text(report: Report) -> str:
     lat = report.latency
     share = f"; {lat.restart_share:.0%} of it spent waiting for restarts" if lat.restart_share is not None else ""
-    return (f"p50 {lat.p50_s:.2f} s, p90 {lat.p90_s:.2f} s, p99 {lat.p99_s:.2f} s, max {lat.max_s:.2f} s "
-            f"over {lat.records:,} records{share}")
+    return (
+        f"p50 {lat.p50_s:.2f} s, p90 {lat.p90_s:.2f} s, p99 {lat.p99_s:.2f} s, max {lat.max_s:.2f} s "
+        f"over {lat.records:,} records{share}"
+    )
 
 
 def retention_text(window: dict) -> str:
-    return (f"retention shrink on {window['topic']} while {window['streamlet']} was down: {window['acked_in_window']} acknowledged "
-            f"records deleted unread, {window['reached_downstream']} already written downstream, {window['lost']} lost")
+    return (
+        f"retention shrink on {window['topic']} while {window['streamlet']} was down: {window['acked_in_window']} "
+        "acknowledged "
+        f"records deleted unread, {window['reached_downstream']} already written downstream, {window['lost']} lost"
+    )
 
 
 def lost_text(report: Report) -> str:
@@ -156,9 +258,11 @@ def lost_text(report: Report) -> str:
 def duplicated_text(report: Report) -> str:
     dup = report.causes["duplicated"]
     aborted = dup.get("aborted_read")
-    return (f"{dup['replay_after_fault']:,} from a batch replayed after a fault, "
-            + (f"{aborted:,} read from transactions the source's producer aborted, " if aborted else "")
-            + f"{dup['unexplained']:,} unexplained")
+    return (
+        f"{dup['replay_after_fault']:,} from a batch replayed after a fault, "
+        + (f"{aborted:,} read from transactions the source's producer aborted, " if aborted else "")
+        + f"{dup['unexplained']:,} unexplained"
+    )
 
 
 def headers_text(report: Report) -> str | None:
@@ -167,37 +271,64 @@ def headers_text(report: Report) -> str | None:
     if not looked:
         return None
     return "the source's header: " + "; ".join(
-        f"missing on {h.headers_lost:,} of {h.copies.copies if h.copies else '?':,} copies at {h.name}" if h.headers_lost
-        else f"on every copy at {h.name}" for h in looked)
+        f"missing on {h.headers_lost:,} of {h.copies.copies if h.copies else '?':,} copies at {h.name}"
+        if h.headers_lost
+        else f"on every copy at {h.name}"
+        for h in looked
+    )
 
 
 def doubt_lines(report: Report) -> list[str]:
     """Why the outcome is unknown whatever the counts (a fault half done, an undo that never happened), then the
     faults that did nothing."""
-    return ([f"outcome unknown: {d}" for d in report.doubts]
-            + [f"fault {f['fault']} skipped ({f['kind']} {f['target']}): {f['reason']}" for f in report.skipped_faults])
+    return [f"outcome unknown: {d}" for d in report.doubts] + [
+        f"fault {f['fault']} skipped ({f['kind']} {f['target']}): {f['reason']}" for f in report.skipped_faults
+    ]
 
 
 def causes_text(report: Report) -> str:
     return f"lost: {lost_text(report)}; duplicated copies: {duplicated_text(report)}"
 
 
-RESOURCE_HEADER = ["process", "pid", "RSS first (MB)", "once warm, first 5 min (MB)", "last 5 min (MB)", "RSS max (MB)",
-                   "growth once warm"]
+RESOURCE_HEADER = [
+    "process",
+    "pid",
+    "RSS first (MB)",
+    "once warm, first 5 min (MB)",
+    "last 5 min (MB)",
+    "RSS max (MB)",
+    "growth once warm",
+]
 
 
 def resource_rows(report: Report) -> list[list]:
     use = report.resources
     if use is None:
         return []
-    return [[p.name, p.pid, plain(p.first_mb), plain(p.warm_mb), plain(p.end_mb), plain(p.max_mb),
-             "not measured (not warm)" if p.growth is None else f"{p.growth:+.1%}"] for p in use.processes]
+    return [
+        [
+            p.name,
+            p.pid,
+            plain(p.first_mb),
+            plain(p.warm_mb),
+            plain(p.end_mb),
+            plain(p.max_mb),
+            "not measured (not warm)" if p.growth is None else f"{p.growth:+.1%}",
+        ]
+        for p in use.processes
+    ]
 
 
 def disk_text(report: Report) -> str:
     use = report.resources
     if use is None:
         return "not sampled"
-    folders = ", ".join(f"{name} {mb:g}" for name, mb in sorted(use.disk_last_by_folder.items(), key=lambda kv: -kv[1]) if mb >= 1)
-    return (f"run directory {use.disk_first_mb:g} MB at the first sample, {use.disk_last_mb:g} MB at the last, max {use.disk_max_mb:g} MB "
-            f"({use.samples} samples over {use.duration_s:g} s)" + (f"; at the end, MB per folder: {folders}" if folders else ""))
+    folders = ", ".join(
+        f"{name} {mb:g}" for name, mb in sorted(use.disk_last_by_folder.items(), key=lambda kv: -kv[1]) if mb >= 1
+    )
+    return (
+        f"run directory {use.disk_first_mb:g} MB at the first sample, {use.disk_last_mb:g} MB at the last, max "
+        f"{use.disk_max_mb:g} MB "
+        f"({use.samples} samples over {use.duration_s:g} s)"
+        + (f"; at the end, MB per folder: {folders}" if folders else "")
+    )

@@ -16,7 +16,6 @@ from harness.report.junit import suite_element, write_junit
 from harness.report.markdown import render_markdown
 from harness.report.tables import anomaly_files
 
-
 ANOMALY_DIR = "anomalies"
 
 
@@ -35,12 +34,21 @@ def write_record_sets(report: Report, run_dir: Path) -> dict[str, Path]:
 
 
 def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
-    """report.json, report.md, report.html and junit.xml, each written whole (temp file + rename), and the record sets."""
+    """report.json, report.md, report.html and junit.xml, each written whole (temp file + rename), and the record
+    sets."""
     root = Path(run_dir)
     write_record_sets(report, root)
-    paths = {"json": root / "report.json", "markdown": root / "report.md", "html": root / "report.html", "junit": root / "junit.xml"}
-    texts = {"json": json.dumps(report.to_dict(), indent=2, default=str) + "\n", "markdown": render_markdown(report) + "\n",
-             "html": render_html(report)}
+    paths = {
+        "json": root / "report.json",
+        "markdown": root / "report.md",
+        "html": root / "report.html",
+        "junit": root / "junit.xml",
+    }
+    texts = {
+        "json": json.dumps(report.to_dict(), indent=2, default=str) + "\n",
+        "markdown": render_markdown(report) + "\n",
+        "html": render_html(report),
+    }
     for kind, text in texts.items():
         write_atomically(paths[kind], text)
     write_junit(paths["junit"], [suite_element(report)])

@@ -31,15 +31,19 @@ def clean_run(run_dir: Path) -> list[str]:
     for record in live_recorded(pid_dirs):  # a frozen process cannot stop by itself
         ManagedProcess(record).signal(signal.SIGCONT)
     stopped = [f"{r.name} (pid {r.pid})" for pid_dir in pid_dirs for r in stop_all_recorded(pid_dir)]
-    if (layout.cluster / "cluster.json").is_file() and EmbeddedCluster.runtime_of(layout.cluster) == ContainerCluster.runtime:
+    if (layout.cluster / "cluster.json").is_file() and EmbeddedCluster.runtime_of(
+        layout.cluster
+    ) == ContainerCluster.runtime:
         stopped += [f"container {name}" for name in remove_containers(layout.cluster)]
     lines = [f"stopped {', '.join(stopped)}"] if stopped else []
     history = _history(layout.history)
     lines += _foreign_brokers_running(history)
     external = any(e["event"] == "cluster" and e.get("kind") == "external" for e in history)
     if external:
-        lines += [f"still to undo by hand on {e.get('bootstrap_servers', 'the cluster')}: {e['what']}"
-                  for e in _undos_left(history)]
+        lines += [
+            f"still to undo by hand on {e.get('bootstrap_servers', 'the cluster')}: {e['what']}"
+            for e in _undos_left(history)
+        ]
     return lines
 
 
@@ -64,7 +68,9 @@ def _undos_left(history: list[dict]) -> list[dict]:
 
 def _foreign_brokers_running(history: list[dict]) -> list[str]:
     """The broker containers of a cluster one runs, as the run found them: running."""
-    names = next((e.get("containers") or [] for e in history if e["event"] == "cluster" and e.get("kind") == "external"), [])
+    names = next(
+        (e.get("containers") or [] for e in history if e["event"] == "cluster" and e.get("kind") == "external"), []
+    )
     if not names:
         return []
     from harness.docker import engine

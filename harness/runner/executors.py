@@ -32,8 +32,13 @@ class ExecutorWatch(PeriodicSampler):
         now = {}
         for e in self.cluster.executors():
             if e.app_id in self._ids and e.pid is not None:  # its JVM runs
-                now[(e.app_id, e.executor_id)] = {"streamlet": self._ids[e.app_id], "app_id": e.app_id,
-                                                  "executor": e.executor_id, "worker": e.worker, "pid": e.pid}
+                now[(e.app_id, e.executor_id)] = {
+                    "streamlet": self._ids[e.app_id],
+                    "app_id": e.app_id,
+                    "executor": e.executor_id,
+                    "worker": e.worker,
+                    "pid": e.pid,
+                }
         for key in now.keys() - self._running.keys():
             self.history.record("executor_added", **now[key])
         for key in self._running.keys() - now.keys():

@@ -26,34 +26,34 @@ from typing import Callable
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
+from harness.cluster.follow import PartitionRecorder
 from harness.cluster.security import ClusterSecurity
 from harness.cluster.truststore import truststore_pem
-from harness.cluster.follow import PartitionRecorder
 from harness.codecs import Decode, value_decoder
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
+from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
+from harness.evidence.checkpoint import committed_positions
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
-from harness.evidence.checkpoint import committed_positions
+from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 from harness.evidence.progress import ProgressFollower
-from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.faults.kind import GENERATOR
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess, Supervisor
+from harness.runner.executors import ExecutorWatch
 from harness.scenario import Scenario
+from harness.scenario.blueprint import TopicSpec
 from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.spark.paths import driver_paths
-from harness.spark.standalone import StandaloneCluster
-from harness.runner.executors import ExecutorWatch
 from harness.spark.session import launcher_env, log_level, session_conf
+from harness.spark.standalone import StandaloneCluster
 from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import wait_for
 from harness.workload.settings import TRACE_HEADER, WorkloadSettings
-from harness.evidence.pipeline import PipelineDescription, StreamletDescription
-from harness.scenario.blueprint import TopicSpec
 from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
@@ -91,7 +91,9 @@ class PipelineRun:
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self._spark_conf: dict[type, dict[str, str]] = {}
-        self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
+        self.evidence = (
+            True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
+        )
         self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
         self.recorder: PartitionRecorder | None = None  # the intermediate topics, recorded as they are written
         self.spark_runtime: SparkRuntime | None = None  # the drivers' Spark (prepare_spark)
@@ -130,7 +132,10 @@ class PipelineRun:
         found = {self.topic_name(self.scenario.workload.topic): (self.scenario.workload.topic.codec, SOURCE_RECORD)}
         bp = self.scenario.blueprint
         for c in bp.connections:
-            found[self.topic_name(c.topic)] = (c.topic.codec, bp.streamlets[c.outlet[0]].cls.shape.outlet(c.outlet[1]).schema)
+            found[self.topic_name(c.topic)] = (
+                c.topic.codec,
+                bp.streamlets[c.outlet[0]].cls.shape.outlet(c.outlet[1]).schema,
+            )
         return found
 
     def value_decoders(self) -> dict[str, Decode]:
@@ -144,14 +149,28 @@ class PipelineRun:
         for name in blueprint.order():
             inst = blueprint.streamlets[name]
             egress = inst.role == "egress"
-            streamlets.append(StreamletDescription(
-                name, inst.kind, inst.role, inst.settings, tuple(self.input_topics(name)), tuple(self.output_topics(name)),
-                drops_late_events=inst.cls.drops_late_events(inst.settings), window=inst.cls.event_time_window(inst.settings),
-                egress_evidence=inst.cls.egress_evidence if egress else None,
-                audit_query=inst.cls.audit_query(inst.settings) if egress else None))
-        return PipelineDescription(self.scenario.name, self.scenario.description, self.topic_name(self.scenario.workload.topic),
-                                   tuple(streamlets), self.scenario.expectations,
-                                   TRACE_HEADER if self.scenario.workload.headers else None)
+            streamlets.append(
+                StreamletDescription(
+                    name,
+                    inst.kind,
+                    inst.role,
+                    inst.settings,
+                    tuple(self.input_topics(name)),
+                    tuple(self.output_topics(name)),
+                    drops_late_events=inst.cls.drops_late_events(inst.settings),
+                    window=inst.cls.event_time_window(inst.settings),
+                    egress_evidence=inst.cls.egress_evidence if egress else None,
+                    audit_query=inst.cls.audit_query(inst.settings) if egress else None,
+                )
+            )
+        return PipelineDescription(
+            self.scenario.name,
+            self.scenario.description,
+            self.topic_name(self.scenario.workload.topic),
+            tuple(streamlets),
+            self.scenario.expectations,
+            TRACE_HEADER if self.scenario.workload.headers else None,
+        )
 
     # -- phases ----------------------------------------------------------------
 
@@ -164,9 +183,13 @@ class PipelineRun:
             return KafkaAccess(spec.bootstrap_servers, namespace=namespace)
         ca_file = client.ca_file
         if client.truststore:
-            password = client.truststore_password.resolve("kafka.truststore.password") if client.truststore_password else None
+            password = (
+                client.truststore_password.resolve("kafka.truststore.password") if client.truststore_password else None
+            )
             ca_file = str(truststore_pem(Path(client.truststore), password, self.layout.root / "kafka-truststore.pem"))
-        security = KafkaSecurity(client.security_protocol, client.sasl_mechanism, client.username, ca_file, client.keystore_file)
+        security = KafkaSecurity(
+            client.security_protocol, client.sasl_mechanism, client.username, ca_file, client.keystore_file
+        )
         password = client.password.resolve("kafka.password") if client.password else None
         return KafkaAccess(spec.bootstrap_servers, security, password, namespace=namespace)
 
@@ -175,26 +198,48 @@ class PipelineRun:
         if spec.bootstrap_servers:
             self.kafka = self.external_access()
             self.kafka.check()
-            self.say(f"external cluster {self.kafka.describe()}: only topics named {self.kafka.namespace}* are created, "
-                     f"changed or deleted (any other is refused), and consumer groups are the run's own")
+            self.say(
+                f"external cluster {self.kafka.describe()}: only topics named {self.kafka.namespace}* are created, "
+                f"changed or deleted (any other is refused), and consumer groups are the run's own"
+            )
             if spec.containers:
                 self.foreign_brokers = ForeignBrokers(spec.containers, self.kafka, self.layout.log_dir)
-                self.say(f"broker faults touch only these containers, and leave them running: {self.foreign_brokers.describe()}")
-            self.history.record("cluster", kind="external", bootstrap_servers=spec.bootstrap_servers,
-                                security=self.kafka.describe(), containers=list(spec.containers))
+                self.say(
+                    "broker faults touch only these containers, and leave them running: "
+                    f"{self.foreign_brokers.describe()}"
+                )
+            self.history.record(
+                "cluster",
+                kind="external",
+                bootstrap_servers=spec.bootstrap_servers,
+                security=self.kafka.describe(),
+                containers=list(spec.containers),
+            )
             return
         t0 = time.monotonic()
         client = self.scenario.kafka
-        security = ClusterSecurity(spec.security, (client and client.sasl_mechanism) or "SCRAM-SHA-256") if spec.security else None
+        security = (
+            ClusterSecurity(spec.security, (client and client.sasl_mechanism) or "SCRAM-SHA-256")
+            if spec.security
+            else None
+        )
         if spec.docker:
             from harness.docker import engine, images
 
             image = spec.docker_image or images.ensure_kafka(engine.client(), say=self.say)
-            self.cluster = ContainerCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links,
-                                                   security=security, image=image, run_id=self.run_id)
+            self.cluster = ContainerCluster.create(
+                self.layout.cluster,
+                brokers=spec.brokers,
+                links=self.links,
+                security=security,
+                image=image,
+                run_id=self.run_id,
+            )
             self.say(f"brokers in containers of {image} (host network; removed at the end)")
         else:
-            self.cluster = EmbeddedCluster.create(self.layout.cluster, brokers=spec.brokers, links=self.links, security=security)
+            self.cluster = EmbeddedCluster.create(
+                self.layout.cluster, brokers=spec.brokers, links=self.links, security=security
+            )
         self.cluster.start()
         for broker in self.cluster.brokers:
             self.history.record("process_started", process=broker.name, pid=broker.pid, role="broker")
@@ -205,32 +250,48 @@ class PipelineRun:
             password = client.password.resolve("kafka.password") if client else secrets.token_urlsafe(24)
             self.cluster.add_scram_user(username, password)
             self.kafka = self.cluster.client_access(username, password)
-        self.say(f"Kafka {self.cluster.kafka_version}: {len(self.cluster.brokers)} broker(s) at {self.kafka.describe()} "
-                 f"({time.monotonic() - t0:.1f}s)")
+        self.say(
+            f"Kafka {self.cluster.kafka_version}: {len(self.cluster.brokers)} broker(s) at {self.kafka.describe()} "
+            f"({time.monotonic() - t0:.1f}s)"
+        )
         if self.links:
-            self.network = NetworkLinks(self.supervisor, self.layout.network_control, self.layout.log(PROXY),
-                                        self.cluster.link_routes()).start()
-            self.history.record("process_started", process=PROXY, pid=self.network.process.pid, role="network-proxy",
-                                links={link: self.client_access(link).bootstrap_servers for link in self.links})
-            self.say("network links through the proxy: " + ", ".join(f"{link} at {self.client_access(link).bootstrap_servers}"
-                                                                     for link in self.links))
+            self.network = NetworkLinks(
+                self.supervisor, self.layout.network_control, self.layout.log(PROXY), self.cluster.link_routes()
+            ).start()
+            self.history.record(
+                "process_started",
+                process=PROXY,
+                pid=self.network.process.pid,
+                role="network-proxy",
+                links={link: self.client_access(link).bootstrap_servers for link in self.links},
+            )
+            self.say(
+                "network links through the proxy: "
+                + ", ".join(f"{link} at {self.client_access(link).bootstrap_servers}" for link in self.links)
+            )
 
     def start_spark(self) -> None:
         """The Spark standalone cluster the scenario asks for (master and workers), before any driver."""
         spec = self.scenario.cluster
         if not spec.spark_standalone:
             if spec.spark_master != "local":
-                self.say(f"Spark master {spec.spark_master}: only the applications named harness-{self.run_id}-* are this run's")
+                self.say(
+                    f"Spark master {spec.spark_master}: only the applications named harness-{self.run_id}-* are this "
+                    "run's"
+                )
             return
         t0 = time.monotonic()
-        self.spark_cluster = StandaloneCluster(self.supervisor, self.layout.spark_cluster, self.layout.log_dir,
-                                               spec.spark_workers).start()
+        self.spark_cluster = StandaloneCluster(
+            self.supervisor, self.layout.spark_cluster, self.layout.log_dir, spec.spark_workers
+        ).start()
         for proc in [self.spark_cluster.master, *self.spark_cluster.worker_procs.values()]:
             self.history.record("process_started", process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0])
         apps = {self.app_name(name): name for name in self.scenario.blueprint.streamlets}
         self._executor_watch = ExecutorWatch(self.spark_cluster, apps, self.history).start()
-        self.say(f"Spark standalone: master {self.spark_cluster.master_url}, {spec.spark_workers} worker(s) "
-                 f"({time.monotonic() - t0:.1f}s)")
+        self.say(
+            f"Spark standalone: master {self.spark_cluster.master_url}, {spec.spark_workers} worker(s) "
+            f"({time.monotonic() - t0:.1f}s)"
+        )
 
     def spark_master(self) -> str | None:
         """The drivers' master URL; None: each runs local[1] (DriverSettings' default)."""
@@ -249,9 +310,14 @@ class PipelineRun:
         if self.spark_master() is None:
             return {}
         paths = [str(Path(__file__).resolve().parents[2]), *self.scenario.import_paths]
-        return {"spark.cores.max": "1", "spark.executor.cores": "1", "spark.executor.memory": "512m",
-                "spark.task.maxFailures": "4", "spark.pyspark.python": sys.executable,
-                "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths)}
+        return {
+            "spark.cores.max": "1",
+            "spark.executor.cores": "1",
+            "spark.executor.memory": "512m",
+            "spark.task.maxFailures": "4",
+            "spark.pyspark.python": sys.executable,
+            "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths),
+        }
 
     def client_access(self, name: str) -> KafkaAccess:
         """Where a streamlet's driver (or the generator) finds the brokers: its network link's proxy when a
@@ -267,7 +333,9 @@ class PipelineRun:
                 replication = min(spec.replication, brokers) if brokers else spec.replication
                 name = self.topic_name(spec)
                 admin.create_topic(name, spec.partitions, replication, spec.config)
-                self.history.record("topic_created", topic=name, partitions=spec.partitions, replication=replication, config=spec.config)
+                self.history.record(
+                    "topic_created", topic=name, partitions=spec.partitions, replication=replication, config=spec.config
+                )
 
     def driver_settings(self, name: str) -> DriverSettings:
         inst = self.scenario.blueprint.streamlets[name]
@@ -324,9 +392,11 @@ class PipelineRun:
     def streamlet_topics(self, name: str) -> tuple[dict[str, str], dict[str, str], str | None]:
         """A streamlet's real topics: inlet -> topic, outlet -> topic, and the source topic if it is an ingress."""
         bp = self.scenario.blueprint
-        return ({port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
-                {port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
-                self.topic_name(self.scenario.workload.topic) if bp.streamlets[name].role == "ingress" else None)
+        return (
+            {port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
+            {port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
+            self.topic_name(self.scenario.workload.topic) if bp.streamlets[name].role == "ingress" else None,
+        )
 
     def input_topics(self, name: str) -> list[str]:
         inputs, _, source_topic = self.streamlet_topics(name)
@@ -356,8 +426,16 @@ class PipelineRun:
     def start_driver(self, name: str) -> ManagedProcess:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
-        proc = launch_driver(self.supervisor, f"streamlet-{name}", "pipelines.driver", [str(path)], self.layout.log(f"streamlet-{name}"),
-                             env=self._driver_env(), cwd=self.layout.spark_local(name).parent, python=self.prepare_spark().python)
+        proc = launch_driver(
+            self.supervisor,
+            f"streamlet-{name}",
+            "pipelines.driver",
+            [str(path)],
+            self.layout.log(f"streamlet-{name}"),
+            env=self._driver_env(),
+            cwd=self.layout.spark_local(name).parent,
+            python=self.prepare_spark().python,
+        )
         self.drivers[name] = proc
         self.failed.pop(name, None)
         self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
@@ -372,15 +450,24 @@ class PipelineRun:
         def all_reporting() -> bool:
             return all(self.progress[n].poll().reporting(p.pid) for n, p in self.drivers.items())
 
-        wait_for(all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=self.dead_driver)
-        self.say(f"{len(self.drivers)} streamlet drivers running ({', '.join(self.drivers)}) after {time.monotonic() - t0:.1f}s")
+        wait_for(
+            all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=self.dead_driver
+        )
+        self.say(
+            f"{len(self.drivers)} streamlet drivers running ({', '.join(self.drivers)}) after "
+            f"{time.monotonic() - t0:.1f}s"
+        )
 
     def wait_up(self, name: str, timeout: float = 240.0) -> bool:
         """Wait until a (re)started driver has run its first batch; False if it ended instead."""
         proc = self.drivers[name]
         try:
-            wait_for(lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running(), timeout=timeout,
-                     interval=0.5, what=f"streamlet {name} (pid {proc.pid}) to run its first batch")
+            wait_for(
+                lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running(),
+                timeout=timeout,
+                interval=0.5,
+                what=f"streamlet {name} (pid {proc.pid}) to run its first batch",
+            )
         except WaitTimeout as exc:
             stacks = self.layout.log(f"streamlet-{name}.stacks")
             if dump_jvm_threads(proc, stacks):
@@ -406,25 +493,38 @@ class PipelineRun:
     def dead_driver(self) -> str | None:
         """For waits that cannot go on without every driver: why one is gone, or None."""
         for name in self.exited_drivers():
-            return f"streamlet {name} exited: {self.failed[name].splitlines()[0]} (see {self.drivers[name].record.log_path})"
+            why = self.failed[name].splitlines()[0]
+            return f"streamlet {name} exited: {why} (see {self.drivers[name].record.log_path})"
         return None
 
     def start_generator(self, duration_s: float | None, seed: int | None = None) -> None:
         """Start producing: for `duration_s`, or until stop_generator() when None."""
         w = self.scenario.workload
         settings = WorkloadSettings(
-            bootstrap_servers=self.client_access(GENERATOR).bootstrap_servers, kafka_security=self.kafka.security,
-            topic=self.topic_name(w.topic), ack_log=str(self.layout.ack_log),
-            keys=w.keys, rate=w.rate, duration_s=duration_s, payload_bytes=w.payload_bytes,
+            bootstrap_servers=self.client_access(GENERATOR).bootstrap_servers,
+            kafka_security=self.kafka.security,
+            topic=self.topic_name(w.topic),
+            ack_log=str(self.layout.ack_log),
+            keys=w.keys,
+            rate=w.rate,
+            duration_s=duration_s,
+            payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
-            late_share=w.late_share, late_by_s=w.late_by_s, late_after=int(w.late_after_s * w.rate),
-            idempotence=w.idempotence, codec=w.topic.codec,
-            headers=w.headers, transaction_records=w.transaction_records, abort_every=w.abort_every,
+            late_share=w.late_share,
+            late_by_s=w.late_by_s,
+            late_after=int(w.late_after_s * w.rate),
+            idempotence=w.idempotence,
+            codec=w.topic.codec,
+            headers=w.headers,
+            transaction_records=w.transaction_records,
+            abort_every=w.abort_every,
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(
-            "generator", [sys.executable, "-m", "harness.workload.generator", str(self.layout.generator_settings)],
-            self.layout.log("generator"), env=self.kafka.child_env(),
+            "generator",
+            [sys.executable, "-m", "harness.workload.generator", str(self.layout.generator_settings)],
+            self.layout.log("generator"),
+            env=self.kafka.child_env(),
         )
         self.history.record("process_started", process="generator", pid=self.generator.pid, role="generator")
 
@@ -471,7 +571,9 @@ class PipelineRun:
 
     def log_ends(self) -> dict[tuple[str, int], int]:
         with self.admin() as admin:
-            return {(o.topic, o.partition): o.log_end for o in admin.offsets(self.topic_name(t) for t in self.all_topics())}
+            return {
+                (o.topic, o.partition): o.log_end for o in admin.offsets(self.topic_name(t) for t in self.all_topics())
+            }
 
     def drain(self, timeout: float = 180.0) -> float:
         """Wait until every running streamlet has processed its inputs up to their log-end offsets."""
@@ -493,7 +595,9 @@ class PipelineRun:
                 codes[name] = proc.returncode
                 continue
             codes[name] = proc.stop(timeout=60)
-            self.history.record("process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=codes[name])
+            self.history.record(
+                "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=codes[name]
+            )
         return codes
 
     def start_recording(self) -> None:
@@ -538,8 +642,13 @@ class PipelineRun:
             return
         self.wait_recorded()
         self.recorder.stop()
-        self.history.record("topics_recorded", topics=self.recorder.topics, records=self.recorder.records, missed=self.recorder.missed,
-                            renewals=self.recorder.renewals)
+        self.history.record(
+            "topics_recorded",
+            topics=self.recorder.topics,
+            records=self.recorder.records,
+            missed=self.recorder.missed,
+            renewals=self.recorder.renewals,
+        )
         self.recorder = None
 
     def export_states(self, timeout: float = 300.0) -> None:
@@ -551,13 +660,25 @@ class PipelineRun:
                 continue
             path = self.layout.driver_settings(name)
             self.driver_settings(name).save(path)
-            proc = launch_driver(self.supervisor, f"export-{name}", "pipelines.export", [str(path)], self.layout.log(f"export-{name}"),
-                                 env=self._driver_env(), cwd=self.layout.spark_local(name).parent, python=self.prepare_spark().python)
+            proc = launch_driver(
+                self.supervisor,
+                f"export-{name}",
+                "pipelines.export",
+                [str(path)],
+                self.layout.log(f"export-{name}"),
+                env=self._driver_env(),
+                cwd=self.layout.spark_local(name).parent,
+                python=self.prepare_spark().python,
+            )
             code = proc.wait_exit(timeout)
             if code is None:
                 proc.kill()
-            self.history.record("state_exported", streamlet=name, exit_code=code,
-                                path=str(self.layout.egress_state(name).relative_to(self.layout.root)))
+            self.history.record(
+                "state_exported",
+                streamlet=name,
+                exit_code=code,
+                path=str(self.layout.egress_state(name).relative_to(self.layout.root)),
+            )
             if code != 0:
                 self.say(f"exporting {name}'s state failed (exit code {code}): see {self.layout.log(f'export-{name}')}")
 

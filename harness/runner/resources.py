@@ -22,8 +22,9 @@ MB = 1024 * 1024
 
 
 class ResourceSampler(PeriodicSampler):
-    def __init__(self, processes: Callable[[], list[ManagedProcess]], run_dir: Path, history: History,
-                 interval_s: float = 15.0):
+    def __init__(
+        self, processes: Callable[[], list[ManagedProcess]], run_dir: Path, history: History, interval_s: float = 15.0
+    ):
         super().__init__("resource-sampler", interval_s)
         self.processes, self.run_dir, self.history = processes, Path(run_dir), history
 

@@ -69,12 +69,20 @@ class _Status:
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
         lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
         down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
-        self.console.status(f"{elapsed:5.0f}s/{self.length}  faults {played}/{self.planned}  "
-                            f"acked {acks.acked:,}  delivered {delivered:,}  lag {lag_text}{down}")
+        self.console.status(
+            f"{elapsed:5.0f}s/{self.length}  faults {played}/{self.planned}  "
+            f"acked {acks.acked:,}  delivered {delivered:,}  lag {lag_text}{down}"
+        )
 
 
-def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = None, seed: int | None = None,
-                 play_faults: bool = True, console: Console | None = None) -> RunSummary:
+def run_scenario(
+    scenario: Scenario,
+    run_dir: Path,
+    duration_s: float | None = None,
+    seed: int | None = None,
+    play_faults: bool = True,
+    console: Console | None = None,
+) -> RunSummary:
     """Run `scenario` (its faults too, unless `play_faults` is False) and keep the evidence in `run_dir`.
 
     What fails before the workload starts (the cluster, a driver's first batch) raises, the evidence so far
@@ -141,8 +149,16 @@ def run_scenario(scenario: Scenario, run_dir: Path, duration_s: float | None = N
     return summary
 
 
-def _play_workload(run: PipelineRun, summary: RunSummary, firings: list[Firing], rules, whole_run: list[FaultRule],
-                   console: Console, sampler: OffsetSampler, group_limits: dict[str, int]) -> str | None:
+def _play_workload(
+    run: PipelineRun,
+    summary: RunSummary,
+    firings: list[Firing],
+    rules,
+    whole_run: list[FaultRule],
+    console: Console,
+    sampler: OffsetSampler,
+    group_limits: dict[str, int],
+) -> str | None:
     """The generator and the fault schedule; returns the error that cut the workload short (recorded as
     run_error; the generator is then stopped), or None."""
     scenario, duration, seed = run.scenario, summary.duration_s, summary.seed
@@ -150,14 +166,20 @@ def _play_workload(run: PipelineRun, summary: RunSummary, firings: list[Firing],
     until = None if after_faults is None else f"{after_faults:g}s after the last fault"
     try:
         run.start_generator(duration if until is None else None, seed)
-        console.say(f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
-                    + ("" if until is None else f" and until {until}") + f"; {len(firings)} fault(s) planned (seed {seed})")
+        console.say(
+            f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
+            + ("" if until is None else f" and until {until}")
+            + f"; {len(firings)} fault(s) planned (seed {seed})"
+        )
         _begin_continuous_faults(run, whole_run)
         status = _Status(run, sampler, console, duration, len(firings))
         overrun = max([duration] + [f.at_s for f in firings]) + 300
-        open_workload = None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
-        summary.faults_played = play(run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status, open_workload,
-                                     group_limits)
+        open_workload = (
+            None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
+        )
+        summary.faults_played = play(
+            run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status, open_workload, group_limits
+        )
         _end_continuous_faults(run, whole_run)
         return None
     except Exception as exc:  # HarnessError or a bug: the run is still drained, saved and judged
@@ -185,11 +207,23 @@ def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | Non
     return None
 
 
-def _save_resolved(run: PipelineRun, scenario: Scenario, duration: float, seed: int, firings: list[Firing],
-                   play_faults: bool, storm: Storm | None) -> None:
-    resolved = {"duration_s": duration, "after_faults_s": scenario.workload.after_faults_s, "seed": seed,
-                "faults_played": play_faults,
-                "schedule": [asdict(f) for f in firings], **({"storm": storm.describe()} if storm else {})}
+def _save_resolved(
+    run: PipelineRun,
+    scenario: Scenario,
+    duration: float,
+    seed: int,
+    firings: list[Firing],
+    play_faults: bool,
+    storm: Storm | None,
+) -> None:
+    resolved = {
+        "duration_s": duration,
+        "after_faults_s": scenario.workload.after_faults_s,
+        "seed": seed,
+        "faults_played": play_faults,
+        "schedule": [asdict(f) for f in firings],
+        **({"storm": storm.describe()} if storm else {}),
+    }
     run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
     run.describe().save(run.layout.pipeline)
 
@@ -201,13 +235,24 @@ def _begin_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> No
     for rule in whole_run:
         rule.fault.begun(run, rule.target, **rule.params)
     if w.late_share > 0:
-        run.history.record("fault_begun", kind="late-events", target=run.topic_name(w.topic), scope="none",
-                           restarts=False, recovers=False, share=w.late_share, late_by_s=w.late_by_s, after_s=w.late_after_s)
+        run.history.record(
+            "fault_begun",
+            kind="late-events",
+            target=run.topic_name(w.topic),
+            scope="none",
+            restarts=False,
+            recovers=False,
+            share=w.late_share,
+            late_by_s=w.late_by_s,
+            after_s=w.late_after_s,
+        )
 
 
 def _end_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:
     w = run.scenario.workload
     for rule in whole_run:
-        rule.fault.ended(run, rule.target, **(rule.fault.finish(run, rule.target, rule.params) if rule.fault.finish else {}))
+        rule.fault.ended(
+            run, rule.target, **(rule.fault.finish(run, rule.target, rule.params) if rule.fault.finish else {})
+        )
     if w.late_share > 0:
         run.history.record("fault_ended", kind="late-events", target=run.topic_name(w.topic))

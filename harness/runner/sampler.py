@@ -29,7 +29,9 @@ class OffsetSampler(PeriodicSampler):
             offsets = self._admin.offsets(self.topics)
         except Exception as exc:  # any failure to sample is an observation, never the end of the sampler
             if not self._unavailable:
-                self.history.record("offsets_unavailable", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                self.history.record(
+                    "offsets_unavailable", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                )
                 self._unavailable = True
             self._close_admin()
             return

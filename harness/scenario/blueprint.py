@@ -97,7 +97,9 @@ def _topic(raw: Any, default_name: str, path: str) -> TopicSpec:
     raw = _mapping(raw if raw is not None else {}, path)
     unknown = set(raw) - {"name", "partitions", "replication", "config", "codec"}
     if unknown:
-        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected name, partitions, replication, config, codec)")
+        raise BlueprintError(
+            f"{path}.{sorted(unknown)[0]}", "unknown field (expected name, partitions, replication, config, codec)"
+        )
     codec = raw.get("codec", "json")
     if codec not in CODECS:
         raise BlueprintError(f"{path}.codec", f"expected one of {', '.join(CODECS)}, got {codec!r}")
@@ -124,8 +126,10 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
         raise BlueprintError(f"{path}.kind", str(exc)) from None
     missing = [name for name in cls.spark_jars if name not in JAR_SETS]
     if missing:
-        raise BlueprintError(f"{path}.kind", f"{kind} needs the jar set {missing[0]!r}, which the harness does not have "
-                                             f"(jars/: {', '.join(JAR_SETS)})")
+        raise BlueprintError(
+            f"{path}.kind",
+            f"{kind} needs the jar set {missing[0]!r}, which the harness does not have (jars/: {', '.join(JAR_SETS)})",
+        )
     settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
     merged, at_fault, problem = resolve_settings(cls, settings, kind)
     if at_fault is not None:
@@ -157,8 +161,10 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
         for target in targets:
             dst_name, dst_port, inlet = _resolve_port(streamlets, target, "inlet", cpath)
             if inlet.schema != outlet.schema:
-                raise BlueprintError(cpath, f"schema mismatch: {outlet_ref} writes {outlet.schema.id} "
-                                            f"but {target} reads {inlet.schema.id}")
+                raise BlueprintError(
+                    cpath,
+                    f"schema mismatch: {outlet_ref} writes {outlet.schema.id} but {target} reads {inlet.schema.id}",
+                )
             if (dst_name, dst_port) in fed_by:
                 raise BlueprintError(cpath, f"inlet {target} is already fed by {fed_by[(dst_name, dst_port)]}")
             fed_by[(dst_name, dst_port)] = outlet_ref
@@ -166,7 +172,9 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
         topic = _topic(topics_raw.get(outlet_ref), outlet_ref.replace(".", "-"), f"{path}.topics.{outlet_ref}")
         for ref, port in ((outlet_ref, outlet), *((f"{s}.{p}", streamlets[s].cls.shape.inlet(p)) for s, p in inlets)):
             if port.codec is not None and port.codec != topic.codec:
-                raise BlueprintError(f"{path}.topics.{outlet_ref}.codec", f"{ref} is declared {port.codec}, the topic is {topic.codec}")
+                raise BlueprintError(
+                    f"{path}.topics.{outlet_ref}.codec", f"{ref} is declared {port.codec}, the topic is {topic.codec}"
+                )
         connections.append(Connection((src_name, src_port), tuple(inlets), topic))
 
     for ref in topics_raw:
@@ -196,8 +204,11 @@ def _resolve_port(streamlets: dict[str, StreamletInstance], ref: Any, direction:
     found = shape.inlet(port) if direction == "inlet" else shape.outlet(port)
     if found is None:
         ports = shape.inlets if direction == "inlet" else shape.outlets
-        raise BlueprintError(path, f"streamlet {name!r} ({streamlets[name].kind}) has no {direction} {port!r} "
-                                   f"({direction}s: {', '.join(p.name for p in ports) or 'none'})")
+        raise BlueprintError(
+            path,
+            f"streamlet {name!r} ({streamlets[name].kind}) has no {direction} {port!r} "
+            f"({direction}s: {', '.join(p.name for p in ports) or 'none'})",
+        )
     return name, port, found
 
 
@@ -212,7 +223,7 @@ def _topological_order(blueprint: Blueprint, path: str = "blueprint") -> list[st
         if state.get(node) == "done":
             return
         if state.get(node) == "visiting":
-            cycle = trail[trail.index(node):] + [node]
+            cycle = trail[trail.index(node) :] + [node]
             raise BlueprintError(f"{path}.connections", f"cycle: {' -> '.join(cycle)}")
         state[node] = "visiting"
         for nxt in sorted(downstream[node]):

@@ -35,8 +35,22 @@ def _guarantee(value: Any, path: str) -> str:
 
 
 def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
-    f = Fields(raw, "expectations", {"end_to_end", "verdict", "per_hop", "max_lost", "lost_causes", "min_duplicated_deliveries",
-                                     "query_failure", "max_recovery_s", "max_memory_growth", "headers_kept"})
+    f = Fields(
+        raw,
+        "expectations",
+        {
+            "end_to_end",
+            "verdict",
+            "per_hop",
+            "max_lost",
+            "lost_causes",
+            "min_duplicated_deliveries",
+            "query_failure",
+            "max_recovery_s",
+            "max_memory_growth",
+            "headers_kept",
+        },
+    )
     end_to_end = f.get("end_to_end", str)
     if end_to_end is not None:
         _guarantee(end_to_end, "expectations.end_to_end")
@@ -48,12 +62,16 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
     for topic, guarantee in f.get("per_hop", dict, {}).items():
         path = f"expectations.per_hop.{topic}"
         if topic not in hops:
-            raise BlueprintError(path, f"unknown hop {topic!r} (intermediate topics and egresses: {', '.join(sorted(hops))})")
+            raise BlueprintError(
+                path, f"unknown hop {topic!r} (intermediate topics and egresses: {', '.join(sorted(hops))})"
+            )
         per_hop[topic] = _guarantee(guarantee, path)
     causes = f.get("lost_causes", list)
     for index, cause in enumerate(causes or []):
         if cause not in EXPECTABLE_CAUSES:
-            raise BlueprintError(f"expectations.lost_causes[{index}]", f"expected one of {', '.join(EXPECTABLE_CAUSES)}, got {cause!r}")
+            raise BlueprintError(
+                f"expectations.lost_causes[{index}]", f"expected one of {', '.join(EXPECTABLE_CAUSES)}, got {cause!r}"
+            )
     return Expectations(
         end_to_end=end_to_end,
         verdict=exact,

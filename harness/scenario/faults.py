@@ -58,11 +58,15 @@ def unmet_need(fault: FaultKind, cluster) -> str | None:
     if "kafka-cluster" in fault.needs and cluster.bootstrap_servers:
         return f"{fault.name} needs the embedded cluster; this scenario uses cluster.bootstrap_servers"
     if "brokers" in fault.needs and not cluster.faultable_brokers:
-        return (f"{fault.name} needs brokers the harness can fault: on a cluster you run, list their containers in "
-                "cluster.docker.containers")
+        return (
+            f"{fault.name} needs brokers the harness can fault: on a cluster you run, list their containers in "
+            "cluster.docker.containers"
+        )
     if "spark-cluster" in fault.needs and not cluster.spark_standalone:
-        return (f"{fault.name} needs the Spark standalone cluster the harness starts (cluster.spark.master: standalone), "
-                f"this scenario's master is {cluster.spark_master}")
+        return (
+            f"{fault.name} needs the Spark standalone cluster the harness starts (cluster.spark.master: standalone), "
+            f"this scenario's master is {cluster.spark_master}"
+        )
     return None
 
 
@@ -91,14 +95,18 @@ def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, clus
         also = f" or {GENERATOR}" if fault.target == "link" else ""
         raise BlueprintError(path, f"unknown streamlet {target!r} (declared: {', '.join(blueprint.streamlets)}{also})")
     if fault.target == "processor" and blueprint.streamlets[target].kind != "processor":
-        raise BlueprintError(path, f"{fault.name} needs a streamlet of kind processor, {target!r} is {blueprint.streamlets[target].kind}")
+        raise BlueprintError(
+            path, f"{fault.name} needs a streamlet of kind processor, {target!r} is {blueprint.streamlets[target].kind}"
+        )
     if fault.target == "ingress" and blueprint.streamlets[target].role != "ingress":
-        raise BlueprintError(path, f"{fault.name} needs a streamlet reading the source topic, {target!r} reads a topic "
-                                   "of the pipeline")
+        raise BlueprintError(
+            path, f"{fault.name} needs a streamlet reading the source topic, {target!r} reads a topic of the pipeline"
+        )
 
 
 def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
-    """The rules of `raw` checked against the blueprint and `cluster` (a ClusterSpec: brokers, bootstrap servers, Spark)."""
+    """The rules of `raw` checked against the blueprint and `cluster` (a ClusterSpec: brokers, bootstrap servers,
+    Spark)."""
     if not isinstance(raw, list):
         raise BlueprintError("faults", f"expected a list of faults, got {type(raw).__name__}")
     rules = []
@@ -136,6 +144,16 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
         times = f.get("times", int, 1 if every is None else None, minimum=1)
         if times is not None and times > 1 and every is None:
             raise BlueprintError(f"{path}.every_s", f"required when times is {times}")
-        rules.append(FaultRule(name, target, f.number("start_s", 10.0, minimum=0), every,
-                               f.number("jitter_s", 0.0, minimum=0), times, params, fault))
+        rules.append(
+            FaultRule(
+                name,
+                target,
+                f.number("start_s", 10.0, minimum=0),
+                every,
+                f.number("jitter_s", 0.0, minimum=0),
+                times,
+                params,
+                fault,
+            )
+        )
     return rules

@@ -16,7 +16,9 @@ class Fields:
             raise BlueprintError(path, f"expected a mapping, got {type(raw).__name__}")
         unknown = sorted(str(k) for k in set(raw) - allowed)
         if unknown:
-            raise BlueprintError(f"{path}.{unknown[0]}", f"unknown field (expected one of {', '.join(sorted(allowed))})")
+            raise BlueprintError(
+                f"{path}.{unknown[0]}", f"unknown field (expected one of {', '.join(sorted(allowed))})"
+            )
         self.raw, self.path = raw, path
 
     def get(self, key: str, kind, default=None, minimum=None, maximum=None, required=False):

@@ -90,12 +90,21 @@ def parse_kafka(raw: Any, folder: Path | None, external: bool, cluster_security:
     (cluster.security) brings its own CA and creates the user given here."""
     if raw is None:
         return None
-    f = Fields(raw, "kafka", {"security_protocol", "sasl_mechanism", "username", "password", "ca_file", "truststore",
-                              "keystore_file"})
+    f = Fields(
+        raw,
+        "kafka",
+        {"security_protocol", "sasl_mechanism", "username", "password", "ca_file", "truststore", "keystore_file"},
+    )
     protocol = f.choice("security_protocol", PROTOCOLS, "PLAINTEXT")
     sasl, tls = protocol.startswith("SASL_"), protocol.endswith("SSL")
-    for key, allowed in (("sasl_mechanism", sasl), ("username", sasl), ("password", sasl), ("ca_file", tls),
-                         ("truststore", tls), ("keystore_file", tls)):
+    for key, allowed in (
+        ("sasl_mechanism", sasl),
+        ("username", sasl),
+        ("password", sasl),
+        ("ca_file", tls),
+        ("truststore", tls),
+        ("keystore_file", tls),
+    ):
         if key in raw and not allowed:
             raise BlueprintError(f"kafka.{key}", f"not used with security_protocol {protocol}")
     if sasl:
@@ -110,28 +119,41 @@ def parse_kafka(raw: Any, folder: Path | None, external: bool, cluster_security:
         store_path = _file(t, "path", folder)
         if store_path is None:
             raise BlueprintError("kafka.truststore.path", "required field is missing")
-        store_password = _secret(raw["truststore"]["password"], "kafka.truststore.password") if "password" in raw["truststore"] else None
+        store_password = (
+            _secret(raw["truststore"]["password"], "kafka.truststore.password")
+            if "password" in raw["truststore"]
+            else None
+        )
     spec = KafkaClientSpec(
         security_protocol=protocol,
         sasl_mechanism=f.choice("sasl_mechanism", SASL_MECHANISMS, "SCRAM-SHA-256") if sasl else None,
         username=f.get("username", str, None),
         password=_secret(raw["password"], "kafka.password") if "password" in raw else None,
-        ca_file=_file(f, "ca_file", folder), truststore=store_path, truststore_password=store_password,
+        ca_file=_file(f, "ca_file", folder),
+        truststore=store_path,
+        truststore_password=store_password,
         keystore_file=_file(f, "keystore_file", folder),
     )
     if not external:
         if cluster_security is None:
-            raise BlueprintError("kafka", "the embedded cluster speaks plaintext: add cluster.security (sasl_ssl or ssl), "
-                                          "or point the scenario at your cluster (cluster.bootstrap_servers)")
+            raise BlueprintError(
+                "kafka",
+                "the embedded cluster speaks plaintext: add cluster.security (sasl_ssl or ssl), "
+                "or point the scenario at your cluster (cluster.bootstrap_servers)",
+            )
         wanted = CLUSTER_SECURITY[cluster_security]
         if protocol != wanted:
-            raise BlueprintError("kafka.security_protocol", f"the embedded cluster with security {cluster_security} "
-                                                            f"speaks {wanted}, not {protocol}")
+            raise BlueprintError(
+                "kafka.security_protocol",
+                f"the embedded cluster with security {cluster_security} speaks {wanted}, not {protocol}",
+            )
         for key in ("ca_file", "truststore", "keystore_file"):
             if key in raw:
                 raise BlueprintError(f"kafka.{key}", "the embedded cluster makes its own CA and certificates")
         if spec.sasl_mechanism not in (None, "SCRAM-SHA-256", "SCRAM-SHA-512"):
-            raise BlueprintError("kafka.sasl_mechanism", "the embedded cluster creates SCRAM users: SCRAM-SHA-256 or SCRAM-SHA-512")
+            raise BlueprintError(
+                "kafka.sasl_mechanism", "the embedded cluster creates SCRAM users: SCRAM-SHA-256 or SCRAM-SHA-512"
+            )
     return spec
 
 

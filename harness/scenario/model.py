@@ -10,19 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.secrets import redacted
-from harness.spark import versions
+from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.faults import FaultRule, parse_faults
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm import StormSpec, parse_storm
-from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
+from harness.secrets import redacted
+from harness.spark import versions
 from pipelines.kinds import add_import_paths
 from pipelines.model import CODECS
 from pipelines.settings import SourceOptions
-
 
 # What one machine can do: a Python generator sends at most tens of thousands of records a second,
 # and the checker holds about 0.35 GiB per million delivered records (docs/checker.md).
@@ -37,7 +36,9 @@ MAX_RECORDS = 50_000_000
 class ClusterSpec:
     brokers: int = 1
     bootstrap_servers: str | None = None  # an external cluster; None: start an embedded one
-    spark_master: str = "local"  # local (each driver runs local[1]), standalone (started here), or spark:// / k8s:// of one's own
+    spark_master: str = (
+        "local"  # local (each driver runs local[1]), standalone (started here), or spark:// / k8s:// of one's own
+    )
     spark_workers: int = 0  # standalone: how many workers the harness starts
     spark_version: str | None = None  # the drivers' Spark (None: the harness's own pyspark; harness/spark/versions.py)
     docker: bool = False  # the brokers the harness starts run as containers (harness.docker)
@@ -94,13 +95,33 @@ class Scenario:
 
 
 def _workload(raw: Any) -> WorkloadSpec:
-    f = Fields(raw, "workload", {"topic", "keys", "rate", "duration_s", "after_faults_s", "payload_bytes", "late_share", "late_by_s", "late_after_s", "idempotence", "seed",
-                                   "transactions", "headers"})
+    f = Fields(
+        raw,
+        "workload",
+        {
+            "topic",
+            "keys",
+            "rate",
+            "duration_s",
+            "after_faults_s",
+            "payload_bytes",
+            "late_share",
+            "late_by_s",
+            "late_after_s",
+            "idempotence",
+            "seed",
+            "transactions",
+            "headers",
+        },
+    )
     topic_raw = f.get("topic", dict, {})
     t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config", "codec"})
     topic = TopicSpec(
-        t.get("name", str, "source"), t.get("partitions", int, 2, minimum=1), t.get("replication", int, 1, minimum=1),
-        {str(k): str(v) for k, v in t.get("config", dict, {}).items()}, t.choice("codec", CODECS, "json"),
+        t.get("name", str, "source"),
+        t.get("partitions", int, 2, minimum=1),
+        t.get("replication", int, 1, minimum=1),
+        {str(k): str(v) for k, v in t.get("config", dict, {}).items()},
+        t.choice("codec", CODECS, "json"),
     )
     spec = WorkloadSpec(
         topic=topic,
@@ -118,8 +139,11 @@ def _workload(raw: Any) -> WorkloadSpec:
         **_transactions(f.get("transactions", dict, None), f.get("idempotence", bool, True)),
     )
     if spec.rate * spec.duration_s > MAX_RECORDS:
-        raise BlueprintError("workload", f"rate x duration_s is {spec.rate * spec.duration_s:,.0f} records; at most "
-                                         f"{MAX_RECORDS:,} can be checked in this machine's memory")
+        raise BlueprintError(
+            "workload",
+            f"rate x duration_s is {spec.rate * spec.duration_s:,.0f} records; at most "
+            f"{MAX_RECORDS:,} can be checked in this machine's memory",
+        )
     return spec
 
 
@@ -129,11 +153,15 @@ def _transactions(raw: dict | None, idempotence: bool) -> dict:
         return {}
     f = Fields(raw, "workload.transactions", {"records", "abort_every"})
     if not idempotence:
-        raise BlueprintError("workload.idempotence", "a transactional producer is idempotent; remove idempotence: false")
+        raise BlueprintError(
+            "workload.idempotence", "a transactional producer is idempotent; remove idempotence: false"
+        )
     abort_every = f.get("abort_every", int, 0, minimum=0)
     if abort_every == 1:
-        raise BlueprintError("workload.transactions.abort_every",
-                             "1 would abort every transaction (and write its records again forever); use 0 (never) or 2 and up")
+        raise BlueprintError(
+            "workload.transactions.abort_every",
+            "1 would abort every transaction (and write its records again forever); use 0 (never) or 2 and up",
+        )
     return {"transaction_records": f.get("records", int, 50, minimum=1, maximum=100_000), "abort_every": abort_every}
 
 
@@ -143,12 +171,26 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
         path = f"source_options.{name}"
         if name not in blueprint.streamlets:
             raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(blueprint.streamlets)})")
-        f = Fields(body, path, {"trigger", "trigger_interval", "max_offsets_per_trigger", "fail_on_data_loss",
-                                 "starting_offsets", "starting_timestamp_ms", "group_id", "isolation_level",
-                                 "include_headers"})
+        f = Fields(
+            body,
+            path,
+            {
+                "trigger",
+                "trigger_interval",
+                "max_offsets_per_trigger",
+                "fail_on_data_loss",
+                "starting_offsets",
+                "starting_timestamp_ms",
+                "group_id",
+                "isolation_level",
+                "include_headers",
+            },
+        )
         trigger = f.get("trigger", str, "processingTime")
         if trigger not in ("default", "processingTime", "availableNow"):
-            raise BlueprintError(f"{path}.trigger", f"expected default, processingTime or availableNow, got {trigger!r}")
+            raise BlueprintError(
+                f"{path}.trigger", f"expected default, processingTime or availableNow, got {trigger!r}"
+            )
         starting = f.get("starting_offsets", str, "earliest")
         if starting not in ("earliest", "latest"):
             raise BlueprintError(f"{path}.starting_offsets", f"expected earliest or latest, got {starting!r}")
@@ -192,14 +234,24 @@ def _docker(raw: dict | None, external: str | None) -> tuple[bool, str | None, t
     containers = f.get("containers", list, None)
     if external is None:
         if containers is not None:
-            raise BlueprintError("cluster.docker.containers", "only with cluster.bootstrap_servers (a cluster you run); "
-                                                              "without it the harness starts its own containers")
+            raise BlueprintError(
+                "cluster.docker.containers",
+                "only with cluster.bootstrap_servers (a cluster you run); "
+                "without it the harness starts its own containers",
+            )
         return True, image, ()
     if image is not None:
-        raise BlueprintError("cluster.docker.image", "the harness starts no broker on a cluster you run "
-                                                     "(cluster.bootstrap_servers)")
-    if not containers or not all(isinstance(c, str) and c for c in containers) or len(set(containers)) != len(containers):
-        raise BlueprintError("cluster.docker.containers", f"expected the names of your broker containers, each once, got {containers!r}")
+        raise BlueprintError(
+            "cluster.docker.image", "the harness starts no broker on a cluster you run (cluster.bootstrap_servers)"
+        )
+    if (
+        not containers
+        or not all(isinstance(c, str) and c for c in containers)
+        or len(set(containers)) != len(containers)
+    ):
+        raise BlueprintError(
+            "cluster.docker.containers", f"expected the names of your broker containers, each once, got {containers!r}"
+        )
     return False, None, tuple(containers)
 
 
@@ -209,14 +261,21 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
     f = Fields(raw, "cluster.spark", {"master", "workers", "version"})
     master = f.get("master", str, "local")
     if master not in ("local", "standalone") and not master.startswith(("spark://", "k8s://")):
-        raise BlueprintError("cluster.spark.master", f"expected local, standalone, or a spark:// or k8s:// URL, got {master!r}")
+        raise BlueprintError(
+            "cluster.spark.master", f"expected local, standalone, or a spark:// or k8s:// URL, got {master!r}"
+        )
     version = f.get("version", str, None)
     if version is not None:
         if version not in versions.known_versions():
-            raise BlueprintError("cluster.spark.version", f"expected one of {', '.join(versions.known_versions())}, got {version!r}")
+            raise BlueprintError(
+                "cluster.spark.version", f"expected one of {', '.join(versions.known_versions())}, got {version!r}"
+            )
         if master == "standalone" and version != versions.own_version():
-            raise BlueprintError("cluster.spark.version", f"the standalone cluster the harness starts runs its own Spark "
-                                                          f"({versions.own_version()}), not {version}")
+            raise BlueprintError(
+                "cluster.spark.version",
+                f"the standalone cluster the harness starts runs its own Spark "
+                f"({versions.own_version()}), not {version}",
+            )
         version = None if version == versions.own_version() else version
     if master != "standalone":
         if "workers" in raw:
@@ -227,8 +286,24 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
 
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
-    f = Fields(raw, "scenario", {"name", "description", "cluster", "blueprint", "workload", "store",
-                                    "source_options", "faults", "expectations", "imports", "kafka", "storm"})
+    f = Fields(
+        raw,
+        "scenario",
+        {
+            "name",
+            "description",
+            "cluster",
+            "blueprint",
+            "workload",
+            "store",
+            "source_options",
+            "faults",
+            "expectations",
+            "imports",
+            "kafka",
+            "storm",
+        },
+    )
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
     blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
@@ -239,23 +314,39 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     external = c.get("bootstrap_servers", str, None)
     security = c.choice("security", ("sasl_ssl", "ssl"), None)
     if security and external:
-        raise BlueprintError("cluster.security", "secures the embedded cluster; for a cluster you run "
-                                                 "(cluster.bootstrap_servers), say how to reach it in the kafka: section")
-    cluster = ClusterSpec(brokers, external, *_spark(c.get("spark", dict, {})),
-                          *_docker(c.get("docker", dict, None), external), security=security)
+        raise BlueprintError(
+            "cluster.security",
+            "secures the embedded cluster; for a cluster you run "
+            "(cluster.bootstrap_servers), say how to reach it in the kafka: section",
+        )
+    cluster = ClusterSpec(
+        brokers,
+        external,
+        *_spark(c.get("spark", dict, {})),
+        *_docker(c.get("docker", dict, None), external),
+        security=security,
+    )
     kafka = parse_kafka(f.get("kafka", dict, None), folder, external is not None, security)
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
-    other_spark = [f"{name} ({inst.kind}: {', '.join(inst.cls.spark_jars)})" for name, inst in blueprint.streamlets.items()
-                   if inst.cls.spark_jars and cluster.spark_version]
+    other_spark = [
+        f"{name} ({inst.kind}: {', '.join(inst.cls.spark_jars)})"
+        for name, inst in blueprint.streamlets.items()
+        if inst.cls.spark_jars and cluster.spark_version
+    ]
     if other_spark:
-        raise BlueprintError("cluster.spark.version", f"{', '.join(other_spark)} needs jars built for Spark "
-                                                      f"{versions.own_version()}, not {cluster.spark_version}")
+        raise BlueprintError(
+            "cluster.spark.version",
+            f"{', '.join(other_spark)} needs jars built for Spark "
+            f"{versions.own_version()}, not {cluster.spark_version}",
+        )
     workload = _workload(f.get("workload", dict, required=True))
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
     if expectations.headers_kept is not None and not workload.headers:
-        raise BlueprintError("expectations.headers_kept", "the source records carry no header to keep: set workload.headers: true")
+        raise BlueprintError(
+            "expectations.headers_kept", "the source records carry no header to keep: set workload.headers: true"
+        )
     return Scenario(
         name=f.get("name", str, required=True),
         description=f.get("description", str, ""),

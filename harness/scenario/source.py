@@ -38,8 +38,10 @@ def _check_tree(node: yaml.Node, path: Path) -> None:
             total = 1
             for key, value in n.value:
                 if not isinstance(key, yaml.ScalarNode) or key.tag != "tag:yaml.org,2002:str":
-                    raise ScenarioError(f"{path}: line {key.start_mark.line + 1}: a field name must be text, "
-                                        f"got {key.value if isinstance(key, yaml.ScalarNode) else 'a ' + key.id}")
+                    raise ScenarioError(
+                        f"{path}: line {key.start_mark.line + 1}: a field name must be text, "
+                        f"got {key.value if isinstance(key, yaml.ScalarNode) else 'a ' + key.id}"
+                    )
                 total += size(value, depth + 1)
         elif isinstance(n, yaml.SequenceNode):
             total = 1 + sum(size(item, depth + 1) for item in n.value)

@@ -35,9 +35,14 @@ def parse_storm(raw: Any) -> StormSpec | None:
         return None
     f = Fields(raw, "storm", {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down"})
     spacing = f.get("spacing_s", list, [2.0, 8.0])
-    if len(spacing) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spacing) \
-            or not 0 <= spacing[0] <= spacing[1]:
-        raise BlueprintError("storm.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}")
+    if (
+        len(spacing) != 2
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spacing)
+        or not 0 <= spacing[0] <= spacing[1]
+    ):
+        raise BlueprintError(
+            "storm.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}"
+        )
     kinds = f.get("kinds", list, None)
     if kinds is not None:
         if not kinds or not all(isinstance(k, str) for k in kinds):
@@ -47,6 +52,10 @@ def parse_storm(raw: Any) -> StormSpec | None:
                 load_fault_kind(name)
             except FaultKindError as exc:
                 raise BlueprintError(f"storm.kinds[{i}]", str(exc)) from None
-    return StormSpec(f.get("faults", int, 6, minimum=1, maximum=200), f.number("start_s", 10.0, minimum=0),
-                     (float(spacing[0]), float(spacing[1])), None if kinds is None else tuple(kinds),
-                     f.get("max_brokers_down", int, None, minimum=0))
+    return StormSpec(
+        f.get("faults", int, 6, minimum=1, maximum=200),
+        f.number("start_s", 10.0, minimum=0),
+        (float(spacing[0]), float(spacing[1])),
+        None if kinds is None else tuple(kinds),
+        f.get("max_brokers_down", int, None, minimum=0),
+    )

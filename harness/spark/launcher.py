@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from harness import jars
-
 from harness.process import ManagedProcess, Supervisor
 from harness.process.supervisor import session_members
 

@@ -8,9 +8,15 @@ from pipelines.settings import DriverPaths
 
 
 def driver_paths(layout: RunLayout, streamlet: str) -> DriverPaths:
-    return DriverPaths(checkpoints=str(layout.checkpoints(streamlet)), progress=str(layout.progress(streamlet)),
-                       spark_local=str(layout.spark_local(streamlet)), crash_arm=str(layout.crash_arm(streamlet)),
-                       crash_held=str(layout.crash_held(streamlet)), egress_db=str(layout.egress_db(streamlet)),
-                       dropped=str(layout.dropped(streamlet)), workdir=str(layout.workdir(streamlet)),
-                       egress_state=str(layout.egress_state(streamlet)),
-                       store_namespace=f"{layout.root.name}_{streamlet}")
+    return DriverPaths(
+        checkpoints=str(layout.checkpoints(streamlet)),
+        progress=str(layout.progress(streamlet)),
+        spark_local=str(layout.spark_local(streamlet)),
+        crash_arm=str(layout.crash_arm(streamlet)),
+        crash_held=str(layout.crash_held(streamlet)),
+        egress_db=str(layout.egress_db(streamlet)),
+        dropped=str(layout.dropped(streamlet)),
+        workdir=str(layout.workdir(streamlet)),
+        egress_state=str(layout.egress_state(streamlet)),
+        store_namespace=f"{layout.root.name}_{streamlet}",
+    )

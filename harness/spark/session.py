@@ -77,8 +77,12 @@ def driver_classpath() -> str:
 # bench/pipeline_throughput.py): a driver's start to its first batch 3.8 s quick, 4.5 s deferred; 600,000 records
 # through the pipeline at 13,700-13,900 records/s quick, 17,300-18,900 deferred.
 JIT_MODES = {
-    "deferred": ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
-                 "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"],
+    "deferred": [
+        "-XX:Tier4InvocationThreshold=50000",
+        "-XX:Tier4MinInvocationThreshold=6000",
+        "-XX:Tier4CompileThreshold=150000",
+        "-XX:Tier4BackEdgeThreshold=400000",
+    ],
     "quick": ["-XX:TieredStopAtLevel=1"],  # C1 only
     "full": [],  # the JVM's defaults
 }
@@ -128,13 +132,15 @@ def launcher_env(runtime: SparkRuntime | None = None, archive_flags: list[str] |
     return {LAUNCHER_OPTS: " ".join([*archive, *GC_OPTIONS, *JIT_MODES["quick"], *LAUNCHER_LOG])}
 
 
-def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = (),
-                 runtime: SparkRuntime | None = None) -> dict[str, str]:
+def session_conf(
+    conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...] = (), runtime: SparkRuntime | None = None
+) -> dict[str, str]:
     """The configuration of a SparkSession that can read and write Kafka, after checking the connector and Java.
 
     `conf` overrides the defaults above; spark.jars always includes the connector (of `runtime`'s Spark: the
     harness's own by default), then the jars of `jar_sets` (a streamlet's spark_jars, built for the harness's own
-    Spark: the scenario parser refuses them with another version). A streamlet driver is given this in its settings (pipelines/ builds its session from them).
+    Spark: the scenario parser refuses them with another version). A streamlet driver is given this in its settings
+    (pipelines/ builds its session from them).
     """
     runtime = runtime or versions.runtime(None)
     check_connector_version(runtime)
@@ -144,10 +150,13 @@ def session_conf(conf: Mapping[str, str] | None = None, jar_sets: tuple[str, ...
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
     sets = [str(p) for name in jar_sets for p in jars.jar_set(name)]
     settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars(runtime.jar_set)] + sets + extra)
-    settings["spark.driver.extraJavaOptions"] = driver_java_options(settings.get("spark.driver.extraJavaOptions", ""), runtime)
+    settings["spark.driver.extraJavaOptions"] = driver_java_options(
+        settings.get("spark.driver.extraJavaOptions", ""), runtime
+    )
     if runtime.own:  # spark.jars keeps the connector too: executors of a Spark cluster fetch it from there
         settings["spark.driver.extraClassPath"] = ":".join(
-            p for p in (_own_extra_classpath(), settings.get("spark.driver.extraClassPath", "")) if p)
+            p for p in (_own_extra_classpath(), settings.get("spark.driver.extraClassPath", "")) if p
+        )
     return settings
 
 
@@ -159,7 +168,9 @@ def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, s
     """A SparkSession that can read and write Kafka (session_conf), in this process."""
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("HARNESS_SPARK_MASTER", DEFAULT_MASTER))
+    builder = SparkSession.builder.appName(app_name).master(
+        master or os.environ.get("HARNESS_SPARK_MASTER", DEFAULT_MASTER)
+    )
     for key, value in session_conf(conf).items():
         builder = builder.config(key, value)
     launcher = launcher_env()

@@ -46,7 +46,9 @@ class StandaloneCluster:
         self.supervisor, self.workdir, self.log_dir = supervisor, Path(workdir), Path(log_dir)
         ports = free_ports(2 + 2 * workers)
         self.master_port, self.master_ui = ports[0], ports[1]
-        self.worker_ports = {f"worker-{i + 1}": (ports[2 + 2 * i], ports[3 + 2 * i]) for i in range(workers)}  # name -> (port, web UI)
+        self.worker_ports = {
+            f"worker-{i + 1}": (ports[2 + 2 * i], ports[3 + 2 * i]) for i in range(workers)
+        }  # name -> (port, web UI)
         self.master: ManagedProcess | None = None
         self.worker_procs: dict[str, ManagedProcess] = {}
 
@@ -58,23 +60,47 @@ class StandaloneCluster:
         return list(self.worker_ports)
 
     def _java(self, main: str, args: list[str], memory: str = "256m") -> list[str]:
-        return [jars.java_executable(), f"-Xmx{memory}", "-XX:+UseSerialGC", "-cp", f"{spark_home() / 'jars'}/*", main, *args]
+        return [
+            jars.java_executable(),
+            f"-Xmx{memory}",
+            "-XX:+UseSerialGC",
+            "-cp",
+            f"{spark_home() / 'jars'}/*",
+            main,
+            *args,
+        ]
 
     def _env(self) -> dict[str, str]:
         """SPARK_HOME lets a worker build its executors' command (their classpath is SPARK_HOME/jars);
         SPARK_LOCAL_DIRS keeps the executors' scratch space in the run, even when one is killed."""
-        return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_SCALA_VERSION": "2.13",
-                "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(self.log_dir),
-                "SPARK_LOCAL_DIRS": str(self.workdir / "local")}
+        return {
+            **os.environ,
+            "SPARK_HOME": str(spark_home()),
+            "SPARK_SCALA_VERSION": "2.13",
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(self.log_dir),
+            "SPARK_LOCAL_DIRS": str(self.workdir / "local"),
+        }
 
     def start(self, timeout: float = 90.0) -> "StandaloneCluster":
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.master = self.supervisor.start("spark-master", self._java(
-            "org.apache.spark.deploy.master.Master",
-            ["--host", "127.0.0.1", "--port", str(self.master_port), "--webui-port", str(self.master_ui)]),
-            self.log_dir / "spark-master.log", env=self._env(), cwd=self.workdir)
-        wait_for(lambda: (self.status() or {}).get("status") == "ALIVE", timeout=timeout, interval=0.3,
-                 what=f"the Spark master at {self.master_url}", abort=self._dead)
+        self.master = self.supervisor.start(
+            "spark-master",
+            self._java(
+                "org.apache.spark.deploy.master.Master",
+                ["--host", "127.0.0.1", "--port", str(self.master_port), "--webui-port", str(self.master_ui)],
+            ),
+            self.log_dir / "spark-master.log",
+            env=self._env(),
+            cwd=self.workdir,
+        )
+        wait_for(
+            lambda: (self.status() or {}).get("status") == "ALIVE",
+            timeout=timeout,
+            interval=0.3,
+            what=f"the Spark master at {self.master_url}",
+            abort=self._dead,
+        )
         for name in self.worker_names():
             self.start_worker(name, wait=False)
         self.wait_workers(self.worker_names(), timeout)
@@ -84,11 +110,30 @@ class StandaloneCluster:
         port, ui = self.worker_ports[name]
         work = self.workdir / name
         work.mkdir(parents=True, exist_ok=True)
-        proc = self.supervisor.start(f"spark-{name}", self._java(
-            "org.apache.spark.deploy.worker.Worker",
-            ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui), "--cores", str(WORKER_CORES),
-             "--memory", WORKER_MEMORY, "--work-dir", str(work), self.master_url]),
-            self.log_dir / f"spark-{name}.log", env=self._env(), cwd=work)
+        proc = self.supervisor.start(
+            f"spark-{name}",
+            self._java(
+                "org.apache.spark.deploy.worker.Worker",
+                [
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--webui-port",
+                    str(ui),
+                    "--cores",
+                    str(WORKER_CORES),
+                    "--memory",
+                    WORKER_MEMORY,
+                    "--work-dir",
+                    str(work),
+                    self.master_url,
+                ],
+            ),
+            self.log_dir / f"spark-{name}.log",
+            env=self._env(),
+            cwd=work,
+        )
         self.worker_procs[name] = proc
         if wait:
             self.wait_workers([name], timeout)
@@ -96,8 +141,13 @@ class StandaloneCluster:
 
     def wait_workers(self, names: list[str], timeout: float) -> None:
         ports = {self.worker_ports[n][0] for n in names}
-        wait_for(lambda: ports <= self._alive_worker_ports(), timeout=timeout, interval=0.3,
-                 what=f"Spark workers {', '.join(names)} to register with the master", abort=self._dead)
+        wait_for(
+            lambda: ports <= self._alive_worker_ports(),
+            timeout=timeout,
+            interval=0.3,
+            what=f"Spark workers {', '.join(names)} to register with the master",
+            abort=self._dead,
+        )
 
     def _alive_worker_ports(self) -> set[int]:
         return {w.get("port") for w in (self.status() or {}).get("workers", []) if w.get("state") == "ALIVE"}
@@ -115,17 +165,24 @@ class StandaloneCluster:
     def application(self, name: str) -> str | None:
         """The id of the running application called `name` (the drivers call theirs streamlet-NAME)."""
         apps = (self.status() or {}).get("activeapps", [])
-        return next((a["id"] for a in sorted(apps, key=lambda a: a.get("starttime", 0), reverse=True) if a.get("name") == name), None)
+        return next(
+            (a["id"] for a in sorted(apps, key=lambda a: a.get("starttime", 0), reverse=True) if a.get("name") == name),
+            None,
+        )
 
     def executors(self, app_id: str | None = None) -> list[Executor]:
         """The running executors (of one application, or all), with the JVM each runs in (a worker's status page
         lists its running executors under `executors`, the ones that ended under `finishedexecutors`)."""
         found = []
         for name, (_, ui) in self.worker_ports.items():
-            listed = [(e.get("appid"), str(e.get("id"))) for e in (_json(f"http://127.0.0.1:{ui}/json") or {}).get("executors", [])]
+            listed = [
+                (e.get("appid"), str(e.get("id")))
+                for e in (_json(f"http://127.0.0.1:{ui}/json") or {}).get("executors", [])
+            ]
             listed = [(app, ex) for app, ex in listed if app_id is None or app == app_id]
             proc = self.worker_procs.get(name)
-            pids = _executor_pids(proc) if listed and proc is not None and proc.running() else {}  # /proc only when needed
+            # /proc only when needed
+            pids = _executor_pids(proc) if listed and proc is not None and proc.running() else {}
             found += [Executor(app, ex, name, pids.get((app, ex))) for app, ex in listed]
         return found
 
@@ -165,8 +222,10 @@ def _executor_pids(worker: ManagedProcess) -> dict[tuple[str, str], int]:
             continue
         args = [a.decode(errors="replace") for a in argv]
         if EXECUTOR_CLASS in args:
+
             def after(flag: str) -> str:
                 return args[args.index(flag) + 1] if flag in args else ""
+
             pids[(after("--app-id"), after("--executor-id"))] = pid
     return pids
 

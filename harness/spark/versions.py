@@ -102,11 +102,23 @@ def ensure(version: str | None, say: Callable[[str], None] = print) -> SparkRunt
 
 def _build(version: str, say: Callable[[str], None]) -> None:
     folder = _env_dir(version)
-    say(f"building the environment for Spark {version} in {folder} (pip: {', '.join(_requirements(version))}), once: "
-        "a few minutes")
+    say(
+        f"building the environment for Spark {version} in {folder} (pip: {', '.join(_requirements(version))}), once: "
+        "a few minutes"
+    )
     (folder / _MARKER).unlink(missing_ok=True)
-    steps = [[sys.executable, "-m", "venv", "--clear", str(folder)],
-             [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *_requirements(version)]]
+    steps = [
+        [sys.executable, "-m", "venv", "--clear", str(folder)],
+        [
+            str(folder / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            *_requirements(version),
+        ],
+    ]
     for step in steps:
         result = subprocess.run(step, capture_output=True, text=True)
         if result.returncode != 0:

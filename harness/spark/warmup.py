@@ -32,7 +32,10 @@ STAGES = (
     ("ingress", "ingress", {}, None, "ingested"),
     ("processor", "processor", {}, "ingested", "processed"),
     ("windows", "windowed-count", {}, "processed", "windows"),
-    *((f"egress-{mode}", "egress", {"mode": mode}, "processed", None) for mode in ("append", "upsert", "dedup", "transactional")),
+    *(
+        (f"egress-{mode}", "egress", {"mode": mode}, "processed", None)
+        for mode in ("append", "upsert", "dedup", "transactional")
+    ),
     ("window-egress", "window-egress", {}, "windows", None),
 )
 
@@ -42,10 +45,16 @@ def stage_settings(bootstrap: str, topic: str, layout: RunLayout, stage: tuple) 
     cls = load_kind(kind)
     settings, _, _ = resolve_settings(cls, given, kind)
     return DriverSettings(
-        name=name, kind=kind, settings=settings, bootstrap_servers=bootstrap, paths=driver_paths(layout, name), spark_conf={},
+        name=name,
+        kind=kind,
+        settings=settings,
+        bootstrap_servers=bootstrap,
+        paths=driver_paths(layout, name),
+        spark_conf={},
         inputs={cls.shape.inlets[0].name: f"{topic}-{inlet_topic}"} if inlet_topic else {},
         outputs={cls.shape.outlets[0].name: f"{topic}-{outlet_topic}"} if outlet_topic else {},
-        source_topic=topic, source=SourceOptions(trigger="availableNow"),
+        source_topic=topic,
+        source=SourceOptions(trigger="availableNow"),
     )
 
 

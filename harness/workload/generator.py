@@ -29,10 +29,9 @@ from typing import Callable
 from confluent_kafka import Producer
 
 from harness.codecs import value_encoder
-from pipelines.kafka_security import password_from_env
 from harness.workload.settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
+from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD
-
 
 ALPHABET = (string.ascii_letters + string.digits).encode()
 # A random byte -> a letter or digit: payloads cost one getrandbits and one translate, not a choice per character
@@ -85,6 +84,7 @@ class AckLog:
 
         def delivered(error, message) -> None:
             entry[1] = ("unknown", "", "") if error is not None else ("acked", message.partition(), message.offset())
+
         return delivered
 
     def settle(self, aborted: bool) -> None:
@@ -99,7 +99,9 @@ class AckLog:
     def drain(self, final: bool = False) -> None:
         while self.pending and (final or (self.pending[0][1] is not None and not self.pending[0][2])):
             row, outcome, held = self.pending.popleft()
-            if outcome is None or held:  # never reported, or in a transaction that never ended: it may or may not be there
+            if (
+                outcome is None or held
+            ):  # never reported, or in a transaction that never ended: it may or may not be there
                 outcome = ("unknown", "", "")
             self._csv.writerow(row + outcome)
             if outcome[0] == "acked":
@@ -152,8 +154,14 @@ class Transactions:
 def planned_records(settings: WorkloadSettings) -> int | None:
     """How many records the workload is: exactly rate x duration (rounded), capped by max_records;
     None when neither bounds it (runs until stopped)."""
-    bounds = [b for b in (None if settings.duration_s is None else round(settings.rate * settings.duration_s),
-                          settings.max_records) if b is not None]
+    bounds = [
+        b
+        for b in (
+            None if settings.duration_s is None else round(settings.rate * settings.duration_s),
+            settings.max_records,
+        )
+        if b is not None
+    ]
     return min(bounds) if bounds else None
 
 
@@ -162,22 +170,28 @@ def run(settings: WorkloadSettings) -> dict:
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
     transactional = settings.transaction_records > 0
-    producer = Producer({
-        "bootstrap.servers": settings.bootstrap_servers,
-        **settings.kafka_security.librdkafka(password_from_env()),  # the password: in the environment, never the file
-        "acks": settings.acks,
-        "enable.idempotence": settings.idempotence,
-        "linger.ms": 5,
-        "retries": 2**31 - 1 if settings.idempotence else 3,
-        "delivery.timeout.ms": 30000,
-        "request.timeout.ms": 10000,
-        "max.in.flight.requests.per.connection": 5 if settings.idempotence else 1,
-        "queue.buffering.max.messages": 1_000_000,
-        "topic.metadata.refresh.interval.ms": 2000,  # partitions added while it runs are written to within seconds
-        **({"transactional.id": f"harness-generator-{settings.seed}-{os.getpid()}"} if transactional else {}),
-    })
+    producer = Producer(
+        {
+            "bootstrap.servers": settings.bootstrap_servers,
+            **settings.kafka_security.librdkafka(
+                password_from_env()
+            ),  # the password: in the environment, never the file
+            "acks": settings.acks,
+            "enable.idempotence": settings.idempotence,
+            "linger.ms": 5,
+            "retries": 2**31 - 1 if settings.idempotence else 3,
+            "delivery.timeout.ms": 30000,
+            "request.timeout.ms": 10000,
+            "max.in.flight.requests.per.connection": 5 if settings.idempotence else 1,
+            "queue.buffering.max.messages": 1_000_000,
+            "topic.metadata.refresh.interval.ms": 2000,  # partitions added while it runs are written to within seconds
+            **({"transactional.id": f"harness-generator-{settings.seed}-{os.getpid()}"} if transactional else {}),
+        }
+    )
     log = AckLog(settings.ack_log, transactional)
-    transactions = Transactions(producer, log, settings.transaction_records, settings.abort_every) if transactional else None
+    transactions = (
+        Transactions(producer, log, settings.transaction_records, settings.abort_every) if transactional else None
+    )
     encode = value_encoder(settings.codec, SOURCE_RECORD)
     trace = (lambda row: [(TRACE_HEADER, f"{row[0]}:{row[1]}".encode())]) if settings.headers else (lambda row: None)
     plan = record_plan(settings)
@@ -223,7 +237,9 @@ def run(settings: WorkloadSettings) -> dict:
     return {"sent": sent, "acked": log.acked, "unknown": log.unknown, "aborted": log.aborted}
 
 
-def _produce(producer: "Producer", topic: str, key: str, value: bytes, on_delivery: Callable, headers: list | None) -> None:
+def _produce(
+    producer: "Producer", topic: str, key: str, value: bytes, on_delivery: Callable, headers: list | None
+) -> None:
     """Queue one record; when librdkafka's local queue is full, serve callbacks until there is room."""
     while True:
         try:

@@ -45,15 +45,23 @@ def live_files(table: Path) -> dict[str, int]:
 class DeltaSink(TableSink):
     kind = "delta-sink"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
-    settings = {"mode": Setting("stream", "stream: Spark's Delta streaming sink; foreach-batch-txn: foreachBatch with "
-                                          "txnAppId/txnVersion; foreach-batch: foreachBatch, plain append", choices=MODES)}
+    settings = {
+        "mode": Setting(
+            "stream",
+            "stream: Spark's Delta streaming sink; foreach-batch-txn: foreachBatch with "
+            "txnAppId/txnVersion; foreach-batch: foreachBatch, plain append",
+            choices=MODES,
+        )
+    }
     description = "Delta Lake table (streaming sink or foreachBatch): judged from its data files and its log"
     committed = staticmethod(live_files)
     spark_jars = ("delta",)
-    spark_conf = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-                  "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-                  # Rebuilding the table's snapshot uses 50 partitions by default: a batch took 2.2 s here, 0.8 s with 1.
-                  "spark.databricks.delta.snapshotPartitions": "1"}
+    spark_conf = {
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        # Rebuilding the table's snapshot uses 50 partitions by default: a batch took 2.2 s here, 0.8 s with 1.
+        "spark.databricks.delta.snapshotPartitions": "1",
+    }
 
     def build(self, ctx):
         records = table_columns(ctx.read(self.shape.inlets[0], stamps_as_text=True))
@@ -70,4 +78,3 @@ class DeltaSink(TableSink):
             writer.save(table)
 
         return [ctx.foreach_batch(records, append, "main")]
-

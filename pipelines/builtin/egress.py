@@ -22,9 +22,14 @@ from pyspark.sql import functions as F
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
 from pipelines.context import batch_columns, batch_map_json
 from pipelines.stores import (
-    AUDIT_COLUMNS, RECORD_COLUMNS, WINDOW_AUDIT_COLUMNS, WINDOW_COLUMNS, Store, egress_store, now_ms,
+    AUDIT_COLUMNS,
+    RECORD_COLUMNS,
+    WINDOW_AUDIT_COLUMNS,
+    WINDOW_COLUMNS,
+    Store,
+    egress_store,
+    now_ms,
 )
-
 
 MODES = ("append", "upsert", "dedup", "transactional")
 
@@ -37,8 +42,10 @@ def open_store(ctx) -> Store:
 class Egress(Streamlet):
     kind = "egress"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
-    settings = {"mode": Setting("upsert", "how the state is written", choices=MODES),
-                "dedup_watermark": Setting("1 hour", "dedup mode: how long a (key, seq) is remembered")}
+    settings = {
+        "mode": Setting("upsert", "how the state is written", choices=MODES),
+        "dedup_watermark": Setting("1 hour", "dedup mode: how long a (key, seq) is remembered"),
+    }
     description = "writes records to a store (append, upsert, dedup or transactional) with an audit log"
     egress_evidence = "records"
 
@@ -55,13 +62,36 @@ class Egress(Streamlet):
         store = open_store(ctx)
         store.create_tables(upsert_key=(mode == "upsert"))
         records = ctx.read(self.shape.inlets[0], stamps_as_text=True)
-        fields = (F.col("key"), F.col("seq"), F.unix_millis("event_time").alias("event_time_ms"), F.col("payload"),
-                  batch_map_json(records), F.col("topic"), F.col("partition"), F.col("offset"))
+        fields = (
+            F.col("key"),
+            F.col("seq"),
+            F.unix_millis("event_time").alias("event_time_ms"),
+            F.col("payload"),
+            batch_map_json(records),
+            F.col("topic"),
+            F.col("partition"),
+            F.col("offset"),
+        )
 
         def audit(tx, query: str, columns, batch_id: int) -> None:
             key, seq, event_ms, _, batches, topic, partition, offset = columns
-            store.insert(tx, "audit", AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), key, seq, event_ms, batches, topic,
-                                                         partition, offset, repeat(now_ms())))
+            store.insert(
+                tx,
+                "audit",
+                AUDIT_COLUMNS,
+                zip(
+                    repeat(query),
+                    repeat(batch_id),
+                    key,
+                    seq,
+                    event_ms,
+                    batches,
+                    topic,
+                    partition,
+                    offset,
+                    repeat(now_ms()),
+                ),
+            )
 
         def state_rows(columns, batch_id: int):
             key, seq, event_ms, payload, batches, *_ = columns
@@ -76,9 +106,17 @@ class Egress(Streamlet):
                 if mode == "append":
                     store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
                 elif mode == "upsert":
-                    store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id), on_conflict=(
-                        "ON CONFLICT (key, seq) DO UPDATE SET payload = excluded.payload, batch_id = excluded.batch_id, "
-                        "batches = excluded.batches, written_ms = excluded.written_ms"))
+                    store.insert(
+                        tx,
+                        "records",
+                        RECORD_COLUMNS,
+                        state_rows(columns, batch_id),
+                        on_conflict=(
+                            "ON CONFLICT (key, seq) DO UPDATE SET payload = excluded.payload, batch_id = "
+                            "excluded.batch_id, "
+                            "batches = excluded.batches, written_ms = excluded.written_ms"
+                        ),
+                    )
                 elif mode == "transactional":
                     tx.execute(f"SELECT 1 FROM {store.table('committed_batches')} WHERE batch_id = ?", (batch_id,))
                     if tx.fetchone() is None:
@@ -98,7 +136,9 @@ class Egress(Streamlet):
                 tx.execute(f"DELETE FROM {store.table('records')} WHERE batch_id = ?", (batch_id,))
                 store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
 
-        deduplicated = records.withWatermark("event_time", ctx.setting("dedup_watermark")).dropDuplicatesWithinWatermark(["key", "seq"])
+        deduplicated = records.withWatermark(
+            "event_time", ctx.setting("dedup_watermark")
+        ).dropDuplicatesWithinWatermark(["key", "seq"])
         return [ctx.foreach_batch(records, audit_batch, "audit"), ctx.foreach_batch(deduplicated, dedup_batch, "dedup")]
 
 
@@ -115,18 +155,33 @@ class WindowEgress(Streamlet):
         store.create_tables(upsert_key=False)
 
         counts = ctx.read(self.shape.inlets[0], stamps_as_text=True)
-        fields = (F.col("key"), F.unix_millis("window_start"), F.unix_millis("window_end"), F.col("count"),
-                  batch_map_json(counts), F.col("topic"), F.col("partition"), F.col("offset"))
+        fields = (
+            F.col("key"),
+            F.unix_millis("window_start"),
+            F.unix_millis("window_end"),
+            F.col("count"),
+            batch_map_json(counts),
+            F.col("topic"),
+            F.col("partition"),
+            F.col("offset"),
+        )
 
         def write_batch(batch, batch_id: int) -> None:
             columns = batch_columns(batch, *fields)
             received = now_ms()
             with store.transaction() as tx:
-                store.insert(tx, "window_audit", WINDOW_AUDIT_COLUMNS, zip(repeat(batch_id), *columns, repeat(received)))
+                store.insert(
+                    tx, "window_audit", WINDOW_AUDIT_COLUMNS, zip(repeat(batch_id), *columns, repeat(received))
+                )
             key, start, end, count, *_ = columns
             with store.transaction() as tx:
-                store.insert(tx, "windows", WINDOW_COLUMNS, zip(key, start, end, count, repeat(batch_id), repeat(received)),
-                             on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
-                                         "batch_id = excluded.batch_id, written_ms = excluded.written_ms")
+                store.insert(
+                    tx,
+                    "windows",
+                    WINDOW_COLUMNS,
+                    zip(key, start, end, count, repeat(batch_id), repeat(received)),
+                    on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
+                    "batch_id = excluded.batch_id, written_ms = excluded.written_ms",
+                )
 
         return [ctx.foreach_batch(counts, write_batch, "main")]

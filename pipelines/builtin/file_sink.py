@@ -43,10 +43,11 @@ def committed_files(table: Path) -> dict[str, int]:
 class FileSink(TableSink):
     kind = "file-sink"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),))
-    description = "Spark's own Parquet file sink (writeStream.format('parquet')): judged from its data files and metadata log"
+    description = (
+        "Spark's own Parquet file sink (writeStream.format('parquet')): judged from its data files and metadata log"
+    )
     committed = staticmethod(committed_files)
 
     def build(self, ctx):
         records = table_columns(ctx.read(self.shape.inlets[0], stamps_as_text=True))
         return [ctx.write_stream(records, "parquet", path=str(ctx.workdir / "table"))]
-

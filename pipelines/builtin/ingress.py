@@ -16,8 +16,16 @@ class Ingress(Streamlet):
     def build(self, ctx):
         source = ctx.read_source(SOURCE_RECORD)
         valid = source.where(
-            F.col("key").isNotNull() & F.col("seq").isNotNull() & (F.col("seq") >= 0) & F.col("event_time_ms").isNotNull()
+            F.col("key").isNotNull()
+            & F.col("seq").isNotNull()
+            & (F.col("seq") >= 0)
+            & F.col("event_time_ms").isNotNull()
         )
-        records = valid.select("key", "seq", F.timestamp_millis("event_time_ms").alias("event_time"), "payload",
-                               *(["headers"] if "headers" in valid.columns else []))
+        records = valid.select(
+            "key",
+            "seq",
+            F.timestamp_millis("event_time_ms").alias("event_time"),
+            "payload",
+            *(["headers"] if "headers" in valid.columns else []),
+        )
         return [ctx.write(self.shape.outlets[0], records)]

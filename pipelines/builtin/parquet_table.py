@@ -17,8 +17,16 @@ COLUMNS = ("key", "seq", "event_time_ms", "batches", "topic", "partition", "offs
 
 def table_columns(records: DataFrame) -> DataFrame:
     """An inlet's records as the table stores them: the evidence columns, then the payload."""
-    return records.select("key", "seq", F.unix_millis("event_time").alias("event_time_ms"),
-                          batch_map_json(records).alias("batches"), "topic", "partition", "offset", "payload")
+    return records.select(
+        "key",
+        "seq",
+        F.unix_millis("event_time").alias("event_time_ms"),
+        batch_map_json(records).alias("batches"),
+        "topic",
+        "partition",
+        "offset",
+        "payload",
+    )
 
 
 def data_files(table: Path) -> list[Path]:
@@ -53,9 +61,17 @@ def delivered_rows(table: Path, committed: dict[str, int]):
     for path in data_files(table):
         written_ms = os.stat(path).st_mtime_ns // 1_000_000
         for key, seq, event_ms, batches, topic, partition, offset in rows(path):
-            yield {"key": key, "seq": seq, "event_time_ms": event_ms, "batches": batches, "topic": topic,
-                   "kafka_partition": partition, "kafka_offset": offset, "batch_id": committed.get(path.name, -1),
-                   "received_ms": written_ms}
+            yield {
+                "key": key,
+                "seq": seq,
+                "event_time_ms": event_ms,
+                "batches": batches,
+                "topic": topic,
+                "kafka_partition": partition,
+                "kafka_offset": offset,
+                "batch_id": committed.get(path.name, -1),
+                "received_ms": written_ms,
+            }
 
 
 class TableSink(Streamlet):

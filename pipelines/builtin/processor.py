@@ -26,7 +26,9 @@ def _survive(probability: float) -> bool:
 class Processor(Streamlet):
     kind = "processor"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),), outlets=(Outlet("out", SEQ_RECORD),))
-    settings = {"crash_probability": Setting(0.0, "chance that a record's Python worker exits abruptly", minimum=0, maximum=1)}
+    settings = {
+        "crash_probability": Setting(0.0, "chance that a record's Python worker exits abruptly", minimum=0, maximum=1)
+    }
     description = "stateless transform; may crash its executor task with a given probability"
     # upper() by the JVM's case mapping, as Spark 3.5 did, not ICU's: ICU's initialisation cost a restarted processor
     # about a second of its first batch here, and the payloads are ASCII.

@@ -14,8 +14,10 @@ from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Outlet, Setting, Shap
 class WindowedCount(Streamlet):
     kind = "windowed-count"
     shape = Shape(inlets=(Inlet("in", SEQ_RECORD),), outlets=(Outlet("out", WINDOW_COUNT),))
-    settings = {"window": Setting("10 seconds", "the tumbling event-time window"),
-                "watermark": Setting("5 seconds", "how late a record may be and still count")}
+    settings = {
+        "window": Setting("10 seconds", "the tumbling event-time window"),
+        "watermark": Setting("5 seconds", "how late a record may be and still count"),
+    }
     description = "event-time windowed count per key behind a watermark (stateful)"
 
     @classmethod
@@ -33,6 +35,8 @@ class WindowedCount(Streamlet):
             .withWatermark("event_time", ctx.setting("watermark"))
             .groupBy("key", F.window("event_time", ctx.setting("window")))
             .agg(F.count(F.lit(1)).alias("count"))
-            .select("key", F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"), "count")
+            .select(
+                "key", F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"), "count"
+            )
         )
         return [ctx.write(outlet, counts, output_mode="append")]

@@ -28,7 +28,20 @@ def stuck(run, target: str, hold_s: float = 1.0) -> None:
         time.sleep(hold_s)
 
 
-VANISH = FaultKind(name="vanish", target="broker", play=vanish, scope="cluster", needs=("brokers",), recovers=False,
-                   help="SIGKILL a broker and never start it again")
-STUCK = FaultKind(name="stuck", target="streamlet", play=stuck, recovers=False, params={"hold_s": Param((int, float), 1.0)},
-                  help="hold for hold_s, then fail to undo")
+VANISH = FaultKind(
+    name="vanish",
+    target="broker",
+    play=vanish,
+    scope="cluster",
+    needs=("brokers",),
+    recovers=False,
+    help="SIGKILL a broker and never start it again",
+)
+STUCK = FaultKind(
+    name="stuck",
+    target="streamlet",
+    play=stuck,
+    recovers=False,
+    params={"hold_s": Param((int, float), 1.0)},
+    help="hold for hold_s, then fail to undo",
+)

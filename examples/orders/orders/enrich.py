@@ -16,10 +16,13 @@ class EnrichOrders(Streamlet):
     settings = {"blocked_region": Setting("blocked", "orders from customers in this region are refused")}
 
     def build(self, ctx):
-        customers = ctx.spark.read.csv(str(CUSTOMERS), header=True).select(F.col("customer").alias("key"),
-                                                                          F.col("region").alias("customer_region"))
-        orders = (ctx.read(self.shape.inlets[0])
-                  .join(F.broadcast(customers), "key", "left")
-                  .withColumn("region", F.coalesce("customer_region", F.lit("unknown"))))
+        customers = ctx.spark.read.csv(str(CUSTOMERS), header=True).select(
+            F.col("customer").alias("key"), F.col("region").alias("customer_region")
+        )
+        orders = (
+            ctx.read(self.shape.inlets[0])
+            .join(F.broadcast(customers), "key", "left")
+            .withColumn("region", F.coalesce("customer_region", F.lit("unknown")))
+        )
         orders = ctx.drop_where(orders, F.col("region") == ctx.setting("blocked_region"), "blocked customer")
         return [ctx.write(self.shape.outlets[0], orders)]

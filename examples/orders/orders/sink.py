@@ -10,8 +10,10 @@ from pathlib import Path
 from orders.schema import ORDER
 from pipelines.api import Inlet, Setting, Shape, Streamlet
 
-UPSERT = ("INSERT INTO orders (customer, seq, amount_cents, region) VALUES (?, ?, ?, ?) "
-          "ON CONFLICT (customer, seq) DO UPDATE SET amount_cents = excluded.amount_cents, region = excluded.region")
+UPSERT = (
+    "INSERT INTO orders (customer, seq, amount_cents, region) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (customer, seq) DO UPDATE SET amount_cents = excluded.amount_cents, region = excluded.region"
+)
 
 
 def _database(ctx) -> Path:
@@ -22,13 +24,17 @@ def _database(ctx) -> Path:
 class OrdersSink(Streamlet):
     shape = Shape(inlets=(Inlet("enriched", ORDER),))
     egress_evidence = "exported"
-    settings = {"database": Setting("orders.sqlite", "the SQLite file (relative: in the streamlet's folder of the run)")}
+    settings = {
+        "database": Setting("orders.sqlite", "the SQLite file (relative: in the streamlet's folder of the run)")
+    }
 
     def build(self, ctx):
         database = _database(ctx)
         with sqlite3.connect(database) as db:
-            db.execute("CREATE TABLE IF NOT EXISTS orders (customer TEXT, seq INTEGER, amount_cents INTEGER, "
-                       "region TEXT, PRIMARY KEY (customer, seq))")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS orders (customer TEXT, seq INTEGER, amount_cents INTEGER, "
+                "region TEXT, PRIMARY KEY (customer, seq))"
+            )
 
         def write(batch, batch_id):
             ctx.audit(batch, batch_id)

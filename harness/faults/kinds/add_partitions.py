@@ -31,8 +31,12 @@ def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float
             run.record_new_partitions(topic)
     new = {(t, p) for t, count in before.items() for p in range(count, count + add)}
     try:
-        wait_for(lambda: new <= set(run.committed_offsets(streamlet)), timeout=timeout_s, interval=0.5,
-                 what=f"{streamlet}'s committed batches to list the new partitions")
+        wait_for(
+            lambda: new <= set(run.committed_offsets(streamlet)),
+            timeout=timeout_s,
+            interval=0.5,
+            what=f"{streamlet}'s committed batches to list the new partitions",
+        )
         picked_up_s = round(time.monotonic() - t0, 1)
     except WaitTimeout as exc:
         run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
@@ -41,8 +45,12 @@ def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float
 
 
 KIND = FaultKind(
-    name="add-partitions", target="streamlet", play=add_partitions, recovers=False,
+    name="add-partitions",
+    target="streamlet",
+    play=add_partitions,
+    recovers=False,
     solo="new partitions need as many live brokers as the topic's replication factor: it fails while a broker fault "
-         "is in flight",
+    "is in flight",
     params={"add": Param(int, 2, minimum=1, maximum=64), "timeout_s": Param((int, float), 120.0, minimum=1)},
-    help="add partitions to a streamlet's input topics while it runs; ends once its batches read them")
+    help="add partitions to a streamlet's input topics while it runs; ends once its batches read them",
+)

@@ -10,12 +10,18 @@ from harness.faults.target import Pipeline
 def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     """Returns once the restarted broker is listed again."""
     node = run.broker(target)
-    kill_then_start(run, KIND, target, node.name, node.pid, "broker", node.kill, lambda: start_broker(node), node.running,
-                    down_s)
+    kill_then_start(
+        run, KIND, target, node.name, node.pid, "broker", node.kill, lambda: start_broker(node), node.running, down_s
+    )
 
 
 KIND = FaultKind(
-    name="broker-kill", target="broker", play=kill_broker, scope="cluster", needs=("brokers",),
+    name="broker-kill",
+    target="broker",
+    play=kill_broker,
+    scope="cluster",
+    needs=("brokers",),
     draw=lambda rng: {"down_s": round(rng.uniform(3.0, 10.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
-    help="SIGKILL a broker, restart it after down_s")
+    help="SIGKILL a broker, restart it after down_s",
+)

@@ -27,7 +27,12 @@ def _resumed(run: Pipeline, node) -> None:
 
 
 KIND = FaultKind(
-    name="broker-pause", target="broker", play=pause_broker, scope="cluster", needs=("brokers",),
+    name="broker-pause",
+    target="broker",
+    play=pause_broker,
+    scope="cluster",
+    needs=("brokers",),
     draw=lambda rng: {"paused_s": round(rng.uniform(3.0, 10.0), 1)},
     params={"paused_s": Param((int, float), 10.0, minimum=0)},
-    help="freeze a broker (SIGSTOP; docker pause for a container), thaw it after paused_s")
+    help="freeze a broker (SIGSTOP; docker pause for a container), thaw it after paused_s",
+)

@@ -11,12 +11,28 @@ from harness.faults.target import Pipeline
 def stop_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     """Returns once the restarted broker is listed again."""
     node = run.broker(target)
-    kill_then_start(run, KIND, target, node.name, node.pid, "broker", lambda: node.stop(timeout=30), lambda: start_broker(node),
-                    node.running, down_s, graceful=True)
+    kill_then_start(
+        run,
+        KIND,
+        target,
+        node.name,
+        node.pid,
+        "broker",
+        lambda: node.stop(timeout=30),
+        lambda: start_broker(node),
+        node.running,
+        down_s,
+        graceful=True,
+    )
 
 
 KIND = FaultKind(
-    name="broker-stop", target="broker", play=stop_broker, scope="cluster", needs=("brokers",),
+    name="broker-stop",
+    target="broker",
+    play=stop_broker,
+    scope="cluster",
+    needs=("brokers",),
     draw=lambda rng: {"down_s": round(rng.uniform(3.0, 10.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
-    help="stop a broker cleanly (SIGTERM, controlled shutdown; docker stop for a container), start it after down_s")
+    help="stop a broker cleanly (SIGTERM, controlled shutdown; docker stop for a container), start it after down_s",
+)

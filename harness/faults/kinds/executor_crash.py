@@ -23,7 +23,12 @@ def _tasks_lost(run: Pipeline, target: str, params: dict) -> dict:
 
 
 KIND = FaultKind(
-    name="executor-crash", target="processor", prepare=_arm, finish=_tasks_lost, recovers=False,
+    name="executor-crash",
+    target="processor",
+    prepare=_arm,
+    finish=_tasks_lost,
+    recovers=False,
     draw=lambda rng: {"probability": round(rng.uniform(0.0002, 0.001), 4)},
     params={"probability": Param((int, float), minimum=0, maximum=1)},
-    help="each record's Python worker exits with this probability; Spark retries the task")
+    help="each record's Python worker exits with this probability; Spark retries the task",
+)

@@ -26,12 +26,20 @@ def _busy_executor(run: Pipeline, app_id: str, streamlet: str, deadline: float):
     not the victim: the next one to come up is."""
     cluster = run.spark_cluster
     while True:
-        victim = wait_for(lambda: next(iter(_running(run, app_id)), None), timeout=max(deadline - time.monotonic(), 1),
-                          interval=0.2, what=f"a running executor of {streamlet}'s application {app_id}")
+        victim = wait_for(
+            lambda: next(iter(_running(run, app_id)), None),
+            timeout=max(deadline - time.monotonic(), 1),
+            interval=0.2,
+            what=f"a running executor of {streamlet}'s application {app_id}",
+        )
         try:
-            return victim, wait_for(lambda: cluster.running_tasks(victim), timeout=max(deadline - time.monotonic(), 0),
-                                    interval=0.05, what=f"executor {victim.executor_id} of {streamlet} to run a task",
-                                    abort=lambda: None if start_ticks_of(victim.pid) else "the executor is gone")
+            return victim, wait_for(
+                lambda: cluster.running_tasks(victim),
+                timeout=max(deadline - time.monotonic(), 0),
+                interval=0.05,
+                what=f"executor {victim.executor_id} of {streamlet} to run a task",
+                abort=lambda: None if start_ticks_of(victim.pid) else "the executor is gone",
+            )
         except WaitTimeout:
             if start_ticks_of(victim.pid) or time.monotonic() >= deadline:
                 return victim, set()
@@ -42,31 +50,62 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> No
     cluster = run.spark_cluster
     if cluster is None:
         raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
-    app_id = wait_for(lambda: cluster.application(run.app_name(streamlet)), timeout=timeout_s, interval=0.5,
-                      what=f"the Spark application of {streamlet}")
+    app_id = wait_for(
+        lambda: cluster.application(run.app_name(streamlet)),
+        timeout=timeout_s,
+        interval=0.5,
+        what=f"the Spark application of {streamlet}",
+    )
     victim, tasks = _busy_executor(run, app_id, streamlet, time.monotonic() + timeout_s)
-    KIND.begun(run, streamlet, app_id=app_id, executor=victim.executor_id, worker=victim.worker, pid=victim.pid,
-               running_tasks=sorted(tasks))
+    KIND.begun(
+        run,
+        streamlet,
+        app_id=app_id,
+        executor=victim.executor_id,
+        worker=victim.worker,
+        pid=victim.pid,
+        running_tasks=sorted(tasks),
+    )
     try:
         os.kill(victim.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    run.history.record("process_killed", process=f"executor-{app_id}-{victim.executor_id}", pid=victim.pid, signal="SIGKILL")
-    replacement = wait_for(lambda: next((e for e in _running(run, app_id) if e.executor_id != victim.executor_id), None),
-                           timeout=timeout_s, interval=0.2, what=f"a new executor of {streamlet}'s application {app_id}")
+    run.history.record(
+        "process_killed", process=f"executor-{app_id}-{victim.executor_id}", pid=victim.pid, signal="SIGKILL"
+    )
+    replacement = wait_for(
+        lambda: next((e for e in _running(run, app_id) if e.executor_id != victim.executor_id), None),
+        timeout=timeout_s,
+        interval=0.2,
+        what=f"a new executor of {streamlet}'s application {app_id}",
+    )
     retried = 0
     if tasks:  # the lost tasks run again on the new executor, as attempt 1 (or later): its own log says so
         try:
-            retried = wait_for(lambda: cluster.retried_tasks(replacement), timeout=60, interval=0.2,
-                               what=f"a retried task on executor {replacement.executor_id}")
+            retried = wait_for(
+                lambda: cluster.retried_tasks(replacement),
+                timeout=60,
+                interval=0.2,
+                what=f"a retried task on executor {replacement.executor_id}",
+            )
         except WaitTimeout:
             pass
-    KIND.ended(run, streamlet, new_executor=replacement.executor_id, new_worker=replacement.worker, new_pid=replacement.pid,
-               tasks_retried=retried)
+    KIND.ended(
+        run,
+        streamlet,
+        new_executor=replacement.executor_id,
+        new_worker=replacement.worker,
+        new_pid=replacement.pid,
+        tasks_retried=retried,
+    )
 
 
 KIND = FaultKind(
-    name="executor-kill", target="streamlet", play=kill_executor, needs=("spark-cluster",),
+    name="executor-kill",
+    target="streamlet",
+    play=kill_executor,
+    needs=("spark-cluster",),
     params={"timeout_s": Param((int, float), 120.0, minimum=1)},
     help="SIGKILL the executor JVM of a streamlet's application (Spark standalone) while it runs a task; "
-         "Spark starts another and retries the lost tasks")
+    "Spark starts another and retries the lost tasks",
+)

@@ -20,8 +20,9 @@ from harness.faults.target import Pipeline
 from harness.waiting import wait_for
 
 
-def kill_driver(run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0,
-                at: str = "anytime") -> None:
+def kill_driver(
+    run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0, at: str = "anytime"
+) -> None:
     proc = running_driver(run, KIND.name, streamlet)
     if at == "in-flight":
         _kill_in_flight(run, streamlet, proc)
@@ -50,8 +51,13 @@ def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = MO
     held.unlink(missing_ok=True)
     arm.touch()
     try:
-        wait_for(held.exists, timeout=timeout_s, interval=0.05, what=f"a batch of {streamlet} to finish its write",
-                 abort=lambda: None if proc.running() else "the driver exited")
+        wait_for(
+            held.exists,
+            timeout=timeout_s,
+            interval=0.05,
+            what=f"a batch of {streamlet} to finish its write",
+            abort=lambda: None if proc.running() else "the driver exited",
+        )
     except WaitTimeout as exc:
         arm.unlink(missing_ok=True)
         if not held.exists():  # the arm may have been taken between the timeout and the unlink
@@ -67,9 +73,9 @@ LOOK_S = 0.05  # how long a look waits for output on the streamlet's topics (a f
 
 def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOMENT_TIMEOUT_S) -> None:
     """Freeze the driver at a moment for a SIGKILL: a batch in flight with some of its output written; the
-    history names that batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short steps and is
-    frozen (SIGSTOP) between them while the harness looks: frozen, it can neither commit the batch nor write
-    more, so what a look finds (no commits/N, output newer than offsets/N) still holds at the kill, however
+    history names that batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short
+    steps and is frozen (SIGSTOP) between them while the harness looks: frozen, it can neither commit the batch nor
+    write more, so what a look finds (no commits/N, output newer than offsets/N) still holds at the kill, however
     slowly the harness's own loop runs on a busy machine. Without such a moment within `timeout_s` (no input),
     the history says so and the kill goes ahead at whatever moment it is."""
     checkpoints = run.layout.checkpoints(streamlet)
@@ -97,7 +103,11 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOME
     fields = {"held_query": held.query, "held_batch": held.batch, "planned_ms": held.planned_ms} if held else {}
     KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", frozen_looks=looks, **fields)
     if held is None:
-        run.history.record("crash_point_missed", target=streamlet, reason=f"no batch in flight with output written within {timeout_s:.0f}s")
+        run.history.record(
+            "crash_point_missed",
+            target=streamlet,
+            reason=f"no batch in flight with output written within {timeout_s:.0f}s",
+        )
 
 
 def _read_held(path) -> dict | None:
@@ -121,13 +131,18 @@ def _draw(rng) -> dict:
 
 
 KIND = FaultKind(
-    name="kill-driver", target="streamlet", play=kill_driver, restarts=True,
-    check=_graceful_stop_finishes_the_batch, draw=_draw,
+    name="kill-driver",
+    target="streamlet",
+    play=kill_driver,
+    restarts=True,
+    check=_graceful_stop_finishes_the_batch,
+    draw=_draw,
     params={
         "signal": Param(str, "SIGKILL", choices=("SIGKILL", "SIGTERM")),
         "restart_after_s": Param((int, float), 3.0, minimum=0),
         "at": Param(str, "anytime", choices=("anytime", "after-write", "in-flight")),
     },
     help="kill a streamlet's driver (SIGKILL crash or SIGTERM graceful), restart it from its checkpoint; "
-         "at: after-write kills while a batch is written but not yet committed (at its crash point); "
-         "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output")
+    "at: after-write kills while a batch is written but not yet committed (at its crash point); "
+    "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output",
+)

@@ -10,5 +10,9 @@ def partition(run, target: str, duration_s: float) -> None:
     impair_link(run, KIND, target, duration_s, partition=True)
 
 
-KIND = network_kind("network-partition", partition, {},
-                    help="cut a link (a streamlet's or the generator's) for duration_s: traffic blackholed, connections hang")
+KIND = network_kind(
+    "network-partition",
+    partition,
+    {},
+    help="cut a link (a streamlet's or the generator's) for duration_s: traffic blackholed, connections hang",
+)

@@ -10,5 +10,10 @@ def reset(run, target: str, duration_s: float) -> None:
     impair_link(run, KIND, target, duration_s, reset=True)
 
 
-KIND = network_kind("network-reset", reset, {}, duration=Param((int, float), 0.0, minimum=0),
-                    help="reset every connection of a link (a streamlet's or the generator's), and new ones for duration_s (default 0)")
+KIND = network_kind(
+    "network-reset",
+    reset,
+    {},
+    duration=Param((int, float), 0.0, minimum=0),
+    help="reset every connection of a link (a streamlet's or the generator's), and new ones for duration_s (default 0)",
+)

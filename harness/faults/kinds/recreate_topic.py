@@ -32,20 +32,34 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
         read_to = run.committed_offsets(streamlet)
         deleted_ms = int(time.time() * 1000)
         # the undo: whatever happens, the topics exist again (the pipeline cannot be whole without them)
-        with run.undos.undoing(KIND.name, streamlet, f"create {', '.join(topics)} again",
-                               lambda: _create_missing(run, shape, timeout_s)):
+        with run.undos.undoing(
+            KIND.name, streamlet, f"create {', '.join(topics)} again", lambda: _create_missing(run, shape, timeout_s)
+        ):
             for topic in topics:
                 admin.delete_topic(topic)
-            wait_for(lambda: not set(topics) & admin.topics(), timeout=timeout_s, interval=0.2,
-                     what=f"{', '.join(topics)} to be deleted")
+            wait_for(
+                lambda: not set(topics) & admin.topics(),
+                timeout=timeout_s,
+                interval=0.2,
+                what=f"{', '.join(topics)} to be deleted",
+            )
             for topic, (partitions, replication, config) in shape.items():
                 _create_when_gone(admin, topic, partitions, replication, config, timeout_s)
-            run.history.record("topic_recreated", streamlet=streamlet, topics=topics, deleted_ms=deleted_ms,
-                               created_ms=int(time.time() * 1000),
-                               read_to=[[t, p, o] for (t, p), o in sorted(read_to.items()) if t in topics])
+            run.history.record(
+                "topic_recreated",
+                streamlet=streamlet,
+                topics=topics,
+                deleted_ms=deleted_ms,
+                created_ms=int(time.time() * 1000),
+                read_to=[[t, p, o] for (t, p), o in sorted(read_to.items()) if t in topics],
+            )
     try:
-        wait_for(lambda: streamlet in run.failed or _went_back(run.committed_offsets(streamlet), read_to),
-                 timeout=timeout_s, interval=0.5, what=f"{streamlet}'s committed offsets to follow the new topic")
+        wait_for(
+            lambda: streamlet in run.failed or _went_back(run.committed_offsets(streamlet), read_to),
+            timeout=timeout_s,
+            interval=0.5,
+            what=f"{streamlet}'s committed offsets to follow the new topic",
+        )
         outcome = "query failed" if streamlet in run.failed else "offsets went back"
     except WaitTimeout as exc:
         run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
@@ -59,8 +73,11 @@ def _create_missing(run: Pipeline, shape: dict, timeout_s: float) -> None:
             _create_when_gone(admin, topic, *shape[topic], timeout_s)
 
 
-def _create_when_gone(admin: KafkaAdmin, topic: str, partitions: int, replication: int, config: dict, timeout_s: float) -> None:
+def _create_when_gone(
+    admin: KafkaAdmin, topic: str, partitions: int, replication: int, config: dict, timeout_s: float
+) -> None:
     """Create the topic again; the brokers may still be removing the old one for a moment after it is unlisted."""
+
     def created() -> bool:
         try:
             admin.create_topic(topic, partitions, replication, config)
@@ -76,8 +93,12 @@ def _went_back(committed: dict[tuple[str, int], int], read_to: dict[tuple[str, i
 
 
 KIND = FaultKind(
-    name="recreate-topic", target="ingress", play=recreate_topic, recovers=False,
+    name="recreate-topic",
+    target="ingress",
+    play=recreate_topic,
+    recovers=False,
     solo="creating the topic again needs as many live brokers as its replication factor, and the checker places a "
-         "re-created source's records by send order, which another fault on the source in the same moments can blur",
+    "re-created source's records by send order, which another fault on the source in the same moments can blur",
     params={"timeout_s": Param((int, float), 120.0, minimum=1)},
-    help="delete the source topic under the streamlet reading it and create it again (offsets start at 0)")
+    help="delete the source topic under the streamlet reading it and create it again (offsets start at 0)",
+)

@@ -17,8 +17,14 @@ from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
 
 
-def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestamp_back_s: float = 0.0,
-             down_s: float = 3.0, checkpoint: str = "delete") -> None:
+def redeploy(
+    run: Pipeline,
+    streamlet: str,
+    starting: str = "earliest",
+    timestamp_back_s: float = 0.0,
+    down_s: float = 3.0,
+    checkpoint: str = "delete",
+) -> None:
     running_driver(run, KIND.name, streamlet)
     # skips_to: the new query starts past what it had not read (the checker attributes those records to it)
     skips = checkpoint == "delete" and starting in ("latest", "timestamp")
@@ -45,9 +51,15 @@ def redeploy(run: Pipeline, streamlet: str, starting: str = "earliest", timestam
 
 
 KIND = FaultKind(
-    name="redeploy", target="streamlet", play=redeploy, restarts=True,
-    draw=lambda rng: {"starting": rng.choice(("earliest", "latest")), "checkpoint": rng.choice(("delete", "keep")),
-                      "down_s": round(rng.uniform(1.0, 3.0), 1)},
+    name="redeploy",
+    target="streamlet",
+    play=redeploy,
+    restarts=True,
+    draw=lambda rng: {
+        "starting": rng.choice(("earliest", "latest")),
+        "checkpoint": rng.choice(("delete", "keep")),
+        "down_s": round(rng.uniform(1.0, 3.0), 1),
+    },
     params={
         "starting": Param(str, "earliest", choices=("earliest", "latest", "timestamp")),
         "timestamp_back_s": Param((int, float), 0.0, minimum=0),
@@ -55,4 +67,5 @@ KIND = FaultKind(
         "checkpoint": Param(str, "delete", choices=("delete", "keep")),
     },
     help="stop a streamlet, delete its checkpoints (or keep them: the new starting point is then ignored), "
-         "restart from earliest, latest or a timestamp")
+    "restart from earliest, latest or a timestamp",
+)

@@ -36,8 +36,12 @@ def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, ti
         with run.admin(patience_s=timeout_s) as admin:
             run.wait_recorded()  # every record of an intermediate topic is in the evidence before anything is deleted
             original = {t: {k: admin.topic_config(t).get(k) for k in RETENTION_KEYS} for t in topics}
-            with run.undos.undoing(KIND.name, streamlet, f"restore {' and '.join(RETENTION_KEYS)} of {', '.join(topics)}",
-                                   lambda: _restore(run, original, timeout_s)):
+            with run.undos.undoing(
+                KIND.name,
+                streamlet,
+                f"restore {' and '.join(RETENTION_KEYS)} of {', '.join(topics)}",
+                lambda: _restore(run, original, timeout_s),
+            ):
                 for topic in topics:
                     admin.alter_topic_config(topic, shrunk)
                     run.history.record("topic_config_changed", topic=topic, configs=shrunk)
@@ -46,8 +50,11 @@ def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, ti
         run.history.record("log_start_observed", streamlet=streamlet, partitions=offset_rows(log_start))
 
 
-def _wait_deleted(admin: KafkaAdmin, streamlet: str, topics: list[str], committed: dict, timeout_s: float, run: Pipeline) -> None:
+def _wait_deleted(
+    admin: KafkaAdmin, streamlet: str, topics: list[str], committed: dict, timeout_s: float, run: Pipeline
+) -> None:
     """Until records the streamlet had not read are deleted (fault_incomplete when that does not happen in time)."""
+
     def unread_records_deleted() -> bool:
         offsets = admin.offsets(topics)
         passed = [o.log_start > committed.get((o.topic, o.partition), 0) for o in offsets]
@@ -55,8 +62,12 @@ def _wait_deleted(admin: KafkaAdmin, streamlet: str, topics: list[str], committe
         return any(passed) and all(p or not b for p, b in zip(passed, behind))
 
     try:
-        wait_for(unread_records_deleted, timeout=timeout_s, interval=0.5,
-                 what=f"log-start offsets of {', '.join(topics)} to pass {streamlet}'s committed offsets")
+        wait_for(
+            unread_records_deleted,
+            timeout=timeout_s,
+            interval=0.5,
+            what=f"log-start offsets of {', '.join(topics)} to pass {streamlet}'s committed offsets",
+        )
     except WaitTimeout as exc:
         run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
 
@@ -84,6 +95,11 @@ def _settled_offsets(admin: KafkaAdmin, topics: list[str], quiet_s: float = 3.0,
 
 
 KIND = FaultKind(
-    name="retention-shrink", target="streamlet", play=shrink_retention, restarts=True,
+    name="retention-shrink",
+    target="streamlet",
+    play=shrink_retention,
+    restarts=True,
     params={"retention_ms": Param(int, 1000, minimum=1), "timeout_s": Param((int, float), 90.0, minimum=1)},
-    help="stop a streamlet, shrink its input topics' retention until records it has not read are deleted, restore, restart")
+    help="stop a streamlet, shrink its input topics' retention until records it has not read are deleted, restore, "
+    "restart",
+)

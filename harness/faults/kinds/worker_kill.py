@@ -17,9 +17,19 @@ def kill_worker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
     worker = cluster.worker(target)
     lost = [e for e in cluster.executors() if e.worker == target]
     # worker.kill(): SIGKILL to the whole session, the worker and the executor JVMs it started
-    kill_then_start(run, KIND, target, worker.name, worker.pid, "spark-worker", worker.kill,
-                    lambda: _start_worker(cluster, target), lambda: cluster.worker(target).running(), down_s,
-                    executors=[[e.app_id, e.executor_id] for e in lost])
+    kill_then_start(
+        run,
+        KIND,
+        target,
+        worker.name,
+        worker.pid,
+        "spark-worker",
+        worker.kill,
+        lambda: _start_worker(cluster, target),
+        lambda: cluster.worker(target).running(),
+        down_s,
+        executors=[[e.app_id, e.executor_id] for e in lost],
+    )
 
 
 def _start_worker(cluster, target: str) -> int:
@@ -31,7 +41,12 @@ def _start_worker(cluster, target: str) -> int:
 
 
 KIND = FaultKind(
-    name="worker-kill", target="worker", play=kill_worker, scope="cluster", needs=("spark-cluster",),
+    name="worker-kill",
+    target="worker",
+    play=kill_worker,
+    scope="cluster",
+    needs=("spark-cluster",),
     draw=lambda rng: {"down_s": round(rng.uniform(3.0, 8.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
-    help="SIGKILL a Spark standalone worker and its executors, start it again after down_s")
+    help="SIGKILL a Spark standalone worker and its executors, start it again after down_s",
+)
