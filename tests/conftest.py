@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from harness.checker.step import STRICT_ENV
 from harness.process.supervisor import STARTED_HERE, session_members, stop_recorded
 
 # The property tests share two cores with real runs (JVMs starting, Spark batches): an example's time says
@@ -18,6 +19,10 @@ settings.register_profile("shared-cores", deadline=None)
 settings.load_profile("shared-cores")
 
 HARNESS = [sys.executable, "-m", "harness.cli"]
+
+# A check step that raises fails the test (and every harness the tests start), instead of turning the
+# outcome unknown as it does for a user (harness/checker/step.py): a bug cannot hide as UNKNOWN.
+os.environ[STRICT_ENV] = "1"
 
 
 @pytest.fixture(autouse=True)

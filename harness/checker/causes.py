@@ -46,6 +46,7 @@ from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin
+from harness.checker.step import Context, Step
 
 
 @dataclass(frozen=True)
@@ -488,3 +489,17 @@ def lost_causes(
     ):
         cause[mask] = name
     return cause, windows
+
+
+def _causes(context: Context) -> None:
+    cause, windows = lost_causes(
+        context.evidence, context.hops, context.lost, context.lost_first, context.spans, context.gaps
+    )
+    context.cause_of_lost, context.retention = cause, [w.__dict__ for w in windows]
+
+
+def _causes_unknown(context: Context) -> None:
+    context.cause_of_lost = np.full(len(context.lost), "unknown", dtype=object)
+
+
+STEP = Step("causes", _causes, _causes_unknown, needs=("reconcile",))

@@ -20,13 +20,17 @@ how many it absorbed (the rest).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
 from harness.checker.reconcile import copies, isin
+from harness.checker.step import Context, Step
+
+if TYPE_CHECKING:  # faults.py reads the accounting: the span type is an annotation here
+    from harness.checker.faults import FaultSpan
 
 COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
 
@@ -153,3 +157,10 @@ def account(hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan]) -> 
         else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64", "row": "int64"})
     )
     return CopyAccounting(per_hop, table)
+
+
+def _copies(context: Context) -> None:
+    context.accounting = account(context.hops, context.evidence.sent, context.spans)
+
+
+STEP = Step("copies", _copies, needs=("reconcile",))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop
 from harness.checker.reconcile import Counts
 from harness.checker.resources import ResourceUse
+from harness.checker.step import Context, Step
 from harness.evidence.pipeline import Expectations
 from harness.semantics import satisfies
 
@@ -248,3 +249,28 @@ def _recovery(limit: float, faults: list[FaultResult]) -> ExpectationResult:
     return ExpectationResult(
         "max_recovery_s", limit, worst, PASS, f"slowest recovery {worst:g}s, at most {limit:g}s allowed"
     )
+
+
+def _expectations(context: Context) -> None:
+    evidence = context.evidence
+    context.expectations = judge(
+        evidence.pipeline.expectations,
+        context.verdict,
+        context.counts,
+        context.hop_findings,
+        context.lost_by_cause,
+        context.faults,
+        context.query_failures if evidence.has_history else None,
+        context.unfinished,
+        context.resources,
+    )
+
+
+def _expectations_unknown(context: Context) -> None:
+    failed = ", ".join(sorted(context.failed))
+    context.expectations = [
+        ExpectationResult("expectations", None, None, UNKNOWN, f"not judged: check step(s) {failed} failed")
+    ]
+
+
+STEP = Step("expectations", _expectations, _expectations_unknown, needs=("counts", "faults"))

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.checker.findings import FaultResult
+from harness.checker.step import Context, Step
+
 CLASSIFICATION = ("scope", "restarts", "recovers")
 
 
@@ -148,3 +151,45 @@ def doubts(history: list[dict]) -> list[str]:
     ]
     found += [f"the workload stopped early: {e.get('error')}" for e in history if e["event"] == "run_error"]
     return found
+
+
+def _results(context: Context) -> None:
+    """Per fault: its recovery time (or why it is unknown) and the extra copies its replays made, per hop."""
+    spans, accounting, progress = context.spans, context.accounting, context.evidence.progress
+    redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
+    results = []
+    for i, span in enumerate(spans):
+        recovered = recovery_s(span, progress)
+        results.append(
+            FaultResult(
+                span.kind,
+                span.target,
+                span.start_ms,
+                span.end_ms,
+                span.params,
+                recovered,
+                int(redelivered[i]),
+                _note(span, recovered, progress),
+                span.recovers,
+                span.restarted if span.restarts else None,
+                at_hops[i],
+            )
+        )
+    context.faults = results
+
+
+def _note(span: FaultSpan, recovered: float | None, progress: dict[str, list[dict] | None]) -> str:
+    if span.restarts and span.restarted is False:
+        return "did not restart"
+    if span.end_ms is None:
+        return "did not end before the run did"
+    if recovered is None and span.recovers:
+        watched = [span.target] if span.restarts else disturbed(span, list(progress))
+        missing = [s for s in watched if progress.get(s) is None]
+        if missing:
+            return f"recovery unknown: progress of {', '.join(missing)} missing"
+        return "no batch and no idle report after the restart" if span.restarts else "no batch after it ended"
+    return ""
+
+
+STEP = Step("faults", _results, needs=("copies",))

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.evidence import Evidence
-from harness.checker.reconcile import Reconciliation, isin, reconcile
+from harness.checker.reconcile import Reconciliation, combine, isin, reconcile
+from harness.checker.step import Context, Step
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,24 @@ def copies_of(hop: HopData, rids: np.ndarray) -> pd.DataFrame:
     """The rows of a hop carrying the given rids, with their copy number (0 = first)."""
     rows = hop.rows[isin(hop.rows.rid.to_numpy(), rids)]
     return rows.assign(copy=rows.groupby("rid", sort=False).cumcount())
+
+
+def _reconcile(context: Context) -> None:
+    """Every hop against the acknowledged records; the egresses' results combined; where each lost and each
+    duplicated record first appears."""
+    evidence = context.evidence
+    hops = hop_data(evidence)
+    results = reconcile_hops(evidence, hops)
+    egress_results = [r for h, r in zip(hops, results) if h.kind == "egress"]
+    egress_result = combine(egress_results) if egress_results else None
+    lost = egress_result.lost if egress_result else np.array([], np.int64)
+    duplicated = np.unique(
+        np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)])
+    )
+    context.hops, context.results, context.egress_result = hops, results, egress_result
+    context.lost = lost
+    context.lost_first = first_lost_hop(hops, results, lost) if len(hops) else np.array([], np.int64)
+    context.duplicated, context.duplicated_first = duplicated, first_duplicated_hop(hops, results, duplicated)
+
+
+STEP = Step("reconcile", _reconcile)

@@ -9,6 +9,7 @@ from harness.checker.evidence import Evidence
 from harness.checker.findings import FaultResult, Latency
 from harness.checker.hops import HopData
 from harness.checker.reconcile import isin
+from harness.checker.step import Context, Step
 
 
 def _downtimes(faults: list[FaultResult]) -> list[tuple[int, int]]:
@@ -53,3 +54,14 @@ def latency(evidence: Evidence, hops: list[HopData], faults: list[FaultResult]) 
         round(float(values.max()), 3),
         round(waiting / total, 3) if total > 0 else None,
     )
+
+
+def _latency(context: Context) -> None:
+    context.latency = latency(context.evidence, context.hops, context.faults)
+
+
+def _latency_unknown(context: Context) -> None:
+    context.latency = Latency(0, None, None, None, None, None)
+
+
+STEP = Step("latency", _latency, _latency_unknown, needs=("reconcile", "faults"))

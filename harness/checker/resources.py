@@ -14,6 +14,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from harness.checker.step import Context, Step
+from harness.checker.timeline import run_start_ms
+
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
 WINDOW_S = 300.0  # growth compares the medians of the first and the last 5 minutes once warm
 
@@ -118,3 +121,10 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
         dict(samples[-1].get("disk_mb") or {}),
         series,
     )
+
+
+def _resources(context: Context) -> None:
+    context.resources = resource_use(context.evidence.history, run_start_ms(context.evidence))
+
+
+STEP = Step("resources", _resources)

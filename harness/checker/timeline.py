@@ -20,6 +20,7 @@ import pandas as pd
 from harness.checker.evidence import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin
+from harness.checker.step import Context, Step
 
 
 def _first(history: list[dict], event: str, **fields) -> int | None:
@@ -141,3 +142,11 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
             int(k): int(v) for k, v in duplicated.partition.value_counts().sort_index().items()
         },
     }
+
+
+def _timeline(context: Context) -> None:
+    made_ms = context.accounting.made.time_ms.to_numpy()
+    context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms)
+
+
+STEP = Step("timeline", _timeline, needs=("reconcile", "copies"))

@@ -16,6 +16,7 @@ from harness.checker.evidence import Evidence
 from harness.checker.hops import HopData
 from harness.checker.offsets import committed_ends
 from harness.checker.reconcile import isin
+from harness.checker.step import Context, Step
 
 
 def unfinished_reason(evidence: Evidence, running: tuple[str, ...]) -> str:
@@ -57,3 +58,20 @@ def proven_lost(
 def _acknowledged(sent: pd.DataFrame) -> pd.DataFrame:
     """The source's records with the offset the broker acknowledged them at."""
     return sent[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0)]
+
+
+def _split(context: Context) -> None:
+    """In a run that did not finish, the missing records the evidence does not prove lost become undelivered."""
+    if not context.unfinished:
+        return
+    lost, first, cause = context.lost, context.lost_first, context.cause_of_lost
+    proven = proven_lost(context.evidence, context.hops, lost, first, cause)
+    context.undelivered = lost[~proven]
+    context.lost, context.lost_first, context.cause_of_lost = lost[proven], first[proven], cause[proven]
+
+
+def _split_unknown(context: Context) -> None:
+    context.lost_known = not context.unfinished
+
+
+STEP = Step("unfinished", _split, _split_unknown, needs=("reconcile",))

@@ -19,6 +19,7 @@ from harness.checker.evidence import Evidence
 from harness.checker.findings import Copy, FaultResult, Witness
 from harness.checker.hops import HopData, copies_of
 from harness.checker.reconcile import isin
+from harness.checker.step import Context, Step
 
 WITNESSES_PER_CLASS = 5
 
@@ -183,3 +184,38 @@ def seq_ranges(records: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
         .reset_index()
         .drop(columns="run")
     )
+
+
+def _witnesses(context: Context) -> None:
+    """A few witnesses per anomaly class, the complete sets, and how many records each class has."""
+    lost, lost_first, cause_of_lost = context.lost, context.lost_first, context.cause_of_lost
+    egress_result, accounting, faults = context.egress_result, context.accounting, context.faults
+    lost_index = pd.Series(np.arange(len(lost)), index=lost)
+    dup_index = pd.Series(np.arange(len(context.duplicated)), index=context.duplicated)
+    made = accounting.made.drop_duplicates("rid").set_index("rid")
+
+    def explain_lost(rid):
+        i = lost_index[rid]
+        return int(lost_first[i]), str(cause_of_lost[i])
+
+    def explain_duplicate(rid):
+        if rid not in dup_index.index:
+            return None, None
+        cause = replay_cause(made, rid, faults) if rid in made.index else None
+        return int(context.duplicated_first[dup_index[rid]]), cause
+
+    classes = [AnomalyClass("lost", lost, explain_lost)]
+    if egress_result is not None:
+        deliveries, in_state = egress_result.duplicated_deliveries, egress_result.duplicated_in_state
+        classes += [
+            AnomalyClass("duplicated_deliveries", deliveries.index.to_numpy(), explain_duplicate),
+            AnomalyClass("duplicated_in_state", in_state.index.to_numpy(), explain_duplicate),
+            AnomalyClass("phantom", egress_result.phantom, lambda rid: (None, None)),
+            AnomalyClass("reordered", egress_result.reordered.rid.to_numpy(), lambda rid: (None, None)),
+        ]
+    context.witnesses = witnesses(context.evidence, context.hops, classes, accounting) + context.window_witnesses
+    context.witness_totals = context.witness_totals | {c.name: len(c.rids) for c in classes}
+    context.records = record_sets(context.evidence, context.hops, lost, lost_first, cause_of_lost, egress_result)
+
+
+STEP = Step("witnesses", _witnesses, needs=("counts", "copies", "faults"))

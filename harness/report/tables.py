@@ -251,12 +251,14 @@ def retention_text(window: dict) -> str:
 def lost_text(report: Report) -> str:
     causes = report.causes["lost"]
     if any(n is None for n in causes.values()):
-        return "unknown (no egress evidence)"
+        return "unknown (" + ("no egress evidence" if not report.hops else "the causes could not be told") + ")"
     return ", ".join(f"{n:,} {cause}" for cause, n in causes.items() if n) or "none"
 
 
 def duplicated_text(report: Report) -> str:
     dup = report.causes["duplicated"]
+    if dup.get("replay_after_fault") is None:
+        return "unknown (the copies could not be counted)"
     aborted = dup.get("aborted_read")
     return (
         f"{dup['replay_after_fault']:,} from a batch replayed after a fault, "

@@ -1,0 +1,106 @@
+"""The run's counts and verdicts: end to end (the egresses, or the window counts of a stateful pipeline) and per
+hop, with the causes counted. A run that did not finish counts as lost only what its evidence proves, and its
+verdicts that rest on losses are unknown."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.findings import Hop
+from harness.checker.hops import HopData
+from harness.checker.reconcile import Counts, isin, verdict
+from harness.checker.step import Context, Step
+from harness.checker.windows import reconcile_windows
+from harness.checker.witnesses import window_witnesses
+from harness.semantics import LOST_CAUSES
+
+
+def _counts(context: Context) -> None:
+    evidence, egress_result, unfinished = context.evidence, context.egress_result, context.unfinished
+    causes_known = "causes" not in context.failed
+    lost_by_cause = (
+        {c: int((context.cause_of_lost == c).sum()) for c in LOST_CAUSES} if egress_result and causes_known else None
+    )
+    acked = int(evidence.sent.acked.sum())
+    counts = egress_result.counts if egress_result else Counts.unmeasured(acked, len(evidence.sent) - acked)
+    if egress_result and unfinished:
+        lost, undelivered = (len(context.lost), len(context.undelivered)) if context.lost_known else (None, None)
+        counts = replace(counts, lost=lost, undelivered=undelivered)
+    windows = None
+    window_egress = next((e for e in evidence.egresses if e.windowed), None)
+    if window_egress is not None:
+        reconciled = reconcile_windows(evidence, window_egress)
+        if reconciled is not None:
+            windows, counts = reconciled.summary, reconciled.counts
+            lost_by_cause = {c: 0 for c in LOST_CAUSES}
+            lost_by_cause["watermark"] = windows.records_dropped_by_watermark
+            lost_by_cause["unexplained"] = windows.records_missing - windows.records_dropped_by_watermark
+            context.window_witnesses, context.witness_totals = window_witnesses(
+                evidence, window_egress.name, reconciled.table
+            )
+    elif egress_result is None:
+        context.gaps.append("no egress evidence: lost, duplicated and the end-to-end verdict are unknown")
+    if not counts.acked:
+        context.gaps.append("no record was acknowledged by Kafka: there is nothing to judge, so the verdict is unknown")
+    context.counts, context.windows, context.lost_by_cause = counts, windows, lost_by_cause
+    context.verdict = verdict(counts) if (egress_result or windows) and not unfinished and counts.acked else "unknown"
+    context.hop_findings = _hops(context)
+    context.causes = {
+        "lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
+        "duplicated": _duplicated_causes(context),
+    }
+
+
+def _hops(context: Context) -> list[Hop]:
+    """Each hop's counts and verdict, where its anomalies first appear, and its copies (None: not counted)."""
+    found = []
+    per_hop = context.accounting.per_hop if context.accounting is not None else {}
+    for index, (hop, result) in enumerate(zip(context.hops, context.results)):
+        first_seen = {
+            "lost": int((context.lost_first == index).sum()),
+            "duplicated": int((context.duplicated_first == index).sum()),
+        }
+        hop_counts, hop_verdict = result.counts, verdict(result.counts)
+        if context.unfinished:  # a hop's missing records are lost only where proven (end to end), its verdict unknown
+            proven_here = int(isin(result.lost, context.lost).sum()) if context.lost_known else None
+            undelivered = len(result.lost) - proven_here if proven_here is not None else None
+            hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=undelivered), "unknown"
+        headers = _headers_lost(hop, context.evidence.sent)
+        found.append(Hop(hop.name, hop.kind, hop_verdict, hop_counts, first_seen, per_hop.get(hop.name), headers))
+    return found
+
+
+def _duplicated_causes(context: Context) -> dict:
+    accounting = context.accounting
+    if accounting is None:
+        return {"replay_after_fault": None, "unexplained": None, "aborted_read": None}
+    attributed = int((accounting.made.fault >= 0).sum())
+    return {
+        "replay_after_fault": attributed,
+        "unexplained": int(len(accounting.made) - attributed),
+        "aborted_read": sum(accounting.per_hop[h.name].inherited for h in context.hops if h.upstream is None),
+    }
+
+
+def _headers_lost(hop: HopData, sent: pd.DataFrame) -> int | None:
+    """Copies of sent records at a topic that lack the header every source record carried (pipeline.json
+    source_header); None where it was not looked for (no such header, or an egress: its store keeps none)."""
+    if "has_header" not in hop.rows.columns:
+        return None
+    rows = hop.rows[isin(hop.rows.rid.to_numpy(), sent.rid.to_numpy())]
+    return int((~rows.has_header.to_numpy(dtype=bool)).sum())
+
+
+def _counts_unknown(context: Context) -> None:
+    acked = int(np.sum(context.evidence.sent.acked.to_numpy()))
+    context.counts = Counts.unmeasured(acked, len(context.evidence.sent) - acked)
+    context.causes = {
+        "lost": {c: None for c in LOST_CAUSES},
+        "duplicated": {"replay_after_fault": None, "unexplained": None, "aborted_read": None},
+    }
+
+
+STEP = Step("counts", _counts, _counts_unknown, needs=("reconcile",))

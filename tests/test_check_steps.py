@@ -1,0 +1,69 @@
+"""The check's steps (harness/checker/step.py): a step that raises makes what it finds unknown, names itself in
+a gap, saves its traceback in the run directory and turns the outcome unknown, in a run; in strict mode (the
+test suite's) it raises. A step that needs a failed one is not run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from harness.checker.check import STEPS, check_run
+from harness.report.write import write_reports
+from tests.synthetic_run import clean_flow, make_sent, write_run
+
+
+def _broken(name: str) -> list:
+    def boom(context) -> None:
+        raise RuntimeError(f"{name} is broken\nsecond line")
+
+    return [replace(step, run=boom) if step.name == name else step for step in STEPS]
+
+
+@pytest.fixture
+def clean_run(tmp_path):
+    sent = make_sent(4, 25)
+    return write_run(tmp_path / "run", sent, clean_flow(sent), expectations={"max_lost": 0})
+
+
+def test_the_steps_compose_to_a_pass_on_a_clean_run(clean_run):
+    report = check_run(clean_run, strict=True)
+    assert report.outcome == "pass" and report.counts.lost == 0 and not report.doubts
+
+
+def test_a_peripheral_step_that_raises_leaves_the_counts_and_makes_the_outcome_unknown(clean_run):
+    report = check_run(clean_run, steps=_broken("latency"), strict=False)
+    assert report.counts.lost == 0 and report.verdict != "unknown" and report.latency.records == 0
+    assert report.outcome == "unknown" and report.doubts == [
+        "the check's step latency failed (RuntimeError: latency is broken)"
+    ]
+    assert "check step latency failed: RuntimeError: latency is broken; what it finds is unknown" in report.gaps[-1]
+    assert "RuntimeError: latency is broken" in (clean_run / "logs" / "check.log").read_text()
+    write_reports(report, clean_run)
+    assert json.loads((clean_run / "report.json").read_text())["outcome"] == "unknown"
+
+
+def test_a_core_step_that_raises_makes_every_count_it_feeds_null_and_nothing_passes(clean_run):
+    report = check_run(clean_run, steps=_broken("reconcile"), strict=False)
+    assert report.counts.lost is None and report.counts.acked == 100 and report.verdict == "unknown"
+    assert [(e.name, e.status) for e in report.expectations] == [("expectations", "unknown")]
+    assert report.outcome == "unknown" and report.causes["lost"]["retention"] is None
+    write_reports(report, clean_run)  # every writer copes with what is unknown
+    data = json.loads((clean_run / "report.json").read_text())
+    assert data["counts"]["lost"] is None and data["outcome"] == "unknown" and not data["passed"]
+
+
+def test_copies_that_cannot_be_counted_are_null_not_zero(clean_run):
+    report = check_run(clean_run, steps=_broken("copies"), strict=False)
+    assert report.counts.lost == 0 and all(h.copies is None for h in report.hops)
+    assert report.causes["duplicated"]["replay_after_fault"] is None and report.outcome == "unknown"
+    # The steps that need the copies are not run; only the one that failed is named.
+    assert [gap.split()[2] for gap in report.gaps if gap.startswith("check step")] == ["copies"]
+    assert report.faults == [] and report.witnesses == [] and report.expectations[0].status == "unknown"
+    write_reports(report, clean_run)
+
+
+def test_in_strict_mode_a_step_that_raises_fails_the_check(clean_run):
+    with pytest.raises(RuntimeError, match="counts is broken"):
+        check_run(clean_run, steps=_broken("counts"), strict=True)
