@@ -68,7 +68,6 @@ def run_demo(
     created and written; nothing else is touched.
     """
     workdir = Path(workdir).resolve()
-    checkpoint = workdir / "checkpoints" / "relay"
     run_id = time.strftime("%Y%m%d%H%M%S")
     result = DemoResult(source=f"{TOPIC_NAMESPACE}demo-{run_id}-in", sink=f"{TOPIC_NAMESPACE}demo-{run_id}-out")
     source, sink = result.source, result.sink
@@ -87,61 +86,7 @@ def run_demo(
             replication = -1 if cluster is None else 1  # external: the cluster's default
             admin.create_topic(source, partitions=2, replication_factor=replication)
             admin.create_topic(sink, partitions=2, replication_factor=replication)
-        result.sent = produce(bootstrap, source, 0, records)
-        say(f"produced {result.sent} records to {source} (acks=all)")
-
-        def start_relay():
-            return launch_driver(
-                supervisor,
-                "relay",
-                "harness.spark.relay",
-                ["--bootstrap", bootstrap, "--source", source, "--sink", sink, "--checkpoint", str(checkpoint)],
-                workdir / "logs" / "relay.log",
-            )
-
-        def wait_for_sink(expected: int, driver) -> float:
-            """Wait until the sink holds `expected` records and the checkpoint has committed them.
-
-            Stopping between a batch's write and its commit would make the
-            restart replay that batch (the Kafka sink is at-least-once), which
-            is not what this demonstration is about.
-            """
-            t0 = time.monotonic()
-            wait_for(
-                lambda: (
-                    sum(committed_positions(checkpoint).values()) >= expected  # a file read: asked first
-                    and topic_size(bootstrap, sink) >= expected
-                ),
-                timeout=180,
-                interval=0.5,
-                what=f"{expected} records in {sink}, committed in {checkpoint}",
-                abort=lambda: None if driver.running() else f"the relay driver exited (see {driver.record.log_path})",
-            )
-            return time.monotonic() - t0
-
-        driver = start_relay()
-        say(f"relay driver started (pid {driver.pid}): Spark query {source} -> {sink}, checkpoint {checkpoint}")
-        result.first_output_s = wait_for_sink(result.sent, driver)
-        say(f"{sink} holds {result.sent} records {result.first_output_s:.1f}s after the driver started")
-        result.stop_exit_code = driver.stop(timeout=60)
-        say(f"relay stopped with SIGTERM (exit code {result.stop_exit_code}); checkpoint at {last_planned(checkpoint)}")
-
-        result.sent += produce(bootstrap, source, records, records)
-        say(f"produced {records} more records while the relay was down")
-        driver = start_relay()
-        result.resumed_from = last_planned(checkpoint)
-        result.restart_output_s = wait_for_sink(result.sent, driver)
-        say(
-            f"relay restarted (pid {driver.pid}) from checkpointed batch {result.resumed_from.get('batch')} "
-            f"at offsets {result.resumed_from.get('offsets')}; {sink} holds {result.sent} records after "
-            f"{result.restart_output_s:.1f}s"
-        )
-        driver.stop(timeout=60)
-
-        values = Counter(int(r.value) for r in read_topic(bootstrap, sink))
-        result.received = sum(values.values())
-        result.lost = sum(1 for n in range(result.sent) if values[n] == 0)
-        result.duplicated = sum(c - 1 for c in values.values() if c > 1)
+        _stop_and_resume(bootstrap, supervisor, workdir, records, result, say)
     finally:
         supervisor.stop_all()
         brokers = []
@@ -152,3 +97,68 @@ def run_demo(
     if result.leftover_processes:
         raise HarnessError(f"processes left running after the demo: {result.leftover_processes}")
     return result
+
+
+def _start_relay(supervisor: Supervisor, workdir: Path, bootstrap: str, source: str, sink: str):
+    checkpoint = workdir / "checkpoints" / "relay"
+    return launch_driver(
+        supervisor,
+        "relay",
+        "harness.spark.relay",
+        ["--bootstrap", bootstrap, "--source", source, "--sink", sink, "--checkpoint", str(checkpoint)],
+        workdir / "logs" / "relay.log",
+    )
+
+
+def _wait_for_sink(bootstrap: str, sink: str, checkpoint: Path, expected: int, driver) -> float:
+    """Wait until the sink holds `expected` records and the checkpoint has committed them.
+
+    Stopping between a batch's write and its commit would make the
+    restart replay that batch (the Kafka sink is at-least-once), which
+    is not what this demonstration is about.
+    """
+    t0 = time.monotonic()
+    wait_for(
+        lambda: (
+            sum(committed_positions(checkpoint).values()) >= expected  # a file read: asked first
+            and topic_size(bootstrap, sink) >= expected
+        ),
+        timeout=180,
+        interval=0.5,
+        what=f"{expected} records in {sink}, committed in {checkpoint}",
+        abort=lambda: None if driver.running() else f"the relay driver exited (see {driver.record.log_path})",
+    )
+    return time.monotonic() - t0
+
+
+def _stop_and_resume(
+    bootstrap: str, supervisor: Supervisor, workdir: Path, records: int, result: DemoResult, say: Callable[[str], None]
+) -> None:
+    """Produce, relay, stop the relay, produce more while it is down, restart it from its checkpoint, and count
+    what the sink holds."""
+    source, sink, checkpoint = result.source, result.sink, workdir / "checkpoints" / "relay"
+    result.sent = produce(bootstrap, source, 0, records)
+    say(f"produced {result.sent} records to {source} (acks=all)")
+    driver = _start_relay(supervisor, workdir, bootstrap, source, sink)
+    say(f"relay driver started (pid {driver.pid}): Spark query {source} -> {sink}, checkpoint {checkpoint}")
+    result.first_output_s = _wait_for_sink(bootstrap, sink, checkpoint, result.sent, driver)
+    say(f"{sink} holds {result.sent} records {result.first_output_s:.1f}s after the driver started")
+    result.stop_exit_code = driver.stop(timeout=60)
+    say(f"relay stopped with SIGTERM (exit code {result.stop_exit_code}); checkpoint at {last_planned(checkpoint)}")
+
+    result.sent += produce(bootstrap, source, records, records)
+    say(f"produced {records} more records while the relay was down")
+    driver = _start_relay(supervisor, workdir, bootstrap, source, sink)
+    result.resumed_from = last_planned(checkpoint)
+    result.restart_output_s = _wait_for_sink(bootstrap, sink, checkpoint, result.sent, driver)
+    say(
+        f"relay restarted (pid {driver.pid}) from checkpointed batch {result.resumed_from.get('batch')} "
+        f"at offsets {result.resumed_from.get('offsets')}; {sink} holds {result.sent} records after "
+        f"{result.restart_output_s:.1f}s"
+    )
+    driver.stop(timeout=60)
+
+    values = Counter(int(r.value) for r in read_topic(bootstrap, sink))
+    result.received = sum(values.values())
+    result.lost = sum(1 for n in range(result.sent) if values[n] == 0)
+    result.duplicated = sum(c - 1 for c in values.values() if c > 1)

@@ -69,3 +69,13 @@ def test_the_checker_and_the_reports_import_neither_the_streamlets_nor_the_scena
 
 def test_the_streamlets_do_not_import_the_harness():
     assert not {p for p in _graph()["pipelines"] if p.startswith("harness")}
+
+
+def test_no_function_of_the_harness_is_over_80_lines():
+    """A function a reader takes in at once: longer ones are split into named parts."""
+    long = []
+    for path in (ROOT / "harness").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not long, long

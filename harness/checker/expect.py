@@ -62,78 +62,20 @@ def judge(
             _guarantee("end_to_end", expected.end_to_end, None if unfinished else verdict, "end to end", why_lost)
         )
     if expected.verdict is not None:
-        actual = None if unfinished or verdict == "unknown" else verdict
         results.append(
-            ExpectationResult(
-                "verdict",
-                expected.verdict,
-                actual,
-                UNKNOWN if actual is None else _status(actual == expected.verdict),
-                f"end to end: {actual or 'unknown'}"
-                + (f" ({why_lost})" if actual is None else "")
-                + f", expected exactly {expected.verdict}",
-            )
+            _exact_verdict(expected.verdict, None if unfinished or verdict == "unknown" else verdict, why_lost)
         )
     for topic, guarantee in expected.per_hop.items():
         hop = _hop_named(hops, topic)
-        results.append(
-            _guarantee(
-                f"per_hop.{topic}",
-                guarantee,
-                hop.verdict if hop and not unfinished else None,
-                f"hop {topic}",
-                unfinished or "no evidence for this hop",
-            )
-        )
+        actual = hop.verdict if hop and not unfinished else None
+        why = unfinished or "no evidence for this hop"
+        results.append(_guarantee(f"per_hop.{topic}", guarantee, actual, f"hop {topic}", why))
     if expected.max_lost is not None:
-        if lost is None:
-            results.append(
-                ExpectationResult("max_lost", expected.max_lost, None, UNKNOWN, f"records lost: unknown ({why_lost})")
-            )
-        else:
-            results.append(
-                ExpectationResult(
-                    "max_lost",
-                    expected.max_lost,
-                    lost,
-                    _status(lost <= expected.max_lost),
-                    f"{lost:,} record(s) lost, at most {expected.max_lost:,} allowed",
-                )
-            )
+        results.append(_max_lost(expected.max_lost, lost, why_lost))
     if expected.lost_causes is not None:
         results.append(_lost_causes(expected.lost_causes, None if lost is None else lost_causes, why_lost))
     if expected.min_duplicated_deliveries is not None:
-        n, least = counts.duplicated_deliveries, expected.min_duplicated_deliveries
-        if n is None:
-            results.append(
-                ExpectationResult(
-                    "min_duplicated_deliveries",
-                    least,
-                    None,
-                    UNKNOWN,
-                    "records delivered more than once: unknown (no egress evidence)",
-                )
-            )
-        elif n < least and unfinished:
-            results.append(
-                ExpectationResult(
-                    "min_duplicated_deliveries",
-                    least,
-                    n,
-                    UNKNOWN,
-                    f"{n:,} record(s) delivered more than once so far ({unfinished})",
-                )
-            )
-        else:
-            results.append(
-                ExpectationResult(
-                    "min_duplicated_deliveries",
-                    least,
-                    n,
-                    _status(n >= least),
-                    f"{n:,} record(s) delivered more than once, at least {least:,} expected",
-                )
-            )
+        results.append(_min_duplicated(expected.min_duplicated_deliveries, counts.duplicated_deliveries, unfinished))
     if expected.query_failure is not None:
         results.append(_query_failure(expected.query_failure, query_failures))
     if expected.max_recovery_s is not None:
@@ -143,6 +85,41 @@ def judge(
     if expected.headers_kept is not None:
         results.append(_headers(expected.headers_kept, hops))
     return results
+
+
+def _exact_verdict(expected: str, actual: str | None, why_unknown: str) -> ExpectationResult:
+    return ExpectationResult(
+        "verdict",
+        expected,
+        actual,
+        UNKNOWN if actual is None else _status(actual == expected),
+        f"end to end: {actual or 'unknown'}"
+        + (f" ({why_unknown})" if actual is None else "")
+        + f", expected exactly {expected}",
+    )
+
+
+def _max_lost(limit: int, lost: int | None, why_unknown: str) -> ExpectationResult:
+    if lost is None:
+        return ExpectationResult("max_lost", limit, None, UNKNOWN, f"records lost: unknown ({why_unknown})")
+    return ExpectationResult(
+        "max_lost", limit, lost, _status(lost <= limit), f"{lost:,} record(s) lost, at most {limit:,} allowed"
+    )
+
+
+def _min_duplicated(least: int, n: int | None, unfinished: str) -> ExpectationResult:
+    name = "min_duplicated_deliveries"
+    if n is None:
+        return ExpectationResult(
+            name, least, None, UNKNOWN, "records delivered more than once: unknown (no egress evidence)"
+        )
+    if n < least and unfinished:
+        return ExpectationResult(
+            name, least, n, UNKNOWN, f"{n:,} record(s) delivered more than once so far ({unfinished})"
+        )
+    return ExpectationResult(
+        name, least, n, _status(n >= least), f"{n:,} record(s) delivered more than once, at least {least:,} expected"
+    )
 
 
 def _headers(kept: bool, hops: list[Hop]) -> ExpectationResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from harness.checker.findings import Report
+from harness.checker.findings import Report, WindowCounts
 from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, timeline_svg
 from harness.report.tables import (
     EXPECTATION_HEADER,
@@ -67,6 +67,25 @@ def table(header: list[str], rows: list[list], raw_columns: tuple[int, ...] = ()
 
 
 def render_html(report: Report) -> str:
+    parts = _head(report) + _notices(report)
+    if report.expectations:
+        parts += [
+            "<h2>Expectations</h2>",
+            table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,)),
+        ]
+    parts += ["<h2>Timeline</h2>", timeline_svg(report)]
+    parts += ["<h2>Counts per hop</h2>", table(hop_header(report), hop_rows(report))]
+    parts += _losses(report)
+    if report.windows:
+        parts.append(_windows_table(report.windows))
+    parts.append(anomalies_svg(report))
+    parts += _details(report)
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _head(report: Report) -> list[str]:
+    """The title, the outcome and verdict badges, the description and the run's line."""
     outcome = report.outcome
     statuses = [e.status for e in report.expectations]
     summary = (
@@ -77,7 +96,7 @@ def render_html(report: Report) -> str:
         )
         or "no expectations"
     )
-    parts = [
+    return [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.scenario)}: {outcome.upper()} "
         f"({escape(report.verdict)})</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(report.scenario)} <span class='badge' "
@@ -88,6 +107,11 @@ def render_html(report: Report) -> str:
         f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
         f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>",
     ]
+
+
+def _notices(report: Report) -> list[str]:
+    """The doubts, then the gaps of a partial report."""
+    parts = []
     if doubt_lines(report):
         parts.append(
             "<div class='gap'><ul>"
@@ -100,15 +124,13 @@ def render_html(report: Report) -> str:
             + "".join(f"<li>{escape(g)}</li>" for g in report.gaps)
             + "</ul></div>"
         )
-    if report.expectations:
-        parts += [
-            "<h2>Expectations</h2>",
-            table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,)),
-        ]
-    parts += ["<h2>Timeline</h2>", timeline_svg(report)]
-    parts += ["<h2>Counts per hop</h2>", table(hop_header(report), hop_rows(report))]
+    return parts
+
+
+def _losses(report: Report) -> list[str]:
+    """Losses and duplicates by cause, lost headers, retention windows and failed queries."""
     lost = report.causes["lost"]
-    parts += [
+    parts = [
         "<h2>Losses and duplicates</h2>",
         "<p>Lost: "
         + escape(lost_text(report))
@@ -133,35 +155,28 @@ def render_html(report: Report) -> str:
         parts.append(
             f"<p class='fail'>{escape(str(f['streamlet']))}'s query failed:</p><pre>{escape(f['error'][:1500])}</pre>"
         )
-    if report.windows:
-        w = report.windows
-        parts.append(
-            table(
-                [
-                    "windows",
-                    "exact",
-                    "under-counted",
-                    "over-counted",
-                    "phantom",
-                    "records missing",
-                    "dropped by watermark",
-                    "Spark's numRowsDroppedByWatermark",
-                ],
-                [
-                    [
-                        w.windows,
-                        w.exact,
-                        w.under_counted,
-                        w.over_counted,
-                        w.phantom,
-                        w.records_missing,
-                        w.records_dropped_by_watermark,
-                        "unknown" if w.spark_rows_dropped_by_watermark is None else w.spark_rows_dropped_by_watermark,
-                    ]
-                ],
-            )
-        )
-    parts.append(anomalies_svg(report))
+    return parts
+
+
+def _windows_table(w: WindowCounts) -> str:
+    header = [
+        "windows",
+        "exact",
+        "under-counted",
+        "over-counted",
+        "phantom",
+        "records missing",
+        "dropped by watermark",
+        "Spark's numRowsDroppedByWatermark",
+    ]
+    spark_dropped = "unknown" if w.spark_rows_dropped_by_watermark is None else w.spark_rows_dropped_by_watermark
+    row = [w.windows, w.exact, w.under_counted, w.over_counted, w.phantom, w.records_missing]
+    return table(header, [row + [w.records_dropped_by_watermark, spark_dropped]])
+
+
+def _details(report: Report) -> list[str]:
+    """Faults and recovery, latency, resources, witnesses and the links to the complete sets."""
+    parts = []
     if report.faults:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
     if report.latency.records:
@@ -185,5 +200,4 @@ def render_html(report: Report) -> str:
             + ", ".join(f"<a href='{escape(path)}'>{escape(name)}</a>" for name, path in files.items())
             + "</p>"
         )
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return parts
