@@ -53,12 +53,12 @@ from harness.demo import topic_size
 from harness.network import NetworkLinks
 from harness.process import Supervisor
 from harness.process.supervisor import ProcessRecord, session_members
-from harness.runner.pipeline import PipelineRun
-from harness.scenario.model import parse_scenario
+from harness.runner.pipeline_run import PipelineRun
+from harness.scenario.parse import parse_scenario
 from harness.spark.launcher import launch_driver
 from harness.spark.session import JIT_MODES
 from harness.waiting import wait_for
-from harness.workload.settings import WorkloadSettings
+from harness.workload.generator_settings import WorkloadSettings
 from pipelines.model import CODECS, SOURCE_RECORD
 
 

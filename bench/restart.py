@@ -46,7 +46,7 @@ from pathlib import Path
 from harness.evidence.layout import RunLayout
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 
 PROBE_TIMING = """
 session = time.monotonic() - t0

@@ -6,7 +6,7 @@ Java's dynamic CDS records the classes a training run loaded
 (-XX:ArchiveClassesAtExit) into an archive that later JVMs map read-only
 (-XX:SharedArchiveFile): faster starts, and the pages are shared between the
 drivers. `harness jars` trains the archives once per machine
-(harness.warmup, with harness.spark.warmup as the training driver).
+(harness.cds_training, with harness.spark.warmup as the training driver).
 
 An archive is keyed by the java binary, the JVM's own classpath and the
 training's version, so a new JDK, jar set or training trains a new one; a JVM given a stale or missing archive starts
@@ -23,7 +23,7 @@ from typing import Iterator
 
 from harness import jars
 
-# What the training runs (harness.spark.warmup, harness.warmup): a change there bumps it, so machines train again.
+# What the training runs (harness.spark.warmup, harness.cds_training): a change there bumps it, so machines train again.
 TRAINING = 2
 
 

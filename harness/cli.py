@@ -639,7 +639,7 @@ def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_
       harness matrix my-grid.yaml --check
     """
     from harness.checker.findings import merge
-    from harness.matrix.run import run_matrix
+    from harness.matrix.execution import run_matrix
     from harness.matrix.spec import load_matrix, slug
     from harness.runner.console import Console
 
@@ -829,15 +829,15 @@ def pipeline_run(
 @main.command()
 def jars():
     """Fetch the Kafka broker and Spark connector jars with Maven, train the JVMs' CDS archives (both idempotent)."""
+    from harness import cds_training
     from harness import jars as jar_sets
-    from harness import warmup
 
     jar_sets.fetch()
     click.echo(
         f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
         f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}"
     )
-    warmup.train(say=click.echo)
+    cds_training.train(say=click.echo)
 
 
 @main.command("spark-env")

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from harness.evidence.pipeline import PipelineDescription, StreamletDescription
-from harness.scenario.model import parse_scenario
+from harness.evidence.description import PipelineDescription, StreamletDescription
+from harness.scenario.parse import parse_scenario
 
 T0 = 1_800_000_000_000  # ms
 HOPS = ("ingested", "processed")
@@ -219,7 +219,7 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
 
 
 def _describe(scenario: dict, egress_settings: dict) -> PipelineDescription:
-    """What the runner writes for this scenario (harness.runner.pipeline.PipelineRun.describe)."""
+    """What the runner writes for this scenario (harness.runner.pipeline_run.PipelineRun.describe)."""
     parsed = parse_scenario(scenario)
     streamlets = (
         StreamletDescription("ingress", "ingress", "ingress", {}, ("source",), ("ingested",)),

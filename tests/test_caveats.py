@@ -15,8 +15,8 @@ import pytest
 from harness.checker.check import check_run
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
-from harness.scenario.model import parse_scenario
-from harness.workload.settings import TRACE_HEADER
+from harness.scenario.parse import parse_scenario
+from harness.workload.generator_settings import TRACE_HEADER
 
 pytestmark = pytest.mark.e2e
 

@@ -247,7 +247,7 @@ def test_the_generator_sends_exactly_rate_times_duration_records(single, tmp_pat
     """The workload is what the scenario says: round(rate x duration) records, every one in the ack log
     (before, 200/s over 6 s could send 1,199)."""
     from harness.workload.generator import run
-    from harness.workload.settings import WorkloadSettings
+    from harness.workload.generator_settings import WorkloadSettings
 
     with single.admin() as admin:
         admin.create_topic("gen", partitions=2)

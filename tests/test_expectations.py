@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.checker.expect import judge
-from harness.evidence.pipeline import Expectations
+from harness.evidence.description import Expectations
 from tests.test_resources import COUNTS
 
 

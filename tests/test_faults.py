@@ -17,9 +17,9 @@ from harness.errors import HarnessError
 from harness.faults.kinds.broker_kill import kill_broker
 from harness.faults.kinds.broker_pause import pause_broker
 from harness.runner.console import Console
-from harness.runner.pipeline import PipelineRun
+from harness.runner.pipeline_run import PipelineRun
 from harness.runner.run import run_scenario
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 from harness.waiting import wait_for
 from tests.evidence_helpers import acked, egress_counts
 

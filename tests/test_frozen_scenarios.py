@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.matrix.spec import load_matrix
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 from harness.scenario.source import read_tree
 
 ROOT = Path(__file__).resolve().parent.parent

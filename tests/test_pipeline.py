@@ -8,7 +8,7 @@ from harness.checker.check import check_run
 from harness.report.write import check_and_write
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 from tests.evidence_helpers import acked, egress_counts
 
 pytestmark = pytest.mark.e2e

@@ -22,7 +22,7 @@ from harness.evidence.progress import query_events
 from harness.process import Supervisor
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked, egress_counts
 

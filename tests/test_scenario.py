@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.model import ScenarioError, load_scenario
+from harness.scenario.parse import ScenarioError, load_scenario
 from harness.workload.generator import record_plan
-from harness.workload.settings import WorkloadSettings
+from harness.workload.generator_settings import WorkloadSettings
 from tests.conftest import run_harness
 
 ROOT = Path(__file__).resolve().parent.parent

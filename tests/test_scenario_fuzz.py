@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.scenario.model import ScenarioError, load_scenario
+from harness.scenario.parse import ScenarioError, load_scenario
 from harness.scenario.source import MAX_VALUES
 from tests.conftest import run_harness
 from tests.test_bad_input import assert_one_line_error

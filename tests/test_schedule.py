@@ -1,7 +1,7 @@
 """Seeded fault schedules: reproducible, bounded by the duration, jittered within limits."""
 
 from harness.chaos.schedule import plan
-from harness.scenario.faults import FaultRule
+from harness.scenario.fault_rules import FaultRule
 
 RULES = [
     FaultRule("kill-driver", "processor", start_s=10, every_s=20, jitter_s=5, times=5, params={"signal": "SIGKILL"}),

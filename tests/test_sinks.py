@@ -14,7 +14,7 @@ import pytest
 from harness.checker.check import check_run
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 from tests.evidence_helpers import acked
 
 pytestmark = pytest.mark.e2e

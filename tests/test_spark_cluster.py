@@ -14,7 +14,7 @@ from harness.process import Supervisor
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
-from harness.scenario.model import parse_scenario
+from harness.scenario.parse import parse_scenario
 from harness.spark.standalone import StandaloneCluster
 from tests.evidence_helpers import acked, egress_counts
 from tests.test_faults import ROOT, history

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.chaos import driver
+from harness.chaos import player
 from harness.chaos.schedule import Firing
 from harness.chaos.storm import BROKERS, draw_storm
 from harness.faults import FaultKind, builtin_fault_kinds
-from harness.runner.pipeline import PipelineRun
+from harness.runner.pipeline_run import PipelineRun
 from harness.scenario import load_scenario
-from harness.scenario.model import parse_scenario
-from harness.scenario.storm import StormSpec
+from harness.scenario.parse import parse_scenario
+from harness.scenario.storm_spec import StormSpec
 from tests.conftest import run_harness
 from tests.evidence_helpers import independent_counts
 
@@ -95,7 +95,7 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
     ]
     with PipelineRun(scenario, tmp_path / "run", say=lambda _: None) as run:
         run.generator = run.supervisor.start("generator", [sys.executable, "-c", "pass"], tmp_path / "g.log")
-        assert driver.play(run, firings, kinds, 30, lambda _: None, group_limits={BROKERS: 1}) == 3
+        assert player.play(run, firings, kinds, 30, lambda _: None, group_limits={BROKERS: 1}) == 3
     by = {target: (start, end) for target, start, end in spans}
     assert by["broker-2"][0] >= by["broker-1"][1], "the second of the group waits for the first"
     assert abs(by["broker-3"][0] - by["broker-1"][0]) < 0.4, "a fault outside the group does not wait"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.model import load_scenario
+from harness.scenario.parse import load_scenario
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked
 

@@ -12,7 +12,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from harness.scenario.faults import FaultRule
+from harness.scenario.fault_rules import FaultRule
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Storms: fault schedules drawn at random from a seed, overlapping every fault kind the pipeline and its
-cluster can play (the scenario's `storm` section, harness.scenario.storm).
+cluster can play (the scenario's `storm` section, harness.scenario.storm_spec).
 
 Each fault is a kind drawn among those that can play here, a target drawn among the kind's targets, the
 kind's own parameters (FaultKind.draw) and a moment a drawn spacing after the one before, so faults on
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from harness.cluster.config import min_insync_replicas
 from harness.faults import FaultKind, builtin_fault_kinds, load_fault_kind
 from harness.scenario import Scenario
-from harness.scenario.faults import FaultRule, target_names, unmet_need
-from harness.scenario.storm import StormSpec
+from harness.scenario.fault_rules import FaultRule, target_names, unmet_need
+from harness.scenario.storm_spec import StormSpec
 
-BROKERS = "brokers"  # the group of a storm's broker faults (harness.chaos.driver limits it)
+BROKERS = "brokers"  # the group of a storm's broker faults (harness.chaos.player limits it)
 WHOLE_RUN_SHARE = 0.5  # a whole-run kind (executor-crash) joins a storm with this probability
 
 

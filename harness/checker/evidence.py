@@ -34,8 +34,8 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from harness.errors import HarnessError
+from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.layout import RunLayout
-from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 
 SEQ_BITS = 40
 SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)

@@ -12,7 +12,7 @@ from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, Fau
 from harness.checker.reconcile import Counts
 from harness.checker.resources import ResourceUse
 from harness.checker.step import Context, Step
-from harness.evidence.pipeline import Expectations
+from harness.evidence.description import Expectations
 from harness.semantics import satisfies
 
 DATA_LOSS_MARKERS = ("data may have been lost", "failondataloss", "offsetoutofrange", "some data may have been lost")

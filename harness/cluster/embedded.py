@@ -196,7 +196,7 @@ class EmbeddedCluster:
         self.pid_dir = self.workdir / "pids"
         self.supervisor = Supervisor(self.pid_dir)
         self.brokers = [self.broker_class(self, spec) for spec in nodes]
-        self.extra_java_options: list[str] = []  # e.g. a CDS training flag (harness.warmup)
+        self.extra_java_options: list[str] = []  # e.g. a CDS training flag (harness.cds_training)
         for broker in self.brokers:
             if broker.process:
                 self.supervisor.adopt(broker.process)

@@ -16,7 +16,7 @@ class RunLayout:
 
     @property
     def pipeline(self) -> Path:
-        """The pipeline as it ran (harness/evidence/pipeline.py): all the checker knows of it."""
+        """The pipeline as it ran (harness/evidence/description.py): all the checker knows of it."""
         return self.root / "pipeline.json"
 
     @property

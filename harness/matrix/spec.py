@@ -31,7 +31,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.scenario.blueprint import BlueprintError
 from harness.scenario.fields import Fields
-from harness.scenario.model import Scenario, parse_scenario
+from harness.scenario.parse import Scenario, parse_scenario
 from harness.scenario.source import ScenarioError, read_tree
 
 SCENARIO_KEY = "scenario"  # in a patch: start from this scenario file instead of the base

@@ -16,18 +16,18 @@ import traceback
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from harness.chaos.driver import OpenWorkload, play
+from harness.chaos.player import OpenWorkload, play
 from harness.chaos.schedule import Firing, plan
 from harness.chaos.storm import BROKERS, Storm, draw_storm
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.console import Console
-from harness.runner.pipeline import PipelineRun
-from harness.runner.resources import ResourceSampler
+from harness.runner.pipeline_run import PipelineRun
+from harness.runner.resource_sampler import ResourceSampler
 from harness.runner.sampler import OffsetSampler
 from harness.scenario import Scenario
-from harness.scenario.faults import FaultRule
+from harness.scenario.fault_rules import FaultRule
 
 
 @dataclass

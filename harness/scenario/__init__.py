@@ -1,5 +1,5 @@
 """Scenario files: what to run (blueprint, workload, egress store, cluster)."""
 
-from harness.scenario.model import ClusterSpec, Scenario, WorkloadSpec, load_scenario
+from harness.scenario.parse import ClusterSpec, Scenario, WorkloadSpec, load_scenario
 
 __all__ = ["ClusterSpec", "Scenario", "WorkloadSpec", "load_scenario"]

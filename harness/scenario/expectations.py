@@ -13,14 +13,14 @@
       headers_kept: true                     # every copy at every topic has the source's header (workload.headers)
 
 The guarantees and their order are harness.semantics'; the validated result is the run directory's
-Expectations (harness/evidence/pipeline.py), which the checker reads.
+Expectations (harness/evidence/description.py), which the checker reads.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.evidence.pipeline import Expectations
+from harness.evidence.description import Expectations
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
 from harness.semantics import EXPECTABLE_CAUSES, GUARANTEES

@@ -2,7 +2,7 @@
 
     python -m harness.spark.warmup BOOTSTRAP TOPIC WORKDIR JAVA_OPTIONS
 
-Run by harness.warmup with -XX:ArchiveClassesAtExit in the driver's JVM
+Run by harness.cds_training with -XX:ArchiveClassesAtExit in the driver's JVM
 flags. In one SparkSession set up as a driver's (the connector, the progress
 listener), each built-in streamlet is built by its own build() and run with
 availableNow, in pipeline order, each reading what the one before wrote:

@@ -29,7 +29,7 @@ from typing import Callable
 from confluent_kafka import Producer
 
 from harness.codecs import value_encoder
-from harness.workload.settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
+from harness.workload.generator_settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD
 

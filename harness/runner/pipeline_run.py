@@ -34,9 +34,9 @@ from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.checkpoint import committed_positions
+from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
-from harness.evidence.pipeline import PipelineDescription, StreamletDescription
 from harness.evidence.progress import ProgressFollower
 from harness.faults.kind import GENERATOR
 from harness.faults.undo import Undos
@@ -53,7 +53,7 @@ from harness.spark.session import launcher_env, log_level, session_conf
 from harness.spark.standalone import StandaloneCluster
 from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import wait_for
-from harness.workload.settings import TRACE_HEADER, WorkloadSettings
+from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
 from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions

@@ -14,12 +14,12 @@ import time
 
 import pytest
 
-from harness.chaos import driver
+from harness.chaos import player
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
 from harness.faults import FaultKind
-from harness.runner.pipeline import PipelineRun
-from harness.scenario.model import parse_scenario
+from harness.runner.pipeline_run import PipelineRun
+from harness.scenario.parse import parse_scenario
 
 SCENARIO = {
     "name": "schedule",
@@ -68,7 +68,7 @@ def _firing(at_s: float, target: str, **params) -> Firing:
 
 def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other(run, spans):
     recorded, kinds = spans
-    played = driver.play(
+    played = player.play(
         run, [_firing(0.0, "ingress"), _firing(0.0, "egress"), _firing(0.1, "egress")], kinds, 30, lambda _: None
     )
     assert played == 3 and not run.under_fault
@@ -82,7 +82,7 @@ def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other
 
 def test_a_failing_action_is_recorded_and_the_run_goes_on(run, spans):
     said = []
-    played = driver.play(
+    played = player.play(
         run,
         [_firing(0.0, "ingress"), _firing(0.0, "egress", fail="before"), _firing(0.1, "egress", fail="after")],
         spans[1],

@@ -12,11 +12,11 @@ from typing import Any
 
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
-from harness.scenario.faults import FaultRule, parse_faults
+from harness.scenario.fault_rules import FaultRule, parse_faults
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
-from harness.scenario.storm import StormSpec, parse_storm
+from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
 from harness.spark import versions
 from pipelines.kinds import add_import_paths
@@ -69,7 +69,7 @@ class WorkloadSpec:
     late_after_s: float = 0.0  # late events start this long into the run
     idempotence: bool = True
     seed: int = 1
-    headers: bool = False  # every record carries the trace header (harness.workload.settings.TRACE_HEADER)
+    headers: bool = False  # every record carries the trace header (harness.workload.generator_settings.TRACE_HEADER)
     transaction_records: int = 0  # > 0: the generator writes in transactions of this many records
     abort_every: int = 0  # > 0: every n-th transaction is aborted and its records written again in the next
 
