@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 MEASURE = """
 import resource, sys, time
 from harness.checker.check import check_run
-from harness.checker.evidence import load_evidence
+from harness.checker.load import load_evidence
 t = time.perf_counter()
 if sys.argv[1] == "load":
     load_evidence(sys.argv[2])

@@ -40,8 +40,9 @@ def _recreated_source():
     return sent, new
 
 
-def _judge_recreation(tmp_path, sent, lost, samples=()):
-    """The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8."""
+def _judge_recreation(tmp_path, sent, lost, samples=(), ends=(20, 8, 25)):
+    """The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8
+    (`ends`: its batches' end offsets, before the deletion and after the re-creation)."""
     keep = np.flatnonzero(~lost)
     history = [
         {
@@ -61,7 +62,7 @@ def _judge_recreation(tmp_path, sent, lost, samples=()):
             sent,
             Flow({"ingested": keep, "processed": keep}, keep, keep),
             history=history,
-            progress={"ingress": [_progress(T0 + 100, 20), _progress(T0 + 300, 8), _progress(T0 + 600, 25)]},
+            progress={"ingress": [_progress(ts, end) for ts, end in zip((T0 + 100, T0 + 300, T0 + 600), ends)]},
         )
     )
 
@@ -79,6 +80,20 @@ def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_t
     assert report.causes["lost"]["topic_recreated"] == 26
     assert report.causes["lost"]["unexplained"] == 1
     assert report.verdict == "at-most-once"
+
+
+def test_an_ingress_that_carried_on_from_its_old_position_jumped_over_the_new_topics_lower_offsets(tmp_path):
+    """No batch went back: the new topic already held offsets past 20 when the ingress's next batch ran, so it
+    read on from 20 and never read the new topic's offsets 0-19 (the re-creation's); a record lost at offset 22,
+    which it read past normally, stays unexplained."""
+    sent, new = _recreated_source()
+    old_unread = ~new & (sent.offset >= 20)
+    jumped = new & (sent.offset < 20)
+    unexplained = new & (sent.partition == 1) & (sent.offset == 22)
+    assert old_unread.sum() == 10 and jumped.sum() == 40 and unexplained.sum() == 1
+    report = _judge_recreation(tmp_path, sent, old_unread | jumped | unexplained, ends=(20, 23, 25))
+    assert report.counts.lost == 51
+    assert report.causes["lost"]["topic_recreated"] == 50 and report.causes["lost"]["unexplained"] == 1
 
 
 def test_records_sent_before_the_deletion_that_a_retry_wrote_to_the_new_topic_are_the_recreations(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.checker.evidence import rids
 from harness.checker.reconcile import Counts, combine, reconcile, reordered, verdict
+from harness.checker.record_ids import rids
 
 
 def test_verdicts():

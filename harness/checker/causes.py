@@ -24,7 +24,8 @@ Losses, in this order of precedence:
                   (history topic_recreated), each record's topic told by send order (source_eras): in
                   the old topic at an offset at or above what the streamlet had committed at the
                   deletion (its unread records), or in the new topic at an offset below the end offset
-                  of the streamlet's first batch that went back (the records it jumped over), or in
+                  of the streamlet's first batch that went back (the records it jumped over), or below
+                  its position at the deletion where no batch went back (it carried on from there), or in
                   the new topic at an offset where the deleted topic's record, unread at the deletion,
                   arrived instead (Spark's cached consumer served it from data it had fetched before
                   the deletion)
@@ -41,9 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.checker.evidence import Evidence
 from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
+from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin
 from harness.checker.step import Context, Step
@@ -292,9 +293,9 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
     for k, event in enumerate(recreations, start=1):
         read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
-        skipped_to = _offsets_after_going_back(
-            evidence.progress.get(event.get("streamlet")) or [], evidence.source_topic, read_to, event["created_ms"]
-        )
+        events = evidence.progress.get(event.get("streamlet")) or []
+        skipped_to = _offsets_after_going_back(events, evidence.source_topic, read_to, event["created_ms"])
+        skipped_to |= _carried_on(events, evidence.source_topic, read_to, skipped_to, event["created_ms"])
         old, new = acked & (era == k - 1), acked & (era == k)
         unread = old & _at_offsets(sent.assign(offset=lowest), {p: (o, never) for p, o in read_to.items()})
         skipped = new & _at_offsets(sent.assign(offset=highest), {p: (0, o) for p, o in skipped_to.items()})
@@ -342,6 +343,17 @@ def _offsets_after_going_back(events: list[dict], topic: str, read_to: dict[int,
     ends = ends[ends.ts > after_ms].sort_values("ts", kind="stable")
     went_back = ends[ends.committed < ends.partition.map(read_to).fillna(-1)]
     return {int(p): int(group.committed.iloc[0]) for p, group in went_back.groupby("partition")}
+
+
+def _carried_on(
+    events: list[dict], topic: str, read_to: dict[int, int], went_back: dict[int, int], after_ms: int
+) -> dict[int, int]:
+    """Per partition where no batch after `after_ms` went back, `read_to` when a batch after it ended at or above
+    it: the query carried on from its old position in the new topic, so it never read the new topic's offsets
+    below that position (they were written before its next batch)."""
+    ends = committed_ends(events, [topic])
+    ends = ends[ends.ts > after_ms]
+    return {p: o for p, o in read_to.items() if p not in went_back and (ends[ends.partition == p].committed >= o).any()}
 
 
 def _deleted_before_read(

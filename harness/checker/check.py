@@ -14,9 +14,9 @@ from pathlib import Path
 
 from harness.checker import causes, copies, counts, expect, faults, hops, latency, resources, timeline, unfinished
 from harness.checker import witnesses as witness_step
-from harness.checker.evidence import Evidence, load_evidence
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
+from harness.checker.load import Evidence, load_evidence
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.unfinished import unfinished_reason
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.checker.evidence import Evidence
+from harness.checker.load import Evidence
 from harness.checker.reconcile import Reconciliation, combine, isin, reconcile
 from harness.checker.step import Context, Step
 

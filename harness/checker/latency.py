@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.checker.evidence import Evidence
 from harness.checker.findings import FaultResult, Latency
 from harness.checker.hops import HopData
+from harness.checker.load import Evidence
 from harness.checker.reconcile import isin
 from harness.checker.step import Context, Step
 

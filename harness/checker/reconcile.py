@@ -1,6 +1,6 @@
 """Reconciling sequence numbers: what the source acknowledged against what a hop or the egress got.
 
-Pure and vectorized: records are int64 rids (harness.checker.evidence), every
+Pure and vectorized: records are int64 rids (harness.checker.record_ids), every
 step is a sort, a hash lookup or a grouped cumulative max; no loop per record.
 The definitions (docs/checker.md):
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from harness.checker.evidence import split_rid
+from harness.checker.record_ids import split_rid
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from harness.evidence.layout import RunLayout
 
 if TYPE_CHECKING:  # the analyses import this module: their types are annotations here only
     from harness.checker.copies import CopyAccounting
-    from harness.checker.evidence import Evidence
     from harness.checker.faults import FaultSpan
     from harness.checker.findings import ExpectationResult, FaultResult, Hop, Latency, WindowCounts, Witness
     from harness.checker.hops import HopData
+    from harness.checker.load import Evidence
     from harness.checker.reconcile import Counts, Reconciliation
     from harness.checker.resources import ResourceUse
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.checker.evidence import Evidence
+from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin
 from harness.checker.step import Context, Step

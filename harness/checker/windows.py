@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.checker.evidence import Egress, Evidence
 from harness.checker.findings import WindowCounts
+from harness.checker.load import Egress, Evidence
 from harness.checker.reconcile import Counts
 from harness.evidence.watermark import dropped_rows, interval_ms
 

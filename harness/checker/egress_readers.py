@@ -1,0 +1,142 @@
+"""An egress's evidence read into columns: the built-in store's tables (records or windows: audit and state, from
+SQLite through ADBC in blocks) or the state an egress of its own exported (egress/<streamlet>.state.jsonl)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from harness.checker.file_readers import batch_columns, concat, fill_batches, json_lines, record_frame, rids_of
+from harness.checker.record_ids import RecordIds
+from harness.evidence.description import StreamletDescription
+from harness.evidence.layout import RunLayout
+
+SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
+# Columns of an empty egress table, as loaded.
+RECORD_AUDIT = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
+RECORD_STATE = {"rid": "int64", "batch_id": "int64"}
+WINDOW_AUDIT = {
+    c: "int64" for c in ("key", "window_start_ms", "count", "batch_id", "partition", "offset", "received_ms")
+}
+WINDOW_STATE = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id")}
+
+
+@dataclass
+class Egress:
+    """One egress's audit log (every delivery, in arrival order) and final state."""
+
+    name: str
+    windowed: bool
+    audit: pd.DataFrame  # records: rid, key, seq, batch_id, partition, offset, received_ms, event_time_ms, batches
+    state: pd.DataFrame  # records: rid, key, seq, batch_id; windows: key, window_start_ms, count, batch_id
+
+
+def _sqlite_batches(db: Path, sql: str):
+    """The query's rows as a stream of Arrow record batches (only one batch's text columns in memory)."""
+    import adbc_driver_sqlite.dbapi as adbc
+
+    with adbc.connect(f"file:{db}?mode=ro") as conn, conn.cursor() as cursor:
+        cursor.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(SQLITE_BATCH_ROWS)})
+        cursor.execute(sql)
+        yield from cursor.fetch_record_batch()
+
+
+def _sqlite_tables(db: Path, sql: str):
+    """Like _sqlite_batches, but for a table whose columns do not keep one type (SQLite allows any value in
+    any column, and ADBC fixes a column's type from its first rows): read with Python, odd values as text."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        cursor = conn.execute(sql)
+        names = [d[0] for d in cursor.description]
+        while rows := cursor.fetchmany(SQLITE_BATCH_ROWS):
+            columns = {}
+            for name, values in zip(names, zip(*rows)):
+                if all(v is None or isinstance(v, int) and -(1 << 63) <= v < (1 << 63) for v in values):
+                    columns[name] = pa.array(values, pa.int64())
+                else:
+                    columns[name] = pa.array(
+                        [v if v is None or isinstance(v, str) else str(v) for v in values], pa.string()
+                    )
+            yield pa.table(columns)
+
+
+class _MixedTypes(Exception):
+    pass
+
+
+def _egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
+    """Blocks of a query, converted one at a time; read again with Python when a column does not keep one type
+    (ADBC then raises, or turns a whole seq column into text with integers written as floats)."""
+    try:
+        frames = []
+        for block in _sqlite_batches(db, sql):
+            seq = block.schema.field("seq").type if "seq" in block.schema.names else pa.int64()
+            if not (pa.types.is_integer(seq) or pa.types.is_null(seq)):
+                raise _MixedTypes
+            frames.append(convert(block))
+        return frames
+    except Exception as exc:  # ADBC raises its own error types; a corrupt file is not a type change
+        if not isinstance(exc, _MixedTypes) and "type" not in str(exc).lower():
+            raise
+        return [convert(b) for b in _sqlite_tables(db, sql)]
+
+
+def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+    """An egress of your own: its exported final state (JSON lines with key and seq; batch_id if given)."""
+    events = json_lines(path, f"egress/{path.name}", gaps, ("key", "seq"))
+    if events is None:
+        raise FileNotFoundError(path)
+    batch = [e.get("batch_id") for e in events]
+    return pd.DataFrame(
+        {
+            "rid": rids_of(events, ids),
+            "batch_id": np.array(
+                [b if isinstance(b, int) and not isinstance(b, bool) else -1 for b in batch], np.int64
+            ),
+        }
+    )
+
+
+def egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+    db = layout.egress_db(streamlet.name)
+    if not db.is_file():
+        raise FileNotFoundError(db)
+    if streamlet.egress_evidence == "windows":
+        audit = _egress_rows(
+            db,
+            "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+            "received_ms, batches FROM window_audit ORDER BY rowid",
+            lambda b: batch_columns(
+                b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))), b.column("batches")
+            ),
+        )
+        state = _egress_rows(
+            db,
+            "SELECT key, window_start_ms, count, batch_id FROM windows",
+            lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))),
+        )
+        return Egress(
+            streamlet.name,
+            True,
+            fill_batches(concat(audit, WINDOW_AUDIT)),
+            fill_batches(concat(state, WINDOW_STATE)),
+        )
+    query = streamlet.audit_query or "main"
+    audit = _egress_rows(
+        db,
+        "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+        f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
+        lambda b: batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
+    )
+    if streamlet.egress_evidence == "exported":
+        state = [_exported_state(layout.egress_state(streamlet.name), ids, gaps)]
+    else:
+        state = _egress_rows(db, "SELECT key, seq, batch_id FROM records", lambda b: record_frame(pa.table(b), ids))
+    return Egress(
+        streamlet.name, False, fill_batches(concat(audit, RECORD_AUDIT)), fill_batches(concat(state, RECORD_STATE))
+    )

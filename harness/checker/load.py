@@ -1,0 +1,167 @@
+"""Loading a run directory into typed, columnar evidence for the checker (read by file_readers.py and
+egress_readers.py, each record one rid: record_ids.py).
+
+Only reads files: no broker, no Spark, no database server. Large files are
+read with Arrow (CSV, JSON lines, SQLite through ADBC) into compact columns;
+records are identified by one int64 `rid` (RecordIds), so every join and
+count downstream is a vectorized operation on integers. An ordinary record
+(a key, a seq from 0 to 2**40) has rid = key code * 2**40 + seq; any other
+(key, seq) a file can hold (a negative, huge, fractional or text seq, a
+missing key or seq) gets a negative rid of its own, so it is that record or a
+phantom, never another record.
+
+A missing or unreadable piece of evidence is not fatal: it is listed in
+`Evidence.gaps` (file and what is wrong) and the checker reports what it
+could judge. A last line cut mid-record (what a SIGKILL leaves) is dropped
+and listed; a damaged line in the middle is skipped and named by its line
+number. Only a missing run directory, pipeline description or acknowledgement log stops it.
+
+What the pipeline is (its streamlets, roles, topics, egress evidence, expectations) comes from the run
+directory's pipeline.json alone: the checker imports neither the streamlets nor the scenario parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from harness.checker.egress_readers import Egress, egress
+from harness.checker.file_readers import (
+    EvidenceError,
+    read_acks,
+    read_dropped,
+    read_history,
+    read_json,
+    read_progress,
+    read_sent,
+    read_topic_dump,
+)
+from harness.checker.record_ids import RecordIds
+from harness.evidence.description import PipelineDescription, StreamletDescription
+from harness.evidence.layout import RunLayout
+
+
+@dataclass
+class Evidence:
+    root: Path
+    pipeline: PipelineDescription  # pipeline.json: what ran, and what it was expected to show
+    resolved: dict  # duration, seed, schedule
+    run: dict  # run.json (empty when the run did not finish writing it)
+    ids: RecordIds  # record identity: rid <-> (key, seq)
+    sent: pd.DataFrame  # rid, key (code), event_time_ms, late, acked, partition, offset: one row per record
+    history: list[dict]
+    progress: dict[str, list[dict] | None]  # streamlet -> query events (None: file missing)
+    streamlets: tuple[StreamletDescription, ...]  # pipeline order
+    source_topic: str
+    topics: dict[str, pd.DataFrame]  # hop topic -> partition, offset, timestamp_ms, rid, key, seq, batches
+    egresses: list[Egress]
+    gaps: list[str] = field(default_factory=list)
+    has_history: bool = True
+    versions: dict = field(default_factory=dict)  # versions.json: Spark, the connector, Kafka, Python
+    dropped: dict[str, np.ndarray] = field(default_factory=dict)  # streamlet -> rids it dropped by design (declared)
+
+    @property
+    def keys(self) -> np.ndarray:
+        """Key dictionary: code -> key text."""
+        return self.ids.keys
+
+
+def _pipeline(layout: RunLayout) -> PipelineDescription:
+    try:
+        return PipelineDescription.load(layout.pipeline)
+    except FileNotFoundError:
+        raise EvidenceError(
+            f"{layout.pipeline}: missing: the checker needs the description of the pipeline that ran "
+            "(written at the start of every run)"
+        ) from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise EvidenceError(
+            f"{layout.pipeline}: unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from None
+
+
+def load_evidence(run_dir: Path) -> Evidence:
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise EvidenceError(f"{root}: no such run directory")
+    layout = RunLayout(root)
+    gaps: list[str] = []
+    pipeline = _pipeline(layout)
+    scenario_file = read_json(layout.scenario, gaps, "the run's seed, duration and schedule")
+    run = read_json(layout.summary, gaps, "how the run ended")
+    ack_table = read_acks(layout.ack_log, gaps)
+    ids = RecordIds(ack_table["key"].combine_chunks())
+    sent = read_sent(ack_table, ids, gaps)
+    del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
+    streamlets = pipeline.streamlets
+    topics: dict[str, pd.DataFrame] = {}
+    for topic in [t for s in streamlets if s.role != "ingress" for t in s.inputs]:
+        path = layout.topic_dump(topic)
+        try:
+            topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header)
+        except FileNotFoundError:
+            gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
+        except (pa.ArrowInvalid, KeyError, OSError) as exc:
+            gaps.append(f"topics/{topic}.jsonl: unreadable ({str(exc).splitlines()[0]}); hop {topic} not judged")
+    egresses = []
+    for s in streamlets:
+        if s.role != "egress":
+            continue
+        try:
+            egresses.append(egress(layout, s, ids, gaps))
+        except FileNotFoundError as exc:
+            missing = Path(exc.args[0]).name if exc.args else f"{s.name}.sqlite"
+            gaps.append(
+                f"egress/{missing}: missing ("
+                + (
+                    "its state was not exported: nothing known about what the egress kept)"
+                    if missing.endswith(".state.jsonl")
+                    else "nothing known about what the egress received)"
+                )
+            )
+        except Exception as exc:  # ADBC raises driver-specific errors for corrupt databases
+            gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
+    progress = read_progress(layout, streamlets, gaps)
+    history = read_history(layout.history, gaps)
+    _recording_gaps(history or [], gaps)
+    resolved = scenario_file.get("resolved")
+    return Evidence(
+        root,
+        pipeline,
+        resolved if isinstance(resolved, dict) else {},
+        run,
+        ids,
+        sent,
+        history or [],
+        progress,
+        streamlets,
+        pipeline.source_topic,
+        topics,
+        egresses,
+        gaps,
+        has_history=history is not None,
+        versions=read_json(layout.versions, [], "versions"),
+        dropped=read_dropped(layout, streamlets, ids, gaps),
+    )
+
+
+def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
+    """Records retention deleted before the run's recording of an intermediate topic reached them: missing from
+    that hop although the topic had them, so its counts there are not exact (a lost record is placed there by
+    the records written before and after it: harness/checker/causes.py)."""
+    for event in history:
+        if event["event"] != "topics_recorded":
+            continue
+        for row in event.get("missed") or []:
+            if isinstance(row, list) and len(row) == 4:
+                topic, partition, low, high = row
+                gaps.append(
+                    f"topics/{topic}.jsonl: offsets {low} to {high - 1} of partition {partition} were deleted by "
+                    f"retention before they were recorded; hop {topic}'s losses there may be records it had (a lost "
+                    "record is attributed to that retention when the records written before and after it bracket "
+                    "those offsets)"
+                )
