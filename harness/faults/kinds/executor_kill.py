@@ -22,9 +22,10 @@ def _running(run: Pipeline, app_id: str):
 
 def _busy_executor(run: Pipeline, app_id: str, streamlet: str, deadline: float):
     """An executor of the application and the tasks it is running, caught while it runs one (or, at `deadline`
-    without one, as it is). One that is gone before it ran a task (its worker was lost, by another fault say) is
-    not the victim: the next one to come up is."""
-    cluster = run.spark_cluster
+    without one, as it is). It is returned frozen (SIGSTOP) when caught: its log, read while it cannot write,
+    says exactly what it runs at that moment (reading a running executor's log on a busy machine lags behind
+    tasks of a few milliseconds). One that is gone before it ran a task (its worker was lost, by another fault
+    say) is not the victim: the next one to come up is."""
     while True:
         victim = wait_for(
             lambda: next(iter(_running(run, app_id)), None),
@@ -32,18 +33,30 @@ def _busy_executor(run: Pipeline, app_id: str, streamlet: str, deadline: float):
             interval=0.2,
             what=f"a running executor of {streamlet}'s application {app_id}",
         )
-        try:
-            return victim, wait_for(
-                lambda: cluster.running_tasks(victim),
-                timeout=max(deadline - time.monotonic(), 0),
-                interval=0.05,
-                what=f"executor {victim.executor_id} of {streamlet} to run a task",
-                abort=lambda: None if start_ticks_of(victim.pid) else "the executor is gone",
-            )
-        except WaitTimeout:
-            if start_ticks_of(victim.pid) or time.monotonic() >= deadline:
-                return victim, set()
-            time.sleep(0.2)  # until the master no longer lists the gone one
+        while start_ticks_of(victim.pid) and time.monotonic() < deadline:
+            tasks = _frozen_tasks(run, victim)
+            if tasks:
+                return victim, tasks
+            time.sleep(0.05)
+        if start_ticks_of(victim.pid) or time.monotonic() >= deadline:
+            return victim, set()
+        time.sleep(0.2)  # until the master no longer lists the gone one
+
+
+def _frozen_tasks(run: Pipeline, victim) -> set[int]:
+    """Freeze the executor and read the tasks it runs: left frozen when it runs some (the caller kills it),
+    thawed otherwise."""
+    try:
+        os.kill(victim.pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return set()
+    tasks: set[int] = set()
+    try:
+        tasks = run.spark_cluster.running_tasks(victim)
+    finally:
+        if not tasks:
+            os.kill(victim.pid, signal.SIGCONT)
+    return tasks
 
 
 def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
@@ -57,15 +70,20 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> No
         what=f"the Spark application of {streamlet}",
     )
     victim, tasks = _busy_executor(run, app_id, streamlet, time.monotonic() + timeout_s)
-    KIND.begun(
-        run,
-        streamlet,
-        app_id=app_id,
-        executor=victim.executor_id,
-        worker=victim.worker,
-        pid=victim.pid,
-        running_tasks=sorted(tasks),
-    )
+    try:
+        KIND.begun(
+            run,
+            streamlet,
+            app_id=app_id,
+            executor=victim.executor_id,
+            worker=victim.worker,
+            pid=victim.pid,
+            running_tasks=sorted(tasks),
+        )
+    except BaseException:
+        if tasks:  # frozen by _busy_executor: thawed, the fault had no effect
+            os.kill(victim.pid, signal.SIGCONT)
+        raise
     try:
         os.kill(victim.pid, signal.SIGKILL)
     except ProcessLookupError:
