@@ -48,6 +48,8 @@ def one(scenario: Path, seed: int, out: Path) -> tuple[str, bool]:
     )
     minutes = (time.monotonic() - t0) / 60
     (run_dir.parent / f"seed-{seed}.log").write_text(result.stdout + result.stderr)
+    if result.returncode == 130:  # the run was interrupted (Ctrl-C, SIGTERM): so is the bench
+        raise KeyboardInterrupt
     report_path = run_dir / "report.json"
     if not report_path.is_file():
         return f"{seed:>4}  no report (exit {result.returncode}): {result.stderr.strip().splitlines()[-1:]}", False
@@ -83,10 +85,13 @@ def main() -> int:
     )
     oks = []
     t0 = time.monotonic()
-    for seed in seeds(args.seeds):
-        line, ok = one(args.scenario, seed, args.out)
-        print(line, flush=True)
-        oks.append(ok)
+    try:
+        for seed in seeds(args.seeds):
+            line, ok = one(args.scenario, seed, args.out)
+            print(line, flush=True)
+            oks.append(ok)
+    except KeyboardInterrupt:
+        print(f"interrupted during seed {seed}: its run was stopped and is not counted")
     print(
         f"{sum(oks)} of {len(oks)} storms ended with a report whose counts equal the independent count, nothing left "
         f"running; {(time.monotonic() - t0) / 60:.0f} min in all; runs in {args.out}"
