@@ -187,15 +187,20 @@ def _placed(evidence: Evidence, topic: str, missed: dict[int, list[tuple[int, in
     )
     home = first.groupby("key").partition.agg(lambda p: p.mode().iloc[0])  # the output partition of each key
     absent = lost[isin(lost, sent.index) & ~isin(lost, rows.rid.to_numpy())]
+    candidates = sent.loc[absent]  # each absent record's source partition, offset and key's output partition
+    origins, wheres, homes = (
+        candidates.partition.to_numpy(),
+        candidates["offset"].to_numpy(),
+        candidates.key.map(home).to_numpy(),
+    )
     placed = []
     for (partition, origin), group in first.groupby(["partition", "from"]):
         if partition not in missed:
             continue
         group = group.sort_values("at")
         at, offsets = group["at"].to_numpy(), group.offset.to_numpy()
-        candidates = sent.loc[absent]
-        mine = (candidates.partition.to_numpy() == origin) & (candidates.key.map(home).to_numpy() == partition)
-        for rid, where in zip(absent[mine], candidates["offset"].to_numpy()[mine]):
+        mine = (origins == origin) & (homes == partition)
+        for rid, where in zip(absent[mine], wheres[mine]):
             i = np.searchsorted(at, where)
             after = offsets[i - 1] + 1 if i > 0 else 0
             before = offsets[i] if i < len(offsets) else np.iinfo(np.int64).max
