@@ -53,3 +53,11 @@ def read_topic_dump(path) -> pd.DataFrame:
                 )
             )
     return pd.DataFrame(rows, columns=["partition", "offset", "key", "seq", "event_time_ms"])
+
+
+def why(summary) -> str:
+    """What a test asserting a complete run shows when it was not: the run's error, the streamlets that failed and
+    the end of the harness's log of it (history.jsonl's last events)."""
+    history = Path(summary.run_dir) / "history.jsonl"
+    tail = history.read_text().splitlines()[-15:] if history.is_file() else ["(no history.jsonl)"]
+    return "\n".join([f"status {summary.status}: {summary.error}", f"failed: {summary.failed_streamlets}", *tail])

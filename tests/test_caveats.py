@@ -17,6 +17,7 @@ from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
 from harness.workload.generator_settings import TRACE_HEADER
+from tests.evidence_helpers import why
 
 pytestmark = pytest.mark.e2e
 
@@ -57,7 +58,7 @@ def _recorded(run_dir: Path, topic: str) -> list[dict]:
 def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_where_included(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(SCENARIO), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
 
     with open(run_dir / "acks.csv") as acks:
         lines = list(csv.DictReader(acks))

@@ -19,7 +19,7 @@ from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
 from pipelines.model import SEQ_RECORD, SOURCE_RECORD
-from tests.evidence_helpers import acked
+from tests.evidence_helpers import acked, why
 
 texts = st.text(max_size=40)
 longs = st.integers(min_value=-(2**63), max_value=2**63 - 1)
@@ -72,7 +72,7 @@ def test_an_avro_pipeline_under_kills_makes_and_absorbs_copies_as_the_json_one_d
     topic, absorbed by the upsert egress, nothing lost."""
     run_dir = tmp_path / "avro"
     summary = run_scenario(load_scenario(SHIPPED), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets, why(summary)
     for topic in ("source", "ingested", "relayed"):  # Avro on the topics: no field names in the values
         assert b'"seq":' not in _segment_bytes(run_dir, topic), topic
     report = check_run(run_dir)

@@ -21,7 +21,7 @@ from harness.runner.pipeline_run import PipelineRun
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
 from harness.waiting import wait_for
-from tests.evidence_helpers import acked, egress_counts
+from tests.evidence_helpers import acked, egress_counts, why
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +111,7 @@ def _retention_scenario(fail_on_data_loss: bool) -> dict:
 def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_start_jump(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(_retention_scenario(False)), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets, why(summary)
     events = history(run_dir)
     committed = {(t, p): o for t, p, o in next(e for e in events if e["event"] == "consumer_position")["partitions"]}
     resumed = {
@@ -181,7 +181,7 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
         "expectations": {"lost_causes": ["retention"]},
     }
     summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets, why(summary)
     events = history(run_dir)
     committed = {(t, p): o for t, p, o in next(e for e in events if e["event"] == "consumer_position")["partitions"]}
     observed = next(e for e in events if e["event"] == "log_start_observed")
@@ -224,7 +224,7 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
 def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_says_so(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(_retention_scenario(True)), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete"
+    assert summary.status == "complete", why(summary)
     assert "data may have been lost" in summary.failed_streamlets["ingress"].lower()
     failed = [e for e in history(run_dir) if e["event"] == "query_failed"]
     assert [e["streamlet"] for e in failed] == ["ingress"]
@@ -280,7 +280,9 @@ def kills_after_write(tmp_path_factory):
     }
     run_dir = root / "run"
     summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == len(MODES) + 2 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == len(MODES) + 2 and not summary.failed_streamlets, (
+        why(summary)
+    )
     held = {
         e["target"]: e["held_batch"]
         for e in history(run_dir)
@@ -391,7 +393,7 @@ def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_sa
         "expectations": {"lost_causes": ["redeploy"]},
     }
     summary = run_scenario(parse_scenario(scenario), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 1 and not summary.failed_streamlets, why(summary)
     assert (run_dir / "checkpoints-retired" / "egress-1").is_dir()
 
     # Independent of the checker: from the history, the position the egress had committed; from the new

@@ -24,7 +24,7 @@ from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
 from tests.conftest import run_harness
-from tests.evidence_helpers import acked, egress_counts
+from tests.evidence_helpers import acked, egress_counts, why
 
 pytestmark = pytest.mark.e2e
 
@@ -68,7 +68,7 @@ def _dump(run_dir, topic) -> list[dict]:
 def chain_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("chain") / "run"
     summary = run_scenario(parse_scenario(CHAIN), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets, why(summary)
     return run_dir
 
 

@@ -15,7 +15,7 @@ from harness.checker.check import check_run
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
-from tests.evidence_helpers import acked
+from tests.evidence_helpers import acked, why
 
 pytestmark = pytest.mark.e2e
 
@@ -116,7 +116,7 @@ def _delta_log(table: Path) -> tuple[set[str], list[int]]:
 def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_logs_say(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(SINKS), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 6 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 6 and not summary.failed_streamlets, why(summary)
     history = list(map(json.loads, (run_dir / "history.jsonl").open()))
     held = {}
     for e in history:

@@ -16,7 +16,7 @@ from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
 from harness.scenario.parse import parse_scenario
 from harness.spark.standalone import StandaloneCluster
-from tests.evidence_helpers import acked, egress_counts
+from tests.evidence_helpers import acked, egress_counts, why
 from tests.test_faults import ROOT, history
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +36,7 @@ def cluster_run(tmp_path_factory):
     summary = run_scenario(
         load_scenario(ROOT / "scenarios" / "spark-cluster-executor-loss.yaml"), run_dir, console=Console(quiet=True)
     )
-    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets
+    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets, why(summary)
     return run_dir, history(run_dir), check_run(run_dir)
 
 
@@ -125,7 +125,7 @@ def test_on_a_master_of_ones_own_the_run_brings_its_own_applications_and_leaves_
         )
         run_dir = tmp_path / "run"
         summary = run_scenario(scenario, run_dir, console=Console(quiet=True))
-        assert summary.status == "complete" and not summary.failed_streamlets
+        assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
         status = theirs.status()
         assert theirs.master.running() and all(w.running() for w in theirs.worker_procs.values())
         names = {a["name"] for a in status["activeapps"] + status["completedapps"]}

@@ -40,6 +40,9 @@ from harness.waiting import wait_for
 
 STATE_FILE = "cluster.json"
 BROKER_ROLE = "kafka-broker"  # the brokers' class-data-sharing archive (harness.cds)
+# How long a broker may take to start and be listed live: a deadline, not a wait. A JVM that starts in seconds
+# on an idle machine takes over a minute where other JVMs (Spark drivers, brokers) keep both cores busy.
+READY_TIMEOUT_S = 180.0
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class Broker:
             return "stopped"
         return "paused" if self.process.is_paused() else "running"
 
-    def start(self, wait: bool = True, timeout: float = 60.0) -> None:
+    def start(self, wait: bool = True, timeout: float = READY_TIMEOUT_S) -> None:
         """Start the broker JVM; with `wait`, return once the cluster lists it as live."""
         if self.running():
             raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
@@ -112,7 +115,7 @@ class Broker:
         if wait:
             self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Until the cluster lists this broker as live."""
         self.cluster.wait_ready(timeout=timeout, node_ids=[self.node_id])
 
@@ -156,7 +159,7 @@ class Broker:
         if self.process:
             self.process.resume()
 
-    def restart(self, wait: bool = True, timeout: float = 60.0) -> None:
+    def restart(self, wait: bool = True, timeout: float = READY_TIMEOUT_S) -> None:
         self.stop()
         self.start(wait=wait, timeout=timeout)
 
@@ -424,7 +427,7 @@ class EmbeddedCluster:
     def running_brokers(self) -> list[Broker]:
         return [b for b in self.brokers if b.running()]
 
-    def start(self, timeout: float = 90.0) -> None:
+    def start(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Start every stopped broker and wait until all are live; stop them again on failure."""
         try:
             for broker in self.brokers:
@@ -435,7 +438,7 @@ class EmbeddedCluster:
             self.stop()
             raise
 
-    def wait_ready(self, timeout: float = 60.0, node_ids: list[int] | None = None) -> None:
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S, node_ids: list[int] | None = None) -> None:
         """Poll cluster metadata until the given (default: all) brokers are listed as live."""
         expected = set(node_ids or [b.node_id for b in self.brokers])
 

@@ -14,7 +14,7 @@ import re
 import time
 from pathlib import Path
 
-from harness.cluster.embedded import Broker, EmbeddedCluster
+from harness.cluster.embedded import READY_TIMEOUT_S, Broker, EmbeddedCluster
 from harness.docker import engine as docker_engine
 from harness.docker.engine import CLUSTER_LABEL, NODE_LABEL, RUN_LABEL
 from harness.errors import HarnessError
@@ -151,7 +151,7 @@ class ContainerBroker(ContainerProcess, Broker):
                 return None
         return self._container
 
-    def start(self, wait: bool = True, timeout: float = 60.0) -> None:
+    def start(self, wait: bool = True, timeout: float = READY_TIMEOUT_S) -> None:
         if self.cluster.closed:
             raise HarnessError(f"{self.name}: the cluster is closed, nothing starts again")
         if self.running():
