@@ -16,11 +16,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY
 from pipelines.crashpoint import CrashPoint
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD, SPARK_TYPES, Inlet, Outlet, Schema
 from pipelines.settings import DriverSettings, SettingsView
-from pipelines.stores import AUDIT_COLUMNS, Store, now_ms
+from pipelines.stores import Store, now_ms
 
 # Larger fetches and producer batches than the Kafka clients' defaults: with them a driver reads about 1.6x
 # and writes about 1.5x as many records a second here (bench/pipeline_throughput.py has the whole figure).
@@ -142,7 +143,7 @@ class StreamletContext(SettingsView):
 
     # -- writing -------------------------------------------------------------
 
-    def audit(self, batch: DataFrame, batch_id: int, query: str = "main") -> None:
+    def audit(self, batch: DataFrame, batch_id: int, query: str = MAIN_QUERY) -> None:
         """An egress of your own: record what this batch received, before writing it to your store.
 
         Every record of the batch, with the batch id and where it came from, goes to the audit table of
@@ -154,10 +155,10 @@ class StreamletContext(SettingsView):
         )
         if self._audit_store is None:
             self._audit_store = Store(sqlite_path=Path(self.settings.paths.egress_db))
-            self._audit_store.create_tables(upsert_key=False, only=("audit",))
+            self._audit_store.create_tables(upsert_key=False, only=(AUDIT,))
         with self._audit_store.transaction() as tx:
             self._audit_store.insert(
-                tx, "audit", AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), *columns, repeat(now_ms()))
+                tx, AUDIT, AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), *columns, repeat(now_ms()))
             )
 
     def checkpoint_dir(self, query: str) -> str:

@@ -2,7 +2,7 @@
 
     python -m pipelines.export SETTINGS.json
 
-An egress of your own (egress_evidence = "exported") keeps its state in its own store; the checker reads
+An egress of your own (egress_evidence = EXPORTED) keeps its state in its own store; the checker reads
 files only. So after the run the harness runs this in a process of its own, without Spark: it imports the
 streamlet's class, calls its `export_state(ctx)`, and writes each record it yields (a mapping with at least
 key and seq) as a JSON line to the path in the settings, whole or not at all. An egress that could not audit
@@ -17,9 +17,10 @@ import os
 import sys
 from pathlib import Path
 
+from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY
 from pipelines.kinds import add_import_paths, load_kind
 from pipelines.settings import DriverSettings, SettingsView
-from pipelines.stores import AUDIT_COLUMNS, Store
+from pipelines.stores import Store
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,12 +50,12 @@ def main(argv: list[str] | None = None) -> int:
 def _audit(settings: DriverSettings, deliveries) -> int:
     """Replace the egress's audit rows with `deliveries`, in one transaction; returns how many."""
     store = Store(sqlite_path=Path(settings.paths.egress_db))
-    store.create_tables(upsert_key=False, only=("audit",))
+    store.create_tables(upsert_key=False, only=(AUDIT,))
     fields = AUDIT_COLUMNS[1:]  # all but the query
-    rows = [("main", *(row.get(f) for f in fields)) for row in map(dict, deliveries)]
+    rows = [(MAIN_QUERY, *(row.get(f) for f in fields)) for row in map(dict, deliveries)]
     with store.transaction() as tx:
-        tx.execute(f"DELETE FROM {store.table('audit')} WHERE query = ?", ("main",))
-        store.insert(tx, "audit", AUDIT_COLUMNS, rows)
+        tx.execute(f"DELETE FROM {store.table(AUDIT)} WHERE query = ?", (MAIN_QUERY,))
+        store.insert(tx, AUDIT, AUDIT_COLUMNS, rows)
     return len(rows)
 
 

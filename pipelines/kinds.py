@@ -13,6 +13,8 @@ import pkgutil
 import sys
 from functools import cache
 
+from contract.egress import EVIDENCE_KINDS, EXPORTED, RECORDS, WINDOWS
+from contract.plugins import PluginError, import_named
 from pipelines.model import CODECS, Inlet, Outlet, Schema, Setting, Shape, Streamlet
 
 BUILTIN_PACKAGE = "pipelines.builtin"
@@ -54,35 +56,14 @@ def load_kind(kind: str) -> type[Streamlet]:
                 "a streamlet of your own is named package.module:Class)"
             )
         return builtins[kind]
-    cls = import_named(kind, "Class")
+    try:
+        cls = import_named(kind, "Class")
+    except PluginError as exc:
+        raise KindError(str(exc)) from None
     if not (inspect.isclass(cls) and issubclass(cls, Streamlet)):
         raise KindError(f"{kind} is not a streamlet class (subclass pipelines.api.Streamlet)")
     check_class(cls, kind)
     return cls
-
-
-def import_named(spec: str, what: str) -> object:
-    """The attribute `spec` = package.module:attr names, imported from the import paths; every problem is one
-    KindError line (streamlet classes and fault kinds of one's own are found this way)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise KindError(f"expected package.module:{what}, got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            raise KindError(f"cannot import {module_name!r}: no such module on the import paths") from None
-        raise KindError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
-    except Exception as exc:  # the user's module failed while importing: say how, in one line
-        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
-        raise KindError(
-            f"cannot import {module_name!r}: {type(exc).__name__}{where}: "
-            f"{str(exc).splitlines()[0] if str(exc) else ''}"
-        ) from None
-    found = getattr(module, attr, None)
-    if found is None:
-        raise KindError(f"module {module_name!r} has no attribute {attr!r}")
-    return found
 
 
 def check_class(cls: type[Streamlet], kind: str) -> None:
@@ -114,13 +95,13 @@ def check_class(cls: type[Streamlet], kind: str) -> None:
         raise KindError(f"{kind}: reads nothing (no inlets and reads_source is false)")
     if cls.reads_source and shape.inlets:
         raise KindError(f"{kind}: an ingress (reads_source) has no inlets")
-    if not shape.outlets and cls.egress_evidence not in ("records", "windows", "exported"):
+    if not shape.outlets and cls.egress_evidence not in EVIDENCE_KINDS:
         raise KindError(
-            f"{kind}: an egress (no outlets) must declare egress_evidence 'exported' (ctx.audit and "
-            "export_state, docs/streamlets.md), or 'records' or 'windows' (the built-in store's tables)"
+            f"{kind}: an egress (no outlets) must declare egress_evidence {EXPORTED!r} (ctx.audit and "
+            f"export_state, docs/streamlets.md), or {RECORDS!r} or {WINDOWS!r} (the built-in store's tables)"
         )
-    if cls.egress_evidence == "exported" and cls.export_state is Streamlet.export_state:
-        raise KindError(f"{kind}: egress_evidence is 'exported' but it has no export_state(self, ctx) method")
+    if cls.egress_evidence == EXPORTED and cls.export_state is Streamlet.export_state:
+        raise KindError(f"{kind}: egress_evidence is {EXPORTED!r} but it has no export_state(self, ctx) method")
     settings = cls.settings
     if not isinstance(settings, dict) or not all(
         isinstance(k, str) and isinstance(v, Setting) for k, v in settings.items()

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from contract.egress import MAIN_QUERY
+
 CODECS = ("json", "avro")  # how a topic's record values are encoded
 
 SPARK_TYPES = {
@@ -190,7 +192,7 @@ class Streamlet:
     @classmethod
     def audit_query(cls, settings: dict) -> str:
         """An egress: the query whose audit rows are its deliveries."""
-        return "main"
+        return MAIN_QUERY
 
     def export_state(self, ctx):  # pragma: no cover - interface
         """An egress of your own ("exported"): yield every record in its store at the end of the run, each a

@@ -1,14 +1,8 @@
 """The egress's external store: SQLite in the run directory, or PostgreSQL given a URL.
 
-Tables (one set per egress streamlet: an SQLite file each, or a PostgreSQL
-schema each):
-
-    audit      every record the egress received, with the batch id it came in
-    records    the egress's state (with PRIMARY KEY (key, seq) in upsert mode)
-    committed_batches   batch ids written (transactional mode)
-    window_audit, windows   the same for window counts
-
-All SQL is written with `?` placeholders and works on both databases.
+One set of tables per egress streamlet (an SQLite file each, or a PostgreSQL schema each); their names and
+columns are the run directory's contract (contract/egress.py). All SQL is written with `?` placeholders and
+works on both databases.
 """
 
 from __future__ import annotations
@@ -20,40 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
-AUDIT_COLUMNS = (
-    "query",
-    "batch_id",
-    "key",
-    "seq",
-    "event_time_ms",
-    "batches",
-    "topic",
-    "kafka_partition",
-    "kafka_offset",
-    "received_ms",
-)
-RECORD_COLUMNS = ("key", "seq", "event_time_ms", "payload", "batch_id", "batches", "written_ms")
-WINDOW_AUDIT_COLUMNS = (
-    "batch_id",
-    "key",
-    "window_start_ms",
-    "window_end_ms",
-    "count",
-    "batches",
-    "topic",
-    "kafka_partition",
-    "kafka_offset",
-    "received_ms",
-)
-WINDOW_COLUMNS = ("key", "window_start_ms", "window_end_ms", "count", "batch_id", "written_ms")
-TABLES = {
-    "audit": AUDIT_COLUMNS,
-    "records": RECORD_COLUMNS,
-    "committed_batches": ("batch_id", "committed_ms"),
-    "window_audit": WINDOW_AUDIT_COLUMNS,
-    "windows": WINDOW_COLUMNS,
-}
-PRIMARY_KEYS = {"committed_batches": ("batch_id",), "windows": ("key", "window_start_ms")}  # records: in upsert mode
+from contract.egress import PRIMARY_KEYS, STATE, TABLES, UPSERT_KEY
 
 _TYPES = {
     "key": "TEXT",
@@ -130,7 +91,7 @@ class Store:
             for table, columns in TABLES.items():
                 if only is not None and table not in only:
                     continue
-                key = ("key", "seq") if table == "records" and upsert_key else PRIMARY_KEYS.get(table, ())
+                key = UPSERT_KEY if table == STATE and upsert_key else PRIMARY_KEYS.get(table, ())
                 tx.execute(_ddl(self.table(table), columns, key))
 
     def copy_to(self, target: "Store", chunk_rows: int = 50_000) -> dict[str, int]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("harness", "pipelines")
+PACKAGES = ("harness", "pipelines", "contract")
 
 
 def _package_of(module: str) -> str | None:
@@ -79,3 +80,53 @@ def test_no_function_of_the_harness_is_over_80_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
                 long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert not long, long
+
+
+def test_the_contract_imports_neither_side():
+    assert not _graph().get("contract", set()), (
+        "contract/ is the ground floor: it imports nothing of harness or pipelines"
+    )
+
+
+def _vocabulary_uses(path: Path, words: set[str], distinct: set[str]) -> list[str]:
+    """Where a module writes a word of the egress evidence itself: an egress_evidence set to or compared with a
+    string, SQL naming a store table, or a word no other meaning shares ("exported", "window_audit") as a string
+    (docstrings left out: they may name a word; "records" is English too, so only its uses above count)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    sql = re.compile(r"\b(?:FROM|INTO|TABLE|UPDATE)\s+(%s)\b" % "|".join(map(re.escape, words)), re.IGNORECASE)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Compare, ast.Assign, ast.AnnAssign)):
+            names = {n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None) for n in ast.walk(node)}
+            strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            if "egress_evidence" in names and set(strings) & words:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} egress_evidence and {strings}")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            if node.value in distinct or sql.search(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value[:60]!r}")
+    return found
+
+
+def test_each_word_of_the_egress_evidence_is_written_in_one_place():
+    """The egress evidence kinds and the store's table names are defined in contract/egress.py alone: the
+    streamlets write and the checker reads them through it."""
+    from contract import egress
+
+    words = set(egress.EVIDENCE_KINDS) | set(egress.TABLES)
+    distinct = {egress.EXPORTED, egress.WINDOW_AUDIT, egress.COMMITTED_BATCHES}
+    elsewhere = [
+        use
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != ROOT / "contract" / "egress.py"
+        for use in _vocabulary_uses(path, words, distinct)
+    ]
+    assert not elsewhere

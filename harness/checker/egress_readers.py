@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, STATE, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from harness.checker.file_readers import batch_columns, concat, fill_batches, json_lines, record_frame, rids_of
 from harness.checker.record_ids import RecordIds
 from harness.evidence.description import StreamletDescription
@@ -17,12 +18,12 @@ from harness.evidence.layout import RunLayout
 
 SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
 # Columns of an empty egress table, as loaded.
-RECORD_AUDIT = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
-RECORD_STATE = {"rid": "int64", "batch_id": "int64"}
-WINDOW_AUDIT = {
+RECORD_AUDIT_DTYPES = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
+RECORD_STATE_DTYPES = {"rid": "int64", "batch_id": "int64"}
+WINDOW_AUDIT_DTYPES = {
     c: "int64" for c in ("key", "window_start_ms", "count", "batch_id", "partition", "offset", "received_ms")
 }
-WINDOW_STATE = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id")}
+WINDOW_STATE_DTYPES = {c: "int64" for c in ("key", "window_start_ms", "count", "batch_id")}
 
 
 @dataclass
@@ -102,41 +103,73 @@ def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame
     )
 
 
+def _windows(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+    """Window counts: the built-in store's window audit and window state."""
+    db = layout.egress_db(streamlet.name)
+    audit = _egress_rows(
+        db,
+        "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+        f"received_ms, batches FROM {WINDOW_AUDIT} ORDER BY rowid",
+        lambda b: batch_columns(
+            b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))), b.column("batches")
+        ),
+    )
+    state = _egress_rows(
+        db,
+        f"SELECT key, window_start_ms, count, batch_id FROM {WINDOW_STATE}",
+        lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))),
+    )
+    return Egress(
+        streamlet.name,
+        True,
+        fill_batches(concat(audit, WINDOW_AUDIT_DTYPES)),
+        fill_batches(concat(state, WINDOW_STATE_DTYPES)),
+    )
+
+
+def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds) -> list:
+    query = streamlet.audit_query or MAIN_QUERY
+    return _egress_rows(
+        layout.egress_db(streamlet.name),
+        "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
+        f"received_ms, event_time_ms, batches FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid",
+        lambda b: batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
+    )
+
+
+def _records(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+    """Records: the built-in store's audit and state."""
+    audit = _record_audit(layout, streamlet, ids)
+    state = _egress_rows(
+        layout.egress_db(streamlet.name),
+        f"SELECT key, seq, batch_id FROM {STATE}",
+        lambda b: record_frame(pa.table(b), ids),
+    )
+    return _record_egress(streamlet, audit, state)
+
+
+def _exported(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+    """An egress of one's own: its audit (ctx.audit) and the state it exported at the end of the run."""
+    audit = _record_audit(layout, streamlet, ids)
+    return _record_egress(streamlet, audit, [_exported_state(layout.egress_state(streamlet.name), ids, gaps)])
+
+
+def _record_egress(streamlet: StreamletDescription, audit: list, state: list) -> Egress:
+    return Egress(
+        streamlet.name,
+        False,
+        fill_batches(concat(audit, RECORD_AUDIT_DTYPES)),
+        fill_batches(concat(state, RECORD_STATE_DTYPES)),
+    )
+
+
+# Each egress evidence kind's reader (contract/egress.py names the kinds).
+READERS = {RECORDS: _records, WINDOWS: _windows, EXPORTED: _exported}
+
+
 def egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+    """An egress's evidence, read by its kind's reader."""
     db = layout.egress_db(streamlet.name)
     if not db.is_file():
         raise FileNotFoundError(db)
-    if streamlet.egress_evidence == "windows":
-        audit = _egress_rows(
-            db,
-            "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
-            "received_ms, batches FROM window_audit ORDER BY rowid",
-            lambda b: batch_columns(
-                b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))), b.column("batches")
-            ),
-        )
-        state = _egress_rows(
-            db,
-            "SELECT key, window_start_ms, count, batch_id FROM windows",
-            lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))),
-        )
-        return Egress(
-            streamlet.name,
-            True,
-            fill_batches(concat(audit, WINDOW_AUDIT)),
-            fill_batches(concat(state, WINDOW_STATE)),
-        )
-    query = streamlet.audit_query or "main"
-    audit = _egress_rows(
-        db,
-        "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
-        f"received_ms, event_time_ms, batches FROM audit WHERE query = '{query}' ORDER BY rowid",
-        lambda b: batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
-    )
-    if streamlet.egress_evidence == "exported":
-        state = [_exported_state(layout.egress_state(streamlet.name), ids, gaps)]
-    else:
-        state = _egress_rows(db, "SELECT key, seq, batch_id FROM records", lambda b: record_frame(pa.table(b), ids))
-    return Egress(
-        streamlet.name, False, fill_batches(concat(audit, RECORD_AUDIT)), fill_batches(concat(state, RECORD_STATE))
-    )
+    return READERS[streamlet.egress_evidence](layout, streamlet, ids, gaps)

@@ -11,12 +11,13 @@ import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
+from contract.egress import EVIDENCE_KINDS
 from harness.files import write_atomically
 from harness.semantics import GUARANTEES
 
 SCHEMA_VERSION = 1
 ROLES = ("ingress", "processor", "egress")
-EGRESS_EVIDENCE = (None, "records", "windows", "exported")  # the built-in store's tables, or ctx.audit + export_state
+EGRESS_EVIDENCE = (None, *EVIDENCE_KINDS)  # None: not an egress
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ import importlib
 import pkgutil
 from functools import cache
 
+from contract.plugins import PluginError, import_named
 from harness.faults.kind import TARGETS, FaultKind, Param, TargetGone
-from pipelines.kinds import KindError, import_named
 
 BUILTIN_PACKAGE = "harness.faults.kinds"
 
@@ -45,7 +45,7 @@ def load_fault_kind(name: str) -> FaultKind:
         return builtins[name]
     try:
         kind = import_named(name, "attr")
-    except KindError as exc:
+    except PluginError as exc:
         raise FaultKindError(str(exc)) from None
     if not isinstance(kind, FaultKind):
         raise FaultKindError(f"{name} is not a fault kind (a harness.faults.FaultKind), it is a {type(kind).__name__}")

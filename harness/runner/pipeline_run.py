@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from contract.egress import EXPORTED
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
@@ -656,7 +657,7 @@ class PipelineRun:
         process of its own, so the checker can read it from a file. A failed export is recorded; the checker then
         finds no state and says what it cannot judge."""
         for name, inst in self.scenario.blueprint.streamlets.items():
-            if inst.cls.egress_evidence != "exported":
+            if inst.cls.egress_evidence != EXPORTED:
                 continue
             path = self.layout.driver_settings(name)
             self.driver_settings(name).save(path)

@@ -22,6 +22,7 @@ from harness.cluster import KafkaAdmin
 from harness.evidence.layout import RunLayout
 from harness.spark.paths import driver_paths
 from harness.spark.session import spark_session
+from pipelines.builtin.egress import MODES
 from pipelines.context import StreamletContext
 from pipelines.kinds import load_kind, resolve_settings
 from pipelines.listener import JsonLinesListener
@@ -31,12 +32,9 @@ from pipelines.settings import DriverSettings, SourceOptions
 STAGES = (
     ("ingress", "ingress", {}, None, "ingested"),
     ("processor", "processor", {}, "ingested", "processed"),
-    ("windows", "windowed-count", {}, "processed", "windows"),
-    *(
-        (f"egress-{mode}", "egress", {"mode": mode}, "processed", None)
-        for mode in ("append", "upsert", "dedup", "transactional")
-    ),
-    ("window-egress", "window-egress", {}, "windows", None),
+    ("windowed", "windowed-count", {}, "processed", "counts"),
+    *((f"egress-{mode}", "egress", {"mode": mode}, "processed", None) for mode in MODES),
+    ("window-egress", "window-egress", {}, "counts", None),
 )
 
 

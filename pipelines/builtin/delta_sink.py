@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from contract.egress import MAIN_QUERY
 from pipelines.api import SEQ_RECORD, Inlet, Setting, Shape
 from pipelines.builtin.parquet_table import TableSink, table_columns
 
@@ -77,4 +78,4 @@ class DeltaSink(TableSink):
                 writer = writer.option("txnAppId", ctx.name).option("txnVersion", str(batch_id))
             writer.save(table)
 
-        return [ctx.foreach_batch(records, append, "main")]
+        return [ctx.foreach_batch(records, append, MAIN_QUERY)]

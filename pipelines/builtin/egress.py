@@ -19,19 +19,27 @@ from itertools import repeat
 
 from pyspark.sql import functions as F
 
+from contract.egress import (
+    AUDIT,
+    AUDIT_COLUMNS,
+    COMMITTED_BATCHES,
+    COMMITTED_COLUMNS,
+    MAIN_QUERY,
+    RECORDS,
+    STATE,
+    STATE_COLUMNS,
+    WINDOW_AUDIT,
+    WINDOW_AUDIT_COLUMNS,
+    WINDOW_STATE,
+    WINDOW_STATE_COLUMNS,
+    WINDOWS,
+)
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
 from pipelines.context import batch_columns, batch_map_json
-from pipelines.stores import (
-    AUDIT_COLUMNS,
-    RECORD_COLUMNS,
-    WINDOW_AUDIT_COLUMNS,
-    WINDOW_COLUMNS,
-    Store,
-    egress_store,
-    now_ms,
-)
+from pipelines.stores import Store, egress_store, now_ms
 
 MODES = ("append", "upsert", "dedup", "transactional")
+DEDUP_AUDIT_QUERY = "audit"  # dedup mode: the query that audits every record, before deduplication
 
 
 def open_store(ctx) -> Store:
@@ -47,7 +55,7 @@ class Egress(Streamlet):
         "dedup_watermark": Setting("1 hour", "dedup mode: how long a (key, seq) is remembered"),
     }
     description = "writes records to a store (append, upsert, dedup or transactional) with an audit log"
-    egress_evidence = "records"
+    egress_evidence = RECORDS
 
     @classmethod
     def drops_late_events(cls, settings: dict) -> bool:
@@ -55,7 +63,7 @@ class Egress(Streamlet):
 
     @classmethod
     def audit_query(cls, settings: dict) -> str:
-        return "audit" if settings.get("mode") == "dedup" else "main"
+        return DEDUP_AUDIT_QUERY if settings.get("mode") == "dedup" else MAIN_QUERY
 
     def build(self, ctx):
         mode = ctx.setting("mode")
@@ -77,7 +85,7 @@ class Egress(Streamlet):
             key, seq, event_ms, _, batches, topic, partition, offset = columns
             store.insert(
                 tx,
-                "audit",
+                AUDIT,
                 AUDIT_COLUMNS,
                 zip(
                     repeat(query),
@@ -101,15 +109,15 @@ class Egress(Streamlet):
             columns = batch_columns(batch, *fields)
             if ctx.settings.evidence:
                 with store.transaction() as tx:
-                    audit(tx, "main", columns, batch_id)
+                    audit(tx, MAIN_QUERY, columns, batch_id)
             with store.transaction() as tx:
                 if mode == "append":
-                    store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
+                    store.insert(tx, STATE, STATE_COLUMNS, state_rows(columns, batch_id))
                 elif mode == "upsert":
                     store.insert(
                         tx,
-                        "records",
-                        RECORD_COLUMNS,
+                        STATE,
+                        STATE_COLUMNS,
                         state_rows(columns, batch_id),
                         on_conflict=(
                             "ON CONFLICT (key, seq) DO UPDATE SET payload = excluded.payload, batch_id = "
@@ -118,28 +126,31 @@ class Egress(Streamlet):
                         ),
                     )
                 elif mode == "transactional":
-                    tx.execute(f"SELECT 1 FROM {store.table('committed_batches')} WHERE batch_id = ?", (batch_id,))
+                    tx.execute(f"SELECT 1 FROM {store.table(COMMITTED_BATCHES)} WHERE batch_id = ?", (batch_id,))
                     if tx.fetchone() is None:
-                        store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
-                        store.insert(tx, "committed_batches", ("batch_id", "committed_ms"), [(batch_id, now_ms())])
+                        store.insert(tx, STATE, STATE_COLUMNS, state_rows(columns, batch_id))
+                        store.insert(tx, COMMITTED_BATCHES, COMMITTED_COLUMNS, [(batch_id, now_ms())])
 
         if mode != "dedup":
-            return [ctx.foreach_batch(records, write_batch, "main")]
+            return [ctx.foreach_batch(records, write_batch, MAIN_QUERY)]
 
         def audit_batch(batch, batch_id: int) -> None:
             with store.transaction() as tx:
-                audit(tx, "audit", batch_columns(batch, *fields), batch_id)
+                audit(tx, DEDUP_AUDIT_QUERY, batch_columns(batch, *fields), batch_id)
 
         def dedup_batch(batch, batch_id: int) -> None:
             columns = batch_columns(batch, *fields)
             with store.transaction() as tx:
-                tx.execute(f"DELETE FROM {store.table('records')} WHERE batch_id = ?", (batch_id,))
-                store.insert(tx, "records", RECORD_COLUMNS, state_rows(columns, batch_id))
+                tx.execute(f"DELETE FROM {store.table(STATE)} WHERE batch_id = ?", (batch_id,))
+                store.insert(tx, STATE, STATE_COLUMNS, state_rows(columns, batch_id))
 
         deduplicated = records.withWatermark(
             "event_time", ctx.setting("dedup_watermark")
         ).dropDuplicatesWithinWatermark(["key", "seq"])
-        return [ctx.foreach_batch(records, audit_batch, "audit"), ctx.foreach_batch(deduplicated, dedup_batch, "dedup")]
+        return [
+            ctx.foreach_batch(records, audit_batch, DEDUP_AUDIT_QUERY),
+            ctx.foreach_batch(deduplicated, dedup_batch, "dedup"),
+        ]
 
 
 class WindowEgress(Streamlet):
@@ -148,7 +159,7 @@ class WindowEgress(Streamlet):
     kind = "window-egress"
     shape = Shape(inlets=(Inlet("in", WINDOW_COUNT),))
     description = "writes window counts to a store, upsert by (key, window), with an audit log"
-    egress_evidence = "windows"
+    egress_evidence = WINDOWS
 
     def build(self, ctx):
         store = open_store(ctx)
@@ -170,18 +181,16 @@ class WindowEgress(Streamlet):
             columns = batch_columns(batch, *fields)
             received = now_ms()
             with store.transaction() as tx:
-                store.insert(
-                    tx, "window_audit", WINDOW_AUDIT_COLUMNS, zip(repeat(batch_id), *columns, repeat(received))
-                )
+                store.insert(tx, WINDOW_AUDIT, WINDOW_AUDIT_COLUMNS, zip(repeat(batch_id), *columns, repeat(received)))
             key, start, end, count, *_ = columns
             with store.transaction() as tx:
                 store.insert(
                     tx,
-                    "windows",
-                    WINDOW_COLUMNS,
+                    WINDOW_STATE,
+                    WINDOW_STATE_COLUMNS,
                     zip(key, start, end, count, repeat(batch_id), repeat(received)),
                     on_conflict="ON CONFLICT (key, window_start_ms) DO UPDATE SET count = excluded.count, "
                     "batch_id = excluded.batch_id, written_ms = excluded.written_ms",
                 )
 
-        return [ctx.foreach_batch(counts, write_batch, "main")]
+        return [ctx.foreach_batch(counts, write_batch, MAIN_QUERY)]

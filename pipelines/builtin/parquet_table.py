@@ -9,6 +9,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from contract.egress import EXPORTED
 from pipelines.api import Streamlet
 from pipelines.context import batch_map_json
 
@@ -78,7 +79,7 @@ class TableSink(Streamlet):
     """An egress that writes a table of Parquet files in ctx.workdir/table and commits them through a log of its
     own: `committed(table)` reads that log (data file name -> the batch that committed it)."""
 
-    egress_evidence = "exported"
+    egress_evidence = EXPORTED
 
     @staticmethod
     def committed(table: Path) -> dict[str, int]:  # pragma: no cover - interface

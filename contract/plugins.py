@@ -1,0 +1,33 @@
+"""Plug-ins of one's own (streamlet classes, fault kinds) named `package.module:attr`."""
+
+from __future__ import annotations
+
+import importlib
+
+
+class PluginError(Exception):
+    """A named plug-in that cannot be imported; the message says why, in one line."""
+
+
+def import_named(spec: str, what: str) -> object:
+    """The attribute `spec` = package.module:attr names, imported from the import paths; every problem is one
+    PluginError line."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise PluginError(f"expected package.module:{what}, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            raise PluginError(f"cannot import {module_name!r}: no such module on the import paths") from None
+        raise PluginError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # the user's module failed while importing: say how, in one line
+        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
+        raise PluginError(
+            f"cannot import {module_name!r}: {type(exc).__name__}{where}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from None
+    found = getattr(module, attr, None)
+    if found is None:
+        raise PluginError(f"module {module_name!r} has no attribute {attr!r}")
+    return found
