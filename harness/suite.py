@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.judging import run_and_judge
 from harness.report.index import write_index
-from harness.report.junit import suite_element, write_junit
-from harness.report.write import check_and_write
+from harness.report.junit import suite_element, unjudged_element, write_junit
 from harness.runner.console import Console
-from harness.runner.run import run_scenario
 from harness.scenario import Scenario
 
 
@@ -70,22 +69,25 @@ def run_suite(
     for number, (path, scenario) in enumerate(scenarios, 1):
         run_dir = out / path.stem
         console.say(f"[{number}/{len(scenarios)}] {path.stem}: evidence in {run_dir}")
-        t0 = time.monotonic()
-        summary = run_scenario(scenario, run_dir, duration_s=duration, seed=seed, console=console)
-        report, _ = check_and_write(run_dir)
-        suites.append(suite_element(report, name=path.stem))
-        outcome = report.outcome if summary.status == "complete" else "fail"
-        failed = tuple(
-            e.name + ("" if e.status == "fail" else " (unknown)") for e in report.expectations if not e.passed
-        ) + (() if summary.status == "complete" else (f"run {summary.status}",))
-        entries.append(
-            SuiteEntry(path, run_dir, summary.status, report.verdict, outcome, failed, time.monotonic() - t0)
+        judged = run_and_judge(scenario, run_dir, console, duration, seed, keep_going=True)
+        expectations = judged.report.expectations if judged.report else []
+        suites.append(
+            suite_element(judged.report, name=path.stem)
+            if judged.report is not None
+            else unjudged_element(path.stem, run_dir, judged.error or "the run failed")
         )
+        outcome = judged.gate_outcome
+        failed = tuple(e.name + ("" if e.status == "fail" else " (unknown)") for e in expectations if not e.passed) + (
+            ()
+            if judged.status == "complete"
+            else (f"run {judged.status}" + (f": {judged.error}" if judged.error else ""),)
+        )
+        entries.append(SuiteEntry(path, run_dir, judged.status, judged.verdict, outcome, failed, judged.elapsed_s))
         console.say(
-            f"[{number}/{len(scenarios)}] {path.stem}: {report.verdict}, "
+            f"[{number}/{len(scenarios)}] {path.stem}: {judged.verdict}, "
             + ("passed" if outcome == "pass" else f"{outcome.upper()}: " + ", ".join(failed))
         )
-        for expectation in (e for e in report.expectations if not e.passed):
+        for expectation in (e for e in expectations if not e.passed):
             console.say(f"    {expectation.name}: {expectation.detail}")
         write_junit(out / "junit.xml", suites)
         write_summary(out, entries)

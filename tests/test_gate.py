@@ -107,18 +107,19 @@ def _odd_losses(out: Path) -> str:
 
 
 def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
-    """Spark's log names, per partition, the offset its query had planned up to in the old topic and the new topic's
-    offset it went on from ("offset was changed from X to Y"); the history names what it had committed at the
-    deletion (C <= X: a batch planned from C to X was in flight). In the ack log (send order) a partition's offsets
-    drop when the new topic begins. The egress must lack every old record at X or above and every new one below Y
-    (skipped for certain), and nothing but those and the old records from C (the batch in flight may not have read
-    them before the topic went)."""
+    """Spark's log names, per partition whose offsets it saw go back, the offset its query had planned up to in the
+    old topic and the new topic's offset it went on from ("offset was changed from X to Y"); the history names what it
+    had committed at the deletion (C <= X: a batch planned from C to X was in flight). A partition Spark logged
+    nothing for carried on from its old position X in the new topic (its next batch read from there), so it skipped
+    the new topic's offsets below X, at least those below C. In the ack log (send order) a partition's offsets drop
+    when the new topic begins. The egress must lack every old record at X or above and every new one below Y (or
+    below C where Spark logged nothing: skipped for certain), and nothing but those, the old records from C (the batch
+    in flight may not have read them before the topic went) and, where Spark logged nothing, new ones from C."""
     log = (run_dir / "logs" / "streamlet-ingress.log").read_text()
     changed = {
         int(p): (int(x), int(y))
         for p, x, y in re.findall(r"Partition source-(\d+)'s offset was changed from (\d+) to (\d+)", log)
     }
-    assert changed, "Spark logged no offset that went back"
     [event] = [e for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] == "topic_recreated"]
     committed = {int(p): int(o) for _, p, o in event["read_to"]}
     highest, renewed, certain, possible = {}, set(), set(), set()
@@ -134,14 +135,16 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
             if not row["offset"] and partition in renewed:
                 continue  # in the new topic, only bounded from below: neither certain nor possible
             highest[partition] = max(highest.get(partition, -1), offset)
-            planned_to, went_on_from = changed[partition]
+            # carried on: planned up to X >= C, unknown here, and went on from there in the new topic
+            planned_to, went_on_from = changed.get(partition, (None, None))
             if partition in renewed:
-                if offset < went_on_from:
+                if offset < (committed[partition] if went_on_from is None else went_on_from):
                     certain.add(record)
+                if went_on_from is None or offset < went_on_from:
                     possible.add(record)
             elif offset >= committed[partition]:
                 possible.add(record)
-                if offset >= planned_to:
+                if planned_to is not None and offset >= planned_to:
                     certain.add(record)
     lost = acked(run_dir) - set(egress_counts(run_dir, "egress", "records"))
     report = json.loads((run_dir / "report.json").read_text())

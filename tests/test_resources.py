@@ -13,7 +13,7 @@ import pytest
 from harness.checker.expect import judge
 from harness.checker.reconcile import Counts
 from harness.checker.resources import WARMUP_S, WINDOW_S, resource_use
-from harness.cli import UntilType
+from harness.cli.options import UntilType
 from harness.evidence.description import Expectations
 from harness.process.supervisor import ProcessRecord, start_ticks_of
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes

@@ -13,15 +13,12 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.checker.findings import Report
-from harness.errors import HarnessError
 from harness.files import write_atomically
+from harness.judging import Judged, run_and_judge
 from harness.matrix.render import cells_json, render_html, render_markdown
 from harness.matrix.spec import Cell, MatrixSpec
 from harness.matrix.state import STATE_VERSION, MatrixState, RunResult, load_state
-from harness.report.write import check_and_write
 from harness.runner.console import Console
-from harness.runner.run import run_scenario
 
 
 def save(out: Path, state: MatrixState) -> None:
@@ -31,9 +28,12 @@ def save(out: Path, state: MatrixState) -> None:
     write_atomically(out / "matrix.html", render_html(state))
 
 
-def _result(
-    cell: Cell, seed: int, run_dir: Path, out: Path, status: str, report: Report, elapsed_s: float
-) -> RunResult:
+def _result(cell: Cell, seed: int, out: Path, judged: Judged) -> RunResult:
+    """The cell's row of one judged run; a run with nothing to judge has every figure unknown."""
+    where = (cell.row, cell.column, seed, str(judged.run_dir.relative_to(out)), judged.status, judged.verdict)
+    report = judged.report
+    if report is None:
+        return RunResult(*where, "fail", None, None, None, None, None, None, 0, None, 0, judged.elapsed_s, 0)
     egress_copies = [h.copies for h in report.hops if h.kind == "egress" and h.copies is not None]
 
     def total(values: list[int | None]) -> int | None:
@@ -43,13 +43,8 @@ def _result(
     measured = [f.recovery_s for f in recovering if f.recovery_s is not None]
     c = report.counts
     return RunResult(
-        cell.row,
-        cell.column,
-        seed,
-        str(run_dir.relative_to(out)),
-        status,
-        report.verdict,
-        report.outcome if status == "complete" else "fail",
+        *where,
+        judged.gate_outcome,
         c.acked,
         c.lost,
         c.duplicated_deliveries,
@@ -59,7 +54,7 @@ def _result(
         int(report.run_info.get("faults_played") or 0),
         max(measured) if measured else None,
         len(recovering) - len(measured),
-        round(elapsed_s, 1),
+        judged.elapsed_s,
         len(report.expectations),
         (report.run_info.get("versions") or {}).get("pyspark"),
     )
@@ -101,22 +96,17 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
                 f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: evidence in {run_dir}; "
                 + _left(state, total - number + 1, spec.duration_s)
             )
-            t0 = time.monotonic()
-            try:
-                status = run_scenario(
-                    cell.scenario, run_dir, duration_s=spec.duration_s, seed=seed, console=console
-                ).status
-            except HarnessError as exc:  # this run could not complete; the matrix goes on, the cell says so
-                status = "failed"
+            judged = run_and_judge(cell.scenario, run_dir, console, spec.duration_s, seed, keep_going=True)
+            if judged.summary is None:  # this run could not complete; the matrix goes on, the cell says so
                 console.say(
-                    f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: the run could not complete: {exc}"
+                    f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: the run could not complete: "
+                    f"{judged.error}"
                 )
-            report, _ = check_and_write(run_dir)
-            elapsed = time.monotonic() - t0
-            result = _result(cell, seed, run_dir, out, status, report, elapsed)
+            elapsed = judged.elapsed_s
+            result = _result(cell, seed, out, judged)
             state.runs.append(result)
-            if not state.versions:
-                state.versions = report.run_info.get("versions") or {}
+            if not state.versions and judged.report is not None:
+                state.versions = judged.report.run_info.get("versions") or {}
             state.elapsed_s = round(state.elapsed_s + elapsed, 1)
             save(out, state)
             console.say(

@@ -73,6 +73,17 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
     return suite
 
 
+def unjudged_element(name: str, run_dir: Path, error: str) -> ET.Element:
+    """A suite's scenario whose run failed before there was anything to judge: one errored case, saying why."""
+    suite = ET.Element("testsuite", name=name, tests="1", failures="0", errors="1", time="0")
+    properties = ET.SubElement(suite, "properties")
+    for key, value in (("outcome", "fail"), ("verdict", "unknown"), ("run_dir", str(run_dir)), ("status", "failed")):
+        ET.SubElement(properties, "property", name=key, value=value)
+    element = ET.SubElement(suite, "testcase", classname=f"harness.{name}", name="run", time="0")
+    ET.SubElement(element, "error", message=error, type="RunFailed").text = error
+    return suite
+
+
 def write_junit(path: Path, suites: list[ET.Element]) -> Path:
     root = ET.Element(
         "testsuites",

@@ -1,0 +1,91 @@
+"""Options several commands share, and where a run goes by default."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import click
+
+
+def default_run_dir(name: str) -> Path:
+    return Path("reports") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+allow_unknown_option = click.option(
+    "--allow-unknown",
+    is_flag=True,
+    help="Exit 0 when no expectation failed but some could not be measured (unknown is never a pass otherwise).",
+)
+
+
+class UntilType(click.ParamType):
+    """--until: a clock time (06:30, the next one to come) or a span from now (90m, 8h, 1h30m, 45s)."""
+
+    name = "WHEN"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        text = str(value).strip().lower()
+        now = time.time()
+        clock = re.fullmatch(r"(\d{1,2}):(\d{2})", text)
+        if clock and int(clock[1]) < 24 and int(clock[2]) < 60:
+            today = time.localtime(now)
+            at = time.mktime((today.tm_year, today.tm_mon, today.tm_mday, int(clock[1]), int(clock[2]), 0, 0, 0, -1))
+            return at if at > now else at + 86400
+        span = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+        if span and any(span.groups()):
+            hours, minutes, seconds = (int(g or 0) for g in span.groups())
+            return now + hours * 3600 + minutes * 60 + seconds
+        self.fail(f"{value!r} is neither a clock time (HH:MM) nor a span like 90m, 8h or 1h30m", param, ctx)
+
+
+run_options = [
+    click.argument("scenario_file", type=click.Path(path_type=Path)),
+    click.option(
+        "--out",
+        "run_dir",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Run directory [reports/NAME-TIMESTAMP].",
+    ),
+    click.option(
+        "--duration",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Seconds of workload (overrides the scenario).",
+    ),
+    click.option(
+        "--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."
+    ),
+    click.option(
+        "--repeat",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Run the scenario this many times in a row, each with the next seed; --out is then the folder of the "
+        "runs.",
+    ),
+    click.option(
+        "--until",
+        type=UntilType(),
+        default=None,
+        help="Keep repeating until WHEN (06:30, or a span: 90m, 8h); no run starts after it.",
+    ),
+    click.option(
+        "--bootstrap-servers",
+        default=None,
+        metavar="HOST:PORT,...",
+        help="Run against a Kafka cluster you run instead of the scenario's (only topics named harness.RUN.* "
+        "are created and used there).",
+    ),
+    allow_unknown_option,
+]
+
+
+def with_run_options(command):
+    for option in reversed(run_options):
+        command = option(command)
+    return command

@@ -1,0 +1,218 @@
+"""The commands around runs: the shipped scenarios and fault kinds, cleaning up after a killed run, the Docker
+images, the jars, another Spark's environment, the demo."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import click
+
+from harness.cli.app import main
+from harness.cli.options import default_run_dir
+from harness.errors import HarnessError
+
+SCENARIOS_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
+
+
+@main.command()
+@click.option(
+    "--dir",
+    "workdir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to keep the demo's files [reports/demo-TIMESTAMP].",
+)
+@click.option(
+    "--records", type=click.IntRange(1, 1_000_000), default=1000, show_default=True, help="Records per phase."
+)
+@click.option(
+    "--bootstrap-servers",
+    default=None,
+    metavar="HOST:PORT,...",
+    help="Use this Kafka cluster instead of starting one; only new harness-demo-* topics are created.",
+)
+def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
+    """Start Kafka, run a checkpointed Spark query Kafka -> Kafka, stop and restart it, report.
+
+    \b
+    Examples:
+      harness demo --records 5000
+      harness demo --bootstrap-servers localhost:19092    # a cluster you run
+    """
+    from harness.demo import run_demo
+
+    workdir = workdir or default_run_dir("demo")
+    t0 = time.monotonic()
+    result = run_demo(
+        workdir,
+        records=records,
+        bootstrap=bootstrap_servers,
+        say=lambda m: click.echo(f"[{time.monotonic() - t0:6.1f}s] {m}"),
+    )
+    click.echo(
+        f"result: {result.sent} records sent, {result.received} in {result.sink}, "
+        f"{result.lost} lost, {result.duplicated} duplicated; no process left running. Files: {workdir}"
+    )
+    if result.lost or result.duplicated:
+        sys.exit(1)
+
+
+@main.command("scenarios")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(path_type=Path),
+    default=SCENARIOS_DIR,
+    show_default=False,
+    help="Folder of scenario files [the shipped ones].",
+)
+def scenarios_command(folder: Path):
+    """List the scenario files with their descriptions (each one validated)."""
+    from harness.scenario import load_scenario
+
+    files = sorted(Path(folder).glob("*.yaml"))
+    if not files:
+        raise HarnessError(f"{folder}: no scenario files (*.yaml)")
+    width = max(len(f.stem) for f in files)
+    for path in files:
+        scenario = load_scenario(path)
+        faults = (
+            ", ".join(
+                sorted({r.kind for r in scenario.faults})
+                + ([f"a storm of {scenario.storm.faults}"] if scenario.storm else [])
+            )
+            or "no faults"
+        )
+        e = scenario.expectations
+        expected = f"exactly {e.verdict}" if e.verdict else e.end_to_end or "see expectations"
+        click.echo(f"{path.stem:<{width}}  {scenario.workload.duration_s:>6g}s  {expected:<24}  [{faults}]")
+        click.echo(
+            textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ", subsequent_indent="    ")
+        )
+
+
+@main.command("faults")
+def faults_command():
+    """List the built-in fault kinds: target, parameters with their defaults, what each does.
+
+    A kind of your own is named package.module:attr in a scenario (docs/faults.md).
+    """
+    from harness.faults import TARGETS, builtin_fault_kinds
+    from harness.faults.kind import REQUIRED
+
+    for kind in builtin_fault_kinds().values():
+        params = ", ".join(
+            f"{name}"
+            + ("" if p.default is REQUIRED else f"={p.default:g}" if isinstance(p.default, float) else f"={p.default}")
+            + (f" ({'|'.join(p.choices)})" if p.choices else "")
+            for name, p in kind.params.items()
+        )
+        timing = "timed" if kind.scheduled else "whole run"
+        click.echo(f"{kind.name:<18} {TARGETS[kind.target]} ({timing})")
+        click.echo(f"    {params or 'no parameters'}")
+        click.echo(textwrap.fill(kind.help, 100, initial_indent="    ", subsequent_indent="    "))
+
+
+@main.command("clean")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def clean_command(run_dir: Path):
+    """Stop whatever the run in RUN_DIR left running, and undo what its faults left undone (after the harness
+    itself was killed).
+
+    Anything frozen is thawed first (a paused broker). Only processes recorded
+    in the run's pid files are stopped, and only if they are still the same
+    processes (pid and start time); broker containers only by the labels naming
+    this run's cluster (their logs kept). Broker containers of a cluster you
+    run are left running, as the run found them; what a fault left undone on
+    such a cluster is named. The evidence stays.
+
+    \b
+    Example:
+      harness clean reports/smoke-20261121-101500
+    """
+    from harness.runner.clean import clean_run
+
+    lines = clean_run(run_dir)
+    click.echo("\n".join(lines) if lines else "nothing was running")
+
+
+@main.group()
+def images():
+    """The Docker images of `cluster: {docker: {}}`, built on this machine (no registry is needed)."""
+
+
+@images.command("build")
+@click.option("--runner", is_flag=True, help="Also the image of docker-compose.yml's harness service.")
+@click.option("--force", is_flag=True, help="Build again even when up to date.")
+@click.option(
+    "--if-engine",
+    is_flag=True,
+    help="For a setup step: do nothing when no Docker engine answers, and say "
+    "why (exit 0) when the images cannot be built here.",
+)
+def images_build(runner: bool, force: bool, if_engine: bool):
+    """Build the base image (Debian minbase by debootstrap + a jlink Java) and the Kafka image, when missing
+    or out of date; print each image's tag and size.
+
+    \b
+    Examples:
+      harness images build                # about 3 minutes the first time, then instant
+      harness images build --runner       # also harness/runner, for `docker compose run harness`
+    """
+    from harness.docker import engine
+    from harness.docker import images as docker_images
+
+    try:
+        client = engine.client()
+    except HarnessError as exc:
+        if if_engine:
+            click.echo(f"no Docker images built: {exc}", err=True)
+            return
+        raise
+    names = ("base", "kafka", "runner") if runner else ("base", "kafka")
+    try:
+        built = docker_images.ensure(client, names, say=lambda line: click.echo(line, err=True), force=force)
+    except HarnessError as exc:
+        if if_engine:
+            click.echo(f"no Docker images built: {exc}", err=True)
+            return
+        raise
+    for image in built:
+        found = docker_images.find(client, image.tag)
+        click.echo(f"{image.tag:<32} {found.attrs['Size'] / 1e6:6.0f} MB  {found.short_id}")
+
+
+@main.command()
+def jars():
+    """Fetch the Kafka broker and Spark connector jars with Maven, train the JVMs' CDS archives (both idempotent)."""
+    from harness import cds_training
+    from harness import jars as jar_sets
+
+    jar_sets.fetch()
+    click.echo(
+        f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
+        f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}"
+    )
+    cds_training.train(say=click.echo)
+
+
+@main.command("spark-env")
+@click.argument("version")
+def spark_env(version):
+    """Build the environment the drivers of a scenario with `cluster: {spark: {version: VERSION}}` run on: a
+    virtualenv with that pyspark under .cache/spark-envs/, and its Kafka connector jars from jars/ (both once; a run
+    builds it too when missing).
+
+    \b
+    Examples:
+      harness spark-env 3.5.7      pyspark 3.5.7 and spark-sql-kafka-0-10_2.12 3.5.7
+    """
+    from harness.spark import versions
+
+    runtime = versions.ensure(version, say=click.echo)
+    click.echo(
+        f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jar_set} jars"
+    )
