@@ -130,3 +130,10 @@ def test_each_word_of_the_egress_evidence_is_written_in_one_place():
         for use in _vocabulary_uses(path, words, distinct)
     ]
     assert not elsewhere
+
+
+def test_every_fault_target_has_its_meaning_in_one_rule():
+    from harness.faults.kind import TARGETS
+    from harness.scenario.targets import RULES
+
+    assert set(RULES) == set(TARGETS)

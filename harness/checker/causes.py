@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from contract.roles import EGRESS
 from harness.checker.faults import FaultSpan
 from harness.checker.hops import HopData
 from harness.checker.load import Evidence
@@ -390,7 +391,7 @@ def _deleted_before_read(
         # only when the driver that received it died before that batch committed, so the replay had to read it again.
         received = (
             hop.rows[isin(hop.rows.rid.to_numpy(), lost_here)].groupby("rid").time_ms.max()
-            if hop.kind == "egress"
+            if hop.kind == EGRESS
             else None
         )
         deaths = _driver_deaths(evidence.history, hop.producer) if received is not None else None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from contract.roles import EGRESS, INGRESS
 from harness.checker.load import Evidence
 from harness.checker.reconcile import Reconciliation, combine, isin, reconcile
 from harness.checker.step import Context, Step
@@ -34,7 +35,7 @@ def hop_data(evidence: Evidence) -> list[HopData]:
     reads = {
         s.name: next((t for t in s.inputs if t in evidence.topics), None)
         for s in evidence.streamlets
-        if s.role != "ingress"
+        if s.role != INGRESS
     }
     hops = []
     for topic, frame in evidence.topics.items():
@@ -50,7 +51,7 @@ def hop_data(evidence: Evidence) -> list[HopData]:
         hops.append(
             HopData(
                 egress.name,
-                "egress",
+                EGRESS,
                 egress.name,
                 rows,
                 egress.state.rid.to_numpy(),
@@ -89,7 +90,7 @@ def first_lost_hop(hops: list[HopData], results: list[Reconciliation], lost: np.
     for index in topics:
         first[isin(lost, hops[index].rows.rid.to_numpy())] = index + 1
     passed_every_topic = first == len(topics)
-    for index in reversed([i for i, h in enumerate(hops) if h.kind == "egress"]):
+    for index in reversed([i for i, h in enumerate(hops) if h.kind == EGRESS]):
         first[passed_every_topic & isin(lost, results[index].lost)] = index
     return np.minimum(first, len(hops) - 1)
 
@@ -114,7 +115,7 @@ def _reconcile(context: Context) -> None:
     evidence = context.evidence
     hops = hop_data(evidence)
     results = reconcile_hops(evidence, hops)
-    egress_results = [r for h, r in zip(hops, results) if h.kind == "egress"]
+    egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
     egress_result = combine(egress_results) if egress_results else None
     lost = egress_result.lost if egress_result else np.array([], np.int64)
     duplicated = np.unique(

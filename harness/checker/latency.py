@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from contract.roles import EGRESS
 from harness.checker.findings import FaultResult, Latency
 from harness.checker.hops import HopData
 from harness.checker.load import Evidence
@@ -26,7 +27,7 @@ def _downtimes(faults: list[FaultResult]) -> list[tuple[int, int]]:
 
 def latency(evidence: Evidence, hops: list[HopData], faults: list[FaultResult]) -> Latency:
     """First deliveries of on-time records at the first egress."""
-    egress = next((h for h in hops if h.kind == "egress"), None)
+    egress = next((h for h in hops if h.kind == EGRESS), None)
     if egress is None or egress.rows.empty:
         return Latency(0, None, None, None, None, None)
     first = egress.rows.drop_duplicates("rid")

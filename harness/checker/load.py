@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from contract.roles import EGRESS, INGRESS
 from harness.checker.egress_readers import Egress, egress
 from harness.checker.file_readers import (
     EvidenceError,
@@ -99,7 +100,7 @@ def load_evidence(run_dir: Path) -> Evidence:
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     streamlets = pipeline.streamlets
     topics: dict[str, pd.DataFrame] = {}
-    for topic in [t for s in streamlets if s.role != "ingress" for t in s.inputs]:
+    for topic in [t for s in streamlets if s.role != INGRESS for t in s.inputs]:
         path = layout.topic_dump(topic)
         try:
             topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header)
@@ -109,7 +110,7 @@ def load_evidence(run_dir: Path) -> Evidence:
             gaps.append(f"topics/{topic}.jsonl: unreadable ({str(exc).splitlines()[0]}); hop {topic} not judged")
     egresses = []
     for s in streamlets:
-        if s.role != "egress":
+        if s.role != EGRESS:
             continue
         try:
             egresses.append(egress(layout, s, ids, gaps))

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from contract.roles import EGRESS
 from harness.checker.copies import CopyAccounting
 from harness.checker.findings import Copy, FaultResult, Witness
 from harness.checker.hops import HopData, copies_of
@@ -46,7 +47,7 @@ def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -
         batch_columns = [c for c in rows.columns if c.startswith("batch.")]
         for index, row in zip(rows.index, rows.to_dict("records")):  # a handful of witnesses, not every record
             batches = {c[len("batch.") :]: int(row[c]) for c in batch_columns if row[c] >= 0}
-            if hop.kind == "egress":
+            if hop.kind == EGRESS:
                 batches[hop.producer] = int(row["batch_id"])
             found[int(row["rid"])].append(
                 Copy(

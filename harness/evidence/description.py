@@ -12,11 +12,11 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 from contract.egress import EVIDENCE_KINDS
+from contract.roles import ROLES
 from harness.files import write_atomically
 from harness.semantics import GUARANTEES
 
 SCHEMA_VERSION = 1
-ROLES = ("ingress", "processor", "egress")
 EGRESS_EVIDENCE = (None, *EVIDENCE_KINDS)  # None: not an egress
 
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from contract.roles import EGRESS
 from harness.files import write_atomically
 from harness.judging import Judged, run_and_judge
 from harness.matrix.render import cells_json, render_html, render_markdown
@@ -34,7 +35,7 @@ def _result(cell: Cell, seed: int, out: Path, judged: Judged) -> RunResult:
     report = judged.report
     if report is None:
         return RunResult(*where, "fail", None, None, None, None, None, None, 0, None, 0, judged.elapsed_s, 0)
-    egress_copies = [h.copies for h in report.hops if h.kind == "egress" and h.copies is not None]
+    egress_copies = [h.copies for h in report.hops if h.kind == EGRESS and h.copies is not None]
 
     def total(values: list[int | None]) -> int | None:
         return None if not values or None in values else sum(values)

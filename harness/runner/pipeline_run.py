@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from contract.egress import EXPORTED
+from contract.roles import EGRESS, INGRESS
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
@@ -149,7 +150,7 @@ class PipelineRun:
         streamlets = []
         for name in blueprint.order():
             inst = blueprint.streamlets[name]
-            egress = inst.role == "egress"
+            egress = inst.role == EGRESS
             streamlets.append(
                 StreamletDescription(
                     name,
@@ -396,7 +397,7 @@ class PipelineRun:
         return (
             {port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             {port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
-            self.topic_name(self.scenario.workload.topic) if bp.streamlets[name].role == "ingress" else None,
+            self.topic_name(self.scenario.workload.topic) if bp.streamlets[name].role == INGRESS else None,
         )
 
     def input_topics(self, name: str) -> list[str]:
@@ -688,7 +689,7 @@ class PipelineRun:
         if not self.scenario.store_url:
             return
         for name, inst in self.scenario.blueprint.streamlets.items():
-            if inst.role == "egress":
+            if inst.role == EGRESS:
                 paths = self.driver_paths(name)
                 copied = egress_store(paths, self.scenario.store_url).copy_to(egress_store(paths))
                 self.history.record("store_copied", streamlet=name, rows=copied)

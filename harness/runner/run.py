@@ -16,6 +16,7 @@ import traceback
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from contract.roles import EGRESS
 from harness.chaos.player import OpenWorkload, play
 from harness.chaos.schedule import Firing, plan
 from harness.chaos.storm import BROKERS, Storm, draw_storm
@@ -58,7 +59,7 @@ class _Status:
         # "40s+": a workload with after_faults_s goes on past its duration until the faults are over
         self.length = f"{duration:.0f}s" + ("" if run.scenario.workload.after_faults_s is None else "+")
         self.acks = AckCounter(run.layout.ack_log)
-        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == "egress"]
+        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == EGRESS]
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():

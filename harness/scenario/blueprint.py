@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from contract.roles import EGRESS, INGRESS, PROCESSOR
 from harness.errors import HarnessError
 from harness.jars import JAR_SETS
 from pipelines.kinds import KindError, load_kind, resolve_settings
@@ -42,7 +43,7 @@ class StreamletInstance:
     @property
     def role(self) -> str:
         """ingress (reads the source topic), egress (no outlets) or processor."""
-        return "ingress" if self.cls.reads_source else "egress" if not self.cls.shape.outlets else "processor"
+        return INGRESS if self.cls.reads_source else EGRESS if not self.cls.shape.outlets else PROCESSOR
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise BlueprintError(f"{path}.topics", f"topic {duplicate!r} is written by two outlets")
-    if not any(inst.role == "ingress" for inst in streamlets.values()):
+    if not any(inst.role == INGRESS for inst in streamlets.values()):
         raise BlueprintError(f"{path}.streamlets", "no ingress: nothing reads the workload's source topic")
     blueprint = Blueprint(streamlets, tuple(connections))
     _topological_order(blueprint, path)

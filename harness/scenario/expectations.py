@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.roles import EGRESS
 from harness.evidence.description import Expectations
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
@@ -57,7 +58,7 @@ def parse_expectations(raw: Any, blueprint: Blueprint) -> Expectations:
     exact = f.get("verdict", str)
     if exact is not None:
         _guarantee(exact, "expectations.verdict")
-    hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == "egress"}
+    hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == EGRESS}
     per_hop = {}
     for topic, guarantee in f.get("per_hop", dict, {}).items():
         path = f"expectations.per_hop.{topic}"

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.faults import FaultKind, FaultKindError, load_fault_kind
-from harness.faults.kind import GENERATOR, REQUIRED
+from harness.faults.kind import REQUIRED
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
+from harness.scenario.targets import RULES
 
 SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times"}
 
@@ -45,14 +46,6 @@ class FaultRule:
             object.__setattr__(self, "fault", load_fault_kind(self.kind))
 
 
-def _numbered(fault: FaultKind, target: str, path: str, prefix: str, count: int, what: str) -> None:
-    """`broker-2` of 3 brokers, `worker-1` of 2 workers."""
-    number = target.split("-", 1)[1] if target.startswith(f"{prefix}-") else ""
-    if not number.isdigit() or not 1 <= int(number) <= count:
-        names = ", ".join(f"{prefix}-{n}" for n in range(1, count + 1)) or "none"
-        raise BlueprintError(path, f"{fault.name} needs a {what} ({names}), got {target!r}")
-
-
 def unmet_need(fault: FaultKind, cluster) -> str | None:
     """Why this cluster cannot play the kind (what it needs that the harness does not start here), or None."""
     if "kafka-cluster" in fault.needs and cluster.bootstrap_servers:
@@ -72,36 +65,7 @@ def unmet_need(fault: FaultKind, cluster) -> str | None:
 
 def target_names(fault: FaultKind, blueprint: Blueprint, cluster) -> list[str]:
     """Every target this kind can have in this pipeline and cluster (what a storm draws from)."""
-    streamlets = blueprint.streamlets
-    return {
-        "streamlet": list(streamlets),
-        "processor": [n for n, s in streamlets.items() if s.kind == "processor"],
-        "ingress": [n for n, s in streamlets.items() if s.role == "ingress"],
-        "broker": [f"broker-{n}" for n in range(1, cluster.faultable_brokers + 1)],
-        "link": [*streamlets, GENERATOR],
-        "worker": [f"worker-{n}" for n in range(1, cluster.spark_workers + 1)],
-    }[fault.target]
-
-
-def _target(fault: FaultKind, target: str, path: str, blueprint: Blueprint, cluster) -> None:
-    if fault.target == "broker":
-        what = "container of cluster.docker.containers" if cluster.containers else "broker of the embedded cluster"
-        return _numbered(fault, target, path, "broker", cluster.faultable_brokers, what)
-    if fault.target == "worker":
-        return _numbered(fault, target, path, "worker", cluster.spark_workers, "worker of the Spark standalone cluster")
-    if fault.target == "link" and target == GENERATOR:
-        return
-    if target not in blueprint.streamlets:
-        also = f" or {GENERATOR}" if fault.target == "link" else ""
-        raise BlueprintError(path, f"unknown streamlet {target!r} (declared: {', '.join(blueprint.streamlets)}{also})")
-    if fault.target == "processor" and blueprint.streamlets[target].kind != "processor":
-        raise BlueprintError(
-            path, f"{fault.name} needs a streamlet of kind processor, {target!r} is {blueprint.streamlets[target].kind}"
-        )
-    if fault.target == "ingress" and blueprint.streamlets[target].role != "ingress":
-        raise BlueprintError(
-            path, f"{fault.name} needs a streamlet reading the source topic, {target!r} reads a topic of the pipeline"
-        )
+    return RULES[fault.target].names(blueprint, cluster)
 
 
 def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
@@ -125,7 +89,9 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
         unmet = unmet_need(fault, cluster)
         if unmet:
             raise BlueprintError(f"{path}.kind", unmet)
-        _target(fault, target, f"{path}.target", blueprint, cluster)
+        wrong = RULES[fault.target].wrong(fault, target, blueprint, cluster)
+        if wrong:
+            raise BlueprintError(f"{path}.target", wrong)
         params = {}
         for pname, p in fault.params.items():
             default = None if p.default is REQUIRED else p.default
