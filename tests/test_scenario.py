@@ -353,6 +353,25 @@ def test_faults_and_expectations_load_with_defaults(tmp_path):
     assert scenario.expectations.end_to_end == "at-least-once" and scenario.expectations.max_lost == 0
 
 
+def test_late_events_are_a_fault_or_the_same_fault_as_a_workload_setting_but_not_both(tmp_path):
+    as_fault = GOOD + "faults:\n  - {kind: late-events, target: generator, share: 0.2, late_by_s: 30}\n"
+    as_setting = GOOD.replace("rate: 50", "rate: 50, late_share: 0.2, late_by_s: 30")
+    rules = []
+    for name, text in (("fault", as_fault), ("setting", as_setting)):
+        (tmp_path / f"{name}.yaml").write_text(text)
+        [rule] = load_scenario(tmp_path / f"{name}.yaml").faults
+        rules.append((rule.kind, rule.target, rule.params, rule.fault.scheduled))
+    assert (
+        rules[0] == rules[1] == ("late-events", "generator", {"share": 0.2, "late_by_s": 30.0, "after_s": 0.0}, False)
+    )
+    (tmp_path / "both.yaml").write_text(as_fault.replace("rate: 50", "rate: 50, late_share: 0.1"))
+    with pytest.raises(ScenarioError, match="workload.late_share: late events are given twice"):
+        load_scenario(tmp_path / "both.yaml")
+    (tmp_path / "wrong.yaml").write_text(as_fault.replace("target: generator", "target: egress"))
+    with pytest.raises(ScenarioError, match="late-events targets the workload's generator, got 'egress'"):
+        load_scenario(tmp_path / "wrong.yaml")
+
+
 @pytest.mark.parametrize("case,text,message", BAD, ids=[b[0] for b in BAD])
 def test_bad_scenarios_name_file_and_field(tmp_path, case, text, message):
     path = tmp_path / "bad.yaml"

@@ -173,7 +173,13 @@ def _replaced(tree, path, value):
 def test_the_rich_scenario_is_valid(tmp_path):
     path = tmp_path / "rich.yaml"
     path.write_text(yaml.safe_dump(RICH))
-    assert len(load_scenario(path).faults) == 4
+    faults = load_scenario(path).faults
+    # the four of its faults section, and workload.late_share: the late-events fault as a workload setting
+    assert len(faults) == 5 and (faults[-1].kind, faults[-1].target, faults[-1].params["share"]) == (
+        "late-events",
+        "generator",
+        0.1,
+    )
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -24,6 +24,7 @@ TARGETS = {
     "broker": "broker-N of the cluster the harness starts, or of cluster.docker.containers",
     "link": "a streamlet's network link to the brokers, or `generator`'s",
     "worker": "worker-N of the Spark standalone cluster the harness started",
+    "generator": "the workload's generator: the records it writes",
 }
 NEEDS = {
     "kafka-cluster": "the Kafka cluster the harness starts (its brokers' listeners: network links)",
@@ -94,6 +95,7 @@ class FaultKind:
     check: Callable[[dict], tuple[str, str] | None] | None = None  # params -> (field, why) when they clash
     draw: Callable[[random.Random], dict] | None = None  # a storm's parameters for it (None: its defaults)
     solo: str | None = None  # why a storm leaves it out: it cannot overlap other faults safely (None: it can)
+    of_workload: bool = False  # a property of the records rather than a fault: a run without faults keeps it
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

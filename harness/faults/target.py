@@ -34,6 +34,7 @@ class Pipeline(Protocol):
     under_fault: set[str]  # targets a fault is playing on: their drivers stop on purpose
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
+    late_events: dict  # late-events' share, late_by_s and after_s for the generator (before it starts; empty: none)
 
     def admin(
         self, patience_s: float = ...

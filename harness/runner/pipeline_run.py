@@ -90,6 +90,7 @@ class PipelineRun:
         self.run_id = self.layout.root.name
         self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
+        self.late_events: dict = {}  # late-events: the generator's share, late_by_s, after_s
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self._spark_conf: dict[type, dict[str, str]] = {}
@@ -512,9 +513,9 @@ class PipelineRun:
             duration_s=duration_s,
             payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
-            late_share=w.late_share,
-            late_by_s=w.late_by_s,
-            late_after=int(w.late_after_s * w.rate),
+            late_share=self.late_events.get("share", 0.0),
+            late_by_s=self.late_events.get("late_by_s", 0.0),
+            late_after=int(self.late_events.get("after_s", 0.0) * w.rate),
             idempotence=w.idempotence,
             codec=w.topic.codec,
             headers=w.headers,

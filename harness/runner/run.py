@@ -97,7 +97,7 @@ def run_scenario(
     storm = draw_storm(scenario.storm, scenario, seed) if scenario.storm and play_faults else None
     if storm is not None:  # drawn before the run starts: its network faults' links are proxied from the start
         scenario = replace(scenario, faults=scenario.faults + storm.rules)
-    rules = scenario.faults if play_faults else ()
+    rules = scenario.faults if play_faults else tuple(r for r in scenario.faults if r.fault.of_workload)
     firings = plan(list(rules), seed, duration)
     summary = RunSummary(str(Path(run_dir).resolve()), scenario.name, seed, duration, faults_planned=len(firings))
     t0 = time.monotonic()
@@ -230,30 +230,13 @@ def _save_resolved(
 
 
 def _begin_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:
-    """Faults active for the whole workload: the whole-run kinds (executor crashes), and late events from the
-    generator."""
-    w = run.scenario.workload
+    """Faults active for the whole workload (executor crashes, late events): begun as it starts."""
     for rule in whole_run:
         rule.fault.begun(run, rule.target, **rule.params)
-    if w.late_share > 0:
-        run.history.record(
-            "fault_begun",
-            kind="late-events",
-            target=run.topic_name(w.topic),
-            scope="none",
-            restarts=False,
-            recovers=False,
-            share=w.late_share,
-            late_by_s=w.late_by_s,
-            after_s=w.late_after_s,
-        )
 
 
 def _end_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:
-    w = run.scenario.workload
     for rule in whole_run:
         rule.fault.ended(
             run, rule.target, **(rule.fault.finish(run, rule.target, rule.params) if rule.fault.finish else {})
         )
-    if w.late_share > 0:
-        run.history.record("fault_ended", kind="late-events", target=run.topic_name(w.topic))

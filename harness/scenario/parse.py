@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.faults.kind import GENERATOR
+from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.fault_rules import FaultRule, parse_faults
@@ -64,9 +66,6 @@ class WorkloadSpec:
     duration_s: float = 30.0
     after_faults_s: float | None = None  # set: the workload also lasts until this long after the last fault ended
     payload_bytes: int = 64
-    late_share: float = 0.0
-    late_by_s: float = 0.0
-    late_after_s: float = 0.0  # late events start this long into the run
     idempotence: bool = True
     seed: int = 1
     headers: bool = False  # every record carries the trace header (harness.workload.generator_settings.TRACE_HEADER)
@@ -130,9 +129,6 @@ def _workload(raw: Any) -> WorkloadSpec:
         duration_s=float(f.get("duration_s", (int, float), 30.0, minimum=0, maximum=MAX_DURATION_S)),
         after_faults_s=f.number("after_faults_s", None, minimum=0, maximum=MAX_DURATION_S),
         payload_bytes=f.get("payload_bytes", int, 64, minimum=0, maximum=MAX_PAYLOAD_BYTES),
-        late_share=float(f.get("late_share", (int, float), 0.0, minimum=0, maximum=1)),
-        late_by_s=float(f.get("late_by_s", (int, float), 0.0, minimum=0)),
-        late_after_s=float(f.get("late_after_s", (int, float), 0.0, minimum=0)),
         idempotence=f.get("idempotence", bool, True),
         seed=f.get("seed", int, 1),
         headers=f.get("headers", bool, False),
@@ -145,6 +141,29 @@ def _workload(raw: Any) -> WorkloadSpec:
             f"{MAX_RECORDS:,} can be checked in this machine's memory",
         )
     return spec
+
+
+def _late_events(raw: dict) -> tuple[FaultRule, ...]:
+    """workload.late_share (late_by_s, late_after_s): the late-events fault written as a workload setting."""
+    f = Fields(raw, "workload", set(raw))  # the workload's other fields are checked by _workload
+    share = float(f.get("late_share", (int, float), 0.0, minimum=0, maximum=1))
+    if share == 0:
+        return ()
+    params = {
+        "share": share,
+        "late_by_s": float(f.get("late_by_s", (int, float), 0.0, minimum=0)),
+        "after_s": float(f.get("late_after_s", (int, float), 0.0, minimum=0)),
+    }
+    return (FaultRule(LATE_EVENTS.name, GENERATOR, 0.0, params=params, fault=LATE_EVENTS),)
+
+
+def _faults(f: Fields, blueprint: Blueprint, cluster: ClusterSpec) -> tuple[FaultRule, ...]:
+    """The faults section's rules, and the workload's late events as one more."""
+    late = _late_events(f.get("workload", dict, required=True))
+    faults = tuple(parse_faults(f.get("faults", list, []), blueprint, cluster))
+    if late and any(r.fault is LATE_EVENTS for r in faults):
+        raise BlueprintError("workload.late_share", "late events are given twice: here and as a late-events fault")
+    return faults + late
 
 
 def _transactions(raw: dict | None, idempotence: bool) -> dict:
@@ -355,7 +374,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         cluster=cluster,
         store_url=None if store == "sqlite" else store,
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
-        faults=tuple(parse_faults(f.get("faults", list, []), blueprint, cluster)),
+        faults=_faults(f, blueprint, cluster),
         expectations=expectations,
         raw=_saved(raw, store),
         import_paths=import_paths,

@@ -71,5 +71,11 @@ RULES: dict[str, Target] = {
         lambda c: "container of cluster.docker.containers" if c.containers else "broker of the embedded cluster",
     ),
     "link": _streamlets(link=True),
+    "generator": Target(
+        lambda blueprint, cluster: [GENERATOR],
+        lambda fault, target, blueprint, cluster: (
+            None if target == GENERATOR else f"{fault.name} targets the workload's {GENERATOR}, got {target!r}"
+        ),
+    ),
     "worker": _numbered("worker", lambda c: c.spark_workers, lambda c: "worker of the Spark standalone cluster"),
 }
