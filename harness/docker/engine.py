@@ -26,5 +26,5 @@ def client():
         where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         reason = str(exc).split("(")[0].strip().rstrip(":")
         raise HarnessError(
-            f'no Docker engine answers at {where} ({reason}): start one (README, "Kafka in containers")'
+            f'no Docker engine answers at {where} ({reason}): start one (docs/docker.md)'
         ) from None
