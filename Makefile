@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast test-caveats setup jars docker-packages lint
+.PHONY: run test test-fast test-caveats test-long setup jars docker-packages lint
 
 run: setup
 	$(BIN)/harness run scenarios/smoke.yaml
@@ -21,6 +21,11 @@ lint: $(STAMP)
 # Unit tests only (no broker, no Spark): the inner loop.
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
+
+# The long real runs kept out of `make test` (about 10 minutes): a storm seed, the harness in a compose
+# container, a Spark master of one's own, retention deleting unread records.
+test-long: setup docker-packages
+	$(BIN)/pytest -m long
 
 # The whole caveat catalog on real runs (about 20 minutes), outside `make test`.
 test-caveats: setup

@@ -55,6 +55,7 @@ def _history(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.timeout(900)  # its run's own deadline (run_harness) is 900 s
 def test_broker_containers_killed_paused_and_stopped_lose_nothing_acknowledged(engine, tmp_path):
     run_dir = tmp_path / "run"
     result = run_harness("run", "scenarios/docker-brokers.yaml", "--out", str(run_dir), timeout=900)
@@ -133,6 +134,7 @@ def _kafka_1(engine, project: str):
     return container
 
 
+@pytest.mark.long
 def test_docker_compose_runs_the_harness_in_a_container_against_its_broker(engine, compose, tmp_path):
     run, bootstrap, project = compose
     run_dir = tmp_path / "run"  # mounted into the harness's container at its own path, as the repository is

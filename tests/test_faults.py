@@ -108,6 +108,7 @@ def _retention_scenario(fail_on_data_loss: bool) -> dict:
     }
 
 
+@pytest.mark.long
 def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_start_jump(tmp_path):
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(_retention_scenario(False)), run_dir, console=Console(quiet=True))

@@ -104,6 +104,7 @@ def test_nothing_is_lost_and_no_spark_process_is_left(cluster_run):
     assert pids and not [p for p in pids if _alive(p)]
 
 
+@pytest.mark.long
 def test_on_a_master_of_ones_own_the_run_brings_its_own_applications_and_leaves_the_cluster_running(tmp_path):
     """A cluster the harness did not start (here one the test starts): the scenario names its master; the run's
     applications are named after the run, and the master and worker are still there, untouched, afterwards."""

@@ -578,8 +578,9 @@ class PipelineRun:
                 (o.topic, o.partition): o.log_end for o in admin.offsets(self.topic_name(t) for t in self.all_topics())
             }
 
-    def drain(self, timeout: float = 180.0) -> float:
-        """Wait until every running streamlet has processed its inputs up to their log-end offsets."""
+    def drain(self, timeout: float = 300.0) -> float:
+        """Wait until every running streamlet has processed its inputs up to their log-end offsets. A deadline, not
+        a wait: a drain takes seconds, but minutes where executors lost to faults come back on a busy machine."""
         t0 = time.monotonic()
 
         def drained() -> bool:
