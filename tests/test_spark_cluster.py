@@ -19,7 +19,9 @@ from harness.spark.standalone import StandaloneCluster
 from tests.evidence_helpers import acked, egress_counts, why
 from tests.test_faults import ROOT, history
 
-pytestmark = pytest.mark.e2e
+# The module's run (a standalone cluster, an executor and a worker killed) takes over 6 minutes on a busy machine,
+# and its first test's setup pays for it: more than pytest's default 600 s must be allowed there.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 
 
 def _alive(pid: int | None) -> bool:
