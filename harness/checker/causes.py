@@ -43,8 +43,7 @@ import numpy as np
 import pandas as pd
 
 from contract.roles import EGRESS
-from harness.checker.faults import FaultSpan
-from harness.checker.hops import HopData
+from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.reconcile import isin

@@ -19,51 +19,15 @@ how many it absorbed (the rest).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 
-from harness.checker.hops import HopData
+from harness.checker.findings import HopCopies
+from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
 from harness.checker.reconcile import copies, isin
 from harness.checker.step import Context, Step
 
-if TYPE_CHECKING:  # faults.py reads the accounting: the span type is an annotation here
-    from harness.checker.faults import FaultSpan
-
 COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
-
-
-@dataclass(frozen=True)
-class HopCopies:
-    """Copy counts of the sent records at one hop."""
-
-    copies: int  # every copy of a sent record
-    extra: int  # copies - distinct records
-    made_here: int  # extra copies this hop's producer made (a batch that ran again)
-    inherited: int  # extra copies that arrived from upstream (at a hop reading the source: aborted copies read there)
-    extra_in_state: int | None = None  # egress: extra copies its final state kept
-    absorbed: int | None = None  # egress: re-delivered copies its final state did not keep
-
-
-@dataclass(frozen=True)
-class CopyAccounting:
-    per_hop: dict[str, HopCopies]
-    made: pd.DataFrame  # one row per extra copy made: rid, hop, row (in the hop's rows), streamlet, batch, time_ms,
-    #                     fault (index into spans, -1: none)
-
-    def per_fault(self, n: int) -> np.ndarray:
-        counts = np.zeros(n, dtype=np.int64)
-        known = self.made.fault.to_numpy(dtype=np.int64)
-        np.add.at(counts, known[known >= 0], 1)
-        return counts
-
-    def per_fault_and_hop(self, n: int) -> list[dict[str, int]]:
-        found: list[dict[str, int]] = [{} for _ in range(n)]
-        for (fault, hop), size in self.made[self.made.fault >= 0].groupby(["fault", "hop"], sort=False).size().items():
-            found[int(fault)][hop] = int(size)
-        return found
 
 
 def _stamp_columns(rows: pd.DataFrame, own: str | None) -> list[str]:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.findings import Hop
-from harness.checker.hops import HopData
+from harness.checker.intermediate import HopData
 from harness.checker.reconcile import Counts, isin, verdict
 from harness.checker.step import Context, Step
 from harness.checker.windows import reconcile_windows

@@ -8,9 +8,8 @@ or a run that did not finish (what is missing so far is not yet lost).
 
 from __future__ import annotations
 
-from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop
+from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop, ResourceUse
 from harness.checker.reconcile import Counts
-from harness.checker.resources import ResourceUse
 from harness.checker.step import Context, Step
 from harness.evidence.description import Expectations
 from harness.semantics import satisfies

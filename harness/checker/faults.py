@@ -6,26 +6,11 @@ target; cluster: every streamlet), `restarts` (its target's driver is stopped an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from harness.checker.findings import FaultResult
+from harness.checker.intermediate import FaultSpan
 from harness.checker.step import Context, Step
 
 CLASSIFICATION = ("scope", "restarts", "recovers")
-
-
-@dataclass(frozen=True)
-class FaultSpan:
-    kind: str
-    target: str
-    start_ms: int
-    end_ms: int | None  # None: the run ended (or the harness died) before the fault did
-    params: dict
-    restart_ms: int | None  # when the target's new driver started (restarting faults)
-    restarted: bool | None
-    scope: str = "none"  # what it disturbs: "streamlet" (its target), "cluster" (every streamlet), "none"
-    restarts: bool = False  # it stops its target's driver and starts it again
-    recovers: bool = False  # a recovery time applies
 
 
 def fault_spans(history: list[dict]) -> list[FaultSpan]:

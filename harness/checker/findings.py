@@ -9,14 +9,57 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
-from harness.checker.copies import HopCopies
 from harness.checker.reconcile import Counts
-from harness.checker.resources import ResourceUse
 
 SCHEMA_VERSION = (
     3  # 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an
 )
 # unfinished run's lost is only what is proven), doubts, skipped_faults (docs/checker.md)
+
+
+@dataclass(frozen=True)
+class HopCopies:
+    """Copy counts of the sent records at one hop."""
+
+    copies: int  # every copy of a sent record
+    extra: int  # copies - distinct records
+    made_here: int  # extra copies this hop's producer made (a batch that ran again)
+    inherited: int  # extra copies that arrived from upstream (at a hop reading the source: aborted copies read there)
+    extra_in_state: int | None = None  # egress: extra copies its final state kept
+    absorbed: int | None = None  # egress: re-delivered copies its final state did not keep
+
+
+@dataclass(frozen=True)
+class ProcessMemory:
+    name: str
+    pid: int  # the last one seen (a restarted driver has a new pid)
+    first_mb: float
+    # median of the first window once warm, what growth is measured from (None: never warm long enough)
+    warm_mb: float | None
+    last_mb: float  # the last sample
+    end_mb: float | None  # median of the last window (None: never warm long enough)
+    max_mb: float
+    growth: float | None  # (end - warm) / warm over the warm part of the last pid's life
+
+
+@dataclass(frozen=True)
+class ResourceUse:
+    samples: int
+    duration_s: float  # first sample -> last sample
+    warmup_s: float
+    processes: list[ProcessMemory]
+    disk_first_mb: float
+    disk_last_mb: float
+    disk_max_mb: float
+    disk_last_by_folder: dict = field(default_factory=dict)  # folder -> MB at the last sample
+    # for the plot: t_s (from the workload's start), disk_mb, rss_mb per process (None: not running)
+    series: dict = field(default_factory=dict)
+
+    @property
+    def max_growth(self) -> float | None:
+        """The largest growth of any process measured after warm-up (None when none was measured)."""
+        measured = [p.growth for p in self.processes if p.growth is not None]
+        return max(measured) if measured else None
 
 
 @dataclass(frozen=True)

@@ -7,26 +7,14 @@ final state). Hops come in pipeline order; the ingress's output is the first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from contract.roles import EGRESS, INGRESS
+from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
 from harness.checker.reconcile import Reconciliation, combine, isin, reconcile
 from harness.checker.step import Context, Step
-
-
-@dataclass(frozen=True)
-class HopData:
-    name: str
-    kind: str  # topic | egress
-    producer: str  # the streamlet that wrote this hop (whose replay would duplicate here)
-    rows: pd.DataFrame  # one row per copy, delivery order: rid, partition, offset, batch.<streamlet>..., time_ms
-    stored: np.ndarray | None  # rids in the egress's final state (None for a topic: its rows are its state)
-    batch_column: str  # the producer's batch id column
-    upstream: str | None = None  # the hop the producer reads (None: it reads the source)
 
 
 def hop_data(evidence: Evidence) -> list[HopData]:

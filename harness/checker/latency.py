@@ -7,7 +7,7 @@ import numpy as np
 
 from contract.roles import EGRESS
 from harness.checker.findings import FaultResult, Latency
-from harness.checker.hops import HopData
+from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
 from harness.checker.reconcile import isin
 from harness.checker.step import Context, Step

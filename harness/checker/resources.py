@@ -12,46 +12,13 @@ or a short run) has no growth figure: None, not 0.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
 
+from harness.checker.findings import ProcessMemory, ResourceUse
 from harness.checker.step import Context, Step
 from harness.checker.timeline import run_start_ms
 
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
 WINDOW_S = 300.0  # growth compares the medians of the first and the last 5 minutes once warm
-
-
-@dataclass(frozen=True)
-class ProcessMemory:
-    name: str
-    pid: int  # the last one seen (a restarted driver has a new pid)
-    first_mb: float
-    # median of the first window once warm, what growth is measured from (None: never warm long enough)
-    warm_mb: float | None
-    last_mb: float  # the last sample
-    end_mb: float | None  # median of the last window (None: never warm long enough)
-    max_mb: float
-    growth: float | None  # (end - warm) / warm over the warm part of the last pid's life
-
-
-@dataclass(frozen=True)
-class ResourceUse:
-    samples: int
-    duration_s: float  # first sample -> last sample
-    warmup_s: float
-    processes: list[ProcessMemory]
-    disk_first_mb: float
-    disk_last_mb: float
-    disk_max_mb: float
-    disk_last_by_folder: dict = field(default_factory=dict)  # folder -> MB at the last sample
-    # for the plot: t_s (from the workload's start), disk_mb, rss_mb per process (None: not running)
-    series: dict = field(default_factory=dict)
-
-    @property
-    def max_growth(self) -> float | None:
-        """The largest growth of any process measured after warm-up (None when none was measured)."""
-        measured = [p.growth for p in self.processes if p.growth is not None]
-        return max(measured) if measured else None
 
 
 def _warm_and_end(life: list[tuple[int, float]], warm_from_ms: float) -> tuple[float | None, float | None]:

@@ -16,16 +16,21 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
 from harness.evidence.layout import RunLayout
 
 if TYPE_CHECKING:  # the analyses import this module: their types are annotations here only
-    from harness.checker.copies import CopyAccounting
-    from harness.checker.faults import FaultSpan
-    from harness.checker.findings import ExpectationResult, FaultResult, Hop, Latency, WindowCounts, Witness
-    from harness.checker.hops import HopData
+    from harness.checker.findings import (
+        ExpectationResult,
+        FaultResult,
+        Hop,
+        Latency,
+        ResourceUse,
+        WindowCounts,
+        Witness,
+    )
     from harness.checker.load import Evidence
     from harness.checker.reconcile import Counts, Reconciliation
-    from harness.checker.resources import ResourceUse
 
 STRICT_ENV = "HARNESS_CHECK_STRICT"
 

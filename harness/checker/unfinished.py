@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.checker.hops import HopData
+from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends
 from harness.checker.reconcile import isin

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from contract.roles import EGRESS
-from harness.checker.copies import CopyAccounting
 from harness.checker.findings import Copy, FaultResult, Witness
-from harness.checker.hops import HopData, copies_of
+from harness.checker.hops import copies_of
+from harness.checker.intermediate import CopyAccounting, HopData
 from harness.checker.load import Evidence
 from harness.checker.reconcile import isin
 from harness.checker.step import Context, Step

@@ -1,0 +1,56 @@
+"""What the check's steps hand each other on the way to the findings (harness/checker/findings.py): the faults'
+time spans, each hop's rows, the accounting of extra copies. Data only, so that the steps and their Context
+(harness/checker/step.py) import it and not each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.findings import HopCopies
+
+
+@dataclass(frozen=True)
+class FaultSpan:
+    kind: str
+    target: str
+    start_ms: int
+    end_ms: int | None  # None: the run ended (or the harness died) before the fault did
+    params: dict
+    restart_ms: int | None  # when the target's new driver started (restarting faults)
+    restarted: bool | None
+    scope: str = "none"  # what it disturbs: "streamlet" (its target), "cluster" (every streamlet), "none"
+    restarts: bool = False  # it stops its target's driver and starts it again
+    recovers: bool = False  # a recovery time applies
+
+
+@dataclass(frozen=True)
+class HopData:
+    name: str
+    kind: str  # topic | egress
+    producer: str  # the streamlet that wrote this hop (whose replay would duplicate here)
+    rows: pd.DataFrame  # one row per copy, delivery order: rid, partition, offset, batch.<streamlet>..., time_ms
+    stored: np.ndarray | None  # rids in the egress's final state (None for a topic: its rows are its state)
+    batch_column: str  # the producer's batch id column
+    upstream: str | None = None  # the hop the producer reads (None: it reads the source)
+
+
+@dataclass(frozen=True)
+class CopyAccounting:
+    per_hop: dict[str, HopCopies]
+    made: pd.DataFrame  # one row per extra copy made: rid, hop, row (in the hop's rows), streamlet, batch, time_ms,
+    #                     fault (index into spans, -1: none)
+
+    def per_fault(self, n: int) -> np.ndarray:
+        counts = np.zeros(n, dtype=np.int64)
+        known = self.made.fault.to_numpy(dtype=np.int64)
+        np.add.at(counts, known[known >= 0], 1)
+        return counts
+
+    def per_fault_and_hop(self, n: int) -> list[dict[str, int]]:
+        found: list[dict[str, int]] = [{} for _ in range(n)]
+        for (fault, hop), size in self.made[self.made.fault >= 0].groupby(["fault", "hop"], sort=False).size().items():
+            found[int(fault)][hop] = int(size)
+        return found
