@@ -22,8 +22,8 @@ lint: $(STAMP)
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
 
-# The long real runs kept out of `make test` (about 10 minutes): a storm seed, the harness in a compose
-# container, a Spark master of one's own, retention deleting unread records.
+# The long real runs kept out of `make test` (about 8 minutes): the harness in a compose container, a Spark
+# master of one's own, retention deleting unread records.
 test-long: setup docker-packages
 	$(BIN)/pytest -m long
 

@@ -102,7 +102,6 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
 
 
 @pytest.mark.e2e
-@pytest.mark.long
 def test_a_storm_seed_ends_with_a_report_whose_counts_equal_an_independent_count(tmp_path):
     run_dir = tmp_path / "storm"
     result = run_harness(
