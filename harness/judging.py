@@ -80,15 +80,11 @@ def run_and_judge(
         summary = run_scenario(
             scenario, run_dir, duration_s=duration_s, seed=seed, play_faults=play_faults, console=console
         )
-    except HarnessError as exc:
-        if not keep_going:
-            _judge_quietly(run_dir)
-            raise
+    except BaseException as exc:
         report, paths = _judge_quietly(run_dir)
+        if not (keep_going and isinstance(exc, HarnessError)):
+            raise
         return Judged(Path(run_dir), None, report, paths, str(exc), round(time.monotonic() - t0, 1))
-    except BaseException:
-        _judge_quietly(run_dir)
-        raise
     try:
         report, paths = check_and_write(run_dir)
     except HarnessError as exc:  # a run directory that cannot be judged (its evidence damaged)

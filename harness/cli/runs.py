@@ -100,16 +100,7 @@ def _report(run_dir: Path):
 
 @main.command("run")
 @with_run_options
-def run_command(
-    scenario_file: Path,
-    run_dir: Path | None,
-    duration: float | None,
-    seed: int | None,
-    repeat: int,
-    until: float | None,
-    bootstrap_servers: str | None,
-    allow_unknown: bool,
-):
+def run_command(**options):
     """Run SCENARIO_FILE end to end: pipeline, workload, faults; keep the evidence.
 
     \b
@@ -129,17 +120,7 @@ def run_command(
       harness run scenarios/nightly-soak.yaml --until 06:00 --out reports/nightly
       harness run scenarios/compose.yaml --bootstrap-servers 127.0.0.1:19092
     """
-    _run(
-        scenario_file,
-        run_dir,
-        duration,
-        seed,
-        play_faults=True,
-        allow_unknown=allow_unknown,
-        repeat=repeat,
-        until=until,
-        bootstrap_servers=bootstrap_servers,
-    )
+    _run(play_faults=True, **options)  # the options of with_run_options, by name
 
 
 @main.command("check")
@@ -194,30 +175,11 @@ def pipeline():
 
 @pipeline.command("run")
 @with_run_options
-def pipeline_run(
-    scenario_file: Path,
-    run_dir: Path | None,
-    duration: float | None,
-    seed: int | None,
-    repeat: int,
-    until: float | None,
-    bootstrap_servers: str | None,
-    allow_unknown: bool,
-):
+def pipeline_run(**options):
     """Run SCENARIO_FILE's pipeline and workload but none of its faults; keep the evidence.
 
     \b
     Example:
       harness pipeline run scenarios/baseline.yaml --duration 20
     """
-    _run(
-        scenario_file,
-        run_dir,
-        duration,
-        seed,
-        play_faults=False,
-        allow_unknown=allow_unknown,
-        repeat=repeat,
-        until=until,
-        bootstrap_servers=bootstrap_servers,
-    )
+    _run(play_faults=False, **options)
