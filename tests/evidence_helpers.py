@@ -56,8 +56,16 @@ def read_topic_dump(path) -> pd.DataFrame:
 
 
 def why(summary) -> str:
-    """What a test asserting a complete run shows when it was not: the run's error, the streamlets that failed and
-    the end of the harness's log of it (history.jsonl's last events)."""
-    history = Path(summary.run_dir) / "history.jsonl"
-    tail = history.read_text().splitlines()[-15:] if history.is_file() else ["(no history.jsonl)"]
-    return "\n".join([f"status {summary.status}: {summary.error}", f"failed: {summary.failed_streamlets}", *tail])
+    """What a test asserting a complete run shows when it was not: the run's error, the streamlets that failed,
+    every fault's events and the first lines of logs/faults.log (why one was skipped or failed), and the end of
+    the harness's log of it (history.jsonl's last events)."""
+    run_dir = Path(summary.run_dir)
+    history = run_dir / "history.jsonl"
+    lines = history.read_text().splitlines() if history.is_file() else ["(no history.jsonl)"]
+    faults = [line for line in lines[:-15] if '"event": "fault_' in line]
+    log = run_dir / "logs" / "faults.log"
+    failures = log.read_text().splitlines()[:40] if log.is_file() else []
+    return "\n".join(
+        [f"status {summary.status}: {summary.error}", f"failed: {summary.failed_streamlets}", *faults, *failures]
+        + lines[-15:]
+    )

@@ -24,6 +24,9 @@ from harness.waiting import wait_for
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 WORKER_CORES = 8  # slots, not CPUs: one executor of one core per streamlet application fits on any worker
 WORKER_MEMORY = "6g"
+# How long the master and a worker may take to start and register (a deadline, not a wait): JVMs start slowly
+# on a busy machine.
+READY_TIMEOUT_S = 180.0
 TASK_LINE = re.compile(rb"(Running|Finished|Exception in) task \d+\.(\d+) in stage \S+ \(TID (\d+)\)")
 
 
@@ -82,7 +85,7 @@ class StandaloneCluster:
             "SPARK_LOCAL_DIRS": str(self.workdir / "local"),
         }
 
-    def start(self, timeout: float = 90.0) -> "StandaloneCluster":
+    def start(self, timeout: float = READY_TIMEOUT_S) -> "StandaloneCluster":
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.master = self.supervisor.start(
             "spark-master",
@@ -106,7 +109,7 @@ class StandaloneCluster:
         self.wait_workers(self.worker_names(), timeout)
         return self
 
-    def start_worker(self, name: str, wait: bool = True, timeout: float = 90.0) -> ManagedProcess:
+    def start_worker(self, name: str, wait: bool = True, timeout: float = READY_TIMEOUT_S) -> ManagedProcess:
         port, ui = self.worker_ports[name]
         work = self.workdir / name
         work.mkdir(parents=True, exist_ok=True)

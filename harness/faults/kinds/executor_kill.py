@@ -59,7 +59,7 @@ def _frozen_tasks(run: Pipeline, victim) -> set[int]:
     return tasks
 
 
-def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
+def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> None:
     cluster = run.spark_cluster
     if cluster is None:
         raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
@@ -123,7 +123,7 @@ KIND = FaultKind(
     target="streamlet",
     play=kill_executor,
     needs=("spark-cluster",),
-    params={"timeout_s": Param((int, float), 120.0, minimum=1)},
+    params={"timeout_s": Param((int, float), 240.0, minimum=1)},
     help="SIGKILL the executor JVM of a streamlet's application (Spark standalone) while it runs a task; "
     "Spark starts another and retries the lost tasks",
 )

@@ -8,6 +8,7 @@ from harness.errors import HarnessError
 from harness.faults.kind import FaultKind, Param
 from harness.faults.processes import kill_then_start
 from harness.faults.target import Pipeline
+from harness.spark.standalone import READY_TIMEOUT_S
 
 
 def kill_worker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
@@ -36,7 +37,7 @@ def _start_worker(cluster, target: str) -> int:
     """Start the worker when it is down and wait until the master lists it (idempotent)."""
     if not cluster.worker(target).running():
         cluster.start_worker(target, wait=False)
-    cluster.wait_workers([target], 90.0)
+    cluster.wait_workers([target], READY_TIMEOUT_S)
     return cluster.worker(target).pid
 
 
