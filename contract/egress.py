@@ -3,6 +3,8 @@
 records    the built-in store's `audit` and `records` tables (every record received; the state)
 windows    its `window_audit` and `windows` tables (window counts received; the state)
 exported   `audit` (ctx.audit) and the state an egress of one's own exports at the end of the run
+topic      the records of a Kafka topic an application writes (an output), as the run recorded them
+           (topics/<topic>.jsonl): every copy is a delivery, and every copy stays for its readers (the state)
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 RECORDS = "records"
 WINDOWS = "windows"
 EXPORTED = "exported"
-EVIDENCE_KINDS = (RECORDS, WINDOWS, EXPORTED)
+TOPIC = "topic"
+EVIDENCE_KINDS = (RECORDS, WINDOWS, EXPORTED, TOPIC)
 
 # The store's tables (an SQLite file per egress, or a PostgreSQL schema per egress).
 AUDIT = "audit"  # every record the egress received, with the batch id it came in

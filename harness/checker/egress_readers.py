@@ -1,16 +1,18 @@
 """An egress's evidence read into columns: the built-in store's tables (records or windows: audit and state, from
-SQLite through ADBC in blocks) or the state an egress of its own exported (egress/<streamlet>.state.jsonl)."""
+SQLite through ADBC in blocks), the state an egress of its own exported (egress/<streamlet>.state.jsonl), or the
+recording of the Kafka topic an application writes (topics/<topic>.jsonl, identities where its output says)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, STATE, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
+from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, STATE, TOPIC, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
+from contract.identity import IdentityReader
 from harness.checker.file_readers import batch_columns, concat, fill_batches, json_lines, record_frame, rids_of
 from harness.checker.record_ids import RecordIds
 from harness.evidence.description import StreamletDescription
@@ -34,6 +36,7 @@ class Egress:
     windowed: bool
     audit: pd.DataFrame  # records: rid, key, seq, batch_id, partition, offset, received_ms, event_time_ms, batches
     state: pd.DataFrame  # records: rid, key, seq, batch_id; windows: key, window_start_ms, count, batch_id
+    ordered_by_partition: bool = False  # an output topic: keyed by the application, so ordered per partition
 
 
 def _sqlite_batches(db: Path, sql: str):
@@ -163,13 +166,36 @@ def _record_egress(streamlet: StreamletDescription, audit: list, state: list) ->
     )
 
 
-# Each egress evidence kind's reader (contract/egress.py names the kinds).
-READERS = {RECORDS: _records, WINDOWS: _windows, EXPORTED: _exported}
+def _topic(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+    """An application's output topic, as the run recorded it: every copy is a delivery (in partition/offset order,
+    received when the broker stamped it; no batch is known) and stays in the topic for its readers (the state)."""
+    (topic,) = streamlet.inputs
+    path = layout.topic_dump(topic)
+    lines = json_lines(path, f"topics/{path.name}", gaps, ("partition", "offset"))
+    if lines is None:
+        raise FileNotFoundError(path)
+    read = IdentityReader(streamlet.identity or {})
+    rid = rids_of([dict(zip(("key", "seq"), read(line))) for line in lines], ids)
+    audit = pd.DataFrame(
+        {
+            "rid": rid,
+            "batch_id": np.full(len(lines), -1, np.int64),
+            "partition": np.array([line["partition"] for line in lines], np.int64),
+            "offset": np.array([line["offset"] for line in lines], np.int64),
+            "received_ms": np.array([line.get("timestamp_ms") or 0 for line in lines], np.int64),
+            "event_time_ms": np.full(len(lines), -1, np.int64),
+        }
+    ).sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    return replace(_record_egress(streamlet, [audit], [audit[["rid", "batch_id"]]]), ordered_by_partition=True)
+
+
+# Each egress evidence kind's reader (contract/egress.py names the kinds), and the file it cannot do without.
+READERS = {RECORDS: _records, WINDOWS: _windows, EXPORTED: _exported, TOPIC: _topic}
 
 
 def egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     """An egress's evidence, read by its kind's reader."""
     db = layout.egress_db(streamlet.name)
-    if not db.is_file():
+    if streamlet.egress_evidence != TOPIC and not db.is_file():
         raise FileNotFoundError(db)
     return READERS[streamlet.egress_evidence](layout, streamlet, ids, gaps)

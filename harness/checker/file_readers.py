@@ -18,8 +18,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
+from contract.applications import APPLICATION, KAFKA_OUTPUT
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.errors import HarnessError
+from harness.evidence.checkpoint import batch_events
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
 
@@ -81,9 +83,15 @@ def read_history(path: Path, gaps: list[str]) -> list[dict] | None:
 def read_progress(
     layout: RunLayout, streamlets: tuple[StreamletDescription, ...], gaps: list[str]
 ) -> dict[str, list[dict] | None]:
-    """Each streamlet's query events; None where its progress file is missing (its recovery times are unknown)."""
+    """Each streamlet's query events; None where its progress file is missing (its recovery times are unknown). An
+    application's come from its checkpoint (harness/evidence/checkpoint.py); an output runs no query."""
     found = {}
     for s in streamlets:
+        if s.kind == KAFKA_OUTPUT:
+            continue
+        if s.kind == APPLICATION:
+            found[s.name] = batch_events(layout.checkpoints(s.name))
+            continue
         found[s.name] = json_lines(layout.progress(s.name), f"progress/{s.name}.jsonl", gaps, ("event",))
         if found[s.name] is None:
             gaps.append(

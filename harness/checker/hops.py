@@ -45,6 +45,7 @@ def hop_data(evidence: Evidence) -> list[HopData]:
                 egress.state.rid.to_numpy(),
                 "batch_id",
                 reads.get(egress.name),
+                egress.ordered_by_partition,
             )
         )
     return hops
@@ -66,7 +67,14 @@ def dropped_upstream(evidence: Evidence, producer: str) -> np.ndarray:
 
 def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
     return [
-        reconcile(evidence.sent, h.rows.rid.to_numpy(), h.stored, dropped_upstream(evidence, h.producer)) for h in hops
+        reconcile(
+            evidence.sent,
+            h.rows.rid.to_numpy(),
+            h.stored,
+            dropped_upstream(evidence, h.producer),
+            h.rows.partition.to_numpy() if h.ordered_by_partition else None,
+        )
+        for h in hops
     ]
 
 

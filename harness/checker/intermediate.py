@@ -35,6 +35,7 @@ class HopData:
     stored: np.ndarray | None  # rids in the egress's final state (None for a topic: its rows are its state)
     batch_column: str  # the producer's batch id column
     upstream: str | None = None  # the hop the producer reads (None: it reads the source)
+    ordered_by_partition: bool = False  # a key's order is judged per partition (an output keyed by its own key)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,10 @@ def latency(evidence: Evidence, hops: list[HopData], faults: list[FaultResult]) 
     first = egress.rows.drop_duplicates("rid")
     first = first[~isin(first.rid.to_numpy(), evidence.sent.rid[evidence.sent.late.to_numpy()])]
     sent_ms, arrived_ms = first.event_time_ms.to_numpy(dtype=np.float64), first.time_ms.to_numpy(dtype=np.float64)
+    unrecorded = sent_ms < 0  # an output does not carry the event time the generator sent: acks.csv has it
+    if unrecorded.any():
+        sent_at = evidence.sent.set_index("rid").event_time_ms
+        sent_ms[unrecorded] = sent_at.reindex(first.rid.to_numpy()[unrecorded]).to_numpy(dtype=np.float64)
     known = ~np.isnan(sent_ms) & ~np.isnan(arrived_ms)
     sent_ms, arrived_ms = sent_ms[known], arrived_ms[known]
     if not len(sent_ms):

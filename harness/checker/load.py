@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from contract.egress import TOPIC
 from contract.roles import EGRESS, INGRESS
 from harness.checker.egress_readers import Egress, egress
 from harness.checker.file_readers import (
@@ -100,7 +101,8 @@ def load_evidence(run_dir: Path) -> Evidence:
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     streamlets = pipeline.streamlets
     topics: dict[str, pd.DataFrame] = {}
-    for topic in [t for s in streamlets if s.role != INGRESS for t in s.inputs]:
+    # An output topic (egress evidence `topic`) is read as its egress's evidence, not as a hop of its own.
+    for topic in [t for s in streamlets if s.role != INGRESS and s.egress_evidence != TOPIC for t in s.inputs]:
         path = layout.topic_dump(topic)
         try:
             topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header)

@@ -84,10 +84,16 @@ def _sent_more_than_once(copies_by_rid: pd.Series, sent: pd.DataFrame) -> pd.Ser
     return more[isin(more.index, sent.rid)]
 
 
-def reordered(delivered: np.ndarray) -> pd.DataFrame:
-    """First deliveries, in delivery order, whose seq is below the highest seq of the key delivered before them."""
-    first = pd.unique(delivered[delivered >= 0])
+def reordered(delivered: np.ndarray, within: np.ndarray | None = None) -> pd.DataFrame:
+    """First deliveries, in delivery order, whose seq is below the highest seq of the key delivered before them
+    (with `within`, a group per copy: before them in their group, e.g. a partition of an output keyed otherwise)."""
+    ordinary = delivered >= 0
+    rids = delivered[ordinary]
+    first_at = pd.Series(rids).drop_duplicates().index.to_numpy()
+    first = rids[first_at]
     key, seq = split_rid(first)
+    if within is not None:
+        key = key * (1 << 20) + np.asarray(within)[ordinary][first_at].astype(np.int64)
     frame = pd.DataFrame({"key": key, "seq": seq})
     previous_max = frame.groupby("key", sort=False).seq.cummax().groupby(frame.key, sort=False).shift(1)
     late = (frame.seq < previous_max).to_numpy()
@@ -95,11 +101,16 @@ def reordered(delivered: np.ndarray) -> pd.DataFrame:
 
 
 def reconcile(
-    sent: pd.DataFrame, delivered: np.ndarray, stored: np.ndarray | None = None, dropped: np.ndarray | None = None
+    sent: pd.DataFrame,
+    delivered: np.ndarray,
+    stored: np.ndarray | None = None,
+    dropped: np.ndarray | None = None,
+    order_within: np.ndarray | None = None,
 ) -> Reconciliation:
     """`sent`: rid, acked (one row per record sent); `delivered`: rids in delivery order, one per copy
     received; `stored`: rids, one per copy in the final state (None for a topic: what it delivered);
-    `dropped`: rids declared dropped by design upstream of this hop (expected missing, not lost)."""
+    `dropped`: rids declared dropped by design upstream of this hop (expected missing, not lost);
+    `order_within`: per copy, the group its order is judged in (None: one order per key)."""
     acked = sent.rid.to_numpy()[sent.acked.to_numpy()]
     delivered_copies = copies(delivered)
     in_state = delivered_copies if stored is None else copies(stored)
@@ -110,7 +121,7 @@ def reconcile(
         phantom = np.union1d(phantom, _never_sent(in_state.index, sent))  # small sets: the phantoms only
     dup_deliveries = _sent_more_than_once(delivered_copies, sent)
     dup_state = _sent_more_than_once(in_state, sent)
-    late = reordered(delivered)
+    late = reordered(delivered, order_within)
     counts = Counts(
         acked=len(acked),
         unknown=int((~sent.acked).sum()),

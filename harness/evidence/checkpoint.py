@@ -45,3 +45,84 @@ def committed_positions(checkpoint: Path) -> dict[tuple[str, int], int]:
     return {
         (topic, int(p)): int(o) for topic, parts in ends.items() if isinstance(parts, dict) for p, o in parts.items()
     }
+
+
+def batch_events(folder: Path) -> list[dict]:
+    """An application's batches as query events like a streamlet's progress file has (progress/<streamlet>.jsonl):
+    per batch committed in a checkpoint under `folder`, {"event": "progress", "ts_ms": when commits/N was written,
+    "query", "progress": {"batchId", "numInputRows": records between its offsets and the previous batch's}}, in
+    commit order. A batch's input is counted from the offsets log, so a batch a kill replayed counts again."""
+    events = []
+    for checkpoint in _checkpoints(Path(folder)):
+        before: dict = {}
+        for batch in committed_batches(checkpoint):
+            try:
+                ends = batch_end_offsets(checkpoint, batch)
+                committed_ms = int((checkpoint / "commits" / str(batch)).stat().st_mtime * 1000)
+            except (OSError, ValueError, IndexError):
+                continue  # a batch file cut by a kill: the next one has the offsets
+            rows = sum(
+                max(0, int(offset) - int(before.get(topic, {}).get(p, 0)))
+                for topic, parts in ends.items()
+                if isinstance(parts, dict)
+                for p, offset in parts.items()
+            )
+            before = {t: parts for t, parts in ends.items() if isinstance(parts, dict)}
+            events.append(
+                {
+                    "event": "progress",
+                    "ts_ms": committed_ms,
+                    "query": checkpoint.name,
+                    "progress": {"batchId": batch, "numInputRows": rows},
+                }
+            )
+    return sorted(events, key=lambda e: e["ts_ms"])
+
+
+def _checkpoints(folder: Path) -> list[Path]:
+    """The query checkpoints in `folder`: itself, or its subfolders with an offsets log."""
+    if (folder / "offsets").is_dir():
+        return [folder]
+    return sorted(p for p in folder.glob("*") if (p / "offsets").is_dir()) if folder.is_dir() else []
+
+
+class CheckpointFollower:
+    """An application's progress as its checkpoint folder shows it (the harness cannot listen to the queries of a
+    job it does not change): the same questions the runner asks a streamlet's progress file (ProgressFollower).
+    `folder` holds the query's checkpoint (offsets/, commits/) or one subfolder per query."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.failures: list[str] = []  # a job's failed query shows only as its exit (and its log)
+        self.input_rows: dict[str, int] = {}  # unknown: a checkpoint does not count rows
+        self._started: dict[int, float] = {}  # driver pid -> when it was started (the epoch, s)
+
+    def poll(self) -> "CheckpointFollower":
+        return self
+
+    def driver_started(self, pid: int, at: float) -> None:
+        self._started[pid] = at
+
+    @property
+    def started(self) -> bool:
+        return any(planned_batches(c) for c in _checkpoints(self.folder))
+
+    def reporting(self, pid: int) -> bool:
+        """Has driver `pid` committed a batch since it was started (a job's first batch commits at once, empty
+        or not; after a restart, the batch it replays or its next one)?"""
+        since = self._started.get(pid)
+        for checkpoint in _checkpoints(self.folder):
+            batches = committed_batches(checkpoint)
+            if since is not None and batches:
+                if (checkpoint / "commits" / str(batches[-1])).stat().st_mtime >= since:
+                    return True
+        return False
+
+    def lag(self, log_ends: dict[tuple[str, int], int]) -> int | None:
+        """Records of `log_ends` its slowest query has not committed yet (None: no query has planned a batch)."""
+        checkpoints = _checkpoints(self.folder)
+        if not any(planned_batches(c) for c in checkpoints):
+            return None
+        return max(
+            sum(max(0, end - committed_positions(c).get(tp, 0)) for tp, end in log_ends.items()) for c in checkpoints
+        )

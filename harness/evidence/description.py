@@ -12,6 +12,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 from contract.egress import EVIDENCE_KINDS
+from contract.identity import problem as identity_problem
 from contract.roles import ROLES
 from harness.files import write_atomically
 from harness.semantics import GUARANTEES
@@ -48,6 +49,8 @@ class StreamletDescription:
     window: str | None = None  # a keyed windowed aggregation: its event-time window ("10 seconds")
     egress_evidence: str | None = None  # an egress: "records" or "windows" tables, or "exported" (docs/evidence.md)
     audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
+    identity: dict | None = None  # an output: where its records carry (key, seq) (contract/identity.py)
+    command: tuple[str, ...] = ()  # an application: the command it was started with, placeholders filled in
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ _CHECKS = {
     StreamletDescription: (
         lambda s: None if s.role in ROLES else f"role {s.role!r} is not one of {', '.join(ROLES)}",
         lambda s: None if s.egress_evidence in EGRESS_EVIDENCE else f"unknown egress_evidence {s.egress_evidence!r}",
+        lambda s: None if s.identity is None or not identity_problem(s.identity) else identity_problem(s.identity),
     ),
     Expectations: (
         lambda e: next(

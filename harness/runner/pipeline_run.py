@@ -23,7 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.egress import EXPORTED
+from contract.applications import APPLICATION, KAFKA_OUTPUT
+from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
@@ -35,7 +36,7 @@ from harness.codecs import Decode, value_decoder
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
-from harness.evidence.checkpoint import committed_positions
+from harness.evidence.checkpoint import CheckpointFollower, committed_positions
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
@@ -44,12 +45,14 @@ from harness.faults.kind import GENERATOR
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
-from harness.process import ManagedProcess, Supervisor
+from harness.process import ManagedProcess, Supervisor, free_ports
+from harness.runner.applications import application_command
 from harness.runner.executors import ExecutorWatch
 from harness.scenario import Scenario
+from harness.scenario.applications import fill
 from harness.scenario.blueprint import TopicSpec
 from harness.secrets import split_password
-from harness.spark.launcher import dump_jvm_threads, launch_driver
+from harness.spark.launcher import driver_env, dump_jvm_threads, launch_driver
 from harness.spark.paths import driver_paths
 from harness.spark.session import launcher_env, log_level, session_conf
 from harness.spark.standalone import StandaloneCluster
@@ -97,7 +100,13 @@ class PipelineRun:
         self.evidence = (
             True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
         )
-        self.progress = {name: ProgressFollower(self.layout.progress(name)) for name in scenario.blueprint.streamlets}
+        self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
+            name: CheckpointFollower(self.layout.checkpoints(name))
+            if inst.kind == APPLICATION
+            else ProgressFollower(self.layout.progress(name))
+            for name, inst in scenario.blueprint.streamlets.items()
+            if inst.runs
+        }
         self.recorder: PartitionRecorder | None = None  # the intermediate topics, recorded as they are written
         self.spark_runtime: SparkRuntime | None = None  # the drivers' Spark (prepare_spark)
 
@@ -164,6 +173,7 @@ class PipelineRun:
                     window=inst.cls.event_time_window(inst.settings),
                     egress_evidence=inst.cls.egress_evidence if egress else None,
                     audit_query=inst.cls.audit_query(inst.settings) if egress else None,
+                    identity=inst.settings["identity"] if inst.kind == KAFKA_OUTPUT else None,
                 )
             )
         return PipelineDescription(
@@ -426,7 +436,52 @@ class PipelineRun:
             env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
+    def placeholder_values(self, name: str) -> dict[str, str]:
+        """What an application's command and environment get for each placeholder (harness/scenario/applications.py)."""
+        scratch = self.layout.workdir(name)
+        scratch.mkdir(parents=True, exist_ok=True)
+        topics = {f"topic.{t.name}": self.topic_name(t) for t in self.all_topics()}
+        return {
+            "bootstrap": self.client_access(name).bootstrap_servers,
+            "checkpoint": str(self.layout.checkpoints(name) / MAIN_QUERY),
+            "scratch": str(scratch),
+            "ui_port": str(free_ports(1)[0]),
+            **topics,
+        }
+
+    def start_application(self, name: str) -> ManagedProcess:
+        """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
+        settings = self.scenario.blueprint.streamlets[name].settings
+        values = self.placeholder_values(name)
+        argv, env = application_command(
+            [fill(arg, values) for arg in settings["command"]],
+            {key: fill(value, values) for key, value in settings["env"].items()},
+            self.prepare_spark(),
+        )
+        path = self.layout.driver_settings(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"name": name, "argv": argv, "env": sorted(env), "cwd": settings["cwd"]}, indent=2))
+        proc = self.supervisor.start(
+            f"streamlet-{name}",
+            argv,
+            self.layout.log(f"streamlet-{name}"),
+            env=driver_env({**self._driver_env(), **env}, self.prepare_spark().python),
+            cwd=settings["cwd"],
+        )
+        self.progress[name].driver_started(proc.pid, time.time())
+        return proc
+
     def start_driver(self, name: str) -> ManagedProcess:
+        if self.scenario.blueprint.streamlets[name].kind == APPLICATION:
+            proc = self.start_application(name)
+        else:
+            proc = self._start_streamlet(name)
+        self.drivers[name] = proc
+        self.failed.pop(name, None)
+        self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
+        return proc
+
+    def _start_streamlet(self, name: str) -> ManagedProcess:
         path = self.layout.driver_settings(name)
         self.driver_settings(name).save(path)
         proc = launch_driver(
@@ -439,16 +494,14 @@ class PipelineRun:
             cwd=self.layout.spark_local(name).parent,
             python=self.prepare_spark().python,
         )
-        self.drivers[name] = proc
-        self.failed.pop(name, None)
-        self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
         return proc
 
     def start_drivers(self, timeout: float = 240.0) -> None:
         """Start every streamlet and wait until each has run its first batch: the pipeline is warm."""
         t0 = time.monotonic()
         for name in self.scenario.blueprint.order():
-            self.start_driver(name)
+            if name in self.progress:  # an output is not run
+                self.start_driver(name)
 
         def all_reporting() -> bool:
             return all(self.progress[n].poll().reporting(p.pid) for n, p in self.drivers.items())
@@ -521,6 +574,7 @@ class PipelineRun:
             headers=w.headers,
             transaction_records=w.transaction_records,
             abort_every=w.abort_every,
+            record=w.record,
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(
@@ -566,7 +620,7 @@ class PipelineRun:
         """Per running streamlet: records of its inputs not processed yet (None: no query started)."""
         lags = {}
         for name in self.scenario.blueprint.order():
-            if name in self.failed:
+            if name in self.failed or name not in self.progress:
                 continue
             mine = set(self.input_topics(name))
             lags[name] = self.progress[name].poll().lag({tp: end for tp, end in log_ends.items() if tp[0] in mine})
@@ -691,7 +745,7 @@ class PipelineRun:
         if not self.scenario.store_url:
             return
         for name, inst in self.scenario.blueprint.streamlets.items():
-            if inst.role == EGRESS:
+            if inst.role == EGRESS and inst.runs:
                 paths = self.driver_paths(name)
                 copied = egress_store(paths, self.scenario.store_url).copy_to(egress_store(paths))
                 self.history.record("store_copied", streamlet=name, rows=copied)

@@ -59,7 +59,7 @@ class _Status:
         # "40s+": a workload with after_faults_s goes on past its duration until the faults are over
         self.length = f"{duration:.0f}s" + ("" if run.scenario.workload.after_faults_s is None else "+")
         self.acks = AckCounter(run.layout.ack_log)
-        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == EGRESS]
+        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == EGRESS and s.runs]
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from contract.egress import TOPIC
 from contract.roles import EGRESS, INGRESS, PROCESSOR
 from harness.errors import HarnessError
 from harness.jars import JAR_SETS
@@ -39,6 +40,11 @@ class StreamletInstance:
     kind: str  # as the blueprint names it: a built-in name or package.module:Class
     cls: type[Streamlet]
     settings: dict  # every setting the class declares, defaults filled in
+
+    @property
+    def runs(self) -> bool:
+        """Whether the harness runs a driver for it: an output is read where an application writes, not run."""
+        return self.cls.egress_evidence != TOPIC
 
     @property
     def role(self) -> str:
@@ -73,7 +79,7 @@ class Blueprint:
 
     def order(self) -> list[str]:
         """Streamlets from the ingress to the egresses (a topological order)."""
-        return _topological_order(self)
+        return topological_order(self)
 
     def hops(self) -> list[TopicSpec]:
         """The intermediate topics in pipeline order."""
@@ -94,7 +100,8 @@ def _mapping(value: Any, path: str) -> dict:
     return value
 
 
-def _topic(raw: Any, default_name: str, path: str) -> TopicSpec:
+def topic_spec(raw: Any, default_name: str, path: str) -> TopicSpec:
+    """A topic's spec from its YAML form (name, partitions, replication, config, codec), validated."""
     raw = _mapping(raw if raw is not None else {}, path)
     unknown = set(raw) - {"name", "partitions", "replication", "config", "codec"}
     if unknown:
@@ -170,7 +177,7 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
                 raise BlueprintError(cpath, f"inlet {target} is already fed by {fed_by[(dst_name, dst_port)]}")
             fed_by[(dst_name, dst_port)] = outlet_ref
             inlets.append((dst_name, dst_port))
-        topic = _topic(topics_raw.get(outlet_ref), outlet_ref.replace(".", "-"), f"{path}.topics.{outlet_ref}")
+        topic = topic_spec(topics_raw.get(outlet_ref), outlet_ref.replace(".", "-"), f"{path}.topics.{outlet_ref}")
         for ref, port in ((outlet_ref, outlet), *((f"{s}.{p}", streamlets[s].cls.shape.inlet(p)) for s, p in inlets)):
             if port.codec is not None and port.codec != topic.codec:
                 raise BlueprintError(
@@ -192,7 +199,7 @@ def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
     if not any(inst.role == INGRESS for inst in streamlets.values()):
         raise BlueprintError(f"{path}.streamlets", "no ingress: nothing reads the workload's source topic")
     blueprint = Blueprint(streamlets, tuple(connections))
-    _topological_order(blueprint, path)
+    topological_order(blueprint, path)
     return blueprint
 
 
@@ -213,7 +220,8 @@ def _resolve_port(streamlets: dict[str, StreamletInstance], ref: Any, direction:
     return name, port, found
 
 
-def _topological_order(blueprint: Blueprint, path: str = "blueprint") -> list[str]:
+def topological_order(blueprint: Blueprint, path: str = "blueprint") -> list[str]:
+    """The streamlets from the ingress on; a cycle is an error naming `path`."""
     downstream = {name: set() for name in blueprint.streamlets}
     for c in blueprint.connections:
         for dst, _ in c.inlets:

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
+from harness.scenario.applications import parse_applications
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.fault_rules import FaultRule, parse_faults
@@ -21,6 +22,7 @@ from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
 from harness.spark import versions
+from harness.workload.template import TemplateError, parse_template
 from pipelines.kinds import add_import_paths
 from pipelines.model import CODECS
 from pipelines.settings import SourceOptions
@@ -71,6 +73,7 @@ class WorkloadSpec:
     headers: bool = False  # every record carries the trace header (harness.workload.generator_settings.TRACE_HEADER)
     transaction_records: int = 0  # > 0: the generator writes in transactions of this many records
     abort_every: int = 0  # > 0: every n-th transaction is aborted and its records written again in the next
+    record: dict | None = None  # the records in the application's own format (harness/workload/template.py)
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ def _workload(raw: Any) -> WorkloadSpec:
             "seed",
             "transactions",
             "headers",
+            "record",
         },
     )
     topic_raw = f.get("topic", dict, {})
@@ -133,6 +137,7 @@ def _workload(raw: Any) -> WorkloadSpec:
         seed=f.get("seed", int, 1),
         headers=f.get("headers", bool, False),
         **_transactions(f.get("transactions", dict, None), f.get("idempotence", bool, True)),
+        record=_record(f.get("record", dict, None), topic),
     )
     if spec.rate * spec.duration_s > MAX_RECORDS:
         raise BlueprintError(
@@ -141,6 +146,18 @@ def _workload(raw: Any) -> WorkloadSpec:
             f"{MAX_RECORDS:,} can be checked in this machine's memory",
         )
     return spec
+
+
+def _record(raw: dict | None, topic: TopicSpec) -> dict | None:
+    """workload.record: a template of the application's own records (JSON values)."""
+    if raw is None:
+        return None
+    if topic.codec != "json":
+        raise BlueprintError("workload.record", f"templates write JSON; the source topic is {topic.codec}")
+    try:
+        return parse_template(raw)
+    except TemplateError as exc:
+        raise BlueprintError(exc.path, str(exc).split(": ", 1)[1]) from None
 
 
 def _late_events(raw: dict) -> tuple[FaultRule, ...]:
@@ -303,6 +320,28 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
     return master, f.get("workers", int, 2, minimum=1, maximum=4), version
 
 
+def _cluster(raw: dict) -> ClusterSpec:
+    c = Fields(raw, "cluster", {"brokers", "bootstrap_servers", "spark", "docker", "security"})
+    brokers = c.get("brokers", int, 1)
+    if brokers not in (1, 3):
+        raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
+    external = c.get("bootstrap_servers", str, None)
+    security = c.choice("security", ("sasl_ssl", "ssl"), None)
+    if security and external:
+        raise BlueprintError(
+            "cluster.security",
+            "secures the embedded cluster; for a cluster you run "
+            "(cluster.bootstrap_servers), say how to reach it in the kafka: section",
+        )
+    return ClusterSpec(
+        brokers,
+        external,
+        *_spark(c.get("spark", dict, {})),
+        *_docker(c.get("docker", dict, None), external),
+        security=security,
+    )
+
+
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
     f = Fields(
@@ -321,31 +360,17 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             "imports",
             "kafka",
             "storm",
+            "applications",
+            "outputs",
+            "topics",
         },
     )
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
-    blueprint = parse_blueprint(f.get("blueprint", dict, required=True))
-    c = Fields(f.get("cluster", dict, {}), "cluster", {"brokers", "bootstrap_servers", "spark", "docker", "security"})
-    brokers = c.get("brokers", int, 1)
-    if brokers not in (1, 3):
-        raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
-    external = c.get("bootstrap_servers", str, None)
-    security = c.choice("security", ("sasl_ssl", "ssl"), None)
-    if security and external:
-        raise BlueprintError(
-            "cluster.security",
-            "secures the embedded cluster; for a cluster you run "
-            "(cluster.bootstrap_servers), say how to reach it in the kafka: section",
-        )
-    cluster = ClusterSpec(
-        brokers,
-        external,
-        *_spark(c.get("spark", dict, {})),
-        *_docker(c.get("docker", dict, None), external),
-        security=security,
-    )
-    kafka = parse_kafka(f.get("kafka", dict, None), folder, external is not None, security)
+    workload = _workload(f.get("workload", dict, required=True))
+    blueprint = _pipeline(f, workload, folder)
+    cluster = _cluster(f.get("cluster", dict, {}))
+    kafka = parse_kafka(f.get("kafka", dict, None), folder, cluster.bootstrap_servers is not None, cluster.security)
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -360,7 +385,6 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             f"{', '.join(other_spark)} needs jars built for Spark "
             f"{versions.own_version()}, not {cluster.spark_version}",
         )
-    workload = _workload(f.get("workload", dict, required=True))
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
     if expectations.headers_kept is not None and not workload.headers:
         raise BlueprintError(
@@ -380,6 +404,23 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         import_paths=import_paths,
         kafka=kafka,
         storm=parse_storm(f.get("storm", dict, None)),
+    )
+
+
+def _pipeline(f: Fields, workload: WorkloadSpec, folder: Path | None) -> Blueprint:
+    """The streamlets of a `blueprint`, or the team's own `applications` with their `outputs` (and `topics`)."""
+    if "applications" not in f.raw:
+        for section in ("outputs", "topics"):
+            if section in f.raw:
+                raise BlueprintError(section, "only with applications (a blueprint has blueprint.topics)")
+        return parse_blueprint(f.get("blueprint", dict, required=True))
+    if "blueprint" in f.raw:
+        raise BlueprintError("applications", "give a blueprint or applications, not both")
+    for section in ("source_options", "imports"):
+        if section in f.raw:
+            raise BlueprintError(section, "not for applications: an application reads and imports as its code says")
+    return parse_applications(
+        f.get("applications", dict), f.get("outputs", dict, None), f.get("topics", dict, None), workload.topic, folder
     )
 
 

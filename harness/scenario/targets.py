@@ -34,9 +34,17 @@ def _numbered(prefix: str, count: Callable[[object], int], what: Callable[[objec
     return Target(names, wrong)
 
 
-def _streamlets(kind_of: Callable[[object], bool] = lambda s: True, not_one=None, link: bool = False) -> Target:
-    """Streamlets of the blueprint (those `kind_of` accepts; `not_one(fault, name, streamlet)` says why another is
-    not one), and with `link` the generator's network link too."""
+def _running(s) -> bool:
+    return s.runs
+
+
+def _output(fault: FaultKind, name: str, s) -> str:
+    return f"{fault.name} needs a streamlet or application, {name!r} is an output (read by the harness, not run)"
+
+
+def _streamlets(kind_of: Callable[[object], bool] = _running, not_one=_output, link: bool = False) -> Target:
+    """Streamlets of the blueprint that run (those `kind_of` accepts; `not_one(fault, name, streamlet)` says why
+    another is not one), and with `link` the generator's network link too."""
 
     def names(blueprint: Blueprint, cluster) -> list[str]:
         return [n for n, s in blueprint.streamlets.items() if kind_of(s)] + ([GENERATOR] if link else [])

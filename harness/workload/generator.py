@@ -30,6 +30,7 @@ from confluent_kafka import Producer
 
 from harness.codecs import value_encoder
 from harness.workload.generator_settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
+from harness.workload.template import RecordMaker
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD
 
@@ -37,6 +38,7 @@ ALPHABET = (string.ascii_letters + string.digits).encode()
 # A random byte -> a letter or digit: payloads cost one getrandbits and one translate, not a choice per character
 # (that was half of the generator's time per record).
 _PAYLOAD_LETTERS = bytes(ALPHABET[b % len(ALPHABET)] for b in range(256))
+Message = tuple  # (Kafka key text or None, value bytes, headers or None)
 
 
 def record_plan(settings: WorkloadSettings):
@@ -123,14 +125,14 @@ class Transactions:
 
     def __init__(self, producer: "Producer", log: AckLog, size: int, abort_every: int):
         self._producer, self._log, self._size, self._abort_every = producer, log, size, abort_every
-        self._records: list[tuple] = []  # (key, value, row) of the open transaction
+        self._records: list[tuple] = []  # (message, row) of the open transaction
         self.ended = 0
         self.again: deque = deque()  # aborted records to send again
         producer.init_transactions(30)
         producer.begin_transaction()
 
-    def add(self, key: str, value: bytes, row: tuple) -> None:
-        self._records.append((key, value, row))
+    def add(self, message: Message, row: tuple) -> None:
+        self._records.append((message, row))
         if len(self._records) >= self._size:
             self.end()
 
@@ -192,8 +194,7 @@ def run(settings: WorkloadSettings) -> dict:
     transactions = (
         Transactions(producer, log, settings.transaction_records, settings.abort_every) if transactional else None
     )
-    encode = value_encoder(settings.codec, SOURCE_RECORD)
-    trace = (lambda row: [(TRACE_HEADER, f"{row[0]}:{row[1]}".encode())]) if settings.headers else (lambda row: None)
+    message_of = source_messages(settings)
     plan = record_plan(settings)
     total = planned_records(settings)
     start = time.monotonic()
@@ -211,22 +212,22 @@ def run(settings: WorkloadSettings) -> dict:
                 continue
             for _ in range(min(due, 1000)):
                 if transactions is not None and transactions.again:
-                    key, value, row = transactions.again.popleft()  # an aborted record, sent again
+                    message, row = transactions.again.popleft()  # an aborted record, sent again
                 else:
                     key, seq, payload, late = next(plan)
                     event_ms = int(time.time() * 1000) - (int(settings.late_by_s * 1000) if late else 0)
-                    value = encode({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload})
+                    message = message_of(key, seq, event_ms, payload)
                     row = (key, seq, event_ms, int(late))
                     sent += 1
-                _produce(producer, settings.topic, key, value, log.add(row), trace(row))
+                _produce(producer, settings.topic, message, log.add(row))
                 if transactions is not None:
-                    transactions.add(key, value, row)
+                    transactions.add(message, row)
             producer.poll(0)
             log.drain()
         while transactions is not None and transactions.again and not stopping:  # the last aborted ones, once more
-            key, value, row = transactions.again.popleft()
-            _produce(producer, settings.topic, key, value, log.add(row), trace(row))
-            transactions.add(key, value, row)
+            message, row = transactions.again.popleft()
+            _produce(producer, settings.topic, message, log.add(row))
+            transactions.add(message, row)
         if transactions is not None:
             transactions.end(last=True)
         producer.flush(60)
@@ -237,13 +238,41 @@ def run(settings: WorkloadSettings) -> dict:
     return {"sent": sent, "acked": log.acked, "unknown": log.unknown, "aborted": log.aborted}
 
 
-def _produce(
-    producer: "Producer", topic: str, key: str, value: bytes, on_delivery: Callable, headers: list | None
-) -> None:
+def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str], Message]:
+    """(key, seq, event time, payload) -> the source record's message: the harness's own record in the topic's
+    codec, or one of the workload's record template (JSON); with `headers`, TRACE_HEADER = "key:seq" on each."""
+
+    def trace(key: str, seq: int) -> list:
+        return [(TRACE_HEADER, f"{key}:{seq}".encode())] if settings.headers else []
+
+    if settings.record is None:
+        encode = value_encoder(settings.codec, SOURCE_RECORD)
+        return lambda key, seq, event_ms, payload: (
+            key,
+            encode({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload}),
+            trace(key, seq) or None,
+        )
+    maker = RecordMaker(settings.record, settings.seed)
+
+    def templated(key: str, seq: int, event_ms: int, payload: str) -> Message:
+        value, message_key, headers = maker.make(key, seq, event_ms)
+        return message_key, json.dumps(value).encode(), (headers + trace(key, seq)) or None
+
+    return templated
+
+
+def _produce(producer: "Producer", topic: str, message: Message, on_delivery: Callable) -> None:
     """Queue one record; when librdkafka's local queue is full, serve callbacks until there is room."""
+    key, value, headers = message
     while True:
         try:
-            producer.produce(topic, key=key.encode(), value=value, on_delivery=on_delivery, headers=headers)
+            producer.produce(
+                topic,
+                key=None if key is None else key.encode(),
+                value=value,
+                on_delivery=on_delivery,
+                headers=headers,
+            )
             return
         except BufferError:
             producer.poll(0.05)

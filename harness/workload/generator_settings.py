@@ -30,6 +30,7 @@ class WorkloadSettings:
     transaction_records: int = 0  # > 0: transactions of this many records (a transactional producer)
     abort_every: int = 0  # > 0: every n-th transaction is aborted, its records written again in the next
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)  # the password comes in the environment
+    record: dict | None = None  # a record template (harness/workload/template.py); None: the harness's own records
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))

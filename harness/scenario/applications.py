@@ -1,0 +1,203 @@
+"""Applications: a team's own PySpark streaming jobs, started unchanged by their own command, and the outputs the
+harness reads where they write (the scenario's `applications` and `outputs` sections, docs/applications.md).
+
+In the pipeline an application is a streamlet whose driver is the team's command (an ingress when it reads the
+workload's source topic), and an output is an egress the harness observes instead of running: a Kafka topic an
+application writes, recorded as every hop is, its records' identity read where the output says. So the runner,
+the faults and the checker treat them as they treat streamlets, and pipeline.json describes them the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from contract.applications import APPLICATION, KAFKA_OUTPUT
+from contract.egress import TOPIC
+from contract.identity import problem as identity_problem
+from contract.roles import INGRESS
+from harness.scenario.blueprint import (
+    Blueprint,
+    BlueprintError,
+    Connection,
+    StreamletInstance,
+    TopicSpec,
+    topic_spec,
+    topological_order,
+)
+from harness.scenario.fields import Fields
+from pipelines.model import Inlet, Outlet, Schema, Shape, Streamlet
+
+# An application's records are its own: the harness neither knows nor checks their fields (JSON values).
+OWN_RECORD = Schema("ApplicationRecord", ())
+LAUNCHERS = ("python", "spark-submit")  # how a command may start: the drivers' Python, or their Spark's spark-submit
+
+PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+# What the harness fills in a command's arguments and environment, known here alone.
+PLACEHOLDERS = {
+    "bootstrap": "the brokers' bootstrap servers",
+    "checkpoint": "the application's checkpoint folder (it resumes from there after a restart)",
+    "scratch": "a folder of its own in the run directory",
+    "ui_port": "a free port (for spark.ui.port, if the job enables its UI)",
+    "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
+}
+
+
+class Application(Streamlet):
+    """A team's job: the harness starts its command (settings: command, env, cwd) and never imports its code."""
+
+    kind = APPLICATION
+
+
+class KafkaOutput(Streamlet):
+    """An output topic: not run, read from the run's recording of the topic (settings: topic, identity)."""
+
+    kind = KAFKA_OUTPUT
+    egress_evidence = TOPIC
+
+
+def placeholders(text: str) -> list[str]:
+    """The placeholder names in `text` (`${bootstrap}` -> bootstrap)."""
+    return PLACEHOLDER.findall(text)
+
+
+def fill(text: str, values: dict[str, str]) -> str:
+    """`text` with every placeholder replaced by its value (all were checked when the scenario was read)."""
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+def _check_placeholders(text: str, topics: set[str], path: str) -> None:
+    for name in placeholders(text):
+        if name.startswith("topic."):
+            if name[len("topic.") :] not in topics:
+                raise BlueprintError(path, f"${{{name}}}: no topic {name[6:]!r} (topics: {', '.join(sorted(topics))})")
+        elif name not in PLACEHOLDERS:
+            raise BlueprintError(path, f"unknown placeholder ${{{name}}} (expected one of {', '.join(PLACEHOLDERS)})")
+
+
+def _strings(value: Any, path: str, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise BlueprintError(path, f"expected a non-empty list of {what}, got {value!r}")
+    return tuple(value)
+
+
+def _application(name: str, raw: Any, topics: set[str], folder: Path | None) -> dict:
+    path = f"applications.{name}"
+    f = Fields(raw, path, {"command", "env", "cwd", "reads", "writes"})
+    command = _strings(f.get("command", list, required=True), f"{path}.command", "arguments")
+    if command[0] not in LAUNCHERS:
+        raise BlueprintError(
+            f"{path}.command", f"expected it to start with {' or '.join(LAUNCHERS)}, got {command[0]!r}"
+        )
+    if len(command) < 2:
+        raise BlueprintError(f"{path}.command", f"names no application after {command[0]}")
+    for i, arg in enumerate(command):
+        _check_placeholders(arg, topics, f"{path}.command[{i}]")
+    env = f.get("env", dict, {})
+    for key, value in env.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
+        _check_placeholders(str(value), topics, f"{path}.env.{key}")
+    cwd = Path(f.get("cwd", str, "."))
+    if not cwd.is_absolute():
+        cwd = (folder or Path.cwd()) / cwd
+    if not cwd.is_dir():
+        raise BlueprintError(f"{path}.cwd", f"no such folder: {cwd}")
+    return {
+        "command": list(command),
+        "env": {str(k): str(v) for k, v in env.items()},
+        "cwd": str(cwd.resolve()),
+        "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
+        "writes": _strings(f.get("writes", list, required=True), f"{path}.writes", "topic names"),
+    }
+
+
+def _streamlet_class(base: type[Streamlet], name: str, inlets: list[str], outlets: list[str], reads_source: bool):
+    """A class of its own per application or output: a streamlet's shape is declared on its class."""
+    shape = Shape(
+        tuple(Inlet(t, OWN_RECORD, "json") for t in inlets), tuple(Outlet(t, OWN_RECORD, "json") for t in outlets)
+    )
+    return type(f"{base.__name__}[{name}]", (base,), {"shape": shape, "reads_source": reads_source})
+
+
+def _written(apps_raw: dict, source: TopicSpec) -> dict[str, str]:
+    """topic -> the application writing it (one each, never the source)."""
+    written: dict[str, str] = {}
+    for name, raw in apps_raw.items():
+        writes = raw.get("writes") if isinstance(raw, dict) else None
+        for topic in _strings(writes, f"applications.{name}.writes", "topic names"):
+            if topic == source.name:
+                raise BlueprintError(f"applications.{name}.writes", f"{topic!r} is the workload's source topic")
+            if topic in written:
+                raise BlueprintError(f"applications.{name}.writes", f"topic {topic!r} is written by {written[topic]}")
+            written[topic] = name
+    return written
+
+
+def _output(name: str, raw: Any, written: dict[str, str]) -> StreamletInstance:
+    path = f"outputs.{name}"
+    f = Fields(raw, path, {"topic", "identity"})
+    topic = f.get("topic", str, required=True)
+    if topic not in written:
+        raise BlueprintError(f"{path}.topic", f"no application writes {topic!r} (written: {', '.join(written)})")
+    identity = f.get("identity", dict, required=True)
+    problem = identity_problem(identity)
+    if problem:
+        raise BlueprintError(f"{path}.identity", problem)
+    cls = _streamlet_class(KafkaOutput, name, [topic], [], False)
+    return StreamletInstance(name, KAFKA_OUTPUT, cls, {"topic": topic, "identity": dict(identity)})
+
+
+def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
+    found = Fields(raw if raw is not None else {}, path, set(raw) if isinstance(raw, dict) else set()).raw
+    if not found and empty:
+        raise BlueprintError(path, empty)
+    return found
+
+
+def parse_applications(
+    raw_apps: Any, raw_outputs: Any, raw_topics: Any, source: TopicSpec, folder: Path | None
+) -> Blueprint:
+    """The pipeline of the `applications`, `outputs` and `topics` sections: applications chained by the topics they
+    read and write (the workload's source topic first), and the outputs they are judged at."""
+    apps_raw = _mapping(raw_apps, "applications", "no applications")
+    outputs_raw = _mapping(
+        raw_outputs, "outputs", "no outputs: name at least one topic an application writes, and its identity"
+    )
+    topics_raw = _mapping(raw_topics, "topics")
+    written = _written(apps_raw, source)
+    apps = {name: _application(name, raw, {source.name, *written}, folder) for name, raw in apps_raw.items()}
+    for ref in topics_raw:
+        if ref not in written:
+            raise BlueprintError(f"topics.{ref}", f"no application writes {ref!r} (written: {', '.join(written)})")
+    readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
+    streamlets: dict[str, StreamletInstance] = {}
+    for name, app in apps.items():
+        for topic in app["reads"]:
+            if topic != source.name and topic not in written:
+                raise BlueprintError(
+                    f"applications.{name}.reads", f"no topic {topic!r} (the source {source.name!r}, or one written)"
+                )
+        inlets = [t for t in app["reads"] if t != source.name]
+        readers.update({t: readers[t] + [(name, t)] for t in inlets})
+        cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
+        streamlets[name] = StreamletInstance(name, APPLICATION, cls, {k: app[k] for k in ("command", "env", "cwd")})
+    for name, raw in outputs_raw.items():
+        if name in streamlets:
+            raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
+        streamlets[name] = _output(name, raw, written)
+        topic = streamlets[name].settings["topic"]
+        readers[topic].append((name, topic))
+    for topic, inlets in readers.items():
+        if not inlets:
+            raise BlueprintError(
+                f"applications.{written[topic]}.writes",
+                f"nothing reads {topic!r}: name it in an output (where the run is judged) or an application's reads",
+            )
+    if not any(inst.role == INGRESS for inst in streamlets.values()):
+        raise BlueprintError("applications", f"no application reads the workload's source topic {source.name!r}")
+    specs = {t: topic_spec(topics_raw.get(t), t, f"topics.{t}") for t in written}
+    blueprint = Blueprint(streamlets, tuple(Connection((written[t], t), tuple(readers[t]), specs[t]) for t in written))
+    topological_order(blueprint, "applications")
+    return blueprint

@@ -1,0 +1,193 @@
+"""Record templates: source records in the application's own format (the scenario's `workload.record`).
+
+A template names where each record carries its identity (contract/identity.py: the key and seq fields, or one
+composed field) and gives every other field a value: a constant, or a generator drawn from the run's seed, so the
+same seed sends the same records. Generators (one keyword each, with options):
+
+    {int: [LOW, HIGH]}                       an integer in the range
+    {decimal: [LOW, HIGH], scale: 2}         a number rounded to `scale` digits
+    {choice: [A, B]} / {choice: {A: 3, B: 1}} one of the values (weighted)
+    {text: LENGTH}                           letters and digits
+    {event_time: iso} / {event_time: ms}     the record's event time (text like 2026-11-26T10:00:00.123Z, or ms)
+    {object: {FIELD: SPEC, ...}}             a nested object
+    {array: SPEC, length: [LOW, HIGH]}       a list of values
+    {const: VALUE}                           VALUE as it is (a mapping too)
+
+and any of them may add `nulls: SHARE` (that share of its values are null). A plain value is a constant.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+from typing import Any
+
+from contract.identity import DEFAULT_FORMAT, FORMAT, HEADER, ID, KEY, MESSAGE_KEY, SEQ, compose
+from contract.identity import problem as identity_problem
+
+GENERATORS = ("int", "decimal", "choice", "text", "event_time", "object", "array", "const")
+OPTIONS = {"decimal": ("scale",), "array": ("length",)}  # a generator's options besides `nulls`
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+class TemplateError(ValueError):
+    """A template that is not one; `path` is the field it is about."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _range(value: Any, path: str, integers: bool) -> None:
+    kind = int if integers else (int, float)
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+        or value[0] > value[1]
+    ):
+        raise TemplateError(path, f"expected [LOW, HIGH] ({'integers' if integers else 'numbers'}), got {value!r}")
+
+
+def _check_spec(spec: Any, path: str) -> None:
+    """Raise TemplateError when `spec` is not a field's value as the module docstring says."""
+    if not isinstance(spec, dict):
+        return  # a constant
+    keyword = [k for k in spec if k in GENERATORS]
+    if len(keyword) != 1:
+        raise TemplateError(path, f"expected one of {', '.join(GENERATORS)} (a mapping constant: {{const: ...}})")
+    (kind,) = keyword
+    extra = set(spec) - {kind, "nulls", *OPTIONS.get(kind, ())}
+    if extra:
+        raise TemplateError(f"{path}.{sorted(extra)[0]}", f"unknown option of {kind}")
+    nulls = spec.get("nulls", 0)
+    if not _number(nulls) or not 0 <= nulls <= 1:
+        raise TemplateError(f"{path}.nulls", f"expected a share from 0 to 1, got {nulls!r}")
+    value = spec[kind]
+    if kind in ("int", "decimal"):
+        _range(value, f"{path}.{kind}", kind == "int")
+        scale = spec.get("scale", 2)
+        if not isinstance(scale, int) or isinstance(scale, bool) or not 0 <= scale <= 12:
+            raise TemplateError(f"{path}.scale", f"expected an integer from 0 to 12, got {scale!r}")
+    elif kind == "choice":
+        weights = value.values() if isinstance(value, dict) else None
+        if not value or not isinstance(value, (list, dict)) or (weights and not all(_number(w) for w in weights)):
+            raise TemplateError(f"{path}.choice", f"expected a list of values, or value: weight, got {value!r}")
+    elif kind == "text":
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100_000:
+            raise TemplateError(f"{path}.text", f"expected a length from 0 to 100000, got {value!r}")
+    elif kind == "event_time":
+        if value not in ("iso", "ms"):
+            raise TemplateError(f"{path}.event_time", f"expected iso or ms, got {value!r}")
+    elif kind == "object":
+        if not isinstance(value, dict):
+            raise TemplateError(f"{path}.object", f"expected a mapping of fields, got {value!r}")
+        for name, field in value.items():
+            _check_spec(field, f"{path}.object.{name}")
+    elif kind == "array":
+        _check_spec(value, f"{path}.array")
+        _range(spec.get("length", [0, 3]), f"{path}.length", True)
+
+
+def parse_template(raw: Any, path: str = "workload.record") -> dict:
+    """A validated template: {identity, fields, message_key} (JSON, as the generator's settings carry it)."""
+    if not isinstance(raw, dict):
+        raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
+    extra = set(raw) - {"identity", "fields", "message_key"}
+    if extra:
+        raise TemplateError(f"{path}.{sorted(extra)[0]}", "unknown field (expected identity, fields, message_key)")
+    identity = raw.get("identity")
+    problem = identity_problem(identity)
+    if problem:
+        raise TemplateError(f"{path}.identity", problem)
+    fields = raw.get("fields", {})
+    if not isinstance(fields, dict):
+        raise TemplateError(f"{path}.fields", f"expected a mapping of field names, got {fields!r}")
+    for name, spec in fields.items():
+        _check_spec(spec, f"{path}.fields.{name}")
+    for place in (identity[k] for k in (KEY, SEQ, ID) if k in identity):
+        if place != MESSAGE_KEY and not place.startswith(HEADER):
+            _check_place(fields, place.split("."), f"{path}.fields")
+    message_key = raw.get("message_key", KEY)
+    if message_key not in (KEY, None) and message_key not in fields:
+        raise TemplateError(f"{path}.message_key", f"expected key, null or a field of fields, got {message_key!r}")
+    return {"identity": dict(identity), "fields": fields, "message_key": message_key}
+
+
+def _check_place(fields: dict, parts: list[str], path: str) -> None:
+    """The identity's field must be free: not a field of the template, nor inside one that is not an object."""
+    name, rest = parts[0], parts[1:]
+    if name not in fields:
+        return
+    spec = fields[name]
+    if not rest or not (isinstance(spec, dict) and "object" in spec and "nulls" not in spec):
+        raise TemplateError(f"{path}.{name}", "is where the identity goes: leave it out (or make it an object)")
+    _check_place(spec["object"], rest, f"{path}.{name}.object")
+
+
+class RecordMaker:
+    """Records of one template, drawn from one seed: make(key, seq, event_ms) -> (value, message key, headers)."""
+
+    def __init__(self, template: dict, seed: int):
+        self.identity, self.fields = template["identity"], template["fields"]
+        self.message_key = template["message_key"]
+        self.rng = random.Random(f"record-template-{seed}")
+
+    def make(self, key: str, seq: int, event_ms: int) -> tuple[dict, str | None, list[tuple[str, bytes]]]:
+        value = {name: self._value(spec, event_ms) for name, spec in self.fields.items()}
+        headers: list[tuple[str, bytes]] = []
+        message_key = key if self.message_key == KEY else None
+        if ID in self.identity:
+            places = {self.identity[ID]: compose(self.identity.get(FORMAT, DEFAULT_FORMAT), key, seq)}
+        else:
+            places = {self.identity[KEY]: key, self.identity[SEQ]: seq}
+        for place, item in places.items():
+            if place == MESSAGE_KEY:
+                message_key = str(item)
+            elif place.startswith(HEADER):
+                headers.append((place[len(HEADER) :], str(item).encode()))
+            else:
+                _put(value, place.split("."), item)
+        if self.message_key not in (KEY, None):
+            found = value.get(self.message_key)
+            message_key = None if found is None else str(found)
+        return value, message_key, headers
+
+    def _value(self, spec: Any, event_ms: int):
+        if not isinstance(spec, dict):
+            return spec
+        rng = self.rng
+        if spec.get("nulls") and rng.random() < spec["nulls"]:
+            return None
+        if "const" in spec:
+            return spec["const"]
+        if "int" in spec:
+            return rng.randint(*spec["int"])
+        if "decimal" in spec:
+            return round(rng.uniform(*spec["decimal"]), spec.get("scale", 2))
+        if "choice" in spec:
+            options = spec["choice"]
+            if isinstance(options, dict):
+                return rng.choices(list(options), weights=list(options.values()))[0]
+            return rng.choice(options)
+        if "text" in spec:
+            return "".join(rng.choices(_LETTERS, k=spec["text"]))
+        if "event_time" in spec:
+            if spec["event_time"] == "ms":
+                return event_ms
+            stamp = datetime.fromtimestamp(event_ms / 1000, timezone.utc)
+            return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{event_ms % 1000:03d}Z"
+        if "object" in spec:
+            return {name: self._value(field, event_ms) for name, field in spec["object"].items()}
+        low, high = spec.get("length", [0, 3])
+        return [self._value(spec["array"], event_ms) for _ in range(rng.randint(low, high))]
+
+
+def _put(value: dict, parts: list[str], item) -> None:
+    for part in parts[:-1]:
+        value = value.setdefault(part, {})
+    value[parts[-1]] = item

@@ -1,0 +1,253 @@
+"""Applications, outputs and record templates as a scenario gives them: what a good one becomes, every bad one
+refused in one line naming the field before anything starts, identities written and read back the same way, and
+the connector given to the job without touching its code (no broker, no Spark)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from contract.identity import IdentityReader
+from harness.errors import HarnessError
+from harness.evidence.checkpoint import CheckpointFollower, batch_events
+from harness.runner.applications import SUBMIT_ARGS, application_command
+from harness.scenario import load_scenario
+from harness.scenario.source import ScenarioError
+from harness.spark.versions import runtime
+from harness.workload.template import RecordMaker, TemplateError, parse_template
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "enrich-kafka" / "scenario.yaml"
+
+
+def _scenario(tmp_path: Path, change) -> Path:
+    raw = yaml.safe_load(EXAMPLE.read_text())
+    change(raw)
+    (tmp_path / "job.py").write_text("")
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_the_example_becomes_an_application_streamlet_and_an_output_egress():
+    scenario = load_scenario(EXAMPLE)
+    app, out = (scenario.blueprint.streamlets[n] for n in ("enrich", "enriched"))
+    assert (app.kind, app.role, app.runs) == ("application", "ingress", True)
+    assert (out.kind, out.role, out.runs) == ("kafka-output", "egress", False)
+    assert [t.name for t in scenario.blueprint.hops()] == ["orders-enriched"]
+    assert app.settings["cwd"] == str(EXAMPLE.parent) and app.settings["command"][1] == "job.py"
+
+
+def _set(path: str, value):
+    def change(raw):
+        node = raw
+        *parents, last = path.split(".")
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+
+    return change
+
+
+BAD = [
+    ("no command", _set("applications.enrich.command", None), "applications.enrich.command: required field"),
+    ("other launcher", _set("applications.enrich.command", ["java", "-jar", "x.jar"]), "start with python or"),
+    (
+        "unknown placeholder",
+        _set("applications.enrich.command", ["python", "job.py", "${brokers}"]),
+        "command[2]: unknown placeholder ${brokers}",
+    ),
+    (
+        "unknown topic",
+        _set("applications.enrich.command", ["python", "job.py", "${topic.nope}"]),
+        "${topic.nope}: no topic 'nope'",
+    ),
+    (
+        "env placeholder",
+        _set("applications.enrich.env", {"X": "${secret}"}),
+        "applications.enrich.env.X: unknown placeholder",
+    ),
+    ("missing cwd", _set("applications.enrich.cwd", "nowhere"), "applications.enrich.cwd: no such folder"),
+    (
+        "output topic unknown",
+        _set("outputs.enriched.topic", "elsewhere"),
+        "outputs.enriched.topic: no application writes 'elsewhere'",
+    ),
+    (
+        "identity half",
+        _set("outputs.enriched.identity", {"key": "customer"}),
+        "outputs.enriched.identity: expected key and seq",
+    ),
+    (
+        "identity both",
+        _set("outputs.enriched.identity", {"key": "a", "seq": "b", "id": "c"}),
+        "give key and seq, or id",
+    ),
+    (
+        "bad format",
+        _set("outputs.enriched.identity", {"id": "order_id", "format": "{key}"}),
+        "format: expected text with {key} and {seq}",
+    ),
+    ("no outputs", _set("outputs", None), "outputs: no outputs"),
+    ("writes the source", _set("applications.enrich.writes", ["orders"]), "'orders' is the workload's source topic"),
+    (
+        "reads nothing known",
+        _set("applications.enrich.reads", ["elsewhere"]),
+        "applications.enrich.reads: no topic 'elsewhere'",
+    ),
+    (
+        "not the source",
+        _set("applications.enrich.reads", ["orders-enriched"]),
+        "no application reads the workload's source topic",
+    ),
+    (
+        "blueprint too",
+        _set("blueprint", {"streamlets": {}}),
+        "applications: give a blueprint or applications, not both",
+    ),
+    ("source options", _set("source_options", {"enrich": {}}), "source_options: not for applications"),
+    (
+        "fault on output",
+        _set("faults.0.target", "enriched"),
+        "kill-driver needs a streamlet or application, 'enriched' is an output",
+    ),
+    (
+        "template field",
+        _set("workload.record.fields.customer", {"choice": []}),
+        "workload.record.fields.customer.choice: expected a list",
+    ),
+    (
+        "template identity",
+        _set("workload.record.fields.order_id", "x"),
+        "workload.record.fields.order_id: is where the identity goes",
+    ),
+    (
+        "template generator",
+        _set("workload.record.fields.amount", {"decimal": [5, 1]}),
+        "workload.record.fields.amount.decimal: expected [LOW, HIGH]",
+    ),
+    ("template keyword", _set("workload.record.fields.amount", {"random": 1}), "expected one of int, decimal"),
+    (
+        "template key",
+        _set("workload.record.message_key", "nope"),
+        "workload.record.message_key: expected key, null or a field",
+    ),
+]
+
+
+@pytest.mark.parametrize("case,change,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_application_specs_are_refused_naming_the_field(tmp_path, case, change, message):
+    path = _scenario(tmp_path, change)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: ") and "\n" not in text
+    assert message in text, text
+
+
+def test_a_written_topic_nothing_reads_is_refused(tmp_path):
+    def change(raw):
+        raw["applications"]["enrich"]["writes"] = ["orders-enriched", "audit"]
+
+    with pytest.raises(ScenarioError, match="applications.enrich.writes: nothing reads 'audit'"):
+        load_scenario(_scenario(tmp_path, change))
+
+
+def test_the_cli_refuses_a_bad_application_in_one_line_and_starts_nothing(tmp_path):
+    path = _scenario(tmp_path, _set("applications.enrich.command", ["python", "job.py", "${brokers}"]))
+    out = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", str(path), "--out", str(out)], capture_output=True, text=True
+    )
+    assert result.returncode == 2 and not out.exists()
+    assert result.stderr.strip().count("\n") == 0 and "unknown placeholder ${brokers}" in result.stderr
+
+
+TEMPLATE = {
+    "identity": {"id": "order.id", "format": "o-{seq}@{key}"},
+    "message_key": "customer",
+    "fields": {
+        "customer": {"choice": {"ada": 3, "bob": 1}},
+        "amount": {"decimal": [1, 9], "scale": 1, "nulls": 0.5},
+        "qty": {"int": [1, 3]},
+        "note": {"text": 4},
+        "at": {"event_time": "iso"},
+        "ms": {"event_time": "ms"},
+        "tags": {"array": {"choice": ["a", "b"]}, "length": [2, 2]},
+        "meta": {"const": {"v": 1}},
+        "order": {"object": {"kind": "web"}},
+        "fixed": 7,
+    },
+}
+
+
+def test_a_template_makes_the_same_records_from_the_same_seed_with_the_identity_where_it_says():
+    template = parse_template(TEMPLATE)
+
+    def records(seed: int) -> list:
+        maker = RecordMaker(template, seed)
+        return [maker.make("k0001", seq, 1_764_115_200_123) for seq in range(50)]
+
+    first, again, other = records(5), records(5), records(6)
+    assert first == again and first != other
+    value, key, headers = first[17]
+    assert value["order"] == {"kind": "web", "id": "o-17@k0001"} and key == value["customer"] and headers == []
+    assert value["at"] == "2025-11-26T00:00:00.123Z" and value["ms"] == 1_764_115_200_123
+    assert value["meta"] == {"v": 1} and value["fixed"] == 7 and len(value["tags"]) == 2
+    nulls = sum(v["amount"] is None for v, _, _ in first)
+    assert 10 < nulls < 40 and all(v["amount"] is None or 1 <= v["amount"] <= 9 for v, _, _ in first)
+    # read back by the same identity, from a topic dump's line
+    read = IdentityReader(template["identity"])
+    assert read({"key": key, "value": json.loads(json.dumps(value))}) == ("k0001", 17)
+    assert read({"value": {"order": {"id": "17@k0001"}}}) == (None, "17@k0001")  # not this format: a phantom
+
+
+def test_identities_in_the_message_key_or_a_header():
+    template = parse_template({"identity": {"key": "kafka.key", "seq": "kafka.header.seq"}, "fields": {"a": 1}})
+    value, key, headers = RecordMaker(template, 1).make("k0002", 9, 0)
+    assert value == {"a": 1} and key == "k0002" and headers == [("seq", b"9")]
+    assert IdentityReader(template["identity"])({"key": key, "value": value, "headers": {"seq": "9"}}) == ("k0002", "9")
+    with pytest.raises(TemplateError, match="workload.record.identity: expected key and seq"):
+        parse_template({"identity": {"key": "a"}})
+
+
+def test_the_connector_reaches_the_job_on_its_class_path_and_its_own_submit_args_are_kept():
+    own = runtime(None)
+    argv, env = application_command(["python", "job.py", "--x"], {SUBMIT_ARGS: "--driver-memory 1g pyspark-shell"}, own)
+    assert argv == [own.python, "job.py", "--x"]
+    args = env[SUBMIT_ARGS].split()
+    assert args[-3:] == ["--driver-memory", "1g", "pyspark-shell"] and "--jars" not in args
+    assert any(a.startswith("spark.driver.extraClassPath=") and "spark-sql-kafka" in a for a in args)
+    argv, env = application_command(["spark-submit", "--master", "local[2]", "job.py"], {}, own)
+    assert argv[0].endswith("/spark-submit") and argv[-3:] == ["--master", "local[2]", "job.py"]
+    assert SUBMIT_ARGS not in env and "--conf" in argv
+    with pytest.raises(HarnessError, match="must end in pyspark-shell"):
+        application_command(["python", "job.py"], {SUBMIT_ARGS: "--jars a.jar"}, own)
+
+
+def test_an_applications_progress_is_read_from_its_checkpoint(tmp_path):
+    query = tmp_path / "app" / "main"
+    (query / "offsets").mkdir(parents=True)
+    (query / "commits").mkdir()
+    follower = CheckpointFollower(tmp_path / "app")
+    follower.driver_started(4242, 0.0)
+    assert follower.lag({("orders", 0): 10}) is None and not follower.reporting(4242)
+    for batch, offset in ((0, 0), (1, 6), (2, 10)):
+        meta = '{"batchWatermarkMs":0,"batchTimestampMs":1}'
+        (query / "offsets" / str(batch)).write_text(f'v1\n{meta}\n{{"orders":{{"0":{offset}}}}}')
+        if batch < 2:
+            (query / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+    assert follower.reporting(4242) and not follower.reporting(1)  # a pid it did not start
+    assert follower.lag({("orders", 0): 10}) == 4  # batch 2 is planned, not committed
+    assert [(e["progress"]["batchId"], e["progress"]["numInputRows"]) for e in batch_events(tmp_path / "app")] == [
+        (0, 0),
+        (1, 6),
+    ]
