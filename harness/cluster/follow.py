@@ -41,6 +41,7 @@ class PartitionRecorder:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.records = 0
+        self.per_topic: dict[str, int] = {}  # records recorded, per topic
         self.missed: list[list] = []  # [topic, partition, from offset, to offset]: deleted before they were recorded
         self.error: str | None = None
         self._thread = threading.Thread(target=self._run, name=f"recorder-{self.path.stem}", daemon=True)
@@ -96,6 +97,7 @@ class PartitionRecorder:
                     decode = self.decoders.get(tp.topic, json.loads)
                     files[tp.topic].writelines(dump_line(r, decode) for r in records)
                     self.records += len(records)
+                    self.per_topic[tp.topic] = self.per_topic.get(tp.topic, 0) + len(records)
                 for out in files.values():
                     out.flush()
         except Exception as exc:  # reported by wait_caught_up; what was recorded stays

@@ -50,7 +50,6 @@ class StreamletDescription:
     egress_evidence: str | None = None  # an egress: "records" or "windows" tables, or "exported" (docs/evidence.md)
     audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
     identity: dict | None = None  # an output: where its records carry (key, seq) (contract/identity.py)
-    command: tuple[str, ...] = ()  # an application: the command it was started with, placeholders filled in
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,11 @@ class _Status:
         # "40s+": a workload with after_faults_s goes on past its duration until the faults are over
         self.length = f"{duration:.0f}s" + ("" if run.scenario.workload.after_faults_s is None else "+")
         self.acks = AckCounter(run.layout.ack_log)
-        self.egresses = [n for n, s in run.scenario.blueprint.streamlets.items() if s.role == EGRESS and s.runs]
+        egresses = [(n, s) for n, s in run.scenario.blueprint.streamlets.items() if s.role == EGRESS]
+        self.egresses = [n for n, s in egresses if s.runs]
+        self.outputs = [
+            run.topic_name(t) for n, s in egresses if not s.runs for t in run.scenario.blueprint.inputs_of(n).values()
+        ]
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():
@@ -68,6 +72,8 @@ class _Status:
         ends = {tp: end for tp, (_, end) in self.sampler.latest.items()}
         lags = self.run.lags(ends)
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
+        if self.run.recorder is not None:  # an output's records, as recorded
+            delivered += sum(self.run.recorder.per_topic.get(t, 0) for t in self.outputs)
         lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
         down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
         self.console.status(
