@@ -153,6 +153,76 @@ def test_bad_application_specs_are_refused_naming_the_field(tmp_path, case, chan
     assert message in text, text
 
 
+TABLE_EXAMPLE = ROOT / "examples" / "orders-postgres" / "upsert.yaml"
+
+
+def _table_scenario(tmp_path: Path, change) -> Path:
+    raw = yaml.safe_load(TABLE_EXAMPLE.read_text())
+    change(raw)
+    (tmp_path / "job.py").write_text("")
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_an_output_table_is_an_egress_the_harness_creates_and_reads():
+    scenario = load_scenario(TABLE_EXAMPLE)
+    table = scenario.blueprint.streamlets["table"]
+    assert (table.kind, table.role, table.runs) == ("table-output", "egress", False)
+    assert table.settings["written_by"] == "orders" and table.cls.egress_evidence == "records"
+
+
+def _both(*changes):
+    def change(raw):
+        for one in changes:
+            one(raw)
+
+    return change
+
+
+PLAIN_COMMAND = _set("applications.orders.command", ["python", "job.py"])
+TABLE_BAD = [
+    ("no store", _set("store", None), "store: output tables live in a PostgreSQL store"),
+    (
+        "bad table name",
+        _both(PLAIN_COMMAND, _set("outputs.table.table", "Orders; DROP")),
+        "outputs.table.table: expected a lower-case SQL name",
+    ),
+    (
+        "bad column",
+        _set("outputs.table.columns", {"order_id": "text; DROP TABLE x"}),
+        "outputs.table.columns.order_id: expected an SQL type",
+    ),
+    (
+        "identity column",
+        _set("outputs.table.identity", {"id": "nope"}),
+        "outputs.table.identity.id: 'nope' is not one of the columns",
+    ),
+    (
+        "writer",
+        _set("outputs.table.written_by", "someone"),
+        "outputs.table.written_by: expected the application writing it",
+    ),
+    (
+        "unknown table",
+        _set("applications.orders.command", ["python", "job.py", "${table.nope}"]),
+        "${table.nope}: no output table 'nope'",
+    ),
+    (
+        "writes nothing judged",
+        _both(PLAIN_COMMAND, _set("outputs", {"t": {"topic": "x", "identity": {"id": "a"}}})),
+        "no application writes 'x'",
+    ),
+]
+
+
+@pytest.mark.parametrize("case,change,message", [t for t in TABLE_BAD if t[2]], ids=[t[0] for t in TABLE_BAD if t[2]])
+def test_bad_output_tables_are_refused_naming_the_field(tmp_path, case, change, message):
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(_table_scenario(tmp_path, change))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
 def test_a_written_topic_nothing_reads_is_refused(tmp_path):
     def change(raw):
         raw["applications"]["enrich"]["writes"] = ["orders-enriched", "audit"]

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT
+from contract.applications import APPLICATION, OUTPUT_KINDS
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import batch_events
@@ -87,7 +87,7 @@ def read_progress(
     application's come from its checkpoint (harness/evidence/checkpoint.py); an output runs no query."""
     found = {}
     for s in streamlets:
-        if s.kind == KAFKA_OUTPUT:
+        if s.kind in OUTPUT_KINDS:
             continue
         if s.kind == APPLICATION:
             found[s.name] = batch_events(layout.checkpoints(s.name))

@@ -54,8 +54,9 @@ class OutputWatch:
     arrives) and of a finished data file under its work folder (a Parquet file ends with its footer's magic
     bytes; one still being written would be cut by the kill and hold nothing a reader can see)."""
 
-    def __init__(self, access: KafkaAccess, topics: list[str], workdir: Path):
+    def __init__(self, access: KafkaAccess, topics: list[str], workdir: Path, tables: list | None = None):
         self.workdir = workdir
+        self.tables = tables or []  # output tables it writes: each a probe with latest_ms() and close()
         self.latest_ms = 0
         self._finished: set[str] = set()
         self._consumer = None
@@ -83,6 +84,8 @@ class OutputWatch:
                 self.latest_ms = max(self.latest_ms, max(r.timestamp for r in records))
         else:
             time.sleep(timeout_s)
+        for table in self.tables:
+            self.latest_ms = max(self.latest_ms, table.latest_ms())
         if self.workdir.is_dir():
             for root, _, names in os.walk(self.workdir):
                 for name in names:
@@ -100,6 +103,8 @@ class OutputWatch:
         return self.latest_ms > ms
 
     def close(self) -> None:
+        for table in self.tables:
+            table.close()
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT
+from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -48,6 +48,7 @@ from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess, Supervisor, free_ports
 from harness.runner.applications import application_command
 from harness.runner.executors import ExecutorWatch
+from harness.runner.table_outputs import TableOutput, TableProbe, schema_name
 from harness.scenario import Scenario
 from harness.scenario.applications import fill
 from harness.scenario.blueprint import TopicSpec
@@ -441,13 +442,56 @@ class PipelineRun:
         scratch = self.layout.workdir(name)
         scratch.mkdir(parents=True, exist_ok=True)
         topics = {f"topic.{t.name}": self.topic_name(t) for t in self.all_topics()}
+        tables = {f"table.{t.table}": t.name for t in self.table_outputs().values()}
+        store = (
+            {"store.url": split_password(self.scenario.store_url)[0], "store.schema": schema_name(self.run_id)}
+            if self.scenario.store_url
+            else {}
+        )
         return {
             "bootstrap": self.client_access(name).bootstrap_servers,
             "checkpoint": str(self.layout.checkpoints(name) / MAIN_QUERY),
             "scratch": str(scratch),
             "ui_port": str(free_ports(1)[0]),
             **topics,
+            **tables,
+            **store,
         }
+
+    def table_outputs(self) -> dict[str, TableOutput]:
+        """The output tables applications write, in the run's own schema of the scenario's store."""
+        return {
+            name: TableOutput(
+                self.scenario.store_url,
+                schema_name(self.run_id),
+                inst.settings["table"],
+                inst.settings["columns"],
+                inst.settings["identity"],
+            )
+            for name, inst in self.scenario.blueprint.streamlets.items()
+            if inst.kind == TABLE_OUTPUT
+        }
+
+    def output_tables(self, name: str) -> list[TableProbe]:
+        """Probes of the output tables application `name` writes: when it last wrote one (in-flight kills)."""
+        return [
+            TableProbe(table)
+            for output, table in self.table_outputs().items()
+            if self.scenario.blueprint.streamlets[output].settings["written_by"] == name
+        ]
+
+    def prepare_outputs(self) -> None:
+        """Create each output table with its audit, before the applications start."""
+        for name, table in self.table_outputs().items():
+            table.prepare()
+            self.history.record("output_prepared", output=name, table=table.name, audit=table.audit)
+
+    def export_tables(self) -> None:
+        """After the drivers stopped: each output table and its audit, into the run directory."""
+        for name, table in self.table_outputs().items():
+            exported = table.export(self.layout.egress_db(name))
+            observed = "partly" if exported["updates_alone"] else "fully"
+            self.history.record("output_exported", output=name, table=table.name, observed=observed, **exported)
 
     def start_application(self, name: str) -> ManagedProcess:
         """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
@@ -684,7 +728,7 @@ class PipelineRun:
         PostgreSQL stores copied. A step that fails is recorded (evidence_incomplete) and the others still run;
         the first failure is raised once all have had their turn."""
         errors = []
-        for step in (self.save_topics, self.export_states, self.save_stores):
+        for step in (self.save_topics, self.export_states, self.save_stores, self.export_tables):
             try:
                 step()
             except Exception as exc:  # the evidence of the other steps is still worth keeping

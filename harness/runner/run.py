@@ -116,6 +116,7 @@ def run_scenario(
             run.start_spark()
             run.save_versions()
             run.create_topics()
+            run.prepare_outputs()
             run.start_recording()
             whole_run = [r for r in rules if not r.fault.scheduled]
             for rule in (r for r in whole_run if r.fault.prepare):

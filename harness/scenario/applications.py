@@ -10,11 +10,12 @@ the faults and the checker treat them as they treat streamlets, and pipeline.jso
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT
-from contract.egress import TOPIC
+from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
+from contract.egress import RECORDS, TOPIC
 from contract.identity import problem as identity_problem
 from contract.roles import INGRESS
 from harness.scenario.blueprint import (
@@ -41,7 +42,12 @@ PLACEHOLDERS = {
     "scratch": "a folder of its own in the run directory",
     "ui_port": "a free port (for spark.ui.port, if the job enables its UI)",
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
+    "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
+    "store.schema": "the run's own schema in that store",
+    "table.NAME": "the output table NAME, with its schema (schema.NAME)",
 }
+IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+COLUMN_TYPE = re.compile(r"[A-Za-z0-9_ (),]{1,200}")
 
 
 class Application(Streamlet):
@@ -57,6 +63,14 @@ class KafkaOutput(Streamlet):
     egress_evidence = TOPIC
 
 
+class TableOutput(Streamlet):
+    """An output table in the scenario's PostgreSQL store: created by the harness with an audit trigger, exported
+    at the end into the store's contract tables (settings: table, columns, identity, written_by)."""
+
+    kind = TABLE_OUTPUT
+    egress_evidence = RECORDS
+
+
 def placeholders(text: str) -> list[str]:
     """The placeholder names in `text` (`${bootstrap}` -> bootstrap)."""
     return PLACEHOLDER.findall(text)
@@ -67,11 +81,19 @@ def fill(text: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
-def _check_placeholders(text: str, topics: set[str], path: str) -> None:
+def _check_placeholders(text: str, known: "_Known", path: str) -> None:
     for name in placeholders(text):
         if name.startswith("topic."):
-            if name[len("topic.") :] not in topics:
-                raise BlueprintError(path, f"${{{name}}}: no topic {name[6:]!r} (topics: {', '.join(sorted(topics))})")
+            if name[len("topic.") :] not in known.topics:
+                raise BlueprintError(
+                    path, f"${{{name}}}: no topic {name[6:]!r} (topics: {', '.join(sorted(known.topics))})"
+                )
+        elif name.startswith("table."):
+            if name[len("table.") :] not in known.tables:
+                tables = ", ".join(sorted(known.tables)) or "none"
+                raise BlueprintError(path, f"${{{name}}}: no output table {name[6:]!r} (tables: {tables})")
+        elif name.startswith("store.") and name in PLACEHOLDERS and not known.store:
+            raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
         elif name not in PLACEHOLDERS:
             raise BlueprintError(path, f"unknown placeholder ${{{name}}} (expected one of {', '.join(PLACEHOLDERS)})")
 
@@ -82,7 +104,16 @@ def _strings(value: Any, path: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _application(name: str, raw: Any, topics: set[str], folder: Path | None) -> dict:
+@dataclass(frozen=True)
+class _Known:
+    """What placeholders may name: topics, output tables, and whether there is a store."""
+
+    topics: set[str]
+    tables: set[str]
+    store: bool
+
+
+def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
     f = Fields(raw, path, {"command", "env", "cwd", "reads", "writes"})
     command = _strings(f.get("command", list, required=True), f"{path}.command", "arguments")
@@ -93,12 +124,12 @@ def _application(name: str, raw: Any, topics: set[str], folder: Path | None) -> 
     if len(command) < 2:
         raise BlueprintError(f"{path}.command", f"names no application after {command[0]}")
     for i, arg in enumerate(command):
-        _check_placeholders(arg, topics, f"{path}.command[{i}]")
+        _check_placeholders(arg, known, f"{path}.command[{i}]")
     env = f.get("env", dict, {})
     for key, value in env.items():
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
-        _check_placeholders(str(value), topics, f"{path}.env.{key}")
+        _check_placeholders(str(value), known, f"{path}.env.{key}")
     cwd = Path(f.get("cwd", str, "."))
     if not cwd.is_absolute():
         cwd = (folder or Path.cwd()) / cwd
@@ -109,7 +140,7 @@ def _application(name: str, raw: Any, topics: set[str], folder: Path | None) -> 
         "env": {str(k): str(v) for k, v in env.items()},
         "cwd": str(cwd.resolve()),
         "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
-        "writes": _strings(f.get("writes", list, required=True), f"{path}.writes", "topic names"),
+        "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
     }
 
 
@@ -126,7 +157,7 @@ def _written(apps_raw: dict, source: TopicSpec) -> dict[str, str]:
     written: dict[str, str] = {}
     for name, raw in apps_raw.items():
         writes = raw.get("writes") if isinstance(raw, dict) else None
-        for topic in _strings(writes, f"applications.{name}.writes", "topic names"):
+        for topic in _strings(writes, f"applications.{name}.writes", "topic names") if writes else ():
             if topic == source.name:
                 raise BlueprintError(f"applications.{name}.writes", f"{topic!r} is the workload's source topic")
             if topic in written:
@@ -135,18 +166,53 @@ def _written(apps_raw: dict, source: TopicSpec) -> dict[str, str]:
     return written
 
 
-def _output(name: str, raw: Any, written: dict[str, str]) -> StreamletInstance:
-    path = f"outputs.{name}"
-    f = Fields(raw, path, {"topic", "identity"})
-    topic = f.get("topic", str, required=True)
-    if topic not in written:
-        raise BlueprintError(f"{path}.topic", f"no application writes {topic!r} (written: {', '.join(written)})")
+def _identity(f: Fields, path: str) -> dict:
     identity = f.get("identity", dict, required=True)
     problem = identity_problem(identity)
     if problem:
         raise BlueprintError(f"{path}.identity", problem)
+    return dict(identity)
+
+
+def _output(name: str, raw: Any, written: dict[str, str], apps: dict[str, dict]) -> StreamletInstance:
+    """A Kafka output (`topic`) or a table output (`table`, `columns`, `written_by`)."""
+    path = f"outputs.{name}"
+    if isinstance(raw, dict) and "table" in raw:
+        return _table_output(name, raw, apps)
+    f = Fields(raw, path, {"topic", "identity"})
+    topic = f.get("topic", str, required=True)
+    if topic not in written:
+        raise BlueprintError(f"{path}.topic", f"no application writes {topic!r} (written: {', '.join(written)})")
     cls = _streamlet_class(KafkaOutput, name, [topic], [], False)
-    return StreamletInstance(name, KAFKA_OUTPUT, cls, {"topic": topic, "identity": dict(identity)})
+    return StreamletInstance(name, KAFKA_OUTPUT, cls, {"topic": topic, "identity": _identity(f, path)})
+
+
+def _table_output(name: str, raw: dict, apps: dict[str, dict]) -> StreamletInstance:
+    path = f"outputs.{name}"
+    f = Fields(raw, path, {"table", "columns", "identity", "written_by"})
+    table = f.get("table", str)
+    if not IDENTIFIER.fullmatch(table):
+        raise BlueprintError(f"{path}.table", f"expected a lower-case SQL name, got {table!r}")
+    columns = f.get("columns", dict, required=True)
+    for column, kind in columns.items():
+        if not isinstance(column, str) or not IDENTIFIER.fullmatch(column):
+            raise BlueprintError(f"{path}.columns", f"expected lower-case SQL names, got {column!r}")
+        if not isinstance(kind, str) or not COLUMN_TYPE.fullmatch(kind):
+            raise BlueprintError(
+                f"{path}.columns.{column}", f"expected an SQL type like 'text PRIMARY KEY', got {kind!r}"
+            )
+    identity = _identity(f, path)
+    for part in ("key", "seq", "id"):
+        if part in identity and identity[part] not in columns:
+            raise BlueprintError(f"{path}.identity.{part}", f"{identity[part]!r} is not one of the columns")
+    writer = f.get("written_by", str, next(iter(apps)) if len(apps) == 1 else None)
+    if writer not in apps:
+        raise BlueprintError(
+            f"{path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
+        )
+    cls = _streamlet_class(TableOutput, name, [], [], False)
+    settings = {"table": table, "columns": dict(columns), "identity": identity, "written_by": writer}
+    return StreamletInstance(name, TABLE_OUTPUT, cls, settings)
 
 
 def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
@@ -157,17 +223,22 @@ def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
 
 
 def parse_applications(
-    raw_apps: Any, raw_outputs: Any, raw_topics: Any, source: TopicSpec, folder: Path | None
+    raw_apps: Any, raw_outputs: Any, raw_topics: Any, source: TopicSpec, folder: Path | None, store: bool
 ) -> Blueprint:
     """The pipeline of the `applications`, `outputs` and `topics` sections: applications chained by the topics they
-    read and write (the workload's source topic first), and the outputs they are judged at."""
+    read and write (the workload's source topic first), and the outputs they are judged at (`store`: the scenario
+    has a PostgreSQL store, where table outputs live)."""
     apps_raw = _mapping(raw_apps, "applications", "no applications")
     outputs_raw = _mapping(
-        raw_outputs, "outputs", "no outputs: name at least one topic an application writes, and its identity"
+        raw_outputs, "outputs", "no outputs: name at least one topic or table an application writes, and its identity"
     )
     topics_raw = _mapping(raw_topics, "topics")
     written = _written(apps_raw, source)
-    apps = {name: _application(name, raw, {source.name, *written}, folder) for name, raw in apps_raw.items()}
+    tables = {o["table"] for o in outputs_raw.values() if isinstance(o, dict) and isinstance(o.get("table"), str)}
+    if tables and not store:
+        raise BlueprintError("store", "output tables live in a PostgreSQL store: set store: postgresql://...")
+    known = _Known({source.name, *written}, tables, store)
+    apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     for ref in topics_raw:
         if ref not in written:
             raise BlueprintError(f"topics.{ref}", f"no application writes {ref!r} (written: {', '.join(written)})")
@@ -186,9 +257,15 @@ def parse_applications(
     for name, raw in outputs_raw.items():
         if name in streamlets:
             raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
-        streamlets[name] = _output(name, raw, written)
-        topic = streamlets[name].settings["topic"]
-        readers[topic].append((name, topic))
+        streamlets[name] = _output(name, raw, written, apps)
+        topic = streamlets[name].settings.get("topic")
+        if topic:
+            readers[topic].append((name, topic))
+    for name, app in apps.items():
+        if not app["writes"] and not any(o.settings.get("written_by") == name for o in streamlets.values()):
+            raise BlueprintError(
+                f"applications.{name}", "writes no topic, and no output table names it (written_by): nothing to judge"
+            )
     for topic, inlets in readers.items():
         if not inlets:
             raise BlueprintError(

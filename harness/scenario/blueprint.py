@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract.egress import TOPIC
+from contract.applications import OUTPUT_KINDS
 from contract.roles import EGRESS, INGRESS, PROCESSOR
 from harness.errors import HarnessError
 from harness.jars import JAR_SETS
@@ -44,7 +44,7 @@ class StreamletInstance:
     @property
     def runs(self) -> bool:
         """Whether the harness runs a driver for it: an output is read where an application writes, not run."""
-        return self.cls.egress_evidence != TOPIC
+        return self.kind not in OUTPUT_KINDS
 
     @property
     def role(self) -> str:

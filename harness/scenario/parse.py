@@ -419,8 +419,14 @@ def _pipeline(f: Fields, workload: WorkloadSpec, folder: Path | None) -> Bluepri
     for section in ("source_options", "imports"):
         if section in f.raw:
             raise BlueprintError(section, "not for applications: an application reads and imports as its code says")
+    store = f.get("store", str, "sqlite").startswith(("postgresql://", "postgres://"))
     return parse_applications(
-        f.get("applications", dict), f.get("outputs", dict, None), f.get("topics", dict, None), workload.topic, folder
+        f.get("applications", dict),
+        f.get("outputs", dict, None),
+        f.get("topics", dict, None),
+        workload.topic,
+        folder,
+        store,
     )
 
 

@@ -79,7 +79,9 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOME
     slowly the harness's own loop runs on a busy machine. Without such a moment within `timeout_s` (no input),
     the history says so and the kill goes ahead at whatever moment it is."""
     checkpoints = run.layout.checkpoints(streamlet)
-    watch = OutputWatch(run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet))
+    watch = OutputWatch(
+        run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet), run.output_tables(streamlet)
+    )
     deadline = time.monotonic() + timeout_s
     held: InFlight | None = None
     looks = 0
