@@ -43,6 +43,10 @@ def test_the_example_becomes_an_application_streamlet_and_an_output_egress():
     assert app.settings["cwd"] == str(EXAMPLE.parent) and app.settings["command"][1] == "job.py"
 
 
+def _no_template(raw):
+    del raw["workload"]["record"]
+
+
 def _set(path: str, value):
     def change(raw):
         node = raw
@@ -119,6 +123,10 @@ BAD = [
         _set("faults.0.target", "enriched"),
         "kill-driver needs a streamlet or application, 'enriched' is an output",
     ),
+    ("filter parse", _set("applications.enrich.keeps", "amount >>= 5"), "keeps: 'amount >>= 5' is not a predicate"),
+    ("filter field", _set("applications.enrich.keeps", "amout >= 5"), "no such column: amout"),
+    ("filter statement", _set("applications.enrich.keeps", "1; DROP TABLE x"), "expected an SQL predicate"),
+    ("filter no template", lambda raw: _no_template(raw), "applications.enrich.keeps: a filter is over the fields"),
     (
         "template field",
         _set("workload.record.fields.customer", {"choice": []}),

@@ -10,11 +10,17 @@ from collections import Counter
 
 import pandas as pd
 import pytest
+import yaml
 
 from harness.checker.check import check_run
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
+from harness.scenario.parse import parse_scenario
+from harness.workload.generator import record_plan
+from harness.workload.generator_settings import WorkloadSettings
+from harness.workload.predicate import Predicate
+from harness.workload.template import RecordMaker, parse_template, record_fields
 from tests.evidence_helpers import acked, why
 from tests.test_faults import ROOT, history
 
@@ -44,7 +50,16 @@ def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_
         key, seq = json.loads(line)["value"]["order_id"].rsplit("-", 1)
         copies[(key, int(seq))] += 1
     sent = acked(run_dir)
-    assert report.counts.lost == len(sent - set(copies)) == 0
+    # The job's filter, declared (keeps: "amount >= 5"), evaluated here on the source records as sent: Spark keeps a
+    # record only when the condition is true (a NULL amount is dropped too).
+    kept = set()
+    for r in _source_records(run_dir):
+        if r["amount"] is not None and r["amount"] >= 5:
+            key, seq = r["order_id"].rsplit("-", 1)
+            kept.add((key, int(seq)))
+    assert report.counts.lost == len((sent & kept) - set(copies)) == 0
+    assert report.counts.dropped == len(sent - kept) > 0
+    assert set(copies) <= kept
     duplicated = sum(1 for record, n in copies.items() if n > 1 and record in sent)
     assert report.counts.duplicated_deliveries == report.counts.duplicated_in_state == duplicated > 0
     every_sent = set(pd.read_csv(run_dir / "acks.csv")[["key", "seq"]].itertuples(index=False, name=None))
@@ -53,6 +68,15 @@ def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_
     # The in-flight kill held a batch planned and partly written: its replay made the copies.
     held = next(e for e in events if e["event"] == "fault_begun" and e.get("at") == "in-flight")
     assert "held_batch" in held and report.faults[0].redelivered > 0
+
+
+def _source_records(run_dir) -> list[dict]:
+    """The values of the records the generator sent, in send order, made again from its settings and seed (the
+    template's draws do not depend on the clock)."""
+    settings = WorkloadSettings.load(run_dir / "generator.json")
+    plan, maker = record_plan(settings), RecordMaker(settings.record, settings.seed)
+    sent = len(pd.read_csv(run_dir / "acks.csv"))
+    return [maker.make(key, seq, 0)[0] for key, seq, _, _ in (next(plan) for _ in range(sent))]
 
 
 def test_the_driver_was_killed_and_restarted_by_its_own_command_and_its_recovery_read_from_its_checkpoint(enrich_run):
@@ -69,3 +93,64 @@ def test_the_driver_was_killed_and_restarted_by_its_own_command_and_its_recovery
         ("enrich", "application", "ingress"),
         ("enriched", "kafka-output", "egress"),
     ]
+
+
+def test_an_undeclared_filter_is_loss_and_the_run_at_most_once_with_the_filtered_records_as_witnesses(tmp_path):
+    raw = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text())
+    del raw["applications"]["enrich"]["keeps"]  # the job filters; the scenario does not say so
+    raw["faults"], raw["expectations"] = [], {}
+    raw["workload"]["duration_s"] = 15
+    run_dir = tmp_path / "undeclared"
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete", why(summary)
+    report = check_run(run_dir)
+    filtered = set()
+    for value in _source_records(run_dir):
+        if value["amount"] is None or value["amount"] < 5:
+            key, seq = value["order_id"].rsplit("-", 1)
+            filtered.add((key, int(seq)))
+    sent = acked(run_dir)
+    assert report.counts.lost == len(sent & filtered) > 0 and report.counts.dropped == 0
+    assert report.verdict == "at-most-once"
+    witnesses = [w for w in report.witnesses if w.anomaly == "lost"]
+    assert witnesses and all((w.key, w.seq) in filtered for w in witnesses)
+
+
+def test_a_declared_filter_is_evaluated_as_spark_evaluates_it_nulls_included():
+    from harness.spark.session import spark_session
+
+    template = parse_template(
+        {
+            "identity": {"key": "k", "seq": "s"},
+            "fields": {
+                "amount": {"decimal": [-5, 20], "scale": 1, "nulls": 0.2},
+                "qty": {"int": [0, 3], "nulls": 0.2},
+                "currency": {"choice": ["EUR", "eur", "USD"], "nulls": 0.2},
+                "vip": {"choice": [True, False], "nulls": 0.2},
+            },
+        }
+    )
+    maker = RecordMaker(template, 3)
+    records = [maker.make("k", seq, 0)[0] for seq in range(10_000)]
+    predicates = [
+        "amount >= 5",
+        "amount >= 5 AND currency <> 'GBP'",
+        "NOT (amount < 0) OR qty IS NULL",
+        "currency IN ('EUR', 'USD') AND qty BETWEEN 1 AND 2",
+        "currency LIKE 'E%' OR vip",
+        "coalesce(qty, 0) + 1 > 2 AND NOT vip",
+        "lower(currency) = 'eur' AND amount IS NOT NULL",
+    ]
+    spark = spark_session("declared-filters", "local[1]")
+    try:
+        frame = spark.read.schema("k STRING, s LONG, amount DOUBLE, qty LONG, currency STRING, vip BOOLEAN").json(
+            spark.sparkContext.parallelize([json.dumps(r) for r in records], 2)
+        )
+        for sql in predicates:
+            kept_by_spark = {row.s for row in frame.filter(sql).select("s").collect()}
+            harness = Predicate(sql, record_fields(template))
+            kept_here = {r["s"] for r in records if harness.keeps(r)}
+            assert kept_here == kept_by_spark, sql
+            assert 0 < len(kept_here) < len(records), sql
+    finally:
+        spark.stop()

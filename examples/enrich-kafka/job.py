@@ -1,5 +1,6 @@
-"""Order enrichment, as a team writes it: read orders from Kafka, drop the copies the upstream sends again within
-the watermark, add each order's amount in euros and its customer's tier, and write the result to Kafka.
+"""Order enrichment, as a team writes it: read orders from Kafka, keep those of at least 5 (in any currency), drop
+the copies the upstream sends again within the watermark, add each order's amount in euros and its customer's tier,
+and write the result to Kafka.
 
     python job.py --bootstrap localhost:9092 --orders orders --enriched orders-enriched \
         --checkpoint /tmp/enrich-checkpoint
@@ -45,6 +46,7 @@ def main() -> None:
         .load()
         .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
         .select("order.*")
+        .filter(F.col("amount") >= 5)
         .withColumn("created_at", F.to_timestamp("created"))
         .withWatermark("created_at", "30 seconds")
         .dropDuplicatesWithinWatermark(["order_id"])

@@ -55,12 +55,14 @@ def dropped_upstream(evidence: Evidence, producer: str) -> np.ndarray:
     """The rids declared dropped by design by `producer` or any streamlet upstream of it."""
     producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
     inputs = {s.name: s.inputs for s in evidence.streamlets}
+    writers = {s.name: s.written_by for s in evidence.streamlets if s.written_by}  # an output table's application
     seen, todo = set(), [producer]
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
             todo += [producers[t] for t in inputs.get(name, ()) if t in producers]
+            todo += [writers[name]] if name in writers else []
     found = [evidence.dropped[name] for name in seen if name in evidence.dropped]
     return np.unique(np.concatenate(found)) if found else np.array([], np.int64)
 

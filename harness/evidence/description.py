@@ -50,6 +50,7 @@ class StreamletDescription:
     egress_evidence: str | None = None  # an egress: "records" or "windows" tables, or "exported" (docs/evidence.md)
     audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
     identity: dict | None = None  # an output: where its records carry (key, seq) (contract/identity.py)
+    written_by: str | None = None  # an output table: the application writing it (its replays and drops are its)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
+from contract.applications import APPLICATION, OUTPUT_KINDS, TABLE_OUTPUT
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -64,6 +64,18 @@ from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
+
+
+def _last_error(log: str) -> str:
+    """The last line of a driver's log that names an error (an application's own log is all there is of why it
+    ended), as ": LINE", or ""."""
+    try:
+        lines = Path(log).read_text(errors="replace").splitlines()[-200:]
+    except OSError:
+        return ""
+    found = [line.strip() for line in lines if "Error" in line or "Exception" in line]
+    return f": {found[-1][:300]}" if found else ""
+
 
 EXTERNAL_TOPIC_PREFIX = "harness."
 ADMIN_PATIENCE_S = 120.0  # longer than a broker fault's default outage plus its restart
@@ -174,7 +186,8 @@ class PipelineRun:
                     window=inst.cls.event_time_window(inst.settings),
                     egress_evidence=inst.cls.egress_evidence if egress else None,
                     audit_query=inst.cls.audit_query(inst.settings) if egress else None,
-                    identity=inst.settings["identity"] if inst.kind == KAFKA_OUTPUT else None,
+                    identity=inst.settings["identity"] if inst.kind in OUTPUT_KINDS else None,
+                    written_by=inst.settings["written_by"] if inst.kind == TABLE_OUTPUT else None,
                 )
             )
         return PipelineDescription(
@@ -582,7 +595,7 @@ class PipelineRun:
             if name in self.failed or name in self.under_fault or proc.running():
                 continue
             failures = self.progress[name].poll().failures
-            reason = failures[-1] if failures else f"exit code {proc.returncode}"
+            reason = failures[-1] if failures else f"exit code {proc.returncode}{_last_error(proc.record.log_path)}"
             self.failed[name] = reason
             self.history.record("process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode)
             if failures:
@@ -619,6 +632,12 @@ class PipelineRun:
             transaction_records=w.transaction_records,
             abort_every=w.abort_every,
             record=w.record,
+            keeps={
+                name: inst.settings["keeps"]
+                for name, inst in self.scenario.blueprint.streamlets.items()
+                if inst.kind == APPLICATION and inst.settings["keeps"]
+            },
+            dropped_dir=str(self.layout.dropped(GENERATOR).parent),
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(

@@ -28,6 +28,8 @@ from harness.scenario.blueprint import (
     topological_order,
 )
 from harness.scenario.fields import Fields
+from harness.workload.predicate import Predicate, PredicateError
+from harness.workload.template import record_fields
 from pipelines.model import Inlet, Outlet, Schema, Shape, Streamlet
 
 # An application's records are its own: the harness neither knows nor checks their fields (JSON values).
@@ -111,11 +113,12 @@ class _Known:
     topics: set[str]
     tables: set[str]
     store: bool
+    record: dict | None  # the workload's record template (None: the harness's own records)
 
 
 def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
-    f = Fields(raw, path, {"command", "env", "cwd", "reads", "writes"})
+    f = Fields(raw, path, {"command", "env", "cwd", "reads", "writes", "keeps"})
     command = _strings(f.get("command", list, required=True), f"{path}.command", "arguments")
     if command[0] not in LAUNCHERS:
         raise BlueprintError(
@@ -141,7 +144,21 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
         "cwd": str(cwd.resolve()),
         "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
         "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
+        "keeps": _keeps(f.get("keeps", str, None), known.record, f"{path}.keeps"),
     }
+
+
+def _keeps(sql: str | None, record: dict | None, path: str) -> str | None:
+    """The job's own filter, declared: an SQL predicate over the template's fields (harness/workload/predicate.py)."""
+    if sql is None:
+        return None
+    if record is None:
+        raise BlueprintError(path, "a filter is over the fields of the workload's records: give workload.record")
+    try:
+        Predicate(sql, record_fields(record))
+    except PredicateError as exc:
+        raise BlueprintError(path, str(exc)) from None
+    return sql
 
 
 def _streamlet_class(base: type[Streamlet], name: str, inlets: list[str], outlets: list[str], reads_source: bool):
@@ -223,7 +240,13 @@ def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
 
 
 def parse_applications(
-    raw_apps: Any, raw_outputs: Any, raw_topics: Any, source: TopicSpec, folder: Path | None, store: bool
+    raw_apps: Any,
+    raw_outputs: Any,
+    raw_topics: Any,
+    source: TopicSpec,
+    folder: Path | None,
+    store: bool,
+    record: dict | None,
 ) -> Blueprint:
     """The pipeline of the `applications`, `outputs` and `topics` sections: applications chained by the topics they
     read and write (the workload's source topic first), and the outputs they are judged at (`store`: the scenario
@@ -237,7 +260,7 @@ def parse_applications(
     tables = {o["table"] for o in outputs_raw.values() if isinstance(o, dict) and isinstance(o.get("table"), str)}
     if tables and not store:
         raise BlueprintError("store", "output tables live in a PostgreSQL store: set store: postgresql://...")
-    known = _Known({source.name, *written}, tables, store)
+    known = _Known({source.name, *written}, tables, store, record)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     for ref in topics_raw:
         if ref not in written:
@@ -253,7 +276,8 @@ def parse_applications(
         inlets = [t for t in app["reads"] if t != source.name]
         readers.update({t: readers[t] + [(name, t)] for t in inlets})
         cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
-        streamlets[name] = StreamletInstance(name, APPLICATION, cls, {k: app[k] for k in ("command", "env", "cwd")})
+        settings = {k: app[k] for k in ("command", "env", "cwd", "keeps")}
+        streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
     for name, raw in outputs_raw.items():
         if name in streamlets:
             raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")

@@ -427,6 +427,7 @@ def _pipeline(f: Fields, workload: WorkloadSpec, folder: Path | None) -> Bluepri
         workload.topic,
         folder,
         store,
+        workload.record,
     )
 
 

@@ -24,13 +24,15 @@ import string
 import sys
 import time
 from collections import deque
+from pathlib import Path
 from typing import Callable
 
 from confluent_kafka import Producer
 
 from harness.codecs import value_encoder
 from harness.workload.generator_settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
-from harness.workload.template import RecordMaker
+from harness.workload.predicate import Predicate
+from harness.workload.template import RecordMaker, record_fields
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD
 
@@ -253,12 +255,34 @@ def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str]
             trace(key, seq) or None,
         )
     maker = RecordMaker(settings.record, settings.seed)
+    drops = DeclaredDrops(settings)
 
     def templated(key: str, seq: int, event_ms: int, payload: str) -> Message:
         value, message_key, headers = maker.make(key, seq, event_ms)
+        drops.note(key, seq, value)
         return message_key, json.dumps(value).encode(), (headers + trace(key, seq)) or None
 
     return templated
+
+
+class DeclaredDrops:
+    """The records each application's declared filter drops (`keeps`), appended to dropped/<application>.jsonl
+    as they are sent: the checker expects them missing downstream of it, not lost."""
+
+    def __init__(self, settings: WorkloadSettings):
+        fields = record_fields(settings.record) if settings.record else []
+        self.filters = {app: Predicate(sql, fields) for app, sql in settings.keeps.items()}
+        self.files = {}
+        if self.filters:
+            folder = Path(settings.dropped_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            self.files = {app: open(folder / f"{app}.jsonl", "a", buffering=1) for app in self.filters}
+
+    def note(self, key: str, seq: int, value: dict) -> None:
+        for app, predicate in self.filters.items():
+            if not predicate.keeps(value):
+                line = {"key": key, "seq": seq, "reason": f"keeps: {predicate.sql}", "batch": -1}
+                self.files[app].write(json.dumps({**line, "ts_ms": int(time.time() * 1000)}) + "\n")
 
 
 def _produce(producer: "Producer", topic: str, message: Message, on_delivery: Callable) -> None:

@@ -118,6 +118,14 @@ def parse_template(raw: Any, path: str = "workload.record") -> dict:
     return {"identity": dict(identity), "fields": fields, "message_key": message_key}
 
 
+def record_fields(template: dict) -> list[str]:
+    """The top-level fields of a template's records (its fields and where the identity goes in the value)."""
+    identity = template["identity"]
+    places = [identity[k] for k in (KEY, SEQ, ID) if k in identity]
+    value_places = [p.split(".")[0] for p in places if p != MESSAGE_KEY and not p.startswith(HEADER)]
+    return list(dict.fromkeys([*template["fields"], *value_places]))
+
+
 def _check_place(fields: dict, parts: list[str], path: str) -> None:
     """The identity's field must be free: not a field of the template, nor inside one that is not an object."""
     name, rest = parts[0], parts[1:]
