@@ -43,6 +43,14 @@ def test_the_example_becomes_an_application_streamlet_and_an_output_egress():
     assert app.settings["cwd"] == str(EXAMPLE.parent) and app.settings["command"][1] == "job.py"
 
 
+def _both(*changes):
+    def change(raw):
+        for one in changes:
+            one(raw)
+
+    return change
+
+
 def _no_template(raw):
     del raw["workload"]["record"]
 
@@ -62,7 +70,7 @@ def _set(path: str, value):
 
 
 BAD = [
-    ("no command", _set("applications.enrich.command", None), "applications.enrich.command: required field"),
+    ("no command", _set("applications.enrich.command", None), "applications.enrich: give its command"),
     ("other launcher", _set("applications.enrich.command", ["java", "-jar", "x.jar"]), "start with python or"),
     (
         "unknown placeholder",
@@ -123,6 +131,13 @@ BAD = [
         _set("faults.0.target", "enriched"),
         "kill-driver needs a streamlet or application, 'enriched' is an output",
     ),
+    ("entry and command", _set("applications.enrich.entry", "job:run"), "give its command (an argument list) or"),
+    (
+        "entry missing",
+        _both(_set("applications.enrich.command", None), _set("applications.enrich.entry", "no_such_job:run")),
+        "applications.enrich.entry: cannot import 'no_such_job'",
+    ),
+    ("settings of a command", _set("applications.enrich.settings", {"a": "b"}), "settings: only with an entry"),
     ("filter parse", _set("applications.enrich.keeps", "amount >>= 5"), "keeps: 'amount >>= 5' is not a predicate"),
     ("filter field", _set("applications.enrich.keeps", "amout >= 5"), "no such column: amout"),
     ("filter statement", _set("applications.enrich.keeps", "1; DROP TABLE x"), "expected an SQL predicate"),
@@ -178,14 +193,6 @@ def test_an_output_table_is_an_egress_the_harness_creates_and_reads():
     table = scenario.blueprint.streamlets["table"]
     assert (table.kind, table.role, table.runs) == ("table-output", "egress", False)
     assert table.settings["written_by"] == "orders" and table.cls.egress_evidence == "records"
-
-
-def _both(*changes):
-    def change(raw):
-        for one in changes:
-            one(raw)
-
-    return change
 
 
 PLAIN_COMMAND = _set("applications.orders.command", ["python", "job.py"])

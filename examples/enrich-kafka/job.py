@@ -32,6 +32,7 @@ def main() -> None:
     parser.add_argument("--orders", required=True, help="the topic orders are read from")
     parser.add_argument("--enriched", required=True, help="the topic enriched orders are written to")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
+    parser.add_argument("--starting-offsets", default="earliest", help="where a new query starts: earliest, latest")
     args = parser.parse_args()
 
     spark = SparkSession.builder.appName("enrich-orders").config("spark.sql.shuffle.partitions", "2").getOrCreate()
@@ -42,7 +43,7 @@ def main() -> None:
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", args.bootstrap)
         .option("subscribe", args.orders)
-        .option("startingOffsets", "earliest")
+        .option("startingOffsets", args.starting_offsets)
         .load()
         .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
         .select("order.*")

@@ -79,6 +79,17 @@ def batch_events(folder: Path) -> list[dict]:
     return sorted(events, key=lambda e: e["ts_ms"])
 
 
+def planned_topics(folder: Path) -> set[str]:
+    """The topics the newest planned batch of each query checkpoint under `folder` reads."""
+    found: set[str] = set()
+    for checkpoint in _checkpoints(Path(folder)):
+        try:
+            found |= set(last_planned(checkpoint).get("offsets", {}))
+        except (OSError, ValueError, IndexError):
+            continue  # a batch file being written: the next look reads it
+    return found
+
+
 def _checkpoints(folder: Path) -> list[Path]:
     """The query checkpoints in `folder`: itself, or its subfolders with an offsets log."""
     if (folder / "offsets").is_dir():

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, OUTPUT_KINDS, TABLE_OUTPUT
+from contract.applications import APPLICATION, KAFKA_OUTPUT, OUTPUT_KINDS, TABLE_OUTPUT
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -32,11 +32,11 @@ from harness.cluster.access import KafkaAccess
 from harness.cluster.follow import PartitionRecorder
 from harness.cluster.security import ClusterSecurity
 from harness.cluster.truststore import truststore_pem
-from harness.codecs import Decode, value_decoder
+from harness.codecs import Decode, value_decoder, value_encoder
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
-from harness.evidence.checkpoint import CheckpointFollower, committed_positions
+from harness.evidence.checkpoint import CheckpointFollower, committed_positions, planned_topics
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
@@ -48,6 +48,7 @@ from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess, Supervisor, free_ports
 from harness.runner.applications import application_command
 from harness.runner.executors import ExecutorWatch
+from harness.runner.preflight import CANARY_KEY, canary_value, read_topics, send_canary, wait_canary
 from harness.runner.table_outputs import TableOutput, TableProbe, schema_name
 from harness.scenario import Scenario
 from harness.scenario.applications import fill
@@ -55,7 +56,7 @@ from harness.scenario.blueprint import TopicSpec
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env, dump_jvm_threads, launch_driver
 from harness.spark.paths import driver_paths
-from harness.spark.session import launcher_env, log_level, session_conf
+from harness.spark.session import check_connector_version, launcher_env, log_level, session_conf
 from harness.spark.standalone import StandaloneCluster
 from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import wait_for
@@ -64,6 +65,15 @@ from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
+
+
+def _dump_lines(path: Path) -> list[dict]:
+    """The complete lines of a topic dump being written."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
 def _last_error(log: str) -> str:
@@ -466,6 +476,7 @@ class PipelineRun:
             "checkpoint": str(self.layout.checkpoints(name) / MAIN_QUERY),
             "scratch": str(scratch),
             "ui_port": str(free_ports(1)[0]),
+            "starting_offsets": self.source_options(name).starting_offsets,
             **topics,
             **tables,
             **store,
@@ -493,6 +504,40 @@ class PipelineRun:
             if self.scenario.blueprint.streamlets[output].settings["written_by"] == name
         ]
 
+    def preflight(self) -> None:
+        """Before the workload, for applications: each reads the topics it was given, and a canary record reaches
+        every output (harness/runner/preflight.py). A misconfiguration stops the run here, in one line."""
+        apps = [n for n, i in self.scenario.blueprint.streamlets.items() if i.kind == APPLICATION]
+        if not apps:
+            return
+        for name in apps:
+            given = set(self.input_topics(name))
+            read_topics(planned_topics(self.layout.checkpoints(name)), given, name)
+        if self.scenario.canary_timeout_s is None:
+            return
+        w = self.scenario.workload
+        keeps = [s for n in apps if (s := self.scenario.blueprint.streamlets[n].settings["keeps"])]
+        event_ms = int(time.time() * 1000)
+        value, key, headers = canary_value(w.record, keeps, w.seed, event_ms)
+        encode = value_encoder("json" if w.record else w.topic.codec, SOURCE_RECORD)
+        send_canary(self.kafka, self.topic_name(w.topic), self.layout.ack_log, (encode(value), key, headers), event_ms)
+        self.history.record("canary_sent", key=CANARY_KEY, seq=0)
+        took = wait_canary(self._output_readers(), self.dead_driver, self.scenario.canary_timeout_s)
+        self.history.record("canary_arrived", seconds=round(took, 3))
+        self.say(f"preflight: the canary record reached every output in {took:.1f}s")
+
+    def _output_readers(self) -> dict[str, tuple[dict, Callable[[], list[dict]]]]:
+        """Each output's identity and a reader of the records it holds now (topic-dump lines, or table rows)."""
+        tables = self.table_outputs()
+        readers = {}
+        for name, inst in self.scenario.blueprint.streamlets.items():
+            if inst.kind == KAFKA_OUTPUT:
+                dump = self.layout.topic_dump(self.topic_name(self.scenario.blueprint.inputs_of(name)["in"]))
+                readers[name] = (inst.settings["identity"], lambda dump=dump: _dump_lines(dump))
+            elif inst.kind == TABLE_OUTPUT:
+                readers[name] = (inst.settings["identity"], tables[name].rows)
+        return readers
+
     def prepare_outputs(self) -> None:
         """Create each output table with its audit, before the applications start."""
         for name, table in self.table_outputs().items():
@@ -509,9 +554,17 @@ class PipelineRun:
     def start_application(self, name: str) -> ManagedProcess:
         """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
         settings = self.scenario.blueprint.streamlets[name].settings
+        check_connector_version(self.prepare_spark())  # the job's pyspark and the connector put on its class path
         values = self.placeholder_values(name)
+        command = [fill(arg, values) for arg in settings["command"]]
+        if settings["entry"]:  # module:function, called by pipelines/entry.py with a SparkSession and its settings
+            entry = self.layout.driver_settings(f"{name}.entry")
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            filled = {k: fill(v, values) if isinstance(v, str) else v for k, v in settings["settings"].items()}
+            entry.write_text(json.dumps({"name": name, "entry": settings["entry"], "settings": filled}, indent=2))
+            command = ["python", "-m", "pipelines.entry", str(entry)]
         argv, env = application_command(
-            [fill(arg, values) for arg in settings["command"]],
+            command,
             {key: fill(value, values) for key, value in settings["env"].items()},
             self.prepare_spark(),
         )
@@ -563,13 +616,48 @@ class PipelineRun:
         def all_reporting() -> bool:
             return all(self.progress[n].poll().reporting(p.pid) for n, p in self.drivers.items())
 
-        wait_for(
-            all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=self.dead_driver
-        )
+        misplaced: list[str] = []
+
+        def stop_early() -> str | None:
+            dead = self.dead_driver()
+            if dead:
+                return dead
+            misplaced[:] = [m for m in [self._misplaced_checkpoint()] if m]
+            return misplaced[0] if misplaced else None
+
+        try:
+            wait_for(
+                all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=stop_early
+            )
+        except WaitTimeout as exc:
+            if misplaced:  # the job runs, its checkpoint elsewhere: a misconfiguration, said as bad input
+                raise HarnessError(misplaced[0]) from None
+            silent = [n for n, p in self.drivers.items() if p.running() and not self.progress[n].reporting(p.pid)]
+            apps = [n for n in silent if self.scenario.blueprint.streamlets[n].kind == APPLICATION]
+            if apps:
+                raise HarnessError(
+                    f"applications.{apps[0]}: no batch committed in its checkpoint folder "
+                    f"({self.layout.checkpoints(apps[0]) / MAIN_QUERY}) while it runs ({exc}): does the job use the "
+                    "${checkpoint} it is given as its checkpointLocation?"
+                ) from None
+            raise
         self.say(
             f"{len(self.drivers)} streamlet drivers running ({', '.join(self.drivers)}) after "
             f"{time.monotonic() - t0:.1f}s"
         )
+
+    def _misplaced_checkpoint(self) -> str | None:
+        """An application whose query checkpoints in its scratch folder rather than in ${checkpoint}: why, or None."""
+        for name, inst in self.scenario.blueprint.streamlets.items():
+            if inst.kind != APPLICATION:
+                continue
+            stray = next((p.parent for p in self.layout.workdir(name).rglob("offsets") if p.is_dir()), None)
+            if stray is not None:
+                return (
+                    f"applications.{name}: its checkpoint is {stray}, not the ${{checkpoint}} it is given "
+                    f"({self.layout.checkpoints(name) / MAIN_QUERY}), where the harness follows its batches"
+                )
+        return None
 
     def wait_up(self, name: str, timeout: float = 240.0) -> bool:
         """Wait until a (re)started driver has run its first batch; False if it ended instead."""

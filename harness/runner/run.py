@@ -122,6 +122,7 @@ def run_scenario(
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
             run.start_drivers()
+            run.preflight()
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:

@@ -72,14 +72,21 @@ class TableOutput:
                 f"FOR EACH ROW EXECUTE FUNCTION {function}()"
             )
 
+    def rows(self) -> list[dict]:
+        """The table's rows now, each as {"value": {column: value}} (how identities are read)."""
+        import psycopg
+
+        with psycopg.connect(self.url) as db:
+            return [{"value": row} for (row,) in db.execute(f"SELECT to_jsonb(t) FROM {self.name} t")]
+
     def export(self, sqlite_path: Path) -> dict:
         """Copy the table (state) and its audited inserts (deliveries) into `sqlite_path`, in the contract's
         tables; returns what was exported and what was seen only as an update."""
         import psycopg
 
         read = IdentityReader(self.identity)
+        state = [read(row) for row in self.rows()]
         with psycopg.connect(self.url) as db:
-            state = [read({"value": row}) for (row,) in db.execute(f"SELECT to_jsonb(t) FROM {self.name} t")]
             audit = db.execute(f"SELECT op, txid, at_ms, row FROM {self.audit} ORDER BY n").fetchall()
         inserted = {(txid, read({"value": row})) for op, txid, _, row in audit if op == "insert"}
         updates_alone = sum(

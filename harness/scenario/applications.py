@@ -17,6 +17,7 @@ from typing import Any
 from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
 from contract.egress import RECORDS, TOPIC
 from contract.identity import problem as identity_problem
+from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
 from harness.scenario.blueprint import (
     Blueprint,
@@ -30,6 +31,7 @@ from harness.scenario.blueprint import (
 from harness.scenario.fields import Fields
 from harness.workload.predicate import Predicate, PredicateError
 from harness.workload.template import record_fields
+from pipelines.kinds import add_import_paths
 from pipelines.model import Inlet, Outlet, Schema, Shape, Streamlet
 
 # An application's records are its own: the harness neither knows nor checks their fields (JSON values).
@@ -43,6 +45,7 @@ PLACEHOLDERS = {
     "checkpoint": "the application's checkpoint folder (it resumes from there after a restart)",
     "scratch": "a folder of its own in the run directory",
     "ui_port": "a free port (for spark.ui.port, if the job enables its UI)",
+    "starting_offsets": "earliest, or what a redeploy restarts it from (its `starting`: earliest or latest)",
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
     "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
     "store.schema": "the run's own schema in that store",
@@ -118,8 +121,54 @@ class _Known:
 
 def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
-    f = Fields(raw, path, {"command", "env", "cwd", "reads", "writes", "keeps"})
-    command = _strings(f.get("command", list, required=True), f"{path}.command", "arguments")
+    f = Fields(raw, path, {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps"})
+    cwd = Path(f.get("cwd", str, "."))
+    if not cwd.is_absolute():
+        cwd = (folder or Path.cwd()) / cwd
+    if not cwd.is_dir():
+        raise BlueprintError(f"{path}.cwd", f"no such folder: {cwd}")
+    command, entry, settings = _start(f, path, known, cwd)
+    env = f.get("env", dict, {})
+    for key, value in env.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
+        _check_placeholders(str(value), known, f"{path}.env.{key}")
+    return {
+        "command": command,
+        "entry": entry,
+        "settings": settings,
+        "env": {str(k): str(v) for k, v in env.items()},
+        "cwd": str(cwd.resolve()),
+        "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
+        "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
+        "keeps": _keeps(f.get("keeps", str, None), known.record, f"{path}.keeps"),
+    }
+
+
+def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str], str | None, dict]:
+    """How the application starts: its `command`, or an `entry` point (module:function, imported from its folder
+    now, so a wrong one is refused before anything starts) called with a SparkSession and its `settings`."""
+    if ("command" in f.raw) == ("entry" in f.raw):
+        raise BlueprintError(path, "give its command (an argument list) or its entry (module:function), one of them")
+    if "entry" in f.raw:
+        entry = f.get("entry", str)
+        add_import_paths([cwd])
+        try:
+            function = import_named(entry, "function")
+        except PluginError as exc:
+            raise BlueprintError(f"{path}.entry", str(exc)) from None
+        if not callable(function):
+            raise BlueprintError(f"{path}.entry", f"{entry} is not a function")
+        settings = f.get("settings", dict, {})
+        for key, value in settings.items():
+            if not isinstance(value, (str, int, float, bool)):
+                raise BlueprintError(f"{path}.settings.{key}", f"expected text, a number or true/false, got {value!r}")
+            if isinstance(value, str):
+                _check_placeholders(value, known, f"{path}.settings.{key}")
+        return [], entry, dict(settings)
+    if "settings" in f.raw:
+        raise BlueprintError(f"{path}.settings", "only with an entry (module:function): a command takes arguments")
+    command = _strings(f.get("command", list), f"{path}.command", "arguments")
     if command[0] not in LAUNCHERS:
         raise BlueprintError(
             f"{path}.command", f"expected it to start with {' or '.join(LAUNCHERS)}, got {command[0]!r}"
@@ -128,24 +177,7 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
         raise BlueprintError(f"{path}.command", f"names no application after {command[0]}")
     for i, arg in enumerate(command):
         _check_placeholders(arg, known, f"{path}.command[{i}]")
-    env = f.get("env", dict, {})
-    for key, value in env.items():
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
-        _check_placeholders(str(value), known, f"{path}.env.{key}")
-    cwd = Path(f.get("cwd", str, "."))
-    if not cwd.is_absolute():
-        cwd = (folder or Path.cwd()) / cwd
-    if not cwd.is_dir():
-        raise BlueprintError(f"{path}.cwd", f"no such folder: {cwd}")
-    return {
-        "command": list(command),
-        "env": {str(k): str(v) for k, v in env.items()},
-        "cwd": str(cwd.resolve()),
-        "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
-        "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
-        "keeps": _keeps(f.get("keeps", str, None), known.record, f"{path}.keeps"),
-    }
+    return list(command), None, {}
 
 
 def _keeps(sql: str | None, record: dict | None, path: str) -> str | None:
@@ -276,7 +308,7 @@ def parse_applications(
         inlets = [t for t in app["reads"] if t != source.name]
         readers.update({t: readers[t] + [(name, t)] for t in inlets})
         cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
-        settings = {k: app[k] for k in ("command", "env", "cwd", "keeps")}
+        settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps")}
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
     for name, raw in outputs_raw.items():
         if name in streamlets:

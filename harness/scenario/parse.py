@@ -91,6 +91,7 @@ class Scenario:
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
     kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
     storm: StormSpec | None = None  # faults drawn from the seed when the run starts, besides `faults`
+    canary_timeout_s: float | None = 60.0  # applications: how long the preflight's canary may take (None: no canary)
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -363,6 +364,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             "applications",
             "outputs",
             "topics",
+            "preflight",
         },
     )
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
@@ -371,6 +373,11 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     blueprint = _pipeline(f, workload, folder)
     cluster = _cluster(f.get("cluster", dict, {}))
     kafka = parse_kafka(f.get("kafka", dict, None), folder, cluster.bootstrap_servers is not None, cluster.security)
+    if "applications" in f.raw and (cluster.security or (kafka and kafka.security_protocol != "PLAINTEXT")):
+        # a job sets its kafka.* options in its own code: it would need them as placeholders, which it has not
+        raise BlueprintError(
+            "applications", "a secured cluster is not supported for applications yet: they reach Kafka in plaintext"
+        )
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -404,6 +411,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         import_paths=import_paths,
         kafka=kafka,
         storm=parse_storm(f.get("storm", dict, None)),
+        canary_timeout_s=_preflight(f),
     )
 
 
@@ -429,6 +437,18 @@ def _pipeline(f: Fields, workload: WorkloadSpec, folder: Path | None) -> Bluepri
         store,
         workload.record,
     )
+
+
+def _preflight(f: Fields) -> float | None:
+    """`preflight: {canary, canary_timeout_s}`: a run of applications' canary record (harness/runner/preflight.py)."""
+    raw = f.get("preflight", dict, None)
+    if raw is None:
+        return 60.0
+    if "applications" not in f.raw:
+        raise BlueprintError("preflight", "only with applications (a blueprint's streamlets are the harness's own)")
+    p = Fields(raw, "preflight", {"canary", "canary_timeout_s"})
+    timeout = p.number("canary_timeout_s", 60.0, minimum=1, maximum=3600)
+    return timeout if p.get("canary", bool, True) else None
 
 
 def _saved(raw: dict, store: str) -> dict:

@@ -1,0 +1,110 @@
+"""The preflight of a run of applications, before the workload: each application reads the topics it was given
+(its checkpoint says which), and one canary record gets through to every output within a deadline. So a job
+started with the wrong topic, checkpoint or field is stopped in one line saying so, never judged as losing
+records.
+
+The canary is a record like the workload's (from its template, drawn until every declared filter keeps it) with
+key `canary` and seq 0, written to the source topic and logged in acks.csv as the generator logs its records: it
+is part of the run's evidence and judged like any other record.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Callable
+
+from contract.identity import IdentityReader, compose
+from harness.errors import HarnessError
+from harness.waiting import wait_for
+from harness.workload.generator import AckLog
+from harness.workload.predicate import Predicate
+from harness.workload.template import RecordMaker, record_fields
+
+CANARY_KEY = "canary"
+
+
+def read_topics(checkpoint_topics: set[str], given: set[str], name: str) -> None:
+    """An application must read the topics it was given (its checkpoint's offsets name them)."""
+    if checkpoint_topics and not checkpoint_topics & given:
+        raise HarnessError(
+            f"applications.{name}: its checkpoint reads {', '.join(sorted(checkpoint_topics))}, not the topics it "
+            f"was given ({', '.join(sorted(given))}): does the job subscribe to the ${{topic.NAME}} it is passed?"
+        )
+
+
+def canary_value(template: dict | None, keeps: list[str], seed: int, event_ms: int) -> tuple[dict, str | None, list]:
+    """The canary's value, message key and headers: the workload's record format, kept by every declared filter."""
+    if template is None:
+        return {"key": CANARY_KEY, "seq": 0, "event_time_ms": event_ms, "payload": ""}, CANARY_KEY, []
+    maker = RecordMaker(template, f"canary-{seed}")
+    filters = [Predicate(sql, record_fields(template)) for sql in keeps]
+    for _ in range(10_000):
+        value, message_key, headers = maker.make(CANARY_KEY, 0, event_ms)
+        if all(f.keeps(value) for f in filters):
+            return value, message_key, headers
+    raise HarnessError("workload.record: no record of the template passes every application's keeps filter")
+
+
+def send_canary(access, topic: str, ack_log, message: tuple[bytes, str | None, list], event_ms: int) -> None:
+    """Write the canary (its value encoded, key, headers) to the source topic and log its outcome in acks.csv
+    (acked, or a HarnessError)."""
+    from confluent_kafka import Producer
+
+    value, key, headers = message
+    log = AckLog(str(ack_log))
+    producer = Producer({**access.librdkafka(), "acks": "all", "enable.idempotence": True})
+    delivered = log.add((CANARY_KEY, 0, event_ms, 0))
+    outcome: list = []
+    producer.produce(
+        topic,
+        key=None if key is None else key.encode(),
+        value=value,
+        headers=headers or None,
+        on_delivery=lambda error, msg: (delivered(error, msg), outcome.append(error)),
+    )
+    producer.flush(60)
+    log.drain(final=True)
+    log.close()
+    if not outcome or outcome[0] is not None:
+        raise HarnessError(
+            f"the canary record could not be written to {topic}: {outcome[0] if outcome else 'no answer'}"
+        )
+
+
+def expected_identity(identity: dict) -> str:
+    """What the canary's identity looks like where an output keeps it."""
+    if "id" in identity:
+        return f"{identity['id']} = {compose(identity.get('format', '{key}-{seq}'), CANARY_KEY, 0)!r}"
+    return f"{identity['key']} = {CANARY_KEY!r} and {identity['seq']} = 0"
+
+
+def wait_canary(
+    outputs: dict[str, tuple[dict, Callable[[], list[dict]]]], dead: Callable[[], str | None], timeout_s: float
+) -> float:
+    """Until every output holds the canary: `outputs` maps an output to its identity and a reader of its records
+    (topic-dump lines: {"value": ...}). Returns the seconds it took; raises a HarnessError naming the first output
+    without it, what it holds instead (its first record) and what was expected."""
+    t0 = time.monotonic()
+    missing = dict(outputs)
+
+    def arrived() -> bool:
+        for name, (identity, records) in list(missing.items()):
+            read = IdentityReader(identity)
+            if any(read(r) == (CANARY_KEY, 0) for r in records()):
+                del missing[name]
+        return not missing
+
+    try:
+        wait_for(arrived, timeout=timeout_s, interval=1.0, what="the canary record at every output", abort=dead)
+    except HarnessError as exc:
+        if not missing:
+            raise
+        name, (identity, records) = next(iter(missing.items()))
+        found = records()
+        holds = f"its first record is {json.dumps(found[0].get('value'))[:300]}" if found else "it holds no record"
+        raise HarnessError(
+            f"outputs.{name}: the canary record did not arrive ({exc}); "
+            f"expected a record with {expected_identity(identity)}; {holds}"
+        ) from None
+    return time.monotonic() - t0
