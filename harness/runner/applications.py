@@ -1,5 +1,5 @@
 """Starting an application (a team's own job) unchanged: its command with the placeholders filled in, the Kafka
-connector given to its Spark without touching its code or its settings.
+connector given to its Spark without touching its code or its settings; and noticing it checkpoints elsewhere.
 
 The connector goes on the driver's and the executors' class path (spark.driver/executor.extraClassPath), never
 through spark.jars or --jars, which would replace the jars a job sets in code. Under `python` the options reach
@@ -9,13 +9,27 @@ under `spark-submit` they come before the job's own options, which therefore win
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from contract.applications import APPLICATION
+from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
+from harness.process import ManagedProcess, free_ports
+from harness.runner.table_outputs import schema_name, table_outputs
+from harness.scenario.applications import fill
+from harness.secrets import split_password
+from harness.spark.launcher import driver_env
+from harness.spark.session import check_connector_version
 from harness.spark.versions import SparkRuntime
+
+if TYPE_CHECKING:
+    from harness.runner.pipeline_run import PipelineRun
 
 SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 SHELL = "pyspark-shell"
@@ -46,3 +60,71 @@ def application_command(
         raise HarnessError(f"{SUBMIT_ARGS} of the application must end in {SHELL}, got {' '.join(theirs)!r}")
     merged = [*options, *theirs[:-1], SHELL]
     return [runtime.python, *command[1:]], {**env, SUBMIT_ARGS: shlex.join(merged)}
+
+
+def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
+    """What an application's command and environment get for each placeholder (harness/scenario/applications.py)."""
+    scratch = run.layout.workdir(name)
+    scratch.mkdir(parents=True, exist_ok=True)
+    topics = {f"topic.{t.name}": run.topic_name(t) for t in run.all_topics()}
+    tables = {f"table.{t.table}": t.name for t in table_outputs(run).values()}
+    store = (
+        {"store.url": split_password(run.scenario.store_url)[0], "store.schema": schema_name(run.run_id)}
+        if run.scenario.store_url
+        else {}
+    )
+    return {
+        "bootstrap": run.client_access(name).bootstrap_servers,
+        "checkpoint": str(run.layout.checkpoints(name) / MAIN_QUERY),
+        "scratch": str(scratch),
+        "ui_port": str(free_ports(1)[0]),
+        "starting_offsets": run.source_options(name).starting_offsets,
+        **topics,
+        **tables,
+        **store,
+    }
+
+
+def start_application(run: PipelineRun, name: str) -> ManagedProcess:
+    """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
+    settings = run.scenario.blueprint.streamlets[name].settings
+    check_connector_version(run.prepare_spark())  # the job's pyspark and the connector put on its class path
+    values = run.placeholder_values(name)
+    command = [fill(arg, values) for arg in settings["command"]]
+    if settings["entry"]:  # module:function, called by pipelines/entry.py with a SparkSession and its settings
+        entry = run.layout.driver_settings(f"{name}.entry")
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        filled = {k: fill(v, values) if isinstance(v, str) else v for k, v in settings["settings"].items()}
+        entry.write_text(json.dumps({"name": name, "entry": settings["entry"], "settings": filled}, indent=2))
+        command = ["python", "-m", "pipelines.entry", str(entry)]
+    argv, env = application_command(
+        command,
+        {key: fill(value, values) for key, value in settings["env"].items()},
+        run.prepare_spark(),
+    )
+    path = run.layout.driver_settings(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"name": name, "argv": argv, "env": sorted(env), "cwd": settings["cwd"]}, indent=2))
+    proc = run.supervisor.start(
+        f"streamlet-{name}",
+        argv,
+        run.layout.log(f"streamlet-{name}"),
+        env=driver_env({**run._driver_env(), **env}, run.prepare_spark().python),
+        cwd=settings["cwd"],
+    )
+    run.progress[name].driver_started(proc.pid, time.time())
+    return proc
+
+
+def misplaced_checkpoint(run: PipelineRun) -> str | None:
+    """An application whose query checkpoints in its scratch folder rather than in ${checkpoint}: why, or None."""
+    for name, inst in run.scenario.blueprint.streamlets.items():
+        if inst.kind != APPLICATION:
+            continue
+        stray = next((p.parent for p in run.layout.workdir(name).rglob("offsets") if p.is_dir()), None)
+        if stray is not None:
+            return (
+                f"applications.{name}: its checkpoint is {stray}, not the ${{checkpoint}} it is given "
+                f"({run.layout.checkpoints(name) / MAIN_QUERY}), where the harness follows its batches"
+            )
+    return None

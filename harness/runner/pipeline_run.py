@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT, OUTPUT_KINDS, TABLE_OUTPUT
+from contract.applications import APPLICATION, OUTPUT_KINDS, TABLE_OUTPUT
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -32,11 +32,11 @@ from harness.cluster.access import KafkaAccess
 from harness.cluster.follow import PartitionRecorder
 from harness.cluster.security import ClusterSecurity
 from harness.cluster.truststore import truststore_pem
-from harness.codecs import Decode, value_decoder, value_encoder
+from harness.codecs import Decode, value_decoder
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
-from harness.evidence.checkpoint import CheckpointFollower, committed_positions, planned_topics
+from harness.evidence.checkpoint import CheckpointFollower, committed_positions
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
@@ -45,18 +45,16 @@ from harness.faults.kind import GENERATOR
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
-from harness.process import ManagedProcess, Supervisor, free_ports
-from harness.runner.applications import application_command
+from harness.process import ManagedProcess, Supervisor
+from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.executors import ExecutorWatch
-from harness.runner.preflight import CANARY_KEY, canary_value, read_topics, send_canary, wait_canary
-from harness.runner.table_outputs import TableOutput, TableProbe, schema_name
+from harness.runner.table_outputs import TableProbe, export_tables, output_tables
 from harness.scenario import Scenario
-from harness.scenario.applications import fill
 from harness.scenario.blueprint import TopicSpec
 from harness.secrets import split_password
-from harness.spark.launcher import driver_env, dump_jvm_threads, launch_driver
+from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.spark.paths import driver_paths
-from harness.spark.session import check_connector_version, launcher_env, log_level, session_conf
+from harness.spark.session import launcher_env, log_level, session_conf
 from harness.spark.standalone import StandaloneCluster
 from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import wait_for
@@ -65,15 +63,6 @@ from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
-
-
-def _dump_lines(path: Path) -> list[dict]:
-    """The complete lines of a topic dump being written."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return []
-    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
 def _last_error(log: str) -> str:
@@ -460,130 +449,17 @@ class PipelineRun:
             env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
-    def placeholder_values(self, name: str) -> dict[str, str]:
-        """What an application's command and environment get for each placeholder (harness/scenario/applications.py)."""
-        scratch = self.layout.workdir(name)
-        scratch.mkdir(parents=True, exist_ok=True)
-        topics = {f"topic.{t.name}": self.topic_name(t) for t in self.all_topics()}
-        tables = {f"table.{t.table}": t.name for t in self.table_outputs().values()}
-        store = (
-            {"store.url": split_password(self.scenario.store_url)[0], "store.schema": schema_name(self.run_id)}
-            if self.scenario.store_url
-            else {}
-        )
-        return {
-            "bootstrap": self.client_access(name).bootstrap_servers,
-            "checkpoint": str(self.layout.checkpoints(name) / MAIN_QUERY),
-            "scratch": str(scratch),
-            "ui_port": str(free_ports(1)[0]),
-            "starting_offsets": self.source_options(name).starting_offsets,
-            **topics,
-            **tables,
-            **store,
-        }
-
-    def table_outputs(self) -> dict[str, TableOutput]:
-        """The output tables applications write, in the run's own schema of the scenario's store."""
-        return {
-            name: TableOutput(
-                self.scenario.store_url,
-                schema_name(self.run_id),
-                inst.settings["table"],
-                inst.settings["columns"],
-                inst.settings["identity"],
-            )
-            for name, inst in self.scenario.blueprint.streamlets.items()
-            if inst.kind == TABLE_OUTPUT
-        }
-
     def output_tables(self, name: str) -> list[TableProbe]:
-        """Probes of the output tables application `name` writes: when it last wrote one (in-flight kills)."""
-        return [
-            TableProbe(table)
-            for output, table in self.table_outputs().items()
-            if self.scenario.blueprint.streamlets[output].settings["written_by"] == name
-        ]
-
-    def preflight(self) -> None:
-        """Before the workload, for applications: each reads the topics it was given, and a canary record reaches
-        every output (harness/runner/preflight.py). A misconfiguration stops the run here, in one line."""
-        apps = [n for n, i in self.scenario.blueprint.streamlets.items() if i.kind == APPLICATION]
-        if not apps:
-            return
-        for name in apps:
-            given = set(self.input_topics(name))
-            read_topics(planned_topics(self.layout.checkpoints(name)), given, name)
-        if self.scenario.canary_timeout_s is None:
-            return
-        w = self.scenario.workload
-        keeps = [s for n in apps if (s := self.scenario.blueprint.streamlets[n].settings["keeps"])]
-        event_ms = int(time.time() * 1000)
-        value, key, headers = canary_value(w.record, keeps, w.seed, event_ms)
-        encode = value_encoder("json" if w.record else w.topic.codec, SOURCE_RECORD)
-        send_canary(self.kafka, self.topic_name(w.topic), self.layout.ack_log, (encode(value), key, headers), event_ms)
-        self.history.record("canary_sent", key=CANARY_KEY, seq=0)
-        took = wait_canary(self._output_readers(), self.dead_driver, self.scenario.canary_timeout_s)
-        self.history.record("canary_arrived", seconds=round(took, 3))
-        self.say(f"preflight: the canary record reached every output in {took:.1f}s")
-
-    def _output_readers(self) -> dict[str, tuple[dict, Callable[[], list[dict]]]]:
-        """Each output's identity and a reader of the records it holds now (topic-dump lines, or table rows)."""
-        tables = self.table_outputs()
-        readers = {}
-        for name, inst in self.scenario.blueprint.streamlets.items():
-            if inst.kind == KAFKA_OUTPUT:
-                dump = self.layout.topic_dump(self.topic_name(self.scenario.blueprint.inputs_of(name)["in"]))
-                readers[name] = (inst.settings["identity"], lambda dump=dump: _dump_lines(dump))
-            elif inst.kind == TABLE_OUTPUT:
-                readers[name] = (inst.settings["identity"], tables[name].rows)
-        return readers
-
-    def prepare_outputs(self) -> None:
-        """Create each output table with its audit, before the applications start."""
-        for name, table in self.table_outputs().items():
-            table.prepare()
-            self.history.record("output_prepared", output=name, table=table.name, audit=table.audit)
+        """Probes of the output tables application `name` writes (in-flight kills look at them)."""
+        return output_tables(self, name)
 
     def export_tables(self) -> None:
         """After the drivers stopped: each output table and its audit, into the run directory."""
-        for name, table in self.table_outputs().items():
-            exported = table.export(self.layout.egress_db(name))
-            observed = "partly" if exported["updates_alone"] else "fully"
-            self.history.record("output_exported", output=name, table=table.name, observed=observed, **exported)
-
-    def start_application(self, name: str) -> ManagedProcess:
-        """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
-        settings = self.scenario.blueprint.streamlets[name].settings
-        check_connector_version(self.prepare_spark())  # the job's pyspark and the connector put on its class path
-        values = self.placeholder_values(name)
-        command = [fill(arg, values) for arg in settings["command"]]
-        if settings["entry"]:  # module:function, called by pipelines/entry.py with a SparkSession and its settings
-            entry = self.layout.driver_settings(f"{name}.entry")
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            filled = {k: fill(v, values) if isinstance(v, str) else v for k, v in settings["settings"].items()}
-            entry.write_text(json.dumps({"name": name, "entry": settings["entry"], "settings": filled}, indent=2))
-            command = ["python", "-m", "pipelines.entry", str(entry)]
-        argv, env = application_command(
-            command,
-            {key: fill(value, values) for key, value in settings["env"].items()},
-            self.prepare_spark(),
-        )
-        path = self.layout.driver_settings(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"name": name, "argv": argv, "env": sorted(env), "cwd": settings["cwd"]}, indent=2))
-        proc = self.supervisor.start(
-            f"streamlet-{name}",
-            argv,
-            self.layout.log(f"streamlet-{name}"),
-            env=driver_env({**self._driver_env(), **env}, self.prepare_spark().python),
-            cwd=settings["cwd"],
-        )
-        self.progress[name].driver_started(proc.pid, time.time())
-        return proc
+        export_tables(self)
 
     def start_driver(self, name: str) -> ManagedProcess:
         if self.scenario.blueprint.streamlets[name].kind == APPLICATION:
-            proc = self.start_application(name)
+            proc = start_application(self, name)
         else:
             proc = self._start_streamlet(name)
         self.drivers[name] = proc
@@ -622,7 +498,7 @@ class PipelineRun:
             dead = self.dead_driver()
             if dead:
                 return dead
-            misplaced[:] = [m for m in [self._misplaced_checkpoint()] if m]
+            misplaced[:] = [m for m in [misplaced_checkpoint(self)] if m]
             return misplaced[0] if misplaced else None
 
         try:
@@ -645,19 +521,6 @@ class PipelineRun:
             f"{len(self.drivers)} streamlet drivers running ({', '.join(self.drivers)}) after "
             f"{time.monotonic() - t0:.1f}s"
         )
-
-    def _misplaced_checkpoint(self) -> str | None:
-        """An application whose query checkpoints in its scratch folder rather than in ${checkpoint}: why, or None."""
-        for name, inst in self.scenario.blueprint.streamlets.items():
-            if inst.kind != APPLICATION:
-                continue
-            stray = next((p.parent for p in self.layout.workdir(name).rglob("offsets") if p.is_dir()), None)
-            if stray is not None:
-                return (
-                    f"applications.{name}: its checkpoint is {stray}, not the ${{checkpoint}} it is given "
-                    f"({self.layout.checkpoints(name) / MAIN_QUERY}), where the harness follows its batches"
-                )
-        return None
 
     def wait_up(self, name: str, timeout: float = 240.0) -> bool:
         """Wait until a (re)started driver has run its first batch; False if it ended instead."""

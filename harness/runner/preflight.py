@@ -12,14 +12,23 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
+from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
 from contract.identity import IdentityReader, compose
+from harness.codecs import value_encoder
 from harness.errors import HarnessError
+from harness.evidence.checkpoint import planned_topics
+from harness.runner.table_outputs import table_outputs
 from harness.waiting import wait_for
 from harness.workload.generator import AckLog
 from harness.workload.predicate import Predicate
 from harness.workload.template import RecordMaker, record_fields
+from pipelines.model import SOURCE_RECORD
+
+if TYPE_CHECKING:
+    from harness.runner.pipeline_run import PipelineRun
 
 CANARY_KEY = "canary"
 
@@ -108,3 +117,48 @@ def wait_canary(
             f"expected a record with {expected_identity(identity)}; {holds}"
         ) from None
     return time.monotonic() - t0
+
+
+def preflight(run: PipelineRun) -> None:
+    """Before the workload, for applications: each reads the topics it was given, and a canary record reaches
+    every output (harness/runner/preflight.py). A misconfiguration stops the run here, in one line."""
+    apps = [n for n, i in run.scenario.blueprint.streamlets.items() if i.kind == APPLICATION]
+    if not apps:
+        return
+    for name in apps:
+        given = set(run.input_topics(name))
+        read_topics(planned_topics(run.layout.checkpoints(name)), given, name)
+    if run.scenario.canary_timeout_s is None:
+        return
+    w = run.scenario.workload
+    keeps = [s for n in apps if (s := run.scenario.blueprint.streamlets[n].settings["keeps"])]
+    event_ms = int(time.time() * 1000)
+    value, key, headers = canary_value(w.record, keeps, w.seed, event_ms)
+    encode = value_encoder("json" if w.record else w.topic.codec, SOURCE_RECORD)
+    send_canary(run.kafka, run.topic_name(w.topic), run.layout.ack_log, (encode(value), key, headers), event_ms)
+    run.history.record("canary_sent", key=CANARY_KEY, seq=0)
+    took = wait_canary(output_readers(run), run.dead_driver, run.scenario.canary_timeout_s)
+    run.history.record("canary_arrived", seconds=round(took, 3))
+    run.say(f"preflight: the canary record reached every output in {took:.1f}s")
+
+
+def output_readers(run: PipelineRun) -> dict[str, tuple[dict, Callable[[], list[dict]]]]:
+    """Each output's identity and a reader of the records it holds now (topic-dump lines, or table rows)."""
+    tables = table_outputs(run)
+    readers = {}
+    for name, inst in run.scenario.blueprint.streamlets.items():
+        if inst.kind == KAFKA_OUTPUT:
+            dump = run.layout.topic_dump(run.topic_name(run.scenario.blueprint.inputs_of(name)["in"]))
+            readers[name] = (inst.settings["identity"], lambda dump=dump: _dump_lines(dump))
+        elif inst.kind == TABLE_OUTPUT:
+            readers[name] = (inst.settings["identity"], tables[name].rows)
+    return readers
+
+
+def _dump_lines(path: Path) -> list[dict]:
+    """The complete lines of a topic dump being written."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]

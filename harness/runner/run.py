@@ -25,8 +25,10 @@ from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.console import Console
 from harness.runner.pipeline_run import PipelineRun
+from harness.runner.preflight import preflight
 from harness.runner.resource_sampler import ResourceSampler
 from harness.runner.sampler import OffsetSampler
+from harness.runner.table_outputs import prepare_outputs
 from harness.scenario import Scenario
 from harness.scenario.fault_rules import FaultRule
 
@@ -116,13 +118,13 @@ def run_scenario(
             run.start_spark()
             run.save_versions()
             run.create_topics()
-            run.prepare_outputs()
+            prepare_outputs(run)
             run.start_recording()
             whole_run = [r for r in rules if not r.fault.scheduled]
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
             run.start_drivers()
-            run.preflight()
+            preflight(run)
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             try:

@@ -17,10 +17,15 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from contract.applications import TABLE_OUTPUT
 from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY, STATE, STATE_COLUMNS
 from contract.identity import IdentityReader
 from pipelines.stores import Store
+
+if TYPE_CHECKING:
+    from harness.runner.pipeline_run import PipelineRun
 
 AUDIT_TABLE = "harness_audit"  # in the run's schema: one per output table, suffixed with its name
 
@@ -137,3 +142,42 @@ def _text(value) -> str | int | None:
     if value is None or isinstance(value, (int, str)) and not isinstance(value, bool):
         return value
     return json.dumps(value)
+
+
+def table_outputs(run: PipelineRun) -> dict[str, TableOutput]:
+    """The output tables applications write, in the run's own schema of the scenario's store."""
+    return {
+        name: TableOutput(
+            run.scenario.store_url,
+            schema_name(run.run_id),
+            inst.settings["table"],
+            inst.settings["columns"],
+            inst.settings["identity"],
+        )
+        for name, inst in run.scenario.blueprint.streamlets.items()
+        if inst.kind == TABLE_OUTPUT
+    }
+
+
+def output_tables(run: PipelineRun, name: str) -> list[TableProbe]:
+    """Probes of the output tables application `name` writes: when it last wrote one (in-flight kills)."""
+    return [
+        TableProbe(table)
+        for output, table in table_outputs(run).items()
+        if run.scenario.blueprint.streamlets[output].settings["written_by"] == name
+    ]
+
+
+def prepare_outputs(run: PipelineRun) -> None:
+    """Create each output table with its audit, before the applications start."""
+    for name, table in table_outputs(run).items():
+        table.prepare()
+        run.history.record("output_prepared", output=name, table=table.name, audit=table.audit)
+
+
+def export_tables(run: PipelineRun) -> None:
+    """After the drivers stopped: each output table and its audit, into the run directory."""
+    for name, table in table_outputs(run).items():
+        exported = table.export(run.layout.egress_db(name))
+        observed = "partly" if exported["updates_alone"] else "fully"
+        run.history.record("output_exported", output=name, table=table.name, observed=observed, **exported)
