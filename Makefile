@@ -22,8 +22,8 @@ lint: $(STAMP)
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
 
-# The long real runs kept out of `make test` (about 8 minutes): the harness in a compose container, a Spark
-# master of one's own, retention deleting unread records.
+# The long real runs kept out of `make test` (about 13 minutes): the harness in a compose container, a Spark
+# master of one's own, retention deleting unread records, a matrix across two Spark versions.
 test-long: setup docker-packages
 	$(BIN)/pytest -m long
 

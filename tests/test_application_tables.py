@@ -19,7 +19,8 @@ from harness.scenario.parse import parse_scenario
 from tests.evidence_helpers import acked, why
 from tests.test_faults import ROOT, history
 
-pytestmark = pytest.mark.e2e
+# A job's JVM takes minutes to start and run its batches on a busy machine: more than pytest's default 600 s.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 EXAMPLE = ROOT / "examples" / "orders-postgres"
 
 

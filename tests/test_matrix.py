@@ -223,6 +223,7 @@ def test_a_folder_holding_another_matrix_is_not_resumed(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.long  # two Spark versions' drivers, one environment built on first use: about 5 minutes
 def test_a_matrix_across_spark_versions_cut_short_keeps_its_finished_cell_and_resumes_matching_the_runs_reports(
     tmp_path,
 ):

@@ -78,7 +78,7 @@ def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
         "checkpoint": str(run.layout.checkpoints(name) / MAIN_QUERY),
         "scratch": str(scratch),
         "ui_port": str(free_ports(1)[0]),
-        "starting_offsets": run.source_options(name).starting_offsets,
+        "starting_offsets": (run.source_overrides.get(name) or run.source_options(name)).starting_offsets,
         **topics,
         **tables,
         **store,
@@ -89,7 +89,7 @@ def start_application(run: PipelineRun, name: str) -> ManagedProcess:
     """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
     settings = run.scenario.blueprint.streamlets[name].settings
     check_connector_version(run.prepare_spark())  # the job's pyspark and the connector put on its class path
-    values = run.placeholder_values(name)
+    values = placeholder_values(run, name)
     command = [fill(arg, values) for arg in settings["command"]]
     if settings["entry"]:  # module:function, called by pipelines/entry.py with a SparkSession and its settings
         entry = run.layout.driver_settings(f"{name}.entry")

@@ -77,6 +77,7 @@ def _last_error(log: str) -> str:
 
 
 EXTERNAL_TOPIC_PREFIX = "harness."
+APP_IDLE_S = 30.0  # an application restarted with nothing to read is taken as up after this long (see wait_up)
 ADMIN_PATIENCE_S = 120.0  # longer than a broker fault's default outage plus its restart
 
 
@@ -523,11 +524,21 @@ class PipelineRun:
         )
 
     def wait_up(self, name: str, timeout: float = 240.0) -> bool:
-        """Wait until a (re)started driver has run its first batch; False if it ended instead."""
+        """Wait until a (re)started driver has run its first batch; False if it ended instead. An application
+        restarted with nothing left to read commits no batch (Spark plans none): it counts as up once it has run for
+        APP_IDLE_S with its inputs all committed (its recovery time is then unknown: no batch shows it)."""
         proc = self.drivers[name]
+        started = time.monotonic()
+        application = self.scenario.blueprint.streamlets[name].kind == APPLICATION
+
+        def idle() -> bool:
+            if not application or time.monotonic() - started < APP_IDLE_S or not proc.running():
+                return False
+            return self.lags(self.log_ends()).get(name) == 0
+
         try:
             wait_for(
-                lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running(),
+                lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running() or idle(),
                 timeout=timeout,
                 interval=0.5,
                 what=f"streamlet {name} (pid {proc.pid}) to run its first batch",

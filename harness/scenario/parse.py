@@ -34,6 +34,7 @@ MAX_DURATION_S = 7 * 24 * 3600.0
 MAX_KEYS = 1_000_000
 MAX_PAYLOAD_BYTES = 900_000  # under Kafka's default message size limit (1 MB) with the record's other fields
 MAX_RECORDS = 50_000_000
+CANARY_TIMEOUT_S = 120.0  # a batch of a job on a busy machine may take tens of seconds
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,9 @@ class Scenario:
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
     kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
     storm: StormSpec | None = None  # faults drawn from the seed when the run starts, besides `faults`
-    canary_timeout_s: float | None = 60.0  # applications: how long the preflight's canary may take (None: no canary)
+    canary_timeout_s: float | None = (
+        CANARY_TIMEOUT_S  # applications: how long the preflight's canary may take (None: none)
+    )
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -443,11 +446,11 @@ def _preflight(f: Fields) -> float | None:
     """`preflight: {canary, canary_timeout_s}`: a run of applications' canary record (harness/runner/preflight.py)."""
     raw = f.get("preflight", dict, None)
     if raw is None:
-        return 60.0
+        return CANARY_TIMEOUT_S
     if "applications" not in f.raw:
         raise BlueprintError("preflight", "only with applications (a blueprint's streamlets are the harness's own)")
     p = Fields(raw, "preflight", {"canary", "canary_timeout_s"})
-    timeout = p.number("canary_timeout_s", 60.0, minimum=1, maximum=3600)
+    timeout = p.number("canary_timeout_s", CANARY_TIMEOUT_S, minimum=1, maximum=3600)
     return timeout if p.get("canary", bool, True) else None
 
 
