@@ -23,7 +23,8 @@ test-fast: setup
 	$(BIN)/pytest -m "not e2e"
 
 # The long real runs kept out of `make test` (about 13 minutes): the harness in a compose container, a Spark
-# master of one's own, retention deleting unread records, a matrix across two Spark versions.
+# master of one's own, retention deleting unread records, a matrix across two Spark versions, an application
+# under a network partition and a broker kill, an application's entry point.
 test-long: setup docker-packages
 	$(BIN)/pytest -m long
 

@@ -125,11 +125,11 @@ def test_an_undeclared_filter_and_a_redeploy_from_latest_lose_records_and_the_ru
     lost = sent - delivered
     skipped = lost - filtered  # records the job kept that the redeploy's new query started past
     assert report.counts.lost == len(lost) and report.counts.dropped == 0
-    # The redeploy explains the records its new query skipped (a filtered one among them too); nothing but the
-    # job's own filter is left unexplained.
+    # The redeploy explains the records its new query skipped (filtered ones among them: on a busy machine the job
+    # may not have read any before it); nothing but the job's own filter is left unexplained.
     causes = report.causes["lost"]
     assert causes["redeploy"] >= len(skipped) > 0 and causes["redeploy"] + causes["unexplained"] == len(lost)
-    assert 0 < causes["unexplained"] <= len(lost & filtered)
+    assert causes["unexplained"] <= len(lost & filtered)
     assert report.verdict == "at-most-once"
     witnesses = {(w.key, w.seq) for w in report.witnesses if w.anomaly == "lost"}
     assert witnesses and witnesses <= lost
@@ -224,6 +224,7 @@ def test_the_preflight_catches_a_job_given_the_wrong_checkpoint_placeholder(tmp_
     _nothing_left(run_dir)
 
 
+@pytest.mark.long  # one more job's JVM; the entry point's parsing and refusals are unit-tested
 def test_an_entry_point_is_called_with_a_session_and_its_settings_and_judged_the_same_way(tmp_path):
     raw = {
         "name": "entry-point",
@@ -256,3 +257,26 @@ def test_an_entry_point_is_called_with_a_session_and_its_settings_and_judged_the
     report = check_run(run_dir)
     assert report.verdict == "exactly-once" and report.outcome == "pass" and report.counts.acked == 801
     assert json.loads((run_dir / "streamlets" / "copy.entry.json").read_text())["settings"]["target"] == "out"
+
+
+@pytest.mark.long  # three brokers, a partition and a broker kill under the job: about 3 minutes
+def test_the_job_under_a_network_partition_and_a_broker_kill_loses_nothing(tmp_path):
+    raw = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text())
+    raw["cluster"] = {"brokers": 3}
+    raw["workload"]["topic"]["replication"] = 3
+    raw["topics"]["orders-enriched"]["replication"] = 3
+    raw["faults"] = [
+        # the job's own link to the brokers (its ${bootstrap} is the link's proxy), then a broker under all
+        {"kind": "network-partition", "target": "enrich", "start_s": 6, "duration_s": 10},
+        {"kind": "broker-kill", "target": "broker-2", "start_s": 18, "down_s": 8},
+    ]
+    raw["expectations"] = {"max_lost": 0}
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == 2, why(summary)
+    report = check_run(run_dir)
+    argv = json.loads((run_dir / "streamlets" / "enrich.json").read_text())["argv"]
+    routes = json.loads((run_dir / "control" / "network" / "proxy.json").read_text())["routes"]
+    proxied = {f"127.0.0.1:{r['listen']}" for r in routes if r["link"] == "enrich"}
+    assert set(argv[argv.index("--bootstrap") + 1].split(",")) == proxied  # ${bootstrap} was the job's link
+    assert report.counts.lost == 0 and report.outcome == "pass", report.expectations

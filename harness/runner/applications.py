@@ -25,7 +25,7 @@ from harness.runner.table_outputs import schema_name, table_outputs
 from harness.scenario.applications import fill
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env
-from harness.spark.session import check_connector_version
+from harness.spark.session import GC_OPTIONS, check_connector_version, jit_options
 from harness.spark.versions import SparkRuntime
 
 if TYPE_CHECKING:
@@ -36,13 +36,17 @@ SHELL = "pyspark-shell"
 
 
 def connector_options(runtime: SparkRuntime) -> list[str]:
-    """spark-submit options putting the drivers' Spark's Kafka connector on the driver's and executors' class path."""
+    """spark-submit options putting the drivers' Spark's Kafka connector on the driver's and executors' class path,
+    and the driver JVM's collector and JIT flags the harness's own drivers use (harness/spark/session.py: several
+    drivers share two cores; the flags change how fast the JVM runs, never what the job does)."""
     classpath = ":".join(str(p) for p in jars.connector_jars(runtime.jar_set))
     return [
         "--conf",
         f"spark.driver.extraClassPath={classpath}",
         "--conf",
         f"spark.executor.extraClassPath={classpath}",
+        "--driver-java-options",
+        " ".join([*GC_OPTIONS, *jit_options()]),
     ]
 
 
