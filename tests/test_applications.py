@@ -135,9 +135,7 @@ def test_an_undeclared_filter_and_a_redeploy_from_latest_lose_records_and_the_ru
     assert witnesses and witnesses <= lost
 
 
-def test_a_declared_filter_is_evaluated_as_spark_evaluates_it_nulls_included():
-    from harness.spark.session import spark_session
-
+def test_a_declared_filter_is_evaluated_as_spark_evaluates_it_nulls_included(tmp_path):
     template = parse_template(
         {
             "identity": {"key": "k", "seq": "s"},
@@ -160,19 +158,32 @@ def test_a_declared_filter_is_evaluated_as_spark_evaluates_it_nulls_included():
         "coalesce(qty, 0) + 1 > 2 AND NOT vip",
         "lower(currency) = 'eur' AND amount IS NOT NULL",
     ]
-    spark = spark_session("declared-filters", "local[1]")
-    try:
-        frame = spark.read.schema("k STRING, s LONG, amount DOUBLE, qty LONG, currency STRING, vip BOOLEAN").json(
-            spark.sparkContext.parallelize([json.dumps(r) for r in records], 2)
-        )
-        for sql in predicates:
-            kept_by_spark = {row.s for row in frame.filter(sql).select("s").collect()}
-            harness = Predicate(sql, record_fields(template))
-            kept_here = {r["s"] for r in records if harness.keeps(r)}
-            assert kept_here == kept_by_spark, sql
-            assert 0 < len(kept_here) < len(records), sql
-    finally:
-        spark.stop()
+    # Spark in a process of its own: its JVM ends with it (a JVM left in this worker would be reused by later tests)
+    (tmp_path / "records.json").write_text("\n".join(json.dumps(r) for r in records))
+    (tmp_path / "predicates.json").write_text(json.dumps(predicates))
+    script = (
+        "import json, sys\n"
+        "from harness.spark.session import spark_session\n"
+        "spark = spark_session('declared-filters', 'local[1]')\n"
+        "frame = spark.read.schema('k STRING, s LONG, amount DOUBLE, qty LONG, currency STRING, vip BOOLEAN')"
+        ".json(sys.argv[1])\n"
+        "kept = {p: sorted(r.s for r in frame.filter(p).select('s').collect()) for p in json.load(open(sys.argv[2]))}\n"
+        "print(json.dumps(kept))\n"
+        "spark.stop()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "records.json"), str(tmp_path / "predicates.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    kept_by_spark = json.loads(out.stdout.strip().splitlines()[-1])
+    for sql in predicates:
+        harness = Predicate(sql, record_fields(template))
+        kept_here = sorted(r["s"] for r in records if harness.keeps(r))
+        assert kept_here == kept_by_spark[sql], sql
+        assert 0 < len(kept_here) < len(records), sql
 
 
 def _cli_run(tmp_path, change) -> tuple[subprocess.CompletedProcess, Path]:
