@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "enrich-kafka" / "scenario.yaml"
 
 
-def _scenario(tmp_path: Path, change) -> Path:
-    raw = yaml.safe_load(EXAMPLE.read_text())
+def _scenario(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
+    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty job.py, so its cwd holds one)."""
+    raw = yaml.safe_load(example.read_text())
     change(raw)
     (tmp_path / "job.py").write_text("")
     path = tmp_path / "scenario.yaml"
@@ -179,15 +180,6 @@ def test_bad_application_specs_are_refused_naming_the_field(tmp_path, case, chan
 TABLE_EXAMPLE = ROOT / "examples" / "orders-postgres" / "upsert.yaml"
 
 
-def _table_scenario(tmp_path: Path, change) -> Path:
-    raw = yaml.safe_load(TABLE_EXAMPLE.read_text())
-    change(raw)
-    (tmp_path / "job.py").write_text("")
-    path = tmp_path / "scenario.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return path
-
-
 def test_an_output_table_is_an_egress_the_harness_creates_and_reads():
     scenario = load_scenario(TABLE_EXAMPLE)
     table = scenario.blueprint.streamlets["table"]
@@ -234,7 +226,7 @@ TABLE_BAD = [
 @pytest.mark.parametrize("case,change,message", [t for t in TABLE_BAD if t[2]], ids=[t[0] for t in TABLE_BAD if t[2]])
 def test_bad_output_tables_are_refused_naming_the_field(tmp_path, case, change, message):
     with pytest.raises(ScenarioError) as err:
-        load_scenario(_table_scenario(tmp_path, change))
+        load_scenario(_scenario(tmp_path, change, TABLE_EXAMPLE))
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
