@@ -94,6 +94,11 @@ def test_the_driver_was_killed_and_restarted_by_its_own_command_and_its_recovery
     assert argv[1] == "job.py" and argv[argv.index("--orders") + 1] == "orders"
     # kill -> the first batch committed in the job's checkpoint after its restart
     assert all(f.recovery_s is not None and 0 < f.recovery_s < 300 for f in report.faults), report.faults
+    # kill -> the first record the output topic got after the restart, counted here from the topic's own timestamps
+    stamps = [json.loads(line)["timestamp_ms"] for line in (run_dir / "topics" / "orders-enriched.jsonl").open()]
+    for fault, kill, restart in zip(report.faults, killed, started[1:]):
+        first = min(t for t in stamps if t > restart["ts_ms"])
+        assert fault.output_s == round((first - fault.start_ms) / 1000, 3) and kill["ts_ms"] >= fault.start_ms
     described = json.loads((run_dir / "pipeline.json").read_text())["streamlets"]
     assert [(s["name"], s["kind"], s["role"]) for s in described] == [
         ("enrich", "application", "ingress"),

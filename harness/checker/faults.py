@@ -6,8 +6,9 @@ target; cluster: every streamlet), `restarts` (its target's driver is stopped an
 
 from __future__ import annotations
 
+from contract.roles import EGRESS
 from harness.checker.findings import FaultResult
-from harness.checker.intermediate import FaultSpan
+from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.step import Context, Step
 
 CLASSIFICATION = ("scope", "restarts", "recovers")
@@ -101,6 +102,20 @@ def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float
     return None if done is None else round((done - span.start_ms) / 1000, 3)
 
 
+def first_output_s(span: FaultSpan, hops: list[HopData]) -> float | None:
+    """Fault start -> the first record any egress received once the target restarted (a restarting fault) or the
+    fault ended (others); None when no record came after, or it did not restart or end."""
+    if not span.recovers:
+        return None
+    after = span.restart_ms if span.restarts else span.end_ms
+    if after is None:
+        return None
+    times = [h.rows.time_ms.to_numpy() for h in hops if h.kind == EGRESS and "time_ms" in h.rows.columns]
+    later = [t[t > after] for t in times]
+    firsts = [int(t.min()) for t in later if len(t)]
+    return round((min(firsts) - span.start_ms) / 1000, 3) if firsts else None
+
+
 def disturbed(span: FaultSpan, streamlets: list[str]) -> list[str]:
     """The streamlets whose progress shows the recovery from `span` (and whose replays it may cause)."""
     if span.scope == "cluster":
@@ -139,7 +154,7 @@ def doubts(history: list[dict]) -> list[str]:
 
 
 def _results(context: Context) -> None:
-    """Per fault: its recovery time (or why it is unknown) and the extra copies its replays made, per hop."""
+    """Per fault: its recovery times (or why they are unknown) and the extra copies its replays made, per hop."""
     spans, accounting, progress = context.spans, context.accounting, context.evidence.progress
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
     results = []
@@ -158,6 +173,7 @@ def _results(context: Context) -> None:
                 span.recovers,
                 span.restarted if span.restarts else None,
                 at_hops[i],
+                first_output_s(span, context.hops),
             )
         )
     context.faults = results
@@ -177,4 +193,4 @@ def _note(span: FaultSpan, recovered: float | None, progress: dict[str, list[dic
     return ""
 
 
-STEP = Step("faults", _results, needs=("copies",))
+STEP = Step("faults", _results, needs=("reconcile", "copies"))

@@ -119,6 +119,9 @@ class FaultResult:
         None  # restarting faults: did the target come back (None: not a restarting fault, or unknown)
     )
     redelivered_at: dict = field(default_factory=dict)  # hop -> extra copies this fault's replays made there
+    # fault -> the first record an egress received after the target restarted (or the fault ended); None: none
+    # came, or the fault has no end. What a user of the output sees, where recovery_s is what the job reports.
+    output_s: float | None = None
 
 
 @dataclass(frozen=True)
