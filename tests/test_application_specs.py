@@ -17,6 +17,7 @@ from harness.errors import HarnessError
 from harness.evidence.checkpoint import CheckpointFollower, batch_events
 from harness.runner.applications import SUBMIT_ARGS, application_command
 from harness.scenario import load_scenario
+from harness.scenario.applications import declared_filters
 from harness.scenario.source import ScenarioError
 from harness.spark.versions import runtime
 from harness.workload.template import RecordMaker, TemplateError, parse_template
@@ -35,12 +36,17 @@ def _scenario(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
     return path
 
 
-def test_the_example_becomes_an_application_streamlet_and_an_output_egress():
+def test_the_example_becomes_an_application_streamlet_and_two_output_egresses():
     scenario = load_scenario(EXAMPLE)
-    app, out = (scenario.blueprint.streamlets[n] for n in ("enrich", "enriched"))
+    app, out, dead = (scenario.blueprint.streamlets[n] for n in ("enrich", "enriched", "rejected"))
     assert (app.kind, app.role, app.runs) == ("application", "ingress", True)
-    assert (out.kind, out.role, out.runs) == ("kafka-output", "egress", False)
-    assert [t.name for t in scenario.blueprint.hops()] == ["orders-enriched"]
+    assert (out.kind, out.role, out.runs) == (dead.kind, dead.role, dead.runs) == ("kafka-output", "egress", False)
+    assert [t.name for t in scenario.blueprint.hops()] == ["orders-enriched", "orders-rejected"]
+    assert declared_filters(scenario.blueprint) == {
+        "enrich": "amount IS NOT NULL",
+        "enriched": "amount >= 5",
+        "rejected": "amount < 5",
+    }
     assert app.settings["cwd"] == str(EXAMPLE.parent) and app.settings["command"][1] == "job.py"
 
 
@@ -143,6 +149,8 @@ BAD = [
     ("filter field", _set("applications.enrich.keeps", "amout >= 5"), "no such column: amout"),
     ("filter statement", _set("applications.enrich.keeps", "1; DROP TABLE x"), "expected an SQL predicate"),
     ("filter no template", lambda raw: _no_template(raw), "applications.enrich.keeps: a filter is over the fields"),
+    ("route parse", _set("outputs.rejected.receives", "amount <"), "outputs.rejected.receives: 'amount <' is not a"),
+    ("route field", _set("outputs.enriched.receives", "total >= 5"), "no such column: total"),
     (
         "template field",
         _set("workload.record.fields.customer", {"choice": []}),
@@ -232,7 +240,7 @@ def test_bad_output_tables_are_refused_naming_the_field(tmp_path, case, change, 
 
 def test_a_written_topic_nothing_reads_is_refused(tmp_path):
     def change(raw):
-        raw["applications"]["enrich"]["writes"] = ["orders-enriched", "audit"]
+        raw["applications"]["enrich"]["writes"] = ["orders-enriched", "orders-rejected", "audit"]
 
     with pytest.raises(ScenarioError, match="applications.enrich.writes: nothing reads 'audit'"):
         load_scenario(_scenario(tmp_path, change))

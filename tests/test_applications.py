@@ -46,33 +46,44 @@ def enrich_run(tmp_path_factory):
     return run_dir, history(run_dir), check_run(run_dir)
 
 
-def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_topic_counts(enrich_run):
+def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_topics_count(enrich_run):
     run_dir, events, report = enrich_run
-    # The independent count: every record of the output topic as the run recorded it, its identity parsed from the
-    # job's own order_id ("k0003-17"), against what the broker acknowledged to the generator.
-    copies: Counter = Counter()
-    for line in (run_dir / "topics" / "orders-enriched.jsonl").read_text().splitlines():
-        key, seq = json.loads(line)["value"]["order_id"].rsplit("-", 1)
-        copies[(key, int(seq))] += 1
+    # The independent count: every record of the two output topics as the run recorded them, its identity parsed
+    # from the job's own order_id ("k0003-17"), against what the broker acknowledged to the generator.
+    copies = {topic: _copies(run_dir, topic) for topic in ("orders-enriched", "orders-rejected")}
     sent = acked(run_dir)
-    # The job's filter, declared (keeps: "amount >= 5"), evaluated here on the source records as sent: Spark keeps a
-    # record only when the condition is true (a NULL amount is dropped too).
-    kept = {(CANARY_KEY, 0)}  # the preflight's canary: drawn to pass the filter
+    # The job's filter and routes, declared (keeps: "amount IS NOT NULL"; receives: "amount >= 5", "amount < 5"),
+    # evaluated here on the source records as sent.
+    routed: dict = {"orders-enriched": set(), "orders-rejected": set()}
     for r in _source_records(run_dir):
-        if r["amount"] is not None and r["amount"] >= 5:
+        if r["amount"] is not None:
             key, seq = r["order_id"].rsplit("-", 1)
-            kept.add((key, int(seq)))
-    assert report.counts.lost == len((sent & kept) - set(copies)) == 0
-    assert report.counts.dropped == len(sent - kept) > 0
-    assert set(copies) <= kept
-    duplicated = sum(1 for record, n in copies.items() if n > 1 and record in sent)
-    assert report.counts.duplicated_deliveries == report.counts.duplicated_in_state == duplicated > 0
+            routed["orders-enriched" if r["amount"] >= 5 else "orders-rejected"].add((key, int(seq)))
+    canary = {(CANARY_KEY, 0)}  # the preflight's canary: drawn to pass the filter, at the output it was routed to
+    assert sum(1 for found in copies.values() if canary & set(found)) == 1
+    lost = {topic: (sent & routed[topic]) - set(copies[topic]) for topic in copies}
+    assert report.counts.lost == sum(len(records) for records in lost.values()) == 0
+    kept = routed["orders-enriched"] | routed["orders-rejected"] | canary
+    assert report.counts.dropped == len(sent - kept) > 0  # no amount: dropped by the job, expected at neither
+    for topic, found in copies.items():
+        assert set(found) <= routed[topic] | canary and len(found) > 0, topic
+    duplicated = {r for found in copies.values() for r, n in found.items() if n > 1 and r in sent}
+    assert report.counts.duplicated_deliveries == report.counts.duplicated_in_state == len(duplicated) > 0
     every_sent = set(pd.read_csv(run_dir / "acks.csv")[["key", "seq"]].itertuples(index=False, name=None))
-    assert report.counts.phantom == len(set(copies) - every_sent) == 0
+    assert report.counts.phantom == sum(len(set(found) - every_sent) for found in copies.values()) == 0
     assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
     # The in-flight kill held a batch planned and partly written: its replay made the copies.
     held = next(e for e in events if e["event"] == "fault_begun" and e.get("at") == "in-flight")
     assert "held_batch" in held and report.faults[0].redelivered > 0
+
+
+def _copies(run_dir: Path, topic: str) -> Counter:
+    """(key, seq) -> copies in an output topic, read from the job's order_id."""
+    found: Counter = Counter()
+    for line in (run_dir / "topics" / f"{topic}.jsonl").read_text().splitlines():
+        key, seq = json.loads(line)["value"]["order_id"].rsplit("-", 1)
+        found[(key, int(seq))] += 1
+    return found
 
 
 def _source_records(run_dir) -> list[dict]:
@@ -107,8 +118,8 @@ def test_the_driver_was_killed_and_restarted_by_its_own_command_and_its_recovery
 
 
 def test_an_undeclared_filter_and_a_redeploy_from_latest_lose_records_and_the_run_is_at_most_once(tmp_path):
-    raw = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text())
-    del raw["applications"]["enrich"]["keeps"]  # the job filters; the scenario does not say so
+    raw = _plain(yaml.safe_load((EXAMPLE / "scenario.yaml").read_text()))
+    del raw["applications"]["enrich"]["keeps"]  # the job filters (amount >= 5); the scenario does not say so
     # a fresh checkpoint, the job told (${starting_offsets}) to start from the end: what arrives meanwhile is skipped
     raw["faults"] = [{"kind": "redeploy", "target": "enrich", "start_s": 6, "starting": "latest", "down_s": 4}]
     raw["expectations"] = {}
@@ -123,11 +134,7 @@ def test_an_undeclared_filter_and_a_redeploy_from_latest_lose_records_and_the_ru
             key, seq = value["order_id"].rsplit("-", 1)
             filtered.add((key, int(seq)))
     sent = acked(run_dir)
-    delivered = set()
-    for line in (run_dir / "topics" / "orders-enriched.jsonl").read_text().splitlines():
-        key, seq = json.loads(line)["value"]["order_id"].rsplit("-", 1)
-        delivered.add((key, int(seq)))
-    lost = sent - delivered
+    lost = sent - set(_copies(run_dir, "orders-enriched"))
     skipped = lost - filtered  # records the job kept that the redeploy's new query started past
     assert report.counts.lost == len(lost) and report.counts.dropped == 0
     # The redeploy explains the records its new query skipped (filtered ones among them: on a busy machine the job
@@ -138,6 +145,16 @@ def test_an_undeclared_filter_and_a_redeploy_from_latest_lose_records_and_the_ru
     assert report.verdict == "at-most-once"
     witnesses = {(w.key, w.seq) for w in report.witnesses if w.anomaly == "lost"}
     assert witnesses and witnesses <= lost
+
+
+def _plain(raw: dict) -> dict:
+    """The example's scenario with the job in its plain mode: no dead-letter topic, orders under 5 dropped."""
+    app = raw["applications"]["enrich"]
+    at = app["command"].index("--rejected")
+    del app["command"][at : at + 2], raw["outputs"]["rejected"], raw["outputs"]["enriched"]["receives"]
+    del raw["topics"]["orders-rejected"]
+    app["writes"], app["keeps"] = ["orders-enriched"], "amount >= 5"
+    return raw
 
 
 def test_a_declared_filter_is_evaluated_as_spark_evaluates_it_nulls_included(tmp_path):
@@ -216,7 +233,7 @@ def test_the_preflight_stops_a_template_the_job_does_not_read_before_the_workloa
     def renamed(raw):  # the template calls the amount "total": the job reads amount, null, and filters every record
         fields = raw["workload"]["record"]["fields"]
         fields["total"] = fields.pop("amount")
-        raw["applications"]["enrich"]["keeps"] = "total >= 5"
+        _plain(raw)["applications"]["enrich"]["keeps"] = "total >= 5"
 
     result, run_dir = _cli_run(tmp_path, renamed)
     error = result.stderr.strip()

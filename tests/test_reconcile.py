@@ -60,4 +60,11 @@ def test_records_dropped_by_design_upstream_are_dropped_not_lost():
     without = reconcile(sent, rids([0, 0], [0, 2]))
     assert (without.counts.lost, without.counts.dropped) == (2, 0)
     fan_out = combine([result, reconcile(sent, rids([0] * 4, [0, 1, 2, 3]))])
-    assert (fan_out.counts.lost, fan_out.counts.dropped) == (1, 1)
+    assert (fan_out.counts.lost, fan_out.counts.dropped) == (1, 0)  # seq 1 was delivered where it went
+    # Routed: seq 1 is the dead letter's, the others the main output's; seq 3 is lost at the main one.
+    main = reconcile(sent, rids([0, 0], [0, 2]), dropped=rids([0, 0], [1, 4]))
+    dead = reconcile(sent, rids([0], [1]), dropped=rids([0, 0, 0, 0], [0, 2, 3, 4]))
+    routed = combine([main, dead])
+    assert (routed.counts.lost, routed.counts.dropped) == (1, 0) and routed.lost.tolist() == rids([0], [3]).tolist()
+    both = combine([result, reconcile(sent, rids([0, 0], [0, 2]), dropped=rids([0], [1]))])
+    assert both.counts.dropped == 1 and both.dropped.tolist() == rids([0], [1]).tolist()

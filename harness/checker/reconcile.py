@@ -137,7 +137,8 @@ def reconcile(
 
 def combine(results: list[Reconciliation]) -> Reconciliation:
     """End to end over several egresses (a fan-out): a record counts as lost, duplicated, phantom or
-    reordered when it is so at any egress, with its highest number of copies there."""
+    reordered when it is so at any egress, with its highest number of copies there; as dropped by design when
+    every egress expected it missing (a record routed to one output, a dead letter, is dropped at the others)."""
     if len(results) == 1:
         return results[0]
 
@@ -152,7 +153,9 @@ def combine(results: list[Reconciliation]) -> Reconciliation:
     dup_deliveries = most_copies([r.duplicated_deliveries for r in results])
     dup_state = most_copies([r.duplicated_in_state for r in results])
     late = pd.concat([r.reordered for r in results]).drop_duplicates("rid")
-    dropped = union(r.dropped for r in results)
+    dropped = np.asarray(results[0].dropped, np.int64)
+    for r in results[1:]:
+        dropped = np.intersect1d(dropped, np.asarray(r.dropped, np.int64))
     counts = Counts(
         acked=results[0].counts.acked,
         unknown=results[0].counts.unknown,

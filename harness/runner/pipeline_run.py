@@ -50,6 +50,7 @@ from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.executors import ExecutorWatch
 from harness.runner.table_outputs import TableProbe, export_tables, output_tables
 from harness.scenario import Scenario
+from harness.scenario.applications import declared_filters
 from harness.scenario.blueprint import TopicSpec
 from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
@@ -594,11 +595,7 @@ class PipelineRun:
             transaction_records=w.transaction_records,
             abort_every=w.abort_every,
             record=w.record,
-            keeps={
-                name: inst.settings["keeps"]
-                for name, inst in self.scenario.blueprint.streamlets.items()
-                if inst.kind == APPLICATION and inst.settings["keeps"]
-            },
+            keeps=declared_filters(self.scenario.blueprint),
             dropped_dir=str(self.layout.dropped(GENERATOR).parent),
         )
         settings.save(self.layout.generator_settings)

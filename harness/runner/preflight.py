@@ -3,7 +3,8 @@
 started with the wrong topic, checkpoint or field is stopped in one line saying so, never judged as losing
 records.
 
-The canary is a record like the workload's (from its template, drawn until every declared filter keeps it) with
+The canary is a record like the workload's (from its template, drawn until every application's declared filter
+keeps it and an output receives it) with
 key `canary` and seq 0, written to the source topic and logged in acks.csv as the generator logs its records: it
 is part of the run's evidence and judged like any other record.
 """
@@ -20,9 +21,11 @@ from contract.identity import IdentityReader, compose
 from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import planned_topics
+from harness.faults.kind import GENERATOR
 from harness.runner.table_outputs import table_outputs
+from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for
-from harness.workload.generator import AckLog
+from harness.workload.generator import AckLog, DeclaredDrops
 from harness.workload.predicate import Predicate
 from harness.workload.template import RecordMaker, record_fields
 from pipelines.model import SOURCE_RECORD
@@ -42,17 +45,23 @@ def read_topics(checkpoint_topics: set[str], given: set[str], name: str) -> None
         )
 
 
-def canary_value(template: dict | None, keeps: list[str], seed: int, event_ms: int) -> tuple[dict, str | None, list]:
-    """The canary's value, message key and headers: the workload's record format, kept by every declared filter."""
+def canary_value(
+    template: dict | None, keeps: list[str], receives: list[str | None], seed: int, event_ms: int
+) -> tuple[dict, str | None, list]:
+    """The canary's value, message key and headers: the workload's record format, kept by every application's
+    declared filter (`keeps`) and sent to at least one output (`receives`: each output's filter, None: all)."""
     if template is None:
         return {"key": CANARY_KEY, "seq": 0, "event_time_ms": event_ms, "payload": ""}, CANARY_KEY, []
     maker = RecordMaker(template, f"canary-{seed}")
     filters = [Predicate(sql, record_fields(template)) for sql in keeps]
+    outputs = [None if sql is None else Predicate(sql, record_fields(template)) for sql in receives]
     for _ in range(10_000):
         value, message_key, headers = maker.make(CANARY_KEY, 0, event_ms)
-        if all(f.keeps(value) for f in filters):
+        if all(f.keeps(value) for f in filters) and any(o is None or o.keeps(value) for o in outputs):
             return value, message_key, headers
-    raise HarnessError("workload.record: no record of the template passes every application's keeps filter")
+    raise HarnessError(
+        "workload.record: no record of the template passes every application's keeps and an output's receives"
+    )
 
 
 def send_canary(access, topic: str, ack_log, message: tuple[bytes, str | None, list], event_ms: int) -> None:
@@ -132,13 +141,28 @@ def preflight(run: PipelineRun) -> None:
     if run.scenario.canary_timeout_s is None:
         return
     w = run.scenario.workload
-    keeps = [s for n in apps if (s := run.scenario.blueprint.streamlets[n].settings["keeps"])]
+    streamlets = run.scenario.blueprint.streamlets
+    filters = declared_filters(run.scenario.blueprint)
+    outputs = [n for n, i in streamlets.items() if i.kind in (KAFKA_OUTPUT, TABLE_OUTPUT)]
     event_ms = int(time.time() * 1000)
-    value, key, headers = canary_value(w.record, keeps, w.seed, event_ms)
+    keeps = [filters[n] for n in apps if n in filters]
+    value, key, headers = canary_value(w.record, keeps, [filters.get(n) for n in outputs], w.seed, event_ms)
+    # An output whose `receives` does not take the canary expects it missing, by design, as the generator's records.
+    fields = record_fields(w.record) if w.record else []
+    routed = DeclaredDrops(
+        fields, {n: filters[n] for n in outputs if n in filters}, run.layout.dropped(GENERATOR).parent
+    )
+    routed.note(CANARY_KEY, 0, value)
+    routed.close()
+    awaited = {
+        n: reader
+        for n, reader in output_readers(run).items()
+        if n not in routed.filters or routed.filters[n].keeps(value)
+    }
     encode = value_encoder("json" if w.record else w.topic.codec, SOURCE_RECORD)
     send_canary(run.kafka, run.topic_name(w.topic), run.layout.ack_log, (encode(value), key, headers), event_ms)
     run.history.record("canary_sent", key=CANARY_KEY, seq=0)
-    took = wait_canary(output_readers(run), run.dead_driver, run.scenario.canary_timeout_s)
+    took = wait_canary(awaited, run.dead_driver, run.scenario.canary_timeout_s)
     run.history.record("canary_arrived", seconds=round(took, 3))
     run.say(f"preflight: the canary record reached every output in {took:.1f}s")
 

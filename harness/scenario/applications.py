@@ -141,7 +141,7 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
         "cwd": str(cwd.resolve()),
         "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
         "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
-        "keeps": _keeps(f.get("keeps", str, None), known.record, f"{path}.keeps"),
+        "keeps": _declared_filter(f.get("keeps", str, None), known.record, f"{path}.keeps"),
     }
 
 
@@ -180,8 +180,9 @@ def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str],
     return list(command), None, {}
 
 
-def _keeps(sql: str | None, record: dict | None, path: str) -> str | None:
-    """The job's own filter, declared: an SQL predicate over the template's fields (harness/workload/predicate.py)."""
+def _declared_filter(sql: str | None, record: dict | None, path: str) -> str | None:
+    """What the job keeps (an application's `keeps`) or sends to an output (its `receives`), declared: an SQL
+    predicate over the template's fields (harness/workload/predicate.py)."""
     if sql is None:
         return None
     if record is None:
@@ -191,6 +192,17 @@ def _keeps(sql: str | None, record: dict | None, path: str) -> str | None:
     except PredicateError as exc:
         raise BlueprintError(path, str(exc)) from None
     return sql
+
+
+def declared_filters(blueprint: Blueprint) -> dict[str, str]:
+    """streamlet -> its declared filter: an application's `keeps`, an output's `receives` (the records it drops
+    by design are the ones the predicate does not keep)."""
+    found = {}
+    for name, inst in blueprint.streamlets.items():
+        sql = inst.settings.get("keeps") if inst.kind == APPLICATION else inst.settings.get("receives")
+        if inst.kind in (APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT) and sql:
+            found[name] = sql
+    return found
 
 
 def _streamlet_class(base: type[Streamlet], name: str, inlets: list[str], outlets: list[str], reads_source: bool):
@@ -223,22 +235,28 @@ def _identity(f: Fields, path: str) -> dict:
     return dict(identity)
 
 
-def _output(name: str, raw: Any, written: dict[str, str], apps: dict[str, dict]) -> StreamletInstance:
-    """A Kafka output (`topic`) or a table output (`table`, `columns`, `written_by`)."""
+def _output(name: str, raw: Any, written: dict[str, str], apps: dict[str, dict], known: _Known) -> StreamletInstance:
+    """A Kafka output (`topic`) or a table output (`table`, `columns`, `written_by`); either may say which
+    records the job sends it (`receives`: a dead-letter output, one of a fan-out), the others dropped by design."""
     path = f"outputs.{name}"
     if isinstance(raw, dict) and "table" in raw:
-        return _table_output(name, raw, apps)
-    f = Fields(raw, path, {"topic", "identity"})
+        return _table_output(name, raw, apps, known)
+    f = Fields(raw, path, {"topic", "identity", "receives"})
     topic = f.get("topic", str, required=True)
     if topic not in written:
         raise BlueprintError(f"{path}.topic", f"no application writes {topic!r} (written: {', '.join(written)})")
     cls = _streamlet_class(KafkaOutput, name, [topic], [], False)
-    return StreamletInstance(name, KAFKA_OUTPUT, cls, {"topic": topic, "identity": _identity(f, path)})
+    settings = {"topic": topic, "identity": _identity(f, path), "receives": _receives(f, path, known)}
+    return StreamletInstance(name, KAFKA_OUTPUT, cls, settings)
 
 
-def _table_output(name: str, raw: dict, apps: dict[str, dict]) -> StreamletInstance:
+def _receives(f: Fields, path: str, known: _Known) -> str | None:
+    return _declared_filter(f.get("receives", str, None), known.record, f"{path}.receives")
+
+
+def _table_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) -> StreamletInstance:
     path = f"outputs.{name}"
-    f = Fields(raw, path, {"table", "columns", "identity", "written_by"})
+    f = Fields(raw, path, {"table", "columns", "identity", "written_by", "receives"})
     table = f.get("table", str)
     if not IDENTIFIER.fullmatch(table):
         raise BlueprintError(f"{path}.table", f"expected a lower-case SQL name, got {table!r}")
@@ -260,7 +278,13 @@ def _table_output(name: str, raw: dict, apps: dict[str, dict]) -> StreamletInsta
             f"{path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
         )
     cls = _streamlet_class(TableOutput, name, [], [], False)
-    settings = {"table": table, "columns": dict(columns), "identity": identity, "written_by": writer}
+    settings = {
+        "table": table,
+        "columns": dict(columns),
+        "identity": identity,
+        "written_by": writer,
+        "receives": _receives(f, path, known),
+    }
     return StreamletInstance(name, TABLE_OUTPUT, cls, settings)
 
 
@@ -313,7 +337,7 @@ def parse_applications(
     for name, raw in outputs_raw.items():
         if name in streamlets:
             raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
-        streamlets[name] = _output(name, raw, written, apps)
+        streamlets[name] = _output(name, raw, written, apps, known)
         topic = streamlets[name].settings.get("topic")
         if topic:
             readers[topic].append((name, topic))

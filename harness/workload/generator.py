@@ -255,7 +255,7 @@ def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str]
             trace(key, seq) or None,
         )
     maker = RecordMaker(settings.record, settings.seed)
-    drops = DeclaredDrops(settings)
+    drops = DeclaredDrops(record_fields(settings.record), settings.keeps, settings.dropped_dir)
 
     def templated(key: str, seq: int, event_ms: int, payload: str) -> Message:
         value, message_key, headers = maker.make(key, seq, event_ms)
@@ -266,23 +266,26 @@ def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str]
 
 
 class DeclaredDrops:
-    """The records each application's declared filter drops (`keeps`), appended to dropped/<application>.jsonl
-    as they are sent: the checker expects them missing downstream of it, not lost."""
+    """The records each declared filter drops by design (an application's `keeps`, an output's `receives`),
+    appended to dropped/<streamlet>.jsonl as they are sent: the checker expects them missing downstream of it,
+    not lost. `filters`: streamlet -> its SQL predicate over the template's `fields`."""
 
-    def __init__(self, settings: WorkloadSettings):
-        fields = record_fields(settings.record) if settings.record else []
-        self.filters = {app: Predicate(sql, fields) for app, sql in settings.keeps.items()}
+    def __init__(self, fields: list[str], filters: dict[str, str], folder: str | None):
+        self.filters = {name: Predicate(sql, fields) for name, sql in filters.items()}
         self.files = {}
         if self.filters:
-            folder = Path(settings.dropped_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            self.files = {app: open(folder / f"{app}.jsonl", "a", buffering=1) for app in self.filters}
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            self.files = {name: open(Path(folder) / f"{name}.jsonl", "a", buffering=1) for name in self.filters}
 
     def note(self, key: str, seq: int, value: dict) -> None:
-        for app, predicate in self.filters.items():
+        for name, predicate in self.filters.items():
             if not predicate.keeps(value):
-                line = {"key": key, "seq": seq, "reason": f"keeps: {predicate.sql}", "batch": -1}
-                self.files[app].write(json.dumps({**line, "ts_ms": int(time.time() * 1000)}) + "\n")
+                line = {"key": key, "seq": seq, "reason": f"declared: {predicate.sql}", "batch": -1}
+                self.files[name].write(json.dumps({**line, "ts_ms": int(time.time() * 1000)}) + "\n")
+
+    def close(self) -> None:
+        for file in self.files.values():
+            file.close()
 
 
 def _produce(producer: "Producer", topic: str, message: Message, on_delivery: Callable) -> None:

@@ -31,8 +31,9 @@ class WorkloadSettings:
     abort_every: int = 0  # > 0: every n-th transaction is aborted, its records written again in the next
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)  # the password comes in the environment
     record: dict | None = None  # a record template (harness/workload/template.py); None: the harness's own records
-    keeps: dict = field(default_factory=dict)  # application -> its declared filter (harness/workload/predicate.py)
-    dropped_dir: str | None = None  # where the records each filter drops are listed (dropped/<application>.jsonl)
+    # streamlet -> its declared filter (an application's keeps, an output's receives: harness/workload/predicate.py)
+    keeps: dict = field(default_factory=dict)
+    dropped_dir: str | None = None  # where the records each filter drops are listed (dropped/<streamlet>.jsonl)
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))
