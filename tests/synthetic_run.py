@@ -40,6 +40,7 @@ class Sent:
     late: np.ndarray  # bool
     acked: np.ndarray  # bool
     aborted: np.ndarray | None = None  # per record, copies written in aborted transactions (acks.csv `aborted` lines)
+    resent: np.ndarray | None = None  # per record, copies sent again on purpose (acks.csv lines with resend 1)
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -182,7 +183,13 @@ def _write_topic(
 
 
 def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
+    """acks.csv as the generator writes it; with a `resend` column only when some record was sent again (a log
+    without it is read as one without resends)."""
     writer = schema = None
+
+    def resend(zeros: np.ndarray) -> dict:
+        return {"resend": zeros} if sent.resent is not None else {}
+
     for start in range(0, max(len(sent), 1), slice_rows):
         part = slice(start, start + slice_rows)
         table = pa.table(
@@ -194,6 +201,7 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
                 "status": pa.array(np.where(sent.acked[part], "acked", "unknown")),
                 "partition": sent.partition[part],
                 "offset": pa.array(sent.offset[part], mask=sent.offset[part] < 0),
+                **resend(np.zeros(len(sent.seq[part]), np.int8)),
             }
         )
         writer, schema = writer or pacsv.CSVWriter(path, table.schema), table.schema
@@ -211,6 +219,25 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
                     "status": pa.array(["aborted"] * len(index)),
                     "partition": sent.partition[index],
                     "offset": np.arange(len(index)) + 1_000_000,
+                    **resend(np.zeros(len(index), np.int8)),
+                },
+                schema=schema,
+            )
+        )
+    resent = np.flatnonzero(sent.resent) if sent.resent is not None else []
+    if len(resent):
+        index = np.repeat(resent, sent.resent[resent])
+        writer.write_table(
+            pa.table(
+                {
+                    "key": _key_text(sent.key[index]),
+                    "seq": sent.seq[index],
+                    "event_time_ms": sent.event_time_ms[index],
+                    "late": np.zeros(len(index), np.int8),
+                    "status": pa.array(["acked"] * len(index)),
+                    "partition": sent.partition[index],
+                    "offset": np.arange(len(index)) + 2_000_000,
+                    "resend": np.ones(len(index), np.int8),
                 },
                 schema=schema,
             )
@@ -218,11 +245,13 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
     writer.close()
 
 
-def _describe(scenario: dict, egress_settings: dict) -> PipelineDescription:
+def _describe(scenario: dict, egress_settings: dict, deduplicates_within_s: float | None) -> PipelineDescription:
     """What the runner writes for this scenario (harness.runner.pipeline_run.PipelineRun.describe)."""
     parsed = parse_scenario(scenario)
     streamlets = (
-        StreamletDescription("ingress", "ingress", "ingress", {}, ("source",), ("ingested",)),
+        StreamletDescription(
+            "ingress", "ingress", "ingress", {}, ("source",), ("ingested",), deduplicates_within_s=deduplicates_within_s
+        ),
         StreamletDescription(
             "processor", "processor", "processor", {"crash_probability": 0.0}, ("ingested",), ("processed",)
         ),
@@ -250,7 +279,10 @@ def write_run(
     history: list[dict] | None = None,
     progress: dict[str, list[dict]] | None = None,
     expectations: dict | None = None,
+    ingress_deduplicates_s: float | None = None,
 ) -> Path:
+    """A run directory of the three-streamlet pipeline; `ingress_deduplicates_s`: the ingress declares a
+    deduplication within that many seconds (as an application's `deduplicates`)."""
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -274,7 +306,7 @@ def write_run(
         "expectations": expectations or {},
     }
     (root / "scenario.json").write_text(json.dumps({"resolved": {"seed": 1}, "scenario": scenario}))
-    _describe(scenario, egress_settings).save(root / "pipeline.json")
+    _describe(scenario, egress_settings, ingress_deduplicates_s).save(root / "pipeline.json")
     (root / "run.json").write_text(json.dumps({"status": "complete"}))
     wiring = {
         "ingress": ({}, {"out": "ingested"}, "source"),

@@ -135,7 +135,7 @@ BAD = [
     ("source options", _set("source_options", {"enrich": {}}), "source_options: not for applications"),
     (
         "fault on output",
-        _set("faults.0.target", "enriched"),
+        _set("faults.1.target", "enriched"),
         "kill-driver needs a streamlet or application, 'enriched' is an output",
     ),
     ("entry and command", _set("applications.enrich.entry", "job:run"), "give its command (an argument list) or"),
@@ -149,6 +149,8 @@ BAD = [
     ("filter field", _set("applications.enrich.keeps", "amout >= 5"), "no such column: amout"),
     ("filter statement", _set("applications.enrich.keeps", "1; DROP TABLE x"), "expected an SQL predicate"),
     ("filter no template", lambda raw: _no_template(raw), "applications.enrich.keeps: a filter is over the fields"),
+    ("dedup scope", _set("applications.enrich.deduplicates", {"within": 30}), "applications.enrich.deduplicates"),
+    ("dedup zero", _set("applications.enrich.deduplicates", {"within_s": 0}), "deduplicates.within_s: expected"),
     ("route parse", _set("outputs.rejected.receives", "amount <"), "outputs.rejected.receives: 'amount <' is not a"),
     ("route field", _set("outputs.enriched.receives", "total >= 5"), "no such column: total"),
     (

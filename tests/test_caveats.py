@@ -88,6 +88,11 @@ def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_wh
     assert hops["committed"].verdict == hops["kept"].verdict == "exactly-once"
     assert hops["uncommitted"].copies.inherited == extra and hops["uncommitted"].copies.made_here == 0
     assert hops["seen"].counts.duplicated_in_state == len(aborted)
-    assert report.causes["duplicated"] == {"replay_after_fault": 0, "unexplained": 0, "aborted_read": extra}
+    assert report.causes["duplicated"] == {
+        "replay_after_fault": 0,
+        "unexplained": 0,
+        "aborted_read": extra,
+        "resent_read": 0,
+    }
     assert report.verdict == "at-least-once"
     assert (hops["committed"].headers_lost, hops["uncommitted"].headers_lost) == (0, len(uncommitted))

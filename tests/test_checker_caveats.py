@@ -260,10 +260,36 @@ def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not
     assert report.gaps == []  # an aborted line is not a record logged twice
     assert report.counts.acked == len(sent) and report.counts.lost == 0
     assert report.counts.duplicated_deliveries == 5 and report.counts.duplicated_in_state == 0
-    assert report.causes["duplicated"] == {"replay_after_fault": 0, "unexplained": 0, "aborted_read": 5}
+    assert report.causes["duplicated"] == {
+        "replay_after_fault": 0,
+        "unexplained": 0,
+        "aborted_read": 5,
+        "resent_read": 0,
+    }
     ingested = next(h for h in report.hops if h.name == "ingested")
     assert ingested.copies.made_here == 0 and ingested.copies.inherited == 5
     assert report.verdict == "effectively-exactly-once"
+
+
+def test_copies_the_source_re_sent_are_read_from_it_unless_the_job_declares_it_deduplicates(tmp_path):
+    """Records 0-5 were sent twice on purpose (the resend fault: a second acked line, resend 1). A job that passes
+    both copies on: without a declaration they are the source's copies (resent_read); declared deduplicating, the
+    copies it wrote are its own (made at its hop: its deduplication failed). A job that dropped them: no copy."""
+    sent = make_sent(2, 20)
+    sent.resent = np.zeros(len(sent), np.int64)
+    sent.resent[:6] = 1
+    every = np.arange(len(sent))
+    twice = np.concatenate([every, np.arange(6)])
+    passed = Flow({"ingested": twice, "processed": twice}, twice, every)
+    for declared, read, made in [(None, 6, 0), (30.0, 0, 6)]:
+        report = check_run(write_run(tmp_path / f"passed-{declared}", sent, passed, ingress_deduplicates_s=declared))
+        assert report.gaps == [] and report.counts.acked == len(sent)  # a resend's line is not a record logged twice
+        assert report.counts.duplicated_deliveries == 6 and report.counts.lost == 0
+        assert (report.causes["duplicated"]["resent_read"], report.causes["duplicated"]["unexplained"]) == (read, made)
+        ingested = next(h for h in report.hops if h.name == "ingested")
+        assert (ingested.copies.inherited, ingested.copies.made_here) == (read, made)
+    absorbed = check_run(write_run(tmp_path / "absorbed", sent, clean_flow(sent), ingress_deduplicates_s=30.0))
+    assert absorbed.verdict == "exactly-once" and absorbed.causes["duplicated"]["resent_read"] == 0
 
 
 def test_copies_without_the_source_header_are_counted_per_topic(tmp_path):

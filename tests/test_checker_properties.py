@@ -35,6 +35,7 @@ class Plan:
     watermark: list[int]  # late records the dedup egress dropped
     with_fault: bool
     aborted_read: list[int]  # records with a copy in an aborted transaction, which the ingress read and passed on
+    resent_read: list[int]  # records the source sent twice on purpose (the resend fault), both passed on
 
 
 @st.composite
@@ -73,6 +74,7 @@ def plans(draw):
     unknown_present, unknown_absent = take(budget()), take(budget())
     watermark = take(budget()) if mode == "dedup" else []
     aborted_read = take(budget())
+    resent_read = take(budget())
     # Reordering: a clean record and its clean successor of the same key swap places at the egress.
     reordered = []
     for i in order:
@@ -96,6 +98,7 @@ def plans(draw):
         watermark,
         draw(st.booleans()),
         aborted_read,
+        resent_read,
     )
 
 
@@ -112,8 +115,11 @@ def build(sent, plan: Plan):
         sent.late[i] = True
     sent.aborted = np.zeros(n, np.int64)
     sent.aborted[plan.aborted_read] = 1
+    if plan.resent_read:
+        sent.resent = np.zeros(n, np.int64)
+        sent.resent[plan.resent_read] = 1
     gone: set[int] = set(deleted) | set(plan.unknown_absent)
-    extra: list[int] = list(plan.aborted_read)  # the source topic held them twice: the ingress read both
+    extra: list[int] = plan.aborted_read + plan.resent_read  # the source topic held them twice: the ingress read both
     topics = {}
     for h, hop in enumerate(HOPS):
         gone |= set(plan.lost_at[h])
@@ -179,7 +185,7 @@ def expected(sent, plan: Plan):
     window = set(np.flatnonzero((sent.partition == partition) & (sent.offset >= first) & (sent.offset < end)).tolist())
     retention_lost = len(window - set(plan.retention_reached))
     unexplained = sum(len(v) for v in plan.lost_at.values())
-    duplicated = sum(len(v) for v in plan.duplicated_at.values()) + len(plan.aborted_read)
+    duplicated = sum(len(v) for v in plan.duplicated_at.values()) + len(plan.aborted_read) + len(plan.resent_read)
     unknown = len(plan.unknown_present) + len(plan.unknown_absent)
     counts = Counts(
         acked=n - unknown,
@@ -218,7 +224,7 @@ def test_injected_anomalies_are_found_exactly(case):
     # Copies: every extra copy made at the hop where its producer wrote it again, inherited below it.
     made = [len(plan.duplicated_at[h]) + len(plan.copied_again.get(h, [])) for h in range(3)]
     for h, hop in enumerate(report.hops):
-        extra = sum(made[: h + 1]) + len(plan.aborted_read)
+        extra = sum(made[: h + 1]) + len(plan.aborted_read) + len(plan.resent_read)
         assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), (
             hop.name
         )
@@ -229,7 +235,7 @@ def test_injected_anomalies_are_found_exactly(case):
         {"replay_after_fault": sum(made), "unexplained": 0}
         if plan.with_fault
         else {"replay_after_fault": 0, "unexplained": sum(made)}
-    ) | {"aborted_read": len(plan.aborted_read)}
+    ) | {"aborted_read": len(plan.aborted_read), "resent_read": len(plan.resent_read)}
     if plan.with_fault:
         assert report.faults[0].redelivered == sum(made)
         assert report.faults[0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
@@ -241,7 +247,8 @@ def test_injected_anomalies_are_found_exactly(case):
         lost_first[HOP_NAMES[h]] += len(records)
     assert {h.name: h.first_seen["lost"] for h in report.hops} == lost_first
     assert {h.name: h.first_seen["duplicated"] for h in report.hops} == {
-        HOP_NAMES[h]: len(v) + (len(plan.aborted_read) if h == 0 else 0) for h, v in plan.duplicated_at.items()
+        HOP_NAMES[h]: len(v) + (len(plan.aborted_read) + len(plan.resent_read) if h == 0 else 0)
+        for h, v in plan.duplicated_at.items()
     }
     if plan.retention_window[2] > plan.retention_window[1]:
         [window] = report.retention

@@ -259,3 +259,33 @@ def test_the_generator_sends_exactly_rate_times_duration_records(single, tmp_pat
         lines = log.read_text().splitlines()[1:]
         assert summary["sent"] == len(lines) == round(rate * duration), (rate, duration)
         assert sum(",acked," in line for line in lines) == summary["acked"] == round(rate * duration)
+
+
+def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_delay(single, tmp_path):
+    from harness.workload.generator import run
+    from harness.workload.generator_settings import WorkloadSettings
+
+    with single.admin() as admin:
+        admin.create_topic("again", partitions=2)
+    log = tmp_path / "acks.csv"
+    settings = WorkloadSettings(
+        single.bootstrap_servers, "again", str(log), rate=100, duration_s=4, resend_share=0.1, resend_after_s=1.5
+    )
+    t0 = time.monotonic()
+    summary = run(settings)
+    assert time.monotonic() - t0 >= 4 + 1.5 - 0.1  # the last records' copies went out after their delay
+    rows = [line.split(",") for line in log.read_text().splitlines()[1:]]
+    firsts = [(r[0], int(r[1])) for r in rows if r[-1] == "0"]
+    again = [(r[0], int(r[1])) for r in rows if r[-1] == "1"]
+    assert summary["sent"] == len(firsts) == len(set(firsts)) == 400 and all(r[4] == "acked" for r in rows)
+    assert 15 <= len(again) <= 70 and set(again) <= set(firsts) and len(set(again)) == len(again)
+    # the topic holds both copies of each, the same value, the copy at a later offset of the same partition
+    held: dict = {}
+    for record in read_topic(single.bootstrap_servers, "again"):
+        value = json.loads(record.value)
+        held.setdefault((value["key"], value["seq"]), []).append((record.partition, record.offset, record.value))
+    assert sorted(held) == sorted(firsts)
+    for record in again:
+        (p1, o1, v1), (p2, o2, v2) = sorted(held[record])
+        assert p1 == p2 and o1 < o2 and v1 == v2
+    assert all(len(held[r]) == 1 for r in set(firsts) - set(again))

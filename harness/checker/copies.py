@@ -55,7 +55,7 @@ def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index, at_sou
     own = hop.batch_column if hop.kind == "topic" else None  # an egress's own batch is its batch_id column, not a stamp
     stamps = _stamp_columns(candidates, own)
     keys = _group_keys(candidates, stamps)
-    before = at_source  # the first hop: one copy of each record came in, or more from aborted transactions
+    before = at_source  # the first hop: one copy of each record came in, or more (aborted transactions, resends)
     if upstream is not None:
         up = upstream.rows[isin(upstream.rows.rid.to_numpy(), repeated)]
         up = up.assign(**{c: -1 for c in stamps if c not in up.columns})
@@ -75,18 +75,29 @@ def _preceding_fault(times: np.ndarray, spans: list[FaultSpan], candidates: list
     return np.where(position >= 0, np.array(candidates)[order][np.maximum(position, 0)], -1)
 
 
-def account(hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan]) -> CopyAccounting:
-    """`sent`: rid and aborted_copies (copies on the source topic beyond the committed one) per record sent."""
+def source_copies(sent: pd.DataFrame, deduplicated: bool) -> pd.Series:
+    """Copies on the source topic per record with more than one: aborted transactions' and, unless the hop's
+    producer deduplicates (a declared deduplication: it is not expected to pass them), the resend fault's."""
+    beyond = sent.aborted_copies.to_numpy() + (0 if deduplicated else sent.resent_copies.to_numpy())
+    return pd.Series(beyond[beyond > 0] + 1, index=sent.rid.to_numpy()[beyond > 0])
+
+
+def account(
+    hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan], deduplicating: frozenset = frozenset()
+) -> CopyAccounting:
+    """`sent`: rid, aborted_copies and resent_copies (copies on the source topic beyond the first committed one:
+    in aborted transactions, sent again on purpose) per record sent; `deduplicating`: the streamlets declaring a
+    deduplication (the copies they write of a re-sent record are theirs, not the source's)."""
     sent_rids = sent.rid.to_numpy()
-    aborted = sent.aborted_copies.to_numpy() > 0
-    at_source = pd.Series(sent.aborted_copies.to_numpy()[aborted] + 1, index=sent_rids[aborted])
+    at_source = {dedup: source_copies(sent, dedup) for dedup in (False, True)}
     by_name = {h.name: h for h in hops}
     sent_index = pd.Index(sent_rids)
     per_hop, frames = {}, []
     for hop in hops:
         sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_index)]
         distinct = sent_rows.nunique()
-        made = _made_at(hop, by_name.get(hop.upstream) if hop.upstream else None, sent_index, at_source)
+        upstream = by_name.get(hop.upstream) if hop.upstream else None
+        made = _made_at(hop, upstream, sent_index, at_source[hop.producer in deduplicating])
         extra = len(sent_rows) - distinct
         kept = absorbed = None
         if hop.stored is not None:
@@ -124,7 +135,8 @@ def account(hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan]) -> 
 
 
 def _copies(context: Context) -> None:
-    context.accounting = account(context.hops, context.evidence.sent, context.spans)
+    deduplicating = frozenset(s.name for s in context.evidence.streamlets if s.deduplicates_within_s)
+    context.accounting = account(context.hops, context.evidence.sent, context.spans, deduplicating)
 
 
 STEP = Step("copies", _copies, needs=("reconcile",))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
-from harness.checker.reconcile import Counts, isin, verdict
+from harness.checker.reconcile import Counts, copies, isin, verdict
 from harness.checker.step import Context, Step
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import window_witnesses
@@ -73,16 +73,40 @@ def _hops(context: Context) -> list[Hop]:
     return found
 
 
+DUPLICATED_CAUSES = ("replay_after_fault", "unexplained", "aborted_read", "resent_read")
+
+
 def _duplicated_causes(context: Context) -> dict:
+    """Extra copies by where they came from: made by a replay after a fault, made unexplained, or read from the
+    source where it had them (aborted transactions' copies, the resend fault's copies)."""
     accounting = context.accounting
     if accounting is None:
-        return {"replay_after_fault": None, "unexplained": None, "aborted_read": None}
+        return dict.fromkeys(DUPLICATED_CAUSES)
     attributed = int((accounting.made.fault >= 0).sum())
+    reading_source = [h for h in context.hops if h.upstream is None]
+    read = sum(accounting.per_hop[h.name].inherited for h in reading_source)
+    deduplicating = {s.name for s in context.evidence.streamlets if s.deduplicates_within_s}
+    resent = sum(
+        _resent_read(h, context.evidence.sent, accounting.made)
+        for h in reading_source
+        if h.producer not in deduplicating  # its copies of re-sent records are its own (made), none read
+    )
     return {
         "replay_after_fault": attributed,
         "unexplained": int(len(accounting.made) - attributed),
-        "aborted_read": sum(accounting.per_hop[h.name].inherited for h in context.hops if h.upstream is None),
+        "aborted_read": read - resent,
+        "resent_read": resent,
     }
+
+
+def _resent_read(hop: HopData, sent: pd.DataFrame, made: pd.DataFrame) -> int:
+    """The extra copies of re-sent records at a hop reading the source that were not made there: the source's."""
+    resent = sent.rid.to_numpy()[sent.resent_copies.to_numpy() > 0]
+    if not len(resent):
+        return 0
+    here = copies(hop.rows.rid.to_numpy()[isin(hop.rows.rid.to_numpy(), resent)])
+    made_here = made.rid[(made.hop == hop.name).to_numpy() & isin(made.rid.to_numpy(), resent)]
+    return int((here - 1).clip(lower=0).sum() - len(made_here))
 
 
 def _headers_lost(hop: HopData, sent: pd.DataFrame) -> int | None:
@@ -99,7 +123,7 @@ def _counts_unknown(context: Context) -> None:
     context.counts = Counts.unmeasured(acked, len(context.evidence.sent) - acked)
     context.causes = {
         "lost": {c: None for c in LOST_CAUSES},
-        "duplicated": {"replay_after_fault": None, "unexplained": None, "aborted_read": None},
+        "duplicated": dict.fromkeys(DUPLICATED_CAUSES),
     }
 
 

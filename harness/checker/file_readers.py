@@ -130,6 +130,7 @@ ACK_TYPES = {
     "status": pa.string(),
     "partition": pa.int32(),
     "offset": pa.int64(),
+    "resend": pa.int8(),
 }
 
 
@@ -213,7 +214,8 @@ def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
 def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     """One row per record sent. A record with several lines (acked twice, acked and unknown) counts once:
     acknowledged if any line says so, at that line's partition and offset. Its lines `aborted` (written in
-    a transaction the generator aborted, then sent again) are its `aborted_copies` on the source topic."""
+    a transaction the generator aborted, then sent again) are its `aborted_copies` on the source topic, its
+    acknowledged lines `resend` (sent again on purpose: the resend fault) its `resent_copies` there."""
     rid, codes = ids.identify(table["key"].combine_chunks(), table["seq"].combine_chunks())
     frame = pd.DataFrame(
         {
@@ -230,14 +232,25 @@ def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
             "offset": table["offset"].fill_null(-1).to_numpy(zero_copy_only=False),
         }
     )
+    frame["resend"] = (
+        table["resend"].fill_null(0).to_numpy(zero_copy_only=False).astype(bool)
+        if "resend" in table.column_names
+        else False
+    )
     frame = _aborted_lines(
         frame, pc.fill_null(pc.equal(table["status"], "aborted"), False).to_numpy(zero_copy_only=False)
     )
-    repeated = frame.rid.duplicated(keep=False).to_numpy()
+    resend = frame.resend.to_numpy()
+    resent = frame.rid[resend & frame.acked.to_numpy()].value_counts()
+    originals = frame.rid[~resend] if resend.any() else frame.rid  # a resend's line is not a repeated line
+    repeated = originals.duplicated(keep=False).to_numpy()
+    if repeated.any() or resend.any():  # acknowledged if any of its lines says so, at its first send's place
+        frame = frame.sort_values(["rid", "acked", "resend"], ascending=[True, False, True], kind="stable")
+        frame = frame.drop_duplicates("rid").sort_index(ignore_index=True)
+    frame = frame.drop(columns="resend")
+    frame["resent_copies"] = frame.rid.map(resent).fillna(0).astype(np.int64).to_numpy() if len(resent) else 0
     if repeated.any():
-        records = frame.rid[repeated].nunique()
-        frame = frame.sort_values(["rid", "acked"], ascending=[True, False], kind="stable").drop_duplicates("rid")
-        frame = frame.sort_index(ignore_index=True)
+        records = originals[repeated].nunique()
         gaps.append(
             f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
             "acknowledged if any of its lines says so"

@@ -51,6 +51,9 @@ class StreamletDescription:
     audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
     identity: dict | None = None  # an output: where its records carry (key, seq) (contract/identity.py)
     written_by: str | None = None  # an output table: the application writing it (its replays and drops are its)
+    # an application: it drops copies of a record arriving within this many seconds of the first (its declared
+    # deduplication); copies the source holds beyond one are then not expected past it
+    deduplicates_within_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class Pipeline(Protocol):
     source_overrides: dict[str, SourceOptions]  # a redeploy's new source options, used by later restarts
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
     late_events: dict  # late-events' share, late_by_s and after_s for the generator (before it starts; empty: none)
+    resend: dict  # resend's share and after_s for the generator (before it starts; empty: none)
 
     def admin(
         self, patience_s: float = ...

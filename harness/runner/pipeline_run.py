@@ -108,6 +108,7 @@ class PipelineRun:
         self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
         self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
         self.late_events: dict = {}  # late-events: the generator's share, late_by_s, after_s
+        self.resend: dict = {}  # resend: the generator's share and after_s
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self._spark_conf: dict[type, dict[str, str]] = {}
@@ -189,6 +190,9 @@ class PipelineRun:
                     audit_query=inst.cls.audit_query(inst.settings) if egress else None,
                     identity=inst.settings["identity"] if inst.kind in OUTPUT_KINDS else None,
                     written_by=inst.settings["written_by"] if inst.kind == TABLE_OUTPUT else None,
+                    deduplicates_within_s=(inst.settings.get("deduplicates") or {}).get("within_s")
+                    if inst.kind == APPLICATION
+                    else None,
                 )
             )
         return PipelineDescription(
@@ -589,6 +593,8 @@ class PipelineRun:
             late_share=self.late_events.get("share", 0.0),
             late_by_s=self.late_events.get("late_by_s", 0.0),
             late_after=int(self.late_events.get("after_s", 0.0) * w.rate),
+            resend_share=self.resend.get("share", 0.0),
+            resend_after_s=self.resend.get("after_s", 0.0),
             idempotence=w.idempotence,
             codec=w.topic.codec,
             headers=w.headers,

@@ -60,6 +60,11 @@ class Application(Streamlet):
 
     kind = APPLICATION
 
+    @classmethod
+    def drops_late_events(cls, settings: dict) -> bool:
+        # A job that deduplicates within a watermark drops what arrives behind it (Spark's stateful operators do).
+        return bool(settings.get("deduplicates"))
+
 
 class KafkaOutput(Streamlet):
     """An output topic: not run, read from the run's recording of the topic (settings: topic, identity)."""
@@ -121,7 +126,7 @@ class _Known:
 
 def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
-    f = Fields(raw, path, {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps"})
+    f = Fields(raw, path, {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps", "deduplicates"})
     cwd = Path(f.get("cwd", str, "."))
     if not cwd.is_absolute():
         cwd = (folder or Path.cwd()) / cwd
@@ -142,7 +147,17 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
         "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
         "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
         "keeps": _declared_filter(f.get("keeps", str, None), known.record, f"{path}.keeps"),
+        "deduplicates": _deduplicates(f.get("deduplicates", dict, None), f"{path}.deduplicates"),
     }
+
+
+def _deduplicates(raw: dict | None, path: str) -> dict | None:
+    """The job's deduplication by identity, declared: the copies it drops arrive within `within_s` of the first
+    (its watermark's delay: Spark's dropDuplicatesWithinWatermark); behind its watermark it drops late records."""
+    if raw is None:
+        return None
+    f = Fields(raw, path, {"within_s"})
+    return {"within_s": f.number("within_s", None, minimum=0.001, maximum=7 * 24 * 3600, required=True)}
 
 
 def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str], str | None, dict]:
@@ -332,7 +347,7 @@ def parse_applications(
         inlets = [t for t in app["reads"] if t != source.name]
         readers.update({t: readers[t] + [(name, t)] for t in inlets})
         cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
-        settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps")}
+        settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates")}
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
     for name, raw in outputs_raw.items():
         if name in streamlets:

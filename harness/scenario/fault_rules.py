@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.faults import FaultKind, FaultKindError, load_fault_kind
-from harness.faults.kind import REQUIRED
+from harness.faults.kind import GENERATOR, REQUIRED
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
 from harness.scenario.targets import RULES
@@ -85,7 +85,10 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
             raise BlueprintError(f"{path}.kind", str(exc)) from None
         schedule = SCHEDULE_FIELDS if fault.scheduled else {"kind", "target"}
         f = Fields(item, path, schedule | set(fault.params))
-        target = f.get("target", str, required=True)
+        # the workload's kinds have one target, the generator: it need not be named
+        target = f.get(
+            "target", str, GENERATOR if fault.target == GENERATOR else None, required=fault.target != GENERATOR
+        )
         unmet = unmet_need(fault, cluster)
         if unmet:
             raise BlueprintError(f"{path}.kind", unmet)

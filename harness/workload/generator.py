@@ -79,9 +79,10 @@ class AckLog:
         self.unknown = 0
         self.aborted = 0
 
-    def add(self, row: tuple) -> Callable:
-        """Queue `row`; returns the delivery callback that records its outcome."""
-        entry = [row, None, self._transactional]
+    def add(self, row: tuple, resend: bool = False) -> Callable:
+        """Queue `row` (a deliberate copy of a record sent before: `resend`); returns the delivery callback that
+        records its outcome."""
+        entry = [row, None, self._transactional, int(resend)]
         self.pending.append(entry)
         if self._transactional:
             self._open.append(entry)
@@ -102,12 +103,12 @@ class AckLog:
 
     def drain(self, final: bool = False) -> None:
         while self.pending and (final or (self.pending[0][1] is not None and not self.pending[0][2])):
-            row, outcome, held = self.pending.popleft()
+            row, outcome, held, resend = self.pending.popleft()
             if (
                 outcome is None or held
             ):  # never reported, or in a transaction that never ended: it may or may not be there
                 outcome = ("unknown", "", "")
-            self._csv.writerow(row + outcome)
+            self._csv.writerow(row + outcome + (resend,))
             if outcome[0] == "acked":
                 self.acked += 1
             elif outcome[0] == "aborted":
@@ -127,14 +128,14 @@ class Transactions:
 
     def __init__(self, producer: "Producer", log: AckLog, size: int, abort_every: int):
         self._producer, self._log, self._size, self._abort_every = producer, log, size, abort_every
-        self._records: list[tuple] = []  # (message, row) of the open transaction
+        self._records: list[tuple] = []  # (message, row, resend) of the open transaction
         self.ended = 0
         self.again: deque = deque()  # aborted records to send again
         producer.init_transactions(30)
         producer.begin_transaction()
 
-    def add(self, message: Message, row: tuple) -> None:
-        self._records.append((message, row))
+    def add(self, message: Message, row: tuple, resend: bool = False) -> None:
+        self._records.append((message, row, resend))
         if len(self._records) >= self._size:
             self.end()
 
@@ -199,10 +200,15 @@ def run(settings: WorkloadSettings) -> dict:
     message_of = source_messages(settings)
     plan = record_plan(settings)
     total = planned_records(settings)
+    resends = Resends(settings)
     start = time.monotonic()
     sent = 0
     try:
-        while not stopping and (total is None or sent < total):
+        while not stopping and (total is None or sent < total or resends.waiting):
+            for message, row in resends.due():
+                _produce(producer, settings.topic, message, log.add(row, resend=True))
+                if transactions is not None:
+                    transactions.add(message, row, resend=True)
             elapsed = time.monotonic() - start
             # Record i is due at i / rate: the last of rate x duration records goes out just before the end.
             due = int(elapsed * settings.rate) + 1 - sent
@@ -213,23 +219,25 @@ def run(settings: WorkloadSettings) -> dict:
                 log.drain()
                 continue
             for _ in range(min(due, 1000)):
+                resend = False
                 if transactions is not None and transactions.again:
-                    message, row = transactions.again.popleft()  # an aborted record, sent again
+                    message, row, resend = transactions.again.popleft()  # an aborted record, sent again
                 else:
                     key, seq, payload, late = next(plan)
                     event_ms = int(time.time() * 1000) - (int(settings.late_by_s * 1000) if late else 0)
                     message = message_of(key, seq, event_ms, payload)
                     row = (key, seq, event_ms, int(late))
+                    resends.note(message, row)
                     sent += 1
-                _produce(producer, settings.topic, message, log.add(row))
+                _produce(producer, settings.topic, message, log.add(row, resend))
                 if transactions is not None:
-                    transactions.add(message, row)
+                    transactions.add(message, row, resend)
             producer.poll(0)
             log.drain()
         while transactions is not None and transactions.again and not stopping:  # the last aborted ones, once more
-            message, row = transactions.again.popleft()
-            _produce(producer, settings.topic, message, log.add(row))
-            transactions.add(message, row)
+            message, row, resend = transactions.again.popleft()
+            _produce(producer, settings.topic, message, log.add(row, resend))
+            transactions.add(message, row, resend)
         if transactions is not None:
             transactions.end(last=True)
         producer.flush(60)
@@ -238,6 +246,30 @@ def run(settings: WorkloadSettings) -> dict:
         log.drain(final=True)
         log.close()
     return {"sent": sent, "acked": log.acked, "unknown": log.unknown, "aborted": log.aborted}
+
+
+class Resends:
+    """The resend fault: a seeded share of the records, each sent again (the same message) resend_after_s after
+    the first time."""
+
+    def __init__(self, settings: WorkloadSettings):
+        self._rng = random.Random(f"resend-{settings.seed}")
+        self._share, self._after_s = settings.resend_share, settings.resend_after_s
+        self._queue: deque = deque()  # (due monotonic time, message, row), in due order
+
+    def note(self, message: Message, row: tuple) -> None:
+        if self._share and self._rng.random() < self._share:
+            self._queue.append((time.monotonic() + self._after_s, message, row))
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self._queue)
+
+    def due(self) -> list[tuple[Message, tuple]]:
+        now, found = time.monotonic(), []
+        while self._queue and self._queue[0][0] <= now:
+            found.append(self._queue.popleft()[1:])
+        return found
 
 
 def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str], Message]:

@@ -23,6 +23,8 @@ class WorkloadSettings:
     late_share: float = 0.0  # share of records whose event time is set back
     late_by_s: float = 0.0
     late_after: int = 0  # the first `late_after` records are never late (lets a watermark form)
+    resend_share: float = 0.0  # share of records sent again, the same record, resend_after_s later
+    resend_after_s: float = 0.0
     idempotence: bool = True
     acks: str = "all"
     codec: str = "json"  # the source topic's (pipelines.model.CODECS)
@@ -48,5 +50,6 @@ TRACE_HEADER = "harness-trace"  # a header the generator can put on every record
 
 # One line per record the generator sent. status: acked (partition/offset known), unknown (timed out or
 # failed: it may or may not have been written), or aborted (written at partition/offset in a transaction the
-# generator aborted; the record is written again, with a line of its own, in the next transaction).
-ACK_LOG_COLUMNS = ("key", "seq", "event_time_ms", "late", "status", "partition", "offset")
+# generator aborted; the record is written again, with a line of its own, in the next transaction). resend: 1 for
+# a deliberate copy of a record sent before (the resend fault), 0 for the first (a log without the column: 0).
+ACK_LOG_COLUMNS = ("key", "seq", "event_time_ms", "late", "status", "partition", "offset", "resend")
