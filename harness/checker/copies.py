@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from contract.roles import EGRESS
 from harness.checker.findings import HopCopies
 from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
 from harness.checker.reconcile import copies, isin
@@ -134,9 +135,23 @@ def account(
     return CopyAccounting(per_hop, table)
 
 
+def deduplicating(streamlets) -> frozenset:
+    """The hops' producers whose copies are a job's that declares a deduplication: the job, and the outputs it
+    writes (a Kafka output reading its topic, a table output written_by it)."""
+    jobs = {s.name: set(s.outputs) for s in streamlets if s.deduplicates_within_s}
+    outputs = {
+        s.name
+        for s in streamlets
+        for job, topics in jobs.items()
+        if s.written_by == job or s.role == EGRESS and topics & set(s.inputs)
+    }
+    return frozenset(jobs) | outputs
+
+
 def _copies(context: Context) -> None:
-    deduplicating = frozenset(s.name for s in context.evidence.streamlets if s.deduplicates_within_s)
-    context.accounting = account(context.hops, context.evidence.sent, context.spans, deduplicating)
+    context.accounting = account(
+        context.hops, context.evidence.sent, context.spans, deduplicating(context.evidence.streamlets)
+    )
 
 
 STEP = Step("copies", _copies, needs=("reconcile",))

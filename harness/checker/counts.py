@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from harness.checker.copies import deduplicating
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
 from harness.checker.reconcile import Counts, copies, isin, verdict
@@ -85,11 +86,11 @@ def _duplicated_causes(context: Context) -> dict:
     attributed = int((accounting.made.fault >= 0).sum())
     reading_source = [h for h in context.hops if h.upstream is None]
     read = sum(accounting.per_hop[h.name].inherited for h in reading_source)
-    deduplicating = {s.name for s in context.evidence.streamlets if s.deduplicates_within_s}
+    dedup = deduplicating(context.evidence.streamlets)
     resent = sum(
         _resent_read(h, context.evidence.sent, accounting.made)
         for h in reading_source
-        if h.producer not in deduplicating  # its copies of re-sent records are its own (made), none read
+        if h.producer not in dedup  # its copies of re-sent records are its own (made), none read
     )
     return {
         "replay_after_fault": attributed,
