@@ -5,3 +5,14 @@ APPLICATION = "application"
 KAFKA_OUTPUT = "kafka-output"
 TABLE_OUTPUT = "table-output"
 OUTPUT_KINDS = (KAFKA_OUTPUT, TABLE_OUTPUT)
+
+# Where a table output lives (its `database`): the scenario's PostgreSQL store (a schema of the run's own), or an
+# SQLite file of the run's own.
+POSTGRESQL, SQLITE = "postgresql", "sqlite"
+TABLE_DATABASES = (POSTGRESQL, SQLITE)
+
+# How much of an output's writes the harness sees (pipeline.json's `observed`, refined by the history's
+# output_exported): every one (a topic keeps every copy; a table's triggers saw every write), or part of them (rows
+# changed by UPDATE statements no insert explains, writes that escape the triggers). Partly: the verdict claims no
+# more than the state shows (at most effectively-exactly-once), and the report says what it could not see.
+FULLY, PARTLY = "fully", "partly"

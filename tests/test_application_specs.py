@@ -187,7 +187,7 @@ def test_bad_application_specs_are_refused_naming_the_field(tmp_path, case, chan
     assert message in text, text
 
 
-TABLE_EXAMPLE = ROOT / "examples" / "orders-postgres" / "upsert.yaml"
+TABLE_EXAMPLE = ROOT / "examples" / "orders-db" / "upsert.yaml"
 
 
 def test_an_output_table_is_an_egress_the_harness_creates_and_reads():
@@ -195,11 +195,20 @@ def test_an_output_table_is_an_egress_the_harness_creates_and_reads():
     table = scenario.blueprint.streamlets["table"]
     assert (table.kind, table.role, table.runs) == ("table-output", "egress", False)
     assert table.settings["written_by"] == "orders" and table.cls.egress_evidence == "records"
+    assert table.settings["database"] == "postgresql"
+    in_sqlite = load_scenario(TABLE_EXAMPLE.parent / "insert.yaml")  # no store: the table is in a file of the run's
+    assert in_sqlite.store_url is None and in_sqlite.blueprint.streamlets["table"].settings["database"] == "sqlite"
 
 
 PLAIN_COMMAND = _set("applications.orders.command", ["python", "job.py"])
 TABLE_BAD = [
     ("no store", _set("store", None), "store: output tables live in a PostgreSQL store"),
+    ("other database", _set("outputs.table.database", "mysql"), "outputs.table.database: expected one of postgresql"),
+    (
+        "not an SQLite table",
+        _set("applications.orders.command", ["python", "job.py", "${database.orders}"]),
+        "${database.orders}: no SQLite output table 'orders' (SQLite tables: none)",
+    ),
     (
         "bad table name",
         _both(PLAIN_COMMAND, _set("outputs.table.table", "Orders; DROP")),

@@ -1,10 +1,11 @@
-"""A team's own job writing PostgreSQL through foreachBatch (examples/orders-postgres, unchanged), under a SIGKILL
-with a batch in flight and one at any moment, against a real PostgreSQL: upserts absorb the replayed batch
-(effectively-exactly-once, every insert seen by the harness's audit trigger), plain inserts keep its copies
-(at-least-once). Each report's counts equal a count made here from the database itself and acks.csv."""
+"""A team's own job writing a database through foreachBatch (examples/orders-db, unchanged), under a SIGKILL
+with a batch in flight and one at any moment: upserts into a real PostgreSQL absorb the replayed batch
+(effectively-exactly-once, every insert seen by the harness's audit trigger), plain inserts into SQLite keep its
+copies (at-least-once). Each report's counts equal a count made here from the database itself and acks.csv."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 
 import pytest
@@ -21,7 +22,7 @@ from tests.test_faults import ROOT, history
 
 # A job's JVM takes minutes to start and run its batches on a busy machine: more than pytest's default 600 s.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
-EXAMPLE = ROOT / "examples" / "orders-postgres"
+EXAMPLE = ROOT / "examples" / "orders-db"
 
 
 @pytest.fixture
@@ -39,11 +40,17 @@ def postgres(tmp_path):
 
 def _run(tmp_path, postgres, mode: str):
     raw = yaml.safe_load((EXAMPLE / f"{mode}.yaml").read_text())
-    raw["store"] = postgres.url
+    if postgres is not None:
+        raw["store"] = postgres.url
     run_dir = tmp_path / f"orders-{mode}"
     summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
     assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets, why(summary)
     return run_dir, check_run(run_dir)
+
+
+def _identity(order_id: str) -> tuple[str, int]:
+    key, seq = order_id.rsplit("-", 1)
+    return key, int(seq)
 
 
 def _database(postgres, run_dir) -> tuple[Counter, Counter]:
@@ -51,11 +58,7 @@ def _database(postgres, run_dir) -> tuple[Counter, Counter]:
     import psycopg
 
     schema = schema_name(run_dir.name)
-
-    def identity(order_id: str) -> tuple[str, int]:
-        key, seq = order_id.rsplit("-", 1)
-        return key, int(seq)
-
+    identity = _identity
     with psycopg.connect(postgres.url) as db:
         rows = Counter(identity(r) for (r,) in db.execute(f"SELECT order_id FROM {schema}.orders"))
         inserts = Counter(
@@ -85,9 +88,12 @@ def test_upserts_in_foreach_batch_absorb_the_replayed_batch_and_every_insert_is_
     assert leaks == []
 
 
-def test_plain_inserts_keep_the_replayed_batchs_copies(tmp_path, postgres):
-    run_dir, report = _run(tmp_path, postgres, "insert")
-    rows, inserts = _database(postgres, run_dir)
+def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
+    run_dir, report = _run(tmp_path, None, "insert")
+    with sqlite3.connect(run_dir / "work" / "table" / "orders.sqlite") as db:  # the file the job was given
+        rows = Counter(_identity(r) for (r,) in db.execute("SELECT order_id FROM orders"))
+        audit = "SELECT json_extract(row, '$.order_id') FROM harness_audit_orders WHERE op = 'insert'"
+        inserts = Counter(_identity(r) for (r,) in db.execute(audit))
     _counted(report, rows, inserts, acked(run_dir))
     assert report.counts.duplicated_in_state > 0
     assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations

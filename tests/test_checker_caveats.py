@@ -292,6 +292,17 @@ def test_copies_the_source_re_sent_are_read_from_it_unless_the_job_declares_it_d
     assert absorbed.verdict == "exactly-once" and absorbed.causes["duplicated"]["resent_read"] == 0
 
 
+def test_an_output_seen_only_in_part_is_never_judged_exactly_once(tmp_path):
+    """A clean run, but the output table's export found writes its audit could not count as deliveries: the state
+    proves effectively-exactly-once, nothing proves that no delivery was repeated."""
+    sent = make_sent(2, 20)
+    partly = {"ts_ms": T0, "event": "output_exported", "output": "egress", "observed": "partly", "updates_alone": 3}
+    for history, found in [([], "exactly-once"), ([partly], "effectively-exactly-once")]:
+        report = check_run(write_run(tmp_path / found, sent, clean_flow(sent), history=history))
+        assert report.verdict == found and report.hops[-1].verdict == found
+        assert any("output egress: 3 write(s) by UPDATE" in gap for gap in report.gaps) == bool(history)
+
+
 def test_copies_without_the_source_header_are_counted_per_topic(tmp_path):
     """Every source record carried the header; the ingress kept it on the first 30 copies it wrote, the processor
     on none."""

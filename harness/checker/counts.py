@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from contract.applications import PARTLY
 from harness.checker.copies import deduplicating
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
@@ -48,6 +49,14 @@ def _counts(context: Context) -> None:
         context.gaps.append("no record was acknowledged by Kafka: there is nothing to judge, so the verdict is unknown")
     context.counts, context.windows, context.lost_by_cause = counts, windows, lost_by_cause
     context.verdict = verdict(counts) if (egress_result or windows) and not unfinished and counts.acked else "unknown"
+    partly = partly_observed(evidence)
+    if partly:
+        context.verdict = at_most_effectively(context.verdict)
+        context.gaps += [
+            f"output {name}: {why}: its duplicated deliveries are a lower bound, so the verdict claims at most "
+            "effectively-exactly-once"
+            for name, why in partly.items()
+        ]
     context.hop_findings = _hops(context)
     context.causes = {
         "lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
@@ -55,16 +64,37 @@ def _counts(context: Context) -> None:
     }
 
 
+def partly_observed(evidence) -> dict[str, str]:
+    """Outputs whose writes the harness saw only in part (pipeline.json's `observed`, or the history's
+    output_exported), and what it could not see."""
+    found = {s.name: "its writes are only partly observable" for s in evidence.streamlets if s.observed == PARTLY}
+    for event in evidence.history:
+        if event.get("event") == "output_exported" and event.get("observed") == PARTLY:
+            found[event.get("output")] = (
+                f"{event.get('updates_alone')} write(s) by UPDATE statements that no insert explains (not deliveries "
+                "the audit can count)"
+            )
+    return found
+
+
+def at_most_effectively(found: str) -> str:
+    """A verdict capped where not every write was seen: exactly-once needs every delivery counted."""
+    return "effectively-exactly-once" if found == "exactly-once" else found
+
+
 def _hops(context: Context) -> list[Hop]:
     """Each hop's counts and verdict, where its anomalies first appear, and its copies (None: not counted)."""
     found = []
     per_hop = context.accounting.per_hop if context.accounting is not None else {}
+    partly = partly_observed(context.evidence)
     for index, (hop, result) in enumerate(zip(context.hops, context.results)):
         first_seen = {
             "lost": int((context.lost_first == index).sum()),
             "duplicated": int((context.duplicated_first == index).sum()),
         }
         hop_counts, hop_verdict = result.counts, verdict(result.counts)
+        if hop.name in partly:
+            hop_verdict = at_most_effectively(hop_verdict)
         if context.unfinished:  # a hop's missing records are lost only where proven (end to end), its verdict unknown
             proven_here = int(isin(result.lost, context.lost).sum()) if context.lost_known else None
             undelivered = len(result.lost) - proven_here if proven_here is not None else None

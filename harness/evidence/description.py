@@ -54,6 +54,7 @@ class StreamletDescription:
     # an application: it drops copies of a record arriving within this many seconds of the first (its declared
     # deduplication); copies the source holds beyond one are then not expected past it
     deduplicates_within_s: float | None = None
+    observed: str | None = None  # an output: how much of its writes the harness sees (contract/applications.py)
 
 
 @dataclass(frozen=True)

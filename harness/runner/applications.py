@@ -21,7 +21,7 @@ from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
 from harness.process import ManagedProcess, free_ports
-from harness.runner.table_outputs import schema_name, table_outputs
+from harness.runner.table_outputs import SqliteTable, schema_name, table_outputs
 from harness.scenario.applications import fill
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env
@@ -72,6 +72,7 @@ def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
     scratch.mkdir(parents=True, exist_ok=True)
     topics = {f"topic.{t.name}": run.topic_name(t) for t in run.all_topics()}
     tables = {f"table.{t.table}": t.name for t in table_outputs(run).values()}
+    tables |= {f"database.{t.table}": t.path for t in table_outputs(run).values() if isinstance(t, SqliteTable)}
     store = (
         {"store.url": split_password(run.scenario.store_url)[0], "store.schema": schema_name(run.run_id)}
         if run.scenario.store_url

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, OUTPUT_KINDS, TABLE_OUTPUT
+from contract.applications import APPLICATION, FULLY, OUTPUT_KINDS, TABLE_OUTPUT
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -193,6 +193,8 @@ class PipelineRun:
                     deduplicates_within_s=(inst.settings.get("deduplicates") or {}).get("within_s")
                     if inst.kind == APPLICATION
                     else None,
+                    # a topic keeps every copy; a table's triggers see every write unless its export says otherwise
+                    observed=FULLY if inst.kind in OUTPUT_KINDS else None,
                 )
             )
         return PipelineDescription(

@@ -1,25 +1,26 @@
-"""A table output: a PostgreSQL table an application writes (through foreachBatch, say), in a schema of the run's
-own, so the harness touches nothing else of the database.
+"""A table output: a table an application writes (through foreachBatch, say), in a PostgreSQL schema of the run's
+own or an SQLite file of the run's own, so the harness touches nothing else of any database.
 
-Before the job starts: the schema, the table (from the output's columns) and an audit the job cannot trip on: a
-row trigger that appends each row the job writes to an audit table in the same transaction (no lock on the job's
-table; rolled back with it). BEFORE INSERT sees every row a statement offers, also one that an ON CONFLICT clause
-then updates or skips; AFTER UPDATE sees rows changed by an UPDATE statement (or an upsert's update, which its
-insert attempt already counted). After the drivers stopped: the table (the state) and the inserts (the
-deliveries) are exported into the run directory as the egress store's contract tables (egress/<output>.sqlite),
-each row's identity read from the output's columns; writes by UPDATE alone, which no insert attempt explains, are
-counted and make the output partly observable.
+Before the job starts: the table (from the output's columns) and an audit the job cannot trip on: a row trigger
+that appends each row the job writes to an audit table in the same transaction (no lock on the job's table; rolled
+back with it; an SQLite file is put in WAL mode, where the harness's reads never block the job's writes). BEFORE
+INSERT sees every row a statement offers, also one that an ON CONFLICT clause then updates or skips; AFTER UPDATE
+sees rows changed by an UPDATE statement (or an upsert's update, which its insert attempt already counted). After
+the drivers stopped: the table (the state) and the inserts (the deliveries) are exported into the run directory as
+the egress store's contract tables (egress/<output>.sqlite), each row's identity read from the output's columns;
+writes by UPDATE alone, which no insert attempt explains, are counted and make the output partly observable.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contract.applications import TABLE_OUTPUT
+from contract.applications import FULLY, PARTLY, SQLITE, TABLE_OUTPUT
 from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY, STATE, STATE_COLUMNS
 from contract.identity import IdentityReader
 from pipelines.stores import Store
@@ -27,7 +28,7 @@ from pipelines.stores import Store
 if TYPE_CHECKING:
     from harness.runner.pipeline_run import PipelineRun
 
-AUDIT_TABLE = "harness_audit"  # in the run's schema: one per output table, suffixed with its name
+AUDIT_TABLE = "harness_audit"  # beside the output table: one per output table, suffixed with its name
 
 
 def schema_name(run_id: str) -> str:
@@ -37,11 +38,74 @@ def schema_name(run_id: str) -> str:
 
 @dataclass(frozen=True)
 class TableOutput:
-    url: str  # the store's URL, password included (it never leaves this process)
-    schema: str
+    """An output table and its audit; `audit_rows` and the DDL differ per database, the export does not."""
+
     table: str
     columns: dict[str, str]  # column -> SQL type (with constraints)
     identity: dict
+
+    @property
+    def name(self) -> str:
+        return self.table
+
+    @property
+    def audit(self) -> str:
+        return f"{AUDIT_TABLE}_{self.table}"
+
+    def prepare(self) -> None:
+        raise NotImplementedError
+
+    def rows(self) -> list[dict]:
+        """The table's rows now, each as {"value": {column: value}} (how identities are read)."""
+        raise NotImplementedError
+
+    def audit_rows(self) -> list[tuple[str, int, int, dict]]:
+        """The audit in write order: (op, group, at_ms, row); an update whose group an insert attempt of the same
+        row shares is that upsert's (insert or update)."""
+        raise NotImplementedError
+
+    def connect(self):
+        """A connection for reads while the job writes (never holding a lock it could trip on)."""
+        raise NotImplementedError
+
+    def errors(self) -> tuple[type[Exception], ...]:
+        """What a failed read raises: the server busy or gone, the file locked."""
+        raise NotImplementedError
+
+    def export(self, sqlite_path: Path) -> dict:
+        """Copy the table (state) and its audited inserts (deliveries) into `sqlite_path`, in the contract's
+        tables; returns what was exported and what was seen only as an update."""
+        read = IdentityReader(self.identity)
+        state = [read(row) for row in self.rows()]
+        audit = [(op, txid, at_ms, read({"value": row})) for op, txid, at_ms, row in self.audit_rows()]
+        updates_alone = sum(1 for i, entry in enumerate(audit) if entry[0] == "update" and not _explained(audit, i))
+        deliveries = [
+            (MAIN_QUERY, -1, _text(key), _text(seq), -1, "{}", None, -1, -1, at_ms)
+            for op, _, at_ms, (key, seq) in audit
+            if op == "insert"
+        ]
+        store = Store(sqlite_path=sqlite_path)
+        store.create_tables(upsert_key=False, only=(AUDIT, STATE))
+        with store.transaction() as tx:
+            store.insert(tx, AUDIT, AUDIT_COLUMNS, deliveries)
+            rows = [(_text(key), _text(seq), -1, None, -1, "{}", None) for key, seq in state]
+            store.insert(tx, STATE, STATE_COLUMNS, rows)
+        return {"rows": len(state), "inserts": len(deliveries), "updates_alone": updates_alone}
+
+
+def _explained(audit: list[tuple], i: int) -> bool:
+    """An update is an upsert's when an insert attempt of the same identity precedes it in the same group (its
+    transaction in PostgreSQL; in SQLite the insert attempt just before it that stored no row)."""
+    _, group, _, identity = audit[i]
+    return any(o == "insert" and g == group and ident == identity for o, g, _, ident in audit[:i])
+
+
+@dataclass(frozen=True)
+class PostgresTable(TableOutput):
+    """A table in the run's own schema of the scenario's PostgreSQL store."""
+
+    url: str = ""  # the store's URL, password included (it never leaves this process)
+    schema: str = ""
 
     @property
     def name(self) -> str:
@@ -52,7 +116,6 @@ class TableOutput:
         return f"{self.schema}.{AUDIT_TABLE}_{self.table}"
 
     def prepare(self) -> None:
-        """Create the schema, the table and its audit trigger (before the job starts)."""
         import psycopg
 
         function = f"{self.schema}.{AUDIT_TABLE}_{self.table}_row"
@@ -78,38 +141,94 @@ class TableOutput:
             )
 
     def rows(self) -> list[dict]:
-        """The table's rows now, each as {"value": {column: value}} (how identities are read)."""
         import psycopg
 
         with psycopg.connect(self.url) as db:
             return [{"value": row} for (row,) in db.execute(f"SELECT to_jsonb(t) FROM {self.name} t")]
 
-    def export(self, sqlite_path: Path) -> dict:
-        """Copy the table (state) and its audited inserts (deliveries) into `sqlite_path`, in the contract's
-        tables; returns what was exported and what was seen only as an update."""
+    def audit_rows(self) -> list[tuple[str, int, int, dict]]:
         import psycopg
 
-        read = IdentityReader(self.identity)
-        state = [read(row) for row in self.rows()]
         with psycopg.connect(self.url) as db:
-            audit = db.execute(f"SELECT op, txid, at_ms, row FROM {self.audit} ORDER BY n").fetchall()
-        inserted = {(txid, read({"value": row})) for op, txid, _, row in audit if op == "insert"}
-        updates_alone = sum(
-            1 for op, txid, _, row in audit if op == "update" and (txid, read({"value": row})) not in inserted
-        )
-        deliveries = [
-            (MAIN_QUERY, -1, _text(key), _text(seq), -1, "{}", None, -1, -1, at_ms)
-            for op, _, at_ms, row in audit
-            if op == "insert"
-            for key, seq in [read({"value": row})]
-        ]
-        store = Store(sqlite_path=sqlite_path)
-        store.create_tables(upsert_key=False, only=(AUDIT, STATE))
-        with store.transaction() as tx:
-            store.insert(tx, AUDIT, AUDIT_COLUMNS, deliveries)
-            rows = [(_text(key), _text(seq), -1, None, -1, "{}", None) for key, seq in state]
-            store.insert(tx, STATE, STATE_COLUMNS, rows)
-        return {"rows": len(state), "inserts": len(deliveries), "updates_alone": updates_alone}
+            return db.execute(f"SELECT op, txid, at_ms, row FROM {self.audit} ORDER BY n").fetchall()
+
+    def connect(self):
+        import psycopg
+
+        return psycopg.connect(self.url, autocommit=True)
+
+    def errors(self) -> tuple[type[Exception], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+
+# SQLite's clock in milliseconds since the epoch (julianday counts days from noon, 4714 BC)
+SQLITE_NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+
+
+@dataclass(frozen=True)
+class SqliteTable(TableOutput):
+    """A table in an SQLite file of the run's own (the job is given its path: ${database.TABLE})."""
+
+    path: str = ""
+
+    def connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # autocommit: no transaction held open
+        db.row_factory = sqlite3.Row
+        return db
+
+    def errors(self) -> tuple[type[Exception], ...]:
+        return (sqlite3.Error,)
+
+    def prepare(self) -> None:
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        columns = ", ".join(f"{name} {kind}" for name, kind in self.columns.items())
+        row = "json_object(" + ", ".join(f"'{c}', NEW.{c}" for c in self.columns) + ")"
+        audit = f"INSERT INTO {self.audit} (op, at_ms, row) VALUES"
+        db = self.connect()
+        try:
+            db.execute("PRAGMA journal_mode=WAL")  # readers never block the job's writer, nor it them
+            db.execute(f"CREATE TABLE {self.table} ({columns})")
+            db.execute(
+                f"CREATE TABLE {self.audit} (n INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT, at_ms INTEGER, row TEXT, "
+                "stored INTEGER NOT NULL DEFAULT 0)"
+            )
+            # SQLite fires a row's BEFORE and AFTER triggers around its change, row by row: an insert attempt that
+            # stored no row (an upsert's conflict) stays stored = 0, and the update it turned into follows it.
+            triggers = {
+                "insert": ("BEFORE INSERT", f"{audit} ('insert', {SQLITE_NOW_MS}, {row})"),
+                "stored": (
+                    "AFTER INSERT",
+                    f"UPDATE {self.audit} SET stored = 1 WHERE n = (SELECT max(n) FROM {self.audit})",
+                ),
+                "update": ("AFTER UPDATE", f"{audit} ('update', {SQLITE_NOW_MS}, {row})"),
+            }
+            for name, (when, body) in triggers.items():
+                trigger = f"{AUDIT_TABLE}_{name}_{self.table}"
+                db.execute(f"CREATE TRIGGER {trigger} {when} ON {self.table} FOR EACH ROW BEGIN {body}; END")
+        finally:
+            db.close()
+
+    def rows(self) -> list[dict]:
+        db = self.connect()
+        try:
+            return [{"value": dict(row)} for row in db.execute(f"SELECT * FROM {self.table}")]
+        finally:
+            db.close()
+
+    def audit_rows(self) -> list[tuple[str, int, int, dict]]:
+        db = self.connect()
+        try:
+            found = db.execute(f"SELECT n, op, at_ms, row, stored FROM {self.audit} ORDER BY n").fetchall()
+        finally:
+            db.close()
+        rows = []
+        for i, (n, op, at_ms, row, _) in enumerate(found):
+            before = found[i - 1] if i else None
+            turned = op == "update" and before is not None and before["op"] == "insert" and not before["stored"]
+            rows.append((op, before["n"] if turned else n, at_ms, json.loads(row)))
+        return rows
 
 
 class TableProbe:
@@ -121,13 +240,11 @@ class TableProbe:
         self._db = None
 
     def latest_ms(self) -> int:
-        import psycopg
-
         try:
             if self._db is None:
-                self._db = psycopg.connect(self.table.url, autocommit=True)
+                self._db = self.table.connect()
             return self._db.execute(f"SELECT coalesce(max(at_ms), 0) FROM {self.table.audit}").fetchone()[0]
-        except psycopg.Error:  # the server is busy or gone: nothing newer seen this time
+        except self.table.errors():  # the server is busy or gone, the file locked: nothing newer seen this time
             self.close()
             return 0
 
@@ -145,18 +262,20 @@ def _text(value) -> str | int | None:
 
 
 def table_outputs(run: PipelineRun) -> dict[str, TableOutput]:
-    """The output tables applications write, in the run's own schema of the scenario's store."""
-    return {
-        name: TableOutput(
-            run.scenario.store_url,
-            schema_name(run.run_id),
-            inst.settings["table"],
-            inst.settings["columns"],
-            inst.settings["identity"],
-        )
-        for name, inst in run.scenario.blueprint.streamlets.items()
-        if inst.kind == TABLE_OUTPUT
-    }
+    """The output tables applications write: in the run's own schema of the scenario's PostgreSQL store, or in an
+    SQLite file of the run's own (work/<output>/<table>.sqlite)."""
+    found: dict[str, TableOutput] = {}
+    for name, inst in run.scenario.blueprint.streamlets.items():
+        if inst.kind != TABLE_OUTPUT:
+            continue
+        table, columns, identity = inst.settings["table"], inst.settings["columns"], inst.settings["identity"]
+        if inst.settings["database"] == SQLITE:
+            path = run.layout.workdir(name) / f"{table}.sqlite"
+            found[name] = SqliteTable(table, columns, identity, path=str(path))
+        else:
+            schema = schema_name(run.run_id)
+            found[name] = PostgresTable(table, columns, identity, url=run.scenario.store_url, schema=schema)
+    return found
 
 
 def output_tables(run: PipelineRun, name: str) -> list[TableProbe]:
@@ -179,5 +298,5 @@ def export_tables(run: PipelineRun) -> None:
     """After the drivers stopped: each output table and its audit, into the run directory."""
     for name, table in table_outputs(run).items():
         exported = table.export(run.layout.egress_db(name))
-        observed = "partly" if exported["updates_alone"] else "fully"
+        observed = PARTLY if exported["updates_alone"] else FULLY
         run.history.record("output_exported", output=name, table=table.name, observed=observed, **exported)

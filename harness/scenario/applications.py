@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
+from contract.applications import APPLICATION, KAFKA_OUTPUT, POSTGRESQL, SQLITE, TABLE_DATABASES, TABLE_OUTPUT
 from contract.egress import RECORDS, TOPIC
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
@@ -49,7 +49,8 @@ PLACEHOLDERS = {
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
     "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
     "store.schema": "the run's own schema in that store",
-    "table.NAME": "the output table NAME, with its schema (schema.NAME)",
+    "table.NAME": "the output table NAME, with its schema in PostgreSQL (schema.NAME)",
+    "database.NAME": "the SQLite file of the output table NAME (an output with database: sqlite)",
 }
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 COLUMN_TYPE = re.compile(r"[A-Za-z0-9_ (),]{1,200}")
@@ -102,6 +103,10 @@ def _check_placeholders(text: str, known: "_Known", path: str) -> None:
             if name[len("table.") :] not in known.tables:
                 tables = ", ".join(sorted(known.tables)) or "none"
                 raise BlueprintError(path, f"${{{name}}}: no output table {name[6:]!r} (tables: {tables})")
+        elif name.startswith("database."):
+            if name[len("database.") :] not in known.databases:
+                files = ", ".join(sorted(known.databases)) or "none"
+                raise BlueprintError(path, f"${{{name}}}: no SQLite output table {name[9:]!r} (SQLite tables: {files})")
         elif name.startswith("store.") and name in PLACEHOLDERS and not known.store:
             raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
         elif name not in PLACEHOLDERS:
@@ -120,6 +125,7 @@ class _Known:
 
     topics: set[str]
     tables: set[str]
+    databases: set[str]  # the output tables in SQLite files
     store: bool
     record: dict | None  # the workload's record template (None: the harness's own records)
 
@@ -271,7 +277,7 @@ def _receives(f: Fields, path: str, known: _Known) -> str | None:
 
 def _table_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) -> StreamletInstance:
     path = f"outputs.{name}"
-    f = Fields(raw, path, {"table", "columns", "identity", "written_by", "receives"})
+    f = Fields(raw, path, {"table", "database", "columns", "identity", "written_by", "receives"})
     table = f.get("table", str)
     if not IDENTIFIER.fullmatch(table):
         raise BlueprintError(f"{path}.table", f"expected a lower-case SQL name, got {table!r}")
@@ -295,6 +301,7 @@ def _table_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) ->
     cls = _streamlet_class(TableOutput, name, [], [], False)
     settings = {
         "table": table,
+        "database": f.choice("database", TABLE_DATABASES, POSTGRESQL),
         "columns": dict(columns),
         "identity": identity,
         "written_by": writer,
@@ -328,10 +335,14 @@ def parse_applications(
     )
     topics_raw = _mapping(raw_topics, "topics")
     written = _written(apps_raw, source)
-    tables = {o["table"] for o in outputs_raw.values() if isinstance(o, dict) and isinstance(o.get("table"), str)}
-    if tables and not store:
-        raise BlueprintError("store", "output tables live in a PostgreSQL store: set store: postgresql://...")
-    known = _Known({source.name, *written}, tables, store, record)
+    tables = {o["table"]: o for o in outputs_raw.values() if isinstance(o, dict) and isinstance(o.get("table"), str)}
+    databases = {t for t, o in tables.items() if o.get("database") == SQLITE}
+    if set(tables) - databases and not store:
+        raise BlueprintError(
+            "store",
+            "output tables live in a PostgreSQL store (set store: postgresql://...) or SQLite (database: sqlite)",
+        )
+    known = _Known({source.name, *written}, set(tables), databases, store, record)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     for ref in topics_raw:
         if ref not in written:
