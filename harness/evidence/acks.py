@@ -6,10 +6,12 @@ from pathlib import Path
 
 from harness.evidence.tail import LineTail
 
+RESEND_LINE = b",1"  # the end of a line the resend fault wrote (its last column, `resend`, is 1)
+
 
 class AckCounter:
     """Acknowledged and unknown-outcome records so far (see ACK_LOG_COLUMNS); an aborted line is neither (its
-    record is written again)."""
+    record is written again), nor a resend's line (a copy of a record counted already)."""
 
     def __init__(self, path: Path):
         self._tail = LineTail(path)
@@ -21,6 +23,7 @@ class AckCounter:
         lines = self._tail.new_lines()
         if lines and not self._header_seen:
             lines, self._header_seen = lines[1:], True
+        lines = [line for line in lines if not line.endswith(RESEND_LINE)]  # a copy sent again, not a record
         acked = sum(1 for line in lines if b",acked," in line)
         aborted = sum(1 for line in lines if b",aborted," in line)
         self.acked += acked
