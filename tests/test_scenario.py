@@ -448,6 +448,34 @@ def test_every_shipped_scenario_is_valid_and_listed_with_its_description():
     assert described.startswith("    ") and "SIGKILLs" in described
 
 
+def test_validate_checks_files_folders_and_shipped_names_and_starts_nothing(tmp_path):
+    (tmp_path / "good.yaml").write_text(GOOD)
+    (tmp_path / "typo.yaml").write_text(GOOD.replace("rate:", "rte:"))
+    result = run_harness("validate", str(tmp_path), "smoke")
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"ok   {tmp_path / 'good.yaml'}: ok (2 streamlet(s), 0 fault rule(s))"
+    assert lines[1].startswith(f"bad  {tmp_path / 'typo.yaml'}: workload.rte: unknown field (expected one of"), lines[1]
+    assert lines[2].startswith(f"ok   {ROOT / 'scenarios' / 'smoke.yaml'}: smoke ")
+    assert result.stderr.strip() == "harness: error: 1 scenario file(s) are not valid"
+    assert run_harness("validate", str(tmp_path / "good.yaml")).returncode == 0
+
+
+def test_a_shipped_scenario_runs_by_name_and_a_dry_run_prints_its_plan_and_starts_nothing(tmp_path):
+    result = run_harness("run", "smoke", "--dry-run", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("scenario smoke: valid; nothing started (--dry-run)\n")
+    assert "  fault     kill-driver egress at 25s (signal=SIGKILL" in result.stdout
+    assert not (tmp_path / "run").exists()
+    missing = run_harness("run", "no-such-scenario", "--dry-run")
+    assert missing.returncode == 2 and missing.stderr.strip() == (
+        "harness: error: no-such-scenario: no such scenario file, and no shipped scenario of that name "
+        "(harness scenarios)"
+    )
+    a_file = run_harness("check", str(ROOT / "README.md"))
+    assert a_file.returncode == 2 and "README.md: a file, not a run directory" in a_file.stderr
+
+
 def test_every_scenario_of_the_caveat_catalog_is_valid_names_its_source_and_expects_something():
     from harness.suite import suite_files
 

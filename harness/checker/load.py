@@ -88,6 +88,8 @@ def _pipeline(layout: RunLayout) -> PipelineDescription:
 
 def load_evidence(run_dir: Path) -> Evidence:
     root = Path(run_dir)
+    if root.is_file():
+        raise EvidenceError(f"{root}: a file, not a run directory (give the folder a run wrote its evidence in)")
     if not root.is_dir():
         raise EvidenceError(f"{root}: no such run directory")
     layout = RunLayout(root)

@@ -49,7 +49,8 @@ def main():
       harness cluster status              brokers, pids, ports, health
       harness cluster down                stop exactly what `up` started
       harness scenarios                   the shipped scenarios
-      harness run scenarios/smoke.yaml    a pipeline under faults, checked, reports in reports/
+      harness validate my-scenario.yaml   check a scenario and the code it names; start nothing
+      harness run smoke                   a shipped scenario by name: a pipeline under faults, reports in reports/
       harness check RUN_DIR               judge a stored run again (verdict, expectations)
       harness report RUN_DIR              rewrite its report.json/.md/.html and junit.xml
       harness gate scenarios/             run a suite, junit.xml + summary, exit 1 on any failure

@@ -82,6 +82,11 @@ run_options = [
         "are created and used there).",
     ),
     allow_unknown_option,
+    click.option(
+        "--dry-run",
+        is_flag=True,
+        help="Check the scenario and the code it names, print what the run would do, and start nothing.",
+    ),
 ]
 
 

@@ -9,6 +9,35 @@ def _n(value) -> str:
     return "unknown" if value is None else f"{value:,}"
 
 
+def plan_text(scenario) -> str:
+    """What a run of `scenario` would do, checked and started nowhere (`run --dry-run`)."""
+    from dataclasses import asdict
+
+    w, blueprint = scenario.workload, scenario.blueprint
+    lines = [f"scenario {scenario.name}: valid; nothing started (--dry-run)"]
+    for name in blueprint.order():
+        inst = blueprint.streamlets[name]
+        lines.append(f"  {inst.role:<9} {name} ({inst.kind})" + ("" if inst.runs else ": read, not run"))
+    lines.append("  topics    " + ", ".join([w.topic.name] + [t.name for t in blueprint.hops()]))
+    records = f"{w.rate * w.duration_s:,.0f}" if w.duration_s else "until stopped"
+    lines.append(
+        f"  workload  {w.rate:g} records/s for {w.duration_s:g}s ({records} records), {w.keys} keys, seed {w.seed}"
+    )
+    for rule in scenario.faults:
+        when = (
+            f"at {rule.start_s:g}s" + (f", every {rule.every_s:g}s" if rule.every_s else "")
+            if rule.fault.scheduled
+            else "for the whole run"
+        )
+        params = ", ".join(f"{k}={v}" for k, v in rule.params.items())
+        lines.append(f"  fault     {rule.kind} {rule.target} {when}" + (f" ({params})" if params else ""))
+    if scenario.storm:
+        lines.append(f"  storm     {scenario.storm.faults} faults drawn from the seed")
+    expected = {k: v for k, v in asdict(scenario.expectations).items() if v not in (None, {}, ())}
+    lines.append("  expect    " + (", ".join(f"{k}: {v}" for k, v in expected.items()) or "nothing (a verdict only)"))
+    return "\n".join(lines)
+
+
 def print_verdict(report) -> None:
     from harness.report.tables import doubt_lines
 

@@ -10,7 +10,7 @@ import click
 
 from harness.cli.app import main
 from harness.cli.options import allow_unknown_option, default_run_dir, with_run_options
-from harness.cli.printing import print_verdict
+from harness.cli.printing import plan_text, print_verdict
 from harness.outcome import EXIT_FAIL, EXIT_PASS, EXIT_UNKNOWN, exit_code, worst
 
 
@@ -24,12 +24,18 @@ def _run(
     repeat: int = 1,
     until: float | None = None,
     bootstrap_servers: str | None = None,
+    dry_run: bool = False,
 ):
     """One run, or (with `repeat` > 1 or `until`) runs one after another into the folder `run_dir`, each with the
-    next seed; the exit code is the worst of them."""
+    next seed; the exit code is the worst of them. `dry_run`: the scenario checked and its plan printed, nothing
+    started."""
     from harness.scenario import load_scenario
+    from harness.scenario.shipped import scenario_path
 
-    scenario = load_scenario(scenario_file, bootstrap_servers)
+    scenario = load_scenario(scenario_path(scenario_file), bootstrap_servers)
+    if dry_run:
+        click.echo(plan_text(scenario))
+        return
     if repeat == 1 and until is None:
         sys.exit(
             _run_once(scenario, run_dir or default_run_dir(scenario.name), duration, seed, play_faults, allow_unknown)
@@ -114,8 +120,12 @@ def run_command(**options):
     130 interrupted (the evidence so far is kept; nothing is left running).
 
     \b
+    SCENARIO_FILE may name a shipped scenario: `harness run smoke`.
+
+    \b
     Examples:
       harness run scenarios/smoke.yaml
+      harness run smoke --dry-run           check it and print its plan; start nothing
       harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
       harness run scenarios/nightly-soak.yaml --until 06:00 --out reports/nightly
       harness run scenarios/compose.yaml --bootstrap-servers 127.0.0.1:19092

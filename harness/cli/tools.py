@@ -13,8 +13,7 @@ import click
 from harness.cli.app import main
 from harness.cli.options import default_run_dir
 from harness.errors import HarnessError
-
-SCENARIOS_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
+from harness.scenario.shipped import SCENARIOS_DIR
 
 
 @main.command()
@@ -92,6 +91,35 @@ def scenarios_command(folder: Path):
         click.echo(
             textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ", subsequent_indent="    ")
         )
+
+
+@main.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+def validate_command(paths: tuple[Path, ...]):
+    """Check scenario files (a folder: its *.yaml; a name: the shipped scenario) and the code they name (user
+    streamlets, application entry points, fault kinds), starting nothing. One line per file; exit 2 if any is bad.
+
+    \b
+    Examples:
+      harness validate my-pipeline.yaml
+      harness validate scenarios/ examples/enrich-kafka/scenario.yaml
+      harness validate smoke
+    """
+    from harness.scenario import load_scenario
+    from harness.scenario.shipped import scenario_files
+
+    bad = 0
+    for path in scenario_files(list(paths)):
+        try:
+            scenario = load_scenario(path)
+        except HarnessError as exc:
+            bad += 1
+            click.echo(f"bad  {exc}")
+            continue
+        parts = len(scenario.blueprint.streamlets)
+        click.echo(f"ok   {path}: {scenario.name} ({parts} streamlet(s), {len(scenario.faults)} fault rule(s))")
+    if bad:
+        raise HarnessError(f"{bad} scenario file(s) are not valid")
 
 
 @main.command("faults")

@@ -25,6 +25,8 @@ from harness.process.supervisor import ManagedProcess, live_recorded
 def clean_run(run_dir: Path) -> list[str]:
     """What was done, one line each (empty: nothing was left)."""
     layout = RunLayout(Path(run_dir))
+    if layout.root.is_file():
+        raise HarnessError(f"{run_dir}: a file, not a run directory (give the folder a run wrote its evidence in)")
     if not layout.root.is_dir():
         raise HarnessError(f"{run_dir}: no such run directory")
     pid_dirs = [layout.pids, layout.cluster / "pids"]
