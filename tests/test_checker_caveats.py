@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from harness.checker.causes import source_eras
 from harness.checker.check import check_run
+from harness.checker.witnesses import spread
 from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
 
@@ -288,8 +289,21 @@ def test_copies_the_source_re_sent_are_read_from_it_unless_the_job_declares_it_d
         assert (report.causes["duplicated"]["resent_read"], report.causes["duplicated"]["unexplained"]) == (read, made)
         ingested = next(h for h in report.hops if h.name == "ingested")
         assert (ingested.copies.inherited, ingested.copies.made_here) == (read, made)
+        duplicated = report.records["duplicated"]  # anomalies/duplicated.csv: where each one's copy came from
+        assert list(duplicated.columns[-3:]) == ["first_hop", "fault", "cause"]
+        assert set(duplicated.first_hop) == {"ingested"} and duplicated.fault.isna().all()
+        assert set(duplicated.cause) == {"resent_read" if declared is None else "unexplained"}
     absorbed = check_run(write_run(tmp_path / "absorbed", sent, clean_flow(sent), ingress_deduplicates_s=30.0))
     assert absorbed.verdict == "exactly-once" and absorbed.causes["duplicated"]["resent_read"] == 0
+
+
+def test_witnesses_are_drawn_across_what_made_them_first_one_of_each_then_the_rest():
+    rids = np.arange(100, dtype=np.int64)
+    made_by = np.where(rids < 90, "fault 1", np.where(rids < 98, "fault 2", "fault 3"))
+    assert spread(rids, made_by).tolist() == [0, 90, 98, 1, 91]  # the first five, across the three faults
+    many = np.array([f"fault {i % 20}" for i in range(100)])
+    assert len(spread(rids, many)) == 12 and len(set(many[spread(rids, many)])) == 12
+    assert spread(rids, None).tolist() == [0, 1, 2, 3, 4] and spread(rids[:2], made_by[:2]).tolist() == [0, 1]
 
 
 def test_an_output_seen_only_in_part_is_never_judged_exactly_once(tmp_path):

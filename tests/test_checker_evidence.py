@@ -107,6 +107,12 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
         markdown.startswith("# synthetic: FAIL (effectively-exactly-once)") and "| **FAIL** | end_to_end |" in markdown
     )
     html = (root / "report.html").read_text()
+    # The badge is the outcome, red for a FAIL; the guarantee beside it is neutral, however strong it is.
+    assert "style='background:#d62728'>FAIL</span>" in html
+    assert (
+        "verdict: <span class='guarantee'>effectively-exactly-once</span>" in html
+        and "#2ca02c'>effectively" not in html
+    )
     assert html.count("<svg") >= 2  # plots inline; nothing fetched from anywhere:
     assert "src=" not in html and "<link" not in html and "url(http" not in html
     index = (tmp_path / "runs" / "index.html").read_text()

@@ -23,6 +23,7 @@ from harness.checker.reconcile import isin
 from harness.checker.step import Context, Step
 
 WITNESSES_PER_CLASS = 5
+MOST_WITNESSES = 12  # per class, when it has more strata (faults x hops x causes) than WITNESSES_PER_CLASS
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,21 @@ class AnomalyClass:
     name: str  # lost | duplicated_deliveries | duplicated_in_state | phantom | reordered
     rids: np.ndarray
     explain: Callable[[int], tuple[int | None, str | None]]  # rid -> (first hop index, cause)
+    strata: np.ndarray | None = None  # per rid, what made it so (fault, hop, cause): witnesses are drawn across them
+
+
+def spread(rids: np.ndarray, strata: np.ndarray | None) -> np.ndarray:
+    """The witnesses of a class: the first record of each stratum, then the second of each, ... (so every fault,
+    hop and cause that made records of the class shows at least one, up to MOST_WITNESSES), at least
+    WITNESSES_PER_CLASS when there are as many records."""
+    rids = np.asarray(rids, dtype=np.int64)
+    if strata is None or not len(rids):
+        return rids[:WITNESSES_PER_CLASS]
+    frame = pd.DataFrame({"rid": rids, "stratum": pd.factorize(pd.Series(strata), sort=False)[0]})
+    frame["round"] = frame.groupby("stratum", sort=False).cumcount()
+    ordered = frame.sort_values(["round", "stratum"], kind="stable")
+    count = max(WITNESSES_PER_CLASS, min(frame.stratum.nunique(), MOST_WITNESSES))
+    return ordered.rid.to_numpy()[:count]
 
 
 def _int(value):
@@ -65,7 +81,7 @@ def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -
 def witnesses(
     evidence: Evidence, hops: list[HopData], classes: list[AnomalyClass], accounting: CopyAccounting
 ) -> list[Witness]:
-    chosen = {c.name: np.asarray(c.rids, dtype=np.int64)[:WITNESSES_PER_CLASS] for c in classes}
+    chosen = {c.name: spread(c.rids, c.strata) for c in classes}
     every = np.unique(np.concatenate(list(chosen.values()) + [np.array([], np.int64)]))
     copies = _copies(hops, every, accounting)
     sent = evidence.sent[isin(evidence.sent.rid, every)].set_index("rid")  # only the witnesses' rows (one per record)
@@ -143,9 +159,11 @@ def record_sets(
     lost_first: np.ndarray,
     cause_of_lost: np.ndarray,
     egress_result,
+    duplicated_origin: Callable[[np.ndarray], pd.DataFrame] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The complete sets, one row per record: lost (with where it was acknowledged, first hop and cause), duplicated
-    (deliveries, copies in state), phantom, reordered (the seq delivered before it)."""
+    (deliveries, copies in state, and where its first extra copy came from: `duplicated_origin`, rids -> first_hop,
+    fault, cause), phantom, reordered (the seq delivered before it)."""
     sets = {}
     source = evidence.sent.set_index("rid").reindex(lost)
     sets["lost"] = _named(evidence, lost).assign(
@@ -162,6 +180,8 @@ def record_sets(
         deliveries=deliveries.reindex(duplicated).fillna(1).astype(int).to_numpy(),
         copies_in_state=in_state.reindex(duplicated).fillna(1).astype(int).to_numpy(),
     )
+    if duplicated_origin is not None:
+        sets["duplicated"] = pd.concat([sets["duplicated"], duplicated_origin(duplicated)], axis=1)
     sets["phantom"] = _named(evidence, np.asarray(egress_result.phantom, dtype=np.int64))
     reordered = egress_result.reordered
     sets["reordered"] = _named(evidence, reordered.rid.to_numpy()).assign(
@@ -205,18 +225,44 @@ def _witnesses(context: Context) -> None:
         cause = replay_cause(made, rid, faults) if rid in made.index else None
         return int(context.duplicated_first[dup_index[rid]]), cause
 
-    classes = [AnomalyClass("lost", lost, explain_lost)]
+    def duplicate_strata(rids: np.ndarray) -> np.ndarray:
+        """The fault whose replay made the record's first extra copy, and the hop where it was made."""
+        first = made.reindex(rids)
+        return (first.fault.fillna(-2).astype(np.int64).astype(str) + "@" + first.hop.fillna("").astype(str)).to_numpy()
+
+    lost_strata = np.char.add(np.asarray(lost_first, dtype=np.int64).astype(str), np.asarray(cause_of_lost, dtype=str))
+    classes = [AnomalyClass("lost", lost, explain_lost, lost_strata if len(lost) else None)]
     if egress_result is not None:
         deliveries, in_state = egress_result.duplicated_deliveries, egress_result.duplicated_in_state
+        delivered_twice, kept_twice = deliveries.index.to_numpy(), in_state.index.to_numpy()
         classes += [
-            AnomalyClass("duplicated_deliveries", deliveries.index.to_numpy(), explain_duplicate),
-            AnomalyClass("duplicated_in_state", in_state.index.to_numpy(), explain_duplicate),
+            AnomalyClass(
+                "duplicated_deliveries", delivered_twice, explain_duplicate, duplicate_strata(delivered_twice)
+            ),
+            AnomalyClass("duplicated_in_state", kept_twice, explain_duplicate, duplicate_strata(kept_twice)),
             AnomalyClass("phantom", egress_result.phantom, lambda rid: (None, None)),
             AnomalyClass("reordered", egress_result.reordered.rid.to_numpy(), lambda rid: (None, None)),
         ]
+
+    def duplicated_origin(rids: np.ndarray) -> pd.DataFrame:
+        """Per duplicated record: the hop where it first had two copies, the fault whose replay made its first extra
+        copy (1-based; empty: none), and the cause: a replay after that fault, an unexplained one, or copies the
+        source itself held (aborted transactions, the resend fault) passed on."""
+        first = dup_index.reindex(rids)
+        hop = [context.hops[int(context.duplicated_first[int(i)])].name if pd.notna(i) else None for i in first]
+        origin = made.reindex(rids)
+        fault = origin.fault.where(origin.fault >= 0) + 1
+        replayed = np.where(fault.notna(), "replay_after_fault", "unexplained")
+        sent = context.evidence.sent.set_index("rid").reindex(rids)
+        source = np.where(sent.resent_copies.fillna(0) > 0, "resent_read", "aborted_read")
+        cause = np.where(origin.fault.notna().to_numpy(), replayed, source)
+        return pd.DataFrame({"first_hop": hop, "fault": fault.astype("Int64").to_numpy(), "cause": cause})
+
     context.witnesses = witnesses(context.evidence, context.hops, classes, accounting) + context.window_witnesses
     context.witness_totals = context.witness_totals | {c.name: len(c.rids) for c in classes}
-    context.records = record_sets(context.evidence, context.hops, lost, lost_first, cause_of_lost, egress_result)
+    context.records = record_sets(
+        context.evidence, context.hops, lost, lost_first, cause_of_lost, egress_result, duplicated_origin
+    )
 
 
 STEP = Step("witnesses", _witnesses, needs=("counts", "copies", "faults"))

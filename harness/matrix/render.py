@@ -11,7 +11,17 @@ from dataclasses import asdict, dataclass
 from html import escape
 
 from harness.matrix.state import MatrixState, RunResult
-from harness.report.html import STYLE, VERDICT_COLORS
+from harness.report.html import STYLE
+
+# A matrix is a map of guarantees: its cells are colored by how strong each is (a run's report colors its outcome).
+VERDICT_COLORS = {
+    "exactly-once": "#2ca02c",
+    "effectively-exactly-once": "#2ca02c",
+    "at-least-once": "#ff7f0e",
+    "at-most-once": "#d62728",
+    "none": "#d62728",
+    "unknown": "#7f7f7f",
+}
 
 NOT_RUN = "not run"
 

@@ -28,14 +28,9 @@ from harness.report.tables import (
     witness_rows,
 )
 
-VERDICT_COLORS = {
-    "exactly-once": "#2ca02c",
-    "effectively-exactly-once": "#2ca02c",
-    "at-least-once": "#ff7f0e",
-    "at-most-once": "#d62728",
-    "none": "#d62728",
-    "unknown": "#7f7f7f",
-}
+# The outcome (the expectations, passed or not) is the badge in color; the guarantee beside it is neutral: a run
+# expected to show at-most-once passes with it, and a strong guarantee is no pass when another expectation failed.
+GUARANTEE = "<span class='guarantee'>{}</span>"
 OUTCOME_COLORS = {"pass": "#2ca02c", "fail": "#d62728", "unknown": "#7f7f7f"}
 STATUS_MARKS = {
     "pass": "<span class='pass'>pass</span>",
@@ -49,6 +44,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
 th{background:#f3f3f3}.badge{color:#fff;padding:3px 10px;border-radius:4px}.fail{color:#d62728;font-weight:bold}
 .pass{color:#2ca02c}.unknown{color:#555;font-weight:bold}.verdict{font-size:60%;color:#555}
+.guarantee{border:1px solid #888;color:#333;padding:2px 9px;border-radius:4px;background:#fff}
 .gap{background:#fff3cd;padding:8px;border:1px solid #e0c060}code{font-size:12px}
 """
 
@@ -101,9 +97,7 @@ def _head(report: Report) -> list[str]:
         f"({escape(report.verdict)})</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(report.scenario)} <span class='badge' "
         f"style='background:{OUTCOME_COLORS[outcome]}'>{outcome.upper()}</span> "
-        "<span class='verdict'>verdict: <span class='badge' "
-        f"style='background:{VERDICT_COLORS.get(report.verdict, '#7f7f7f')}'>"
-        f"{escape(report.verdict)}</span></span></h1>",
+        f"<span class='verdict'>verdict: {GUARANTEE.format(escape(report.verdict))}</span></h1>",
         f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
         f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>",
     ]

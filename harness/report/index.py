@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from harness.files import write_atomically
-from harness.report.html import OUTCOME_COLORS, STYLE, VERDICT_COLORS, table
+from harness.report.html import GUARANTEE, OUTCOME_COLORS, STYLE, table
 from harness.report.plots import svg
 from harness.report.tables import count
 
@@ -94,7 +94,6 @@ def write_index(folder: Path) -> Path:
     runs = _runs(folder)
     rows = []
     for r in reversed(runs):
-        color = VERDICT_COLORS.get(r["verdict"]["end_to_end"], "#777")
         expectations = r.get("expectations", [])
         passed = sum(e["passed"] for e in expectations)
         outcome = r.get("outcome") or ("pass" if r.get("passed") else "fail")  # schema 1 reports have no outcome
@@ -104,7 +103,7 @@ def write_index(folder: Path) -> Path:
                 escape(r["scenario"]),
                 "<span class='badge' "
                 f"style='background:{OUTCOME_COLORS.get(outcome, '#777')}'>{escape(outcome.upper())}</span>",
-                f"<span class='badge' style='background:{color}'>{escape(r['verdict']['end_to_end'])}</span>",
+                GUARANTEE.format(escape(r["verdict"]["end_to_end"])),
                 f"{passed}/{len(expectations)}",
                 count(r["counts"]["acked"]),
                 count(r["counts"]["lost"]),
