@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import importlib
 
+# The harness's own top-level packages: imported before any folder of a user's, so a package of theirs by one of
+# these names is never imported (docs/streamlets.md).
+OWN_PACKAGES = ("harness", "pipelines", "contract")
+
 
 class PluginError(Exception):
     """A named plug-in that cannot be imported; the message says why, in one line."""
@@ -18,6 +22,12 @@ def import_named(spec: str, what: str) -> object:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        if top in OWN_PACKAGES and exc.name and module_name.startswith(exc.name):
+            raise PluginError(
+                f"cannot import {module_name!r}: {top} is the harness's own package, which comes before yours; "
+                "a package of yours by that name is never imported: rename it"
+            ) from None
         if exc.name and module_name.startswith(exc.name):
             raise PluginError(f"cannot import {module_name!r}: no such module on the import paths") from None
         raise PluginError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None

@@ -104,11 +104,15 @@ def scenario(
 
 @pytest.fixture
 def project(tmp_path):
-    """A user's project: the package `shop` and the scenario beside it."""
+    """A user's project: the package `shop` and the scenario beside it, and a package of theirs named like the
+    harness's own `pipelines`, which must never be imported (the harness's comes first, in every process)."""
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")
     (tmp_path / "shop" / "reverse.py").write_text(REVERSE)
     (tmp_path / "shop" / "sink.py").write_text(SINK)
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "__init__.py").write_text("raise ImportError('the user's own pipelines was imported')\n")
+    (tmp_path / "pipelines" / "mine.py").write_text("")
     return tmp_path
 
 
@@ -117,6 +121,12 @@ BROKEN = [
         "no such module",
         {"kind": "shop.nothing:Reverse"},
         "blueprint.streamlets.reverse.kind: cannot import 'shop.nothing': no such module on the import paths",
+    ),
+    (
+        "the harness's package name",
+        {"kind": "pipelines.mine:Reverse"},
+        "blueprint.streamlets.reverse.kind: cannot import 'pipelines.mine': pipelines is the harness's own package, "
+        "which comes before yours; a package of yours by that name is never imported: rename it",
     ),
     (
         "no such class",

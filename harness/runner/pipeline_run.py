@@ -65,6 +65,8 @@ from pipelines.model import SOURCE_RECORD, Schema
 from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 from pipelines.stores import egress_store
 
+OWN_PACKAGES = str(Path(__file__).resolve().parents[2])  # where harness, pipelines and contract are imported from
+
 
 def _last_error(log: str) -> str:
     """The last line of a driver's log that names an error (an application's own log is all there is of why it
@@ -343,7 +345,7 @@ class PipelineRun:
         streamlets importable."""
         if self.spark_master() is None:
             return {}
-        paths = [str(Path(__file__).resolve().parents[2]), *self.scenario.import_paths]
+        paths = [OWN_PACKAGES, *self.scenario.import_paths]
         return {
             "spark.cores.max": "1",
             "spark.executor.cores": "1",
@@ -454,7 +456,9 @@ class PipelineRun:
         env.update(launcher_env(self.prepare_spark()))
         paths = [*filter(None, [self.prepare_spark().pythonpath()]), *self.scenario.import_paths]
         if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
-            env["PYTHONPATH"] = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), *paths])
+            # The harness's own packages first, as in this process (pipelines/kinds.py add_import_paths): a user's
+            # folder holding a package named pipelines or harness must not shadow them in a driver or its workers.
+            env["PYTHONPATH"] = os.pathsep.join([OWN_PACKAGES, *filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
     def output_tables(self, name: str) -> list[TableProbe]:
