@@ -22,9 +22,10 @@ lint: $(STAMP)
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
 
-# The long real runs kept out of `make test` (about 13 minutes): the harness in a compose container, a Spark
+# The long real runs kept out of `make test` (about 25 minutes): the harness in a compose container, a Spark
 # master of one's own, retention deleting unread records, a matrix across two Spark versions, an application
-# under a network partition and a broker kill, an application's entry point.
+# under a network partition and a broker kill, an application's entry point, the wheel installed in an empty
+# folder, and a new team's path from there through `harness init` and the CI recipes (bench/new_team.py).
 test-long: setup docker-packages
 	$(BIN)/pytest -m long
 

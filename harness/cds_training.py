@@ -85,6 +85,7 @@ def _run_driver(cluster: EmbeddedCluster, workdir: Path, java_options: str, env:
         [cluster.bootstrap_servers, TOPIC, str(workdir), java_options],
         log,
         env=env,
+        cwd=workdir,  # what Spark leaves in its working folder (artifacts/) goes with the training, not here
     )
     code = driver.wait_exit(timeout=600)
     # The JVM outlives the Python process: it writes the archive after it sees py4j's pipe close.

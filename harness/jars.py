@@ -1,63 +1,94 @@
 """The Java side: find java, and the Kafka broker and Spark connector jars fetched by Maven.
 
-Jars come from the poms in jars/ (committed) and are copied by
-`mvn dependency:copy-dependencies` into a git-ignored cache folder,
-.cache/jars/<set>/ by default (HARNESS_JARS_DIR overrides). A set is complete
-when its marker file holds the hash of the pom it came from, so an interrupted
-download is redone, never used, and a changed pom fetches again.
+Jars come from the poms the harness ships (jars/ in a clone) and are copied by
+`mvn dependency:copy-dependencies` into the cache, <cache>/jars/<set>/
+(harness/paths.py; HARNESS_JARS_DIR overrides). A set is complete when its
+marker file holds the hash of the pom it came from, so an interrupted download
+is redone, never used, and a changed pom fetches again. HARNESS_SEED_JARS may
+name a read-only folder of sets fetched elsewhere (a clone's .cache/jars): a
+current set there is used in place, and nothing is downloaded for it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.paths import cache_dir, shipped
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-POM_DIR = PROJECT_ROOT / "jars"
+POM_DIR = shipped("jars")
 JAR_SETS = ("kafka", "spark-kafka", "delta")
 _MARKER = ".complete"
 
 
 def jars_dir() -> Path:
-    return Path(os.environ.get("HARNESS_JARS_DIR", PROJECT_ROOT / ".cache" / "jars"))
+    return Path(os.environ.get("HARNESS_JARS_DIR") or cache_dir() / "jars")
+
+
+MIN_JAVA = 17
 
 
 def java_executable() -> str:
-    """Path of java (JAVA_HOME first, then PATH); a clear error if there is none."""
+    """Path of java (JAVA_HOME first, then PATH), checked once: Linux (the harness tracks its processes in /proc)
+    and Java 17+; a clear error, one line, if not."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
+        return _checked(str(Path(java_home) / "bin" / "java"))
     found = shutil.which("java")
     if not found:
-        raise HarnessError("java not found: install Java 17+ and put it on PATH (or set JAVA_HOME)")
-    return found
+        raise HarnessError(f"java not found: install Java {MIN_JAVA}+ and put it on PATH (or set JAVA_HOME)")
+    return _checked(found)
+
+
+@functools.lru_cache(maxsize=None)
+def _checked(java: str) -> str:
+    if sys.platform != "linux":
+        raise HarnessError(
+            f"the harness runs on Linux (it tracks every process it starts in /proc), not {sys.platform}"
+        )
+    result = subprocess.run([java, "-version"], capture_output=True, text=True)
+    match = re.search(r'version "(\d+)', result.stderr)
+    if not match or int(match.group(1)) < MIN_JAVA:
+        found = match.group(0) if match else (result.stderr.strip().splitlines() or ["no version"])[0]
+        raise HarnessError(f"{java}: Java {MIN_JAVA}+ is needed, found {found} (set JAVA_HOME to another)")
+    return java
 
 
 def _set_dir(name: str) -> Path:
-    return jars_dir() / name
+    """Where a set is: the cache's, or the seed's when only that one is current (used in place, read-only)."""
+    own = jars_dir() / name
+    seed = Path(os.environ["HARNESS_SEED_JARS"]) / name if os.environ.get("HARNESS_SEED_JARS") else None
+    if seed is not None and not _current_in(own, name) and _current_in(seed, name):
+        return seed
+    return own
 
 
 def _pom_hash(name: str) -> str:
     return hashlib.sha256((POM_DIR / name / "pom.xml").read_bytes()).hexdigest()
 
 
-def _is_current(name: str) -> bool:
-    marker = _set_dir(name) / _MARKER
+def _current_in(folder: Path, name: str) -> bool:
+    marker = folder / _MARKER
     return marker.exists() and marker.read_text().strip() == _pom_hash(name)
+
+
+def _is_current(name: str) -> bool:
+    return _current_in(_set_dir(name), name)
 
 
 def jar_set(name: str) -> list[Path]:
     """The jars of one set, or a clear error saying how to fetch them."""
     folder = _set_dir(name)
     if not (folder / _MARKER).exists():
-        raise HarnessError(f"{name} jars missing in {folder}: run `make jars` (needs Maven) to fetch them")
+        raise HarnessError(f"{name} jars missing in {folder}: run `harness jars` (needs Maven) to fetch them")
     return sorted(folder.glob("*.jar"))
 
 
@@ -93,9 +124,9 @@ def delta_version() -> str:
 def fetch(names: tuple[str, ...] = JAR_SETS, quiet: bool = True) -> None:
     """Copy each missing jar set from Maven into the cache (idempotent)."""
     for name in names:
-        target = _set_dir(name)
         if _is_current(name):
             continue
+        target = jars_dir() / name
         mvn = shutil.which("mvn")
         if not mvn:
             raise HarnessError("mvn not found: install Maven to fetch the Kafka and Spark connector jars")

@@ -41,7 +41,7 @@ def test_kafka_jars_missing(tmp_path):
     result = run_harness(
         "cluster", "up", "--dir", str(tmp_path / "c"), env=_env(HARNESS_JARS_DIR=str(tmp_path / "nojars"))
     )
-    assert_one_line_error(result, "kafka jars missing in", "make jars")
+    assert_one_line_error(result, "kafka jars missing in", "harness jars")
     assert not (tmp_path / "c" / "pids").exists()
 
 

@@ -93,6 +93,25 @@ def scenarios_command(folder: Path):
         )
 
 
+@main.command("init")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+def init_command(folder: Path):
+    """Start a project in FOLDER [the current one]: a scenario for your pipeline written as streamlets
+    (scenarios/pipeline.yaml), one for your job run unchanged (scenarios/job.yaml, with job/job.py to replace by
+    yours), CI workflows for GitHub Actions and GitLab CI, and a .gitignore for reports/. Nothing is overwritten.
+
+    \b
+    Examples:
+      harness init my-project && cd my-project
+      harness validate scenarios/ && harness gate scenarios/
+    """
+    from harness.scaffold import scaffold
+
+    for path in scaffold(folder):
+        click.echo(f"wrote {path}")
+    click.echo(f"next: harness validate {folder / 'scenarios'}; harness gate {folder / 'scenarios'} (docs/ci.md)")
+
+
 @main.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 def validate_command(paths: tuple[Path, ...]):
@@ -222,7 +241,7 @@ def jars():
     jar_sets.fetch()
     click.echo(
         f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
-        f"{jar_sets.delta_version()} in {jar_sets.jars_dir()}"
+        f"{jar_sets.delta_version()} in {jar_sets.jar_set('kafka')[0].parent.parent}"
     )
     cds_training.train(say=click.echo)
 

@@ -30,9 +30,10 @@ from typing import Callable
 from harness import jars
 from harness.cluster.config import LOG4J2_FILE
 from harness.errors import HarnessError
+from harness.paths import SOURCE_ROOT, cache_dir, shipped
 
-DOCKER_DIR = jars.PROJECT_ROOT / "docker"
-STAGING = jars.PROJECT_ROOT / ".cache" / "docker"
+DOCKER_DIR = shipped("docker")
+STAGING = cache_dir() / "docker"
 SOURCE_LABEL = "harness.built-from"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # What Kafka, Spark (4.0 adds jdk.incubator.vector) and the JAAS/TLS of secured clusters need from the JDK, and
@@ -256,7 +257,7 @@ def _docker_build(engine, image: Image, context: Path, dockerfile: Path) -> None
 def _build_kafka(engine, image: Image) -> None:
     """The repository is the context (.dockerignore keeps it to the Kafka jars and what the Dockerfile copies)."""
     jars.jar_set("kafka")  # fetched, or one line saying how
-    _docker_build(engine, image, jars.PROJECT_ROOT, DOCKER_DIR / "kafka" / "Dockerfile")
+    _docker_build(engine, image, SOURCE_ROOT, DOCKER_DIR / "kafka" / "Dockerfile")
 
 
 def _build_runner(engine, image: Image) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.paths import shipped
 from harness.scenario.source import ScenarioError
 
-SCENARIOS_DIR = Path(__file__).resolve().parent.parent.parent / "scenarios"
+SCENARIOS_DIR = shipped("scenarios")
 
 
 def scenario_path(given: Path | str) -> Path:

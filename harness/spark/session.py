@@ -43,7 +43,7 @@ def check_connector_version(runtime: SparkRuntime | None = None) -> str:
         raise HarnessError(
             f"Spark Kafka connector {connector} in {jars.jars_dir() / runtime.jar_set} does not match "
             f"pyspark {runtime.version}: update jars/{runtime.jar_set}/pom.xml and run "
-            + ("`make jars`" if runtime.own else f"`harness spark-env {runtime.version}`")
+            + ("`harness jars`" if runtime.own else f"`harness spark-env {runtime.version}`")
         )
     return connector
 

@@ -20,6 +20,7 @@ from typing import Callable
 
 from harness import jars
 from harness.errors import HarnessError
+from harness.paths import SOURCE_ROOT, cache_dir
 
 # Spark versions other than the harness's own that the drivers can run on: version -> (jar set, Scala version).
 OTHER_VERSIONS = {"3.5.7": ("spark-kafka-3.5", "2.12")}
@@ -44,7 +45,7 @@ class SparkRuntime:
 
     def pythonpath(self) -> str | None:
         """Where another environment's interpreter finds the project's packages (the harness's own has it installed)."""
-        return None if self.own else str(jars.PROJECT_ROOT)
+        return None if self.own else str(SOURCE_ROOT)
 
 
 def own_version() -> str:
@@ -58,7 +59,7 @@ def known_versions() -> tuple[str, ...]:
 
 
 def envs_dir() -> Path:
-    return Path(os.environ.get("HARNESS_SPARK_ENVS", jars.PROJECT_ROOT / ".cache" / "spark-envs"))
+    return Path(os.environ.get("HARNESS_SPARK_ENVS") or cache_dir() / "spark-envs")
 
 
 def _env_dir(version: str) -> Path:

@@ -1,0 +1,127 @@
+"""The harness outside its clone: what it ships is in the package (scenarios, poms, Dockerfiles, the scaffold), what
+it fetches goes to a cache (never site-packages or the working folder; a read-only seed of jars is used in place),
+and it says in one line when the machine lacks what it needs. The whole path a new team takes, from an empty
+folder through the wheel, `harness init` and the CI recipe's steps, is bench/new_team.py (make test-long)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness import jars
+from harness.errors import HarnessError
+from harness.paths import shipped
+from harness.scaffold import FILES, TEMPLATES, scaffold
+from tests.conftest import run_harness
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_package_ships_the_scenarios_the_poms_the_dockerfiles_and_the_scaffold():
+    for name in ("scenarios", "jars", "docker"):
+        assert shipped(name).resolve() == (ROOT / name).resolve()  # in a clone: links to its folders
+    assert (shipped("scenarios") / "smoke.yaml").is_file() and (shipped("jars") / "kafka" / "pom.xml").is_file()
+    assert sorted(p.name for p in TEMPLATES.iterdir()) == sorted(FILES)
+    for recipe in ("github-actions.yml", "gitlab-ci.yml"):  # examples/ci/ shows the scaffold's recipes, not copies
+        assert (ROOT / "examples" / "ci" / recipe).resolve() == (TEMPLATES / recipe).resolve()
+
+
+def _wheel(folder: Path) -> Path:
+    """The wheel built from this clone, as a user would build it."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)], check=True, timeout=600
+    )
+    [wheel] = folder.glob("*.whl")
+    return wheel
+
+
+# Long: a wheel built and installed (pyspark and all, pip's cache allowed) takes minutes before anything runs.
+@pytest.mark.long
+def test_the_wheel_carries_them_as_files_and_runs_from_an_empty_folder(tmp_path):
+    """Built and installed as a user would, then used from a folder of nothing: validate, list, init, the jars
+    (the seed's, in place), and a shipped scenario run by name."""
+    wheel = _wheel(tmp_path / "dist")
+    names = zipfile.ZipFile(wheel).namelist()
+    for shipped_file in ("scenarios/smoke.yaml", "jars/kafka/pom.xml", "docker/kafka/Dockerfile"):
+        assert f"harness/shipped/{shipped_file}" in names
+    assert {f"harness/scaffold/{t}" for t in FILES} <= set(names)
+    assert not [n for n in names if n.startswith(("tests/", "examples/", "bench/"))]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True, timeout=900)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {**os.environ, "HARNESS_SEED_JARS": str(jars.jars_dir()), "HARNESS_CACHE": str(tmp_path / "cache")}
+    env.pop("VIRTUAL_ENV", None)
+
+    def harness(*args):
+        return subprocess.run(
+            [str(venv / "bin" / "harness"), *args], cwd=empty, env=env, capture_output=True, text=True, timeout=900
+        )
+
+    validated = harness("validate", "smoke")
+    assert validated.returncode == 0 and "site-packages/harness/shipped/scenarios/smoke.yaml" in validated.stdout
+    listed = harness("scenarios")
+    assert listed.returncode == 0 and "smoke " in listed.stdout
+    made = harness("init", "project")
+    assert made.returncode == 0 and harness("validate", "project/scenarios").returncode == 0
+    found = harness("jars")  # the seed's sets, used in place: nothing downloaded
+    assert found.returncode == 0 and f"in {jars.jars_dir()}" in found.stdout, found.stdout + found.stderr
+    assert not (tmp_path / "cache" / "jars" / "kafka").exists()
+    ran = harness("run", "smoke", "--duration", "15", "--out", str(tmp_path / "smoke"))
+    assert ran.returncode in (0, 1, 3) and "verdict: " in ran.stdout, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert sorted(p.name for p in empty.iterdir()) == ["project"]  # nothing else in the working folder
+
+
+@pytest.mark.long
+def test_a_new_team_goes_from_an_empty_folder_to_a_passing_gate(tmp_path):
+    """bench/new_team.py: virtualenv, the wheel, harness init, the CI recipes' steps; the gate passes."""
+    wheel = _wheel(tmp_path / "dist")
+    env = {**os.environ, "HARNESS_SEED_JARS": str(jars.jars_dir())}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "new_team.py"), str(wheel), "--folder", str(tmp_path / "team")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert "github: gate" in result.stdout and "total, from an empty folder" in result.stdout
+
+
+def test_a_seed_of_jars_is_used_in_place_and_a_missing_set_fetched_into_the_cache(tmp_path, monkeypatch):
+    seed = jars.jars_dir()  # the clone's own, fetched by make
+    monkeypatch.setenv("HARNESS_JARS_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_SEED_JARS", str(seed))
+    assert jars.jar_set("kafka")[0].parent == seed / "kafka"
+    jars.fetch()  # every set current in the seed: nothing to do, nothing written
+    assert not (tmp_path / "cache").exists()
+    monkeypatch.setenv("HARNESS_SEED_JARS", str(tmp_path / "no-seed"))
+    with pytest.raises(HarnessError, match=f"kafka jars missing in {tmp_path / 'cache' / 'kafka'}"):
+        jars.jar_set("kafka")
+
+
+def test_an_old_java_is_refused_in_one_line(tmp_path, monkeypatch):
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("#!/bin/sh\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    with pytest.raises(HarnessError, match=r'java: Java 17\+ is needed, found version "11'):
+        jars.java_executable()
+
+
+def test_init_writes_a_project_that_validates_and_overwrites_nothing(tmp_path):
+    written = scaffold(tmp_path / "p")
+    assert sorted(str(p.relative_to(tmp_path / "p")) for p in written) == sorted(FILES.values())
+    result = run_harness("validate", str(tmp_path / "p" / "scenarios"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    again = run_harness("init", str(tmp_path / "p"))
+    assert again.returncode == 2 and again.stderr.strip().endswith(
+        "exists already; harness init writes nothing over a file (move it away)"
+    )
