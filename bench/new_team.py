@@ -29,11 +29,11 @@ def steps(folder: Path, wheel: Path) -> list[tuple[str, str, Path]]:
         ("install the wheel", f"venv/bin/pip install -q {wheel}", folder),
         ("harness init", "venv/bin/harness init project", folder),
     ]
-    workflow = yaml.safe_load((Path(__file__).parent.parent / "harness/scaffold/github-actions.yml").read_text())
+    workflow = yaml.safe_load((Path(__file__).parent.parent / "harness/templates/github-actions.yml").read_text())
     for step in workflow["jobs"]["gate"]["steps"]:
         if "run" in step:
             found.append((f"github: {step['name']}", step["run"], project))
-    gitlab = yaml.safe_load((Path(__file__).parent.parent / "harness/scaffold/gitlab-ci.yml").read_text())
+    gitlab = yaml.safe_load((Path(__file__).parent.parent / "harness/templates/gitlab-ci.yml").read_text())
     gate = next(command for _, command, _ in found if " gate " in command)
     for line in gitlab["harness-gate"]["script"]:
         if line.startswith("apt-get"):

@@ -1,4 +1,4 @@
-"""`harness init`: a project for a team, from the files in harness/scaffold/: a scenario for its pipeline written as
+"""`harness init`: a project for a team, from the files in harness/templates/: a scenario for its pipeline written as
 streamlets, one for its job run unchanged (with a job to replace), CI recipes and a .gitignore for the reports."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 
-TEMPLATES = Path(__file__).resolve().parent / "scaffold"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 # template -> where it goes in the project
 FILES = {
     "pipeline.yaml": "scenarios/pipeline.yaml",

@@ -49,7 +49,7 @@ def test_the_wheel_carries_them_as_files_and_runs_from_an_empty_folder(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
     for shipped_file in ("scenarios/smoke.yaml", "jars/kafka/pom.xml", "docker/kafka/Dockerfile"):
         assert f"harness/shipped/{shipped_file}" in names
-    assert {f"harness/scaffold/{t}" for t in FILES} <= set(names)
+    assert {f"harness/templates/{t}" for t in FILES} <= set(names)
     assert not [n for n in names if n.startswith(("tests/", "examples/", "bench/"))]
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
