@@ -113,6 +113,10 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
         "verdict: <span class='guarantee'>effectively-exactly-once</span>" in html
         and "#2ca02c'>effectively" not in html
     )
+    # The hop table at a glance: verdicts and counts; where anomalies appear and the copies folded beneath.
+    assert "| hop | verdict | acked | unknown | lost | dropped | duplicated_deliveries |" in markdown
+    assert "### Where anomalies first appear, and the extra copies" in markdown
+    assert "<details><summary>where each anomaly first appears, and the extra copies per hop</summary>" in html
     assert html.count("<svg") >= 2  # plots inline; nothing fetched from anywhere:
     assert "src=" not in html and "<link" not in html and "url(http" not in html
     index = (tmp_path / "runs" / "index.html").read_text()

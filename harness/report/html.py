@@ -18,8 +18,7 @@ from harness.report.tables import (
     expectation_rows,
     fault_rows,
     headers_text,
-    hop_header,
-    hop_rows,
+    hop_tables,
     latency_text,
     lost_text,
     resource_rows,
@@ -70,7 +69,14 @@ def render_html(report: Report) -> str:
             table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,)),
         ]
     parts += ["<h2>Timeline</h2>", timeline_svg(report)]
-    parts += ["<h2>Counts per hop</h2>", table(hop_header(report), hop_rows(report))]
+    (brief, brief_rows), (detail, detail_rows) = hop_tables(report)
+    parts += [
+        "<h2>Counts per hop</h2>",
+        table(brief, brief_rows),
+        "<details><summary>where each anomaly first appears, and the extra copies per hop</summary>",
+        table(detail, detail_rows),
+        "</details>",
+    ]
     parts += _losses(report)
     if report.windows:
         parts.append(_windows_table(report.windows))

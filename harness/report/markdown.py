@@ -15,8 +15,7 @@ from harness.report.tables import (
     expectation_rows,
     fault_rows,
     headers_text,
-    hop_header,
-    hop_rows,
+    hop_tables,
     latency_text,
     lost_text,
     resource_rows,
@@ -55,7 +54,9 @@ def render_markdown(report: Report) -> str:
             )
             + [""]
         )
-    lines += ["## Counts per hop", ""] + _table(hop_header(report), hop_rows(report, lambda text: f"**{text}**")) + [""]
+    (brief, brief_rows), (detail, detail_rows) = hop_tables(report, lambda text: f"**{text}**")
+    lines += ["## Counts per hop", ""] + _table(brief, brief_rows) + [""]
+    lines += ["### Where anomalies first appear, and the extra copies", ""] + _table(detail, detail_rows) + [""]
     lost = report.causes["lost"]
     lines += ["## Causes", "", "- lost: " + lost_text(report), "- duplicated copies: " + duplicated_text(report)]
     if headers_text(report):

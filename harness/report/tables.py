@@ -93,6 +93,18 @@ def hop_header(report: Report) -> list[str]:
     ]
 
 
+def hop_tables(report: Report, emphasis=str) -> tuple[tuple[list, list], tuple[list, list]]:
+    """The hop table in two, to be read at a glance: (header, rows) of each hop's verdict and counts; then of where
+    anomalies first appear and the extra copies (made, inherited, kept, absorbed), for those who look further."""
+    header, rows = hop_header(report), hop_rows(report, emphasis)
+    brief = 2 + len(count_names(report))
+    per_hop = rows[:-1]  # the end-to-end row has counts only
+    return (header[:brief], [r[:brief] for r in rows]), (
+        header[:1] + header[brief:],
+        [r[:1] + r[brief:] for r in per_hop],
+    )
+
+
 def hop_rows(report: Report, emphasis=str) -> list[list]:
     """One row per hop, then the end-to-end row (its name and verdict passed through `emphasis`)."""
     names = count_names(report)
