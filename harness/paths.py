@@ -18,8 +18,9 @@ DISTRIBUTION = "spark-kafka-harness"
 
 
 def shipped(name: str) -> Path:
-    """A folder the harness ships: scenarios, jars (the poms), docker (the Dockerfiles)."""
-    return SHIPPED / name
+    """A folder the harness ships: scenarios, jars (the poms), docker (the Dockerfiles); in a clone, its own folder
+    (the link resolved, so paths name the files a user edits)."""
+    return (SHIPPED / name).resolve()
 
 
 def in_clone() -> bool:

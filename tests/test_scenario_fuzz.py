@@ -228,7 +228,7 @@ def test_hostile_files_are_one_line_errors(tmp_path):
             assert fragment in str(exc), (name, str(exc))
         else:
             raise AssertionError(f"{name} was accepted")
-    for command in (["run", str(tmp_path / "latin1.yaml")], ["scenarios", "--dir", str(tmp_path)]):
+    for command in (["run", str(tmp_path / "latin1.yaml")], ["scenarios", str(tmp_path)]):
         assert_one_line_error(run_harness(*command), "not UTF-8 text")
 
 

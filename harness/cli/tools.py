@@ -18,11 +18,11 @@ from harness.scenario.shipped import SCENARIOS_DIR
 
 @main.command()
 @click.option(
-    "--dir",
+    "--out",
     "workdir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Where to keep the demo's files [reports/demo-TIMESTAMP].",
+    help="Where to keep the demo's files, as `run --out` [reports/demo-TIMESTAMP].",
 )
 @click.option(
     "--records", type=click.IntRange(1, 1_000_000), default=1000, show_default=True, help="Records per phase."
@@ -60,16 +60,15 @@ def demo(workdir: Path | None, records: int, bootstrap_servers: str | None):
 
 
 @main.command("scenarios")
-@click.option(
-    "--dir",
-    "folder",
-    type=click.Path(path_type=Path),
-    default=SCENARIOS_DIR,
-    show_default=False,
-    help="Folder of scenario files [the shipped ones].",
-)
+@click.argument("folder", type=click.Path(path_type=Path), default=SCENARIOS_DIR)
 def scenarios_command(folder: Path):
-    """List the scenario files with their descriptions (each one validated)."""
+    """List the scenario files of FOLDER [the shipped ones] with their descriptions (each one validated).
+
+    \b
+    Examples:
+      harness scenarios
+      harness scenarios my-project/scenarios
+    """
     from harness.scenario import load_scenario
 
     files = sorted(Path(folder).glob("*.yaml"))
