@@ -117,6 +117,8 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
     assert "| hop | verdict | acked | unknown | lost | dropped | duplicated_deliveries |" in markdown
     assert "### Where anomalies first appear, and the extra copies" in markdown
     assert "<details><summary>where each anomaly first appears, and the extra copies per hop</summary>" in html
+    assert "\n- **phantom**: a record at a hop that the source never sent\n" in markdown  # the report's words
+    assert "<summary>Words used in this report</summary>" in html
     assert html.count("<svg") >= 2  # plots inline; nothing fetched from anywhere:
     assert "src=" not in html and "<link" not in html and "url(http" not in html
     index = (tmp_path / "runs" / "index.html").read_text()

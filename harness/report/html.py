@@ -9,6 +9,7 @@ from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, tim
 from harness.report.tables import (
     EXPECTATION_HEADER,
     FAULT_HEADER,
+    GLOSSARY,
     RESOURCE_HEADER,
     WITNESS_HEADER,
     anomaly_files,
@@ -200,4 +201,5 @@ def _details(report: Report) -> list[str]:
             + ", ".join(f"<a href='{escape(path)}'>{escape(name)}</a>" for name, path in files.items())
             + "</p>"
         )
-    return parts
+    words = "".join(f"<li><b>{escape(term)}</b>: {escape(meaning)}</li>" for term, meaning in GLOSSARY)
+    return parts + [f"<details><summary>Words used in this report</summary><ul>{words}</ul></details>"]

@@ -6,6 +6,7 @@ from harness.checker.findings import Report
 from harness.report.tables import (
     EXPECTATION_HEADER,
     FAULT_HEADER,
+    GLOSSARY,
     RESOURCE_HEADER,
     WITNESS_HEADER,
     anomaly_files,
@@ -105,4 +106,5 @@ def render_markdown(report: Report) -> str:
     files = anomaly_files(report)
     if files:
         lines += ["Every record of each class: " + ", ".join(f"[{name}]({path})" for name, path in files.items()), ""]
+    lines += ["## Words", ""] + [f"- **{term}**: {meaning}" for term, meaning in GLOSSARY] + [""]
     return "\n".join(lines)

@@ -59,6 +59,26 @@ def plain(value) -> str:
     return str(value)
 
 
+# The words of a report, in plain words (the README's glossary has the project's others).
+GLOSSARY = (
+    ("hop", "a place records land: each topic between stages, and each output (an egress's store, a job's topic)"),
+    ("lost", "acknowledged by the source, and at no output that should have it"),
+    ("dropped", "missing by design: a filter the pipeline declares (keeps, receives, drop_where)"),
+    ("duplicated deliveries", "records delivered to an output more than once (a batch written again)"),
+    ("duplicated in state", "records an output holds more than once at the end"),
+    ("absorbed", "an extra copy delivered but not kept (an upsert, a transaction, a deduplication)"),
+    ("phantom", "a record at a hop that the source never sent"),
+    ("reordered", "a record delivered after one of the same key with a higher sequence number"),
+    (
+        "verdict",
+        "exactly-once (each once); effectively-exactly-once (none lost or kept twice, some delivered again); "
+        "at-least-once (none lost, some kept twice); at-most-once (some lost, none kept twice); none (both)",
+    ),
+    ("unknown", "what the evidence cannot prove either way: never a pass"),
+    ("witness", "one concrete record of an anomaly, with every copy of it: where, when, made by which fault"),
+)
+
+
 def count(value) -> str:
     """A count as a reader sees it: thousands separated; one that could not be computed is 'unknown', never 0."""
     return "unknown" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
