@@ -206,9 +206,15 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
         )
         writer, schema = writer or pacsv.CSVWriter(path, table.schema), table.schema
         writer.write_table(table)
-    aborted = np.flatnonzero(sent.aborted) if sent.aborted is not None else []
-    if len(aborted):
-        index = np.repeat(aborted, sent.aborted[aborted])
+    # More lines for some records: copies in aborted transactions, copies sent again on purpose (resend 1).
+    for copies, status, first_offset, flag in (
+        (sent.aborted, "aborted", 1_000_000, 0),
+        (sent.resent, "acked", 2_000_000, 1),
+    ):
+        records = np.flatnonzero(copies) if copies is not None else []
+        if not len(records):
+            continue
+        index = np.repeat(records, copies[records])
         writer.write_table(
             pa.table(
                 {
@@ -216,28 +222,10 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
                     "seq": sent.seq[index],
                     "event_time_ms": sent.event_time_ms[index],
                     "late": np.zeros(len(index), np.int8),
-                    "status": pa.array(["aborted"] * len(index)),
+                    "status": pa.array([status] * len(index)),
                     "partition": sent.partition[index],
-                    "offset": np.arange(len(index)) + 1_000_000,
-                    **resend(np.zeros(len(index), np.int8)),
-                },
-                schema=schema,
-            )
-        )
-    resent = np.flatnonzero(sent.resent) if sent.resent is not None else []
-    if len(resent):
-        index = np.repeat(resent, sent.resent[resent])
-        writer.write_table(
-            pa.table(
-                {
-                    "key": _key_text(sent.key[index]),
-                    "seq": sent.seq[index],
-                    "event_time_ms": sent.event_time_ms[index],
-                    "late": np.zeros(len(index), np.int8),
-                    "status": pa.array(["acked"] * len(index)),
-                    "partition": sent.partition[index],
-                    "offset": np.arange(len(index)) + 2_000_000,
-                    "resend": np.ones(len(index), np.int8),
+                    "offset": np.arange(len(index)) + first_offset,
+                    **resend(np.full(len(index), flag, np.int8)),
                 },
                 schema=schema,
             )
