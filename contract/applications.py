@@ -1,15 +1,22 @@
 """The kinds pipeline.json gives an application (a team's own job, run by its command) and its outputs (egresses
-the harness reads where an application writes, instead of running them): a Kafka topic, or a database table."""
+the harness reads where an application writes, instead of running them): a Kafka topic, a database table, or a
+table of files (Delta Lake, or Spark's Parquet file sink)."""
 
 APPLICATION = "application"
 KAFKA_OUTPUT = "kafka-output"
 TABLE_OUTPUT = "table-output"
-OUTPUT_KINDS = (KAFKA_OUTPUT, TABLE_OUTPUT)
+FILE_OUTPUT = "file-output"
+OUTPUT_KINDS = (KAFKA_OUTPUT, TABLE_OUTPUT, FILE_OUTPUT)
+WRITTEN_OUTPUTS = (TABLE_OUTPUT, FILE_OUTPUT)  # outputs that name the application writing them (`written_by`)
 
 # Where a table output lives (its `database`): the scenario's PostgreSQL store (a schema of the run's own), or an
 # SQLite file of the run's own.
 POSTGRESQL, SQLITE = "postgresql", "sqlite"
 TABLE_DATABASES = (POSTGRESQL, SQLITE)
+
+# How a file output's table is written (its `format`): Delta Lake, or Spark's file sink writing Parquet.
+DELTA, PARQUET = "delta", "parquet"
+FILE_FORMATS = (DELTA, PARQUET)
 
 # How much of an output's writes the harness sees (pipeline.json's `observed`, refined by the history's
 # output_exported): every one (a topic keeps every copy; a table's triggers saw every write), or part of them (rows

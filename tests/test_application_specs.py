@@ -249,6 +249,41 @@ def test_bad_output_tables_are_refused_naming_the_field(tmp_path, case, change, 
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
+FILES_EXAMPLE = ROOT / "examples" / "orders-lake" / "delta.yaml"
+
+
+def test_a_file_output_is_an_egress_read_from_its_files_and_its_writer_gets_deltas_jars():
+    scenario = load_scenario(FILES_EXAMPLE)
+    lake = scenario.blueprint.streamlets["lake"]
+    assert (lake.kind, lake.role, lake.runs) == ("file-output", "egress", False)
+    assert lake.settings["format"] == "delta" and lake.settings["written_by"] == "orders"
+    assert scenario.blueprint.streamlets["orders"].cls.spark_jars == ("delta",)
+    parquet = load_scenario(FILES_EXAMPLE.parent / "parquet.yaml")
+    assert parquet.blueprint.streamlets["orders"].cls.spark_jars == ()
+    argv, env = application_command(["python", "job.py"], {}, runtime(None), ("delta",))
+    assert any(a.startswith("spark.driver.extraClassPath=") and "delta-spark" in a for a in env[SUBMIT_ARGS].split())
+
+
+FILES_BAD = [
+    ("format", _set("outputs.lake.format", "iceberg"), "outputs.lake.format: expected one of delta, parquet"),
+    ("field", _set("outputs.lake.table_path", "x"), "outputs.lake.table_path: unknown field"),
+    (
+        "unknown folder",
+        _set("applications.orders.command", ["python", "job.py", "${path.nope}"]),
+        "${path.nope}: no file output 'nope' (file outputs: lake)",
+    ),
+    ("writer", _set("outputs.lake.written_by", "someone"), "outputs.lake.written_by: expected the application"),
+    ("identity", _set("outputs.lake.identity", {"key": "a"}), "outputs.lake.identity: expected key and seq"),
+]
+
+
+@pytest.mark.parametrize("case,change,message", FILES_BAD, ids=[t[0] for t in FILES_BAD])
+def test_bad_file_outputs_are_refused_naming_the_field(tmp_path, case, change, message):
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(_scenario(tmp_path, change, FILES_EXAMPLE))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
 def test_a_written_topic_nothing_reads_is_refused(tmp_path):
     def change(raw):
         raw["applications"]["enrich"]["writes"] = ["orders-enriched", "orders-rejected", "audit"]

@@ -70,7 +70,7 @@ def partly_observed(evidence) -> dict[str, str]:
     found = {s.name: "its writes are only partly observable" for s in evidence.streamlets if s.observed == PARTLY}
     for event in evidence.history:
         if event.get("event") == "output_exported" and event.get("observed") == PARTLY:
-            found[event.get("output")] = (
+            found[event.get("output")] = event.get("unobserved") or (  # runs recorded before `unobserved`
                 f"{event.get('updates_alone')} write(s) by UPDATE statements that no insert explains (not deliveries "
                 "the audit can count)"
             )

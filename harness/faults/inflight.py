@@ -20,6 +20,7 @@ from pathlib import Path
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
+from contract.table_files import finished
 from harness.cluster.access import KafkaAccess
 from harness.evidence.checkpoint import committed_batches, planned_batches
 
@@ -90,7 +91,7 @@ class OutputWatch:
             for root, _, names in os.walk(self.workdir):
                 for name in names:
                     path = os.path.join(root, name)
-                    if name.startswith("part-") and path not in self._finished and _finished_parquet(path):
+                    if name.startswith("part-") and path not in self._finished and finished(path):
                         self._finished.add(path)
                         self.latest_ms = max(self.latest_ms, os.stat(path).st_mtime_ns // 1_000_000)
         return self.latest_ms
@@ -108,12 +109,3 @@ class OutputWatch:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
-
-
-def _finished_parquet(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            f.seek(-4, os.SEEK_END)
-            return f.read(4) == b"PAR1"
-    except OSError:  # shorter than 4 bytes, or gone
-        return False

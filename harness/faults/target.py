@@ -57,7 +57,7 @@ class Pipeline(Protocol):
 
     def output_topics(self, name: str) -> list[str]: ...
 
-    def output_tables(self, name: str) -> list: ...  # probes of the tables an application writes (latest_ms, close)
+    def output_probes(self, name: str) -> list: ...  # probes of the tables and files an application writes (latest_ms)
 
     def value_decoders(self) -> dict[str, Decode]: ...
 

@@ -21,6 +21,7 @@ from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
 from harness.process import ManagedProcess, free_ports
+from harness.runner.file_outputs import file_outputs
 from harness.runner.table_outputs import SqliteTable, schema_name, table_outputs
 from harness.scenario.applications import fill
 from harness.secrets import split_password
@@ -35,11 +36,13 @@ SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 SHELL = "pyspark-shell"
 
 
-def connector_options(runtime: SparkRuntime) -> list[str]:
-    """spark-submit options putting the drivers' Spark's Kafka connector on the driver's and executors' class path,
-    and the driver JVM's collector and JIT flags the harness's own drivers use (harness/spark/session.py: several
-    drivers share two cores; the flags change how fast the JVM runs, never what the job does)."""
-    classpath = ":".join(str(p) for p in jars.connector_jars(runtime.jar_set))
+def connector_options(runtime: SparkRuntime, jar_sets: tuple[str, ...] = ()) -> list[str]:
+    """spark-submit options putting the drivers' Spark's Kafka connector (and the jar sets the job's outputs need:
+    Delta's) on the driver's and executors' class path, and the driver JVM's collector and JIT flags the harness's
+    own drivers use (harness/spark/session.py: several drivers share two cores; the flags change how fast the JVM
+    runs, never what the job does)."""
+    paths = [*jars.connector_jars(runtime.jar_set), *(p for name in jar_sets for p in jars.jar_set(name))]
+    classpath = ":".join(str(p) for p in paths)
     return [
         "--conf",
         f"spark.driver.extraClassPath={classpath}",
@@ -51,11 +54,11 @@ def connector_options(runtime: SparkRuntime) -> list[str]:
 
 
 def application_command(
-    command: list[str], env: dict[str, str], runtime: SparkRuntime
+    command: list[str], env: dict[str, str], runtime: SparkRuntime, jar_sets: tuple[str, ...] = ()
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment additions that start `command` (placeholders already filled) on `runtime`'s
     Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's."""
-    options = connector_options(runtime)
+    options = connector_options(runtime, jar_sets)
     bin_dir = Path(runtime.python).parent
     if command[0] == "spark-submit":
         return [str(bin_dir / "spark-submit"), *options, *command[1:]], dict(env)
@@ -73,6 +76,7 @@ def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
     topics = {f"topic.{t.name}": run.topic_name(t) for t in run.all_topics()}
     tables = {f"table.{t.table}": t.name for t in table_outputs(run).values()}
     tables |= {f"database.{t.table}": t.path for t in table_outputs(run).values() if isinstance(t, SqliteTable)}
+    folders = {f"path.{output}": str(files.folder) for output, files in file_outputs(run).items()}
     store = (
         {"store.url": split_password(run.scenario.store_url)[0], "store.schema": schema_name(run.run_id)}
         if run.scenario.store_url
@@ -86,6 +90,7 @@ def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
         "starting_offsets": (run.source_overrides.get(name) or run.source_options(name)).starting_offsets,
         **topics,
         **tables,
+        **folders,
         **store,
     }
 
@@ -106,6 +111,7 @@ def start_application(run: PipelineRun, name: str) -> ManagedProcess:
         command,
         {key: fill(value, values) for key, value in settings["env"].items()},
         run.prepare_spark(),
+        run.scenario.blueprint.streamlets[name].cls.spark_jars,
     )
     path = run.layout.driver_settings(name)
     path.parent.mkdir(parents=True, exist_ok=True)

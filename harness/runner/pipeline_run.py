@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, FULLY, OUTPUT_KINDS, TABLE_OUTPUT
+from contract.applications import APPLICATION, FULLY, OUTPUT_KINDS, WRITTEN_OUTPUTS
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -48,6 +48,7 @@ from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess, Supervisor
 from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.executors import ExecutorWatch
+from harness.runner.file_outputs import FileProbe, export_files, file_probes
 from harness.runner.table_outputs import TableProbe, export_tables, output_tables
 from harness.scenario import Scenario
 from harness.scenario.applications import declared_filters
@@ -191,7 +192,7 @@ class PipelineRun:
                     egress_evidence=inst.cls.egress_evidence if egress else None,
                     audit_query=inst.cls.audit_query(inst.settings) if egress else None,
                     identity=inst.settings["identity"] if inst.kind in OUTPUT_KINDS else None,
-                    written_by=inst.settings["written_by"] if inst.kind == TABLE_OUTPUT else None,
+                    written_by=inst.settings["written_by"] if inst.kind in WRITTEN_OUTPUTS else None,
                     deduplicates_within_s=(inst.settings.get("deduplicates") or {}).get("within_s")
                     if inst.kind == APPLICATION
                     else None,
@@ -461,13 +462,15 @@ class PipelineRun:
             env["PYTHONPATH"] = os.pathsep.join([OWN_PACKAGES, *filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
-    def output_tables(self, name: str) -> list[TableProbe]:
-        """Probes of the output tables application `name` writes (in-flight kills look at them)."""
-        return output_tables(self, name)
+    def output_probes(self, name: str) -> list[TableProbe | FileProbe]:
+        """Probes of the output tables and file outputs application `name` writes (in-flight kills look at them)."""
+        return [*output_tables(self, name), *file_probes(self, name)]
 
-    def export_tables(self) -> None:
-        """After the drivers stopped: each output table and its audit, into the run directory."""
+    def export_outputs(self) -> None:
+        """After the drivers stopped: each output table and its audit, each file output's rows, into the run
+        directory."""
         export_tables(self)
+        export_files(self)
 
     def start_driver(self, name: str) -> ManagedProcess:
         if self.scenario.blueprint.streamlets[name].kind == APPLICATION:
@@ -718,7 +721,7 @@ class PipelineRun:
         PostgreSQL stores copied. A step that fails is recorded (evidence_incomplete) and the others still run;
         the first failure is raised once all have had their turn."""
         errors = []
-        for step in (self.save_topics, self.export_states, self.save_stores, self.export_tables):
+        for step in (self.save_topics, self.export_states, self.save_stores, self.export_outputs):
             try:
                 step()
             except Exception as exc:  # the evidence of the other steps is still worth keeping

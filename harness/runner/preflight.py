@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT
+from contract.applications import APPLICATION, FILE_OUTPUT, KAFKA_OUTPUT, OUTPUT_KINDS, TABLE_OUTPUT
 from contract.identity import IdentityReader, compose
 from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import planned_topics
 from harness.faults.kind import GENERATOR
+from harness.runner.file_outputs import file_outputs
 from harness.runner.table_outputs import table_outputs
 from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for
@@ -143,7 +144,7 @@ def preflight(run: PipelineRun) -> None:
     w = run.scenario.workload
     streamlets = run.scenario.blueprint.streamlets
     filters = declared_filters(run.scenario.blueprint)
-    outputs = [n for n, i in streamlets.items() if i.kind in (KAFKA_OUTPUT, TABLE_OUTPUT)]
+    outputs = [n for n, i in streamlets.items() if i.kind in OUTPUT_KINDS]
     event_ms = int(time.time() * 1000)
     keeps = [filters[n] for n in apps if n in filters]
     value, key, headers = canary_value(w.record, keeps, [filters.get(n) for n in outputs], w.seed, event_ms)
@@ -168,8 +169,9 @@ def preflight(run: PipelineRun) -> None:
 
 
 def output_readers(run: PipelineRun) -> dict[str, tuple[dict, Callable[[], list[dict]]]]:
-    """Each output's identity and a reader of the records it holds now (topic-dump lines, or table rows)."""
-    tables = table_outputs(run)
+    """Each output's identity and a reader of the records it holds now (topic-dump lines, table rows, committed
+    file rows)."""
+    tables, files = table_outputs(run), file_outputs(run)
     readers = {}
     for name, inst in run.scenario.blueprint.streamlets.items():
         if inst.kind == KAFKA_OUTPUT:
@@ -177,6 +179,8 @@ def output_readers(run: PipelineRun) -> dict[str, tuple[dict, Callable[[], list[
             readers[name] = (inst.settings["identity"], lambda dump=dump: _dump_lines(dump))
         elif inst.kind == TABLE_OUTPUT:
             readers[name] = (inst.settings["identity"], tables[name].rows)
+        elif inst.kind == FILE_OUTPUT:
+            readers[name] = (inst.settings["identity"], files[name].rows)
     return readers
 
 

@@ -80,7 +80,7 @@ class TableOutput:
         audit = [(op, txid, at_ms, read({"value": row})) for op, txid, at_ms, row in self.audit_rows()]
         updates_alone = sum(1 for i, entry in enumerate(audit) if entry[0] == "update" and not _explained(audit, i))
         deliveries = [
-            (MAIN_QUERY, -1, _text(key), _text(seq), -1, "{}", None, -1, -1, at_ms)
+            (MAIN_QUERY, -1, identity_text(key), identity_text(seq), -1, "{}", None, -1, -1, at_ms)
             for op, _, at_ms, (key, seq) in audit
             if op == "insert"
         ]
@@ -88,7 +88,7 @@ class TableOutput:
         store.create_tables(upsert_key=False, only=(AUDIT, STATE))
         with store.transaction() as tx:
             store.insert(tx, AUDIT, AUDIT_COLUMNS, deliveries)
-            rows = [(_text(key), _text(seq), -1, None, -1, "{}", None) for key, seq in state]
+            rows = [(identity_text(key), identity_text(seq), -1, None, -1, "{}", None) for key, seq in state]
             store.insert(tx, STATE, STATE_COLUMNS, rows)
         return {"rows": len(state), "inserts": len(deliveries), "updates_alone": updates_alone}
 
@@ -254,7 +254,7 @@ class TableProbe:
             self._db = None
 
 
-def _text(value) -> str | int | None:
+def identity_text(value) -> str | int | None:
     """An identity part as the store keeps it: integers as integers, anything else as JSON text."""
     if value is None or isinstance(value, (int, str)) and not isinstance(value, bool):
         return value
@@ -298,5 +298,13 @@ def export_tables(run: PipelineRun) -> None:
     """After the drivers stopped: each output table and its audit, into the run directory."""
     for name, table in table_outputs(run).items():
         exported = table.export(run.layout.egress_db(name))
-        observed = PARTLY if exported["updates_alone"] else FULLY
-        run.history.record("output_exported", output=name, table=table.name, observed=observed, **exported)
+        alone = exported["updates_alone"]
+        unobserved = f"{alone} write(s) by UPDATE statements no insert explains (not deliveries the audit can count)"
+        run.history.record(
+            "output_exported",
+            output=name,
+            table=table.name,
+            observed=PARTLY if alone else FULLY,
+            unobserved=unobserved if alone else None,
+            **exported,
+        )

@@ -14,7 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.applications import APPLICATION, KAFKA_OUTPUT, POSTGRESQL, SQLITE, TABLE_DATABASES, TABLE_OUTPUT
+from contract.applications import (
+    APPLICATION,
+    DELTA,
+    FILE_FORMATS,
+    FILE_OUTPUT,
+    KAFKA_OUTPUT,
+    OUTPUT_KINDS,
+    POSTGRESQL,
+    SQLITE,
+    TABLE_DATABASES,
+    TABLE_OUTPUT,
+)
 from contract.egress import RECORDS, TOPIC
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
@@ -51,6 +62,7 @@ PLACEHOLDERS = {
     "store.schema": "the run's own schema in that store",
     "table.NAME": "the output table NAME, with its schema in PostgreSQL (schema.NAME)",
     "database.NAME": "the SQLite file of the output table NAME (an output with database: sqlite)",
+    "path.NAME": "the folder of the file output NAME (a Delta or Parquet table the job writes there)",
 }
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 COLUMN_TYPE = re.compile(r"[A-Za-z0-9_ (),]{1,200}")
@@ -72,6 +84,14 @@ class KafkaOutput(Streamlet):
 
     kind = KAFKA_OUTPUT
     egress_evidence = TOPIC
+
+
+class FileOutput(Streamlet):
+    """A table of Parquet files an application writes (Delta, or Spark's file sink): not run, read from its files and
+    log at the end (settings: format, identity, written_by)."""
+
+    kind = FILE_OUTPUT
+    egress_evidence = RECORDS
 
 
 class TableOutput(Streamlet):
@@ -107,6 +127,10 @@ def _check_placeholders(text: str, known: "_Known", path: str) -> None:
             if name[len("database.") :] not in known.databases:
                 files = ", ".join(sorted(known.databases)) or "none"
                 raise BlueprintError(path, f"${{{name}}}: no SQLite output table {name[9:]!r} (SQLite tables: {files})")
+        elif name.startswith("path."):
+            if name[len("path.") :] not in known.folders:
+                folders = ", ".join(sorted(known.folders)) or "none"
+                raise BlueprintError(path, f"${{{name}}}: no file output {name[5:]!r} (file outputs: {folders})")
         elif name.startswith("store.") and name in PLACEHOLDERS and not known.store:
             raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
         elif name not in PLACEHOLDERS:
@@ -126,6 +150,7 @@ class _Known:
     topics: set[str]
     tables: set[str]
     databases: set[str]  # the output tables in SQLite files
+    folders: set[str]  # the file outputs (Delta or Parquet tables)
     store: bool
     record: dict | None  # the workload's record template (None: the harness's own records)
 
@@ -221,7 +246,7 @@ def declared_filters(blueprint: Blueprint) -> dict[str, str]:
     found = {}
     for name, inst in blueprint.streamlets.items():
         sql = inst.settings.get("keeps") if inst.kind == APPLICATION else inst.settings.get("receives")
-        if inst.kind in (APPLICATION, KAFKA_OUTPUT, TABLE_OUTPUT) and sql:
+        if inst.kind in (APPLICATION, *OUTPUT_KINDS) and sql:
             found[name] = sql
     return found
 
@@ -262,6 +287,8 @@ def _output(name: str, raw: Any, written: dict[str, str], apps: dict[str, dict],
     path = f"outputs.{name}"
     if isinstance(raw, dict) and "table" in raw:
         return _table_output(name, raw, apps, known)
+    if isinstance(raw, dict) and "format" in raw:
+        return _file_output(name, raw, apps, known)
     f = Fields(raw, path, {"topic", "identity", "receives"})
     topic = f.get("topic", str, required=True)
     if topic not in written:
@@ -293,21 +320,41 @@ def _table_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) ->
     for part in ("key", "seq", "id"):
         if part in identity and identity[part] not in columns:
             raise BlueprintError(f"{path}.identity.{part}", f"{identity[part]!r} is not one of the columns")
-    writer = f.get("written_by", str, next(iter(apps)) if len(apps) == 1 else None)
-    if writer not in apps:
-        raise BlueprintError(
-            f"{path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
-        )
     cls = _streamlet_class(TableOutput, name, [], [], False)
     settings = {
         "table": table,
         "database": f.choice("database", TABLE_DATABASES, POSTGRESQL),
         "columns": dict(columns),
         "identity": identity,
-        "written_by": writer,
+        "written_by": _writer(f, path, apps),
         "receives": _receives(f, path, known),
     }
     return StreamletInstance(name, TABLE_OUTPUT, cls, settings)
+
+
+def _writer(f: Fields, path: str, apps: dict[str, dict]) -> str:
+    """The application writing a table or file output (the only one, when there is one)."""
+    writer = f.get("written_by", str, next(iter(apps)) if len(apps) == 1 else None)
+    if writer not in apps:
+        raise BlueprintError(
+            f"{path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
+        )
+    return writer
+
+
+def _file_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) -> StreamletInstance:
+    """A table of files an application writes through Spark in the folder ${path.NAME}: Delta Lake or Spark's
+    Parquet file sink (`format`); identities are read from its rows' columns (a partition column too)."""
+    path = f"outputs.{name}"
+    f = Fields(raw, path, {"format", "identity", "written_by", "receives"})
+    cls = _streamlet_class(FileOutput, name, [], [], False)
+    settings = {
+        "format": f.choice("format", FILE_FORMATS),
+        "identity": _identity(f, path),
+        "written_by": _writer(f, path, apps),
+        "receives": _receives(f, path, known),
+    }
+    return StreamletInstance(name, FILE_OUTPUT, cls, settings)
 
 
 def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
@@ -342,12 +389,23 @@ def parse_applications(
             "store",
             "output tables live in a PostgreSQL store (set store: postgresql://...) or SQLite (database: sqlite)",
         )
-    known = _Known({source.name, *written}, set(tables), databases, store, record)
+    folders = {name for name, o in outputs_raw.items() if isinstance(o, dict) and "format" in o}
+    known = _Known({source.name, *written}, set(tables), databases, folders, store, record)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     for ref in topics_raw:
         if ref not in written:
             raise BlueprintError(f"topics.{ref}", f"no application writes {ref!r} (written: {', '.join(written)})")
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
+    outputs = {}
+    for name, raw in outputs_raw.items():
+        if name in apps:
+            raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
+        outputs[name] = _output(name, raw, written, apps, known)
+        topic = outputs[name].settings.get("topic")
+        if topic:
+            readers[topic].append((name, topic))
+    # A job writing Delta gets Delta's jars from the harness, as it gets the Kafka connector (never --packages).
+    delta_writers = {o.settings["written_by"] for o in outputs.values() if o.settings.get("format") == DELTA}
     streamlets: dict[str, StreamletInstance] = {}
     for name, app in apps.items():
         for topic in app["reads"]:
@@ -358,19 +416,14 @@ def parse_applications(
         inlets = [t for t in app["reads"] if t != source.name]
         readers.update({t: readers[t] + [(name, t)] for t in inlets})
         cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
+        cls.spark_jars = ("delta",) if name in delta_writers else ()
         settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates")}
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
-    for name, raw in outputs_raw.items():
-        if name in streamlets:
-            raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
-        streamlets[name] = _output(name, raw, written, apps, known)
-        topic = streamlets[name].settings.get("topic")
-        if topic:
-            readers[topic].append((name, topic))
+    streamlets.update(outputs)
     for name, app in apps.items():
         if not app["writes"] and not any(o.settings.get("written_by") == name for o in streamlets.values()):
             raise BlueprintError(
-                f"applications.{name}", "writes no topic, and no output table names it (written_by): nothing to judge"
+                f"applications.{name}", "writes no topic, and no output names it (written_by): nothing to judge"
             )
     for topic, inlets in readers.items():
         if not inlets:

@@ -18,29 +18,12 @@ the transaction that added it.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from contract.egress import MAIN_QUERY
+from contract.table_files import delta_live_files
 from pipelines.api import SEQ_RECORD, Inlet, Setting, Shape
 from pipelines.builtin.parquet_table import TableSink, table_columns
 
 MODES = ("stream", "foreach-batch-txn", "foreach-batch")
-
-
-def live_files(table: Path) -> dict[str, int]:
-    """Data file name -> the batch that added it (its commit's txn version; -1 without one), for every file
-    the Delta log has live after its last commit."""
-    live: dict[str, int] = {}
-    for commit in sorted((table / "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-        batch = next((a["txn"]["version"] for a in actions if "txn" in a), -1)
-        for action in actions:
-            if "add" in action:
-                live[Path(action["add"]["path"]).name] = int(batch)
-            elif "remove" in action:
-                live.pop(Path(action["remove"]["path"]).name, None)
-    return live
 
 
 class DeltaSink(TableSink):
@@ -55,7 +38,7 @@ class DeltaSink(TableSink):
         )
     }
     description = "Delta Lake table (streaming sink or foreachBatch): judged from its data files and its log"
-    committed = staticmethod(live_files)
+    committed = staticmethod(delta_live_files)
     spark_jars = ("delta",)
     spark_conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from contract.egress import EXPORTED
+from contract.table_files import data_files
 from pipelines.api import Streamlet
 from pipelines.context import batch_map_json
 
@@ -28,11 +29,6 @@ def table_columns(records: DataFrame) -> DataFrame:
         "offset",
         "payload",
     )
-
-
-def data_files(table: Path) -> list[Path]:
-    """Every data file the sink wrote, committed or not, in the order they were written."""
-    return sorted(table.glob("part-*.parquet"), key=lambda p: (p.stat().st_mtime_ns, p.name))
 
 
 def rows(path: Path):

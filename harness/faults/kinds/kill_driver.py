@@ -80,7 +80,7 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOME
     the history says so and the kill goes ahead at whatever moment it is."""
     checkpoints = run.layout.checkpoints(streamlet)
     watch = OutputWatch(
-        run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet), run.output_tables(streamlet)
+        run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet), run.output_probes(streamlet)
     )
     deadline = time.monotonic() + timeout_s
     held: InFlight | None = None

@@ -1,0 +1,97 @@
+"""A table of Parquet data files committed through a log, read without Spark: Spark's file sink (its
+`_spark_metadata` log) and Delta Lake (its `_delta_log`). The harness's own sinks and the file outputs of a team's
+unchanged job are judged from these same files.
+
+A data file is delivered once written, committed once its log lists it: a batch killed between writing its files
+and committing them leaves them on disk, and a reader of the table never sees them. A partitioned table keeps its
+files in `column=value` subfolders, read whole with those columns added.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import unquote
+
+SPARK_LOG = "_spark_metadata"
+DELTA_LOG = "_delta_log"
+PARQUET_MAGIC = b"PAR1"  # a Parquet file ends with its footer and these bytes: one without them was cut
+
+
+def spark_committed_files(table: Path) -> dict[str, int]:
+    """Data file name -> the batch that committed it, from Spark's file sink metadata log (a compact file, every
+    few batches, lists every earlier batch's files too: a file first seen there is given that batch)."""
+    logs = []
+    for entry in (table / SPARK_LOG).glob("*"):
+        name = entry.name.removesuffix(".compact")
+        if name.isdigit():
+            logs.append((int(name), entry))
+    batch_of, deleted = {}, set()
+    for batch, entry in sorted(logs):
+        for line in entry.read_text().splitlines()[1:]:  # the first line is the log's version ("v1")
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            name = Path(unquote(item["path"])).name
+            if item.get("action") == "delete":
+                deleted.add(name)
+            else:
+                batch_of.setdefault(name, batch)
+    return {name: batch for name, batch in batch_of.items() if name not in deleted}
+
+
+def delta_live_files(table: Path) -> dict[str, int]:
+    """Data file name -> the batch that added it (its commit's txn version; -1 without one), for every file the Delta
+    log has live after its last commit (commits replayed in order: add, remove)."""
+    live: dict[str, int] = {}
+    for commit in sorted((table / DELTA_LOG).glob("*.json")):
+        actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
+        batch = next((a["txn"]["version"] for a in actions if "txn" in a), -1)
+        for action in actions:
+            if "add" in action:
+                live[Path(unquote(action["add"]["path"])).name] = int(batch)
+            elif "remove" in action:
+                live.pop(Path(unquote(action["remove"]["path"])).name, None)
+    return live
+
+
+def data_files(table: Path) -> list[Path]:
+    """Every data file written under `table` (partition subfolders too, never the logs), committed or not, in the
+    order they were written."""
+    found = [p for p in table.rglob("part-*.parquet") if not {SPARK_LOG, DELTA_LOG} & set(p.relative_to(table).parts)]
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+def finished(path: Path | str) -> bool:
+    """Whether a data file was written to its end (its footer's magic bytes are there)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-len(PARQUET_MAGIC), os.SEEK_END)
+            return f.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+    except OSError:  # shorter than the magic, or gone
+        return False
+
+
+def partition_values(table: Path, path: Path) -> dict[str, str]:
+    """The `column=value` folders between the table and a data file (a partitioned table's columns)."""
+    parts = path.relative_to(table).parts[:-1]
+    return {unquote(k): unquote(v) for k, _, v in (p.partition("=") for p in parts if "=" in p)}
+
+
+def read_rows(table: Path, path: Path, columns: list[str] | None = None) -> list[dict] | None:
+    """A data file's rows, its partition columns added; None when it cannot be read (cut by a kill: no footer)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        data = pq.read_table(path, columns=columns, partitioning=None)
+    except (pa.ArrowInvalid, OSError):
+        return None
+    rows = data.to_pylist()
+    extra = partition_values(table, path)
+    if extra:
+        for row in rows:
+            for name, value in extra.items():
+                row.setdefault(name, value)
+    return rows

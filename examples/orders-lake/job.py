@@ -1,0 +1,80 @@
+"""Orders into a table of files, as a team writes it: read JSON orders from Kafka and write them to a Delta Lake
+table or a Parquet table partitioned by customer.
+
+    python job.py --bootstrap localhost:9092 --orders orders --table /data/orders --checkpoint /data/ckpt \
+        --write delta-stream
+
+--write says how:
+  delta-stream  Delta's streaming sink (writeStream.format("delta")): a replayed batch is skipped
+  delta-txn     foreachBatch appending to Delta with txnAppId/txnVersion (Delta's idempotent writes)
+  delta-append  foreachBatch appending to Delta with neither: a replayed batch is appended again
+  parquet       Spark's file sink (writeStream.format("parquet")), partitioned by customer
+
+Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
+"""
+
+import argparse
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+
+ORDER = StructType(
+    [
+        StructField("order_id", StringType()),
+        StructField("customer", StringType()),
+        StructField("amount", DoubleType()),
+        StructField("created", StringType()),
+    ]
+)
+WRITES = ("delta-stream", "delta-txn", "delta-append", "parquet")
+APP_ID = "orders-lake"  # the same across restarts: Delta skips a txnVersion it has already committed for it
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers")
+    parser.add_argument("--orders", required=True, help="the topic orders are read from")
+    parser.add_argument("--table", required=True, help="the table's folder")
+    parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
+    parser.add_argument("--write", choices=WRITES, default="delta-stream")
+    args = parser.parse_args()
+
+    spark = (
+        SparkSession.builder.appName("orders-to-lake")
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.databricks.delta.snapshotPartitions", "1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    orders = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("subscribe", args.orders)
+        .option("startingOffsets", "earliest")
+        .load()
+        .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
+        .select("order.*")
+    )
+    writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")
+    if args.write == "delta-stream":
+        query = writer.format("delta").start(args.table)
+    elif args.write == "parquet":
+        query = writer.format("parquet").partitionBy("customer").start(args.table)
+    else:
+        idempotent = args.write == "delta-txn"
+
+        def append(batch, batch_id: int) -> None:
+            out = batch.write.format("delta").mode("append")
+            if idempotent:
+                out = out.option("txnAppId", APP_ID).option("txnVersion", batch_id)
+            out.save(args.table)
+
+        query = writer.foreachBatch(append).start()
+    query.awaitTermination()
+
+
+if __name__ == "__main__":
+    main()

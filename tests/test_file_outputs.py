@@ -1,0 +1,81 @@
+"""Reading a table of files without Spark (contract/table_files.py, harness/runner/file_outputs.py): committed
+files from Delta's and the file sink's logs, partition columns from the folders, a file cut by a kill named and
+not counted. Tables made here with pyarrow and logs written as Spark and Delta write them; the real sinks are
+judged end to end in tests/test_application_files.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from contract.table_files import data_files, delta_live_files, read_rows, spark_committed_files
+from harness.runner.file_outputs import FileOutput, FileProbe
+
+IDENTITY = {"id": "order_id"}
+
+
+def _file(folder: Path, name: str, ids: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    pq.write_table(pa.table({"order_id": ids, "amount": [1.0] * len(ids)}), path)
+    return path
+
+
+def _delta_commit(table: Path, version: int, txn: int | None, add: list[str], remove: list[str] = ()) -> None:
+    log = table / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    actions = [{"commitInfo": {"operation": "STREAMING UPDATE"}}]
+    actions += [{"txn": {"appId": "q", "version": txn}}] if txn is not None else []
+    actions += [{"add": {"path": p, "dataChange": True}} for p in add]
+    actions += [{"remove": {"path": p}} for p in remove]
+    (log / f"{version:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def test_delta_files_live_in_the_log_and_a_cut_file_is_named_not_counted(tmp_path):
+    table = tmp_path / "table"
+    _file(table, "part-0-a.parquet", ["k1-1", "k1-2"])
+    _file(table, "part-0-b.parquet", ["k1-3"])
+    _file(table, "part-0-c.parquet", ["k1-3"])  # the same batch written again by an attempt that never committed
+    cut = _file(table, "part-0-d.parquet", ["k1-4"])
+    cut.write_bytes(cut.read_bytes()[:-20])  # SIGKILLed mid-write: no footer
+    _delta_commit(table, 0, 0, ["part-0-a.parquet"])
+    _delta_commit(table, 1, 1, ["part-0-b.parquet", "part-0-x.parquet"], remove=["part-0-x.parquet"])
+    assert delta_live_files(table) == {"part-0-a.parquet": 0, "part-0-b.parquet": 1}
+    assert read_rows(table, cut) is None and len(data_files(table)) == 4
+
+    exported = FileOutput(table, "delta", IDENTITY).export(tmp_path / "lake.sqlite")
+    assert exported == {"rows": 3, "deliveries": 4, "files": 4, "uncommitted_files": 2, "cut_files": [cut.name]}
+    with sqlite3.connect(tmp_path / "lake.sqlite") as db:
+        state = sorted(db.execute("SELECT key, seq, batch_id FROM records"))
+        deliveries = sorted(db.execute("SELECT key, seq, batch_id FROM audit"))
+    assert state == [("k1", 1, 0), ("k1", 2, 0), ("k1", 3, 1)]
+    assert deliveries == [("k1", 1, 0), ("k1", 2, 0), ("k1", 3, -1), ("k1", 3, 1)]
+    assert FileProbe(FileOutput(table, "delta", IDENTITY)).latest_ms() > 0
+
+
+def test_the_file_sinks_log_compacts_and_partition_folders_are_columns(tmp_path):
+    table = tmp_path / "table"
+    _file(table / "customer=ada", "part-0-a.parquet", ["k1-1"])
+    _file(table / "customer=b%20b", "part-0-b.parquet", ["k2-1"])
+    _file(table / "customer=ada", "part-0-c.parquet", ["k1-2"])
+    log = table / "_spark_metadata"
+    log.mkdir()
+
+    def entry(name: str) -> str:
+        return json.dumps({"path": f"file://{table}/{name}", "action": "add", "size": 1})
+
+    (log / "0").write_text("v1\n" + entry("customer=ada/part-0-a.parquet") + "\n")
+    # batch 1's compact file lists batch 0's files again, with its own
+    (log / "1.compact").write_text(
+        "v1\n" + entry("customer=ada/part-0-a.parquet") + "\n" + entry("customer=b%20b/part-0-b.parquet") + "\n"
+    )
+    (log / ".1.compact.crc").write_bytes(b"\0")
+    assert spark_committed_files(table) == {"part-0-a.parquet": 0, "part-0-b.parquet": 1}
+    rows = read_rows(table, table / "customer=b%20b" / "part-0-b.parquet")
+    assert rows == [{"order_id": "k2-1", "amount": 1.0, "customer": "b b"}]
+    exported = FileOutput(table, "parquet", IDENTITY).export(tmp_path / "lake.sqlite")
+    assert (exported["rows"], exported["deliveries"], exported["uncommitted_files"]) == (2, 3, 1)
