@@ -23,3 +23,8 @@ FILE_FORMATS = (DELTA, PARQUET)
 # changed by UPDATE statements no insert explains, writes that escape the triggers). Partly: the verdict claims no
 # more than the state shows (at most effectively-exactly-once), and the report says what it could not see.
 FULLY, PARTLY = "fully", "partly"
+
+# How a windowed output is written (its window's `mode`, Spark's output mode): each window once, after the watermark
+# passed its end; or a row each time a window's count changes, the last one standing.
+APPEND, UPDATE = "append", "update"
+WINDOW_MODES = (APPEND, UPDATE)

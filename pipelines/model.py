@@ -190,6 +190,11 @@ class Streamlet:
         return None
 
     @classmethod
+    def event_time_slide(cls, settings: dict) -> str | None:
+        """A sliding windowed aggregation: how far its windows slide (None: tumbling windows)."""
+        return None
+
+    @classmethod
     def audit_query(cls, settings: dict) -> str:
         """An egress: the query whose audit rows are its deliveries."""
         return MAIN_QUERY

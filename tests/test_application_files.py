@@ -1,7 +1,7 @@
-"""A team's own job writing a table of files (examples/orders-lake, unchanged), under SIGKILLs: Delta's streaming
-sink and Spark's Parquet file sink (partitioned) skip a replayed batch, a plain foreachBatch append to Delta writes
-it again. Each report's counts equal a count made here from the table's own files and log (read by this test's
-own code, not the harness's) and acks.csv."""
+"""A team's own job writing a Delta Lake table (examples/orders-lake, unchanged), under SIGKILLs: Delta's streaming
+sink skips a replayed batch, a plain foreachBatch append writes it again (Parquet: test_application_parquet.py).
+Each report's counts equal a count made here from the table's own files and log (read by this test's own code,
+not the harness's) and acks.csv."""
 
 from __future__ import annotations
 
@@ -94,12 +94,3 @@ def test_a_plain_foreach_batch_append_to_delta_appends_the_replayed_batch_again(
     assert held["at"] == "in-flight" and "held_batch" in held, held
     assert report.counts.duplicated_in_state > 0 and max(rows.values()) == 2
     assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
-
-
-def test_sparks_parquet_file_sink_partitioned_by_customer_is_read_whole(tmp_path):
-    run_dir, report = _run(tmp_path, "parquet")
-    table = run_dir / "work" / "lake" / "table"
-    assert {p.name for p in table.iterdir() if p.is_dir()} >= {"customer=ada", "customer=bob", "_spark_metadata"}
-    _counted(run_dir, report, _sink_state(table))
-    assert len(_kills(run_dir)) == 2 and report.counts.duplicated_in_state == 0
-    assert report.verdict in ("exactly-once", "effectively-exactly-once") and report.outcome == "pass"

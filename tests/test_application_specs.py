@@ -284,6 +284,33 @@ def test_bad_file_outputs_are_refused_naming_the_field(tmp_path, case, change, m
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
+WINDOWS_EXAMPLE = ROOT / "examples" / "orders-lake" / "windows.yaml"
+
+
+def test_a_windowed_output_makes_its_writer_the_counter_the_checker_reconciles():
+    scenario = load_scenario(WINDOWS_EXAMPLE)
+    counts, windows = scenario.blueprint.streamlets["counts"], scenario.blueprint.streamlets["windows"]
+    assert windows.cls.egress_evidence == "windows" and windows.settings["identity"] is None
+    assert counts.settings["window"]["slide"] == "10 seconds" and counts.cls.event_time_window(counts.settings)
+    assert counts.cls.drops_late_events(counts.settings)
+
+
+WINDOWS_BAD = [
+    ("size", _set("outputs.windows.window.size", "ten"), "outputs.windows.window.size: expected a length of time"),
+    ("slide", _set("outputs.windows.window.slide", "3 seconds"), "window.slide: expected a length '10 seconds' is"),
+    ("time", _set("outputs.windows.window.time", "nope"), "window.time: 'nope' is not an event_time field"),
+    ("mode", _set("outputs.windows.window.mode", "complete"), "window.mode: expected one of append, update"),
+    ("count", _set("outputs.windows.window", {"size": "1 minute"}), "outputs.windows.window.watermark: required"),
+]
+
+
+@pytest.mark.parametrize("case,change,message", WINDOWS_BAD, ids=[t[0] for t in WINDOWS_BAD])
+def test_bad_windows_are_refused_naming_the_field(tmp_path, case, change, message):
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(_scenario(tmp_path, change, WINDOWS_EXAMPLE))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
 def test_a_written_topic_nothing_reads_is_refused(tmp_path):
     def change(raw):
         raw["applications"]["enrich"]["writes"] = ["orders-enriched", "orders-rejected", "audit"]

@@ -556,3 +556,25 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
         )
     )
     assert down.causes["lost"]["retention"] == int(never_received.sum()) == 5
+
+
+def test_sliding_windows_count_a_record_in_each_window_it_falls_in_and_late_is_per_window():
+    import pandas as pd
+
+    from harness.evidence.watermark import dropped_rows, windows_of
+
+    index, starts = windows_of(np.array([12_500, 20_000]), 10_000, 5_000)
+    assert list(zip(index, starts)) == [(0, 10_000), (0, 5_000), (1, 20_000), (1, 15_000)]
+    assert list(windows_of(np.array([12_500]), 10_000, 10_000)[1]) == [10_000]  # tumbling: one window
+    # Batch 1 reads offset 0 (event time 12.5 s) with batch 0's watermark of 19 s: late for the window [5, 15),
+    # which had ended, not for [10, 20), which had not.
+    events = [
+        {"event": "progress", "progress": {"batchId": b, "eventTime": {"watermark": w}, "sources": [s]}}
+        for b, w, s in (
+            (0, "1970-01-01T00:00:19.000Z", {"startOffset": {}, "endOffset": {"t": {"0": 0}}}),
+            (1, "1970-01-01T00:00:19.000Z", {"startOffset": {"t": {"0": 0}}, "endOffset": {"t": {"0": 1}}}),
+        )
+    ]
+    records = pd.DataFrame({"rid": [7], "partition": [0], "offset": [0], "key": [1], "event_time_ms": [12_500]})
+    late = dropped_rows(events, "t", records, 10_000, 5_000)
+    assert list(late.window_start_ms) == [5_000] and list(late.batch_id) == [1]

@@ -79,3 +79,30 @@ def test_the_file_sinks_log_compacts_and_partition_folders_are_columns(tmp_path)
     assert rows == [{"order_id": "k2-1", "amount": 1.0, "customer": "b b"}]
     exported = FileOutput(table, "parquet", IDENTITY).export(tmp_path / "lake.sqlite")
     assert (exported["rows"], exported["deliveries"], exported["uncommitted_files"]) == (2, 3, 1)
+
+
+def _windows(folder: Path, name: str, rows: list[tuple[str, int, int]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    starts = pa.array([s * 1000 for _, s, _ in rows], pa.timestamp("ms"))  # a timestamp without a zone, as Spark's
+    data = {"account": [k for k, _, _ in rows], "window": pa.StructArray.from_arrays([starts], ["start"])}
+    pq.write_table(pa.table({**data, "orders": [c for _, _, c in rows]}), folder / name)
+    return folder / name
+
+
+def test_window_rows_a_reader_sums_in_append_mode_and_takes_the_last_in_update_mode(tmp_path):
+    table = tmp_path / "table"
+    _windows(table, "part-0-a.parquet", [("k1", 0, 3), ("k2", 0, 1)])
+    _windows(table, "part-0-b.parquet", [("k1", 0, 3)])  # batch 0's windows appended again by its replay
+    _windows(table, "part-0-c.parquet", [("k1", 10, 2)])  # written, never committed
+    _delta_commit(table, 0, 0, ["part-0-a.parquet"])
+    _delta_commit(table, 1, 1, ["part-0-b.parquet"])
+    window = {"size": "10 seconds", "slide": "10 seconds", "key": "account", "start": "window.start", "count": "orders"}
+    for mode, k1 in (("append", 6), ("update", 3)):
+        db = tmp_path / f"{mode}.sqlite"
+        exported = FileOutput(table, "delta", None, {**window, "mode": mode}).export(db)
+        assert (exported["rows"], exported["deliveries"], exported["uncommitted_files"]) == (2, 4, 1)
+        with sqlite3.connect(db) as con:
+            state = sorted(con.execute("SELECT key, window_start_ms, window_end_ms, count FROM windows"))
+            audit = sorted(con.execute("SELECT key, window_start_ms, count, batch_id FROM window_audit"))
+        assert state == [("k1", 0, 10_000, k1), ("k2", 0, 10_000, 1)], mode
+        assert audit == [("k1", 0, 3, 0), ("k1", 0, 3, 1), ("k1", 10_000, 2, -1), ("k2", 0, 1, 0)]

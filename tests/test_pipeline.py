@@ -76,7 +76,7 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     assert len(late) > 50
     events = query_events(run_dir / "progress" / "counter.jsonl")
     records = read_topic_dump(run_dir / "topics" / "ingress-out.jsonl")
-    dropped = dropped_rows(events, "ingress-out", records, "5 seconds")
+    dropped = dropped_rows(events, "ingress-out", records, 5000, 5000)
     # Only late records are dropped; a late record read before the first watermark existed is not.
     assert len(dropped) > 0
     assert set(zip(dropped.key, dropped.seq)) <= set(zip(late.key, late.seq))

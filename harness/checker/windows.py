@@ -22,7 +22,7 @@ import pandas as pd
 from harness.checker.findings import WindowCounts
 from harness.checker.load import Egress, Evidence
 from harness.checker.reconcile import Counts
-from harness.evidence.watermark import dropped_rows, interval_ms
+from harness.evidence.watermark import dropped_rows, interval_ms, windows_of
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class WindowReconciliation:
     summary: WindowCounts
     counts: Counts
     table: pd.DataFrame  # key, window_start_ms, acked, unknown, dropped, count, missing, over, deliveries
-    dropped: pd.DataFrame  # rid, batch_id of the records dropped behind the watermark
+    dropped: pd.DataFrame  # rid, window_start_ms, batch_id of the records dropped behind the watermark (per window)
 
 
 def _counter(evidence: Evidence):
@@ -51,9 +51,24 @@ def spark_rows_dropped(events: list[dict]) -> int | None:
     """Spark's own count, numRowsDroppedByWatermark summed over the counter's batches and stateful operators: rows
     reaching the stateful operator, which after partial aggregation stand for any number of input records."""
     progress = [e["progress"] for e in events if e.get("event") == "progress"]
-    if not progress:
+    if not any("stateOperators" in p for p in progress):  # no progress of Spark's own (an application's checkpoint)
         return None
     return sum(int(op.get("numRowsDroppedByWatermark") or 0) for p in progress for op in p.get("stateOperators") or [])
+
+
+def _read(evidence: Evidence, counter) -> tuple[str, pd.DataFrame] | None:
+    """The topic the counter reads and the acknowledged records read there (rid, partition, offset, key,
+    event_time_ms): from its recording, or from the acknowledgement log when it reads the source (an application
+    counting the source's records)."""
+    records = evidence.sent[evidence.sent.acked]
+    topic = counter.inputs[0] if counter.inputs else None
+    if topic in evidence.topics:
+        return topic, evidence.topics[topic][["rid", "partition", "offset"]].merge(
+            records[["rid", "key", "event_time_ms"]], on="rid"
+        )
+    if topic is not None and topic == evidence.pipeline.source_topic:
+        return topic, records[["rid", "partition", "offset", "key", "event_time_ms"]]
+    return None
 
 
 def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliation | None:
@@ -61,32 +76,29 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
     if counter is None:
         return None
     size = interval_ms(counter.window)
+    slide = interval_ms(counter.window_slide) if counter.window_slide else size
     sent = evidence.sent
-    window_start = (sent.event_time_ms.to_numpy() // size) * size
+    index, starts = windows_of(sent.event_time_ms.to_numpy(), size, slide)
+    acked = sent.acked.to_numpy()[index]
     expected = pd.DataFrame(
         {
-            "key": sent.key.to_numpy(),
-            "window_start_ms": window_start,
-            "acked": sent.acked.to_numpy().astype(np.int64),
-            "unknown": (~sent.acked).to_numpy().astype(np.int64),
+            "key": sent.key.to_numpy()[index],
+            "window_start_ms": starts,
+            "acked": acked.astype(np.int64),
+            "unknown": (~acked).astype(np.int64),
         }
     )
     expected = expected.groupby(["key", "window_start_ms"], as_index=False).sum()
 
     dropped = pd.DataFrame({"rid": pd.Series(dtype="int64"), "batch_id": pd.Series(dtype="int64")})
-    topic = counter.inputs[0] if counter.inputs else None
-    if topic in evidence.topics:
-        read = evidence.topics[topic][["rid", "partition", "offset"]].merge(
-            sent[sent.acked][["rid", "key", "event_time_ms"]], on="rid"
-        )
-        dropped = dropped_rows(evidence.progress.get(counter.name) or [], topic, read, counter.window)
-        dropped = dropped.drop_duplicates("rid")
+    read = _read(evidence, counter)
+    if read is not None:
+        dropped = dropped_rows(evidence.progress.get(counter.name) or [], read[0], read[1], size, slide)
+        dropped = dropped.drop_duplicates(["rid", "window_start_ms"])
     late = pd.DataFrame(
         {
             "key": dropped.key.to_numpy() if len(dropped) else np.array([], np.int64),
-            "window_start_ms": (dropped.event_time_ms.to_numpy() // size) * size
-            if len(dropped)
-            else np.array([], np.int64),
+            "window_start_ms": dropped.window_start_ms.to_numpy() if len(dropped) else np.array([], np.int64),
         }
     )
     late = late.groupby(["key", "window_start_ms"]).size().rename("dropped").reset_index()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -28,6 +29,12 @@ def batch_end_offsets(checkpoint: Path, batch_id: int) -> dict:
     return json.loads(lines[-1])
 
 
+def batch_watermark_ms(checkpoint: Path, batch_id: int) -> int:
+    """The event-time watermark batch `batch_id` ran with (its offsets/ entry's metadata; 0 before any)."""
+    lines = (Path(checkpoint) / "offsets" / str(batch_id)).read_text().splitlines()
+    return int(json.loads(lines[1]).get("batchWatermarkMs") or 0)
+
+
 def last_planned(checkpoint: Path) -> dict:
     """The newest batch in offsets/ with its end offsets, or {} when there is none."""
     batches = planned_batches(checkpoint)
@@ -50,33 +57,41 @@ def committed_positions(checkpoint: Path) -> dict[tuple[str, int], int]:
 def batch_events(folder: Path) -> list[dict]:
     """An application's batches as query events like a streamlet's progress file has (progress/<streamlet>.jsonl):
     per batch committed in a checkpoint under `folder`, {"event": "progress", "ts_ms": when commits/N was written,
-    "query", "progress": {"batchId", "numInputRows": records between its offsets and the previous batch's}}, in
-    commit order. A batch's input is counted from the offsets log, so a batch a kill replayed counts again."""
+    "query", "progress": {"batchId", "numInputRows": records between its offsets and the previous batch's,
+    "sources": [{"startOffset", "endOffset"}] (those offsets), "eventTime": {"watermark"} (the watermark it ran
+    with, as Spark's progress gives it, once past 0)}}, in commit order. A batch's input is counted from the offsets
+    log, so a batch a kill replayed counts again."""
     events = []
     for checkpoint in _checkpoints(Path(folder)):
         before: dict = {}
         for batch in committed_batches(checkpoint):
             try:
                 ends = batch_end_offsets(checkpoint, batch)
+                watermark_ms = batch_watermark_ms(checkpoint, batch)
                 committed_ms = int((checkpoint / "commits" / str(batch)).stat().st_mtime * 1000)
             except (OSError, ValueError, IndexError):
                 continue  # a batch file cut by a kill: the next one has the offsets
+            ends = {t: parts for t, parts in ends.items() if isinstance(parts, dict)}
             rows = sum(
                 max(0, int(offset) - int(before.get(topic, {}).get(p, 0)))
                 for topic, parts in ends.items()
-                if isinstance(parts, dict)
                 for p, offset in parts.items()
             )
-            before = {t: parts for t, parts in ends.items() if isinstance(parts, dict)}
-            events.append(
-                {
-                    "event": "progress",
-                    "ts_ms": committed_ms,
-                    "query": checkpoint.name,
-                    "progress": {"batchId": batch, "numInputRows": rows},
-                }
-            )
+            progress = {
+                "batchId": batch,
+                "numInputRows": rows,
+                "sources": [{"startOffset": before, "endOffset": ends}],
+            }
+            if watermark_ms:  # a query with a watermark that has passed any event (0: none yet, or none at all)
+                progress["eventTime"] = {"watermark": _iso(watermark_ms)}
+            before = ends
+            events.append({"event": "progress", "ts_ms": committed_ms, "query": checkpoint.name, "progress": progress})
     return sorted(events, key=lambda e: e["ts_ms"])
+
+
+def _iso(ms: int) -> str:
+    """Epoch milliseconds as Spark's progress writes a time (UTC, ISO 8601)."""
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def planned_topics(folder: Path) -> set[str]:

@@ -47,6 +47,7 @@ class StreamletDescription:
     outputs: tuple[str, ...]  # real topic names written
     drops_late_events: bool = False  # records behind a watermark are dropped by design
     window: str | None = None  # a keyed windowed aggregation: its event-time window ("10 seconds")
+    window_slide: str | None = None  # a sliding window's slide ("5 seconds"; None: tumbling)
     egress_evidence: str | None = None  # an egress: "records" or "windows" tables, or "exported" (docs/evidence.md)
     audit_query: str | None = None  # an egress: the query whose audit rows are its deliveries
     identity: dict | None = None  # an output: where its records carry (key, seq) (contract/identity.py)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 from harness.evidence.progress import source_offsets
@@ -54,14 +55,25 @@ def batch_ranges(events: list[dict], topic: str) -> pd.DataFrame:
     return ranges.merge(late_filter, left_on="batch_id", right_index=True)
 
 
-def dropped_rows(events: list[dict], topic: str, records: pd.DataFrame, window: str) -> pd.DataFrame:
-    """The records (partition, offset, event_time_ms, ...) dropped behind the watermark, with their batch."""
-    size = interval_ms(window)
+def windows_of(event_ms: np.ndarray, size: int, slide: int) -> tuple[np.ndarray, np.ndarray]:
+    """The windows each event time falls in (length `size`, sliding by `slide`, which divides it; tumbling when
+    equal): (row index, window start) per (row, window), size // slide of them per row."""
+    base = (event_ms // slide) * slide
+    per = size // slide
+    index = np.repeat(np.arange(len(event_ms)), per)
+    starts = np.repeat(base, per) - np.tile(np.arange(per, dtype=np.int64) * slide, len(event_ms))
+    return index, starts
+
+
+def dropped_rows(events: list[dict], topic: str, records: pd.DataFrame, size: int, slide: int) -> pd.DataFrame:
+    """The records (partition, offset, event_time_ms, ...) dropped behind the watermark, with their batch and the
+    window they were dropped from (window_start_ms: a record of sliding windows may be late for some only)."""
     ranges = batch_ranges(events, topic)
     if ranges.empty or records.empty:
-        return records.iloc[0:0].assign(batch_id=pd.Series(dtype="int64"))
+        return records.iloc[0:0].assign(batch_id=pd.Series(dtype="int64"), window_start_ms=pd.Series(dtype="int64"))
     merged = records.merge(ranges, on="partition")
-    in_batch = (merged.offset >= merged.start) & (merged.offset < merged.end)
-    window_end = (merged.event_time_ms // size) * size + size
-    late = merged[in_batch & (window_end <= merged.late_watermark_ms)]
+    merged = merged[(merged.offset >= merged.start) & (merged.offset < merged.end)].reset_index(drop=True)
+    rows, starts = windows_of(merged.event_time_ms.to_numpy(), size, slide)
+    merged = merged.iloc[rows].assign(window_start_ms=starts).reset_index(drop=True)
+    late = merged[merged.window_start_ms + size <= merged.late_watermark_ms]
     return late.drop(columns=["start", "end"]).reset_index(drop=True)

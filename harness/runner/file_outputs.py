@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contract.applications import DELTA, FILE_OUTPUT, FULLY, PARTLY
-from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY, STATE, STATE_COLUMNS
+from contract.applications import APPEND, DELTA, FILE_OUTPUT, FULLY, PARTLY
+from contract.egress import AUDIT, MAIN_QUERY, STATE, TABLES, WINDOW_AUDIT, WINDOW_STATE
 from contract.identity import IdentityReader
 from contract.table_files import (
     DELTA_LOG,
@@ -29,6 +30,7 @@ from contract.table_files import (
     read_rows,
     spark_committed_files,
 )
+from harness.evidence.watermark import interval_ms
 from harness.runner.table_outputs import identity_text
 from pipelines.stores import Store
 
@@ -38,11 +40,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class FileOutput:
-    """An output table of data files in `folder`, committed through its format's log."""
+    """An output table of data files in `folder`, committed through its format's log: records, or a windowed
+    count's rows (`window`, harness/scenario/applications.py)."""
 
     folder: Path
     format: str  # delta or parquet
-    identity: dict
+    identity: dict | None
+    window: dict | None = None
 
     def committed(self) -> dict[str, int]:
         """Data file name -> the batch that committed it."""
@@ -65,36 +69,89 @@ class FileOutput:
 
     def export(self, sqlite_path: Path) -> dict:
         """Copy the committed rows (state) and every data file's rows (deliveries) into `sqlite_path`, in the
-        contract's tables; returns what was exported and the files that could not be read."""
-        read = IdentityReader(self.identity)
+        contract's tables (records, or windows); returns what was exported and the files that could not be read."""
         committed = self.committed() if self.folder.is_dir() else {}
-        deliveries, state, cut = [], [], []
         files = data_files(self.folder) if self.folder.is_dir() else []
+        written, cut = [], []
         for path in files:
             rows = read_rows(self.folder, path)
             if rows is None:
                 cut.append(path.name)
-                continue
-            batch = committed.get(path.name, -1)
-            written_ms = os.stat(path).st_mtime_ns // 1_000_000
-            for row in rows:
-                key, seq = (identity_text(part) for part in read({"value": row}))
-                deliveries.append((MAIN_QUERY, batch, key, seq, -1, "{}", None, -1, -1, written_ms))
-                if path.name in committed:
-                    state.append((key, seq, -1, None, batch, "{}", written_ms))
+            else:
+                written.append((path, committed.get(path.name), os.stat(path).st_mtime_ns // 1_000_000, rows))
         store = Store(sqlite_path=sqlite_path)
-        store.create_tables(upsert_key=False, only=(AUDIT, STATE))
+        tables = self._window_tables(written) if self.window else self._record_tables(written)
+        store.create_tables(upsert_key=False, only=tuple(tables))
         with store.transaction() as tx:
-            store.insert(tx, AUDIT, AUDIT_COLUMNS, deliveries)
-            store.insert(tx, STATE, STATE_COLUMNS, state)
-        uncommitted = sum(1 for p in files if p.name not in committed)
+            for table, rows in tables.items():
+                store.insert(tx, table, TABLES[table], rows)
+        deliveries, state = tables.values()  # each kind's deliveries table, then its state table
         return {
             "rows": len(state),
             "deliveries": len(deliveries),
             "files": len(files),
-            "uncommitted_files": uncommitted,
+            "uncommitted_files": sum(1 for p in files if p.name not in committed),
             "cut_files": cut,
         }
+
+    def _record_tables(self, written: list[tuple]) -> dict[str, list[tuple]]:
+        """Every row a delivery, each committed row in the state, by its identity."""
+        read = IdentityReader(self.identity)
+        deliveries, state = [], []
+        for _, batch, written_ms, rows in written:
+            for row in rows:
+                key, seq = (identity_text(part) for part in read({"value": row}))
+                deliveries.append(
+                    (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
+                )
+                if batch is not None:
+                    state.append((key, seq, -1, None, batch, "{}", written_ms))
+        return {AUDIT: deliveries, STATE: state}
+
+    def _window_tables(self, written: list[tuple]) -> dict[str, list[tuple]]:
+        """Every window row a delivery; the state per (key, window) is what a reader of the table makes of its
+        committed rows: their counts summed in append mode (a window appended twice counts twice), the last one
+        in update mode."""
+        w, size = self.window, interval_ms(self.window["size"])
+        deliveries, state = [], {}
+        for _, batch, written_ms, rows in written:
+            for row in rows:
+                key, start, count = _at(row, w["key"]), _epoch_ms(_at(row, w["start"])), _at(row, w["count"])
+                end = None if start is None else start + size
+                deliveries.append(
+                    (-1 if batch is None else batch, key, start, end, count, "{}", None, -1, -1, written_ms)
+                )
+                if batch is None:
+                    continue
+                before = state.get((key, start))
+                if before is not None and w["mode"] == APPEND:
+                    count = (before[3] or 0) + (count or 0)
+                state[(key, start)] = (key, start, end, count, batch, written_ms)
+        return {WINDOW_AUDIT: deliveries, WINDOW_STATE: list(state.values())}
+
+
+def _at(row: dict, path: str):
+    """A column of a row, or a field of a struct column ("window.start")."""
+    node = row
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _epoch_ms(value) -> int | None:
+    """A window's start as epoch milliseconds: a timestamp (one without a zone is UTC, as Spark writes it), epoch
+    milliseconds, or ISO text."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return round(aware.timestamp() * 1000)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return _epoch_ms(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except ValueError:
+            return None
+    return None
 
 
 class FileProbe:
@@ -119,7 +176,9 @@ class FileProbe:
 def file_outputs(run: PipelineRun) -> dict[str, FileOutput]:
     """The file outputs applications write, each in work/<output>/table."""
     return {
-        name: FileOutput(file_output_folder(run, name), inst.settings["format"], inst.settings["identity"])
+        name: FileOutput(
+            file_output_folder(run, name), inst.settings["format"], inst.settings["identity"], inst.settings["window"]
+        )
         for name, inst in run.scenario.blueprint.streamlets.items()
         if inst.kind == FILE_OUTPUT
     }

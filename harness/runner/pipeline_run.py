@@ -189,9 +189,10 @@ class PipelineRun:
                     tuple(self.output_topics(name)),
                     drops_late_events=inst.cls.drops_late_events(inst.settings),
                     window=inst.cls.event_time_window(inst.settings),
+                    window_slide=inst.cls.event_time_slide(inst.settings),
                     egress_evidence=inst.cls.egress_evidence if egress else None,
                     audit_query=inst.cls.audit_query(inst.settings) if egress else None,
-                    identity=inst.settings["identity"] if inst.kind in OUTPUT_KINDS else None,
+                    identity=inst.settings.get("identity") if inst.kind in OUTPUT_KINDS else None,
                     written_by=inst.settings["written_by"] if inst.kind in WRITTEN_OUTPUTS else None,
                     deduplicates_within_s=(inst.settings.get("deduplicates") or {}).get("within_s")
                     if inst.kind == APPLICATION

@@ -47,17 +47,18 @@ def read_topics(checkpoint_topics: set[str], given: set[str], name: str) -> None
 
 
 def canary_value(
-    template: dict | None, keeps: list[str], receives: list[str | None], seed: int, event_ms: int
+    template: dict | None, keeps: list[str], receives: list[str | None], seed: int, event_ms: int, key: str = CANARY_KEY
 ) -> tuple[dict, str | None, list]:
-    """The canary's value, message key and headers: the workload's record format, kept by every application's
-    declared filter (`keeps`) and sent to at least one output (`receives`: each output's filter, None: all)."""
+    """The canary's value, message key and headers (or another single record's, its harness key `key`, seq 0): the
+    workload's record format, kept by every application's declared filter (`keeps`) and sent to at least one
+    output (`receives`: each output's filter, None: all)."""
     if template is None:
-        return {"key": CANARY_KEY, "seq": 0, "event_time_ms": event_ms, "payload": ""}, CANARY_KEY, []
-    maker = RecordMaker(template, f"canary-{seed}")
+        return {"key": key, "seq": 0, "event_time_ms": event_ms, "payload": ""}, key, []
+    maker = RecordMaker(template, f"{key}-{seed}")
     filters = [Predicate(sql, record_fields(template)) for sql in keeps]
     outputs = [None if sql is None else Predicate(sql, record_fields(template)) for sql in receives]
     for _ in range(10_000):
-        value, message_key, headers = maker.make(CANARY_KEY, 0, event_ms)
+        value, message_key, headers = maker.make(key, 0, event_ms)
         if all(f.keeps(value) for f in filters) and any(o is None or o.keeps(value) for o in outputs):
             return value, message_key, headers
     raise HarnessError(
@@ -65,20 +66,22 @@ def canary_value(
     )
 
 
-def send_canary(access, topic: str, ack_log, message: tuple[bytes, str | None, list], event_ms: int) -> None:
-    """Write the canary (its value encoded, key, headers) to the source topic and log its outcome in acks.csv
-    (acked, or a HarnessError)."""
+def send_canary(
+    access, topic: str, ack_log, message: tuple[bytes, str | None, list], event_ms: int, key: str = CANARY_KEY
+) -> None:
+    """Write the canary (its value encoded, message key, headers; its harness key `key`) to the source topic and log
+    its outcome in acks.csv (acked, or a HarnessError)."""
     from confluent_kafka import Producer
 
-    value, key, headers = message
+    value, message_key, headers = message
     log = AckLog(str(ack_log))
     # One record, acks=all: no idempotence to set up, and librdkafka's own warnings kept off the harness's output.
     producer = Producer({**access.librdkafka(), "acks": "all", "log_level": 3})
-    delivered = log.add((CANARY_KEY, 0, event_ms, 0))
+    delivered = log.add((key, 0, event_ms, 0))
     outcome: list = []
     producer.produce(
         topic,
-        key=None if key is None else key.encode(),
+        key=None if message_key is None else message_key.encode(),
         value=value,
         headers=headers or None,
         on_delivery=lambda error, msg: (delivered(error, msg), outcome.append(error)),
@@ -88,7 +91,7 @@ def send_canary(access, topic: str, ack_log, message: tuple[bytes, str | None, l
     log.close()
     if not outcome or outcome[0] is not None:
         raise HarnessError(
-            f"the canary record could not be written to {topic}: {outcome[0] if outcome else 'no answer'}"
+            f"the {key} record could not be written to {topic}: {outcome[0] if outcome else 'no answer'}"
         )
 
 
@@ -141,6 +144,9 @@ def preflight(run: PipelineRun) -> None:
         read_topics(planned_topics(run.layout.checkpoints(name)), given, name)
     if run.scenario.canary_timeout_s is None:
         return
+    if not output_readers(run):
+        run.say("preflight: no output holds records the canary could be one of (windowed counts): no canary sent")
+        return
     w = run.scenario.workload
     streamlets = run.scenario.blueprint.streamlets
     filters = declared_filters(run.scenario.blueprint)
@@ -179,7 +185,7 @@ def output_readers(run: PipelineRun) -> dict[str, tuple[dict, Callable[[], list[
             readers[name] = (inst.settings["identity"], lambda dump=dump: _dump_lines(dump))
         elif inst.kind == TABLE_OUTPUT:
             readers[name] = (inst.settings["identity"], tables[name].rows)
-        elif inst.kind == FILE_OUTPUT:
+        elif inst.kind == FILE_OUTPUT and not inst.settings["window"]:  # a window's count is no record's copy
             readers[name] = (inst.settings["identity"], files[name].rows)
     return readers
 

@@ -23,6 +23,7 @@ from harness.chaos.storm import BROKERS, Storm, draw_storm
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
+from harness.runner.closing import close_windows
 from harness.runner.console import Console
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
@@ -209,6 +210,7 @@ def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | Non
         console.say(f"fault {undo.kind} {undo.target}: still could not {undo.what}: the outcome will be unknown")
     try:
         run.wait_generator()
+        close_windows(run)
         summary.drain_s = run.drain()
     except WaitTimeout as exc:
         run.history.record("drain_incomplete", reason=str(exc))

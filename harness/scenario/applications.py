@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import (
+    APPEND,
     APPLICATION,
     DELTA,
     FILE_FORMATS,
@@ -25,11 +26,13 @@ from contract.applications import (
     SQLITE,
     TABLE_DATABASES,
     TABLE_OUTPUT,
+    WINDOW_MODES,
 )
-from contract.egress import RECORDS, TOPIC
+from contract.egress import RECORDS, TOPIC, WINDOWS
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
+from harness.evidence.watermark import interval_ms
 from harness.scenario.blueprint import (
     Blueprint,
     BlueprintError,
@@ -75,8 +78,17 @@ class Application(Streamlet):
 
     @classmethod
     def drops_late_events(cls, settings: dict) -> bool:
-        # A job that deduplicates within a watermark drops what arrives behind it (Spark's stateful operators do).
-        return bool(settings.get("deduplicates"))
+        # A job that deduplicates or counts within a watermark drops what arrives behind it (Spark's stateful
+        # operators do).
+        return bool(settings.get("deduplicates") or settings.get("window"))
+
+    @classmethod
+    def event_time_window(cls, settings: dict) -> str | None:
+        return (settings.get("window") or {}).get("size")
+
+    @classmethod
+    def event_time_slide(cls, settings: dict) -> str | None:
+        return (settings.get("window") or {}).get("slide")
 
 
 class KafkaOutput(Streamlet):
@@ -346,15 +358,58 @@ def _file_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) -> 
     """A table of files an application writes through Spark in the folder ${path.NAME}: Delta Lake or Spark's
     Parquet file sink (`format`); identities are read from its rows' columns (a partition column too)."""
     path = f"outputs.{name}"
-    f = Fields(raw, path, {"format", "identity", "written_by", "receives"})
+    f = Fields(raw, path, {"format", "identity", "written_by", "receives", "window"})
     cls = _streamlet_class(FileOutput, name, [], [], False)
+    window = _window(f.get("window", dict, None), known.record, f"{path}.window")
+    if window:
+        cls.egress_evidence = WINDOWS
     settings = {
         "format": f.choice("format", FILE_FORMATS),
-        "identity": _identity(f, path),
+        "identity": None if window else _identity(f, path),  # a window's rows carry a key, no record's identity
         "written_by": _writer(f, path, apps),
         "receives": _receives(f, path, known),
+        "window": window,
     }
     return StreamletInstance(name, FILE_OUTPUT, cls, settings)
+
+
+def _interval(f: Fields, key: str, default: str | None = None) -> str:
+    text = f.get(key, str, default, required=default is None)
+    try:
+        if interval_ms(text) <= 0:
+            raise ValueError("not positive")
+    except ValueError:
+        raise BlueprintError(f"{f.path}.{key}", f"expected a length of time like '10 seconds', got {text!r}") from None
+    return text
+
+
+def _window(raw: dict | None, record: dict | None, path: str) -> dict | None:
+    """A windowed count the job writes: each row a key's count of records in an event-time window (its length
+    `size`, sliding by `slide`), the key, the window's start and the count in the named columns; `mode` as the
+    job's output mode (append: each window once, after the watermark passed it; update: a row per change, the
+    last one counts); `watermark` the delay of the job's withWatermark, `time` the record field it windows on."""
+    if raw is None:
+        return None
+    f = Fields(raw, path, {"size", "slide", "watermark", "time", "key", "start", "count", "mode"})
+    size = _interval(f, "size")
+    slide = _interval(f, "slide", size)
+    if interval_ms(size) % interval_ms(slide):
+        raise BlueprintError(f"{path}.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
+    time_field = f.get("time", str, None)
+    if time_field is not None:
+        spec = (record or {}).get("fields", {}).get(time_field)
+        if not isinstance(spec, dict) or "event_time" not in spec:
+            raise BlueprintError(f"{path}.time", f"{time_field!r} is not an event_time field of workload.record")
+    return {
+        "size": size,
+        "slide": slide,
+        "watermark": _interval(f, "watermark"),
+        "time": time_field,
+        "key": f.get("key", str, required=True),
+        "start": f.get("start", str, required=True),
+        "count": f.get("count", str, required=True),
+        "mode": f.choice("mode", WINDOW_MODES, APPEND),
+    }
 
 
 def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
@@ -406,6 +461,7 @@ def parse_applications(
             readers[topic].append((name, topic))
     # A job writing Delta gets Delta's jars from the harness, as it gets the Kafka connector (never --packages).
     delta_writers = {o.settings["written_by"] for o in outputs.values() if o.settings.get("format") == DELTA}
+    windows = {o.settings["written_by"]: o.settings["window"] for o in outputs.values() if o.settings.get("window")}
     streamlets: dict[str, StreamletInstance] = {}
     for name, app in apps.items():
         for topic in app["reads"]:
@@ -418,6 +474,7 @@ def parse_applications(
         cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
         cls.spark_jars = ("delta",) if name in delta_writers else ()
         settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates")}
+        settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
     streamlets.update(outputs)
     for name, app in apps.items():

@@ -1,0 +1,45 @@
+"""A team's own job writing Parquet through Spark's file sink (examples/orders-lake, unchanged), under SIGKILLs: a
+table partitioned by customer read whole, each order once; a windowed count reconciled window by window, its late
+records explained by the watermark. Counts equal a count made here from the files, `_spark_metadata` and acks.csv
+(helpers of tests/test_application_files.py: this test's own readers, not the harness's)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow.dataset as ds
+import pytest
+
+from tests.test_application_files import _counted, _kills, _run, _sink_state
+from tests.test_faults import history
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+
+
+def test_sparks_parquet_file_sink_partitioned_by_customer_is_read_whole(tmp_path):
+    run_dir, report = _run(tmp_path, "parquet")
+    table = run_dir / "work" / "lake" / "table"
+    assert {p.name for p in table.iterdir() if p.is_dir()} >= {"customer=ada", "customer=bob", "_spark_metadata"}
+    _counted(run_dir, report, _sink_state(table))
+    assert len(_kills(run_dir)) == 2 and report.counts.duplicated_in_state == 0
+    assert report.verdict in ("exactly-once", "effectively-exactly-once") and report.outcome == "pass"
+
+
+def test_a_windowed_count_in_parquet_matches_each_window_and_its_late_orders_are_explained(tmp_path):
+    run_dir, report = _run(tmp_path, "windows")
+    table = run_dir / "work" / "windows" / "table"
+    rows = ds.dataset([str(table / f) for f in _sink_state(table)], format="parquet").to_table().to_pandas()
+    counted = rows.assign(start=rows.window_start.astype("int64") // 10**6).groupby(["account", "start"]).orders.sum()
+    acks = pd.read_csv(run_dir / "acks.csv")
+    acks = acks[(acks.status == "acked") & (acks.key != "closing")]
+    sent = acks.assign(start=acks.event_time_ms // 10_000 * 10_000).groupby(["key", "start"])
+    expected, late = sent.size(), sent.late.sum()
+    got = counted.reindex(expected.index, fill_value=0)
+    # Every window (the last ones too: the closing record closed them) short by exactly its late orders, a minute
+    # behind and so past the watermark; none over.
+    assert (expected - got == late).all() and set(counted.index) <= set(expected.index)
+    assert late.sum() == report.windows.records_dropped_by_watermark > 0
+    assert report.windows.exact == report.windows.windows == len(expected) and report.windows.over_counted == 0
+    assert report.counts.lost == report.causes["lost"]["watermark"] == late.sum()
+    assert report.windows.spark_rows_dropped_by_watermark is None  # an application's progress is its checkpoint's
+    assert any(e["event"] == "windows_closed" for e in history(run_dir))
+    assert report.verdict == "at-most-once" and report.outcome == "pass", report.expectations
