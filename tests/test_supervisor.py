@@ -132,3 +132,11 @@ def test_a_closed_supervisor_stops_everything_and_refuses_a_late_start(tmp_path)
     with pytest.raises(HarnessError, match="supervisor is closed"):
         sup.start("late", [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "late.log")
     sup.stop_all()  # a stopped, not closed, supervisor starts again (a cluster stopped and started)
+
+
+def test_free_ports_are_distinct_and_below_the_ephemeral_range_outgoing_connections_take():
+    from harness.process.ports import EPHEMERAL, free_ports
+
+    ports = free_ports(20)
+    low = int(EPHEMERAL.read_text().split()[0]) if EPHEMERAL.exists() else 32_768
+    assert len(set(ports)) == 20 and all(10_000 <= p < low for p in ports)
