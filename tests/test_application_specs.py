@@ -27,10 +27,14 @@ EXAMPLE = ROOT / "examples" / "enrich-kafka" / "scenario.yaml"
 
 
 def _scenario(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
-    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty job.py, so its cwd holds one)."""
+    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty job.py, so its cwd holds one, and its
+    sample of records if it has one)."""
     raw = yaml.safe_load(example.read_text())
     change(raw)
     (tmp_path / "job.py").write_text("")
+    sample = raw["workload"].get("record", {}).get("sample")
+    if sample:
+        (tmp_path / sample).write_bytes((example.parent / sample).read_bytes())
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
@@ -409,3 +413,25 @@ def test_an_applications_progress_is_read_from_its_checkpoint(tmp_path):
         (0, 0),
         (1, 6),
     ]
+
+
+def test_a_sample_of_the_teams_own_records_is_replayed_in_turn_with_the_identity_written(tmp_path):
+    from harness.workload.template import RecordMaker, TemplateError, parse_template, record_fields
+
+    sample = tmp_path / "orders.jsonl"
+    sample.write_text('{"order_id": "A-1", "customer": "ada", "created": "old"}\n\n{"order_id": "A-2", "qty": 2}\n')
+    raw = {"sample": "orders.jsonl", "identity": {"id": "order_id"}, "fields": {"created": {"event_time": "ms"}}}
+    template = parse_template(raw, folder=tmp_path)
+    assert record_fields(template) == ["order_id", "customer", "created", "qty"]
+    maker = RecordMaker(template, 1)
+    made = [maker.make("k1", seq, 5_000)[0] for seq in range(3)]
+    assert made == [
+        {"order_id": "k1-0", "customer": "ada", "created": 5_000},
+        {"order_id": "k1-1", "qty": 2, "created": 5_000},
+        {"order_id": "k1-2", "customer": "ada", "created": 5_000},
+    ]
+    sample.write_text('{"order_id": "A-1"}\n[1, 2]\n')
+    with pytest.raises(TemplateError, match=r"workload.record.sample: orders.jsonl line 2: expected a JSON object"):
+        parse_template(raw, folder=tmp_path)
+    with pytest.raises(TemplateError, match=r"cannot read .*nope.jsonl"):
+        parse_template({**raw, "sample": "nope.jsonl"}, folder=tmp_path)

@@ -100,7 +100,7 @@ class Scenario:
         return self.source_options.get(streamlet, SourceOptions())
 
 
-def _workload(raw: Any) -> WorkloadSpec:
+def _workload(raw: Any, folder: Path | None = None) -> WorkloadSpec:
     f = Fields(
         raw,
         "workload",
@@ -141,7 +141,7 @@ def _workload(raw: Any) -> WorkloadSpec:
         seed=f.get("seed", int, 1),
         headers=f.get("headers", bool, False),
         **_transactions(f.get("transactions", dict, None), f.get("idempotence", bool, True)),
-        record=_record(f.get("record", dict, None), topic),
+        record=_record(f.get("record", dict, None), topic, folder),
     )
     if spec.rate * spec.duration_s > MAX_RECORDS:
         raise BlueprintError(
@@ -152,14 +152,15 @@ def _workload(raw: Any) -> WorkloadSpec:
     return spec
 
 
-def _record(raw: dict | None, topic: TopicSpec) -> dict | None:
-    """workload.record: a template of the application's own records (JSON values)."""
+def _record(raw: dict | None, topic: TopicSpec, folder: Path | None) -> dict | None:
+    """workload.record: a template of the application's own records (JSON values); a sample file's path starts
+    at `folder`."""
     if raw is None:
         return None
     if topic.codec != "json":
         raise BlueprintError("workload.record", f"templates write JSON; the source topic is {topic.codec}")
     try:
-        return parse_template(raw)
+        return parse_template(raw, folder=folder)
     except TemplateError as exc:
         raise BlueprintError(exc.path, str(exc).split(": ", 1)[1]) from None
 
@@ -372,7 +373,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     )
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
     add_import_paths(import_paths)
-    workload = _workload(f.get("workload", dict, required=True))
+    workload = _workload(f.get("workload", dict, required=True), folder)
     blueprint = _pipeline(f, workload, folder)
     cluster = _cluster(f.get("cluster", dict, {}))
     kafka = parse_kafka(f.get("kafka", dict, None), folder, cluster.bootstrap_servers is not None, cluster.security)

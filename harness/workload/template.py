@@ -14,12 +14,19 @@ same seed sends the same records. Generators (one keyword each, with options):
     {const: VALUE}                           VALUE as it is (a mapping too)
 
 and any of them may add `nulls: SHARE` (that share of its values are null). A plain value is a constant.
+
+A template may instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one object each,
+read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over and
+over, each with `fields` set over it (an event time, say) and the identity written where the template says.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import random
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from contract.identity import DEFAULT_FORMAT, FORMAT, HEADER, ID, KEY, MESSAGE_KEY, SEQ, compose
@@ -93,13 +100,16 @@ def _check_spec(spec: Any, path: str) -> None:
         _range(spec.get("length", [0, 3]), f"{path}.length", True)
 
 
-def parse_template(raw: Any, path: str = "workload.record") -> dict:
-    """A validated template: {identity, fields, message_key} (JSON, as the generator's settings carry it)."""
+def parse_template(raw: Any, path: str = "workload.record", folder: Path | None = None) -> dict:
+    """A validated template: {identity, fields, message_key, sample} (JSON, as the generator's settings carry it;
+    `sample` the sample file's records, or None)."""
     if not isinstance(raw, dict):
         raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
-    extra = set(raw) - {"identity", "fields", "message_key"}
+    extra = set(raw) - {"identity", "fields", "message_key", "sample"}
     if extra:
-        raise TemplateError(f"{path}.{sorted(extra)[0]}", "unknown field (expected identity, fields, message_key)")
+        raise TemplateError(
+            f"{path}.{sorted(extra)[0]}", "unknown field (expected identity, fields, message_key, sample)"
+        )
     identity = raw.get("identity")
     problem = identity_problem(identity)
     if problem:
@@ -112,10 +122,51 @@ def parse_template(raw: Any, path: str = "workload.record") -> dict:
     for place in (identity[k] for k in (KEY, SEQ, ID) if k in identity):
         if place != MESSAGE_KEY and not place.startswith(HEADER):
             _check_place(fields, place.split("."), f"{path}.fields")
+    sample = _sample(raw["sample"], f"{path}.sample", folder) if "sample" in raw else None
+    in_value = [identity[k] for k in (KEY, SEQ, ID) if k in identity and identity[k] != MESSAGE_KEY]
+    for place in (p for p in in_value if sample and not p.startswith(HEADER)):
+        parts = place.split(".")
+        for number, record in enumerate(sample, 1):
+            node = record
+            for part in parts[:-1]:
+                node = node.get(part, {}) if isinstance(node, dict) else node
+            if not isinstance(node, dict):
+                raise TemplateError(f"{path}.sample", f"record {number}: {place} cannot be set (not inside an object)")
+    sampled = {name for record in sample or () for name in record}
     message_key = raw.get("message_key", KEY)
-    if message_key not in (KEY, None) and message_key not in fields:
+    if message_key not in (KEY, None) and message_key not in fields and message_key not in sampled:
         raise TemplateError(f"{path}.message_key", f"expected key, null or a field of fields, got {message_key!r}")
-    return {"identity": dict(identity), "fields": fields, "message_key": message_key}
+    return {"identity": dict(identity), "fields": fields, "message_key": message_key, "sample": sample}
+
+
+MAX_SAMPLE_BYTES = 16 * 1024 * 1024  # carried whole in the generator's settings
+
+
+def _sample(name: Any, path: str, folder: Path | None) -> list[dict]:
+    """The records of a sample file: JSON lines, each an object (a bad one named by its line)."""
+    if not isinstance(name, str) or not name:
+        raise TemplateError(path, f"expected the path of a JSON-lines file, got {name!r}")
+    file = Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name
+    try:
+        if file.stat().st_size > MAX_SAMPLE_BYTES:
+            raise TemplateError(path, f"{file}: larger than {MAX_SAMPLE_BYTES // 2**20} MB (a sample, not a dataset)")
+        lines = file.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TemplateError(path, f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise TemplateError(path, f"{file.name} line {number}: not JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise TemplateError(path, f"{file.name} line {number}: expected a JSON object, got {line[:60]!r}")
+        records.append(record)
+    if not records:
+        raise TemplateError(path, f"{file.name}: no records")
+    return records
 
 
 def record_fields(template: dict) -> list[str]:
@@ -123,7 +174,8 @@ def record_fields(template: dict) -> list[str]:
     identity = template["identity"]
     places = [identity[k] for k in (KEY, SEQ, ID) if k in identity]
     value_places = [p.split(".")[0] for p in places if p != MESSAGE_KEY and not p.startswith(HEADER)]
-    return list(dict.fromkeys([*template["fields"], *value_places]))
+    sampled = [name for record in template.get("sample") or () for name in record]
+    return list(dict.fromkeys([*sampled, *template["fields"], *value_places]))
 
 
 def _check_place(fields: dict, parts: list[str], path: str) -> None:
@@ -143,10 +195,14 @@ class RecordMaker:
     def __init__(self, template: dict, seed: int):
         self.identity, self.fields = template["identity"], template["fields"]
         self.message_key = template["message_key"]
+        self.sample = template.get("sample") or [{}]
+        self.made = 0
         self.rng = random.Random(f"record-template-{seed}")
 
     def make(self, key: str, seq: int, event_ms: int) -> tuple[dict, str | None, list[tuple[str, bytes]]]:
-        value = {name: self._value(spec, event_ms) for name, spec in self.fields.items()}
+        value = copy.deepcopy(self.sample[self.made % len(self.sample)])
+        self.made += 1
+        value.update({name: self._value(spec, event_ms) for name, spec in self.fields.items()})
         headers: list[tuple[str, bytes]] = []
         message_key = key if self.message_key == KEY else None
         if ID in self.identity:
