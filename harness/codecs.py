@@ -19,17 +19,26 @@ Encode = Callable[[dict], bytes]
 Decode = Callable[[bytes], Any]
 
 
-def _avro(schema: Schema):
-    """fastavro and the schema's parsed Avro form (imported only when a topic is Avro)."""
+def _parsed(schema: dict):
+    """fastavro and the schema's parsed form (imported only when a topic is Avro)."""
     import fastavro
 
-    return fastavro, fastavro.parse_schema(json.loads(schema.avro()))
+    return fastavro, fastavro.parse_schema(schema)
 
 
-def value_encoder(codec: str, schema: Schema) -> Encode:
-    if codec == "json":
-        return lambda record: json.dumps(record).encode()
-    fastavro, parsed = _avro(schema)
+def avro_schema(text: str) -> dict:
+    """An Avro schema's JSON text (a team's .avsc file) parsed and checked; raises ValueError saying why not."""
+    try:
+        schema = json.loads(text)
+        _parsed(schema)
+    except Exception as exc:  # fastavro raises what the schema leads it to (SchemaParseException, KeyError, ...)
+        raise ValueError(f"not an Avro schema: {exc}") from None
+    return schema
+
+
+def avro_encoder(schema: dict) -> Encode:
+    """Records -> plain Avro binary of `schema` (no header, no registry: what Spark's to_avro writes)."""
+    fastavro, parsed = _parsed(schema)
 
     def encode(record: dict) -> bytes:
         out = io.BytesIO()
@@ -39,23 +48,35 @@ def value_encoder(codec: str, schema: Schema) -> Encode:
     return encode
 
 
-def value_decoder(codec: str, schema: Schema) -> Decode:
-    """bytes -> the value as JSON data; raises ValueError when the bytes are not a record of the schema."""
-    if codec == "json":
-        return json.loads
-    fastavro, parsed = _avro(schema)
+def avro_decoder(schema: dict) -> Decode:
+    """Plain Avro binary of `schema` -> the record as JSON data; raises ValueError when the bytes are not one."""
+    fastavro, parsed = _parsed(schema)
+    name = schema.get("name", "record") if isinstance(schema, dict) else "record"
 
     def decode(value: bytes):
         buffer = io.BytesIO(value)
         try:
             record = fastavro.schemaless_reader(buffer, parsed, None)
         except Exception as exc:  # fastavro raises what the bytes lead it to (EOFError, IndexError, ...)
-            raise ValueError(f"not an Avro {schema.name}: {type(exc).__name__}") from None
+            raise ValueError(f"not an Avro {name}: {type(exc).__name__}") from None
         if buffer.tell() != len(value):
-            raise ValueError(f"not an Avro {schema.name}: {len(value) - buffer.tell()} bytes left over")
+            raise ValueError(f"not an Avro {name}: {len(value) - buffer.tell()} bytes left over")
         return {k: _as_json(v) for k, v in record.items()}
 
     return decode
+
+
+def value_encoder(codec: str, schema: Schema) -> Encode:
+    if codec == "json":
+        return lambda record: json.dumps(record).encode()
+    return avro_encoder(json.loads(schema.avro()))
+
+
+def value_decoder(codec: str, schema: Schema) -> Decode:
+    """bytes -> the value as JSON data; raises ValueError when the bytes are not a record of the schema."""
+    if codec == "json":
+        return json.loads
+    return avro_decoder(json.loads(schema.avro()))
 
 
 def _as_json(value):

@@ -4,6 +4,7 @@ the connector given to the job without touching its code (no broker, no Spark)."
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -435,3 +436,35 @@ def test_a_sample_of_the_teams_own_records_is_replayed_in_turn_with_the_identity
         parse_template(raw, folder=tmp_path)
     with pytest.raises(TemplateError, match=r"cannot read .*nope.jsonl"):
         parse_template({**raw, "sample": "nope.jsonl"}, folder=tmp_path)
+
+
+def test_records_in_the_teams_avro_schema_and_an_avro_output_read_back_with_it(tmp_path):
+    import fastavro
+
+    from harness.codecs import avro_decoder
+    from harness.workload.template import TemplateError, parse_template, template_encoder
+
+    schema = ROOT / "examples" / "orders-lake" / "order.avsc"
+    raw = {
+        "avro": str(schema),
+        "identity": {"id": "order_id"},
+        "fields": {"customer": "ada", "amount": {"decimal": [1, 5]}, "created": {"event_time": "iso"}},
+    }
+    template = parse_template(raw)
+    value = {"order_id": "k1-3", "customer": "ada", "amount": 2.5, "created": "2026-11-26T10:00:00.000Z"}
+    encoded = template_encoder(template)(value)
+    assert fastavro.schemaless_reader(io.BytesIO(encoded), fastavro.parse_schema(template["avro"]), None) == value
+    assert avro_decoder(template["avro"])(encoded) == value
+    with pytest.raises(TemplateError, match=r"workload.record.avro: a record of the template does not fit order"):
+        parse_template({**raw, "fields": {"customer": "ada", "amount": "much", "created": "x"}})
+    (tmp_path / "bad.avsc").write_text('{"type": "record", "name": "X", "fields": [{"name": "a"}]}')
+    with pytest.raises(TemplateError, match=r"workload.record.avro: bad.avsc: not an Avro schema"):
+        parse_template({**raw, "avro": "bad.avsc"}, folder=tmp_path)
+
+    def avro_output(raw):
+        raw["outputs"]["enriched"]["avro"] = str(schema)
+
+    scenario = load_scenario(_scenario(tmp_path, avro_output))
+    assert scenario.blueprint.streamlets["enriched"].settings["avro"]["name"] == "Order"
+    with pytest.raises(ScenarioError, match=r"outputs.enriched.avro: cannot read .*nope.avsc"):
+        load_scenario(_scenario(tmp_path, _set("outputs.enriched.avro", "nope.avsc")))

@@ -10,6 +10,8 @@ table or a Parquet table partitioned by customer.
   delta-append  foreachBatch appending to Delta with neither: a replayed batch is appended again
   parquet       Spark's file sink (writeStream.format("parquet")), partitioned by customer
 
+With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON.
+
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
 
@@ -17,6 +19,7 @@ import argparse
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.avro.functions import from_avro
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 ORDER = StructType(
@@ -38,6 +41,7 @@ def main() -> None:
     parser.add_argument("--table", required=True, help="the table's folder")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--write", choices=WRITES, default="delta-stream")
+    parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
     args = parser.parse_args()
 
     spark = (
@@ -55,9 +59,12 @@ def main() -> None:
         .option("subscribe", args.orders)
         .option("startingOffsets", "earliest")
         .load()
-        .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
-        .select("order.*")
     )
+    if args.avro:
+        with open(args.avro) as schema:
+            orders = orders.select(from_avro("value", schema.read()).alias("order")).select("order.*")
+    else:
+        orders = orders.select(F.from_json(F.col("value").cast("string"), ORDER).alias("order")).select("order.*")
     writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")
     if args.write == "delta-stream":
         query = writer.format("delta").start(args.table)

@@ -11,14 +11,12 @@ import time
 from typing import TYPE_CHECKING
 
 from contract.applications import APPEND, APPLICATION
-from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import batch_watermark_ms, committed_batches
 from harness.evidence.watermark import interval_ms
-from harness.runner.preflight import canary_value, send_canary
+from harness.runner.preflight import canary_value, send_canary, source_encoder
 from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for
-from pipelines.model import SOURCE_RECORD
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,8 +60,7 @@ def close_windows(run: PipelineRun) -> None:
     filters = declared_filters(run.scenario.blueprint)
     keeps = [filters[n] for n in counters if n in filters]
     value, key, headers = canary_value(w.record, keeps, [None], w.seed, event_ms, key=CLOSING_KEY)
-    encode = value_encoder("json" if w.record else w.topic.codec, SOURCE_RECORD)
-    message = (encode(value), key, headers)
+    message = (source_encoder(w)(value), key, headers)
     t0 = time.monotonic()
     try:
         send_canary(run.kafka, run.topic_name(w.topic), run.layout.ack_log, message, event_ms, key=CLOSING_KEY)

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from contract.applications import APPLICATION, FULLY, OUTPUT_KINDS, WRITTEN_OUTPUTS
+from contract.applications import APPLICATION, FULLY, KAFKA_OUTPUT, OUTPUT_KINDS, WRITTEN_OUTPUTS
 from contract.egress import EXPORTED, MAIN_QUERY
 from contract.roles import EGRESS, INGRESS
 from harness import jars
@@ -32,7 +32,7 @@ from harness.cluster.access import KafkaAccess
 from harness.cluster.follow import PartitionRecorder
 from harness.cluster.security import ClusterSecurity
 from harness.cluster.truststore import truststore_pem
-from harness.codecs import Decode, value_decoder
+from harness.codecs import Decode, avro_decoder, value_decoder
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
@@ -169,8 +169,14 @@ class PipelineRun:
         return found
 
     def value_decoders(self) -> dict[str, Decode]:
-        """Real topic name -> how to read its values back (topic dumps, records at risk)."""
-        return {topic: value_decoder(codec, schema) for topic, (codec, schema) in self.topic_schemas().items()}
+        """Real topic name -> how to read its values back (topic dumps, records at risk): a Kafka output written in
+        the team's Avro schema with it."""
+        decoders = {topic: value_decoder(codec, schema) for topic, (codec, schema) in self.topic_schemas().items()}
+        for name, inst in self.scenario.blueprint.streamlets.items():
+            if inst.kind == KAFKA_OUTPUT and inst.settings.get("avro"):
+                for spec in self.scenario.blueprint.inputs_of(name).values():
+                    decoders[self.topic_name(spec)] = avro_decoder(inst.settings["avro"])
+        return decoders
 
     def describe(self) -> PipelineDescription:
         """The pipeline as it runs, resolved (real topic names, every setting, each class's declarations)."""

@@ -28,7 +28,7 @@ from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for
 from harness.workload.generator import AckLog, DeclaredDrops
 from harness.workload.predicate import Predicate
-from harness.workload.template import RecordMaker, record_fields
+from harness.workload.template import RecordMaker, record_fields, template_encoder
 from pipelines.model import SOURCE_RECORD
 
 if TYPE_CHECKING:
@@ -64,6 +64,14 @@ def canary_value(
     raise HarnessError(
         "workload.record: no record of the template passes every application's keeps and an output's receives"
     )
+
+
+def source_encoder(workload) -> Callable[[dict], bytes]:
+    """How a record is written to the source topic: the template's (JSON, or Avro of the team's schema), or the
+    harness's own record in the topic's codec."""
+    if workload.record:
+        return template_encoder(workload.record)
+    return value_encoder(workload.topic.codec, SOURCE_RECORD)
 
 
 def send_canary(
@@ -166,7 +174,7 @@ def preflight(run: PipelineRun) -> None:
         for n, reader in output_readers(run).items()
         if n not in routed.filters or routed.filters[n].keeps(value)
     }
-    encode = value_encoder("json" if w.record else w.topic.codec, SOURCE_RECORD)
+    encode = source_encoder(w)
     send_canary(run.kafka, run.topic_name(w.topic), run.layout.ack_log, (encode(value), key, headers), event_ms)
     run.history.record("canary_sent", key=CANARY_KEY, seq=0)
     took = wait_canary(awaited, run.dead_driver, run.scenario.canary_timeout_s)

@@ -32,6 +32,7 @@ from contract.egress import RECORDS, TOPIC, WINDOWS
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
+from harness.codecs import avro_schema
 from harness.evidence.watermark import interval_ms
 from harness.scenario.blueprint import (
     Blueprint,
@@ -165,6 +166,7 @@ class _Known:
     folders: set[str]  # the file outputs (Delta or Parquet tables)
     store: bool
     record: dict | None  # the workload's record template (None: the harness's own records)
+    folder: Path | None  # the scenario's folder, where relative paths start
 
 
 def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
@@ -301,13 +303,31 @@ def _output(name: str, raw: Any, written: dict[str, str], apps: dict[str, dict],
         return _table_output(name, raw, apps, known)
     if isinstance(raw, dict) and "format" in raw:
         return _file_output(name, raw, apps, known)
-    f = Fields(raw, path, {"topic", "identity", "receives"})
+    f = Fields(raw, path, {"topic", "identity", "receives", "avro"})
     topic = f.get("topic", str, required=True)
     if topic not in written:
         raise BlueprintError(f"{path}.topic", f"no application writes {topic!r} (written: {', '.join(written)})")
     cls = _streamlet_class(KafkaOutput, name, [topic], [], False)
-    settings = {"topic": topic, "identity": _identity(f, path), "receives": _receives(f, path, known)}
+    settings = {
+        "topic": topic,
+        "identity": _identity(f, path),
+        "receives": _receives(f, path, known),
+        "avro": _avro_schema(f.get("avro", str, None), known.folder, f"{path}.avro"),
+    }
     return StreamletInstance(name, KAFKA_OUTPUT, cls, settings)
+
+
+def _avro_schema(name: str | None, folder: Path | None, path: str) -> dict | None:
+    """The Avro schema (an .avsc file) a Kafka output's records are written in (Spark's to_avro: plain binary)."""
+    if name is None:
+        return None
+    file = Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name
+    try:
+        return avro_schema(file.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BlueprintError(path, f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    except ValueError as exc:
+        raise BlueprintError(path, f"{file.name}: {exc}") from None
 
 
 def _receives(f: Fields, path: str, known: _Known) -> str | None:
@@ -445,7 +465,7 @@ def parse_applications(
             "output tables live in a PostgreSQL store (set store: postgresql://...) or SQLite (database: sqlite)",
         )
     folders = {name for name, o in outputs_raw.items() if isinstance(o, dict) and "format" in o}
-    known = _Known({source.name, *written}, set(tables), databases, folders, store, record)
+    known = _Known({source.name, *written}, set(tables), databases, folders, store, record, folder)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     for ref in topics_raw:
         if ref not in written:

@@ -32,7 +32,7 @@ from confluent_kafka import Producer
 from harness.codecs import value_encoder
 from harness.workload.generator_settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
 from harness.workload.predicate import Predicate
-from harness.workload.template import RecordMaker, record_fields
+from harness.workload.template import RecordMaker, record_fields, template_encoder
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD
 
@@ -274,7 +274,8 @@ class Resends:
 
 def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str], Message]:
     """(key, seq, event time, payload) -> the source record's message: the harness's own record in the topic's
-    codec, or one of the workload's record template (JSON); with `headers`, TRACE_HEADER = "key:seq" on each."""
+    codec, or one of the workload's record template (JSON, or Avro of the team's schema); with `headers`,
+    TRACE_HEADER = "key:seq" on each."""
 
     def trace(key: str, seq: int) -> list:
         return [(TRACE_HEADER, f"{key}:{seq}".encode())] if settings.headers else []
@@ -288,11 +289,12 @@ def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str]
         )
     maker = RecordMaker(settings.record, settings.seed)
     drops = DeclaredDrops(record_fields(settings.record), settings.keeps, settings.dropped_dir)
+    encode_record = template_encoder(settings.record)
 
     def templated(key: str, seq: int, event_ms: int, payload: str) -> Message:
         value, message_key, headers = maker.make(key, seq, event_ms)
         drops.note(key, seq, value)
-        return message_key, json.dumps(value).encode(), (headers + trace(key, seq)) or None
+        return message_key, encode_record(value), (headers + trace(key, seq)) or None
 
     return templated
 

@@ -15,9 +15,10 @@ same seed sends the same records. Generators (one keyword each, with options):
 
 and any of them may add `nulls: SHARE` (that share of its values are null). A plain value is a constant.
 
-A template may instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one object each,
-read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over and
-over, each with `fields` set over it (an event time, say) and the identity written where the template says.
+Records are JSON, or Avro binary of the team's own schema (`avro: FILE.avsc`, plain binary as Spark's from_avro
+reads it). A template may instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one object
+each, read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over
+and over, each with `fields` set over it (an event time, say) and the identity written where the template says.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import json
 import random
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from contract.identity import DEFAULT_FORMAT, FORMAT, HEADER, ID, KEY, MESSAGE_KEY, SEQ, compose
 from contract.identity import problem as identity_problem
+from harness.codecs import avro_encoder, avro_schema
 
 GENERATORS = ("int", "decimal", "choice", "text", "event_time", "object", "array", "const")
 OPTIONS = {"decimal": ("scale",), "array": ("length",)}  # a generator's options besides `nulls`
@@ -105,10 +107,10 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     `sample` the sample file's records, or None)."""
     if not isinstance(raw, dict):
         raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
-    extra = set(raw) - {"identity", "fields", "message_key", "sample"}
+    extra = set(raw) - {"identity", "fields", "message_key", "sample", "avro"}
     if extra:
         raise TemplateError(
-            f"{path}.{sorted(extra)[0]}", "unknown field (expected identity, fields, message_key, sample)"
+            f"{path}.{sorted(extra)[0]}", "unknown field (expected identity, fields, message_key, sample, avro)"
         )
     identity = raw.get("identity")
     problem = identity_problem(identity)
@@ -136,7 +138,39 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     message_key = raw.get("message_key", KEY)
     if message_key not in (KEY, None) and message_key not in fields and message_key not in sampled:
         raise TemplateError(f"{path}.message_key", f"expected key, null or a field of fields, got {message_key!r}")
-    return {"identity": dict(identity), "fields": fields, "message_key": message_key, "sample": sample}
+    template = {"identity": dict(identity), "fields": fields, "message_key": message_key, "sample": sample}
+    template["avro"] = _avro(raw["avro"], f"{path}.avro", folder, template) if "avro" in raw else None
+    return template
+
+
+def _file(name: Any, path: str, folder: Path | None, what: str) -> Path:
+    if not isinstance(name, str) or not name:
+        raise TemplateError(path, f"expected the path of {what}, got {name!r}")
+    return Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name
+
+
+def _avro(name: Any, path: str, folder: Path | None, template: dict) -> dict:
+    """The team's Avro schema (an .avsc file), checked against a record of the template."""
+    file = _file(name, path, folder, "an Avro schema file (.avsc)")
+    try:
+        schema = avro_schema(file.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TemplateError(path, f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    except ValueError as exc:
+        raise TemplateError(path, f"{file.name}: {exc}") from None
+    value, _, _ = RecordMaker(template, 0).make("key", 0, 0)
+    try:
+        avro_encoder(schema)(value)
+    except Exception as exc:  # fastavro says what does not fit (ValueError, TypeError, ...)
+        raise TemplateError(path, f"a record of the template does not fit {file.name}: {exc}") from None
+    return schema
+
+
+def template_encoder(template: dict) -> Callable[[dict], bytes]:
+    """A template's records -> the bytes the source topic carries: JSON, or Avro of the team's schema."""
+    if template.get("avro"):
+        return avro_encoder(template["avro"])
+    return lambda value: json.dumps(value).encode()
 
 
 MAX_SAMPLE_BYTES = 16 * 1024 * 1024  # carried whole in the generator's settings
@@ -144,9 +178,7 @@ MAX_SAMPLE_BYTES = 16 * 1024 * 1024  # carried whole in the generator's settings
 
 def _sample(name: Any, path: str, folder: Path | None) -> list[dict]:
     """The records of a sample file: JSON lines, each an object (a bad one named by its line)."""
-    if not isinstance(name, str) or not name:
-        raise TemplateError(path, f"expected the path of a JSON-lines file, got {name!r}")
-    file = Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name
+    file = _file(name, path, folder, "a JSON-lines file")
     try:
         if file.stat().st_size > MAX_SAMPLE_BYTES:
             raise TemplateError(path, f"{file}: larger than {MAX_SAMPLE_BYTES // 2**20} MB (a sample, not a dataset)")
