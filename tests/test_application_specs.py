@@ -28,14 +28,14 @@ EXAMPLE = ROOT / "examples" / "enrich-kafka" / "scenario.yaml"
 
 
 def _scenario(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
-    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty job.py, so its cwd holds one, and its
-    sample of records if it has one)."""
+    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty job.py, so its cwd holds one, and the
+    sample of records and Avro schema its template names)."""
     raw = yaml.safe_load(example.read_text())
     change(raw)
     (tmp_path / "job.py").write_text("")
-    sample = raw["workload"].get("record", {}).get("sample")
-    if sample:
-        (tmp_path / sample).write_bytes((example.parent / sample).read_bytes())
+    record = raw["workload"].get("record", {})
+    for name in filter(None, (record.get("sample"), record.get("avro"))):
+        (tmp_path / name).write_bytes((example.parent / name).read_bytes())
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
@@ -468,3 +468,30 @@ def test_records_in_the_teams_avro_schema_and_an_avro_output_read_back_with_it(t
     assert scenario.blueprint.streamlets["enriched"].settings["avro"]["name"] == "Order"
     with pytest.raises(ScenarioError, match=r"outputs.enriched.avro: cannot read .*nope.avsc"):
         load_scenario(_scenario(tmp_path, _set("outputs.enriched.avro", "nope.avsc")))
+
+
+def test_executor_faults_on_a_job_setting_its_own_master_are_refused_and_others_run_on_the_cluster(tmp_path):
+    from harness.runner.applications import cluster_options
+
+    executors = ROOT / "examples" / "orders-lake" / "executors.yaml"
+    scenario = load_scenario(executors)
+    assert [r.kind for r in scenario.faults] == ["executor-kill", "worker-kill"]
+
+    def own_master(raw):
+        raw["applications"]["orders"]["command"] = ["python", "job.py"]
+
+    path = _scenario(tmp_path, own_master, executors)
+    (tmp_path / "job.py").write_text('spark = (\n    SparkSession.builder.master("local[2]")  # its own\n)\n')
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert "faults[0].target: executor-kill: applications.orders sets its own Spark master in its code (job.py:2)" in (
+        str(err.value)
+    )
+    (tmp_path / "job.py").write_text("# spark.master: spark-submit's\nspark = SparkSession.builder.getOrCreate()\n")
+    assert load_scenario(path).faults[0].target == "orders"
+
+    options = cluster_options("spark://127.0.0.1:7077", "harness-r1-orders", "/jobs/orders", runtime(None))
+    assert options[:4] == ["--master", "spark://127.0.0.1:7077", "--name", "harness-r1-orders"]
+    assert "spark.executorEnv.HARNESS_APPLICATION=harness-r1-orders" in options
+    argv, env = application_command(["python", "job.py"], {}, runtime(None), (), options)
+    assert "--master spark://127.0.0.1:7077" in env[SUBMIT_ARGS] and env[SUBMIT_ARGS].endswith("pyspark-shell")

@@ -27,6 +27,7 @@ from harness.scenario.applications import fill
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env
 from harness.spark.session import GC_OPTIONS, check_connector_version, jit_options
+from harness.spark.standalone import APPLICATION_TAG
 from harness.spark.versions import SparkRuntime
 
 if TYPE_CHECKING:
@@ -53,12 +54,34 @@ def connector_options(runtime: SparkRuntime, jar_sets: tuple[str, ...] = ()) -> 
     ]
 
 
+def cluster_options(master: str, app_name: str, cwd: str, runtime: SparkRuntime) -> list[str]:
+    """spark-submit options running the job on the harness's standalone cluster: its master, one small executor of
+    one core (several drivers share two cores), Python workers on the drivers' interpreter importing from the job's
+    folder, and its executors tagged with the harness's name for it (HARNESS_APPLICATION in their environment), by
+    which executor faults find them whatever name the job gives itself."""
+    conf = {
+        "spark.cores.max": "1",
+        "spark.executor.cores": "1",
+        "spark.executor.memory": "512m",
+        "spark.task.maxFailures": "4",
+        "spark.pyspark.python": runtime.python,
+        "spark.executorEnv.PYTHONPATH": cwd,
+        f"spark.executorEnv.{APPLICATION_TAG}": app_name,
+    }
+    return ["--master", master, "--name", app_name, *(x for k, v in conf.items() for x in ("--conf", f"{k}={v}"))]
+
+
 def application_command(
-    command: list[str], env: dict[str, str], runtime: SparkRuntime, jar_sets: tuple[str, ...] = ()
+    command: list[str],
+    env: dict[str, str],
+    runtime: SparkRuntime,
+    jar_sets: tuple[str, ...] = (),
+    cluster: list[str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment additions that start `command` (placeholders already filled) on `runtime`'s
-    Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's."""
-    options = connector_options(runtime, jar_sets)
+    Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's;
+    `cluster`: the options that run it on the harness's standalone cluster (cluster_options)."""
+    options = [*connector_options(runtime, jar_sets), *(cluster or [])]
     bin_dir = Path(runtime.python).parent
     if command[0] == "spark-submit":
         return [str(bin_dir / "spark-submit"), *options, *command[1:]], dict(env)
@@ -112,6 +135,9 @@ def start_application(run: PipelineRun, name: str) -> ManagedProcess:
         {key: fill(value, values) for key, value in settings["env"].items()},
         run.prepare_spark(),
         run.scenario.blueprint.streamlets[name].cls.spark_jars,
+        cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark())
+        if (master := run.spark_master())
+        else None,
     )
     path = run.layout.driver_settings(name)
     path.parent.mkdir(parents=True, exist_ok=True)

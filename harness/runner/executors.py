@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.evidence.history import History
 from harness.runner.periodic import PeriodicSampler
-from harness.spark.standalone import StandaloneCluster
+from harness.spark.standalone import StandaloneCluster, executor_tag
 
 
 class ExecutorWatch(PeriodicSampler):
@@ -24,13 +24,16 @@ class ExecutorWatch(PeriodicSampler):
         status = self.cluster.status()
         if status is None:
             return
+        executors = self.cluster.executors()
+        # a team's job names itself: its executors carry the harness's name for it (APPLICATION_TAG)
+        tagged = {e.app_id: self.apps.get(executor_tag(e.pid) or "") for e in executors if e.pid is not None}
         for app in status.get("activeapps", []):
-            streamlet = self.apps.get(app.get("name"))
+            streamlet = self.apps.get(app.get("name")) or tagged.get(app["id"])
             if streamlet is not None and app["id"] not in self._ids:
                 self._ids[app["id"]] = streamlet
                 self.history.record("spark_application", streamlet=streamlet, app_id=app["id"])
         now = {}
-        for e in self.cluster.executors():
+        for e in executors:
             if e.app_id in self._ids and e.pid is not None:  # its JVM runs
                 now[(e.app_id, e.executor_id)] = {
                     "streamlet": self._ids[e.app_id],

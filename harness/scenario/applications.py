@@ -115,6 +115,30 @@ class TableOutput(Streamlet):
     egress_evidence = RECORDS
 
 
+SETS_MASTER = re.compile(r"\.master\(|setMaster\(|spark\.master")
+
+
+def own_master(settings: dict) -> str | None:
+    """Where an application's code sets its own Spark master ("job.py:12"), which would keep its executors off the
+    cluster the harness starts (None: nowhere the harness can see: the script its command runs, or its entry
+    point's module)."""
+    cwd = Path(settings["cwd"])
+    if settings["entry"]:
+        module = settings["entry"].split(":")[0]
+        candidates = [cwd / (module.replace(".", "/") + ".py"), cwd / module.replace(".", "/") / "__init__.py"]
+    else:
+        candidates = [cwd / arg for arg in settings["command"][1:] if arg.endswith(".py")][:1]
+    for file in candidates:
+        try:
+            lines = file.read_text().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for number, line in enumerate(lines, 1):
+            if SETS_MASTER.search(line.split("#")[0]):
+                return f"{file.name}:{number}"
+    return None
+
+
 def placeholders(text: str) -> list[str]:
     """The placeholder names in `text` (`${bootstrap}` -> bootstrap)."""
     return PLACEHOLDER.findall(text)

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contract.applications import APPLICATION
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
-from harness.scenario.applications import parse_applications
+from harness.scenario.applications import own_master, parse_applications
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.fault_rules import FaultRule, parse_faults
@@ -396,6 +397,16 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             f"{', '.join(other_spark)} needs jars built for Spark "
             f"{versions.own_version()}, not {cluster.spark_version}",
         )
+    faults = _faults(f, blueprint, cluster)
+    for i, rule in enumerate(faults):
+        inst = blueprint.streamlets.get(rule.target)
+        found = own_master(inst.settings) if inst is not None and inst.kind == APPLICATION else None
+        if found and rule.fault.needs and "spark-cluster" in rule.fault.needs:
+            raise BlueprintError(
+                f"faults[{i}].target",
+                f"{rule.kind}: applications.{rule.target} sets its own Spark master in its code ({found}), so its "
+                "executors are not on the cluster the harness starts: leave the master to spark-submit",
+            )
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
     if expectations.headers_kept is not None and not workload.headers:
         raise BlueprintError(
@@ -409,7 +420,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         cluster=cluster,
         store_url=None if store == "sqlite" else store,
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
-        faults=_faults(f, blueprint, cluster),
+        faults=faults,
         expectations=expectations,
         raw=_saved(raw, store),
         import_paths=import_paths,

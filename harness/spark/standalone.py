@@ -21,6 +21,9 @@ from harness.process import ManagedProcess, Supervisor, free_ports
 from harness.process.supervisor import session_members
 from harness.waiting import wait_for
 
+# An executor of a team's job carries the harness's name for the job in its environment (spark.executorEnv): the
+# job names its Spark application as its code says, so this is how its executors are found.
+APPLICATION_TAG = "HARNESS_APPLICATION"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 WORKER_CORES = 8  # slots, not CPUs: one executor of one core per streamlet application fits on any worker
 WORKER_MEMORY = "6g"
@@ -166,12 +169,14 @@ class StandaloneCluster:
         return _json(f"http://127.0.0.1:{self.master_ui}/json")
 
     def application(self, name: str) -> str | None:
-        """The id of the running application called `name` (the drivers call theirs streamlet-NAME)."""
-        apps = (self.status() or {}).get("activeapps", [])
-        return next(
-            (a["id"] for a in sorted(apps, key=lambda a: a.get("starttime", 0), reverse=True) if a.get("name") == name),
-            None,
-        )
+        """The id of the running application called `name` (the drivers call theirs streamlet-NAME), or whose
+        executors are tagged with it (a team's job names itself in its code: APPLICATION_TAG)."""
+        apps = sorted((self.status() or {}).get("activeapps", []), key=lambda a: a.get("starttime", 0), reverse=True)
+        named = next((a["id"] for a in apps if a.get("name") == name), None)
+        if named is not None:
+            return named
+        tagged = {e.app_id for e in self.executors() if e.pid is not None and executor_tag(e.pid) == name}
+        return next((a["id"] for a in apps if a["id"] in tagged), None)
 
     def executors(self, app_id: str | None = None) -> list[Executor]:
         """The running executors (of one application, or all), with the JVM each runs in (a worker's status page
@@ -231,6 +236,16 @@ def _executor_pids(worker: ManagedProcess) -> dict[tuple[str, str], int]:
 
             pids[(after("--app-id"), after("--executor-id"))] = pid
     return pids
+
+
+def executor_tag(pid: int) -> str | None:
+    """The APPLICATION_TAG in an executor JVM's environment."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    prefix = f"{APPLICATION_TAG}=".encode()
+    return next((v[len(prefix) :].decode(errors="replace") for v in environ if v.startswith(prefix)), None)
 
 
 def _json(url: str) -> dict | None:
