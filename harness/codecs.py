@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Callable
 
 from pipelines.model import Schema
@@ -34,6 +35,18 @@ def avro_schema(text: str) -> dict:
     except Exception as exc:  # fastavro raises what the schema leads it to (SchemaParseException, KeyError, ...)
         raise ValueError(f"not an Avro schema: {exc}") from None
     return schema
+
+
+def read_avro_schema(file: Path) -> dict:
+    """A team's Avro schema file (.avsc) read and checked; raises ValueError saying what is wrong with it."""
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return avro_schema(text)
+    except ValueError as exc:
+        raise ValueError(f"{file.name}: {exc}") from None
 
 
 def avro_encoder(schema: dict) -> Encode:

@@ -32,7 +32,7 @@ from contract.egress import RECORDS, TOPIC, WINDOWS
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
-from harness.codecs import avro_schema
+from harness.codecs import read_avro_schema
 from harness.evidence.watermark import interval_ms
 from harness.scenario.blueprint import (
     Blueprint,
@@ -345,13 +345,10 @@ def _avro_schema(name: str | None, folder: Path | None, path: str) -> dict | Non
     """The Avro schema (an .avsc file) a Kafka output's records are written in (Spark's to_avro: plain binary)."""
     if name is None:
         return None
-    file = Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name
     try:
-        return avro_schema(file.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BlueprintError(path, f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+        return read_avro_schema(Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name)
     except ValueError as exc:
-        raise BlueprintError(path, f"{file.name}: {exc}") from None
+        raise BlueprintError(path, str(exc)) from None
 
 
 def _receives(f: Fields, path: str, known: _Known) -> str | None:

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from contract.identity import DEFAULT_FORMAT, FORMAT, HEADER, ID, KEY, MESSAGE_KEY, SEQ, compose
 from contract.identity import problem as identity_problem
-from harness.codecs import avro_encoder, avro_schema
+from harness.codecs import avro_encoder, read_avro_schema
 
 GENERATORS = ("int", "decimal", "choice", "text", "event_time", "object", "array", "const")
 OPTIONS = {"decimal": ("scale",), "array": ("length",)}  # a generator's options besides `nulls`
@@ -153,11 +153,9 @@ def _avro(name: Any, path: str, folder: Path | None, template: dict) -> dict:
     """The team's Avro schema (an .avsc file), checked against a record of the template."""
     file = _file(name, path, folder, "an Avro schema file (.avsc)")
     try:
-        schema = avro_schema(file.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TemplateError(path, f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+        schema = read_avro_schema(file)
     except ValueError as exc:
-        raise TemplateError(path, f"{file.name}: {exc}") from None
+        raise TemplateError(path, str(exc)) from None
     value, _, _ = RecordMaker(template, 0).make("key", 0, 0)
     try:
         avro_encoder(schema)(value)
