@@ -77,6 +77,7 @@ def _kills(run_dir: Path) -> list[dict]:
     return [e for e in history(run_dir) if e["event"] == "fault_begun" and e["kind"] == "kill-driver"]
 
 
+@pytest.mark.long  # make test-long: Delta's streaming sink under kills is in test_sinks.py's suite run already
 def test_deltas_streaming_sink_skips_the_replayed_batch(tmp_path):
     run_dir, report = _run(tmp_path, "delta")
     _counted(run_dir, report, _delta_state(run_dir / "work" / "lake" / "table"))

@@ -140,7 +140,8 @@ def test_the_workload_lasts_until_its_time_after_the_last_fault_ended(chain_run)
     last_ended = max(e["ts_ms"] for e in events if e["event"] == "fault_ended")
     [stopped] = [e for e in events if e["event"] == "workload_stopped"]
     assert stopped["ts_ms"] - last_ended >= 10_000 and stopped["ts_ms"] - started >= 20_000
-    assert stopped["ts_ms"] - max(last_ended + 10_000, started + 20_000) < 2_000, "stopped when its time came"
+    # within seconds of it: the generator looks each second, and a busy machine runs its threads late
+    assert stopped["ts_ms"] - max(last_ended + 10_000, started + 20_000) < 5_000, "stopped when its time came"
     exited = next(e for e in events if e["event"] == "process_exited" and e["process"] == "generator")
     assert exited["exit_code"] == 0 and exited["ts_ms"] >= stopped["ts_ms"]
     # It sent at its rate (30/s) from its first record until then (its own start, after the process's imports, is

@@ -436,6 +436,7 @@ SHIPPED = [
     "secured",
     "overlap",
     "storm",
+    "explore-append",
 ]
 
 

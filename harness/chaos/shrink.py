@@ -56,9 +56,11 @@ def shrink(
     k: int = 2,
     min_workload_s: float = 5.0,
     max_runs: int | None = None,
+    spent: Callable[[], bool] = lambda: False,
 ) -> Shrunk:
     """Shrink `schedule` (which failed with `signature` at `workload_s`) until no fault can be dropped or made
-    simpler and the workload not shortened without losing the failure; at most `max_runs` runs of `judge`."""
+    simpler and the workload not shortened without losing the failure; at most `max_runs` runs of `judge`, none
+    begun once `spent()` (a time budget)."""
     found = Shrunk(tuple(schedule), workload_s, signature)
     tried: dict[tuple, bool] = {}  # a candidate is run once (faults are hashable): simplifications never cycle
 
@@ -67,7 +69,7 @@ def shrink(
             return tried[(candidate, seconds)]
         signatures = []
         for _ in range(k):
-            if max_runs is not None and found.runs >= max_runs:
+            if max_runs is not None and found.runs >= max_runs or spent():
                 raise _Budget
             found.runs += 1
             signatures.append(judge(candidate, seconds))

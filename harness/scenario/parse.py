@@ -16,6 +16,7 @@ from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import own_master, parse_applications
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
+from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
@@ -93,6 +94,7 @@ class Scenario:
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
     kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
     storm: StormSpec | None = None  # faults drawn from the seed when the run starts, besides `faults`
+    explore: ExploreSpec | None = None  # the space `harness explore` draws schedules from (a run ignores it)
     canary_timeout_s: float | None = (
         CANARY_TIMEOUT_S  # applications: how long the preflight's canary may take (None: none)
     )
@@ -187,6 +189,20 @@ def _faults(f: Fields, blueprint: Blueprint, cluster: ClusterSpec) -> tuple[Faul
     if late and any(r.fault is LATE_EVENTS for r in faults):
         raise BlueprintError("workload.late_share", "late events are given twice: here and as a late-events fault")
     return faults + late
+
+
+def _check_own_masters(faults: tuple[FaultRule, ...], blueprint: Blueprint) -> None:
+    """An executor fault on an application whose code sets its own Spark master is refused: its executors are not
+    on the cluster the harness starts."""
+    for i, rule in enumerate(faults):
+        inst = blueprint.streamlets.get(rule.target)
+        found = own_master(inst.settings) if inst is not None and inst.kind == APPLICATION else None
+        if found and "spark-cluster" in (rule.fault.needs or ()):
+            raise BlueprintError(
+                f"faults[{i}].target",
+                f"{rule.kind}: applications.{rule.target} sets its own Spark master in its code ({found}), so its "
+                "executors are not on the cluster the harness starts: leave the master to spark-submit",
+            )
 
 
 def _transactions(raw: dict | None, idempotence: bool) -> dict:
@@ -366,6 +382,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             "imports",
             "kafka",
             "storm",
+            "explore",
             "applications",
             "outputs",
             "topics",
@@ -398,15 +415,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             f"{versions.own_version()}, not {cluster.spark_version}",
         )
     faults = _faults(f, blueprint, cluster)
-    for i, rule in enumerate(faults):
-        inst = blueprint.streamlets.get(rule.target)
-        found = own_master(inst.settings) if inst is not None and inst.kind == APPLICATION else None
-        if found and rule.fault.needs and "spark-cluster" in rule.fault.needs:
-            raise BlueprintError(
-                f"faults[{i}].target",
-                f"{rule.kind}: applications.{rule.target} sets its own Spark master in its code ({found}), so its "
-                "executors are not on the cluster the harness starts: leave the master to spark-submit",
-            )
+    _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
     if expectations.headers_kept is not None and not workload.headers:
         raise BlueprintError(
@@ -426,6 +435,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         import_paths=import_paths,
         kafka=kafka,
         storm=parse_storm(f.get("storm", dict, None)),
+        explore=parse_explore(f.get("explore", dict, None)),
         canary_timeout_s=_preflight(f),
     )
 

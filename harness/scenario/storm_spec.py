@@ -30,10 +30,15 @@ class StormSpec:
     max_brokers_down: int | None = None  # None: what the topics' replication allows
 
 
-def parse_storm(raw: Any) -> StormSpec | None:
+STORM_FIELDS = {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down"}
+
+
+def parse_storm(raw: Any, section: str = "storm", extra: frozenset = frozenset()) -> StormSpec | None:
+    """The storm section, or another drawing faults the same way (`section`: the schedule search's `explore`, which
+    adds `extra` fields, read by its own parser)."""
     if raw is None:
         return None
-    f = Fields(raw, "storm", {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down"})
+    f = Fields(raw, section, STORM_FIELDS | extra)
     spacing = f.get("spacing_s", list, [2.0, 8.0])
     if (
         len(spacing) != 2
@@ -41,17 +46,17 @@ def parse_storm(raw: Any) -> StormSpec | None:
         or not 0 <= spacing[0] <= spacing[1]
     ):
         raise BlueprintError(
-            "storm.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}"
+            f"{section}.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}"
         )
     kinds = f.get("kinds", list, None)
     if kinds is not None:
         if not kinds or not all(isinstance(k, str) for k in kinds):
-            raise BlueprintError("storm.kinds", f"expected a list of fault kind names, got {kinds!r}")
+            raise BlueprintError(f"{section}.kinds", f"expected a list of fault kind names, got {kinds!r}")
         for i, name in enumerate(kinds):
             try:
                 load_fault_kind(name)
             except FaultKindError as exc:
-                raise BlueprintError(f"storm.kinds[{i}]", str(exc)) from None
+                raise BlueprintError(f"{section}.kinds[{i}]", str(exc)) from None
     return StormSpec(
         f.get("faults", int, 6, minimum=1, maximum=200),
         f.number("start_s", 10.0, minimum=0),

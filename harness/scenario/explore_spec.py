@@ -1,0 +1,38 @@
+"""The `explore` section of a scenario: the space `harness explore` draws fault schedules from.
+
+    explore:
+      faults: 3                 # at most this many faults per schedule (each draws 1 to 3)
+      start_s: 5                # the first no earlier than this, seconds into the workload
+      spacing_s: [1, 6]         # between one fault's start and the next's
+      kinds: [kill-driver]      # omit: every kind this pipeline and cluster can play
+      max_brokers_down: 1       # omit: replication minus min.insync.replicas of the topics
+      workload_s: 20            # each run's workload, seconds (short: many runs in a budget)
+
+Faults are drawn as a storm's are (harness.chaos.storm): a kind, a target among its targets, its own
+parameters (kill-driver's moment: anytime or after a write) and a moment a drawn spacing after the one before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.scenario.fields import Fields
+from harness.scenario.storm_spec import StormSpec, parse_storm
+
+DEFAULT = {"faults": 3, "start_s": 5, "spacing_s": [1, 6]}
+
+
+@dataclass(frozen=True)
+class ExploreSpec:
+    space: StormSpec  # faults: the most per schedule
+    workload_s: float = 20.0
+
+
+def parse_explore(raw: Any) -> ExploreSpec | None:
+    if raw is None:
+        return None
+    f = Fields(raw, "explore", set(raw) if isinstance(raw, dict) else set())  # the fields are parse_storm's to check
+    space = parse_storm({**DEFAULT, **f.raw}, "explore", frozenset({"workload_s"}))
+    workload_s = f.number("workload_s", 20.0, minimum=5, maximum=3600)
+    return ExploreSpec(space, float(workload_s))
