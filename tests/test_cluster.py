@@ -12,6 +12,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
+from harness.cluster.health import health_problems, wait_healthy
 from harness.errors import HarnessError
 from harness.process import ProcessRecord
 from harness.process.supervisor import session_members
@@ -203,8 +204,18 @@ def test_sigkill_of_one_of_three_brokers_loses_no_acknowledged_record(tmp_path):
             assert not victim.running()
             at_kill = len(acked)
             wait_for(lambda: len(acked) > at_kill + 500, timeout=60, what="records acknowledged with a broker down")
+            # What `harness explore` checks before a run on a shared cluster: the broker missing, its replicas
+            # out of sync; healthy again once it is back and has caught up.
+            access = cluster.client_access()
+            sick = wait_for(
+                lambda: (p := health_problems(access, 3)) and "2 of 3 brokers live" in p and p,
+                timeout=30,
+                what="the health check to see the broker gone",
+            )
+            assert any(line.startswith("acked[") and "under-replicated (2 of 3)" in line for line in sick), sick
             victim.start(wait=True)
             wait_for(lambda: len(acked) > at_kill + 1000, timeout=60, what="records acknowledged after the restart")
+            assert wait_healthy(access, 3, timeout_s=60) == []
         finally:
             stop.set()
             thread.join(timeout=90)

@@ -5,12 +5,13 @@ is found and shrunk to the one fault that makes it, the budget and unjudged runs
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from harness.chaos.explore import UNJUDGED, Fault, draw_schedule, explore, signature, simpler
+from harness.chaos.explore import DISCARDED, UNJUDGED, Fault, draw_schedule, empty_space, explore, signature, simpler
 from harness.cli.explore import budget_seconds, scenario_raw, write_outputs
 from harness.scenario import load_scenario
 from harness.scenario.parse import parse_scenario
@@ -50,8 +51,29 @@ def test_the_same_seed_draws_the_same_schedules_within_the_space():
     assert first != [draw_schedule(spec, scenario, 8, i) for i in range(20)]
     assert all(1 <= len(s) <= spec.space.faults for s in first)
     faults = [f for s in first for f in s]
-    assert {f.kind for f in faults} == {"kill-driver"} and {f.target for f in faults} == {"ingress", "egress"}
+    assert {f.kind for f in faults} == {"kill-driver"} and {f.target for f in faults} == {"egress"}
+    assert {dict(f.params)["at"] for f in faults} == {"anytime", "after-write"}  # the moments asked for
     assert all(f.start_s >= spec.space.start_s for f in faults)
+
+
+def test_targets_and_moments_narrow_the_space_and_wrong_ones_are_refused_naming_the_field():
+    raw = yaml.safe_load(SCENARIO.read_text())
+    raw["explore"] = {**raw["explore"], "targets": ["ingress", "egress"], "moments": ["after-write"]}
+    scenario = parse_scenario(raw, SCENARIO.parent)
+    faults = [f for i in range(20) for f in draw_schedule(scenario.explore, scenario, 1, i)]
+    assert {f.target for f in faults} == {"ingress", "egress"}
+    # after a write: always a crash (a graceful stop would finish the batch), whatever the kind draws
+    assert {(dict(f.params)["at"], dict(f.params)["signal"]) for f in faults} == {("after-write", "SIGKILL")}
+    raw["explore"]["moments"] = ["at-lunch"]
+    with pytest.raises(Exception, match=r"explore.moments\[0\]: 'at-lunch' is no fault's moment"):
+        parse_scenario(raw, SCENARIO.parent)
+    raw["explore"] = {**raw["explore"], "moments": ["after-write"], "targets": ["nobody"]}
+    nobody = parse_scenario(raw, SCENARIO.parent)
+    assert empty_space(nobody.explore, nobody) == (
+        "explore: no fault of the space can play here (kill-driver: none of its targets here is among the targets "
+        "asked for (nobody))"
+    )
+    assert empty_space(scenario.explore, scenario) is None
 
 
 def test_a_failure_is_found_and_shrunk_to_the_single_kill_after_a_write():
@@ -70,12 +92,16 @@ def test_a_failure_is_found_and_shrunk_to_the_single_kill_after_a_write():
     assert [r.signature for r in found.runs if r.phase == "search"][:-1] == [None] * (found.drawn - 1)
 
 
-def test_simpler_faults_aim_less_start_earlier_and_last_shorter():
+def test_simpler_faults_are_tied_to_a_write_never_loosened_start_earlier_and_last_shorter():
     scenario = load_scenario(SCENARIO)
     kill = Fault("kill-driver", "egress", 9.0, (("at", "after-write"), ("restart_after_s", 3.0), ("signal", "SIGKILL")))
-    assert [dict(f.params)["at"] for f in simpler(kill, scenario.explore)][:1] == ["anytime"]
-    assert any(f.start_s == 4.0 for f in simpler(kill, scenario.explore))
-    assert any(dict(f.params)["restart_after_s"] == 1.5 for f in simpler(kill, scenario.explore))
+    tried = simpler(kill, scenario.explore)
+    assert {dict(f.params)["at"] for f in tried} == {"after-write"}  # a moment tied to an event stays tied
+    assert any(f.start_s == 4.0 for f in tried)
+    assert any(dict(f.params)["restart_after_s"] == 1.5 for f in tried)
+    anytime = replace(kill, params=(("at", "anytime"), ("restart_after_s", 3.0), ("signal", "SIGKILL")))
+    tied, graceful = simpler(anytime, scenario.explore)[:2]
+    assert dict(tied.params)["at"] == "after-write" and dict(graceful.params)["signal"] == "SIGTERM"
 
 
 def test_no_failure_in_the_budget_exits_0_and_runs_nobody_could_judge_exit_3():
@@ -91,6 +117,25 @@ def test_no_failure_in_the_budget_exits_0_and_runs_nobody_could_judge_exit_3():
 
     found = explore(scenario, scenario.explore, unjudged, budget_s=120, seed=1, clock=clock)
     assert found.exit_code == 3 and found.unjudged == 2
+
+
+def test_a_run_discarded_on_an_unhealthy_cluster_plays_its_schedule_later_and_three_in_a_row_stop_the_search():
+    scenario = load_scenario(SCENARIO)
+    clock = Clock()
+    healthy = iter([False, True, True, False, False, False])
+    played = []
+
+    def judge(schedule, workload_s, phase):
+        clock.now += 60
+        if not next(healthy):
+            return DISCARDED
+        played.append(schedule)
+        return None
+
+    found = explore(scenario, scenario.explore, judge, budget_s=3600, seed=1, clock=clock)
+    assert played == [draw_schedule(scenario.explore, scenario, 1, i) for i in range(2)]  # the first, not skipped
+    assert found.drawn == 2 and found.stopped and "3 runs in a row discarded" in found.stopped
+    assert found.exit_code == 3 and len(found.runs) == 6
 
 
 def test_the_budget_ending_while_shrinking_keeps_the_smallest_failure_found():

@@ -5,8 +5,10 @@ minimal schedule (harness.chaos.shrink) and replay that one to measure how often
 A failure's signature is the expectations that failed and the anomaly classes the run showed (lost, duplicated in
 state, ...): a candidate of the shrinking reproduces the counterexample when it fails with the same signature. A
 run that cannot be judged (it did not complete, an expectation could not be measured) is neither a pass nor a
-failure. Each run has its own embedded cluster, started fresh and stopped with everything it ran, so no run's faults
-can leak into the next one (a paused broker, a shrunk retention, a cut link): every run starts healthy.
+failure. On the embedded cluster each run has its own, started fresh and stopped with everything it ran, so no
+run's faults can leak into the next (a paused broker, a shrunk retention, a cut link). On a cluster one runs, shared
+by every run, the judge checks its health first and discards a run that would start on an unhealthy cluster
+(DISCARDED): the search stops after a few in a row.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from harness.scenario.explore_spec import ExploreSpec
 from harness.scenario.fault_rules import FaultRule
 
 UNJUDGED = "unjudged"  # a run's outcome that is neither a pass nor a failure
+DISCARDED = "discarded"  # a run not played: the cluster it shares was not healthy before it
+DISCARDS_IN_A_ROW = 3  # the search stops after this many (the cluster stays unhealthy)
 ANOMALIES = ("lost", "duplicated_in_state", "duplicated_deliveries", "phantom")
 MIN_WORKLOAD_S = 10.0  # shrinking never shortens a workload below this: a driver needs seconds to start its batches
 
@@ -64,14 +68,23 @@ def draw_schedule(spec: ExploreSpec, scenario: Scenario, seed: int, index: int) 
     return tuple(Fault.of(rule) for rule in storm.rules)
 
 
+def empty_space(spec: ExploreSpec, scenario: Scenario) -> str | None:
+    """Why the space holds no schedule (no kind it names can play on this pipeline and cluster), or None."""
+    storm = draw_storm(spec.space, scenario, 0)
+    if storm.rules:
+        return None
+    why = "; ".join(f"{kind}: {reason}" for kind, reason in sorted(storm.left_out.items()))
+    return f"explore: no fault of the space can play here ({why or 'no timed fault kind'})"
+
+
 def simpler(fault: Fault, spec: ExploreSpec) -> list[Fault]:
-    """Simpler faults to try in its place, the simplest change first: a kill at any moment instead of one aimed at a
-    batch's write, a graceful stop instead of a crash, an earlier start, shorter durations."""
+    """Faults to try in its place, the most telling first: a kill at any moment tied to a batch's write instead
+    (what it struck by chance, it then strikes every time), a graceful stop instead of a crash, an earlier start,
+    shorter durations. A moment tied to an event is never loosened: the minimal schedule should reproduce."""
     params = dict(fault.params)
     found = []
-    if params.get("at") in ("after-write", "in-flight"):
-        found.append(replace(fault, params=tuple(sorted({**params, "at": "anytime"}.items()))))
-    elif params.get("signal") == "SIGKILL":
+    if params.get("at") == "anytime" and params.get("signal") == "SIGKILL":
+        found.append(replace(fault, params=tuple(sorted({**params, "at": "after-write"}.items()))))
         found.append(replace(fault, params=tuple(sorted({**params, "signal": "SIGTERM"}.items()))))
     if fault.start_s > spec.space.start_s:
         found.append(replace(fault, start_s=spec.space.start_s))
@@ -114,17 +127,27 @@ class Exploration:
     shrunk: Shrunk | None = None
     reproduced: float | None = None  # the share of the minimal schedule's replays that failed the same way
     budget_ended: bool = False
+    stopped: str | None = None  # why the search stopped before its budget's end
 
     @property
     def unjudged(self) -> int:
-        return sum(1 for r in self.runs if r.signature == UNJUDGED)
+        return sum(1 for r in self.runs if r.signature in (UNJUDGED, DISCARDED))
 
     @property
     def exit_code(self) -> int:
-        """1 a counterexample was found, 0 none in the budget, 3 none of the runs could be judged."""
+        """1 a counterexample was found, 0 none in the budget, 3 none of the runs could be judged or the search
+        stopped (the shared cluster stayed unhealthy)."""
         if self.failures:
             return 1
-        return 3 if self.runs and self.unjudged == len(self.runs) else 0
+        return 3 if self.stopped or (self.runs and self.unjudged == len(self.runs)) else 0
+
+    def discards_in_a_row(self) -> int:
+        count = 0
+        for run in reversed(self.runs):
+            if run.signature != DISCARDED:
+                break
+            count += 1
+        return count
 
 
 def explore(
@@ -152,15 +175,19 @@ def explore(
             result = judge(schedule, workload_s, phase)
             found.runs.append(Run(len(found.runs) + 1, schedule, workload_s, result, phase, seconds=clock() - t0))
             on_run(found)
+            if found.discards_in_a_row() >= DISCARDS_IN_A_ROW:
+                found.stopped = f"{DISCARDS_IN_A_ROW} runs in a row discarded: the cluster stays unhealthy"
             return result
 
         return run
 
     search = judged("search")
-    while clock() < deadline and not (found.failures and not collect):
+    while clock() < deadline and not found.stopped and not (found.failures and not collect):
         schedule = draw_schedule(spec, scenario, seed, found.drawn)
-        found.drawn += 1
         result = search(schedule, spec.workload_s)
+        if result == DISCARDED:  # not played: the same schedule again, on a healthy cluster
+            continue
+        found.drawn += 1
         if result not in (None, UNJUDGED):
             found.failures.setdefault(result, []).append(schedule)
     found.budget_ended = clock() >= deadline
@@ -175,9 +202,9 @@ def explore(
         lambda fault: simpler(fault, spec),
         k=k,
         min_workload_s=MIN_WORKLOAD_S,
-        spent=lambda: clock() >= deadline,
+        spent=lambda: clock() >= deadline or found.stopped is not None,
     )
     found.budget_ended = found.budget_ended or not found.shrunk.complete
-    if replays:
+    if replays and not found.stopped:
         found.reproduced = reproduce(found.shrunk.schedule, found.shrunk.workload_s, first, judged("replay"), replays)
     return found

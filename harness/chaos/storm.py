@@ -16,10 +16,11 @@ import random
 from dataclasses import dataclass
 
 from harness.cluster.config import min_insync_replicas
+from harness.errors import HarnessError
 from harness.faults import FaultKind, builtin_fault_kinds, load_fault_kind
 from harness.scenario import Scenario
 from harness.scenario.fault_rules import FaultRule, target_names, unmet_need
-from harness.scenario.storm_spec import StormSpec
+from harness.scenario.storm_spec import MOMENT, StormSpec
 
 BROKERS = "brokers"  # the group of a storm's broker faults (harness.chaos.player limits it)
 WHOLE_RUN_SHARE = 0.5  # a whole-run kind (executor-crash) joins a storm with this probability
@@ -57,32 +58,59 @@ def draw_storm(spec: StormSpec, scenario: Scenario, seed: int) -> Storm:
     rng = random.Random(f"storm:{seed}")
     kinds = {name: load_fault_kind(name) for name in spec.kinds} if spec.kinds else builtin_fault_kinds()
     budget = broker_budget(scenario) if spec.max_brokers_down is None else spec.max_brokers_down
-    left_out = {name: why for name, kind in kinds.items() if (why := _why_not(kind, scenario, budget))}
+    left_out = {name: why for name, kind in kinds.items() if (why := _why_not(kind, scenario, spec, budget))}
     playable = [kind for name, kind in sorted(kinds.items()) if name not in left_out]
     timed = [k for k in playable if k.scheduled]
     rules = []
     at = spec.start_s
     for _ in range(spec.faults if timed else 0):
         kind = rng.choice(timed)
-        rules.append(_rule(kind, scenario, rng, round(at, 1)))
+        rules.append(_rule(kind, scenario, spec, rng, round(at, 1)))
         at += rng.uniform(*spec.spacing_s)
-    rules += [_rule(kind, scenario, rng) for kind in playable if not kind.scheduled and rng.random() < WHOLE_RUN_SHARE]
+    rules += [
+        _rule(kind, scenario, spec, rng) for kind in playable if not kind.scheduled and rng.random() < WHOLE_RUN_SHARE
+    ]
     return Storm(tuple(rules), left_out, budget)
 
 
-def _rule(kind: FaultKind, scenario: Scenario, rng: random.Random, start_s: float = 0.0) -> FaultRule:
-    target = rng.choice(target_names(kind, scenario.blueprint, scenario.cluster))
+def _rule(kind: FaultKind, scenario: Scenario, spec: StormSpec, rng: random.Random, start_s: float = 0.0) -> FaultRule:
     return FaultRule(
         kind.name,
-        target,
+        rng.choice(_targets(kind, scenario, spec)),
         start_s,
-        params=kind.drawn(rng),
+        params=_params(kind, spec, rng),
         fault=kind,
         group=BROKERS if kind.target == "broker" else None,
     )
 
 
-def _why_not(kind: FaultKind, scenario: Scenario, budget: int) -> str | None:
+def _targets(kind: FaultKind, scenario: Scenario, spec: StormSpec) -> list[str]:
+    names = target_names(kind, scenario.blueprint, scenario.cluster)
+    return names if spec.targets is None else [n for n in names if n in spec.targets]
+
+
+def _moments(kind: FaultKind, spec: StormSpec) -> list[str] | None:
+    """The moments this kind may strike at (None: it has no moment, or the spec leaves its draw alone)."""
+    if spec.moments is None or MOMENT not in kind.params:
+        return None
+    return [m for m in spec.moments if m in kind.params[MOMENT].choices]
+
+
+def _params(kind: FaultKind, spec: StormSpec, rng: random.Random) -> dict:
+    """The kind's own draw; with moments asked for, one of them in place of its own, redrawn until the kind's
+    parameters agree with it (kill-driver: a kill after a write is a crash, never a graceful stop)."""
+    moments = _moments(kind, spec)
+    for _ in range(100):
+        params = kind.drawn(rng)
+        if moments is None:
+            return params
+        params[MOMENT] = rng.choice(moments)
+        if kind.check is None or kind.check(params) is None:
+            return params
+    raise HarnessError(f"{kind.name}: no parameters of its draw agree with the moments {', '.join(moments)}")
+
+
+def _why_not(kind: FaultKind, scenario: Scenario, spec: StormSpec, budget: int) -> str | None:
     """Why a storm cannot play this kind on this pipeline and cluster (None: it can)."""
     if kind.solo:
         return f"cannot overlap other faults safely: {kind.solo}"
@@ -93,6 +121,10 @@ def _why_not(kind: FaultKind, scenario: Scenario, budget: int) -> str | None:
         return unmet
     if not target_names(kind, scenario.blueprint, scenario.cluster):
         return f"no target for it here (it needs {kind.target})"
+    if not _targets(kind, scenario, spec):
+        return f"none of its targets here is among the targets asked for ({', '.join(spec.targets)})"
+    if _moments(kind, spec) == []:
+        return f"it strikes at none of the moments asked for ({', '.join(spec.moments)})"
     if kind.target == "broker" and budget < 1:
         return (
             "no broker may go down: the topics' replication minus min.insync.replicas is 0 "

@@ -80,8 +80,17 @@ def scenario_raw(raw: dict, folder: Path, schedule, workload_s: float, seed: int
     help="Replays of the minimal schedule, for its reproduction rate.",
 )
 @click.option("--collect", is_flag=True, help="Go on after the first failure; group failures by signature.")
+@click.option(
+    "--settle",
+    type=click.FloatRange(0, 3600),
+    default=60.0,
+    show_default=True,
+    help="On a cluster one runs: how long a run waits for it to be healthy before it is discarded.",
+)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Output folder [reports/explore-NAME-TIME].")
-def explore_command(scenario_file: Path, budget: str, seed: int, k: int, replays: int, collect: bool, out):
+def explore_command(
+    scenario_file: Path, budget: str, seed: int, k: int, replays: int, collect: bool, settle: float, out
+):
     """Search fault schedules for one that breaks SCENARIO_FILE's expectations; shrink it to a minimal one.
 
     \b
@@ -91,7 +100,10 @@ def explore_command(scenario_file: Path, budget: str, seed: int, k: int, replays
     simpler, the workload shortened; a candidate reproduces the failure when any
     of --runs runs fails the same way), then replayed --replays times.
     OUT/minimal.yaml is the smallest failing schedule as a scenario `harness run`
-    takes; OUT/explore.html links every run's report.
+    takes; OUT/explore.html links every run's report. On the embedded cluster
+    each run has a fresh one; on a cluster one runs (cluster.bootstrap_servers)
+    each run waits until it is healthy (every broker live, every partition in
+    sync, no listed container paused) and is discarded if it stays unhealthy.
 
     \b
     Exit codes: 1 a counterexample was found, 0 none within the budget, 3 no run
@@ -102,9 +114,11 @@ def explore_command(scenario_file: Path, budget: str, seed: int, k: int, replays
       harness explore explore-append --budget 20m --out reports/explore
       harness explore my-pipeline.yaml --budget 1h --seed 7 --collect
     """
-    from harness.chaos.explore import explore, signature
+    from harness.chaos.explore import DISCARDED, empty_space, explore, signature
+    from harness.cluster.health import live_brokers, wait_healthy
     from harness.judging import run_and_judge
     from harness.runner.console import Console
+    from harness.runner.pipeline_run import external_access
     from harness.scenario import load_scenario
     from harness.scenario.parse import parse_scenario
     from harness.scenario.shipped import scenario_path
@@ -114,6 +128,9 @@ def explore_command(scenario_file: Path, budget: str, seed: int, k: int, replays
     if scenario.explore is None:
         raise HarnessError(f"{path}: no explore section: say which faults to draw (docs/explore.md)")
     spec, seconds = scenario.explore, budget_seconds(budget)
+    empty = empty_space(spec, scenario)
+    if empty:
+        raise HarnessError(f"{path}: {empty}")
     out = out or default_run_dir(f"explore-{scenario.name}")
     out.mkdir(parents=True, exist_ok=True)
     console = Console()
@@ -122,10 +139,28 @@ def explore_command(scenario_file: Path, budget: str, seed: int, k: int, replays
         f"seed {seed}, budget {budget}; runs in {out}/runs"
     )
     folder = path.resolve().parent
+    cluster = scenario.cluster
+    if cluster.bootstrap_servers:
+        access = external_access(scenario, None, out)
+        brokers = live_brokers(access)
+        console.say(
+            f"runs share the cluster at {access.describe()}: each starts once it is healthy "
+            f"({brokers} broker(s) live, every partition in sync"
+            + (f", containers {', '.join(cluster.containers)} running" if cluster.containers else "")
+            + f"), or is discarded after {settle:g}s"
+        )
+    else:
+        console.say("each run has an embedded cluster of its own, started fresh: no run's faults reach the next")
 
-    run_dirs: list[Path] = []  # the nth run's folder
+    run_dirs: list[Path | None] = []  # the nth run's folder (None: discarded, not played)
 
     def judge(schedule, workload_s: float, phase: str):
+        if cluster.bootstrap_servers:
+            problems = wait_healthy(access, brokers, cluster.containers, timeout_s=settle)
+            if problems:
+                console.say(f"the cluster is not healthy after {settle:g}s, run discarded: {'; '.join(problems[:5])}")
+                run_dirs.append(None)
+                return DISCARDED
         run_dir = out / "runs" / f"{len(run_dirs) + 1:03d}-{phase}"
         run_dirs.append(run_dir)
         raw = scenario_raw(scenario.raw, folder, schedule, workload_s, seed)
@@ -158,6 +193,8 @@ def explore_command(scenario_file: Path, budget: str, seed: int, k: int, replays
 def summary_text(found, spec, out: Path, elapsed: float) -> str:
     per_hour = len(found.runs) / elapsed * 3600 if elapsed > 0 else 0.0
     lines = [f"{len(found.runs)} run(s) in {elapsed / 60:.1f} min ({per_hour:.0f} runs/hour)"]
+    if found.stopped:
+        lines.append(f"stopped: {found.stopped}")
     if not found.failures:
         kinds = ", ".join(spec.space.kinds) if spec.space.kinds else "every kind this pipeline can play"
         lines.append(
@@ -179,6 +216,28 @@ def _faults_text(faults: list[dict]) -> str:
     return "; ".join(f"{f['kind']} {f['target']} at {f['start_s']}s" for f in faults) or "no fault"
 
 
+def _report(run_dir: Path | None, out: Path) -> str | None:
+    return None if run_dir is None else str((run_dir / "report.html").relative_to(out))
+
+
+def _row(run: dict) -> str:
+    link = f'<a href="{html.escape(run["report"])}">report</a>' if run["report"] else ""
+    return (
+        f"<tr><td>{run['number']}</td><td>{run['phase']}</td><td>{html.escape(run['outcome'])}</td>"
+        f"<td>{html.escape(str(run['signature'] or ''))}</td><td>{html.escape(_faults_text(run['faults']))}</td>"
+        f"<td>{link}</td></tr>"
+    )
+
+
+def outcome(signature) -> str:
+    """pass, fail, unjudged or discarded: a run's outcome as explore.json lists it."""
+    from harness.chaos.explore import DISCARDED, UNJUDGED
+
+    if signature is None:
+        return "pass"
+    return signature if signature in (UNJUDGED, DISCARDED) else "fail"
+
+
 def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: float, run_dirs: list[Path]) -> None:
     """explore.json, explore.html, then minimal.yaml (last: its presence says the search ended)."""
     runs = [
@@ -187,10 +246,12 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
             "phase": r.phase,
             "faults": [f.as_yaml() for f in r.schedule],
             "workload_s": r.workload_s,
-            "outcome": "pass" if r.signature is None else "unjudged" if r.signature == "unjudged" else "fail",
-            "signature": None if r.signature in (None, "unjudged") else list(map(list, r.signature)),
+            "outcome": outcome(r.signature),
+            "signature": list(map(list, r.signature)) if outcome(r.signature) == "fail" else None,
             "seconds": round(r.seconds, 1),
-            "report": str((run_dirs[r.number - 1] / "report.html").relative_to(out)),
+            "report": None
+            if run_dirs[r.number - 1] is None
+            else str((run_dirs[r.number - 1] / "report.html").relative_to(out)),
         }
         for r in found.runs
     ]
@@ -201,6 +262,7 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
         "seconds": round(elapsed, 1),
         "runs_per_hour": round(len(found.runs) / elapsed * 3600, 1) if elapsed > 0 else None,
         "schedules_drawn": found.drawn,
+        "stopped": found.stopped,
         "failures": [{"signature": list(map(list, s)), "schedules": len(v)} for s, v in found.failures.items()],
         "minimal": None
         if shrunk is None
@@ -223,13 +285,7 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
         "runs": runs,
     }
     (out / "explore.json").write_text(json.dumps(data, indent=2, default=str))
-    rows = "".join(
-        f"<tr><td>{r['number']}</td><td>{r['phase']}</td><td>{html.escape(r['outcome'])}</td>"
-        f"<td>{html.escape(str(r['signature'] or ''))}</td>"
-        f"<td>{html.escape(_faults_text(r['faults']))}</td>"
-        f'<td><a href="{html.escape(r["report"])}">report</a></td></tr>'
-        for r in runs
-    )
+    rows = "".join(_row(r) for r in runs)
     (out / "explore.html").write_text(
         f"<!doctype html><meta charset=utf-8><title>explore {html.escape(scenario.name)}</title>"
         f"<h1>explore {html.escape(scenario.name)}</h1><p>{len(runs)} runs, seed {seed}</p>"

@@ -190,6 +190,18 @@ class KafkaAdmin:
     def topics(self) -> set[str]:
         return set(self._call(lambda admin: admin.list_topics()))
 
+    def unhealthy_partitions(self) -> list[str]:
+        """Every partition of the cluster without a leader or with a replica out of sync, one line each."""
+        found = []
+        for topic in self._call(lambda admin: admin.describe_topics()):
+            for p in topic.get("partitions") or []:
+                where = f"{topic['name']}[{p['partition_index']}]"
+                if p["leader_id"] < 0:
+                    found.append(f"{where} has no leader")
+                elif len(p["isr_nodes"]) < len(p["replica_nodes"]):
+                    found.append(f"{where} is under-replicated ({len(p['isr_nodes'])} of {len(p['replica_nodes'])})")
+        return found
+
     def replication_factor(self, topic: str, settle_s: float = 5.0) -> int:
         return max(len(p["replica_nodes"]) for p in self._described(topic, settle_s)["partitions"])
 

@@ -219,23 +219,8 @@ class PipelineRun:
     # -- phases ----------------------------------------------------------------
 
     def external_access(self) -> KafkaAccess:
-        """A cluster one runs, reached as the scenario's kafka: section says, its secrets read now; changes to
-        topics are held to the run's namespace."""
-        spec, client = self.scenario.cluster, self.scenario.kafka
-        namespace = f"{EXTERNAL_TOPIC_PREFIX}{self.run_id}."
-        if client is None:
-            return KafkaAccess(spec.bootstrap_servers, namespace=namespace)
-        ca_file = client.ca_file
-        if client.truststore:
-            password = (
-                client.truststore_password.resolve("kafka.truststore.password") if client.truststore_password else None
-            )
-            ca_file = str(truststore_pem(Path(client.truststore), password, self.layout.root / "kafka-truststore.pem"))
-        security = KafkaSecurity(
-            client.security_protocol, client.sasl_mechanism, client.username, ca_file, client.keystore_file
-        )
-        password = client.password.resolve("kafka.password") if client.password else None
-        return KafkaAccess(spec.bootstrap_servers, security, password, namespace=namespace)
+        """A cluster one runs; changes to topics are held to the run's namespace."""
+        return external_access(self.scenario, f"{EXTERNAL_TOPIC_PREFIX}{self.run_id}.", self.layout.root)
 
     def start_cluster(self) -> None:
         spec = self.scenario.cluster
@@ -833,3 +818,23 @@ class PipelineRun:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def external_access(scenario: Scenario, namespace: str | None, workdir: Path) -> KafkaAccess:
+    """How to reach the cluster one runs that `scenario` names (cluster.bootstrap_servers), as its kafka: section
+    says, its secrets read now (a truststore's certificates written to `workdir`); topic changes held to
+    `namespace`."""
+    spec, client = scenario.cluster, scenario.kafka
+    if client is None:
+        return KafkaAccess(spec.bootstrap_servers, namespace=namespace)
+    ca_file = client.ca_file
+    if client.truststore:
+        password = (
+            client.truststore_password.resolve("kafka.truststore.password") if client.truststore_password else None
+        )
+        ca_file = str(truststore_pem(Path(client.truststore), password, workdir / "kafka-truststore.pem"))
+    security = KafkaSecurity(
+        client.security_protocol, client.sasl_mechanism, client.username, ca_file, client.keystore_file
+    )
+    password = client.password.resolve("kafka.password") if client.password else None
+    return KafkaAccess(spec.bootstrap_servers, security, password, namespace=namespace)

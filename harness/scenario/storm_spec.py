@@ -6,6 +6,8 @@
       spacing_s: [2, 8]         # between one fault's start and the next's, drawn in this range
       kinds: [kill-driver, broker-pause]   # omit: every kind this pipeline and cluster can play
       max_brokers_down: 1       # omit: replication minus min.insync.replicas of the topics
+      targets: [egress]         # omit: every target of each kind (streamlets, applications, brokers, links)
+      moments: [after-write]    # omit: what each kind draws; else the moments (`at`) a kind with one is given
 
 The faults are drawn when the run starts (harness.chaos.storm), from the run's seed: the same seed draws the
 same storm, another seed another one.
@@ -16,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.faults import FaultKindError, load_fault_kind
+from harness.faults import FaultKindError, builtin_fault_kinds, load_fault_kind
 from harness.scenario.blueprint import BlueprintError
 from harness.scenario.fields import Fields
 
@@ -28,9 +30,12 @@ class StormSpec:
     spacing_s: tuple[float, float] = (2.0, 8.0)
     kinds: tuple[str, ...] | None = None  # None: every kind that can play here
     max_brokers_down: int | None = None  # None: what the topics' replication allows
+    targets: tuple[str, ...] | None = None  # None: every target each kind has here
+    moments: tuple[str, ...] | None = None  # None: the moment each kind draws (kill-driver's `at`)
 
 
-STORM_FIELDS = {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down"}
+STORM_FIELDS = {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down", "targets", "moments"}
+MOMENT = "at"  # the parameter by which a kind says when, in a batch, it strikes (kill-driver's)
 
 
 def parse_storm(raw: Any, section: str = "storm", extra: frozenset = frozenset()) -> StormSpec | None:
@@ -63,4 +68,27 @@ def parse_storm(raw: Any, section: str = "storm", extra: frozenset = frozenset()
         (float(spacing[0]), float(spacing[1])),
         None if kinds is None else tuple(kinds),
         f.get("max_brokers_down", int, None, minimum=0),
+        _names(f, section, "targets"),
+        _moments(f, section),
     )
+
+
+def _names(f: Fields, section: str, name: str) -> tuple[str, ...] | None:
+    values = f.get(name, list, None)
+    if values is not None and (not values or not all(isinstance(v, str) for v in values)):
+        raise BlueprintError(f"{section}.{name}", f"expected a list of names, got {values!r}")
+    return None if values is None else tuple(values)
+
+
+def _moments(f: Fields, section: str) -> tuple[str, ...] | None:
+    """The moments asked for, each one some kind's (the choices of its `at` parameter)."""
+    moments = _names(f, section, "moments")
+    known = sorted(
+        {c for kind in builtin_fault_kinds().values() if MOMENT in kind.params for c in kind.params[MOMENT].choices}
+    )
+    for i, moment in enumerate(moments or ()):
+        if moment not in known:
+            raise BlueprintError(
+                f"{section}.moments[{i}]", f"{moment!r} is no fault's moment: one of {', '.join(known)}"
+            )
+    return moments
