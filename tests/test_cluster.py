@@ -11,8 +11,8 @@ import time
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
+from harness.chaos.health import health_problems, wait_healthy
 from harness.cluster import EmbeddedCluster, KafkaAdmin, read_topic
-from harness.cluster.health import health_problems, wait_healthy
 from harness.errors import HarnessError
 from harness.process import ProcessRecord
 from harness.process.supervisor import session_members

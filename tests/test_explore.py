@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.chaos.explore import DISCARDED, UNJUDGED, Fault, draw_schedule, empty_space, explore, signature, simpler
+from harness.chaos.explore import (
+    DISCARDED,
+    UNJUDGED,
+    Fault,
+    draw_schedule,
+    empty_space,
+    explore,
+    said,
+    signature,
+    simpler,
+)
 from harness.cli.explore import budget_seconds, scenario_raw, write_outputs
 from harness.scenario import load_scenario
 from harness.scenario.parse import parse_scenario
@@ -157,6 +167,10 @@ def test_signatures_and_budgets():
         ("end_to_end", "max_lost"),
         ("lost",),
     )
+    assert said(signature("fail", ["end_to_end"], {"duplicated_in_state": 2})) == (
+        "fails end_to_end (duplicated in state)"
+    )
+    assert said(None) == "pass" and said(UNJUDGED) == "unjudged"
     assert [budget_seconds(t) for t in ("20m", "1h", "90s", "1h30m")] == [1200, 3600, 90, 5400]
     with pytest.raises(Exception, match="expected a span"):
         budget_seconds("soon")

@@ -10,6 +10,7 @@ import json
 import pytest
 import yaml
 
+from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.scenario.shipped import scenario_path
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked, egress_counts
@@ -17,8 +18,10 @@ from tests.evidence_helpers import acked, egress_counts
 pytestmark = pytest.mark.e2e
 
 
-def _scenario(tmp_path, mode: str):
+def _scenario(tmp_path, mode: str, bootstrap_servers: str | None = None):
     raw = yaml.safe_load(scenario_path("explore-append").read_text())
+    if bootstrap_servers:
+        raw["cluster"] = {"bootstrap_servers": bootstrap_servers}
     raw["name"] = f"explore-{mode}"
     raw["blueprint"]["streamlets"]["egress"]["settings"]["mode"] = mode
     raw["explore"] = {**raw["explore"], "faults": 1, "moments": ["after-write"], "workload_s": 10}
@@ -39,7 +42,7 @@ def test_explore_finds_the_kill_after_a_write_of_an_append_egress_and_its_replay
     assert data["minimal"]["complete"] and data["minimal"]["reproduced"] == 1.0
     # Shrinking tried the schedule without the fault, which passed.
     assert any(step["faults"] == [] and not step["kept"] for step in data["minimal"]["trace"]), data["minimal"]
-    assert "counterexample: (('end_to_end',), ('duplicated_in_state', 'duplicated_deliveries'))" in result.stdout
+    assert "counterexample: fails end_to_end (duplicated in state, duplicated deliveries)" in result.stdout
     assert f"replay: harness run {out / 'minimal.yaml'}" in result.stdout
 
     # The replay, counted here from its egress table: the held batch's records twice, nothing lost.
@@ -55,11 +58,21 @@ def test_explore_finds_the_kill_after_a_write_of_an_append_egress_and_its_replay
     assert [(f["kind"], f["target"]) for f in minimal["faults"]] == [("kill-driver", "egress")]
 
 
-def test_explore_of_an_upsert_egress_finds_nothing_in_its_budget_and_says_what_it_tried(tmp_path):
+def test_explore_of_an_upsert_egress_on_a_shared_cluster_finds_nothing_and_says_what_it_tried(tmp_path):
     out = tmp_path / "out"
-    result = run_harness("explore", str(_scenario(tmp_path, "upsert")), "--budget", "20s", "--out", str(out))
+    with EmbeddedCluster.create(tmp_path / "cluster", brokers=1) as cluster:
+        cluster.start()
+        scenario = _scenario(tmp_path, "upsert", cluster.bootstrap_servers)
+        result = run_harness("explore", str(scenario), "--budget", "20s", "--out", str(out))
+        with KafkaAdmin(cluster.bootstrap_servers) as admin:
+            topics = admin.topics()
     assert result.returncode == 0, result.stdout + result.stderr
+    assert f"runs share the cluster at {cluster.bootstrap_servers}: each starts once it is healthy" in result.stdout
     assert "no counterexample: 1 schedule(s) of up to 1 fault(s) (kill-driver), 0 could not be judged" in result.stdout
     data = json.loads((out / "explore.json").read_text())
     assert [r["outcome"] for r in data["runs"]] == ["pass"] and data["minimal"] is None
     assert not (out / "minimal.yaml").exists()
+    # the run's topics were its own, in its namespace
+    assert {t for t in topics if not t.startswith("__")} and all(
+        t.startswith("harness.") for t in topics if not t.startswith("__")
+    ), topics

@@ -104,6 +104,17 @@ def signature(outcome: str, failed: list[str], counts: dict) -> Hashable | None:
     return (tuple(sorted(failed)), tuple(a for a in ANOMALIES if counts.get(a)))
 
 
+def said(signature: Hashable | None) -> str:
+    """A signature as a person reads it: `fails end_to_end (duplicated in state)`, pass, unjudged or discarded."""
+    if signature is None:
+        return "pass"
+    if isinstance(signature, str):
+        return signature
+    failed, anomalies = signature
+    shown = ", ".join(a.replace("_", " ") for a in anomalies) or "no anomaly counted"
+    return f"fails {', '.join(failed)} ({shown})"
+
+
 @dataclass
 class Run:
     """One run of the search: its number, schedule, what it showed and where its report is."""

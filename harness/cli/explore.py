@@ -114,13 +114,9 @@ def explore_command(
       harness explore explore-append --budget 20m --out reports/explore
       harness explore my-pipeline.yaml --budget 1h --seed 7 --collect
     """
-    from harness.chaos.explore import DISCARDED, empty_space, explore, signature
-    from harness.cluster.health import live_brokers, wait_healthy
-    from harness.judging import run_and_judge
+    from harness.chaos.explore import empty_space, explore, said
     from harness.runner.console import Console
-    from harness.runner.pipeline_run import external_access
     from harness.scenario import load_scenario
-    from harness.scenario.parse import parse_scenario
     from harness.scenario.shipped import scenario_path
 
     path = scenario_path(scenario_file)
@@ -139,49 +135,20 @@ def explore_command(
         f"seed {seed}, budget {budget}; runs in {out}/runs"
     )
     folder = path.resolve().parent
-    cluster = scenario.cluster
-    if cluster.bootstrap_servers:
-        access = external_access(scenario, None, out)
-        brokers = live_brokers(access)
-        console.say(
-            f"runs share the cluster at {access.describe()}: each starts once it is healthy "
-            f"({brokers} broker(s) live, every partition in sync"
-            + (f", containers {', '.join(cluster.containers)} running" if cluster.containers else "")
-            + f"), or is discarded after {settle:g}s"
-        )
-    else:
-        console.say("each run has an embedded cluster of its own, started fresh: no run's faults reach the next")
-
+    shared = _shared_cluster(scenario, out, settle)
+    console.say(
+        shared.describe()
+        if shared
+        else "each run has an embedded cluster of its own, started fresh: no run's faults reach the next"
+    )
     run_dirs: list[Path | None] = []  # the nth run's folder (None: discarded, not played)
-
-    def judge(schedule, workload_s: float, phase: str):
-        if cluster.bootstrap_servers:
-            problems = wait_healthy(access, brokers, cluster.containers, timeout_s=settle)
-            if problems:
-                console.say(f"the cluster is not healthy after {settle:g}s, run discarded: {'; '.join(problems[:5])}")
-                run_dirs.append(None)
-                return DISCARDED
-        run_dir = out / "runs" / f"{len(run_dirs) + 1:03d}-{phase}"
-        run_dirs.append(run_dir)
-        raw = scenario_raw(scenario.raw, folder, schedule, workload_s, seed)
-        variant = parse_scenario(raw, folder)
-        judged = run_and_judge(variant, run_dir, Console(quiet=True), keep_going=True)
-        report = judged.report
-        if judged.status != "complete" or report is None:
-            return signature("unknown", [], {})
-        failed = [e.name for e in report.expectations if e.status == "fail"]
-        counts = {
-            name: getattr(report.counts, name, None)
-            for name in ("lost", "duplicated_in_state", "duplicated_deliveries", "phantom")
-        }
-        return signature(report.outcome, failed, counts)
 
     def progress(found) -> None:
         run = found.runs[-1]
-        shown = "pass" if run.signature is None else str(run.signature)
         faults = "; ".join(f.label() for f in run.schedule) or "no fault"
-        console.say(f"run {run.number} ({run.phase}, {run.seconds:.0f}s): {shown}  [{faults}]")
+        console.say(f"run {run.number} ({run.phase}, {run.seconds:.0f}s): {said(run.signature)}  [{faults}]")
 
+    judge = _judge(scenario, folder, out, seed, shared, console, run_dirs)
     t0 = time.monotonic()
     found = explore(scenario, spec, judge, seconds, seed, k=k, replays=replays, collect=collect, on_run=progress)
     elapsed = time.monotonic() - t0
@@ -190,7 +157,46 @@ def explore_command(
     sys.exit(found.exit_code)
 
 
+def _shared_cluster(scenario, out: Path, settle_s: float):
+    """The cluster one runs that every run shares (None: each run starts an embedded one of its own)."""
+    from harness.chaos.health import SharedCluster
+    from harness.runner.pipeline_run import external_access
+
+    cluster = scenario.cluster
+    if not cluster.bootstrap_servers:
+        return None
+    return SharedCluster(external_access(scenario, None, out), cluster.containers, settle_s)
+
+
+def _judge(scenario, folder: Path, out: Path, seed: int, shared, console, run_dirs: list):
+    """judge(schedule, workload_s, phase): one run of the schedule in OUT/runs, its failure signature."""
+    from harness.chaos.explore import ANOMALIES, DISCARDED, signature
+    from harness.judging import run_and_judge
+    from harness.runner.console import Console
+    from harness.scenario.parse import parse_scenario
+
+    def judge(schedule, workload_s: float, phase: str):
+        problems = shared.unhealthy() if shared else []
+        if problems:
+            console.say(f"the cluster is not healthy, run discarded: {'; '.join(problems[:5])}")
+            run_dirs.append(None)
+            return DISCARDED
+        run_dir = out / "runs" / f"{len(run_dirs) + 1:03d}-{phase}"
+        run_dirs.append(run_dir)
+        variant = parse_scenario(scenario_raw(scenario.raw, folder, schedule, workload_s, seed), folder)
+        judged = run_and_judge(variant, run_dir, Console(quiet=True), keep_going=True)
+        report = judged.report
+        if judged.status != "complete" or report is None:
+            return signature("unknown", [], {})
+        failed = [e.name for e in report.expectations if e.status == "fail"]
+        return signature(report.outcome, failed, {name: getattr(report.counts, name, None) for name in ANOMALIES})
+
+    return judge
+
+
 def summary_text(found, spec, out: Path, elapsed: float) -> str:
+    from harness.chaos.explore import said
+
     per_hour = len(found.runs) / elapsed * 3600 if elapsed > 0 else 0.0
     lines = [f"{len(found.runs)} run(s) in {elapsed / 60:.1f} min ({per_hour:.0f} runs/hour)"]
     if found.stopped:
@@ -203,7 +209,7 @@ def summary_text(found, spec, out: Path, elapsed: float) -> str:
         )
         return "\n".join(lines)
     shrunk = found.shrunk
-    lines.append(f"counterexample: {shrunk.signature}")
+    lines.append(f"counterexample: {said(shrunk.signature)}")
     lines += [f"  {f.label()}" for f in shrunk.schedule] or ["  no fault at all: the failure is not the faults'"]
     state = "minimal" if shrunk.complete else "smallest found before the budget ended"
     rate = "" if found.reproduced is None else f", reproduced in {found.reproduced:.0%} of its replays"
@@ -224,7 +230,7 @@ def _row(run: dict) -> str:
     link = f'<a href="{html.escape(run["report"])}">report</a>' if run["report"] else ""
     return (
         f"<tr><td>{run['number']}</td><td>{run['phase']}</td><td>{html.escape(run['outcome'])}</td>"
-        f"<td>{html.escape(str(run['signature'] or ''))}</td><td>{html.escape(_faults_text(run['faults']))}</td>"
+        f"<td>{html.escape(run['said'])}</td><td>{html.escape(_faults_text(run['faults']))}</td>"
         f"<td>{link}</td></tr>"
     )
 
@@ -240,6 +246,8 @@ def outcome(signature) -> str:
 
 def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: float, run_dirs: list[Path]) -> None:
     """explore.json, explore.html, then minimal.yaml (last: its presence says the search ended)."""
+    from harness.chaos.explore import said
+
     runs = [
         {
             "number": r.number,
@@ -248,6 +256,7 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
             "workload_s": r.workload_s,
             "outcome": outcome(r.signature),
             "signature": list(map(list, r.signature)) if outcome(r.signature) == "fail" else None,
+            "said": said(r.signature),
             "seconds": round(r.seconds, 1),
             "report": None
             if run_dirs[r.number - 1] is None
@@ -263,7 +272,9 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
         "runs_per_hour": round(len(found.runs) / elapsed * 3600, 1) if elapsed > 0 else None,
         "schedules_drawn": found.drawn,
         "stopped": found.stopped,
-        "failures": [{"signature": list(map(list, s)), "schedules": len(v)} for s, v in found.failures.items()],
+        "failures": [
+            {"signature": list(map(list, s)), "said": said(s), "schedules": len(v)} for s, v in found.failures.items()
+        ],
         "minimal": None
         if shrunk is None
         else {
@@ -277,7 +288,7 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
                     "faults": [f.as_yaml() for f in s.schedule],
                     "workload_s": s.workload_s,
                     "kept": s.kept,
-                    "signatures": [None if x is None else str(x) for x in s.signatures],
+                    "signatures": [said(x) for x in s.signatures],
                 }
                 for s in shrunk.trace
             ],
@@ -296,6 +307,7 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
         minimal = scenario_raw(scenario.raw, folder, shrunk.schedule, shrunk.workload_s, seed)
         minimal["name"] = f"{scenario.name}-minimal"
         minimal["description"] = (
-            f"The smallest schedule `harness explore` found failing {scenario.name} ({shrunk.signature}), seed {seed}."
+            f"The smallest schedule `harness explore` found failing {scenario.name}: "
+            f"it {said(shrunk.signature)}, seed {seed}."
         )
         (out / "minimal.yaml").write_text(yaml.safe_dump(minimal, sort_keys=False))

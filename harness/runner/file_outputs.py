@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contract.applications import APPEND, DELTA, FILE_OUTPUT, FULLY, PARTLY
+from contract.applications import APPEND, DELTA, FILE_OUTPUT
 from contract.egress import AUDIT, MAIN_QUERY, STATE, TABLES, WINDOW_AUDIT, WINDOW_STATE
 from contract.identity import IdentityReader
 from contract.table_files import (
@@ -31,7 +31,7 @@ from contract.table_files import (
     spark_committed_files,
 )
 from harness.evidence.watermark import interval_ms
-from harness.runner.table_outputs import identity_text
+from harness.runner.table_outputs import identity_text, record_export, written_by
 from pipelines.stores import Store
 
 if TYPE_CHECKING:
@@ -190,11 +190,7 @@ def file_output_folder(run: PipelineRun, name: str) -> Path:
 
 def file_probes(run: PipelineRun, name: str) -> list[FileProbe]:
     """Probes of the file outputs application `name` writes."""
-    return [
-        FileProbe(output)
-        for output_name, output in file_outputs(run).items()
-        if run.scenario.blueprint.streamlets[output_name].settings["written_by"] == name
-    ]
+    return [FileProbe(output) for output in written_by(run, file_outputs(run), name)]
 
 
 def export_files(run: PipelineRun) -> None:
@@ -203,11 +199,4 @@ def export_files(run: PipelineRun) -> None:
         exported = output.export(run.layout.egress_db(name))
         cut = exported["cut_files"]
         unobserved = f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"
-        run.history.record(
-            "output_exported",
-            output=name,
-            format=output.format,
-            observed=PARTLY if cut else FULLY,
-            unobserved=unobserved if cut else None,
-            **exported,
-        )
+        record_export(run, name, exported, unobserved if cut else None, format=output.format)

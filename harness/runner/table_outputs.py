@@ -278,13 +278,23 @@ def table_outputs(run: PipelineRun) -> dict[str, TableOutput]:
     return found
 
 
+def written_by(run: PipelineRun, outputs: dict, name: str) -> list:
+    """Of `outputs` (output name -> what stands for it), those application `name` writes."""
+    return [
+        o for output, o in outputs.items() if run.scenario.blueprint.streamlets[output].settings["written_by"] == name
+    ]
+
+
+def record_export(run: PipelineRun, name: str, exported: dict, unobserved: str | None, **fields) -> None:
+    """output_exported in the history: what an output's export read, observed only in part when `unobserved` says
+    what could not be."""
+    observed = PARTLY if unobserved else FULLY
+    run.history.record("output_exported", output=name, observed=observed, unobserved=unobserved, **fields, **exported)
+
+
 def output_tables(run: PipelineRun, name: str) -> list[TableProbe]:
     """Probes of the output tables application `name` writes: when it last wrote one (in-flight kills)."""
-    return [
-        TableProbe(table)
-        for output, table in table_outputs(run).items()
-        if run.scenario.blueprint.streamlets[output].settings["written_by"] == name
-    ]
+    return [TableProbe(table) for table in written_by(run, table_outputs(run), name)]
 
 
 def prepare_outputs(run: PipelineRun) -> None:
@@ -300,11 +310,4 @@ def export_tables(run: PipelineRun) -> None:
         exported = table.export(run.layout.egress_db(name))
         alone = exported["updates_alone"]
         unobserved = f"{alone} write(s) by UPDATE statements no insert explains (not deliveries the audit can count)"
-        run.history.record(
-            "output_exported",
-            output=name,
-            table=table.name,
-            observed=PARTLY if alone else FULLY,
-            unobserved=unobserved if alone else None,
-            **exported,
-        )
+        record_export(run, name, exported, unobserved if alone else None, table=table.name)

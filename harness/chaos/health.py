@@ -40,6 +40,26 @@ def health_problems(access: KafkaAccess, brokers: int, containers: tuple[str, ..
     return problems
 
 
+class SharedCluster:
+    """A cluster one runs, shared by the runs of a search: each run starts once it is healthy, or not at all."""
+
+    def __init__(self, access: KafkaAccess, containers: tuple[str, ...], settle_s: float):
+        self.access, self.containers, self.settle_s = access, containers, settle_s
+        self.brokers = live_brokers(access)  # as many as a healthy cluster has
+
+    def describe(self) -> str:
+        containers = f", containers {', '.join(self.containers)} running" if self.containers else ""
+        return (
+            f"runs share the cluster at {self.access.describe()}: each starts once it is healthy "
+            f"({self.brokers} broker(s) live, every partition in sync{containers}), or is discarded after "
+            f"{self.settle_s:g}s"
+        )
+
+    def unhealthy(self) -> list[str]:
+        """What is still wrong after waiting up to settle_s (empty: the next run may start)."""
+        return wait_healthy(self.access, self.brokers, self.containers, self.settle_s)
+
+
 def wait_healthy(
     access: KafkaAccess, brokers: int, containers: tuple[str, ...] = (), timeout_s: float = 60.0
 ) -> list[str]:
