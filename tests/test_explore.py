@@ -112,6 +112,12 @@ def test_simpler_faults_are_tied_to_a_write_never_loosened_start_earlier_and_las
     anytime = replace(kill, params=(("at", "anytime"), ("restart_after_s", 3.0), ("signal", "SIGKILL")))
     tied, graceful = simpler(anytime, scenario.explore)[:2]
     assert dict(tied.params)["at"] == "after-write" and dict(graceful.params)["signal"] == "SIGTERM"
+    # a weaker kind on the same target: a broker stopped instead of killed, a link delayed instead of cut
+    crash = Fault("broker-kill", "broker-2", 6.0, (("down_s", 8.0),))
+    assert simpler(crash, scenario.explore)[0] == Fault("broker-stop", "broker-2", 6.0, (("down_s", 8.0),))
+    cut = Fault("network-partition", "egress", 6.0, (("duration_s", 5.0),))
+    delayed = simpler(cut, scenario.explore)[0]
+    assert delayed.kind == "network-delay" and dict(delayed.params)["duration_s"] == 5.0
 
 
 def test_no_failure_in_the_budget_exits_0_and_runs_nobody_could_judge_exit_3():

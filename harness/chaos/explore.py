@@ -20,6 +20,7 @@ from typing import Callable, Hashable
 
 from harness.chaos.shrink import Judge, Shrunk, reproduce, shrink
 from harness.chaos.storm import draw_storm
+from harness.faults import load_fault_kind
 from harness.scenario import Scenario
 from harness.scenario.explore_spec import ExploreSpec
 from harness.scenario.fault_rules import FaultRule
@@ -78,11 +79,17 @@ def empty_space(spec: ExploreSpec, scenario: Scenario) -> str | None:
 
 
 def simpler(fault: Fault, spec: ExploreSpec) -> list[Fault]:
-    """Faults to try in its place, the most telling first: a kill at any moment tied to a batch's write instead
+    """Faults to try in its place, the most telling first: the kind's weaker kind (FaultKind.weaker: a broker
+    stopped instead of killed, a link delayed instead of cut), a kill at any moment tied to a batch's write instead
     (what it struck by chance, it then strikes every time), a graceful stop instead of a crash, an earlier start,
     shorter durations. A moment tied to an event is never loosened: the minimal schedule should reproduce."""
     params = dict(fault.params)
     found = []
+    weaker = load_fault_kind(fault.kind).weaker
+    if weaker:  # the same target, the weaker kind's defaults and what the two share kept
+        kind = load_fault_kind(weaker)
+        shared = {name: value for name, value in params.items() if name in kind.params}
+        found.append(replace(fault, kind=weaker, params=tuple(sorted({**kind.defaults(), **shared}.items()))))
     if params.get("at") == "anytime" and params.get("signal") == "SIGKILL":
         found.append(replace(fault, params=tuple(sorted({**params, "at": "after-write"}.items()))))
         found.append(replace(fault, params=tuple(sorted({**params, "signal": "SIGTERM"}.items()))))

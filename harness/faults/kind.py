@@ -96,6 +96,7 @@ class FaultKind:
     draw: Callable[[random.Random], dict] | None = None  # a storm's parameters for it (None: its defaults)
     solo: str | None = None  # why a storm leaves it out: it cannot overlap other faults safely (None: it can)
     of_workload: bool = False  # a property of the records rather than a fault: a run without faults keeps it
+    weaker: str | None = None  # a kind that does less to the same target (the schedule search's shrinking tries it)
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -114,10 +115,13 @@ class FaultKind:
         """Timed (start_s, every_s, times) rather than active for the whole run."""
         return self.play is not None
 
+    def defaults(self) -> dict:
+        """The parameters that have a default, at it."""
+        return {name: p.default for name, p in self.params.items() if p.default is not REQUIRED}
+
     def drawn(self, rng: random.Random) -> dict:
         """Parameters for a storm: its draw over its defaults (harness.chaos.storm)."""
-        defaults = {name: p.default for name, p in self.params.items() if p.default is not REQUIRED}
-        return {**defaults, **(self.draw(rng) if self.draw else {})}
+        return {**self.defaults(), **(self.draw(rng) if self.draw else {})}
 
     @property
     def drawable(self) -> bool:

@@ -32,7 +32,7 @@ def _healed(run: Pipeline, kind: FaultKind, target: str) -> None:
 
 
 def network_kind(
-    name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION, draw=None
+    name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION, draw=None, weaker=None
 ) -> FaultKind:
     """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers. A
     storm holds a link impaired for 3 to 10 s (and draws the kind's own parameters with `draw`)."""
@@ -48,4 +48,5 @@ def network_kind(
         needs=("kafka-cluster",),
         help=help,
         draw=drawn,
+        weaker=weaker,
     )

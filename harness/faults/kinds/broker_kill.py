@@ -24,4 +24,5 @@ KIND = FaultKind(
     draw=lambda rng: {"down_s": round(rng.uniform(3.0, 10.0), 1)},
     params={"down_s": Param((int, float), 10.0, minimum=0)},
     help="SIGKILL a broker, restart it after down_s",
+    weaker="broker-stop",
 )

@@ -15,4 +15,5 @@ KIND = network_kind(
     partition,
     {},
     help="cut a link (a streamlet's or the generator's) for duration_s: traffic blackholed, connections hang",
+    weaker="network-delay",
 )
