@@ -27,6 +27,7 @@ def test_query_restarts_from_its_checkpoint_and_continues(tmp_path):
     assert any("restarted" in m for m in messages)
 
 
+@pytest.mark.long  # make test runs on a cluster one runs in test_security.py and test_explore_runs.py
 def test_against_an_external_cluster_only_namespaced_topics_are_created(tmp_path):
     from harness.cluster import EmbeddedCluster
 
