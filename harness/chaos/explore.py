@@ -45,9 +45,6 @@ class Fault:
     def of(cls, rule: FaultRule) -> Fault:
         return cls(rule.kind, rule.target, float(rule.start_s), tuple(sorted(rule.params.items())))
 
-    def rule(self) -> FaultRule:
-        return FaultRule(self.kind, self.target, self.start_s, params=dict(self.params))
-
     def as_yaml(self) -> dict:
         """As a scenario's faults section lists it."""
         return {"kind": self.kind, "target": self.target, "start_s": self.start_s, **dict(self.params)}
@@ -124,14 +121,13 @@ def said(signature: Hashable | None) -> str:
 
 @dataclass
 class Run:
-    """One run of the search: its number, schedule, what it showed and where its report is."""
+    """One run of the search: its number, schedule, what it showed and how long it took."""
 
     number: int
     schedule: Schedule
     workload_s: float
     signature: Hashable | None
     phase: str  # search, shrink or replay
-    report: str | None = None
     seconds: float = 0.0
 
 

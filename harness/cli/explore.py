@@ -258,9 +258,7 @@ def write_outputs(out: Path, scenario, folder: Path, found, seed: int, elapsed: 
             "signature": list(map(list, r.signature)) if outcome(r.signature) == "fail" else None,
             "said": said(r.signature),
             "seconds": round(r.seconds, 1),
-            "report": None
-            if run_dirs[r.number - 1] is None
-            else str((run_dirs[r.number - 1] / "report.html").relative_to(out)),
+            "report": _report(run_dirs[r.number - 1], out),
         }
         for r in found.runs
     ]

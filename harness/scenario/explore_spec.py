@@ -6,6 +6,8 @@
       spacing_s: [1, 6]         # between one fault's start and the next's
       kinds: [kill-driver]      # omit: every kind this pipeline and cluster can play
       max_brokers_down: 1       # omit: replication minus min.insync.replicas of the topics
+      targets: [egress]         # omit: every target of each kind
+      moments: [after-write]    # omit: each kind's own draw of its moment (kill-driver's `at`)
       workload_s: 20            # each run's workload, seconds (short: many runs in a budget)
 
 Faults are drawn as a storm's are (harness.chaos.storm): a kind, a target among its targets, its own
