@@ -38,7 +38,7 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 """
 
 
-def generate(root: Path, records: int) -> None:
+def generate(root: Path, records: int, recordings: str = "json") -> None:
     from tests.synthetic_run import Flow, make_sent, write_run
 
     keys = 64
@@ -50,7 +50,7 @@ def generate(root: Path, records: int) -> None:
     kept = np.setdiff1d(every, lost)
     replayed = np.sort(rng.choice(kept, max(1, n // 1000), replace=False))
     audit = np.concatenate([kept, replayed])
-    write_run(root, sent, Flow({"ingested": every, "processed": kept}, audit, kept))
+    write_run(root, sent, Flow({"ingested": every, "processed": kept}, audit, kept), recordings=recordings)
 
 
 def measure(what: str, root: Path) -> tuple[float, float]:
@@ -66,6 +66,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1e6,1e7", help="delivered records per run, comma-separated [1e6,1e7]")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/harness-bench"), help="where the evidence is generated")
     parser.add_argument("--keep", action="store_true", help="keep the generated evidence")
+    parser.add_argument(
+        "--recordings", choices=("json", "columnar"), default="columnar", help="the topic recordings' form [columnar]"
+    )
     args = parser.parse_args()
     print(
         f"{'records':>12} {'generate s':>10} {'evidence GB':>11} {'load s':>8} {'check s':>8} {'ratio':>6} "
@@ -76,7 +79,7 @@ def main() -> None:
         root = args.dir / f"run-{size}"
         shutil.rmtree(root, ignore_errors=True)
         t = time.perf_counter()
-        generate(root, size)
+        generate(root, size, args.recordings)
         generated = time.perf_counter() - t
         disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
         load_s, load_gib = measure("load", root)

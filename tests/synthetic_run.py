@@ -182,6 +182,33 @@ def _write_topic(
             out.write(joined[0].as_buffer())
 
 
+def _write_segments(
+    folder: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray], slice_rows: int = 1_000_000
+) -> None:
+    """The same records as _write_topic, in the columnar form (harness/evidence/topics.py)."""
+    from contract.segments import SegmentWriter
+    from harness.evidence.topics import BATCH_PREFIX
+
+    key, seq = _ids(sent, flow, index)
+    partition = key % 2
+    offset = np.zeros(len(index), dtype=np.int64)
+    for p in (0, 1):
+        offset[partition == p] = np.arange((partition == p).sum())
+    event = sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+    with SegmentWriter(folder) as writer:
+        for start in range(0, len(index), slice_rows):
+            part = slice(start, start + slice_rows)
+            columns = {
+                "partition": pa.array(partition[part], pa.int32()),
+                "offset": offset[part],
+                "timestamp_ms": event[part] + 100,
+                "key": _key_text(key[part]),
+                "seq": seq[part],
+            }
+            columns |= {BATCH_PREFIX + name: pa.array(v[part], pa.int32()) for name, v in stamped.items()}
+            writer.write(pa.table(columns))
+
+
 def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
     """acks.csv as the generator writes it; with a `resend` column only when some record was sent again (a log
     without it is read as one without resends)."""
@@ -268,9 +295,11 @@ def write_run(
     progress: dict[str, list[dict]] | None = None,
     expectations: dict | None = None,
     ingress_deduplicates_s: float | None = None,
+    recordings: str = "json",
 ) -> Path:
     """A run directory of the three-streamlet pipeline; `ingress_deduplicates_s`: the ingress declares a
-    deduplication within that many seconds (as an application's `deduplicates`)."""
+    deduplication within that many seconds (as an application's `deduplicates`); `recordings`: the topics recorded
+    as JSON lines (json) or segments (columnar)."""
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -318,7 +347,10 @@ def write_run(
     _write_acks(root / "acks.csv", sent)
     stamped = stamps(flow)
     for hop in HOPS:
-        _write_topic(root / "topics" / f"{hop}.jsonl", sent, flow, flow.topics[hop], stamped[hop])
+        if recordings == "columnar":
+            _write_segments(root / "topics" / hop, sent, flow, flow.topics[hop], stamped[hop])
+        else:
+            _write_topic(root / "topics" / f"{hop}.jsonl", sent, flow, flow.topics[hop], stamped[hop])
     _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"])
     (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (history or [])))
     for name in wiring:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -264,6 +265,23 @@ def test_injected_anomalies_are_found_exactly(case):
         for name in ("lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
         if getattr(counts, name)
     }
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(plans())
+def test_the_topics_recorded_in_columnar_form_give_the_same_report(case):
+    """JSON lines and segments (harness/evidence/topics.py): the same report, whatever the anomalies."""
+    sent, plan = case
+    flow, history = build(sent, plan)
+    reports = []
+    for recordings in ("json", "columnar"):
+        root = tempfile.mkdtemp(prefix=f"synthetic-{recordings}-")
+        try:
+            report = check_run(write_run(root, sent, flow, mode=plan.mode, history=history, recordings=recordings))
+            reports.append(json.dumps(report.to_dict(), default=str).replace(root, "RUN"))
+        finally:
+            shutil.rmtree(root)
+    assert reports[0] == reports[1]
 
 
 def test_clean_evidence_has_no_anomaly(tmp_path):

@@ -1,5 +1,6 @@
 """The recorder of the intermediate topics on a real broker: a consumer that makes no progress while behind is
-replaced at its positions, and the recording stays exact (every record once, in offset order)."""
+replaced at its positions, and the recording stays exact (every record once, in offset order), as JSON lines and in
+columnar form."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import pytest
 from kafka import KafkaProducer
 
+from contract.segments import read_segments
 from harness.cluster import EmbeddedCluster
 from harness.cluster.follow import PartitionRecorder
 from harness.errors import HarnessError
@@ -19,6 +21,8 @@ def _send(bootstrap: str, first: int, count: int) -> None:
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
     for i in range(first, first + count):
         producer.send("t", value=json.dumps({"i": i}).encode(), partition=i % 2)
+        stamps = {"batches": {"ingress": i // 10}} if i % 3 else {}  # a record without a stamp has it null
+        producer.send("c", value=json.dumps({"key": f"k{i % 2}", "seq": i // 2} | stamps).encode(), partition=i % 2)
     producer.flush()
     producer.close()
 
@@ -29,9 +33,11 @@ def test_a_stalled_recorder_is_renewed_and_records_every_record_once(tmp_path):
         cluster.start()
         with cluster.admin() as admin:
             admin.create_topic("t", partitions=2)
+            admin.create_topic("c", partitions=2)
         _send(cluster.bootstrap_servers, 0, 100)
-        ends = {("t", 0): 50, ("t", 1): 50}
-        recorder = PartitionRecorder(cluster.client_access(), {("t", 0): 0, ("t", 1): 0}, tmp_path / "topics")
+        ends = {(t, p): 50 for t in "tc" for p in (0, 1)}
+        starts = {(t, p): 0 for t in "tc" for p in (0, 1)}
+        recorder = PartitionRecorder(cluster.client_access(), starts, tmp_path / "topics", columnar=frozenset("c"))
         try:
             # Its thread not started yet, the recorder cannot move: a stall, which renews its consumer.
             with pytest.raises(HarnessError, match="not caught up with the log end after 3s"):
@@ -41,7 +47,7 @@ def test_a_stalled_recorder_is_renewed_and_records_every_record_once(tmp_path):
             recorder.wait_caught_up(ends, timeout_s=30)
             recorder.renew()  # mid-stream: the new consumer goes on from the same positions
             _send(cluster.bootstrap_servers, 100, 100)
-            recorder.wait_caught_up({("t", 0): 100, ("t", 1): 100}, timeout_s=30)
+            recorder.wait_caught_up({(t, p): 100 for t in "tc" for p in (0, 1)}, timeout_s=30)
         finally:
             recorder.stop()
     lines = [json.loads(line) for line in (tmp_path / "topics" / "t.jsonl").open()]
@@ -49,3 +55,8 @@ def test_a_stalled_recorder_is_renewed_and_records_every_record_once(tmp_path):
     for partition in (0, 1):
         assert [line["offset"] for line in lines if line["partition"] == partition] == list(range(100))
     assert recorder.renewals >= 2
+    # The columnar recording (harness/evidence/topics.py): the same records, identity and stamps as columns.
+    table, problems = read_segments(tmp_path / "topics" / "c")
+    assert problems == [] and not (tmp_path / "topics" / "c.jsonl").exists()
+    rows = sorted(zip(*(table[c].to_pylist() for c in ("partition", "offset", "key", "seq", "batch.ingress"))))
+    assert rows == sorted((i % 2, i // 2, f"k{i % 2}", i // 2, i // 10 if i % 3 else None) for i in range(200))

@@ -31,6 +31,11 @@ BAD = [
     ("bad yaml", "name: [unclosed", "not valid YAML at line 1"),
     ("wrong type", GOOD.replace("rate: 50", "rate: fast"), "workload.rate: expected int or float, got 'fast'"),
     ("unknown field", GOOD + "colour: red\n", "scenario.colour: unknown field"),
+    (
+        "recordings form",
+        GOOD + "evidence: {recordings: parquet}\n",
+        "evidence.recordings: expected one of json, columnar, got 'parquet'",
+    ),
     ("missing blueprint", "name: x\nworkload: {}\n", "scenario.blueprint: required field is missing"),
     (
         "share out of range",

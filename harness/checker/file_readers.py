@@ -19,11 +19,13 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from contract.applications import APPLICATION, OUTPUT_KINDS
+from contract.segments import read_segments
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import batch_events
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
+from harness.evidence.topics import BATCH_PREFIX
 
 
 def read_json(path: Path, gaps: list[str], what: str) -> dict:
@@ -407,6 +409,34 @@ def read_topic_dump(path: Path, ids: RecordIds, gaps: list[str], header: str | N
         frame = _topic_lines(data, name, ids, gaps, header)
     frame = fill_batches(frame)
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
+
+
+def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
+    """topics/<topic>/ (columnar, harness/evidence/topics.py) -> the frame read_topic_dump gives for the same records.
+    A folder without segments is a topic nothing was written to; a segment cut mid-batch keeps its whole batches."""
+    table, problems = read_segments(folder)
+    gaps += [f"topics/{folder.name}/{problem}" for problem in problems]
+    if table is None:
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
+    names = table.column_names
+    seq = table["seq"].combine_chunks()
+    if "seq_text" in names:  # some seq is not an integer: the whole column as text, each still its record's identity
+        seq = pc.coalesce(seq.cast(pa.string()), table["seq_text"].combine_chunks())
+    frame = pd.DataFrame({"rid": ids.ids(table["key"].combine_chunks(), seq)})
+    for name in ("partition", "offset", "timestamp_ms", "count"):
+        if name in names:
+            frame[name] = table[name].to_numpy()
+    if header:
+        frame["has_header"] = (
+            pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(header), "first")).to_numpy()
+            if "headers" in names
+            else np.zeros(len(frame), bool)
+        )
+    for name in names:
+        if name.startswith(BATCH_PREFIX):
+            frame[name] = table[name].fill_null(-1).to_numpy()
+    frame = fill_batches(frame)
+    return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
 
 
 def read_dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> dict[str, np.ndarray]:

@@ -41,6 +41,7 @@ from harness.checker.file_readers import (
     read_progress,
     read_sent,
     read_topic_dump,
+    read_topic_segments,
 )
 from harness.checker.record_ids import RecordIds
 from harness.evidence.description import PipelineDescription, StreamletDescription
@@ -105,9 +106,12 @@ def load_evidence(run_dir: Path) -> Evidence:
     topics: dict[str, pd.DataFrame] = {}
     # An output topic (egress evidence `topic`) is read as its egress's evidence, not as a hop of its own.
     for topic in [t for s in streamlets if s.role != INGRESS and s.egress_evidence != TOPIC for t in s.inputs]:
-        path = layout.topic_dump(topic)
+        path, segments = layout.topic_dump(topic), layout.topic_segments(topic)
         try:
-            topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header)
+            if segments.is_dir():
+                topics[topic] = read_topic_segments(segments, ids, gaps, pipeline.source_header)
+            else:
+                topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header)
         except FileNotFoundError:
             gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
         except (pa.ArrowInvalid, KeyError, OSError) as exc:

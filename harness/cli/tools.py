@@ -262,3 +262,27 @@ def spark_env(version):
     click.echo(
         f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jar_set} jars"
     )
+
+
+@main.command("compact")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def compact_command(run_dir: Path):
+    """Rewrite RUN_DIR's topic recordings (topics/*.jsonl) in the columnar form: a fraction of the size, read
+    without parsing. The report stays the same; `evidence: {recordings: columnar}` in a scenario records so from
+    the start.
+
+    A Kafka output's recording stays JSON lines (its identity is read from the
+    records' whole values), as does one with a damaged line (nothing is lost).
+
+    \b
+    Example:
+      harness compact reports/soak-20261125-220000
+    """
+    from harness.evidence.compact import compact_run
+
+    for c in compact_run(run_dir):
+        if c.kept_because:
+            click.echo(f"topics/{c.topic}.jsonl: kept ({c.kept_because})")
+        else:
+            before, after = c.bytes_before / 1e6, c.bytes_after / 1e6
+            click.echo(f"topics/{c.topic}: {c.records:,} records, {before:,.1f} MB -> {after:,.1f} MB")

@@ -14,15 +14,17 @@ from pathlib import Path
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError, OffsetOutOfRangeError
 
+from contract.segments import SegmentWriter
 from harness.cluster.access import KafkaAccess
 from harness.codecs import Decode
 from harness.errors import HarnessError
-from harness.evidence.topics import dump_line
+from harness.evidence.topics import RecordingColumns, dump_line, dump_record
 
 
 class PartitionRecorder:
-    """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl (flushed per poll),
-    each value decoded by its topic's entry in `decoders` (JSON where there is none)."""
+    """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl, or for the topics in
+    `columnar` to the segments of `folder`/<topic>/ (harness/evidence/topics.py), flushed per poll; each value decoded
+    by its topic's entry in `decoders` (JSON where there is none)."""
 
     def __init__(
         self,
@@ -30,8 +32,10 @@ class PartitionRecorder:
         starts: dict[tuple[str, int], int],
         folder: Path,
         decoders: dict[str, Decode] | None = None,
+        columnar: frozenset[str] = frozenset(),
     ):
         self.decoders = decoders or {}
+        self.columnar = columnar
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
         self._access = access
@@ -77,7 +81,10 @@ class PartitionRecorder:
         return self
 
     def _run(self) -> None:
-        files = {t: open(self.path / f"{t}.jsonl", "a") for t in {tp.topic for tp in self._tps}}
+        topics = {tp.topic for tp in self._tps}
+        # Every recording exists from the start: a topic nothing was written to is an empty hop, not a missing one.
+        files = {t: open(self.path / f"{t}.jsonl", "a") for t in topics - self.columnar}
+        writers = {t: (SegmentWriter(self.path / t), RecordingColumns()) for t in topics & self.columnar}
         try:
             deleted = None  # partitions whose next records retention deleted: skipped once the brokers answer
             while not self._stop.is_set():
@@ -95,7 +102,11 @@ class PartitionRecorder:
                     continue
                 for tp, records in batches.items():
                     decode = self.decoders.get(tp.topic, json.loads)
-                    files[tp.topic].writelines(dump_line(r, decode) for r in records)
+                    if tp.topic in writers:
+                        writer, columns = writers[tp.topic]
+                        writer.write(columns.batch([dump_record(r, decode) for r in records]))
+                    else:
+                        files[tp.topic].writelines(dump_line(r, decode) for r in records)
                     self.records += len(records)
                     self.per_topic[tp.topic] = self.per_topic.get(tp.topic, 0) + len(records)
                 for out in files.values():
@@ -105,6 +116,8 @@ class PartitionRecorder:
         finally:
             for out in files.values():
                 out.close()
+            for writer, _ in writers.values():
+                writer.close()
 
     def follow(self, starts: dict[tuple[str, int], int]) -> None:
         """Record these partitions too, from these offsets (partitions added to a recorded topic)."""

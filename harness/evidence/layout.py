@@ -85,11 +85,16 @@ class RunLayout:
     @property
     def topics(self) -> Path:
         """The intermediate topics as the run recorded them, every record from the first offset, one
-        <topic>.jsonl each (harness/cluster/follow.py)."""
+        <topic>.jsonl or <topic>/ of segments each (harness/cluster/follow.py)."""
         return self.root / "topics"
 
     def topic_dump(self, topic: str) -> Path:
+        """A topic recorded as JSON lines (harness/evidence/topics.py)."""
         return self.topics / f"{topic}.jsonl"
+
+    def topic_segments(self, topic: str) -> Path:
+        """A topic recorded in columnar form: a folder of segments (harness/evidence/topics.py)."""
+        return self.topics / topic
 
     def checkpoints(self, streamlet: str) -> Path:
         """One folder per streamlet, one checkpoint per query inside it."""

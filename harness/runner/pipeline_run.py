@@ -41,6 +41,7 @@ from harness.evidence.description import PipelineDescription, StreamletDescripti
 from harness.evidence.history import History
 from harness.evidence.layout import RunLayout
 from harness.evidence.progress import ProgressFollower
+from harness.evidence.topics import COLUMNAR
 from harness.faults.kind import GENERATOR
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
@@ -177,6 +178,16 @@ class PipelineRun:
                 for spec in self.scenario.blueprint.inputs_of(name).values():
                     decoders[self.topic_name(spec)] = avro_decoder(inst.settings["avro"])
         return decoders
+
+    def kafka_output_topics(self) -> frozenset[str]:
+        """Real names of the topics Kafka outputs read: recorded whole as JSON lines, their identity read from the
+        records' values (contract/identity.py), whatever form the other recordings take."""
+        return frozenset(
+            self.topic_name(spec)
+            for name, inst in self.scenario.blueprint.streamlets.items()
+            if inst.kind == KAFKA_OUTPUT
+            for spec in self.scenario.blueprint.inputs_of(name).values()
+        )
 
     def describe(self) -> PipelineDescription:
         """The pipeline as it runs, resolved (real topic names, every setting, each class's declarations)."""
@@ -695,7 +706,12 @@ class PipelineRun:
         names = [self.topic_name(t) for t in self.scenario.blueprint.hops()]
         with self.admin() as admin:
             starts = {(o.topic, o.partition): o.log_start for o in admin.offsets(names)}
-        self.recorder = PartitionRecorder(self.kafka, starts, self.layout.topics, self.value_decoders()).start()
+        columnar = frozenset(names) - self.kafka_output_topics()
+        if self.scenario.recordings != COLUMNAR:
+            columnar = frozenset()
+        self.recorder = PartitionRecorder(
+            self.kafka, starts, self.layout.topics, self.value_decoders(), columnar
+        ).start()
 
     def record_new_partitions(self, topic: str) -> None:
         """After partitions were added to `topic`: the recording follows them too (from their first offset)."""

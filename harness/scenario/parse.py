@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import APPLICATION
+from harness.evidence.topics import FORMATS as RECORDING_FORMATS
+from harness.evidence.topics import JSON_LINES
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import own_master, parse_applications
@@ -98,6 +100,7 @@ class Scenario:
     canary_timeout_s: float | None = (
         CANARY_TIMEOUT_S  # applications: how long the preflight's canary may take (None: none)
     )
+    recordings: str = JSON_LINES  # the form of the topic recordings (harness/evidence/topics.py): json or columnar
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -387,6 +390,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             "outputs",
             "topics",
             "preflight",
+            "evidence",
         },
     )
     import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
@@ -437,6 +441,9 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         storm=parse_storm(f.get("storm", dict, None)),
         explore=parse_explore(f.get("explore", dict, None)),
         canary_timeout_s=_preflight(f),
+        recordings=Fields(f.get("evidence", dict, {}), "evidence", {"recordings"}).choice(
+            "recordings", RECORDING_FORMATS, JSON_LINES
+        ),
     )
 
 

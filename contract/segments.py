@@ -1,0 +1,112 @@
+"""Columnar evidence: a folder of Arrow IPC stream segments (NNNNNN.arrows), written append-only, read whole.
+
+A writer appends record batches to its open segment and flushes each one to the operating system, so a killed
+writer loses nothing it wrote; a segment is closed (synced to disk) when it holds `rows_per_segment` rows or when a
+batch's columns differ from the segment's (a new streamlet's batch stamp), and the next one is opened. A reader
+takes every whole batch of every segment: a segment cut mid-batch (a machine that went down with it open, a disk
+that filled) keeps the batches before the cut and the cut is named, as a torn last line of a JSON log is.
+
+Arrow's stream format and not Parquet: a Parquet file is readable only once its footer is written, an IPC stream
+batch by batch (https://arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+SUFFIX = ".arrows"
+ROWS_PER_SEGMENT = 1_000_000
+COMPRESSION = "zstd"  # batch by batch: a segment stays readable up to its last whole batch
+
+
+class SegmentWriter:
+    """Appends record batches to `folder`/NNNNNN.arrows segments (numbered on from the highest already there: a
+    writer restarted in the same folder never rewrites what its predecessor wrote)."""
+
+    def __init__(self, folder: Path, rows_per_segment: int = ROWS_PER_SEGMENT):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.rows_per_segment = rows_per_segment
+        existing = [int(p.stem) for p in self.folder.glob(f"*{SUFFIX}") if p.stem.isdigit()]
+        self._next = max(existing, default=-1) + 1
+        self._file = None
+        self._writer: pa.ipc.RecordBatchStreamWriter | None = None
+        self._schema: pa.Schema | None = None
+        self._rows = 0
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        if not batch.num_rows:
+            return
+        if self._writer is not None and (not batch.schema.equals(self._schema) or self._rows >= self.rows_per_segment):
+            self._close_segment()
+        if self._writer is None:
+            self._open(batch.schema)
+        for part in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
+            self._writer.write_batch(part)
+        self._rows += batch.num_rows
+        self._file.flush()
+
+    def _open(self, schema: pa.Schema) -> None:
+        self._file = open(self.folder / f"{self._next:06d}{SUFFIX}", "wb")
+        self._next += 1
+        options = pa.ipc.IpcWriteOptions(compression=COMPRESSION)
+        self._writer = pa.ipc.new_stream(self._file, schema, options=options)
+        self._schema, self._rows = schema, 0
+
+    def _close_segment(self) -> None:
+        self._writer.close()
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._writer = self._file = None
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._close_segment()
+
+    def __enter__(self) -> "SegmentWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def segments(folder: Path) -> list[Path]:
+    """The folder's segments in the order they were written."""
+    return sorted(p for p in Path(folder).glob(f"*{SUFFIX}") if p.stem.isdigit())
+
+
+def read_segments(folder: Path, columns: list[str] | None = None) -> tuple[pa.Table | None, list[str]]:
+    """Every whole batch of every segment as one table (columns missing from some segments are null there; with
+    `columns`, only those of them a segment has), and what could not be read: one line per cut or unreadable segment
+    (its name and what was kept). None when the folder holds no segment."""
+    found = segments(folder)
+    if not found:
+        return None, []
+    tables, problems = [], []
+    for path in found:
+        batches = []
+        try:
+            with pa.memory_map(str(path)) as source, pa.ipc.open_stream(source) as reader:
+                schema = reader.schema
+                try:
+                    for batch in reader:
+                        batches.append(batch)
+                except (pa.ArrowInvalid, OSError) as exc:
+                    kept = sum(b.num_rows for b in batches)
+                    problems.append(
+                        f"{path.name}: cut mid-batch after {kept:,} rows, kept ({str(exc).splitlines()[0]})"
+                    )
+        except (pa.ArrowInvalid, OSError) as exc:
+            problems.append(f"{path.name}: unreadable, skipped ({str(exc).splitlines()[0]})")
+            continue
+        table = pa.Table.from_batches(batches, schema=schema)
+        if columns is not None:
+            table = table.select([c for c in columns if c in table.column_names])
+        tables.append(table)
+    if not tables:
+        return None, problems
+    return pa.concat_tables(tables, promote_options="default"), problems

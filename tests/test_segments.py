@@ -1,0 +1,98 @@
+"""Columnar evidence (contract/segments.py, harness/evidence/topics.py): segments written append-only, a cut segment
+read up to its last whole batch, a run directory's recordings compacted with nothing lost."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from contract.segments import SegmentWriter, read_segments, segments
+from harness.checker.check import check_run
+from harness.checker.load import load_evidence
+from harness.evidence.compact import compact_run
+from harness.evidence.topics import RecordingColumns
+from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
+
+
+def _batch(first: int, rows: int, **extra) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict({"i": np.arange(first, first + rows)} | extra)
+
+
+def test_segments_rotate_by_rows_and_columns_and_a_new_writer_numbers_on(tmp_path):
+    with SegmentWriter(tmp_path, rows_per_segment=10) as writer:
+        writer.write(_batch(0, 6))
+        writer.write(_batch(6, 6))  # 12 rows: the next batch opens a second segment
+        writer.write(_batch(12, 3))
+        writer.write(_batch(15, 2, stamp=pa.array([7, 8], pa.int32())))  # new columns: a third
+    with SegmentWriter(tmp_path) as writer:  # a writer restarted in the same folder never rewrites a segment
+        writer.write(_batch(17, 3))
+    assert [p.name for p in segments(tmp_path)] == [f"00000{n}.arrows" for n in range(4)]
+    table, problems = read_segments(tmp_path)
+    assert problems == []
+    assert table["i"].to_pylist() == list(range(20))
+    assert table["stamp"].to_pylist() == [None] * 15 + [7, 8] + [None] * 3
+
+
+def test_a_segment_cut_mid_batch_keeps_its_whole_batches_and_names_the_cut(tmp_path):
+    with SegmentWriter(tmp_path) as writer:
+        for first in (0, 100, 200):
+            writer.write(_batch(first, 100))
+    [path] = segments(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])  # the last batch (and the stream's end) cut off
+    (tmp_path / "000001.arrows").write_bytes(b"")  # opened, never written: a crash right after a rotation
+    table, problems = read_segments(tmp_path)
+    assert table["i"].to_pylist() == list(range(200))
+    assert problems[0].startswith("000000.arrows: cut mid-batch after 200 rows, kept")
+    assert problems[1].startswith("000001.arrows: unreadable, skipped")
+
+
+def test_recording_columns_keep_what_the_checker_reads_of_any_value():
+    lines = [
+        {"partition": 0, "offset": 0, "timestamp_ms": 5, "value": {"key": "k1", "seq": 3, "batches": {"a": 1}}},
+        {"partition": 1, "offset": 0, "timestamp_ms": 6, "value": {"key": 7, "seq": "x", "batches": {"b": 2}}},
+        {"partition": 1, "offset": 1, "timestamp_ms": 7, "value": "not json", "headers": {"trace": ""}},
+        {"partition": 0, "offset": 1, "timestamp_ms": None, "value": {"key": "k1", "seq": 2.5, "count": 4}},
+    ]
+    batch = RecordingColumns().batch(lines).to_pydict()
+    assert batch["key"] == ["k1", "7", None, "k1"]
+    assert batch["seq"] == [3, None, None, None]
+    assert batch["seq_text"] == [None, "x", None, "2.5"]
+    assert batch["count"] == [None, None, None, 4]
+    assert batch["batch.a"] == [1, None, None, None] and batch["batch.b"] == [None, 2, None, None]
+    assert batch["headers"] == [[], [], [("trace", "")], []]
+    assert batch["timestamp_ms"] == [5, 6, 7, 0]
+
+
+def test_compacting_a_run_keeps_its_report_and_a_damaged_recording_whole(tmp_path):
+    sent = make_sent(4, 500)
+    flow = clean_flow(sent)
+    every = np.arange(len(sent))
+    flow = Flow({"ingested": every, "processed": np.concatenate([every[:-10], every[:7]])}, flow.audit, flow.state)
+    root = write_run(tmp_path / "run", sent, flow)
+    before = check_run(root).to_dict()
+    with open(root / "topics" / "processed.jsonl", "a") as dump:
+        dump.write('{"partition": 0, "offset": 99')  # a writer killed mid-line
+    done = {c.topic: c for c in compact_run(root)}
+    assert done["ingested"].records == len(sent) and done["ingested"].bytes_after < done["ingested"].bytes_before / 5
+    assert done["processed"].kept_because == f"line {len(sent) - 10 + 7 + 1} cut mid-record: kept whole"
+    assert not (root / "topics" / "ingested.jsonl").exists() and (root / "topics" / "processed.jsonl").is_file()
+    assert not list((root / "topics").glob("*.compacting"))
+    after = check_run(root).to_dict()
+    assert [g for g in after.pop("gaps") if "cut mid-record" not in g] == [] and after.pop("partial")
+    before.pop("gaps"), before.pop("partial")
+    assert json.dumps(after, default=str) == json.dumps(before, default=str)
+    assert load_evidence(root).topics["ingested"].rid.nunique() == len(sent)
+
+
+def test_the_checker_judges_a_columnar_run_with_a_cut_segment_and_names_the_cut(tmp_path):
+    sent = make_sent(4, 300)
+    root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="columnar")
+    [segment] = segments(root / "topics" / "processed")
+    segment.write_bytes(segment.read_bytes()[:-40])  # its one batch cut: nothing of the hop is left
+    report = check_run(root)
+    assert any(g.startswith("topics/processed/000000.arrows: cut mid-batch after 0 rows") for g in report.gaps)
+    processed = next(h for h in report.hops if h.name == "processed")
+    assert processed.counts.lost == len(sent) and report.to_dict()["partial"]
