@@ -9,11 +9,13 @@ import tempfile
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.checker.check import check_run
-from harness.checker.reconcile import Counts, verdict
+from harness.checker.reconcile import Counts, copies, isin, verdict
+from harness.checker.record_ids import rids
 from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 
 HOP_NAMES = list(HOPS) + ["egress"]
@@ -292,3 +294,31 @@ def test_clean_evidence_has_no_anomaly(tmp_path):
     assert [h.verdict for h in report.hops] == ["exactly-once"] * 3
     assert report.witnesses == [] and report.gaps == []
     assert report.causes["lost"]["unexplained"] == 0 and report.latency.records == 200
+
+
+@st.composite
+def rid_sets(draw):
+    """Two arrays of rids as evidence holds them: dense keys and seqs, copies, sometimes a far seq or an alien."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    keys, per_key = draw(st.integers(1, 50)), draw(st.integers(1, 400))
+    every = rids(np.repeat(np.arange(keys), per_key), np.tile(np.arange(per_key), keys))
+    values = rng.choice(every, size=draw(st.integers(0, 3 * len(every))))
+    universe = rng.choice(every, size=draw(st.integers(0, len(every))), replace=False)
+    if draw(st.booleans()):  # a phantom's seq far beyond the others: the space would be sparse
+        values = np.append(values, rids([0], [1 << 35]))
+    if draw(st.booleans()):  # an alien rid (harness/checker/record_ids.py)
+        universe = np.append(universe, [-3])
+        values = np.append(values, [-3, -4])
+    return rng.permutation(values), universe
+
+
+@settings(max_examples=80, deadline=None)
+@given(rid_sets())
+def test_rid_sets_counted_and_looked_up_densely_match_hashing(arrays):
+    """reconcile.copies and reconcile.isin (a dense table where the rids fill one) against pandas' hashing."""
+    values, universe = arrays
+    assert (isin(values, universe) == pd.Series(values).isin(pd.Index(universe)).to_numpy()).all()
+    counted, hashed = copies(values), pd.Series(values).value_counts(sort=False)
+    assert counted.index.tolist() == hashed.index.tolist()  # the order each rid first occurs in
+    assert counted.tolist() == hashed.tolist()
