@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from harness.checker.check import check_run
+from harness.evidence.compact import compact_run
 from harness.runner.console import Console
 from harness.runner.preflight import CANARY_KEY
 from harness.runner.run import run_scenario
@@ -85,6 +87,18 @@ def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_
     assert all(sum(found[r] for found in copies.values()) >= 1 for r in resent & kept)
     absorbed = sum(1 for r in resent & kept if sum(found[r] for found in copies.values()) == 1)
     assert absorbed > len(resent & kept) / 2, (absorbed, len(resent & kept))
+
+
+def test_its_output_topics_compacted_give_the_same_report(enrich_run, tmp_path):
+    """The recorded output topics rewritten in columnar form, the job's identity (order_id "k0003-17") read into the
+    columns (harness compact): the same report."""
+    run_dir, _, report = enrich_run
+    copy = shutil.copytree(run_dir, tmp_path / "run", ignore=shutil.ignore_patterns("report.*", "junit.xml"))
+    done = {c.topic: c for c in compact_run(copy)}
+    assert all(done[t].records > 0 and done[t].kept_because is None for t in ("orders-enriched", "orders-rejected"))
+    assert not list((copy / "topics").glob("*.jsonl"))
+    again = json.dumps(check_run(copy).to_dict(), default=str).replace(str(copy), str(run_dir))
+    assert again == json.dumps(report.to_dict(), default=str)
 
 
 def _copies(run_dir: Path, topic: str) -> Counter:

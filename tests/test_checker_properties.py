@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.checker.check import check_run
-from harness.checker.reconcile import Counts, copies, isin, verdict
+from harness.checker.reconcile import Counts, verdict
 from harness.checker.record_ids import rids
+from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
 from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 
 HOP_NAMES = list(HOPS) + ["egress"]
@@ -316,9 +317,11 @@ def rid_sets(draw):
 @settings(max_examples=80, deadline=None)
 @given(rid_sets())
 def test_rid_sets_counted_and_looked_up_densely_match_hashing(arrays):
-    """reconcile.copies and reconcile.isin (a dense table where the rids fill one) against pandas' hashing."""
+    """harness/checker/rid_sets.py (a dense table where the rids fill one) against pandas' hashing."""
     values, universe = arrays
     assert (isin(values, universe) == pd.Series(values).isin(pd.Index(universe)).to_numpy()).all()
+    assert (first_occurrences(values) == ~pd.Series(values).duplicated().to_numpy()).all()
+    assert (more_than_once(values) == pd.Series(values).duplicated(keep=False).to_numpy()).all()
     counted, hashed = copies(values), pd.Series(values).value_counts(sort=False)
     assert counted.index.tolist() == hashed.index.tolist()  # the order each rid first occurs in
     assert counted.tolist() == hashed.tolist()

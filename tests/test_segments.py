@@ -96,3 +96,22 @@ def test_the_checker_judges_a_columnar_run_with_a_cut_segment_and_names_the_cut(
     assert any(g.startswith("topics/processed/000000.arrows: cut mid-batch after 0 rows") for g in report.gaps)
     processed = next(h for h in report.hops if h.name == "processed")
     assert processed.counts.lost == len(sent) and report.to_dict()["partial"]
+
+
+def test_an_outputs_identity_is_read_into_the_columns_and_the_preflight_finds_its_canary_there(tmp_path):
+    from contract.identity import IdentityReader
+    from harness.runner.preflight import RECORDED_IDENTITY, _recorded_identities
+
+    identity = {"id": "order_id", "format": "{key}-{seq}"}
+    lines = [
+        {"partition": 0, "offset": i, "timestamp_ms": 1, "key": None, "value": {"order_id": f"k{i % 3}-{i}"}}
+        for i in range(5)
+    ] + [{"partition": 0, "offset": 5, "timestamp_ms": 1, "key": None, "value": {"order_id": "canary-0"}}]
+    with SegmentWriter(tmp_path / "out") as writer:
+        writer.write(RecordingColumns(identity).batch(lines))
+    read = IdentityReader(RECORDED_IDENTITY)
+    assert [read(line) for line in _recorded_identities(tmp_path / "out")] == [
+        *((f"k{i % 3}", i) for i in range(5)),
+        ("canary", 0),
+    ]
+    assert _recorded_identities(tmp_path / "nothing yet") == []

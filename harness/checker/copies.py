@@ -25,7 +25,7 @@ import pandas as pd
 from contract.roles import EGRESS
 from harness.checker.findings import HopCopies
 from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
-from harness.checker.reconcile import copies, isin
+from harness.checker.rid_sets import copies, first_occurrences, isin
 from harness.checker.step import Context, Step
 
 COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
@@ -96,7 +96,7 @@ def account(
     per_hop, frames = {}, []
     for hop in hops:
         sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_index)]
-        distinct = sent_rows.nunique()
+        distinct = int(first_occurrences(sent_rows).sum())
         upstream = by_name.get(hop.upstream) if hop.upstream else None
         made = _made_at(hop, upstream, sent_index, at_source[hop.producer in deduplicating])
         extra = len(sent_rows) - distinct

@@ -13,7 +13,8 @@ from contract.applications import PARTLY
 from harness.checker.copies import deduplicating
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
-from harness.checker.reconcile import Counts, copies, isin, verdict
+from harness.checker.reconcile import Counts, verdict
+from harness.checker.rid_sets import copies, isin
 from harness.checker.step import Context, Step
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import window_witnesses

@@ -13,7 +13,16 @@ import pyarrow as pa
 
 from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, STATE, TOPIC, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from contract.identity import IdentityReader
-from harness.checker.file_readers import batch_columns, concat, fill_batches, json_lines, record_frame, rids_of
+from contract.segments import read_segments
+from harness.checker.file_readers import (
+    batch_columns,
+    concat,
+    fill_batches,
+    json_lines,
+    record_frame,
+    recorded_rids,
+    rids_of,
+)
 from harness.checker.record_ids import RecordIds
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
@@ -170,20 +179,28 @@ def _topic(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, g
     """An application's output topic, as the run recorded it: every copy is a delivery (in partition/offset order,
     received when the broker stamped it; no batch is known) and stays in the topic for its readers (the state)."""
     (topic,) = streamlet.inputs
-    path = layout.topic_dump(topic)
-    lines = json_lines(path, f"topics/{path.name}", gaps, ("partition", "offset"))
-    if lines is None:
-        raise FileNotFoundError(path)
-    read = IdentityReader(streamlet.identity or {})
-    rid = rids_of([dict(zip(("key", "seq"), read(line))) for line in lines], ids)
+    path, folder = layout.topic_dump(topic), layout.topic_segments(topic)
+    places = ("partition", "offset", "timestamp_ms")
+    if folder.is_dir():  # columnar: the identity was read into key and seq as it was recorded
+        table, problems = read_segments(folder, [*places, "key", "seq", "seq_text"])
+        gaps += [f"topics/{topic}/{problem}" for problem in problems]
+        rid = recorded_rids(table, ids) if table is not None else np.array([], np.int64)
+        at = {c: table[c].fill_null(0).to_numpy().astype(np.int64) if table is not None else rid for c in places}
+    else:
+        lines = json_lines(path, f"topics/{path.name}", gaps, ("partition", "offset"))
+        if lines is None:
+            raise FileNotFoundError(path)
+        read = IdentityReader(streamlet.identity or {})
+        rid = rids_of([dict(zip(("key", "seq"), read(line))) for line in lines], ids)
+        at = {c: np.array([line.get(c) or 0 for line in lines], np.int64) for c in places}
     audit = pd.DataFrame(
         {
             "rid": rid,
-            "batch_id": np.full(len(lines), -1, np.int64),
-            "partition": np.array([line["partition"] for line in lines], np.int64),
-            "offset": np.array([line["offset"] for line in lines], np.int64),
-            "received_ms": np.array([line.get("timestamp_ms") or 0 for line in lines], np.int64),
-            "event_time_ms": np.full(len(lines), -1, np.int64),
+            "batch_id": np.full(len(rid), -1, np.int64),
+            "partition": at["partition"],
+            "offset": at["offset"],
+            "received_ms": at["timestamp_ms"],
+            "event_time_ms": np.full(len(rid), -1, np.int64),
         }
     ).sort_values(["partition", "offset"], kind="stable", ignore_index=True)
     return replace(_record_egress(streamlet, [audit], [audit[["rid", "batch_id"]]]), ordered_by_partition=True)

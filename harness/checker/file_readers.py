@@ -21,6 +21,7 @@ import pyarrow.json as pajson
 from contract.applications import APPLICATION, OUTPUT_KINDS
 from contract.segments import read_segments
 from harness.checker.record_ids import INTEGER, RecordIds
+from harness.checker.rid_sets import isin, more_than_once
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import batch_events
 from harness.evidence.description import StreamletDescription
@@ -245,7 +246,7 @@ def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     resend = frame.resend.to_numpy()
     resent = frame.rid[resend & frame.acked.to_numpy()].value_counts()
     originals = frame.rid[~resend] if resend.any() else frame.rid  # a resend's line is not a repeated line
-    repeated = originals.duplicated(keep=False).to_numpy()
+    repeated = more_than_once(originals)
     if repeated.any() or resend.any():  # acknowledged if any of its lines says so, at its first send's place
         frame = frame.sort_values(["rid", "acked", "resend"], ascending=[True, False, True], kind="stable")
         frame = frame.drop_duplicates("rid").sort_index(ignore_index=True)
@@ -269,9 +270,11 @@ def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
 def _aborted_lines(frame: pd.DataFrame, aborted: np.ndarray) -> pd.DataFrame:
     """Fold the aborted lines into a count per record; a record with nothing but aborted lines (its resend never
     went out) stays, once, as sent without an acknowledgement."""
+    if not aborted.any():
+        return frame.assign(aborted_copies=np.zeros(len(frame), np.int64))
     copies = frame.rid[aborted].value_counts()
     other = frame.rid[~aborted]
-    alone = aborted & ~frame.rid.isin(other).to_numpy()
+    alone = aborted & ~isin(frame.rid, other)
     kept = frame[~aborted | (alone & ~frame.rid.duplicated().to_numpy())]
     return kept.assign(aborted_copies=kept.rid.map(copies).fillna(0).astype(np.int64).to_numpy())
 
@@ -411,6 +414,14 @@ def read_topic_dump(path: Path, ids: RecordIds, gaps: list[str], header: str | N
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 
 
+def recorded_rids(table: pa.Table, ids: RecordIds) -> np.ndarray:
+    """rid per row of a columnar recording (its key and seq: harness/evidence/topics.py)."""
+    seq = table["seq"].combine_chunks()
+    if "seq_text" in table.column_names:  # some seq is not an integer: all as text, each still its record's identity
+        seq = pc.coalesce(seq.cast(pa.string()), table["seq_text"].combine_chunks())
+    return ids.ids(table["key"].combine_chunks(), seq)
+
+
 def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
     """topics/<topic>/ (columnar, harness/evidence/topics.py) -> the frame read_topic_dump gives for the same records.
     A folder without segments is a topic nothing was written to; a segment cut mid-batch keeps its whole batches."""
@@ -419,10 +430,7 @@ def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: s
     if table is None:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
     names = table.column_names
-    seq = table["seq"].combine_chunks()
-    if "seq_text" in names:  # some seq is not an integer: the whole column as text, each still its record's identity
-        seq = pc.coalesce(seq.cast(pa.string()), table["seq_text"].combine_chunks())
-    frame = pd.DataFrame({"rid": ids.ids(table["key"].combine_chunks(), seq)})
+    frame = pd.DataFrame({"rid": recorded_rids(table, ids)})
     for name in ("partition", "offset", "timestamp_ms", "count"):
         if name in names:
             frame[name] = table[name].to_numpy()

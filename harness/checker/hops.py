@@ -13,7 +13,8 @@ import pandas as pd
 from contract.roles import EGRESS, INGRESS
 from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
-from harness.checker.reconcile import Reconciliation, combine, isin, reconcile
+from harness.checker.reconcile import Reconciliation, combine, reconcile
+from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
 
 

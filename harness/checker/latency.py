@@ -9,7 +9,7 @@ from contract.roles import EGRESS
 from harness.checker.findings import FaultResult, Latency
 from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
-from harness.checker.reconcile import isin
+from harness.checker.rid_sets import first_occurrences, isin
 from harness.checker.step import Context, Step
 
 
@@ -30,7 +30,7 @@ def latency(evidence: Evidence, hops: list[HopData], faults: list[FaultResult]) 
     egress = next((h for h in hops if h.kind == EGRESS), None)
     if egress is None or egress.rows.empty:
         return Latency(0, None, None, None, None, None)
-    first = egress.rows.drop_duplicates("rid")
+    first = egress.rows[first_occurrences(egress.rows.rid)]
     first = first[~isin(first.rid.to_numpy(), evidence.sent.rid[evidence.sent.late.to_numpy()])]
     sent_ms, arrived_ms = first.event_time_ms.to_numpy(dtype=np.float64), first.time_ms.to_numpy(dtype=np.float64)
     unrecorded = sent_ms < 0  # an output does not carry the event time the generator sent: acks.csv has it

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.record_ids import split_rid
+from harness.checker.rid_sets import copies, first_occurrences, isin
 
 
 @dataclass(frozen=True)
@@ -64,60 +65,6 @@ class Reconciliation:
     dropped: np.ndarray = field(default_factory=lambda: np.array([], np.int64))  # acked rids dropped by design upstream
 
 
-# Sets of rids are counted and looked up in a dense space when the records' keys and seqs fill one: code = key code *
-# (highest seq + 1) + seq, a table lookup and a bincount instead of hashing (measured about 20 times faster at 1M
-# records: docs/performance.md). Where the space would be sparse (a seq far beyond the others, a phantom's), or an
-# alien rid (< 0) is among them, the hash-based pandas path gives the same answer.
-SMALL = 10_000  # below this many rids in all, hashing is as quick
-DENSEST = 8  # a space at most this many times the rids it holds (and at most MOST_CODES codes) is used
-MOST_CODES = 1 << 28
-
-
-def _space(*arrays: np.ndarray) -> tuple[int, int] | None:
-    """(stride, size) of the dense space the arrays' rids fill, or None: small, sparse, or some rid alien."""
-    total = sum(len(a) for a in arrays)
-    present = [a for a in arrays if len(a)]
-    if total < SMALL or not present or min(int(a.min()) for a in present) < 0:
-        return None
-    key, seq = zip(*(split_rid(a) for a in present))
-    stride = max(int(s.max()) for s in seq) + 1
-    size = (max(int(k.max()) for k in key) + 1) * stride
-    return (stride, size) if size <= min(DENSEST * total + (1 << 20), MOST_CODES) else None
-
-
-def _codes(rid: np.ndarray, stride: int) -> np.ndarray:
-    key, seq = split_rid(rid)
-    return key * stride + seq
-
-
-def copies(rid: np.ndarray) -> pd.Series:
-    """How many times each rid occurs, in the order each first occurs (as pandas' value_counts(sort=False))."""
-    rid = np.asarray(rid, dtype=np.int64)
-    space = _space(rid)
-    if space is None:
-        return pd.Series(rid).value_counts(sort=False)
-    stride, size = space
-    code = _codes(rid, stride)
-    position = np.arange(len(rid))
-    first = np.full(size, len(rid))
-    np.minimum.at(first, code, position)
-    is_first = first[code] == position
-    counts = np.bincount(code, minlength=size)
-    return pd.Series(counts[code[is_first]], index=pd.Index(rid[is_first]), name="count")
-
-
-def isin(values, universe) -> np.ndarray:
-    """Boolean mask: which of `values` occur in `universe`."""
-    values, universe = np.asarray(values, dtype=np.int64), np.asarray(universe, dtype=np.int64)
-    space = _space(values, universe)
-    if space is None:
-        return pd.Series(values).isin(pd.Index(universe)).to_numpy()
-    stride, size = space
-    table = np.zeros(size, dtype=bool)
-    table[_codes(universe, stride)] = True
-    return table[_codes(values, stride)]
-
-
 def _never_sent(distinct: pd.Index, sent: pd.DataFrame) -> np.ndarray:
     return distinct[~isin(distinct, sent.rid)].to_numpy()
 
@@ -133,7 +80,7 @@ def reordered(delivered: np.ndarray, within: np.ndarray | None = None) -> pd.Dat
     (with `within`, a group per copy: before them in their group, e.g. a partition of an output keyed otherwise)."""
     ordinary = delivered >= 0
     rids = delivered[ordinary]
-    first_at = pd.Series(rids).drop_duplicates().index.to_numpy()
+    first_at = np.flatnonzero(first_occurrences(rids))
     first = rids[first_at]
     key, seq = split_rid(first)
     if within is not None:

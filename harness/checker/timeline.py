@@ -19,7 +19,7 @@ import pandas as pd
 
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
-from harness.checker.reconcile import isin
+from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends
-from harness.checker.reconcile import isin
+from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
 
 

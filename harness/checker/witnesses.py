@@ -19,7 +19,7 @@ from harness.checker.findings import Copy, FaultResult, Witness
 from harness.checker.hops import copies_of
 from harness.checker.intermediate import CopyAccounting, HopData
 from harness.checker.load import Evidence
-from harness.checker.reconcile import isin
+from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
 
 WITNESSES_PER_CLASS = 5

@@ -271,8 +271,7 @@ def compact_command(run_dir: Path):
     without parsing. The report stays the same; `evidence: {recordings: columnar}` in a scenario records so from
     the start.
 
-    A Kafka output's recording stays JSON lines (its identity is read from the
-    records' whole values), as does one with a damaged line (nothing is lost).
+    A recording with a damaged line stays JSON lines (nothing is lost).
 
     \b
     Example:

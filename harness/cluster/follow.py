@@ -24,7 +24,8 @@ from harness.evidence.topics import RecordingColumns, dump_line, dump_record
 class PartitionRecorder:
     """Follows partitions from start offsets, appending every record to `folder`/<topic>.jsonl, or for the topics in
     `columnar` to the segments of `folder`/<topic>/ (harness/evidence/topics.py), flushed per poll; each value decoded
-    by its topic's entry in `decoders` (JSON where there is none)."""
+    by its topic's entry in `decoders` (JSON where there is none), a Kafka output's identity read by its entry in
+    `identities`."""
 
     def __init__(
         self,
@@ -33,9 +34,11 @@ class PartitionRecorder:
         folder: Path,
         decoders: dict[str, Decode] | None = None,
         columnar: frozenset[str] = frozenset(),
+        identities: dict[str, dict] | None = None,
     ):
         self.decoders = decoders or {}
         self.columnar = columnar
+        self.identities = identities or {}  # a Kafka output's topic -> its identity, read into the columns
         self.path = Path(folder)
         self.path.mkdir(parents=True, exist_ok=True)
         self._access = access
@@ -84,7 +87,9 @@ class PartitionRecorder:
         topics = {tp.topic for tp in self._tps}
         # Every recording exists from the start: a topic nothing was written to is an empty hop, not a missing one.
         files = {t: open(self.path / f"{t}.jsonl", "a") for t in topics - self.columnar}
-        writers = {t: (SegmentWriter(self.path / t), RecordingColumns()) for t in topics & self.columnar}
+        writers = {
+            t: (SegmentWriter(self.path / t), RecordingColumns(self.identities.get(t))) for t in topics & self.columnar
+        }
         try:
             deleted = None  # partitions whose next records retention deleted: skipped once the brokers answer
             while not self._stop.is_set():

@@ -1,8 +1,8 @@
 """`harness compact RUN_DIR`: a run directory's JSON-lines topic recordings rewritten in the columnar form
 (harness/evidence/topics.py), for the checker to read quickly and the run to keep little; the report stays the same.
 
-The recordings of the topics Kafka outputs read (their identity is read from each record's whole value) stay JSON
-lines, as a run records them. A recording with a damaged line stays as it is (what the line held would be lost).
+A Kafka output's recording has the output's identity read into its columns (pipeline.json says where it is). A
+recording with a damaged line stays as it is (what the line held would be lost).
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ class Compacted:
     kept_because: str | None = None
 
 
-def compact_recording(dump: Path, folder: Path) -> int:
+def compact_recording(dump: Path, folder: Path, identity: dict | None = None) -> int:
     """topics/<topic>.jsonl -> topics/<topic>/ segments; the dump is removed once they are written. Records written.
     Raises ValueError naming the first damaged line (nothing is removed then)."""
     staging = folder.with_name(folder.name + ".compacting")
     shutil.rmtree(staging, ignore_errors=True)
-    columns, records = RecordingColumns(), 0
+    columns, records = RecordingColumns(identity), 0
     with SegmentWriter(staging) as writer, open(dump, "rb") as lines:
         batch: list[dict] = []
         for number, line in enumerate(lines, 1):
@@ -65,20 +65,17 @@ def compact_run(run_dir: Path) -> list[Compacted]:
     try:
         pipeline = PipelineDescription.load(layout.pipeline)
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise HarnessError(f"{layout.pipeline}: unreadable ({exc}); which recordings are outputs is unknown") from None
-    outputs = {t for s in pipeline.streamlets if s.egress_evidence == TOPIC for t in s.inputs}
+        raise HarnessError(f"{layout.pipeline}: unreadable ({exc}); the outputs' identities are unknown") from None
+    identities = {t: s.identity for s in pipeline.streamlets if s.egress_evidence == TOPIC for t in s.inputs}
     done = []
     for dump in sorted(layout.topics.glob("*.jsonl")):
         topic, size = dump.stem, dump.stat().st_size
-        if topic in outputs:
-            done.append(Compacted(topic, 0, size, size, "a Kafka output's: its identity is read from whole values"))
-            continue
         folder = layout.topic_segments(topic)
         if folder.exists():
             done.append(Compacted(topic, 0, size, size, f"{folder.name}/ exists already"))
             continue
         try:
-            records = compact_recording(dump, folder)
+            records = compact_recording(dump, folder, identities.get(topic))
         except ValueError as exc:
             shutil.rmtree(folder.with_name(folder.name + ".compacting"), ignore_errors=True)
             done.append(Compacted(topic, 0, size, size, f"{exc}: kept whole"))

@@ -9,7 +9,8 @@ and "headers": {name: text} when the record has headers.
 Columnar (topics/<topic>/NNNNNN.arrows, contract/segments.py), what the checker needs of each record and nothing
 else: partition, offset, timestamp_ms, `key` and `seq` (the value's, the record's identity; seq null where the value's
 is not an integer, its text then in `seq_text`), `count` (a window's), `headers` (a map) and one `batch.<streamlet>`
-column per batch stamp. A long run's recordings are about a tenth of the JSON's size and read without parsing.
+column per batch stamp. A Kafka output's recording has its `identity` read into `key` and `seq`. A long run's
+recordings are about a tenth of the JSON's size and read without parsing.
 
 One writer for each form, so the checker reads every recording the same way.
 """
@@ -20,6 +21,8 @@ import json
 from typing import Any, Callable
 
 import pyarrow as pa
+
+from contract.identity import IdentityReader
 
 JSON_LINES = "json"
 COLUMNAR = "columnar"
@@ -57,14 +60,19 @@ def _text(value) -> str | None:
 
 class RecordingColumns:
     """Dump lines -> record batches of the columnar form. Keeps the batch stamps it has seen so that batch after
-    batch has the same columns (a segment holds one schema: a new stamp starts a new segment)."""
+    batch has the same columns (a segment holds one schema: a new stamp starts a new segment). With `identity` (an
+    output's, contract/identity.py) `key` and `seq` are read where it says, not from the value's key and seq."""
 
-    def __init__(self) -> None:
+    def __init__(self, identity: dict | None = None) -> None:
         self.stamps: list[str] = []
+        self._identity = IdentityReader(identity) if identity else None
 
     def batch(self, lines: list[dict]) -> pa.RecordBatch:
         values = [line.get("value") if isinstance(line.get("value"), dict) else {} for line in lines]
-        seqs = [v.get("seq") for v in values]
+        if self._identity is not None:
+            keys, seqs = zip(*map(self._identity, lines)) if lines else ((), ())
+        else:
+            keys, seqs = [v.get("key") for v in values], [v.get("seq") for v in values]
         whole = [
             s if isinstance(s, int) and not isinstance(s, bool) and -(1 << 63) <= s < (1 << 63) else None for s in seqs
         ]
@@ -72,7 +80,7 @@ class RecordingColumns:
             "partition": pa.array([line["partition"] for line in lines], pa.int32()),
             "offset": pa.array([line["offset"] for line in lines], pa.int64()),
             "timestamp_ms": pa.array([line.get("timestamp_ms") or 0 for line in lines], pa.int64()),
-            "key": pa.array([_text(v.get("key")) for v in values], pa.string()),
+            "key": pa.array([_text(k) for k in keys], pa.string()),
             "seq": pa.array(whole, pa.int64()),
         }
         if any(w is None and s is not None for w, s in zip(whole, seqs)):

@@ -179,15 +179,14 @@ class PipelineRun:
                     decoders[self.topic_name(spec)] = avro_decoder(inst.settings["avro"])
         return decoders
 
-    def kafka_output_topics(self) -> frozenset[str]:
-        """Real names of the topics Kafka outputs read: recorded whole as JSON lines, their identity read from the
-        records' values (contract/identity.py), whatever form the other recordings take."""
-        return frozenset(
-            self.topic_name(spec)
+    def output_identities(self) -> dict[str, dict]:
+        """Real name of each topic a Kafka output reads -> the output's identity (contract/identity.py)."""
+        return {
+            self.topic_name(spec): inst.settings["identity"]
             for name, inst in self.scenario.blueprint.streamlets.items()
             if inst.kind == KAFKA_OUTPUT
             for spec in self.scenario.blueprint.inputs_of(name).values()
-        )
+        }
 
     def describe(self) -> PipelineDescription:
         """The pipeline as it runs, resolved (real topic names, every setting, each class's declarations)."""
@@ -706,11 +705,9 @@ class PipelineRun:
         names = [self.topic_name(t) for t in self.scenario.blueprint.hops()]
         with self.admin() as admin:
             starts = {(o.topic, o.partition): o.log_start for o in admin.offsets(names)}
-        columnar = frozenset(names) - self.kafka_output_topics()
-        if self.scenario.recordings != COLUMNAR:
-            columnar = frozenset()
+        columnar = frozenset(names) if self.scenario.recordings == COLUMNAR else frozenset()
         self.recorder = PartitionRecorder(
-            self.kafka, starts, self.layout.topics, self.value_decoders(), columnar
+            self.kafka, starts, self.layout.topics, self.value_decoders(), columnar, self.output_identities()
         ).start()
 
     def record_new_partitions(self, topic: str) -> None:
