@@ -12,6 +12,7 @@ batch by batch (https://arrow.apache.org/docs/format/Columnar.html#ipc-streaming
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -20,6 +21,20 @@ import pyarrow as pa
 SUFFIX = ".arrows"
 ROWS_PER_SEGMENT = 1_000_000
 COMPRESSION = "zstd"  # batch by batch: a segment stays readable up to its last whole batch
+
+
+def _text(value) -> str | None:
+    return value if value is None or isinstance(value, str) else json.dumps(value)
+
+
+def identity_columns(keys, seqs) -> dict[str, pa.Array]:
+    """A record's identity as columns: `key` (text), `seq` (int64; null where a seq is not an integer) and, only
+    when some seq is not one, `seq_text` (it as written): the record, or a phantom, whatever the evidence held."""
+    whole = [s if type(s) is int and -(1 << 63) <= s < (1 << 63) else None for s in seqs]  # not a bool: no seq
+    columns = {"key": pa.array([_text(k) for k in keys], pa.string()), "seq": pa.array(whole, pa.int64())}
+    if any(w is None and s is not None for w, s in zip(whole, seqs)):
+        columns["seq_text"] = pa.array([_text(s) if w is None else None for w, s in zip(whole, seqs)], pa.string())
+    return columns
 
 
 class SegmentWriter:

@@ -9,14 +9,14 @@ of the batch that wrote it: a replayed batch is visible downstream.
 from __future__ import annotations
 
 import json
-from itertools import repeat
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY
+from contract.egress import AUDIT, MAIN_QUERY
+from pipelines.audit import Deliveries
 from pipelines.crashpoint import CrashPoint
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD, SPARK_TYPES, Inlet, Outlet, Schema
@@ -79,7 +79,7 @@ class StreamletContext(SettingsView):
         super().__init__(settings)
         self.spark = spark
         self.crash_point = CrashPoint(settings.paths.crash_arm, settings.paths.crash_held)
-        self._audit_store: Store | None = None
+        self._deliveries: Deliveries | None = None
 
     # -- reading -------------------------------------------------------------
 
@@ -147,19 +147,22 @@ class StreamletContext(SettingsView):
         """An egress of your own: record what this batch received, before writing it to your store.
 
         Every record of the batch, with the batch id and where it came from, goes to the audit table of
-        egress/<streamlet>.sqlite in the run directory, in a transaction of its own: the checker's deliveries.
+        egress/<streamlet>.sqlite in the run directory, in a transaction of its own (or, for a run recording its
+        evidence in columnar form, to egress/<streamlet>.audit/): the checker's deliveries.
         A replayed batch is audited again, which is how re-deliveries are seen.
         """
         columns = batch_columns(
             batch, "key", "seq", F.unix_millis("event_time"), batch_map_json(batch), "topic", "partition", "offset"
         )
-        if self._audit_store is None:
-            self._audit_store = Store(sqlite_path=Path(self.settings.paths.egress_db))
-            self._audit_store.create_tables(upsert_key=False, only=(AUDIT,))
-        with self._audit_store.transaction() as tx:
-            self._audit_store.insert(
-                tx, AUDIT, AUDIT_COLUMNS, zip(repeat(query), repeat(batch_id), *columns, repeat(now_ms()))
-            )
+        if self._deliveries is None:
+
+            def store() -> Store:
+                audit_store = Store(sqlite_path=Path(self.settings.paths.egress_db))
+                audit_store.create_tables(upsert_key=False, only=(AUDIT,))
+                return audit_store
+
+            self._deliveries = Deliveries(self.settings.paths.egress_audit, store)
+        self._deliveries.record(query, batch_id, *columns)
 
     def checkpoint_dir(self, query: str) -> str:
         """One checkpoint directory per query, under the run directory."""

@@ -42,6 +42,7 @@ class DriverPaths:
     workdir: str  # a folder of the streamlet's own in the run directory (ctx.workdir)
     egress_state: str  # an egress of your own: its final state, exported after the run (pipelines/export.py)
     store_namespace: str  # an egress's PostgreSQL schema
+    egress_audit: str = ""  # set: an egress's deliveries go to segments in this folder, not its store's audit table
 
 
 @dataclass(frozen=True)

@@ -299,7 +299,7 @@ def write_run(
 ) -> Path:
     """A run directory of the three-streamlet pipeline; `ingress_deduplicates_s`: the ingress declares a
     deduplication within that many seconds (as an application's `deduplicates`); `recordings`: the topics recorded
-    as JSON lines (json) or segments (columnar)."""
+    as JSON lines (json) or segments (columnar, the egress's audit too)."""
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -351,7 +351,8 @@ def write_run(
             _write_segments(root / "topics" / hop, sent, flow, flow.topics[hop], stamped[hop])
         else:
             _write_topic(root / "topics" / f"{hop}.jsonl", sent, flow, flow.topics[hop], stamped[hop])
-    _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"])
+    audit = root / "egress" / "egress.audit" if recordings == "columnar" else None
+    _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"], audit_folder=audit)
     (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (history or [])))
     for name in wiring:
         (root / "progress" / f"{name}.jsonl").write_text(
@@ -361,9 +362,19 @@ def write_run(
 
 
 def _write_egress(
-    path: Path, sent: Sent, flow: Flow, mode: str, stamped: dict[str, np.ndarray], slice_rows: int = 2_000_000
+    path: Path,
+    sent: Sent,
+    flow: Flow,
+    mode: str,
+    stamped: dict[str, np.ndarray],
+    slice_rows: int = 2_000_000,
+    audit_folder: Path | None = None,
 ) -> None:
+    """The egress's SQLite store: its audit table, or with `audit_folder` the audit's segments there (columnar, as
+    pipelines/audit.py writes them), and its state."""
     import adbc_driver_sqlite.dbapi as adbc
+
+    from contract.segments import SegmentWriter
 
     key, seq = _ids(sent, flow, flow.audit)
     n = len(flow.audit)
@@ -373,25 +384,31 @@ def _write_egress(
     path.unlink(missing_ok=True)
     with adbc.connect(str(path)) as conn:
         with conn.cursor() as cursor:
+            query = "audit" if mode == "dedup" else "main"
             for start in range(0, max(n, 1), slice_rows):
                 part = slice(start, start + slice_rows)
                 m = len(batch[part])
+                rows = {
+                    "batch_id": batch[part],
+                    "key": _key_text(key[part]),
+                    "seq": seq[part],
+                    "event_time_ms": event[part],
+                    "batches": _batches_json(stamped, part),
+                    "topic": pa.array(np.full(m, "processed")),
+                    "kafka_partition": key[part] % 2,
+                    "kafka_offset": np.arange(start, start + m),
+                    "received_ms": event[part] + 500 + (np.arange(m) % 7) * 10,
+                }
+                if audit_folder is not None:
+                    names = {"kafka_partition": "partition", "kafka_offset": "offset"}
+                    columns = {names.get(c, c): v for c, v in rows.items()}
+                    columns["partition"] = pa.array(columns["partition"], pa.int32())
+                    with SegmentWriter(audit_folder / query) as writer:
+                        writer.write(pa.table(columns))
+                    continue
                 cursor.adbc_ingest(
                     "audit",
-                    pa.table(
-                        {
-                            "query": pa.array(np.full(m, "audit" if mode == "dedup" else "main")),
-                            "batch_id": batch[part],
-                            "key": _key_text(key[part]),
-                            "seq": seq[part],
-                            "event_time_ms": event[part],
-                            "batches": _batches_json(stamped, part),
-                            "topic": pa.array(np.full(m, "processed")),
-                            "kafka_partition": key[part] % 2,
-                            "kafka_offset": np.arange(start, start + m),
-                            "received_ms": event[part] + 500 + (np.arange(m) % 7) * 10,
-                        }
-                    ),
+                    pa.table({"query": pa.array(np.full(m, query)), **rows}),
                     mode="create" if start == 0 else "append",
                 )
             state_batch = _batches(len(flow.state))

@@ -139,8 +139,18 @@ def _windows(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds,
     )
 
 
-def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds) -> list:
+def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> list:
     query = streamlet.audit_query or MAIN_QUERY
+    folder = layout.egress_audit(streamlet.name) / query
+    if folder.is_dir():  # recorded in columnar form (pipelines/audit.py)
+        table, problems = read_segments(folder)
+        gaps += [f"egress/{streamlet.name}.audit/{query}/{problem}" for problem in problems]
+        if table is None:
+            return []
+        frame = pd.DataFrame({"rid": recorded_rids(table, ids)})
+        for name in ("batch_id", "partition", "offset", "received_ms", "event_time_ms"):
+            frame[name] = table[name].to_numpy()
+        return [batch_columns(frame, table["batches"].combine_chunks())]
     return _egress_rows(
         layout.egress_db(streamlet.name),
         "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
@@ -151,7 +161,7 @@ def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: Recor
 
 def _records(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     """Records: the built-in store's audit and state."""
-    audit = _record_audit(layout, streamlet, ids)
+    audit = _record_audit(layout, streamlet, ids, gaps)
     state = _egress_rows(
         layout.egress_db(streamlet.name),
         f"SELECT key, seq, batch_id FROM {STATE}",
@@ -162,7 +172,7 @@ def _records(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds,
 
 def _exported(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     """An egress of one's own: its audit (ctx.audit) and the state it exported at the end of the run."""
-    audit = _record_audit(layout, streamlet, ids)
+    audit = _record_audit(layout, streamlet, ids, gaps)
     return _record_egress(streamlet, audit, [_exported_state(layout.egress_state(streamlet.name), ids, gaps)])
 
 

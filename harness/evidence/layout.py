@@ -51,6 +51,11 @@ class RunLayout:
     def egress_db(self, streamlet: str) -> Path:
         return self.root / "egress" / f"{streamlet}.sqlite"
 
+    def egress_audit(self, streamlet: str) -> Path:
+        """An egress's deliveries in columnar form (evidence: {recordings: columnar}): one folder of segments per
+        query, instead of the audit table of its store."""
+        return self.root / "egress" / f"{streamlet}.audit"
+
     def workdir(self, streamlet: str) -> Path:
         """A folder of the streamlet's own (a user's egress may keep its store there)."""
         return self.root / "work" / streamlet

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from contract.identity import IdentityReader
+from contract.segments import identity_columns
 
 JSON_LINES = "json"
 COLUMNAR = "columnar"
@@ -54,10 +55,6 @@ def dump_line(record, decode: Callable[[bytes], Any] = json.loads) -> str:
     return json.dumps(dump_record(record, decode)) + "\n"
 
 
-def _text(value) -> str | None:
-    return value if value is None or isinstance(value, str) else json.dumps(value)
-
-
 class RecordingColumns:
     """Dump lines -> record batches of the columnar form. Keeps the batch stamps it has seen so that batch after
     batch has the same columns (a segment holds one schema: a new stamp starts a new segment). With `identity` (an
@@ -73,18 +70,12 @@ class RecordingColumns:
             keys, seqs = zip(*map(self._identity, lines)) if lines else ((), ())
         else:
             keys, seqs = [v.get("key") for v in values], [v.get("seq") for v in values]
-        whole = [
-            s if isinstance(s, int) and not isinstance(s, bool) and -(1 << 63) <= s < (1 << 63) else None for s in seqs
-        ]
         columns = {
             "partition": pa.array([line["partition"] for line in lines], pa.int32()),
             "offset": pa.array([line["offset"] for line in lines], pa.int64()),
             "timestamp_ms": pa.array([line.get("timestamp_ms") or 0 for line in lines], pa.int64()),
-            "key": pa.array([_text(k) for k in keys], pa.string()),
-            "seq": pa.array(whole, pa.int64()),
+            **identity_columns(keys, seqs),
         }
-        if any(w is None and s is not None for w, s in zip(whole, seqs)):
-            columns["seq_text"] = pa.array([_text(s) if w is None else None for w, s in zip(whole, seqs)], pa.string())
         if any("count" in v for v in values):
             columns["count"] = pa.array(
                 [v.get("count") if isinstance(v.get("count"), int) else None for v in values], pa.int64()

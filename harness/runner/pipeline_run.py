@@ -408,7 +408,7 @@ class PipelineRun:
         return source
 
     def driver_paths(self, name: str) -> DriverPaths:
-        return driver_paths(self.layout, name)
+        return driver_paths(self.layout, name, self.scenario.recordings == COLUMNAR)
 
     def prepare_spark(self) -> SparkRuntime:
         """The drivers' Spark: the harness's own, or the scenario's cluster.spark.version, its environment built and

@@ -7,7 +7,8 @@ from harness.evidence.layout import RunLayout
 from pipelines.settings import DriverPaths
 
 
-def driver_paths(layout: RunLayout, streamlet: str) -> DriverPaths:
+def driver_paths(layout: RunLayout, streamlet: str, columnar: bool = False) -> DriverPaths:
+    """`columnar`: an egress writes its deliveries as segments (harness/evidence/topics.py's form of the run)."""
     return DriverPaths(
         checkpoints=str(layout.checkpoints(streamlet)),
         progress=str(layout.progress(streamlet)),
@@ -19,4 +20,5 @@ def driver_paths(layout: RunLayout, streamlet: str) -> DriverPaths:
         workdir=str(layout.workdir(streamlet)),
         egress_state=str(layout.egress_state(streamlet)),
         store_namespace=f"{layout.root.name}_{streamlet}",
+        egress_audit=str(layout.egress_audit(streamlet)) if columnar else "",
     )

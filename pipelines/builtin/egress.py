@@ -20,8 +20,6 @@ from itertools import repeat
 from pyspark.sql import functions as F
 
 from contract.egress import (
-    AUDIT,
-    AUDIT_COLUMNS,
     COMMITTED_BATCHES,
     COMMITTED_COLUMNS,
     MAIN_QUERY,
@@ -35,6 +33,7 @@ from contract.egress import (
     WINDOWS,
 )
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
+from pipelines.audit import Deliveries
 from pipelines.context import batch_columns, batch_map_json
 from pipelines.stores import Store, egress_store, now_ms
 
@@ -81,25 +80,11 @@ class Egress(Streamlet):
             F.col("offset"),
         )
 
-        def audit(tx, query: str, columns, batch_id: int) -> None:
+        deliveries = Deliveries(ctx.settings.paths.egress_audit, lambda: store)
+
+        def audit(query: str, columns, batch_id: int) -> None:
             key, seq, event_ms, _, batches, topic, partition, offset = columns
-            store.insert(
-                tx,
-                AUDIT,
-                AUDIT_COLUMNS,
-                zip(
-                    repeat(query),
-                    repeat(batch_id),
-                    key,
-                    seq,
-                    event_ms,
-                    batches,
-                    topic,
-                    partition,
-                    offset,
-                    repeat(now_ms()),
-                ),
-            )
+            deliveries.record(query, batch_id, key, seq, event_ms, batches, topic, partition, offset)
 
         def state_rows(columns, batch_id: int):
             key, seq, event_ms, payload, batches, *_ = columns
@@ -108,8 +93,7 @@ class Egress(Streamlet):
         def write_batch(batch, batch_id: int) -> None:
             columns = batch_columns(batch, *fields)
             if ctx.settings.evidence:
-                with store.transaction() as tx:
-                    audit(tx, MAIN_QUERY, columns, batch_id)
+                audit(MAIN_QUERY, columns, batch_id)
             with store.transaction() as tx:
                 if mode == "append":
                     store.insert(tx, STATE, STATE_COLUMNS, state_rows(columns, batch_id))
@@ -135,8 +119,7 @@ class Egress(Streamlet):
             return [ctx.foreach_batch(records, write_batch, MAIN_QUERY)]
 
         def audit_batch(batch, batch_id: int) -> None:
-            with store.transaction() as tx:
-                audit(tx, DEDUP_AUDIT_QUERY, batch_columns(batch, *fields), batch_id)
+            audit(DEDUP_AUDIT_QUERY, batch_columns(batch, *fields), batch_id)
 
         def dedup_batch(batch, batch_id: int) -> None:
             columns = batch_columns(batch, *fields)
