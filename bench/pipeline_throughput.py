@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/pipeline_throughput.py [--rate 40000] [--records 600000] [--payload 64] [--codec avro]
                                                   [--proxy] [--repeat 5] [--warmup 200000] [--jit deferred]
-                                                  [--trigger-interval '5 seconds']
+                                                  [--trigger-interval '5 seconds'] [--recordings columnar]
 
 On one embedded broker, in this order:
 
@@ -51,6 +51,7 @@ from harness import jars
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.codecs import value_encoder
 from harness.demo import topic_size
+from harness.evidence.topics import FORMATS
 from harness.network import NetworkLinks
 from harness.process import Supervisor
 from harness.process.supervisor import ProcessRecord, session_members
@@ -63,10 +64,20 @@ from harness.workload.generator_settings import WorkloadSettings
 from pipelines.model import CODECS, SOURCE_RECORD
 
 
-def scenario(bootstrap: str, name: str, rate: float, duration: float, payload: int, codec: str, trigger: str | None):
+def scenario(
+    bootstrap: str,
+    name: str,
+    rate: float,
+    duration: float,
+    payload: int,
+    codec: str,
+    trigger: str | None,
+    recordings: str = "json",
+):
     return parse_scenario(
         {
             "name": name,
+            "evidence": {"recordings": recordings},
             "cluster": {"bootstrap_servers": bootstrap},
             "blueprint": {
                 "streamlets": {
@@ -282,12 +293,13 @@ def pipeline(
     trigger: str | None,
     brokers,
     proxy: NetworkLinks | None = None,
+    recordings: str = "json",
 ) -> dict:
     """One fault-free run; records/s from the first record sent to the last one the egress stored."""
     name = ("with-evidence" if evidence else "without-evidence") + ("-proxied" if proxy else "")
     os.sync()  # what earlier steps wrote goes to disk now, not in the middle of this run
     with PipelineRun(
-        scenario(bootstrap, name, rate, records / rate, payload, codec, trigger),
+        scenario(bootstrap, name, rate, records / rate, payload, codec, trigger, recordings),
         folder / f"{folder.name}-{name}",
         say=lambda _: None,
     ) as run:  # a run's topics are named after its folder: one per repeat
@@ -346,6 +358,12 @@ def main() -> None:
     )
     parser.add_argument("--proxy", action="store_true", help="also run it with every link through the network proxy")
     parser.add_argument(
+        "--recordings",
+        choices=FORMATS,
+        default="json",
+        help="the evidence's form (evidence.recordings): the egress's audit in its store (json) or as segments",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=5, help="interleaved pairs of pipeline runs with and without evidence"
     )
     parser.add_argument(
@@ -387,6 +405,7 @@ def main() -> None:
                     args.codec,
                     args.trigger_interval,
                     brokers,
+                    recordings=args.recordings,
                 )
             ceiling = relay_chain_ceiling(
                 supervisor,
@@ -413,6 +432,7 @@ def main() -> None:
                             args.codec,
                             args.trigger_interval,
                             brokers,
+                            recordings=args.recordings,
                         )
                         for evidence in order
                     }
