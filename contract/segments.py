@@ -94,34 +94,37 @@ def segments(folder: Path) -> list[Path]:
     return sorted(p for p in Path(folder).glob(f"*{SUFFIX}") if p.stem.isdigit())
 
 
+def read_segment(path: Path, columns: list[str] | None = None) -> tuple[pa.Table | None, str | None]:
+    """Every whole batch of one segment (with `columns`, only those of them it has), and what could not be read (its
+    name and what was kept; None: nothing). None for a segment with no batch readable at all."""
+    batches, problem = [], None
+    try:
+        with pa.memory_map(str(path)) as source, pa.ipc.open_stream(source) as reader:
+            schema = reader.schema
+            try:
+                for batch in reader:
+                    batches.append(batch)
+            except (pa.ArrowInvalid, OSError) as exc:
+                kept = sum(b.num_rows for b in batches)
+                problem = f"{path.name}: cut mid-batch after {kept:,} rows, kept ({str(exc).splitlines()[0]})"
+    except (pa.ArrowInvalid, OSError) as exc:
+        return None, f"{path.name}: unreadable, skipped ({str(exc).splitlines()[0]})"
+    table = pa.Table.from_batches(batches, schema=schema)
+    if columns is not None:
+        table = table.select([c for c in columns if c in table.column_names])
+    return table, problem
+
+
 def read_segments(folder: Path, columns: list[str] | None = None) -> tuple[pa.Table | None, list[str]]:
     """Every whole batch of every segment as one table (columns missing from some segments are null there; with
     `columns`, only those of them a segment has), and what could not be read: one line per cut or unreadable segment
     (its name and what was kept). None when the folder holds no segment."""
-    found = segments(folder)
-    if not found:
-        return None, []
     tables, problems = [], []
-    for path in found:
-        batches = []
-        try:
-            with pa.memory_map(str(path)) as source, pa.ipc.open_stream(source) as reader:
-                schema = reader.schema
-                try:
-                    for batch in reader:
-                        batches.append(batch)
-                except (pa.ArrowInvalid, OSError) as exc:
-                    kept = sum(b.num_rows for b in batches)
-                    problems.append(
-                        f"{path.name}: cut mid-batch after {kept:,} rows, kept ({str(exc).splitlines()[0]})"
-                    )
-        except (pa.ArrowInvalid, OSError) as exc:
-            problems.append(f"{path.name}: unreadable, skipped ({str(exc).splitlines()[0]})")
-            continue
-        table = pa.Table.from_batches(batches, schema=schema)
-        if columns is not None:
-            table = table.select([c for c in columns if c in table.column_names])
-        tables.append(table)
+    for path in segments(folder):
+        table, problem = read_segment(path, columns)
+        problems += [problem] if problem else []
+        if table is not None:
+            tables.append(table)
     if not tables:
         return None, problems
     return pa.concat_tables(tables, promote_options="default"), problems

@@ -58,7 +58,8 @@ def repeated_seeds(first_seed: int, repeat: int, until: float | None) -> Iterato
 
 def began(run_dir: Path) -> bool:
     """Whether the run's workload began: there is something to judge."""
-    return RunLayout(Path(run_dir)).ack_log.is_file()
+    layout = RunLayout(Path(run_dir))
+    return layout.ack_log.is_file() or layout.ack_segments.is_dir()
 
 
 def run_and_judge(

@@ -10,8 +10,23 @@ from pathlib import Path
 import pandas as pd
 
 
+def read_acks(run_dir: Path) -> pd.DataFrame:
+    """The acknowledgement log, whichever form the run wrote: acks.csv, or the segments of acks/ (read with Arrow's
+    own stream reader, not the harness's)."""
+    folder = Path(run_dir) / "acks"
+    if not folder.is_dir():
+        return pd.read_csv(Path(run_dir) / "acks.csv")
+    import pyarrow as pa
+
+    tables = []
+    for segment in sorted(folder.glob("*.arrows")):
+        with pa.ipc.open_stream(pa.OSFile(str(segment))) as reader:
+            tables.append(reader.read_all())
+    return pa.concat_tables(tables).to_pandas()
+
+
 def acked(run_dir: Path) -> set[tuple[str, int]]:
-    acks = pd.read_csv(Path(run_dir) / "acks.csv")
+    acks = read_acks(run_dir)
     ok = acks[acks.status == "acked"]
     return set(zip(ok.key, ok.seq.astype(int)))
 
@@ -25,7 +40,7 @@ def egress_counts(run_dir: Path, streamlet: str, table: str, columns: str = "key
 def independent_counts(run_dir: Path, streamlet: str = "egress") -> dict[str, int]:
     """lost, duplicated deliveries and in state, phantom of a record egress, from acks.csv and its SQLite tables
     alone: what report.json's counts must equal."""
-    acks = pd.read_csv(Path(run_dir) / "acks.csv")
+    acks = read_acks(run_dir)
     sent = set(zip(acks.key, acks.seq.astype(int)))
     state, audit = egress_counts(run_dir, streamlet, "records"), egress_counts(run_dir, streamlet, "audit")
     return {

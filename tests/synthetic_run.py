@@ -209,10 +209,17 @@ def _write_segments(
             writer.write(pa.table(columns))
 
 
-def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
-    """acks.csv as the generator writes it; with a `resend` column only when some record was sent again (a log
-    without it is read as one without resends)."""
+def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000, columnar: bool = False) -> None:
+    """acks.csv as the generator writes it (`columnar`: its segments in the folder acks/); with a `resend` column
+    only when some record was sent again (a log without it is read as one without resends)."""
+    from contract.segments import SegmentWriter
+
     writer = schema = None
+
+    def make_writer(schema: pa.Schema):
+        if not columnar:
+            return pacsv.CSVWriter(path, schema)
+        return SegmentWriter(path.with_suffix(""))
 
     def resend(zeros: np.ndarray) -> dict:
         return {"resend": zeros} if sent.resent is not None else {}
@@ -231,8 +238,8 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
                 **resend(np.zeros(len(sent.seq[part]), np.int8)),
             }
         )
-        writer, schema = writer or pacsv.CSVWriter(path, table.schema), table.schema
-        writer.write_table(table)
+        writer, schema = writer or make_writer(table.schema), table.schema
+        writer.write(table) if columnar else writer.write_table(table)
     # More lines for some records: copies in aborted transactions, copies sent again on purpose (resend 1).
     for copies, status, first_offset, flag in (
         (sent.aborted, "aborted", 1_000_000, 0),
@@ -242,21 +249,20 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000) -> None:
         if not len(records):
             continue
         index = np.repeat(records, copies[records])
-        writer.write_table(
-            pa.table(
-                {
-                    "key": _key_text(sent.key[index]),
-                    "seq": sent.seq[index],
-                    "event_time_ms": sent.event_time_ms[index],
-                    "late": np.zeros(len(index), np.int8),
-                    "status": pa.array([status] * len(index)),
-                    "partition": sent.partition[index],
-                    "offset": np.arange(len(index)) + first_offset,
-                    **resend(np.full(len(index), flag, np.int8)),
-                },
-                schema=schema,
-            )
+        more = pa.table(
+            {
+                "key": _key_text(sent.key[index]),
+                "seq": sent.seq[index],
+                "event_time_ms": sent.event_time_ms[index],
+                "late": np.zeros(len(index), np.int8),
+                "status": pa.array([status] * len(index)),
+                "partition": sent.partition[index],
+                "offset": np.arange(len(index)) + first_offset,
+                **resend(np.full(len(index), flag, np.int8)),
+            },
+            schema=schema,
         )
+        writer.write(more) if columnar else writer.write_table(more)
     writer.close()
 
 
@@ -299,7 +305,7 @@ def write_run(
 ) -> Path:
     """A run directory of the three-streamlet pipeline; `ingress_deduplicates_s`: the ingress declares a
     deduplication within that many seconds (as an application's `deduplicates`); `recordings`: the topics recorded
-    as JSON lines (json) or segments (columnar, the egress's audit too)."""
+    as JSON lines (json) or segments (columnar, the egress's audit and the acknowledgement log too)."""
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -344,7 +350,7 @@ def write_run(
                 }
             )
         )
-    _write_acks(root / "acks.csv", sent)
+    _write_acks(root / "acks.csv", sent, columnar=recordings == "columnar")
     stamped = stamps(flow)
     for hop in HOPS:
         if recordings == "columnar":

@@ -90,13 +90,13 @@ def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_
 
 
 def test_its_output_topics_compacted_give_the_same_report(enrich_run, tmp_path):
-    """The recorded output topics rewritten in columnar form, the job's identity (order_id "k0003-17") read into the
-    columns (harness compact): the same report."""
+    """The acknowledgement log and the recorded output topics rewritten in columnar form, the job's identity
+    (order_id "k0003-17") read into the columns (harness compact): the same report."""
     run_dir, _, report = enrich_run
     copy = shutil.copytree(run_dir, tmp_path / "run", ignore=shutil.ignore_patterns("report.*", "junit.xml"))
-    done = {c.topic: c for c in compact_run(copy)}
-    assert all(done[t].records > 0 and done[t].kept_because is None for t in ("orders-enriched", "orders-rejected"))
-    assert not list((copy / "topics").glob("*.jsonl"))
+    done = {c.name: c for c in compact_run(copy)}
+    assert all(c.records > 0 and c.kept_because is None for c in done.values()) and "acks.csv" in done
+    assert not list((copy / "topics").glob("*.jsonl")) and not (copy / "acks.csv").exists()
     again = json.dumps(check_run(copy).to_dict(), default=str).replace(str(copy), str(run_dir))
     assert again == json.dumps(report.to_dict(), default=str)
 

@@ -66,7 +66,7 @@ def test_recording_columns_keep_what_the_checker_reads_of_any_value():
     assert batch["timestamp_ms"] == [5, 6, 7, 0]
 
 
-def test_compacting_a_run_keeps_its_report_and_a_damaged_recording_whole(tmp_path):
+def test_compacting_a_run_keeps_its_report_and_a_damaged_file_whole(tmp_path):
     sent = make_sent(4, 500)
     flow = clean_flow(sent)
     every = np.arange(len(sent))
@@ -75,11 +75,13 @@ def test_compacting_a_run_keeps_its_report_and_a_damaged_recording_whole(tmp_pat
     before = check_run(root).to_dict()
     with open(root / "topics" / "processed.jsonl", "a") as dump:
         dump.write('{"partition": 0, "offset": 99')  # a writer killed mid-line
-    done = {c.topic: c for c in compact_run(root)}
-    assert done["ingested"].records == len(sent) and done["ingested"].bytes_after < done["ingested"].bytes_before / 5
-    assert done["processed"].kept_because == f"line {len(sent) - 10 + 7 + 1} cut mid-record: kept whole"
+    done = {c.name: c for c in compact_run(root)}
+    ingested, processed, acks = done["topics/ingested.jsonl"], done["topics/processed.jsonl"], done["acks.csv"]
+    assert ingested.records == acks.records == len(sent) and ingested.bytes_after < ingested.bytes_before / 5
+    assert processed.kept_because == f"line {len(sent) - 10 + 7 + 1} is cut mid-record: kept whole"
     assert not (root / "topics" / "ingested.jsonl").exists() and (root / "topics" / "processed.jsonl").is_file()
-    assert not list((root / "topics").glob("*.compacting"))
+    assert (root / "acks").is_dir() and not (root / "acks.csv").exists()
+    assert not list(root.rglob("*.compacting"))
     after = check_run(root).to_dict()
     assert [g for g in after.pop("gaps") if "cut mid-record" not in g] == [] and after.pop("partial")
     before.pop("gaps"), before.pop("partial")
@@ -115,3 +117,43 @@ def test_an_outputs_identity_is_read_into_the_columns_and_the_preflight_finds_it
         ("canary", 0),
     ]
     assert _recorded_identities(tmp_path / "nothing yet") == []
+
+
+class _Delivered:
+    """What librdkafka hands a delivery callback: the message's partition and offset."""
+
+    def __init__(self, partition: int, offset: int):
+        self._at = (partition, offset)
+
+    def partition(self) -> int:
+        return self._at[0]
+
+    def offset(self) -> int:
+        return self._at[1]
+
+
+def test_the_ack_log_in_columnar_form_is_counted_as_it_grows_and_read_as_the_csv_is(tmp_path):
+    from harness.checker.file_readers import read_acks, read_sent
+    from harness.checker.record_ids import RecordIds
+    from harness.evidence.acks import AckCounter
+    from harness.workload.generator import AckLog
+
+    folder = tmp_path / "acks"
+    counter = AckCounter(folder)
+    assert (counter.poll().acked, counter.unknown) == (0, 0)  # nothing written yet
+    for restart in range(2):  # a generator started again (a canary first, then the workload) numbers on
+        log = AckLog(str(folder))
+        for seq in range(3):
+            delivered = log.add((f"k{restart}", seq, 1000 + seq, 0), resend=False)
+            if seq < 2:
+                delivered(None, _Delivered(0, 10 * restart + seq))
+        log.add((f"k{restart}", 0, 1000, 0), resend=True)(None, _Delivered(1, 99))  # a copy sent on purpose
+        log.drain(final=True)
+        log.close()
+        assert (counter.poll().acked, counter.unknown) == (2 * (restart + 1), restart + 1)
+    assert [p.name for p in segments(folder)] == ["000000.arrows", "000001.arrows"]
+    table = read_acks(folder, gaps := [])
+    sent = read_sent(table, RecordIds(table["key"].combine_chunks()), gaps, "acks/")
+    assert gaps == [] and len(sent) == 6 and int(sent.acked.sum()) == 4
+    assert sent.resent_copies.tolist() == [1, 0, 0, 1, 0, 0]
+    assert sent.offset.tolist() == [0, 1, -1, 10, 11, -1]

@@ -23,6 +23,7 @@ from contract.segments import read_segments
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.checker.rid_sets import isin, more_than_once
 from harness.errors import HarnessError
+from harness.evidence.acks import ACK_TYPES
 from harness.evidence.checkpoint import batch_events
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
@@ -125,19 +126,10 @@ def _whole_lines(path: Path, gaps: list[str], name: str, torn: list[bytes] | Non
     return data.slice(0, keep)
 
 
-ACK_TYPES = {
-    "key": pa.string(),
-    "seq": pa.int64(),
-    "event_time_ms": pa.int64(),
-    "late": pa.int8(),
-    "status": pa.string(),
-    "partition": pa.int32(),
-    "offset": pa.int64(),
-    "resend": pa.int8(),
-}
-
-
 def read_acks(path: Path, gaps: list[str]) -> pa.Table:
+    """The acknowledgement log: acks.csv, or a folder of segments (written columnar: harness/workload/generator.py)."""
+    if path.is_dir():
+        return _ack_segments(path, gaps)
     torn: list[bytes] = []
     try:
         data = _whole_lines(path, gaps, "acks.csv", torn)
@@ -185,6 +177,17 @@ def read_acks(path: Path, gaps: list[str]) -> pa.Table:
     return _with_torn_record(table, torn, gaps)
 
 
+def _ack_segments(folder: Path, gaps: list[str]) -> pa.Table:
+    table, problems = read_segments(folder)
+    gaps += [f"{folder.name}/{problem}" for problem in problems]
+    if table is None:
+        return pa.table({name: pa.array([], kind) for name, kind in ACK_TYPES.items()})
+    missing = {"key", "seq", "status", "partition", "offset"} - set(table.column_names)
+    if missing:
+        raise EvidenceError(f"{folder}: not an acknowledgement log (no column {', '.join(sorted(missing))})")
+    return table
+
+
 def _with_torn_record(table: pa.Table, torn: list[bytes], gaps: list[str]) -> pa.Table:
     """A cut last line still names a record that was sent, when its key and seq survived the cut: that
     record's outcome is unknown (it may or may not have been written), not a phantom if it shows up."""
@@ -214,7 +217,7 @@ def _typed_acks(table: pa.Table, damaged: list[str]) -> pa.Table:
     return pa.table(columns)
 
 
-def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
+def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str], name: str = "acks.csv") -> pd.DataFrame:
     """One row per record sent. A record with several lines (acked twice, acked and unknown) counts once:
     acknowledged if any line says so, at that line's partition and offset. Its lines `aborted` (written in
     a transaction the generator aborted, then sent again) are its `aborted_copies` on the source topic, its
@@ -255,13 +258,13 @@ def read_sent(table: pa.Table, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     if repeated.any():
         records = originals[repeated].nunique()
         gaps.append(
-            f"acks.csv: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
+            f"{name}: {records} record(s) have more than one line ({int(repeated.sum())} lines); each counted once, "
             "acknowledged if any of its lines says so"
         )
     placeless = int((frame.acked.to_numpy() & (frame.offset.to_numpy() < 0)).sum())
     if placeless:
         gaps.append(
-            f"acks.csv: {placeless} record(s) acknowledged without an offset (the producer's delivery report gave "
+            f"{name}: {placeless} record(s) acknowledged without an offset (the producer's delivery report gave "
             "none): each is placed only between the offsets acknowledged before and after it in its partition"
         )
     return frame

@@ -98,9 +98,10 @@ def load_evidence(run_dir: Path) -> Evidence:
     pipeline = _pipeline(layout)
     scenario_file = read_json(layout.scenario, gaps, "the run's seed, duration and schedule")
     run = read_json(layout.summary, gaps, "how the run ended")
-    ack_table = read_acks(layout.ack_log, gaps)
+    ack_log = layout.written_ack_log
+    ack_table = read_acks(ack_log, gaps)
     ids = RecordIds(ack_table["key"].combine_chunks())
-    sent = read_sent(ack_table, ids, gaps)
+    sent = read_sent(ack_table, ids, gaps, ack_log.name + ("/" if ack_log.is_dir() else ""))
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     streamlets = pipeline.streamlets
     topics: dict[str, pd.DataFrame] = {}

@@ -267,11 +267,11 @@ def spark_env(version):
 @main.command("compact")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def compact_command(run_dir: Path):
-    """Rewrite RUN_DIR's topic recordings (topics/*.jsonl) in the columnar form: a fraction of the size, read
-    without parsing. The report stays the same; `evidence: {recordings: columnar}` in a scenario records so from
-    the start.
+    """Rewrite RUN_DIR's acknowledgement log (acks.csv) and topic recordings (topics/*.jsonl) in the columnar form:
+    a fraction of the size, read without parsing. The report stays the same; `evidence: {recordings: columnar}` in
+    a scenario writes so from the start.
 
-    A recording with a damaged line stays JSON lines (nothing is lost).
+    A file with a damaged or cut line stays as it is (nothing is lost).
 
     \b
     Example:
@@ -281,7 +281,7 @@ def compact_command(run_dir: Path):
 
     for c in compact_run(run_dir):
         if c.kept_because:
-            click.echo(f"topics/{c.topic}.jsonl: kept ({c.kept_because})")
+            click.echo(f"{c.name}: kept ({c.kept_because})")
         else:
             before, after = c.bytes_before / 1e6, c.bytes_after / 1e6
-            click.echo(f"topics/{c.topic}: {c.records:,} records, {before:,.1f} MB -> {after:,.1f} MB")
+            click.echo(f"{c.name}: {c.records:,} records, {before:,.1f} MB -> {after:,.1f} MB")

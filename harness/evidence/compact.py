@@ -1,8 +1,10 @@
-"""`harness compact RUN_DIR`: a run directory's JSON-lines topic recordings rewritten in the columnar form
-(harness/evidence/topics.py), for the checker to read quickly and the run to keep little; the report stays the same.
+"""`harness compact RUN_DIR`: a run directory's acknowledgement log and JSON-lines topic recordings rewritten in
+the columnar form (harness/evidence/acks.py, topics.py), for the checker to read quickly and the run to keep
+little; the report stays the same.
 
 A Kafka output's recording has the output's identity read into its columns (pipeline.json says where it is). A
-recording with a damaged line stays as it is (what the line held would be lost).
+file with a damaged or cut line stays as it is (what the line held would be lost). An egress's audit table stays
+in its store.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
 from contract.egress import TOPIC
 from contract.segments import SegmentWriter
 from harness.errors import HarnessError
+from harness.evidence.acks import ACK_ROWS_PER_SEGMENT, ACK_TYPES
 from harness.evidence.description import PipelineDescription
 from harness.evidence.layout import RunLayout
 from harness.evidence.topics import RecordingColumns
@@ -24,9 +30,9 @@ LINES_PER_BATCH = 100_000
 
 @dataclass(frozen=True)
 class Compacted:
-    """One recording, rewritten (or kept, with why)."""
+    """One file, rewritten (or kept, with why)."""
 
-    topic: str
+    name: str  # as the run directory names it
     records: int
     bytes_before: int
     bytes_after: int
@@ -43,11 +49,11 @@ def compact_recording(dump: Path, folder: Path, identity: dict | None = None) ->
         batch: list[dict] = []
         for number, line in enumerate(lines, 1):
             if not line.endswith(b"\n"):
-                raise ValueError(f"line {number} cut mid-record")
+                raise ValueError(f"line {number} is cut mid-record")
             try:
                 batch.append(json.loads(line))
             except ValueError:
-                raise ValueError(f"line {number} damaged") from None
+                raise ValueError(f"line {number} is damaged") from None
             if len(batch) == LINES_PER_BATCH:
                 writer.write(columns.batch(batch))
                 records, batch = records + len(batch), []
@@ -56,6 +62,26 @@ def compact_recording(dump: Path, folder: Path, identity: dict | None = None) ->
     staging.rename(folder)
     dump.unlink()
     return records
+
+
+def compact_acks(path: Path, folder: Path) -> int:
+    """acks.csv -> acks/ segments; the CSV is removed once they are written. Records written. Raises ValueError when
+    a line is damaged or cut (nothing is removed then)."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        raise ValueError("its last line is cut mid-record")
+    staging = folder.with_name(folder.name + ".compacting")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        table = pacsv.read_csv(pa.BufferReader(data), convert_options=pacsv.ConvertOptions(column_types=ACK_TYPES))
+    except pa.ArrowInvalid as exc:
+        raise ValueError(f"a line is damaged ({str(exc).splitlines()[0]})") from None
+    with SegmentWriter(staging, ACK_ROWS_PER_SEGMENT) as writer:
+        for start in range(0, table.num_rows, ACK_ROWS_PER_SEGMENT):
+            writer.write(table.slice(start, ACK_ROWS_PER_SEGMENT))
+    staging.rename(folder)
+    path.unlink()
+    return table.num_rows
 
 
 def compact_run(run_dir: Path) -> list[Compacted]:
@@ -68,18 +94,28 @@ def compact_run(run_dir: Path) -> list[Compacted]:
         raise HarnessError(f"{layout.pipeline}: unreadable ({exc}); the outputs' identities are unknown") from None
     identities = {t: s.identity for s in pipeline.streamlets if s.egress_evidence == TOPIC for t in s.inputs}
     done = []
+    if layout.ack_log.is_file() and not layout.ack_segments.exists():
+        done.append(_compact(compact_acks, layout.ack_log, layout.ack_segments, "acks.csv"))
     for dump in sorted(layout.topics.glob("*.jsonl")):
-        topic, size = dump.stem, dump.stat().st_size
-        folder = layout.topic_segments(topic)
-        if folder.exists():
-            done.append(Compacted(topic, 0, size, size, f"{folder.name}/ exists already"))
-            continue
-        try:
-            records = compact_recording(dump, folder, identities.get(topic))
-        except ValueError as exc:
-            shutil.rmtree(folder.with_name(folder.name + ".compacting"), ignore_errors=True)
-            done.append(Compacted(topic, 0, size, size, f"{exc}: kept whole"))
-            continue
-        after = sum(p.stat().st_size for p in folder.iterdir())
-        done.append(Compacted(topic, records, size, after))
+        topic = dump.stem
+        done.append(
+            _compact(
+                lambda source, target: compact_recording(source, target, identities.get(topic)),
+                dump,
+                layout.topic_segments(topic),
+                f"topics/{dump.name}",
+            )
+        )
     return done
+
+
+def _compact(rewrite, source: Path, target: Path, name: str) -> Compacted:
+    size = source.stat().st_size
+    if target.exists():
+        return Compacted(name, 0, size, size, f"{target.name}/ exists already")
+    try:
+        records = rewrite(source, target)
+    except ValueError as exc:
+        shutil.rmtree(target.with_name(target.name + ".compacting"), ignore_errors=True)
+        return Compacted(name, 0, size, size, f"{exc}: kept whole")
+    return Compacted(name, records, size, sum(p.stat().st_size for p in target.iterdir()))

@@ -29,7 +29,18 @@ class RunLayout:
 
     @property
     def ack_log(self) -> Path:
+        """The generator's acknowledgement log as CSV lines."""
         return self.root / "acks.csv"
+
+    @property
+    def ack_segments(self) -> Path:
+        """The same log in columnar form (evidence: {recordings: columnar}): a folder of segments."""
+        return self.root / "acks"
+
+    @property
+    def written_ack_log(self) -> Path:
+        """The acknowledgement log in the form the run wrote it: the segments' folder if there is one, else the CSV."""
+        return self.ack_segments if self.ack_segments.is_dir() else self.ack_log
 
     @property
     def generator_settings(self) -> Path:

@@ -63,7 +63,7 @@ def close_windows(run: PipelineRun) -> None:
     message = (source_encoder(w)(value), key, headers)
     t0 = time.monotonic()
     try:
-        send_canary(run.kafka, run.topic_name(w.topic), run.layout.ack_log, message, event_ms, key=CLOSING_KEY)
+        send_canary(run.kafka, run.topic_name(w.topic), run.ack_log, message, event_ms, key=CLOSING_KEY)
         run.history.record("closing_sent", key=CLOSING_KEY, seq=0, event_ms=event_ms, due=due)
         wait_for(
             lambda: all(_passed(run.layout.checkpoints(n), due[n]) for n in counters),

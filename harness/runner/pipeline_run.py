@@ -179,6 +179,12 @@ class PipelineRun:
                     decoders[self.topic_name(spec)] = avro_decoder(inst.settings["avro"])
         return decoders
 
+    @property
+    def ack_log(self) -> Path:
+        """Where the generator (and the canaries) log what was sent: acks.csv, or its segments for a run recording
+        its evidence in columnar form."""
+        return self.layout.ack_segments if self.scenario.recordings == COLUMNAR else self.layout.ack_log
+
     def output_identities(self) -> dict[str, dict]:
         """Real name of each topic a Kafka output reads -> the output's identity (contract/identity.py)."""
         return {
@@ -595,7 +601,7 @@ class PipelineRun:
             bootstrap_servers=self.client_access(GENERATOR).bootstrap_servers,
             kafka_security=self.kafka.security,
             topic=self.topic_name(w.topic),
-            ack_log=str(self.layout.ack_log),
+            ack_log=str(self.ack_log),
             keys=w.keys,
             rate=w.rate,
             duration_s=duration_s,

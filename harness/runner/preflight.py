@@ -177,7 +177,7 @@ def preflight(run: PipelineRun) -> None:
         if n not in routed.filters or routed.filters[n].keeps(value)
     }
     encode = source_encoder(w)
-    send_canary(run.kafka, run.topic_name(w.topic), run.layout.ack_log, (encode(value), key, headers), event_ms)
+    send_canary(run.kafka, run.topic_name(w.topic), run.ack_log, (encode(value), key, headers), event_ms)
     run.history.record("canary_sent", key=CANARY_KEY, seq=0)
     took = wait_canary(awaited, run.dead_driver, run.scenario.canary_timeout_s)
     run.history.record("canary_arrived", seconds=round(took, 3))

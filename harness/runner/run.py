@@ -61,7 +61,7 @@ class _Status:
         self.planned = planned
         # "40s+": a workload with after_faults_s goes on past its duration until the faults are over
         self.length = f"{duration:.0f}s" + ("" if run.scenario.workload.after_faults_s is None else "+")
-        self.acks = AckCounter(run.layout.ack_log)
+        self.acks = AckCounter(run.ack_log)
         egresses = [(n, s) for n, s in run.scenario.blueprint.streamlets.items() if s.role == EGRESS]
         self.egresses = [n for n, s in egresses if s.runs]
         self.outputs = [
@@ -153,7 +153,7 @@ def run_scenario(
             raise
         finally:
             console.close()
-            acks = AckCounter(run.layout.ack_log).poll()
+            acks = AckCounter(run.ack_log).poll()
             summary.acked, summary.unknown = acks.acked, acks.unknown
             summary.failed_streamlets = dict(run.failed)
             summary.elapsed_s = round(time.monotonic() - t0, 1)

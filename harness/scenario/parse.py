@@ -100,7 +100,7 @@ class Scenario:
     canary_timeout_s: float | None = (
         CANARY_TIMEOUT_S  # applications: how long the preflight's canary may take (None: none)
     )
-    recordings: str = JSON_LINES  # the form of the topic recordings (harness/evidence/topics.py): json or columnar
+    recordings: str = JSON_LINES  # the evidence's form: json (CSV, JSON lines, audit tables) or columnar (segments)
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())

@@ -29,8 +29,10 @@ from typing import Callable
 
 from confluent_kafka import Producer
 
+from contract.segments import SegmentWriter
 from harness.codecs import value_encoder
-from harness.workload.generator_settings import ACK_LOG_COLUMNS, TRACE_HEADER, WorkloadSettings
+from harness.evidence.acks import ACK_LOG_COLUMNS, ACK_ROWS_PER_SEGMENT, ack_batch, columnar_ack_log
+from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
 from harness.workload.predicate import Predicate
 from harness.workload.template import RecordMaker, record_fields, template_encoder
 from pipelines.kafka_security import password_from_env
@@ -68,10 +70,13 @@ class AckLog:
     """
 
     def __init__(self, path: str, transactional: bool = False):
-        self._file = open(path, "a", newline="")
-        self._csv = csv.writer(self._file)
-        if self._file.tell() == 0:
-            self._csv.writerow(ACK_LOG_COLUMNS)
+        # A folder (not acks.csv): the log in columnar form, each drain's lines one batch of a segment.
+        self._segments = SegmentWriter(Path(path), ACK_ROWS_PER_SEGMENT) if columnar_ack_log(path) else None
+        if self._segments is None:
+            self._file = open(path, "a", newline="")
+            self._csv = csv.writer(self._file)
+            if self._file.tell() == 0:
+                self._csv.writerow(ACK_LOG_COLUMNS)
         self.pending: deque = deque()  # [row, outcome or None, held by an open transaction]
         self._transactional = transactional
         self._open: list = []  # the open transaction's entries
@@ -102,23 +107,31 @@ class AckLog:
         self._open = []
 
     def drain(self, final: bool = False) -> None:
+        lines = []
         while self.pending and (final or (self.pending[0][1] is not None and not self.pending[0][2])):
             row, outcome, held, resend = self.pending.popleft()
             if (
                 outcome is None or held
             ):  # never reported, or in a transaction that never ended: it may or may not be there
                 outcome = ("unknown", "", "")
-            self._csv.writerow(row + outcome + (resend,))
+            lines.append(row + outcome + (resend,))
             if outcome[0] == "acked":
                 self.acked += 1
             elif outcome[0] == "aborted":
                 self.aborted += 1
             else:
                 self.unknown += 1
-        self._file.flush()
+        if self._segments is not None:
+            self._segments.write(ack_batch(lines))
+        else:
+            self._csv.writerows(lines)
+            self._file.flush()
 
     def close(self) -> None:
-        self._file.close()
+        if self._segments is not None:
+            self._segments.close()
+        else:
+            self._file.close()
 
 
 class Transactions:

@@ -13,7 +13,7 @@ from pipelines.kafka_security import KafkaSecurity
 class WorkloadSettings:
     bootstrap_servers: str
     topic: str
-    ack_log: str  # CSV the generator appends to (see ACK_LOG_COLUMNS)
+    ack_log: str  # acks.csv the generator appends to, or a folder of segments (harness/evidence/acks.py)
     keys: int = 8
     rate: float = 200.0  # records per second
     duration_s: float | None = 30.0  # None: until stopped
@@ -47,9 +47,3 @@ class WorkloadSettings:
 
 
 TRACE_HEADER = "harness-trace"  # a header the generator can put on every record; the checker looks for it at each hop
-
-# One line per record the generator sent. status: acked (partition/offset known), unknown (timed out or
-# failed: it may or may not have been written), or aborted (written at partition/offset in a transaction the
-# generator aborted; the record is written again, with a line of its own, in the next transaction). resend: 1 for
-# a deliberate copy of a record sent before (the resend fault), 0 for the first (a log without the column: 0).
-ACK_LOG_COLUMNS = ("key", "seq", "event_time_ms", "late", "status", "partition", "offset", "resend")
