@@ -27,10 +27,11 @@ ACK_TYPES = {
 }
 ACK_LOG_COLUMNS = tuple(ACK_TYPES)
 ACK_ROWS_PER_SEGMENT = 100_000  # small segments: the runner's count of the log reads its open one again each time
+ACK_BATCH_ROWS, ACK_BATCH_S = 10_000, 0.5  # a batch of the columnar form: this many lines, or what this long gathered
 
 
 def columnar_ack_log(path: str) -> bool:
-    """An ack log is acks.csv, or in columnar form a folder of segments (contract/segments.py), one batch a drain."""
+    """An ack log is acks.csv, or in columnar form a folder of segments (contract/segments.py)."""
     return not str(path).endswith(".csv")
 
 

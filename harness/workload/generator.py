@@ -31,7 +31,14 @@ from confluent_kafka import Producer
 
 from contract.segments import SegmentWriter
 from harness.codecs import value_encoder
-from harness.evidence.acks import ACK_LOG_COLUMNS, ACK_ROWS_PER_SEGMENT, ack_batch, columnar_ack_log
+from harness.evidence.acks import (
+    ACK_BATCH_ROWS,
+    ACK_BATCH_S,
+    ACK_LOG_COLUMNS,
+    ACK_ROWS_PER_SEGMENT,
+    ack_batch,
+    columnar_ack_log,
+)
 from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
 from harness.workload.predicate import Predicate
 from harness.workload.template import RecordMaker, record_fields, template_encoder
@@ -72,6 +79,8 @@ class AckLog:
     def __init__(self, path: str, transactional: bool = False):
         # A folder (not acks.csv): the log in columnar form, each drain's lines one batch of a segment.
         self._segments = SegmentWriter(Path(path), ACK_ROWS_PER_SEGMENT) if columnar_ack_log(path) else None
+        self._unwritten: list[tuple] = []  # columnar: drained lines waiting for their batch
+        self._written_at = time.monotonic()
         if self._segments is None:
             self._file = open(path, "a", newline="")
             self._csv = csv.writer(self._file)
@@ -122,13 +131,19 @@ class AckLog:
             else:
                 self.unknown += 1
         if self._segments is not None:
-            self._segments.write(ack_batch(lines))
+            # A batch per drain would be a few lines each (its framing then outweighs them): lines are gathered for
+            # at most ACK_BATCH_S, so a generator killed loses at most that much more of its log than the CSV's.
+            self._unwritten += lines
+            if final or len(self._unwritten) >= ACK_BATCH_ROWS or time.monotonic() - self._written_at >= ACK_BATCH_S:
+                self._segments.write(ack_batch(self._unwritten))
+                self._unwritten, self._written_at = [], time.monotonic()
         else:
             self._csv.writerows(lines)
             self._file.flush()
 
     def close(self) -> None:
         if self._segments is not None:
+            self._segments.write(ack_batch(self._unwritten))
             self._segments.close()
         else:
             self._file.close()
