@@ -45,8 +45,7 @@ class SegmentWriter:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.rows_per_segment = rows_per_segment
-        existing = [int(p.stem) for p in self.folder.glob(f"*{SUFFIX}") if p.stem.isdigit()]
-        self._next = max(existing, default=-1) + 1
+        self._next = max((int(p.stem) for p in segments(self.folder)), default=-1) + 1
         self._file = None
         self._writer: pa.ipc.RecordBatchStreamWriter | None = None
         self._schema: pa.Schema | None = None

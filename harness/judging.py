@@ -58,8 +58,7 @@ def repeated_seeds(first_seed: int, repeat: int, until: float | None) -> Iterato
 
 def began(run_dir: Path) -> bool:
     """Whether the run's workload began: there is something to judge."""
-    layout = RunLayout(Path(run_dir))
-    return layout.ack_log.is_file() or layout.ack_segments.is_dir()
+    return RunLayout(Path(run_dir)).written_ack_log.exists()
 
 
 def run_and_judge(

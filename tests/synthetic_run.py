@@ -143,16 +143,21 @@ def _iso(ms: np.ndarray) -> pa.Array:
     return pc.strftime(pa.array(ms.astype("datetime64[ms]")), format="%Y-%m-%dT%H:%M:%SZ")
 
 
-def _write_topic(
-    path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray], slice_rows: int = 1_000_000
-) -> None:
-    """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
+def _placed(sent: Sent, flow: Flow, index: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each copy's key, seq, partition (key % 2), offset (in delivery order) and event time, as a topic holds it."""
     key, seq = _ids(sent, flow, index)
     partition = key % 2
     offset = np.zeros(len(index), dtype=np.int64)
     for p in (0, 1):
         offset[partition == p] = np.arange((partition == p).sum())
-    event = sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+    return key, seq, partition, offset, sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+
+
+def _write_topic(
+    path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray], slice_rows: int = 1_000_000
+) -> None:
+    """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
+    key, seq, partition, offset, event = _placed(sent, flow, index)
     s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
     with open(path, "wb") as out:
         for start in range(0, len(index), slice_rows):
@@ -189,12 +194,7 @@ def _write_segments(
     from contract.segments import SegmentWriter
     from harness.evidence.topics import BATCH_PREFIX
 
-    key, seq = _ids(sent, flow, index)
-    partition = key % 2
-    offset = np.zeros(len(index), dtype=np.int64)
-    for p in (0, 1):
-        offset[partition == p] = np.arange((partition == p).sum())
-    event = sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+    key, seq, partition, offset, event = _placed(sent, flow, index)
     with SegmentWriter(folder) as writer:
         for start in range(0, len(index), slice_rows):
             part = slice(start, start + slice_rows)

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 SEQ_BITS = 40
+SEQ_MASK = (1 << SEQ_BITS) - 1
 
 
 def rids(key_codes, seqs) -> np.ndarray:
@@ -24,7 +25,7 @@ def rids(key_codes, seqs) -> np.ndarray:
 def split_rid(rid) -> tuple[np.ndarray, np.ndarray]:
     """Key code and seq of ordinary rids (>= 0); alien rids (< 0) are named by RecordIds.name."""
     rid = np.asarray(rid, dtype=np.int64)
-    return rid >> SEQ_BITS, rid & ((1 << SEQ_BITS) - 1)
+    return rid >> SEQ_BITS, rid & SEQ_MASK
 
 
 MAX_KEY_CODE = (1 << (63 - SEQ_BITS)) - 1

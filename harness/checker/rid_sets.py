@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.checker.record_ids import split_rid
+from harness.checker.record_ids import SEQ_BITS, SEQ_MASK, split_rid
 
 SMALL = 10_000  # below this many rids in all, hashing is as quick
 DENSEST = 8  # a space at most this many times the rids it holds (and at most MOST_CODES codes) is used
@@ -25,9 +25,9 @@ def _space(*arrays: np.ndarray) -> tuple[int, int] | None:
     present = [a for a in arrays if len(a)]
     if total < SMALL or not present or min(int(a.min()) for a in present) < 0:
         return None
-    key, seq = zip(*(split_rid(a) for a in present))
-    stride = max(int(s.max()) for s in seq) + 1
-    size = (max(int(k.max()) for k in key) + 1) * stride
+    # The largest key is the largest rid's (rids order by key first): only the seqs need extracting here.
+    stride = max(int((a & SEQ_MASK).max()) for a in present) + 1
+    size = ((max(int(a.max()) for a in present) >> SEQ_BITS) + 1) * stride
     return (stride, size) if size <= min(DENSEST * total + (1 << 20), MOST_CODES) else None
 
 
