@@ -11,15 +11,15 @@ import pandas as pd
 
 
 def read_acks(run_dir: Path) -> pd.DataFrame:
-    """The acknowledgement log, whichever form the run wrote: acks.csv, or the segments of acks/ (read with Arrow's
-    own stream reader, not the harness's)."""
+    """The acknowledgement log, whichever form the run wrote: acks.csv, or the segments of acks/ and of each
+    generator worker's acks/worker-NN/ (read with Arrow's own stream reader, not the harness's)."""
     folder = Path(run_dir) / "acks"
     if not folder.is_dir():
         return pd.read_csv(Path(run_dir) / "acks.csv")
     import pyarrow as pa
 
     tables = []
-    for segment in sorted(folder.glob("*.arrows")):
+    for segment in sorted(folder.glob("*.arrows")) + sorted(folder.glob("worker-*/*.arrows")):
         with pa.ipc.open_stream(pa.OSFile(str(segment))) as reader:
             tables.append(reader.read_all())
     return pa.concat_tables(tables).to_pandas()

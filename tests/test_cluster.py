@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -309,3 +310,49 @@ def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_d
         (p1, o1, v1), (p2, o2, v2) = sorted(held[record])
         assert p1 == p2 and o1 < o2 and v1 == v2
     assert all(len(held[r]) == 1 for r in set(firsts) - set(again))
+
+
+def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_counted_by_one(single, tmp_path):
+    """workers: 2 splits the keys (k % 2), the rate and the planned records; each worker logs to its own segments;
+    a SIGTERM to the generator's session stops both cleanly, their logs whole."""
+    from harness.evidence.acks import AckCounter
+    from harness.process import Supervisor
+    from harness.workload.generator_settings import WorkloadSettings
+    from tests.evidence_helpers import read_acks
+
+    with single.admin() as admin:
+        admin.create_topic("split", partitions=2)
+    settings = tmp_path / "generator.json"
+    acks = tmp_path / "acks"
+    WorkloadSettings(single.bootstrap_servers, "split", str(acks), rate=400, duration_s=3, keys=5, workers=2).save(
+        settings
+    )
+    argv = [sys.executable, "-m", "harness.workload.generator", str(settings)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout.splitlines()[-1])["generator"] == {
+        "sent": 1200,
+        "acked": 1200,
+        "unknown": 0,
+        "aborted": 0,
+        "workers": 2,
+    }
+    assert sorted(p.name for p in acks.iterdir()) == ["worker-00", "worker-01"]
+    log = read_acks(tmp_path)
+    assert len(log) == 1200 and set(log.status) == {"acked"} and AckCounter(acks).poll().acked == 1200
+    for key, seqs in log.groupby("key").seq:
+        assert sorted(seqs) == list(range(len(seqs))), key  # one worker counted each key
+    topic = [json.loads(r.value) for r in read_topic(single.bootstrap_servers, "split")]
+    assert sorted((v["key"], v["seq"]) for v in topic) == sorted(zip(log.key, log.seq))
+    # until stopped: a SIGTERM to the session (as the runner stops it) ends both workers, nothing left running
+    until = tmp_path / "until"
+    WorkloadSettings(single.bootstrap_servers, "split", str(until / "acks"), duration_s=None, workers=2).save(settings)
+    with Supervisor(tmp_path / "pids") as supervisor:
+        generator = supervisor.start("generator", argv, tmp_path / "generator.log")
+        counter = AckCounter(until / "acks")
+        wait_for(lambda: counter.poll().acked >= 200, timeout=30, what="both workers to send")
+        generator.signal(signal.SIGTERM)
+        wait_for(lambda: not generator.running(), timeout=30, what="the generator and its workers to stop")
+        assert generator.wait_exit() == 0 and not session_members(generator.record)
+    log = read_acks(until)
+    assert sorted(p.name for p in (until / "acks").iterdir()) == ["worker-00", "worker-01"]
+    assert set(log.status) == {"acked"} and counter.poll().acked == len(log) >= 200

@@ -25,6 +25,7 @@ def _scenario(tmp_path, mode: str, bootstrap_servers: str | None = None):
     raw["name"] = f"explore-{mode}"
     raw["blueprint"]["streamlets"]["egress"]["settings"]["mode"] = mode
     raw["explore"] = {**raw["explore"], "faults": 1, "moments": ["after-write"], "workload_s": 10}
+    raw["workload"]["workers"] = 2  # a generator of two processes (acks/worker-NN/), counted here as one log
     path = tmp_path / f"{mode}.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path

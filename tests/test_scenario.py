@@ -36,6 +36,12 @@ BAD = [
         GOOD + "evidence: {recordings: parquet}\n",
         "evidence.recordings: expected one of json, columnar, got 'parquet'",
     ),
+    (
+        "more workers than keys",
+        GOOD.replace("rate: 50", "rate: 50, keys: 2, workers: 3"),
+        "workload.workers: 3 workers for 2 keys: each needs a key",
+    ),
+    ("no workers", GOOD.replace("rate: 50", "rate: 50, workers: 0"), "workload.workers: expected a value from 1"),
     ("missing blueprint", "name: x\nworkload: {}\n", "scenario.blueprint: required field is missing"),
     (
         "share out of range",
@@ -411,6 +417,20 @@ def test_same_seed_same_records_and_late_ones_only_after_the_warm_up():
     assert not any(late for *_, late in first[:20]) and any(late for *_, late in first[20:])
     for key in {k for k, *_ in first}:  # seq counts from 0 per key, without gaps
         assert [s for k, s, *_ in first if k == key] == list(range(sum(1 for k, *_ in first if k == key)))
+
+
+def test_a_workers_plan_is_its_own_keys_and_the_workers_together_are_the_planned_records():
+    from harness.workload.workers import worker_settings
+
+    whole = WorkloadSettings("b", "t", "acks", keys=5, rate=100, duration_s=10.01, late_after=7, workers=3)
+    parts = [worker_settings(whole, w, 1001) for w in range(3)]
+    assert [p.max_records for p in parts] == [334, 334, 333] and [p.late_after for p in parts] == [3, 2, 2]
+    assert [p.ack_log for p in parts] == ["acks/worker-00", "acks/worker-01", "acks/worker-02"]
+    assert all(p.rate == 100 / 3 and p.duration_s is None for p in parts)
+    for part in parts:
+        plan = list(itertools.islice(record_plan(part), 300))
+        assert plan == list(itertools.islice(record_plan(part), 300))  # deterministic by seed and worker
+        assert {int(k[1:]) % 3 for k, *_ in plan} == {part.worker}
 
 
 SHIPPED = [

@@ -23,7 +23,7 @@ from contract.segments import read_segments
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.checker.rid_sets import isin, more_than_once
 from harness.errors import HarnessError
-from harness.evidence.acks import ACK_TYPES
+from harness.evidence.acks import ACK_TYPES, ack_folders
 from harness.evidence.checkpoint import batch_events
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
@@ -178,8 +178,12 @@ def read_acks(path: Path, gaps: list[str]) -> pa.Table:
 
 
 def _ack_segments(folder: Path, gaps: list[str]) -> pa.Table:
-    table, problems = read_segments(folder)
-    gaps += [f"{folder.name}/{problem}" for problem in problems]
+    tables = []
+    for place in ack_folders(folder):  # the canaries' and a single generator's segments, then each worker's
+        table, problems = read_segments(place)
+        gaps += [f"{place.relative_to(folder.parent)}/{problem}" for problem in problems]
+        tables += [table] if table is not None else []
+    table = pa.concat_tables(tables, promote_options="default") if tables else None
     if table is None:
         return pa.table({name: pa.array([], kind) for name, kind in ACK_TYPES.items()})
     missing = {"key", "seq", "status", "partition", "offset"} - set(table.column_names)

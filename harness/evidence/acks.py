@@ -30,9 +30,25 @@ ACK_ROWS_PER_SEGMENT = 100_000  # small segments: the runner's count of the log 
 ACK_BATCH_ROWS, ACK_BATCH_S = 10_000, 0.5  # a batch of the columnar form: this many lines, or what this long gathered
 
 
+WORKER_FOLDER = "worker-{:02d}"  # acks/worker-NN/: the segments of one of a generator's several processes
+
+
 def columnar_ack_log(path: str) -> bool:
     """An ack log is acks.csv, or in columnar form a folder of segments (contract/segments.py)."""
     return not str(path).endswith(".csv")
+
+
+def worker_ack_log(path: str, worker: int) -> str:
+    """Where worker `worker` of a generator running as several processes writes its segments: a folder of its own
+    in the columnar log's (two writers never share a segment's numbers)."""
+    return str(Path(path) / WORKER_FOLDER.format(worker))
+
+
+def ack_folders(folder: Path) -> list[Path]:
+    """The folders of a columnar ack log holding segments: its own (the canaries', a single generator's) and each
+    worker's, in worker order."""
+    workers = sorted(p for p in Path(folder).glob("worker-*") if p.is_dir() and p.name[len("worker-") :].isdigit())
+    return [Path(folder), *workers]
 
 
 def ack_batch(lines: list[tuple]) -> pa.RecordBatch:
@@ -54,7 +70,8 @@ class AckCounter:
         self._folder = Path(path) if columnar_ack_log(path) else None
         self._tail = LineTail(path) if self._folder is None else None
         self._header_seen = False
-        self._closed = (0, 0, 0)  # acked, unknown, segments counted: those before the one being written
+        # per folder of segments: acked, unknown, segments counted (those before the one being written)
+        self._closed: dict[Path, tuple[int, int, int]] = {}
         self.acked = 0
         self.unknown = 0
 
@@ -72,15 +89,17 @@ class AckCounter:
         return self
 
     def _poll_segments(self) -> "AckCounter":
-        found = segments(self._folder) if self._folder.is_dir() else []
-        acked, unknown, counted = self._closed
-        for index in range(counted, len(found)):
-            table, _ = read_segment(found[index], ["status", "resend"])
-            here = _outcomes(table) if table is not None else (0, 0)
-            acked, unknown = acked + here[0], unknown + here[1]
-            if index < len(found) - 1:  # a writer never goes back to a segment once it opened the next
-                self._closed = (acked, unknown, index + 1)
-        self.acked, self.unknown = acked, unknown
+        self.acked = self.unknown = 0
+        for folder in ack_folders(self._folder) if self._folder.is_dir() else []:
+            found = segments(folder)
+            acked, unknown, counted = self._closed.get(folder, (0, 0, 0))
+            for index in range(counted, len(found)):
+                table, _ = read_segment(found[index], ["status", "resend"])
+                here = _outcomes(table) if table is not None else (0, 0)
+                acked, unknown = acked + here[0], unknown + here[1]
+                if index < len(found) - 1:  # a writer never goes back to a segment once it opened the next
+                    self._closed[folder] = (acked, unknown, index + 1)
+            self.acked, self.unknown = self.acked + acked, self.unknown + unknown
         return self
 
 

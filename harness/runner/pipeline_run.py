@@ -182,8 +182,9 @@ class PipelineRun:
     @property
     def ack_log(self) -> Path:
         """Where the generator (and the canaries) log what was sent: acks.csv, or its segments for a run recording
-        its evidence in columnar form."""
-        return self.layout.ack_segments if self.scenario.recordings == COLUMNAR else self.layout.ack_log
+        its evidence in columnar form or a workload of several generator workers (a folder of segments each)."""
+        columnar = self.scenario.recordings == COLUMNAR or self.scenario.workload.workers > 1
+        return self.layout.ack_segments if columnar else self.layout.ack_log
 
     def output_identities(self) -> dict[str, dict]:
         """Real name of each topic a Kafka output reads -> the output's identity (contract/identity.py)."""
@@ -620,6 +621,7 @@ class PipelineRun:
             record=w.record,
             keeps=declared_filters(self.scenario.blueprint),
             dropped_dir=str(self.layout.dropped(GENERATOR).parent),
+            workers=w.workers,
         )
         settings.save(self.layout.generator_settings)
         self.generator = self.supervisor.start(

@@ -38,6 +38,7 @@ MAX_DURATION_S = 7 * 24 * 3600.0
 MAX_KEYS = 1_000_000
 MAX_PAYLOAD_BYTES = 900_000  # under Kafka's default message size limit (1 MB) with the record's other fields
 MAX_RECORDS = 50_000_000
+MAX_WORKERS = 64  # generator processes: one per core offers the most load
 CANARY_TIMEOUT_S = 120.0  # a batch of a job on a busy machine may take tens of seconds
 
 
@@ -79,6 +80,7 @@ class WorkloadSpec:
     transaction_records: int = 0  # > 0: the generator writes in transactions of this many records
     abort_every: int = 0  # > 0: every n-th transaction is aborted and its records written again in the next
     record: dict | None = None  # the records in the application's own format (harness/workload/template.py)
+    workers: int = 1  # generator processes sharing the workload (harness/workload/workers.py)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ def _workload(raw: Any, folder: Path | None = None) -> WorkloadSpec:
             "transactions",
             "headers",
             "record",
+            "workers",
         },
     )
     topic_raw = f.get("topic", dict, {})
@@ -148,7 +151,10 @@ def _workload(raw: Any, folder: Path | None = None) -> WorkloadSpec:
         headers=f.get("headers", bool, False),
         **_transactions(f.get("transactions", dict, None), f.get("idempotence", bool, True)),
         record=_record(f.get("record", dict, None), topic, folder),
+        workers=f.get("workers", int, 1, minimum=1, maximum=MAX_WORKERS),
     )
+    if spec.workers > spec.keys:
+        raise BlueprintError("workload.workers", f"{spec.workers} workers for {spec.keys} keys: each needs a key")
     if spec.rate * spec.duration_s > MAX_RECORDS:
         raise BlueprintError(
             "workload",

@@ -42,6 +42,7 @@ from harness.evidence.acks import (
 from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
 from harness.workload.predicate import Predicate
 from harness.workload.template import RecordMaker, record_fields, template_encoder
+from harness.workload.workers import run_workers, worker_settings
 from pipelines.kafka_security import password_from_env
 from pipelines.model import SOURCE_RECORD
 
@@ -53,13 +54,15 @@ Message = tuple  # (Kafka key text or None, value bytes, headers or None)
 
 
 def record_plan(settings: WorkloadSettings):
-    """The deterministic part of the workload: yields (key, seq, payload, late) forever."""
-    rng = random.Random(settings.seed)
+    """The deterministic part of the workload: yields (key, seq, payload, late) forever. A worker of several draws
+    only its own keys (k % workers == worker), from a seed of its own."""
+    rng = random.Random(settings.seed if settings.workers == 1 else f"{settings.seed}-worker-{settings.worker}")
+    own = range(settings.worker, settings.keys, settings.workers)
     seqs = [0] * settings.keys
     size = settings.payload_bytes
     index = 0
     while True:
-        k = rng.randrange(settings.keys)
+        k = own[rng.randrange(len(own))]
         late = rng.random() < settings.late_share and index >= settings.late_after
         index += 1
         payload = rng.getrandbits(8 * size).to_bytes(size, "little").translate(_PAYLOAD_LETTERS).decode()
@@ -367,12 +370,20 @@ def _produce(producer: "Producer", topic: str, message: Message, on_delivery: Ca
             producer.poll(0.05)
 
 
+USAGE = "usage: python -m harness.workload.generator SETTINGS.json [--worker N]"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m harness.workload.generator SETTINGS.json", file=sys.stderr)
+    if len(argv) not in (1, 3) or (len(argv) == 3 and (argv[1] != "--worker" or not argv[2].isdigit())):
+        print(USAGE, file=sys.stderr)
         return 2
-    summary = run(WorkloadSettings.load(argv[0]))
+    settings = WorkloadSettings.load(argv[0])
+    if len(argv) == 3:
+        settings = worker_settings(settings, int(argv[2]), planned_records(settings))
+    elif settings.workers > 1:
+        return run_workers(argv[0], settings.workers)
+    summary = run(settings)
     print(json.dumps({"generator": summary}), flush=True)
     return 0
 

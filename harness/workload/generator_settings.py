@@ -36,6 +36,10 @@ class WorkloadSettings:
     # streamlet -> its declared filter (an application's keeps, an output's receives: harness/workload/predicate.py)
     keeps: dict = field(default_factory=dict)
     dropped_dir: str | None = None  # where the records each filter drops are listed (dropped/<streamlet>.jsonl)
+    # > 1: the workload is produced by this many processes, worker w the keys k with k % workers == w, each its own
+    # ack segments (a columnar ack log); `worker` is set only in a worker's own settings (harness/workload/workers.py)
+    workers: int = 1
+    worker: int = 0
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))
