@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from harness.checker.check import check_run
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.record_ids import rids
-from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
+from harness.checker.rid_sets import Positions, copies, first_occurrences, isin, more_than_once
 from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 
 HOP_NAMES = list(HOPS) + ["egress"]
@@ -261,6 +261,12 @@ def test_injected_anomalies_are_found_exactly(case):
             and window["reached_downstream"] == len(plan.retention_reached)
             and window["exact"]
         )
+    # The periods of sending (harness/checker/periods.py): their counts sum to the run's, each judged by one rule.
+    periods = report.periods.periods
+    for name in ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "reordered", "dropped"):
+        assert sum(getattr(p.counts, name) for p in periods) == getattr(counts, name), name
+    assert sum(p.counts.phantom for p in periods) + report.periods.phantom_unplaced == counts.phantom
+    assert all(p.verdict == verdict(p.counts) for p in periods)
     # Every anomaly class that occurred has witnesses of that class, and only those classes do.
     classes = {w.anomaly for w in report.witnesses}
     assert classes == {
@@ -325,3 +331,4 @@ def test_rid_sets_counted_and_looked_up_densely_match_hashing(arrays):
     counted, hashed = copies(values), pd.Series(values).value_counts(sort=False)
     assert counted.index.tolist() == hashed.index.tolist()  # the order each rid first occurs in
     assert counted.tolist() == hashed.tolist()
+    assert (Positions(universe).of(values) == pd.Index(universe).get_indexer(values)).all()

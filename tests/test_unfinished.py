@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from harness.checker.check import check_run
-from tests.synthetic_run import Flow, make_sent, write_run
+from tests.synthetic_run import T0, Flow, make_sent, write_run
 
 
 def _offsets_in(sent, index: np.ndarray) -> np.ndarray:
@@ -35,10 +35,12 @@ def _batch(ts: int, topic: str, ends: dict[int, int]) -> dict:
     }
 
 
-def _run(tmp_path, recorded: bool, status: str = "interrupted"):
-    """100 records: 10 never reach `processed` (though the processor committed past them all); of those that did,
-    10 reached the egress's state after it had committed past them, 10 were beyond its last commit."""
+def _run(tmp_path, recorded: bool, status: str = "interrupted", every_ms: int = 5):
+    """100 records, one sent every `every_ms`: 10 never reach `processed` (though the processor committed past them
+    all); of those that did, 10 reached the egress's state after it had committed past them, 10 were beyond its
+    last commit."""
     sent = make_sent(4, 25)
+    sent.event_time_ms = T0 + np.arange(len(sent)) * every_ms
     every = np.arange(len(sent))
     skipped_by_processor = every[10:20]
     processed = np.setdiff1d(every, skipped_by_processor)
@@ -86,3 +88,17 @@ def test_a_finished_run_calls_every_missing_record_lost(tmp_path):
     report = check_run(root)
     assert _lost(report) == by_processor | by_egress | beyond and report.counts.undelivered == 0
     assert report.verdict == "at-most-once" and report.outcome == "fail"
+
+
+def test_the_periods_of_an_unfinished_run_judge_those_whose_every_record_is_accounted_for_provisionally(tmp_path):
+    """Ten periods of ten records: the two whose missing records are proven lost are judged, as are those whose
+    every record arrived; the last ones, with records not delivered yet, are unknown; all of it provisional."""
+    root, by_processor, by_egress, beyond = _run(tmp_path, recorded=True, every_ms=100)
+    periods = check_run(root).periods
+    assert periods.length_s == 1 and len(periods.periods) == 10 and periods.provisional
+    assert [p.counts.lost for p in periods.periods] == [10, 10] + [0] * 8  # sent 0-9 and 10-19
+    undelivered = [p.counts.undelivered for p in periods.periods]
+    assert sum(undelivered) == len(beyond) and undelivered[:7] == [0] * 7 and undelivered[-1] > 0
+    assert [p.verdict for p in periods.periods] == ["at-most-once"] * 2 + ["exactly-once"] * 5 + [
+        "unknown" if n else "exactly-once" for n in undelivered[7:]
+    ]

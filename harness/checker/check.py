@@ -3,16 +3,28 @@
 A check is the composition of its steps (harness/checker/step.py), in this order: reconcile every hop, and find
 the first hop of each anomaly -> causes of loss (retention, redeploy, re-creation, watermark, failed query) ->
 what a run that did not finish proves lost -> extra copies per hop (made here or inherited, by which batch,
-after which fault) -> counts and verdicts (window counts of stateful pipelines) -> faults and recovery ->
-latency -> witnesses -> timeline -> resources -> expectations. A new analysis is a module with a STEP, added
-to STEPS.
+after which fault) -> counts and verdicts (window counts of stateful pipelines) -> the same per period of sending
+-> faults and recovery -> latency -> witnesses -> timeline -> resources -> expectations. A new analysis is a
+module with a STEP, added to STEPS.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.checker import causes, copies, counts, expect, faults, hops, latency, resources, timeline, unfinished
+from harness.checker import (
+    causes,
+    copies,
+    counts,
+    expect,
+    faults,
+    hops,
+    latency,
+    periods,
+    resources,
+    timeline,
+    unfinished,
+)
 from harness.checker import witnesses as witness_step
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
@@ -26,6 +38,7 @@ STEPS: list[Step] = [
     unfinished.STEP,
     copies.STEP,
     counts.STEP,
+    periods.STEP,
     faults.STEP,
     latency.STEP,
     witness_step.STEP,
@@ -91,6 +104,7 @@ def _report(context: Context) -> Report:
         run_info=_run_info(evidence, context.spans),
         witness_totals=context.witness_totals,
         resources=context.resources,
+        periods=context.periods,
         doubts=context.doubts,
         skipped_faults=skipped_faults(evidence.history),
         records=context.records,

@@ -177,6 +177,25 @@ class WindowCounts:
     spark_rows_dropped_by_watermark: int | None = None  # Spark's numRowsDroppedByWatermark, summed (None: no progress)
 
 
+@dataclass(frozen=True)
+class Period:
+    """The records sent in one period of the run (harness/checker/periods.py): their end-to-end counts and verdict."""
+
+    start_ms: int
+    counts: Counts
+    verdict: str  # unknown where some of its records are undelivered (a run that did not finish)
+
+
+@dataclass(frozen=True)
+class Periods:
+    """The run cut into periods of equal length by when its records were sent: the trend of a long run."""
+
+    length_s: int
+    periods: list[Period]
+    phantom_unplaced: int  # phantoms in no period: their arrival at an egress was not recorded
+    provisional: bool  # the run did not finish: a replay still to come may copy any period's records
+
+
 @dataclass
 class Report:
     run_dir: str
@@ -206,6 +225,7 @@ class Report:
     run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
     witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
     resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
+    periods: Periods | None = None  # the trend: counts and a verdict per period of sending (None: not cut so)
     # anomaly -> complete set (DataFrame); saved as files, not in JSON
     records: dict = field(default_factory=dict, repr=False)
 

@@ -87,3 +87,31 @@ def more_than_once(rid) -> np.ndarray:
     stride, size = space
     code = _codes(rid, stride)
     return np.bincount(code, minlength=size)[code] > 1
+
+
+class Positions:
+    """Where each rid of `universe` (distinct rids) stands in it, built once and looked up many times: a table over
+    the dense space, or a hash index."""
+
+    def __init__(self, universe) -> None:
+        universe = np.asarray(universe, dtype=np.int64)
+        self._space = _space(universe)
+        if self._space is None:
+            self._index = pd.Index(universe)
+            return
+        stride, size = self._space
+        self._table = np.full(size, -1, dtype=np.int32 if len(universe) < (1 << 31) else np.int64)
+        self._table[_codes(universe, stride)] = np.arange(len(universe))
+
+    def of(self, values) -> np.ndarray:
+        """Each value's position in the universe, -1 where it is not in it."""
+        values = np.asarray(values, dtype=np.int64)
+        if self._space is None:
+            return self._index.get_indexer(values)
+        stride, size = self._space
+        key, seq = split_rid(values)
+        code = key * stride + seq
+        inside = (values >= 0) & (seq < stride) & (code < size)  # a phantom's rid may lie beyond the space
+        found = np.full(len(values), -1, dtype=np.int64)
+        found[inside] = self._table[code[inside]]
+        return found

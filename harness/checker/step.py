@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the analyses import this module: their types are annotation
         FaultResult,
         Hop,
         Latency,
+        Periods,
         ResourceUse,
         WindowCounts,
         Witness,
@@ -75,6 +76,8 @@ class Context:
     causes: dict = field(default_factory=dict)
     lost_by_cause: dict | None = None
     windows: WindowCounts | None = None
+    # periods (harness/checker/periods.py)
+    periods: Periods | None = None
     window_witnesses: list[Witness] = field(default_factory=list)
     witness_totals: dict = field(default_factory=dict)
     # faults (harness/checker/faults.py)

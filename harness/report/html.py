@@ -22,6 +22,8 @@ from harness.report.tables import (
     hop_tables,
     latency_text,
     lost_text,
+    period_table,
+    periods_text,
     resource_rows,
     retention_text,
     run_info_text,
@@ -81,6 +83,13 @@ def render_html(report: Report) -> str:
     parts += _losses(report)
     if report.windows:
         parts.append(_windows_table(report.windows))
+    trend = period_table(report)
+    if trend:
+        parts += [
+            f"<h2>Periods</h2><details><summary>{escape(periods_text(report))}</summary>",
+            table(*trend),
+            "</details>",
+        ]
     parts.append(anomalies_svg(report))
     parts += _details(report)
     parts.append("</body></html>")

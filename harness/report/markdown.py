@@ -19,6 +19,8 @@ from harness.report.tables import (
     hop_tables,
     latency_text,
     lost_text,
+    period_table,
+    periods_text,
     resource_rows,
     retention_text,
     run_info_text,
@@ -91,6 +93,9 @@ def render_markdown(report: Report) -> str:
             )
         )
     lines += [""]
+    trend = period_table(report)
+    if trend:
+        lines += ["## Periods", "", periods_text(report), ""] + _table(*trend) + [""]
     if report.faults:
         lines += ["## Faults", ""] + _table(FAULT_HEADER, fault_rows(report)) + [""]
     if report.latency.records:

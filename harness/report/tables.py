@@ -74,6 +74,7 @@ GLOSSARY = (
         "exactly-once (each once); effectively-exactly-once (none lost or kept twice, some delivered again); "
         "at-least-once (none lost, some kept twice); at-most-once (some lost, none kept twice); none (both)",
     ),
+    ("period", "the records sent in one stretch of the run, judged on their own: the trend of a long run"),
     ("unknown", "what the evidence cannot prove either way: never a pass"),
     ("witness", "one concrete record of an anomaly, with every copy of it: where, when, made by which fault"),
 )
@@ -162,6 +163,32 @@ def hop_rows(report: Report, emphasis=str) -> list[list]:
             *[""] * 6,
         ]
     ]
+
+
+def period_table(report: Report) -> tuple[list, list] | None:
+    """The trend: (header, rows) of each period of sending, from when (seconds into the run), its verdict and counts;
+    None for a run not cut in periods, or in one only."""
+    periods = report.periods
+    if periods is None or len(periods.periods) < 2:
+        return None
+    t0 = report.timeline.get("start_ms", periods.periods[0].start_ms)
+    names = COUNT_NAMES[:3] + ((UNDELIVERED,) if periods.provisional else ()) + COUNT_NAMES[3:]
+    rows = [
+        [round((p.start_ms - t0) / 1000, 1), p.verdict, *(count(getattr(p.counts, n)) for n in names)]
+        for p in periods.periods
+    ]
+    return ["sent from (s)", "verdict", *names], rows
+
+
+def periods_text(report: Report) -> str:
+    """The trend in a line: how many periods of how long, and how many had each verdict."""
+    periods = report.periods
+    verdicts = [p.verdict for p in periods.periods]
+    tally = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
+    unplaced = f"; {periods.phantom_unplaced:,} phantom(s) in no period" if periods.phantom_unplaced else ""
+    return f"{len(verdicts)} periods of {periods.length_s:,} s by when their records were sent: {tally}{unplaced}" + (
+        " (provisional: the run did not finish)" if periods.provisional else ""
+    )
 
 
 def fault_rows(report: Report) -> list[list]:

@@ -1,0 +1,45 @@
+"""The run's periods (harness/checker/periods.py): counts and a verdict per period of sending, summing to the run's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.checker.check import check_run
+from harness.checker.periods import period_length_s
+from harness.checker.reconcile import verdict
+from tests.synthetic_run import T0, Flow, make_sent, write_run
+
+
+def test_each_anomaly_is_counted_in_the_period_its_records_were_sent_in_and_the_periods_sum_to_the_run(tmp_path):
+    sent = make_sent(4, 500)  # 2,000 records, one every 5 ms: ten periods of one second, 200 records each
+    every = np.arange(len(sent))
+    kept = np.setdiff1d(every, np.arange(450, 460))  # lost at the processor: period 2
+    audit = np.concatenate([kept, np.arange(1000, 1005), [len(sent)]])  # stored twice: period 5; one phantom
+    flow = Flow({"ingested": every, "processed": kept}, audit, audit, np.array([9]), np.array([7]))
+    report = check_run(write_run(tmp_path, sent, flow, mode="append"))
+    periods = report.periods
+    assert periods.length_s == 1 and len(periods.periods) == 10 and not periods.provisional
+    assert [p.start_ms for p in periods.periods] == [T0 + 1000 * i for i in range(10)]
+    assert [p.counts.acked for p in periods.periods] == [200] * 10
+    assert [p.counts.lost for p in periods.periods] == [0, 0, 10, 0, 0, 0, 0, 0, 0, 0]
+    assert [p.counts.duplicated_in_state for p in periods.periods] == [0] * 5 + [5] + [0] * 4
+    # the phantom arrived after the last record was sent: the last period's
+    assert [p.counts.phantom for p in periods.periods] == [0] * 9 + [1] and periods.phantom_unplaced == 0
+    assert [p.verdict for p in periods.periods] == ["exactly-once"] * 2 + ["at-most-once"] + ["exactly-once"] * 2 + [
+        "at-least-once"
+    ] + ["exactly-once"] * 3 + ["none"]
+    for name in ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered"):
+        assert sum(getattr(p.counts, name) for p in periods.periods) == getattr(report.counts, name), name
+    assert all(p.verdict == verdict(p.counts) for p in periods.periods)
+    assert report.to_dict()["periods"]["periods"][2]["counts"]["lost"] == 10
+
+
+def test_a_period_is_the_shortest_round_length_that_cuts_the_run_into_at_most_24():
+    assert [period_length_s(ms) for ms in (0, 10_000, 23_999, 24_000, 3_600_000, 8 * 3_600_000)] == [
+        1,
+        1,
+        1,
+        2,
+        300,
+        1800,
+    ]
