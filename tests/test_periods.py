@@ -7,7 +7,8 @@ import numpy as np
 from harness.checker.check import check_run
 from harness.checker.periods import period_length_s
 from harness.checker.reconcile import verdict
-from tests.synthetic_run import T0, Flow, make_sent, write_run
+from tests.conftest import run_harness
+from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
 
 def test_each_anomaly_is_counted_in_the_period_its_records_were_sent_in_and_the_periods_sum_to_the_run(tmp_path):
@@ -43,3 +44,20 @@ def test_a_period_is_the_shortest_round_length_that_cuts_the_run_into_at_most_24
         300,
         1800,
     ]
+
+
+def test_the_command_line_prints_the_trend_of_a_run_over_24_minutes_long(tmp_path):
+    sent = make_sent(4, 500)
+    sent.event_time_ms = T0 + np.arange(len(sent)) * 1000  # 2,000 records a second apart: 17 periods of 2 minutes
+    every = np.arange(len(sent))
+    audit = np.concatenate([every, np.arange(1000, 1005)])  # stored twice: the ninth period (from 16 minutes on)
+    result = run_harness(
+        "check",
+        str(write_run(tmp_path, sent, Flow({"ingested": every, "processed": every}, audit, audit), mode="append")),
+    )
+    assert (
+        "periods: 17 periods of 120 s by when their records were sent: 16 exactly-once, 1 at-least-once\n"
+        in result.stdout
+    ), result.stdout
+    short = run_harness("check", str(write_run(tmp_path / "short", make_sent(4, 50), clean_flow(make_sent(4, 50)))))
+    assert short.returncode == 0 and "periods:" not in short.stdout, short.stdout

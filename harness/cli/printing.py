@@ -38,8 +38,11 @@ def plan_text(scenario) -> str:
     return "\n".join(lines)
 
 
+SOAK_PERIOD_S = 60  # a run long enough to have periods of a minute or more (over 24 minutes) prints its trend
+
+
 def print_verdict(report) -> None:
-    from harness.report.tables import doubt_lines
+    from harness.report.tables import doubt_lines, periods_text
 
     c = report.counts
     dropped = f"dropped by design {_n(c.dropped)}, " if c.dropped != 0 else ""
@@ -50,6 +53,8 @@ def print_verdict(report) -> None:
         f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
         f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})"
     )
+    if report.periods is not None and report.periods.length_s >= SOAK_PERIOD_S:
+        click.echo(f"periods: {periods_text(report)}")
     for line in doubt_lines(report):
         click.echo(line)
     for gap in report.gaps:
