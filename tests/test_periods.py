@@ -25,7 +25,7 @@ def test_each_anomaly_is_counted_in_the_period_its_records_were_sent_in_and_the_
     assert [p.counts.lost for p in periods.periods] == [0, 0, 10, 0, 0, 0, 0, 0, 0, 0]
     assert [p.counts.duplicated_in_state for p in periods.periods] == [0] * 5 + [5] + [0] * 4
     # the phantom arrived after the last record was sent: the last period's
-    assert [p.counts.phantom for p in periods.periods] == [0] * 9 + [1] and periods.phantom_unplaced == 0
+    assert [p.counts.phantom for p in periods.periods] == [0] * 9 + [1] and periods.unplaced.phantom == 0
     assert [p.verdict for p in periods.periods] == ["exactly-once"] * 2 + ["at-most-once"] + ["exactly-once"] * 2 + [
         "at-least-once"
     ] + ["exactly-once"] * 3 + ["none"]
@@ -61,3 +61,15 @@ def test_the_command_line_prints_the_trend_of_a_run_over_24_minutes_long(tmp_pat
     ), result.stdout
     short = run_harness("check", str(write_run(tmp_path / "short", make_sent(4, 50), clean_flow(make_sent(4, 50)))))
     assert short.returncode == 0 and "periods:" not in short.stdout, short.stdout
+
+
+def test_a_record_whose_time_the_ack_log_lost_is_in_no_period_and_still_counted(tmp_path):
+    sent = make_sent(4, 500)
+    sent.event_time_ms[[3, 1500]] = 0  # as read_sent leaves a damaged line's time
+    every = np.arange(len(sent))
+    kept = np.setdiff1d(every, [1500])  # and one of them lost
+    report = check_run(write_run(tmp_path, sent, Flow({"ingested": every, "processed": kept}, kept, kept)))
+    unplaced, periods = report.periods.unplaced, report.periods.periods
+    assert (unplaced.acked, unplaced.lost, len(periods)) == (2, 1, 10)
+    assert [p.counts.acked for p in periods] == [199] + [200] * 6 + [199, 200, 200] and report.counts.lost == 1
+    assert [p.verdict for p in periods] == ["exactly-once"] * 10 and report.verdict == "at-most-once"

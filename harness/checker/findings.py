@@ -192,7 +192,7 @@ class Periods:
 
     length_s: int
     periods: list[Period]
-    phantom_unplaced: int  # phantoms in no period: their arrival at an egress was not recorded
+    unplaced: Counts  # records in no period: a sent record's time unknown (a damaged line), a phantom's arrival
     provisional: bool  # the run did not finish: a replay still to come may copy any period's records
 
 

@@ -2,11 +2,11 @@
 
 A sent record's period is the one its event time falls in (the generator's send time; a late event's is set back,
 and one set back before the first period counts in the first); a phantom's, the one it first reached an egress in
-(the last for one arriving after the last record was sent; unplaced when its arrival was not recorded). The
-periods' counts sum to the run's end-to-end counts (phantoms: with the unplaced ones); each period's verdict is
-the run's rule over its own counts. Of a run that did not finish, a period with records undelivered is unknown,
-and every verdict is provisional: a replay still to come may copy any period's records. A pipeline judged by its
-window counts has no periods.
+(the last for one arriving after the last record was sent). A record whose time is unknown (a damaged ack line, a
+phantom's arrival not recorded) is in no period: `unplaced`. The periods' counts and the unplaced sum to the run's
+end-to-end counts; each period's verdict is the run's rule over its own counts. Of a run that did not finish, a
+period with records undelivered is unknown, and every verdict is provisional: a replay still to come may copy any
+period's records. A pipeline judged by its window counts has no periods.
 """
 
 from __future__ import annotations
@@ -35,60 +35,64 @@ def _periods(context: Context) -> None:
     if result is None or context.windows is not None or sent.empty:
         return
     event_ms = sent.event_time_ms.to_numpy(dtype=np.int64)
-    on_time = event_ms[~sent.late.to_numpy(dtype=bool)] if (~sent.late).any() else event_ms
-    start_ms, end_ms = int(on_time.min()), int(event_ms.max())
+    timed = event_ms > 0  # a damaged or cut ack line's time is unknown: its record is in no period
+    on_time = timed & ~sent.late.to_numpy(dtype=bool)
+    if not timed.any():
+        return
+    start_ms, end_ms = int(event_ms[on_time if on_time.any() else timed].min()), int(event_ms[timed].max())
     length_ms = period_length_s(end_ms - start_ms) * 1000
     n = (end_ms - start_ms) // length_ms + 1
-    period = np.clip((event_ms - start_ms) // length_ms, 0, n - 1)
+    # slot n: the records in no period
+    period = np.where(timed, np.clip((event_ms - start_ms) // length_ms, 0, n - 1), n)
     acked = sent.acked.to_numpy(dtype=bool)
     where = Positions(sent.rid.to_numpy())  # sent: one row per record
 
     def per_period(rids) -> np.ndarray:
-        """How many of the sent records `rids` each period holds."""
+        """How many of the sent records `rids` each period (and slot n) holds."""
         at = where.of(rids)
-        return np.bincount(period[at[at >= 0]], minlength=n)
+        return np.bincount(period[at[at >= 0]], minlength=n + 1)
 
     unfinished = bool(context.unfinished)
     known = not unfinished or context.lost_known  # which missing records are lost, and which undelivered
-    none = np.zeros(n, np.int64)
-    phantom, unplaced = _phantoms(context, result.phantom, start_ms, length_ms, n)
     counted = {
-        "acked": np.bincount(period[acked], minlength=n),
-        "unknown": np.bincount(period[~acked], minlength=n),
+        "acked": np.bincount(period[acked], minlength=n + 1),
+        "unknown": np.bincount(period[~acked], minlength=n + 1),
         "lost": per_period(context.lost if unfinished else result.lost) if known else None,
         "duplicated_deliveries": per_period(result.duplicated_deliveries.index.to_numpy()),
         "duplicated_in_state": per_period(result.duplicated_in_state.index.to_numpy()),
-        "phantom": phantom,
+        "phantom": _phantoms(context, result.phantom, start_ms, length_ms, n),
         "reordered": per_period(result.reordered.rid.to_numpy()),
         "dropped": per_period(result.dropped),
-        "undelivered": (per_period(context.undelivered) if unfinished else none) if known else None,
+        "undelivered": (per_period(context.undelivered) if unfinished else np.zeros(n + 1, np.int64))
+        if known
+        else None,
     }
-    found = []
-    for i in range(n):
-        counts = Counts(**{name: None if values is None else int(values[i]) for name, values in counted.items()})
-        whole = counts.undelivered == 0  # every record of it accounted for: delivered, or proven lost
-        found.append(Period(start_ms + i * length_ms, counts, verdict(counts) if whole else "unknown"))
-    context.periods = Periods(length_ms // 1000, found, unplaced, provisional=unfinished)
+    slots = [Counts(**{k: None if v is None else int(v[i]) for k, v in counted.items()}) for i in range(n + 1)]
+    found = [
+        # a period is judged when every record of it is accounted for: delivered, or proven lost
+        Period(start_ms + i * length_ms, counts, verdict(counts) if counts.undelivered == 0 else "unknown")
+        for i, counts in enumerate(slots[:n])
+    ]
+    context.periods = Periods(length_ms // 1000, found, slots[n], provisional=unfinished)
 
 
-def _phantoms(context: Context, phantom: np.ndarray, start_ms: int, length_ms: int, n: int) -> tuple[np.ndarray, int]:
-    """Phantoms per period by their first arrival at an egress, and how many have no arrival time recorded."""
-    placed = np.zeros(n, np.int64)
+def _phantoms(context: Context, phantom: np.ndarray, start_ms: int, length_ms: int, n: int) -> np.ndarray:
+    """Phantoms per period by their first arrival at an egress; slot n: those whose arrival was not recorded."""
+    placed = np.zeros(n + 1, np.int64)
     if not len(phantom):
-        return placed, 0
-    arrivals = []
-    for hop in context.hops:
-        if hop.kind == EGRESS and "time_ms" in hop.rows.columns:
-            rows = hop.rows[isin(hop.rows.rid.to_numpy(), phantom)]
-            arrivals.append(rows[["rid", "time_ms"]])
-    if not arrivals:
-        return placed, len(phantom)
-    rows = pd.concat(arrivals).sort_values("time_ms", kind="stable")
-    first = rows[first_occurrences(rows.rid.to_numpy())]
+        return placed
+    arrivals = [
+        hop.rows[isin(hop.rows.rid.to_numpy(), phantom)][["rid", "time_ms"]]
+        for hop in context.hops
+        if hop.kind == EGRESS and "time_ms" in hop.rows.columns
+    ]
+    rows = pd.concat(arrivals).sort_values("time_ms", kind="stable") if arrivals else pd.DataFrame({"time_ms": []})
+    first = rows[first_occurrences(rows.rid.to_numpy())] if arrivals else rows
     at = (first.time_ms.to_numpy(dtype=np.float64) - start_ms) // length_ms
     known = ~np.isnan(at)
     np.add.at(placed, np.clip(at[known], 0, n - 1).astype(np.int64), 1)
-    return placed, len(phantom) - int(known.sum())
+    placed[n] = len(phantom) - int(known.sum())
+    return placed
 
 
 def _periods_unknown(context: Context) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from harness.checker.findings import Report, Witness
 
 COUNT_NAMES = (
@@ -185,7 +187,8 @@ def periods_text(report: Report) -> str:
     periods = report.periods
     verdicts = [p.verdict for p in periods.periods]
     tally = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
-    unplaced = f"; {periods.phantom_unplaced:,} phantom(s) in no period" if periods.phantom_unplaced else ""
+    outside = sum(v or 0 for k, v in asdict(periods.unplaced).items() if k in ("acked", "unknown", "phantom"))
+    unplaced = f"; {outside:,} record(s) in no period (time unknown)" if outside else ""
     return f"{len(verdicts)} periods of {periods.length_s:,} s by when their records were sent: {tally}{unplaced}" + (
         " (provisional: the run did not finish)" if periods.provisional else ""
     )
