@@ -48,6 +48,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness import jars
+from harness.checker.file_readers import read_acks
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.codecs import value_encoder
 from harness.demo import topic_size
@@ -314,7 +315,7 @@ def pipeline(
         wait_for(run.generator_done, timeout=records / rate + 600, what="the generator to finish")
         run.drain(timeout=900)
         after = cpu_snapshot(brokers + extra + run.processes())
-        acks = pd.read_csv(run.layout.ack_log, usecols=["event_time_ms", "status"])
+        acks = read_acks(run.layout.written_ack_log, []).select(["event_time_ms", "status"]).to_pandas()  # either form
         with sqlite3.connect(run.layout.egress_db("egress")) as db:
             stored, last_ms = db.execute("SELECT count(*), max(written_ms) FROM records").fetchone()
         first_ms, sent_ms = int(acks.event_time_ms.min()), int(acks.event_time_ms.max())
