@@ -183,9 +183,9 @@ def _ack_segments(folder: Path, gaps: list[str]) -> pa.Table:
         table, problems = read_segments(place)
         gaps += [f"{place.relative_to(folder.parent)}/{problem}" for problem in problems]
         tables += [table] if table is not None else []
-    table = pa.concat_tables(tables, promote_options="default") if tables else None
-    if table is None:
+    if not tables:
         return pa.table({name: pa.array([], kind) for name, kind in ACK_TYPES.items()})
+    table = pa.concat_tables(tables, promote_options="default")
     missing = {"key", "seq", "status", "partition", "offset"} - set(table.column_names)
     if missing:
         raise EvidenceError(f"{folder}: not an acknowledgement log (no column {', '.join(sorted(missing))})")

@@ -52,20 +52,17 @@ def _periods(context: Context) -> None:
         at = where.of(rids)
         return np.bincount(period[at[at >= 0]], minlength=n + 1)
 
-    unfinished = bool(context.unfinished)
-    known = not unfinished or context.lost_known  # which missing records are lost, and which undelivered
+    known = context.lost_known  # which missing records are lost, and which undelivered (harness/checker/unfinished.py)
     counted = {
         "acked": np.bincount(period[acked], minlength=n + 1),
         "unknown": np.bincount(period[~acked], minlength=n + 1),
-        "lost": per_period(context.lost if unfinished else result.lost) if known else None,
+        "lost": per_period(context.lost) if known else None,
         "duplicated_deliveries": per_period(result.duplicated_deliveries.index.to_numpy()),
         "duplicated_in_state": per_period(result.duplicated_in_state.index.to_numpy()),
         "phantom": _phantoms(context, result.phantom, start_ms, length_ms, n),
         "reordered": per_period(result.reordered.rid.to_numpy()),
         "dropped": per_period(result.dropped),
-        "undelivered": (per_period(context.undelivered) if unfinished else np.zeros(n + 1, np.int64))
-        if known
-        else None,
+        "undelivered": per_period(context.undelivered) if known else None,
     }
     slots = [Counts(**{k: None if v is None else int(v[i]) for k, v in counted.items()}) for i in range(n + 1)]
     found = [
@@ -73,21 +70,22 @@ def _periods(context: Context) -> None:
         Period(start_ms + i * length_ms, counts, verdict(counts) if counts.undelivered == 0 else "unknown")
         for i, counts in enumerate(slots[:n])
     ]
-    context.periods = Periods(length_ms // 1000, found, slots[n], provisional=unfinished)
+    context.periods = Periods(length_ms // 1000, found, slots[n], provisional=bool(context.unfinished))
 
 
 def _phantoms(context: Context, phantom: np.ndarray, start_ms: int, length_ms: int, n: int) -> np.ndarray:
     """Phantoms per period by their first arrival at an egress; slot n: those whose arrival was not recorded."""
     placed = np.zeros(n + 1, np.int64)
-    if not len(phantom):
-        return placed
     arrivals = [
         hop.rows[isin(hop.rows.rid.to_numpy(), phantom)][["rid", "time_ms"]]
         for hop in context.hops
         if hop.kind == EGRESS and "time_ms" in hop.rows.columns
     ]
-    rows = pd.concat(arrivals).sort_values("time_ms", kind="stable") if arrivals else pd.DataFrame({"time_ms": []})
-    first = rows[first_occurrences(rows.rid.to_numpy())] if arrivals else rows
+    if not len(phantom) or not arrivals:
+        placed[n] = len(phantom)
+        return placed
+    rows = pd.concat(arrivals).sort_values("time_ms", kind="stable")
+    first = rows[first_occurrences(rows.rid.to_numpy())]
     at = (first.time_ms.to_numpy(dtype=np.float64) - start_ms) // length_ms
     known = ~np.isnan(at)
     np.add.at(placed, np.clip(at[known], 0, n - 1).astype(np.int64), 1)

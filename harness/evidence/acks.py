@@ -30,7 +30,7 @@ ACK_ROWS_PER_SEGMENT = 100_000  # small segments: the runner's count of the log 
 ACK_BATCH_ROWS, ACK_BATCH_S = 10_000, 0.5  # a batch of the columnar form: this many lines, or what this long gathered
 
 
-WORKER_FOLDER = "worker-{:02d}"  # acks/worker-NN/: the segments of one of a generator's several processes
+WORKER_PREFIX = "worker-"  # acks/worker-NN/: the segments of one of a generator's several processes
 
 
 def columnar_ack_log(path: str) -> bool:
@@ -41,13 +41,15 @@ def columnar_ack_log(path: str) -> bool:
 def worker_ack_log(path: str, worker: int) -> str:
     """Where worker `worker` of a generator running as several processes writes its segments: a folder of its own
     in the columnar log's (two writers never share a segment's numbers)."""
-    return str(Path(path) / WORKER_FOLDER.format(worker))
+    return str(Path(path) / f"{WORKER_PREFIX}{worker:02d}")
 
 
 def ack_folders(folder: Path) -> list[Path]:
     """The folders of a columnar ack log holding segments: its own (the canaries', a single generator's) and each
     worker's, in worker order."""
-    workers = sorted(p for p in Path(folder).glob("worker-*") if p.is_dir() and p.name[len("worker-") :].isdigit())
+    workers = sorted(
+        p for p in Path(folder).glob(f"{WORKER_PREFIX}*") if p.is_dir() and p.name[len(WORKER_PREFIX) :].isdigit()
+    )
     return [Path(folder), *workers]
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from harness.checker.findings import Report, Witness
 
 COUNT_NAMES = (
@@ -187,7 +185,7 @@ def periods_text(report: Report) -> str:
     periods = report.periods
     verdicts = [p.verdict for p in periods.periods]
     tally = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
-    outside = sum(v or 0 for k, v in asdict(periods.unplaced).items() if k in ("acked", "unknown", "phantom"))
+    outside = periods.unplaced.acked + periods.unplaced.unknown + periods.unplaced.phantom  # records, not anomalies
     unplaced = f"; {outside:,} record(s) in no period (time unknown)" if outside else ""
     return f"{len(verdicts)} periods of {periods.length_s:,} s by when their records were sent: {tally}{unplaced}" + (
         " (provisional: the run did not finish)" if periods.provisional else ""
