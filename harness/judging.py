@@ -12,6 +12,7 @@ from typing import Iterator
 from harness.checker.findings import Report
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
+from harness.live_judge import LiveJudge, judge_every_s
 from harness.report.write import check_and_write
 from harness.runner.console import Console
 from harness.runner.run import RunSummary, run_scenario
@@ -69,22 +70,30 @@ def run_and_judge(
     seed: int | None = None,
     play_faults: bool = True,
     keep_going: bool = False,
+    judge_every: float | None = None,
 ) -> Judged:
     """Run `scenario` into `run_dir`, then check it and write its reports.
 
-    A run that raises (bad input, the environment, an interrupt) is judged first whenever its workload began, then
-    the exception goes on, unless `keep_going` and it is a HarnessError: then it is the Judged's error (a suite or a
+    A long run (or one given `judge_every` seconds; 0: never) is judged as it runs too (harness/live_judge.py). A run
+    that raises (bad input, the environment, an interrupt) is judged first whenever its workload began, then the
+    exception goes on, unless `keep_going` and it is a HarnessError: then it is the Judged's error (a suite or a
     matrix goes on to its next run)."""
     t0 = time.monotonic()
+    interval_s = judge_every_s(scenario.workload.duration_s if duration_s is None else duration_s, judge_every)
+    live = LiveJudge(run_dir, interval_s, console.say).start() if interval_s else None
     try:
         summary = run_scenario(
             scenario, run_dir, duration_s=duration_s, seed=seed, play_faults=play_faults, console=console
         )
     except BaseException as exc:
+        if live:
+            live.stop()
         report, paths = _judge_quietly(run_dir)
         if not (keep_going and isinstance(exc, HarnessError)):
             raise
         return Judged(Path(run_dir), None, report, paths, str(exc), round(time.monotonic() - t0, 1))
+    if live:
+        live.stop()
     try:
         report, paths = check_and_write(run_dir)
     except HarnessError as exc:  # a run directory that cannot be judged (its evidence damaged)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from harness.checker.check import check_run
 from harness.checker.periods import period_length_s
 from harness.checker.reconcile import verdict
+from harness.evidence.history import BUDGET_REACHED
 from tests.conftest import run_harness
 from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
@@ -73,3 +76,27 @@ def test_a_record_whose_time_the_ack_log_lost_is_in_no_period_and_still_counted(
     assert (unplaced.acked, unplaced.lost, len(periods)) == (2, 1, 10)
     assert [p.counts.acked for p in periods] == [199] + [200] * 6 + [199, 200, 200] and report.counts.lost == 1
     assert [p.verdict for p in periods] == ["exactly-once"] * 10 and report.verdict == "at-most-once"
+
+
+def test_a_run_whose_evidence_budget_ended_its_workload_has_its_unrun_periods_unknown_and_its_outcome_too(tmp_path):
+    sent = make_sent(4, 500)  # 10 s of records; the run was planned for 20 s: periods of one second
+    budget = {"ts_ms": T0 + 10_000, "event": BUDGET_REACHED, "budget_bytes": 50_000_000, "evidence_bytes": 45_500_000}
+    run_dir = write_run(tmp_path, sent, clean_flow(sent), history=[budget])
+    scenario = json.loads((run_dir / "scenario.json").read_text())
+    (run_dir / "scenario.json").write_text(json.dumps(scenario | {"resolved": {"seed": 1, "duration_s": 20}}))
+    report = check_run(run_dir)
+    periods = report.periods.periods
+    assert report.periods.length_s == 1 and len(periods) == 20
+    assert [p.verdict for p in periods] == ["exactly-once"] * 10 + ["unknown"] * 10
+    assert {(p.counts.acked, p.counts.lost) for p in periods[10:]} == {(0, None)}
+    assert sum(p.counts.acked for p in periods) == report.counts.acked == 2000
+    assert report.verdict == "exactly-once" and report.outcome == "unknown"
+    assert report.doubts == [
+        "the workload ended early: the run's evidence reached 45.5 MB of its budget of 50.0 MB; the faults after it "
+        "were not played and the periods after it were not run"
+    ]
+    # Without the budget, a run planned longer than its records' span is cut by its plan, and has no empty periods.
+    longer = write_run(tmp_path / "longer", sent, clean_flow(sent))
+    (longer / "scenario.json").write_text(json.dumps(scenario | {"resolved": {"seed": 1, "duration_s": 60}}))
+    planned = check_run(longer).periods
+    assert planned.length_s == 5 and [p.counts.acked for p in planned.periods] == [1000, 1000]

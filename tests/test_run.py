@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.evidence.history import BUDGET_REACHED
 from harness.process.supervisor import recorded_processes, session_members, stop_all_recorded
 from harness.waiting import wait_for
 from tests.conftest import HARNESS, run_harness
@@ -114,3 +115,62 @@ def test_clean_of_a_missing_run_directory_is_one_line_exit_2(tmp_path):
         result.returncode == 2
         and result.stderr.strip() == f"harness: error: {tmp_path / 'nope'}: no such run directory"
     )
+
+
+def evidence_bytes_by_du(run_dir: Path) -> int:
+    """The run directory's disk use but the brokers' data, as du counts it (not the harness's own walk)."""
+    du = subprocess.run(
+        ["du", "-s", "--block-size=1", "--exclude=./cluster", "."], cwd=run_dir, capture_output=True, text=True
+    )
+    return int(du.stdout.split()[0])
+
+
+BUDGET_MB = 60
+BUDGETED = GOOD.replace("rate: 50, duration_s: 5", "rate: 100, duration_s: 90, payload_bytes: 10000") + (
+    "faults:\n  - {kind: kill-driver, target: egress, start_s: 75}\n"
+)
+
+
+@pytest.mark.e2e
+def test_an_evidence_budget_ends_the_workload_early_and_the_run_is_judged_as_it_runs(tmp_path):
+    # 10 kB records at 100/s: the recordings and the store grow about 3 MB a second, so the budget is reached well
+    # before the 90 s planned, and before the fault at 75 s.
+    scenario, run_dir = tmp_path / "s.yaml", tmp_path / "run"
+    scenario.write_text(BUDGETED)
+    try:
+        result = run_harness(
+            "run", str(scenario), "--out", str(run_dir), "--evidence-budget", f"{BUDGET_MB}MB", "--judge-every", "10"
+        )
+        assert result.returncode == 3, result.stdout + result.stderr  # unknown: the run was cut short
+        events = history(run_dir)
+        reached = [e for e in events if e["event"] == BUDGET_REACHED]
+        assert len(reached) == 1 and reached[0]["budget_bytes"] == BUDGET_MB * 10**6
+        stopped = [e for e in events if e["event"] == "workload_stopped"]
+        assert len(stopped) == 1 and "of its budget" in stopped[0]["reason"]
+        skipped = [e for e in events if e["event"] == "fault_skipped"]
+        assert [(e["kind"], "of its budget" in e["reason"]) for e in skipped] == [("kill-driver", True)]
+        assert evidence_bytes_by_du(run_dir) <= BUDGET_MB * 10**6
+        report = json.loads((run_dir / "report.json").read_text())
+        acked = report["counts"]["acked"]
+        assert 0 < acked < 9000 and report["outcome"] == "unknown" and report["verdict"]["end_to_end"] == "exactly-once"
+        assert any("the workload ended early: the run's evidence reached" in d for d in report["doubts"])
+        periods = report["periods"]["periods"]  # of 5 s for the 90 s planned; those after the end unknown, unmeasured
+        assert report["periods"]["length_s"] == 5 and len(periods) == 18
+        sent = [p for p in periods if p["counts"]["acked"]]
+        assert sum(p["counts"]["acked"] for p in sent) == acked
+        assert {p["verdict"] for p in sent} == {"exactly-once"}
+        assert {(p["verdict"], p["counts"]["lost"]) for p in periods[len(sent) :]} == {("unknown", None)}
+        # Judged as it ran: each line the periods so far, provisional; those it judged, the final report judged alike.
+        judged = [json.loads(line) for line in (run_dir / "judged.jsonl").read_text().splitlines()]
+        assert judged and judged[0]["status"] == "running" and judged[0]["periods"]["provisional"]
+        final = {p["start_ms"]: p["verdict"] for p in periods}
+        for line in judged:
+            assert line["periods"]["length_s"] == 5
+            for p in line["periods"]["periods"]:
+                assert p["verdict"] in ("unknown", final[p["start_ms"]]), (p, final)
+        assert any(p["verdict"] == "exactly-once" for line in judged for p in line["periods"]["periods"])
+        assert "judged at " in result.stdout and "ending the workload early: " in result.stdout
+        assert not left_running(run_dir)
+    finally:
+        stop_all_recorded(run_dir / "pids")
+        stop_all_recorded(run_dir / "cluster" / "pids")

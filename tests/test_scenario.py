@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.scenario.fields import parse_size
 from harness.scenario.parse import ScenarioError, load_scenario
 from harness.workload.generator import record_plan
 from harness.workload.generator_settings import WorkloadSettings
@@ -35,6 +36,16 @@ BAD = [
         "recordings form",
         GOOD + "evidence: {recordings: parquet}\n",
         "evidence.recordings: expected one of json, columnar, got 'parquet'",
+    ),
+    (
+        "evidence budget",
+        GOOD + "evidence: {budget: lots}\n",
+        "evidence.budget: expected a size like 500MB, 2GB or 1.5GiB, got 'lots'",
+    ),
+    (
+        "evidence budget too small",
+        GOOD + "evidence: {budget: 10KB}\n",
+        "evidence.budget: expected at least 1,000,000 bytes, got 10,000",
     ),
     (
         "more workers than keys",
@@ -575,3 +586,26 @@ def test_a_kafka_section_is_saved_with_the_run_without_its_secrets_and_applied_t
         sec.kafka_python("pw")["sasl_plain_password"] == "pw" and sec.kafka_python("pw")["ssl_check_hostname"] is True
     )
     assert KafkaSecurity().spark_options(None) == {"kafka.security.protocol": "PLAINTEXT"}
+
+
+def test_an_evidence_budget_is_a_size_in_bytes_and_the_command_line_overrides_the_scenarios(tmp_path):
+    assert [parse_size(v) for v in (2_000_000, "500MB", "2GB", "1.5GiB", "3 kib", "7")] == [
+        2_000_000,
+        500_000_000,
+        2_000_000_000,
+        1_610_612_736,
+        3072,
+        7,
+    ]
+    for bad in ("", "2 GBs", "-1GB", "0", 0, True, "1e9"):
+        with pytest.raises(ValueError, match="expected a size like 500MB"):
+            parse_size(bad)
+    path = tmp_path / "s.yaml"
+    path.write_text(GOOD + "evidence: {recordings: columnar, budget: 2GB}\n")
+    assert load_scenario(path).evidence_budget_bytes == 2_000_000_000
+    dry = run_harness("run", str(path), "--dry-run", "--evidence-budget", "300MB")
+    assert (
+        dry.returncode == 0 and "  evidence  columnar, budget 300 MB (the workload ends at 90% of it)\n" in dry.stdout
+    )
+    bad = run_harness("run", str(path), "--dry-run", "--evidence-budget", "10kB")
+    assert bad.returncode == 2 and "expected at least 1,000,000 bytes, got 10,000" in bad.stderr

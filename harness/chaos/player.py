@@ -130,6 +130,21 @@ class _Playing:
             raise self.error
 
 
+def _skipped(run: Pipeline, firing: Firing, number: int, why: str) -> None:
+    run.history.record("fault_skipped", kind=firing.kind, target=firing.target, fault=number, reason=why)
+
+
+def _skip_all(run: Pipeline, pending: list[Firing], started: int, why: str, say: Callable[[str], None]) -> int:
+    """The faults not yet played, skipped for `why` (each recorded, numbered on from `started`; `pending` emptied);
+    returns the last number."""
+    for firing in pending:
+        started += 1
+        _skipped(run, firing, started, why)
+    say(f"{len(pending)} fault(s) not played: {why}")
+    pending.clear()
+    return started
+
+
 def play(
     run: Pipeline,
     firings: list[Firing],
@@ -139,6 +154,7 @@ def play(
     on_tick: Callable[[float, int], None] = lambda elapsed, played: None,
     open_workload: OpenWorkload | None = None,
     group_limits: dict[str, int] | None = None,
+    cut: Callable[[], str | None] = lambda: None,
 ) -> int:
     """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
@@ -147,7 +163,8 @@ def play(
     from the last fault that started or ended after that, whichever is later: a
     fault that waits long for its moment on a busy machine is progress, a hang is not.
     `group_limits`: at most so many faults of a group in flight at once (a later
-    one waits, as one whose target is busy does).
+    one waits, as one whose target is busy does). `cut`: why the workload ended
+    early (None: it has not); the faults not yet played are then skipped.
     """
     limits = group_limits or {}
     t0 = time.monotonic()
@@ -158,6 +175,9 @@ def play(
     while True:
         playing.check()
         elapsed = time.monotonic() - t0
+        why_cut = cut() if pending else None
+        if why_cut:
+            started = _skip_all(run, pending, started, why_cut, say)
         for name in run.exited_drivers():
             say(f"streamlet {name} stopped by itself: {run.failed[name].splitlines()[0][:200]}")
         due = [f for f in pending if f.at_s <= elapsed and not playing.busy(f.target)]
@@ -167,13 +187,7 @@ def play(
             pending.remove(firing)
             started += 1
             if firing.target in run.failed:
-                run.history.record(
-                    "fault_skipped",
-                    kind=firing.kind,
-                    target=firing.target,
-                    fault=started,
-                    reason="target is not running",
-                )
+                _skipped(run, firing, started, "target is not running")
                 say(f"fault {started} skipped: {describe(firing)}: the streamlet is not running")
                 continue
             late = elapsed - firing.at_s

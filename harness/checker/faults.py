@@ -10,6 +10,7 @@ from contract.roles import EGRESS
 from harness.checker.findings import FaultResult
 from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.step import Context, Step
+from harness.evidence.history import BUDGET_REACHED
 
 CLASSIFICATION = ("scope", "restarts", "recovers")
 
@@ -135,7 +136,7 @@ def skipped_faults(history: list[dict]) -> list[dict]:
 def doubts(history: list[dict]) -> list[str]:
     """What makes a run's outcome unknown however its counts look: a fault that failed after it began (what it
     did is partly known), an undo that never happened (a broker left paused, a retention left shrunk), an error
-    that cut the workload short."""
+    that cut the workload short, the evidence budget that ended it early."""
     found = [
         f"fault {e.get('fault')} ({e.get('kind')} {e.get('target')}) failed after it began: {e.get('reason')}"
         for e in history
@@ -150,6 +151,13 @@ def doubts(history: list[dict]) -> list[str]:
         for e in failed_undos.values()
     ]
     found += [f"the workload stopped early: {e.get('error')}" for e in history if e["event"] == "run_error"]
+    found += [
+        f"the workload ended early: the run's evidence reached {e.get('evidence_bytes', 0) / 1e6:,.1f} MB of its "
+        f"budget of {e.get('budget_bytes', 0) / 1e6:,.1f} MB; the faults after it were not played and the periods "
+        "after it were not run"
+        for e in history
+        if e["event"] == BUDGET_REACHED
+    ]
     return found
 
 

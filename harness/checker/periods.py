@@ -4,9 +4,11 @@ A sent record's period is the one its event time falls in (the generator's send 
 and one set back before the first period counts in the first); a phantom's, the one it first reached an egress in
 (the last for one arriving after the last record was sent). A record whose time is unknown (a damaged ack line, a
 phantom's arrival not recorded) is in no period: `unplaced`. The periods' counts and the unplaced sum to the run's
-end-to-end counts; each period's verdict is the run's rule over its own counts. Of a run that did not finish, a
-period with records undelivered is unknown, and every verdict is provisional: a replay still to come may copy any
-period's records. A pipeline judged by its window counts has no periods.
+end-to-end counts; each period's verdict is the run's rule over its own counts. The length comes from the run's
+planned span (or its records', if longer). Of a run that did not finish, a period with records undelivered is
+unknown, and every verdict is provisional: a replay still to come may copy any period's records. Of a run whose
+evidence budget ended its workload early, the periods it did not run are unknown, their counts unmeasured. A pipeline
+judged by its window counts has no periods.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from harness.checker.findings import Period, Periods
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.rid_sets import Positions, first_occurrences, isin
 from harness.checker.step import Context, Step
+from harness.evidence.history import BUDGET_REACHED
 
 LENGTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400)
 MOST_PERIODS = 24  # the shortest length of LENGTHS_S that makes at most this many
+SOAK_PERIOD_S = 60  # a run long enough for periods of a minute or more (12 minutes): its trend is shown as it goes
 
 
 def period_length_s(span_ms: int) -> int:
@@ -40,7 +44,9 @@ def _periods(context: Context) -> None:
     if not timed.any():
         return
     start_ms, end_ms = int(event_ms[on_time if on_time.any() else timed].min()), int(event_ms[timed].max())
-    length_ms = period_length_s(end_ms - start_ms) * 1000
+    # cut by the run's planned length, so that a run still going (or ended early) has the periods it will have had
+    planned_ms = _planned_ms(context.evidence.resolved)
+    length_ms = period_length_s(max(end_ms - start_ms, planned_ms)) * 1000
     n = (end_ms - start_ms) // length_ms + 1
     # slot n: the records in no period
     period = np.where(timed, np.clip((event_ms - start_ms) // length_ms, 0, n - 1), n)
@@ -70,7 +76,16 @@ def _periods(context: Context) -> None:
         Period(start_ms + i * length_ms, counts, verdict(counts) if counts.undelivered == 0 else "unknown")
         for i, counts in enumerate(slots[:n])
     ]
+    if any(e["event"] == BUDGET_REACHED for e in context.evidence.history):  # the periods it did not run: unknown
+        not_run = range(n, -(-planned_ms // length_ms))
+        found += [Period(start_ms + i * length_ms, Counts.unmeasured(0, 0), "unknown") for i in not_run]
     context.periods = Periods(length_ms // 1000, found, slots[n], provisional=bool(context.unfinished))
+
+
+def _planned_ms(resolved: dict) -> int:
+    """How long the run's workload was planned to send (0: not known)."""
+    planned = resolved.get("duration_s")
+    return int(planned * 1000) if isinstance(planned, (int, float)) and planned > 0 else 0
 
 
 def _phantoms(context: Context, phantom: np.ndarray, start_ms: int, length_ms: int, n: int) -> np.ndarray:

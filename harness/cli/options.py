@@ -42,6 +42,24 @@ class UntilType(click.ParamType):
         self.fail(f"{value!r} is neither a clock time (HH:MM) nor a span like 90m, 8h or 1h30m", param, ctx)
 
 
+class SizeType(click.ParamType):
+    """--evidence-budget: a size (500MB, 2GB, 1.5GiB)."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        from harness.scenario.fields import parse_size
+        from harness.scenario.parse import MIN_EVIDENCE_BUDGET
+
+        try:
+            size = parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if size < MIN_EVIDENCE_BUDGET:
+            self.fail(f"expected at least {MIN_EVIDENCE_BUDGET:,} bytes, got {size:,}", param, ctx)
+        return size
+
+
 run_options = [
     click.argument("scenario_file", type=click.Path(path_type=Path)),
     click.option(
@@ -80,6 +98,21 @@ run_options = [
         metavar="HOST:PORT,...",
         help="Run against a Kafka cluster you run instead of the scenario's (only topics named harness.RUN.* "
         "are created and used there).",
+    ),
+    click.option(
+        "--evidence-budget",
+        type=SizeType(),
+        default=None,
+        help="End the workload early once the run directory's evidence (all but the brokers' data) reaches 90% of "
+        "SIZE (500MB, 2GB); the report then says the run was cut short (overrides the scenario's evidence.budget).",
+    ),
+    click.option(
+        "--judge-every",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="SECONDS",
+        help="Judge the run's periods so far every SECONDS while it runs, into judged.jsonl (0: never) [a run of 12 "
+        "minutes or more: every period].",
     ),
     allow_unknown_option,
     click.option(

@@ -33,15 +33,18 @@ def plan_text(scenario) -> str:
         lines.append(f"  fault     {rule.kind} {rule.target} {when}" + (f" ({params})" if params else ""))
     if scenario.storm:
         lines.append(f"  storm     {scenario.storm.faults} faults drawn from the seed")
+    budget = scenario.evidence_budget_bytes
+    lines.append(
+        f"  evidence  {scenario.recordings}"
+        + ("" if budget is None else f", budget {budget / 1e6:,.0f} MB (the workload ends at 90% of it)")
+    )
     expected = {k: v for k, v in asdict(scenario.expectations).items() if v not in (None, {}, ())}
     lines.append("  expect    " + (", ".join(f"{k}: {v}" for k, v in expected.items()) or "nothing (a verdict only)"))
     return "\n".join(lines)
 
 
-SOAK_PERIOD_S = 60  # a run long enough to have periods of a minute or more (over 24 minutes) prints its trend
-
-
 def print_verdict(report) -> None:
+    from harness.checker.periods import SOAK_PERIOD_S
     from harness.report.tables import doubt_lines, periods_text
 
     c = report.counts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -25,6 +26,8 @@ def _run(
     until: float | None = None,
     bootstrap_servers: str | None = None,
     dry_run: bool = False,
+    evidence_budget: int | None = None,
+    judge_every: float | None = None,
 ):
     """One run, or (with `repeat` > 1 or `until`) runs one after another into the folder `run_dir`, each with the
     next seed; the exit code is the worst of them. `dry_run`: the scenario checked and its plan printed, nothing
@@ -33,12 +36,22 @@ def _run(
     from harness.scenario.shipped import scenario_path
 
     scenario = load_scenario(scenario_path(scenario_file), bootstrap_servers)
+    if evidence_budget is not None:
+        scenario = replace(scenario, evidence_budget_bytes=evidence_budget)
     if dry_run:
         click.echo(plan_text(scenario))
         return
     if repeat == 1 and until is None:
         sys.exit(
-            _run_once(scenario, run_dir or default_run_dir(scenario.name), duration, seed, play_faults, allow_unknown)
+            _run_once(
+                scenario,
+                run_dir or default_run_dir(scenario.name),
+                duration,
+                seed,
+                play_faults,
+                allow_unknown,
+                judge_every,
+            )
         )
     from harness.judging import repeated_seeds
 
@@ -48,7 +61,7 @@ def _run(
         until_text = f", repeating until {time.strftime('%H:%M', time.localtime(until))}" if until else ""
         click.echo(f"run {number + 1}" + (f" of {repeat}" if until is None else until_text) + f" (seed {run_seed})")
         each = folder / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        codes.append(_run_once(scenario, each, duration, run_seed, play_faults, allow_unknown))
+        codes.append(_run_once(scenario, each, duration, run_seed, play_faults, allow_unknown, judge_every))
     click.echo(
         f"{len(codes)} runs: {codes.count(EXIT_PASS)} passed, {codes.count(EXIT_FAIL)} failed, "
         f"{codes.count(EXIT_UNKNOWN)} unknown; the trend is in {folder / 'index.html'}"
@@ -57,7 +70,13 @@ def _run(
 
 
 def _run_once(
-    scenario, run_dir: Path, duration: float | None, seed: int | None, play_faults: bool, allow_unknown: bool
+    scenario,
+    run_dir: Path,
+    duration: float | None,
+    seed: int | None,
+    play_faults: bool,
+    allow_unknown: bool,
+    judge_every: float | None = None,
 ) -> int:
     """One run, then its report, written whenever the run's workload began: a run that failed before its workload
     (bad input, the environment) raises (exit 2) with nothing to judge; one interrupted raises (130) after its
@@ -69,7 +88,7 @@ def _run_once(
     console = Console()
     console.say(f"scenario {scenario.name}: evidence in {run_dir}")
     try:
-        judged = run_and_judge(scenario, run_dir, console, duration, seed, play_faults)
+        judged = run_and_judge(scenario, run_dir, console, duration, seed, play_faults, judge_every=judge_every)
     except BaseException:
         if began(run_dir):
             click.echo(f"reports in {run_dir}; index: {write_index(Path(run_dir).parent)}")
@@ -128,6 +147,7 @@ def run_command(**options):
       harness run smoke --dry-run           check it and print its plan; start nothing
       harness run scenarios/driver-kill-append.yaml --duration 60 --seed 7 --out reports/kill7
       harness run scenarios/nightly-soak.yaml --until 06:00 --out reports/nightly
+      harness run nightly-soak --duration 3600 --evidence-budget 2GB
       harness run scenarios/compose.yaml --bootstrap-servers 127.0.0.1:19092
     """
     _run(play_faults=True, **options)  # the options of with_run_options, by name

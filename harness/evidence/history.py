@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+BUDGET_REACHED = "evidence_budget_reached"  # the workload ended early at the run's evidence budget
+
 
 class History:
     """Append-only event log (thread-safe); a crash of the harness leaves every line written so far."""

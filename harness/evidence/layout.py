@@ -138,3 +138,8 @@ class RunLayout:
     @property
     def summary(self) -> Path:
         return self.root / "run.json"
+
+    @property
+    def judged(self) -> Path:
+        """A long run's periods judged as it ran: one JSON line per judgment (harness/live_judge.py)."""
+        return self.root / "judged.jsonl"

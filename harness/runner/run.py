@@ -15,6 +15,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from contract.roles import EGRESS
 from harness.chaos.player import OpenWorkload, play
@@ -25,6 +26,7 @@ from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.closing import close_windows
 from harness.runner.console import Console
+from harness.runner.evidence_budget import EvidenceBudget
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.runner.resource_sampler import ResourceSampler
@@ -128,13 +130,17 @@ def run_scenario(
             preflight(run)
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
+            budget = _watch_budget(run, console)
             try:
                 limits = {BROKERS: storm.max_brokers_down} if storm else {}
-                error = _play_workload(run, summary, firings, rules, whole_run, console, sampler, limits)
+                cut = (lambda: budget.why) if budget else (lambda: None)
+                error = _play_workload(run, summary, firings, rules, whole_run, console, sampler, limits, cut)
                 unfinished = _drain(run, summary, console)
             finally:
                 sampler.stop()
                 resources.stop()
+                if budget:
+                    budget.stop()
             summary.driver_exit_codes = run.stop_drivers()
             try:
                 run.save_evidence()
@@ -170,9 +176,10 @@ def _play_workload(
     console: Console,
     sampler: OffsetSampler,
     group_limits: dict[str, int],
+    cut: Callable[[], str | None],
 ) -> str | None:
-    """The generator and the fault schedule; returns the error that cut the workload short (recorded as
-    run_error; the generator is then stopped), or None."""
+    """The generator and the fault schedule (`cut`: why the workload ended early, see play); returns the error that
+    cut the workload short (recorded as run_error; the generator is then stopped), or None."""
     scenario, duration, seed = run.scenario, summary.duration_s, summary.seed
     after_faults = scenario.workload.after_faults_s
     until = None if after_faults is None else f"{after_faults:g}s after the last fault"
@@ -190,7 +197,15 @@ def _play_workload(
             None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
         )
         summary.faults_played = play(
-            run, firings, {r.kind: r.fault for r in rules}, overrun, console.say, status, open_workload, group_limits
+            run,
+            firings,
+            {r.kind: r.fault for r in rules},
+            overrun,
+            console.say,
+            status,
+            open_workload,
+            group_limits,
+            cut,
         )
         _end_continuous_faults(run, whole_run)
         return None
@@ -202,6 +217,19 @@ def _play_workload(
         console.say(f"the workload stopped early: {error}")
         run.stop_generator(f"run error: {error}")
         return error
+
+
+def _watch_budget(run: PipelineRun, console: Console) -> EvidenceBudget | None:
+    """The evidence budget's watch, begun with the workload (None: the run has no budget)."""
+    budget_bytes = run.scenario.evidence_budget_bytes
+    if budget_bytes is None:
+        return None
+
+    def end_workload(why: str) -> None:
+        console.say(f"ending the workload early: {why}")
+        run.stop_generator(why)
+
+    return EvidenceBudget(run.layout, budget_bytes, run.history, end_workload).start()
 
 
 def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | None:

@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from harness.scenario.blueprint import BlueprintError
+
+SIZE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+SIZE_UNITS.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40})
+
+
+def parse_size(value: Any) -> int:
+    """A size in bytes from a number of bytes or a text like 500MB, 2GB or 1.5GiB (KB, MB, GB, TB: powers of 1000;
+    KiB, MiB, GiB, TiB: of 1024). Raises ValueError saying what it expected."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value))
+    unit = SIZE_UNITS.get(found[2].upper() or "B") if found else None
+    if unit is None or float(found[1]) * unit < 1:
+        raise ValueError(f"expected a size like 500MB, 2GB or 1.5GiB, got {value!r}")
+    return int(float(found[1]) * unit)
 
 
 class Fields:
@@ -41,6 +57,18 @@ class Fields:
     def number(self, key: str, default=None, minimum=None, maximum=None, required=False) -> float | None:
         value = self.get(key, (int, float), default, minimum, maximum, required)
         return None if value is None else float(value)
+
+    def size(self, key: str, minimum: int = 1) -> int | None:
+        """A size in bytes (parse_size), at least `minimum`; None when the key is absent."""
+        if key not in self.raw:
+            return None
+        try:
+            value = parse_size(self.raw[key])
+        except ValueError as exc:
+            raise BlueprintError(f"{self.path}.{key}", str(exc)) from None
+        if value < minimum:
+            raise BlueprintError(f"{self.path}.{key}", f"expected at least {minimum:,} bytes, got {value:,}")
+        return value
 
     def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
         value = self.get(key, str, default)

@@ -31,6 +31,8 @@ from pipelines.kinds import add_import_paths
 from pipelines.model import CODECS
 from pipelines.settings import SourceOptions
 
+MIN_EVIDENCE_BUDGET = 10**6  # a run writes its description, logs and first recordings before its workload starts
+
 # What one machine can do: a Python generator sends at most tens of thousands of records a second,
 # and the checker holds about 0.35 GiB per million delivered records (docs/checker.md).
 MAX_RATE = 100_000.0
@@ -103,6 +105,7 @@ class Scenario:
         CANARY_TIMEOUT_S  # applications: how long the preflight's canary may take (None: none)
     )
     recordings: str = JSON_LINES  # the evidence's form: json (CSV, JSON lines, audit tables) or columnar (segments)
+    evidence_budget_bytes: int | None = None  # the run directory's evidence may take so much (None: unbounded)
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
@@ -431,6 +434,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         raise BlueprintError(
             "expectations.headers_kept", "the source records carry no header to keep: set workload.headers: true"
         )
+    evidence = Fields(f.get("evidence", dict, {}), "evidence", {"recordings", "budget"})
     return Scenario(
         name=f.get("name", str, required=True),
         description=f.get("description", str, ""),
@@ -447,9 +451,8 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         storm=parse_storm(f.get("storm", dict, None)),
         explore=parse_explore(f.get("explore", dict, None)),
         canary_timeout_s=_preflight(f),
-        recordings=Fields(f.get("evidence", dict, {}), "evidence", {"recordings"}).choice(
-            "recordings", RECORDING_FORMATS, JSON_LINES
-        ),
+        recordings=evidence.choice("recordings", RECORDING_FORMATS, JSON_LINES),
+        evidence_budget_bytes=evidence.size("budget", MIN_EVIDENCE_BUDGET),
     )
 
 
