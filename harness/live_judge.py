@@ -58,8 +58,11 @@ class LiveJudge(PeriodicSampler):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,  # its own process group, stopped whole
-                preexec_fn=lambda: os.nice(NICENESS),
             )
+            try:  # set from here: a preexec_fn is not safe in a process with threads
+                os.setpriority(os.PRIO_PROCESS, self._child.pid, NICENESS)
+            except OSError:  # already gone
+                pass
         out, _ = self._child.communicate()
         try:
             report = json.loads(out)

@@ -588,7 +588,7 @@ def test_a_kafka_section_is_saved_with_the_run_without_its_secrets_and_applied_t
     assert KafkaSecurity().spark_options(None) == {"kafka.security.protocol": "PLAINTEXT"}
 
 
-def test_an_evidence_budget_is_a_size_in_bytes_and_the_command_line_overrides_the_scenarios(tmp_path):
+def test_an_evidence_budget_is_a_size_and_the_command_lines_overrides_the_scenarios_and_checks_its_own(tmp_path):
     assert [parse_size(v) for v in (2_000_000, "500MB", "2GB", "1.5GiB", "3 kib", "7")] == [
         2_000_000,
         500_000_000,
@@ -609,3 +609,5 @@ def test_an_evidence_budget_is_a_size_in_bytes_and_the_command_line_overrides_th
     )
     bad = run_harness("run", str(path), "--dry-run", "--evidence-budget", "10kB")
     assert bad.returncode == 2 and "expected at least 1,000,000 bytes, got 10,000" in bad.stderr
+    too_often = run_harness("run", str(path), "--dry-run", "--judge-every", "1")
+    assert too_often.returncode == 2 and "expected 0 (never) or at least 5 seconds, got 1" in too_often.stderr

@@ -60,6 +60,16 @@ class SizeType(click.ParamType):
         return size
 
 
+MIN_JUDGE_EVERY_S = 5.0  # a check of a run takes seconds itself
+
+
+def _at_least(value: float | None, least: float, param, ctx) -> float | None:
+    """An interval of at least `least` seconds, or 0 (never), or None (the default)."""
+    if value and value < least:
+        raise click.BadParameter(f"expected 0 (never) or at least {least:g} seconds, got {value:g}", ctx, param)
+    return value
+
+
 run_options = [
     click.argument("scenario_file", type=click.Path(path_type=Path)),
     click.option(
@@ -111,8 +121,9 @@ run_options = [
         type=click.FloatRange(min=0),
         default=None,
         metavar="SECONDS",
-        help="Judge the run's periods so far every SECONDS while it runs, into judged.jsonl (0: never) [a run of 12 "
-        "minutes or more: every period].",
+        callback=lambda ctx, param, value: _at_least(value, MIN_JUDGE_EVERY_S, param, ctx),
+        help=f"Judge the run's periods so far every SECONDS (at least {MIN_JUDGE_EVERY_S:g}) while it runs, into "
+        "judged.jsonl (0: never) [a run of 12 minutes or more: every period].",
     ),
     allow_unknown_option,
     click.option(
