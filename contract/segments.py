@@ -23,13 +23,23 @@ ROWS_PER_SEGMENT = 1_000_000
 COMPRESSION = "zstd"  # batch by batch: a segment stays readable up to its last whole batch
 
 
+ARROW = (pa.Array, pa.ChunkedArray)
+
+
 def _text(value) -> str | None:
     return value if value is None or isinstance(value, str) else json.dumps(value)
 
 
 def identity_columns(keys, seqs) -> dict[str, pa.Array]:
     """A record's identity as columns: `key` (text), `seq` (int64; null where a seq is not an integer) and, only
-    when some seq is not one, `seq_text` (it as written): the record, or a phantom, whatever the evidence held."""
+    when some seq is not one, `seq_text` (it as written): the record, or a phantom, whatever the evidence held.
+    `keys` and `seqs` are lists, or Arrow columns: text keys and integer seqs are taken as they are, no value
+    converted in Python (an egress's audit of a record costs a third as much so)."""
+    if isinstance(keys, ARROW) and isinstance(seqs, ARROW):
+        if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type):
+            if pa.types.is_integer(seqs.type) and not pa.types.is_uint64(seqs.type):
+                return {"key": keys.cast(pa.string()), "seq": seqs.cast(pa.int64())}
+    keys, seqs = (c.to_pylist() if isinstance(c, ARROW) else c for c in (keys, seqs))
     whole = [s if type(s) is int and -(1 << 63) <= s < (1 << 63) else None for s in seqs]  # not a bool: no seq
     columns = {"key": pa.array([_text(k) for k in keys], pa.string()), "seq": pa.array(whole, pa.int64())}
     if any(w is None and s is not None for w, s in zip(whole, seqs)):

@@ -9,10 +9,11 @@ from itertools import repeat
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 
 from contract.egress import AUDIT, AUDIT_COLUMNS
-from contract.segments import SegmentWriter, identity_columns
+from contract.segments import ARROW, SegmentWriter, identity_columns
 from pipelines.stores import Store, now_ms
 
 
@@ -25,14 +26,21 @@ class Deliveries:
         self._store: Store | None = None
         self._writers: dict[str, SegmentWriter] = {}
 
+    @property
+    def columnar(self) -> bool:
+        """Whether the deliveries go to segments: then Arrow columns are taken as they are (lists too)."""
+        return bool(self._folder)
+
     def record(self, query: str, batch_id: int, key, seq, event_ms, batches, topic, partition, offset) -> None:
-        """One batch's deliveries, a column each (its own transaction in a store)."""
+        """One batch's deliveries, a column each, lists or Arrow columns (its own transaction in a store)."""
         received = now_ms()
         if not self._folder:
             if self._store is None:
                 self._store = self._open_store()
+            columns = [c.to_pylist() if isinstance(c, ARROW) else c for c in (key, seq, event_ms, batches)]
+            columns += [c.to_pylist() if isinstance(c, ARROW) else c for c in (topic, partition, offset)]
             with self._store.transaction() as tx:
-                rows = zip(repeat(query), repeat(batch_id), key, seq, event_ms, batches, topic, partition, offset)
+                rows = zip(repeat(query), repeat(batch_id), *columns)
                 self._store.insert(tx, AUDIT, AUDIT_COLUMNS, (row + (received,) for row in rows))
             return
         if query not in self._writers:
@@ -41,14 +49,19 @@ class Deliveries:
         self._writers[query].write(
             pa.table(
                 {
-                    "batch_id": pa.array([batch_id] * rows, pa.int64()),
+                    "batch_id": np.full(rows, batch_id, np.int64),
                     **identity_columns(key, seq),
-                    "event_time_ms": pa.array(event_ms, pa.int64()),
-                    "batches": pa.array(batches, pa.string()),
-                    "topic": pa.array(topic, pa.string()),
-                    "partition": pa.array(partition, pa.int32()),
-                    "offset": pa.array(offset, pa.int64()),
-                    "received_ms": pa.array([received] * rows, pa.int64()),
+                    "event_time_ms": _column(event_ms, pa.int64()),
+                    "batches": _column(batches, pa.string()),
+                    "topic": _column(topic, pa.string()),
+                    "partition": _column(partition, pa.int32()),
+                    "offset": _column(offset, pa.int64()),
+                    "received_ms": np.full(rows, received, np.int64),
                 }
             )
         )
+
+
+def _column(values, kind: pa.DataType):
+    """A column of the audit's type: an Arrow column cast, a list converted."""
+    return values.cast(kind) if isinstance(values, ARROW) else pa.array(values, kind)

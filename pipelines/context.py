@@ -59,7 +59,11 @@ def batch_columns(batch: DataFrame, *columns) -> list[list]:
     """The batch's `columns` as Python lists, converted in Spark and moved through Arrow: no Row objects, no
     per-row pickling (collect() cost more than the writes). zip() them into the rows a store takes: building
     rows from columns costs a third of converting rows and unpacking them again (egress, 50,000 rows)."""
-    table = to_arrow(batch.select(*columns))
+    return column_lists(to_arrow(batch.select(*columns)))
+
+
+def column_lists(table) -> list[list]:
+    """An Arrow table's columns as Python lists."""
     return [column.to_pylist() for column in table.columns]
 
 
@@ -151,8 +155,10 @@ class StreamletContext(SettingsView):
         evidence in columnar form, to egress/<streamlet>.audit/): the checker's deliveries.
         A replayed batch is audited again, which is how re-deliveries are seen.
         """
-        columns = batch_columns(
-            batch, "key", "seq", F.unix_millis("event_time"), batch_map_json(batch), "topic", "partition", "offset"
+        table = to_arrow(
+            batch.select(
+                "key", "seq", F.unix_millis("event_time"), batch_map_json(batch), "topic", "partition", "offset"
+            )
         )
         if self._deliveries is None:
 
@@ -162,7 +168,7 @@ class StreamletContext(SettingsView):
                 return audit_store
 
             self._deliveries = Deliveries(self.settings.paths.egress_audit, store)
-        self._deliveries.record(query, batch_id, *columns)
+        self._deliveries.record(query, batch_id, *table.columns)
 
     def checkpoint_dir(self, query: str) -> str:
         """One checkpoint directory per query, under the run directory."""

@@ -8,11 +8,12 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from contract.segments import SegmentWriter, read_segments, segments
+from contract.segments import SegmentWriter, identity_columns, read_segments, segments
 from harness.checker.check import check_run
 from harness.checker.load import load_evidence
 from harness.evidence.compact import compact_run
 from harness.evidence.topics import RecordingColumns
+from pipelines.audit import Deliveries
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
 
 
@@ -64,6 +65,29 @@ def test_recording_columns_keep_what_the_checker_reads_of_any_value():
     assert batch["batch.a"] == [1, None, None, None] and batch["batch.b"] == [None, 2, None, None]
     assert batch["headers"] == [[], [], [("trace", "")], []]
     assert batch["timestamp_ms"] == [5, 6, 7, 0]
+
+
+def test_an_audit_of_arrow_columns_writes_what_one_of_lists_does(tmp_path):
+    lists = [
+        ["k1", "k2", None],  # key
+        [0, 7, None],  # seq: a record without one is a phantom's, kept as null
+        [5, 6, 7],  # event_time_ms
+        ['{"a": 1}', '{"a": 1}', "{}"],  # batches
+        ["t", "t", "t"],  # topic
+        [0, 1, 1],  # partition
+        [10, 11, 12],  # offset
+    ]
+    kinds = [pa.string(), pa.int64(), pa.int64(), pa.string(), pa.string(), pa.int32(), pa.int64()]
+    arrow = [pa.chunked_array([pa.array(c, k)]) for c, k in zip(lists, kinds)]
+    written = {}
+    for name, columns in (("lists", lists), ("arrow", arrow)):
+        Deliveries(str(tmp_path / name), lambda: None).record("main", 3, *columns)
+        written[name] = read_segments(tmp_path / name / "main")[0].drop_columns(["received_ms"])
+    assert written["arrow"].equals(written["lists"]), (written["arrow"], written["lists"])
+    assert written["arrow"].column("seq").to_pylist() == [0, 7, None]
+    assert "seq_text" not in written["arrow"].column_names
+    # keys or seqs of another type go the way of lists: what is not an integer seq is kept as text
+    assert identity_columns(pa.array([1, 2]), pa.array(["x", "3"]))["seq_text"].to_pylist() == ["x", "3"]
 
 
 def test_compacting_a_run_keeps_its_report_and_a_damaged_file_whole(tmp_path):

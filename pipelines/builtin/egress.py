@@ -34,7 +34,7 @@ from contract.egress import (
 )
 from pipelines.api import SEQ_RECORD, WINDOW_COUNT, Inlet, Setting, Shape, Streamlet
 from pipelines.audit import Deliveries
-from pipelines.context import batch_columns, batch_map_json
+from pipelines.context import batch_columns, batch_map_json, column_lists, to_arrow
 from pipelines.stores import Store, egress_store, now_ms
 
 MODES = ("append", "upsert", "dedup", "transactional")
@@ -91,9 +91,10 @@ class Egress(Streamlet):
             return zip(key, seq, event_ms, payload, repeat(batch_id), batches, repeat(now_ms()))
 
         def write_batch(batch, batch_id: int) -> None:
-            columns = batch_columns(batch, *fields)
-            if ctx.settings.evidence:
-                audit(MAIN_QUERY, columns, batch_id)
+            table = to_arrow(batch.select(*fields))
+            columns = column_lists(table)
+            if ctx.settings.evidence:  # segments take the Arrow columns as they are
+                audit(MAIN_QUERY, table.columns if deliveries.columnar else columns, batch_id)
             with store.transaction() as tx:
                 if mode == "append":
                     store.insert(tx, STATE, STATE_COLUMNS, state_rows(columns, batch_id))
@@ -119,7 +120,8 @@ class Egress(Streamlet):
             return [ctx.foreach_batch(records, write_batch, MAIN_QUERY)]
 
         def audit_batch(batch, batch_id: int) -> None:
-            audit(DEDUP_AUDIT_QUERY, batch_columns(batch, *fields), batch_id)
+            table = to_arrow(batch.select(*fields))
+            audit(DEDUP_AUDIT_QUERY, table.columns, batch_id)
 
         def dedup_batch(batch, batch_id: int) -> None:
             columns = batch_columns(batch, *fields)
