@@ -24,6 +24,7 @@ from harness.evidence.layout import RunLayout
 from harness.runner.periodic import PeriodicSampler
 
 NICENESS = 10
+SETTLE = 0.2  # of an interval: how long after a period's end it is judged
 
 
 def judge_every_s(planned_s: float, asked_s: float | None) -> float | None:
@@ -35,21 +36,34 @@ def judge_every_s(planned_s: float, asked_s: float | None) -> float | None:
     return float(length_s) if length_s >= SOAK_PERIOD_S else None
 
 
+def _state(period: dict) -> str:
+    """A period's verdict, or why it has none yet: records not delivered yet, or not run (the evidence budget)."""
+    counts = period.get("counts") or {}
+    if period.get("verdict") != "unknown":
+        return period.get("verdict")
+    if counts.get("undelivered"):
+        return "awaiting delivery"
+    return "not run" if counts.get("acked") == 0 and counts.get("lost") is None else "unknown"
+
+
 class LiveJudge(PeriodicSampler):
-    """Judges the run in `run_dir` every `interval_s` (the first after one interval), while the run goes."""
+    """Judges the run in `run_dir` every `interval_s`, the first after (1 + SETTLE) intervals, while the run goes."""
 
     def __init__(self, run_dir: Path, interval_s: float, say: Callable[[str], None]):
         super().__init__("live-judge", interval_s)
         self.layout, self.say = RunLayout(Path(run_dir)), say
         self.t0 = time.monotonic()
-        self.judgments = 0
         self._child: subprocess.Popen | None = None
         self._stopping = False
         self._lock = threading.Lock()
 
     def sample(self) -> None:
-        if time.monotonic() - self.t0 < 0.9 * self.interval_s or not self.layout.written_ack_log.exists():
-            return  # the first interval (or the workload) has not passed yet
+        if time.monotonic() - self.t0 < 0.5 * self.interval_s:  # the first call, as the run starts
+            # judged SETTLE of an interval after each period ends: its last records are in flight as it ends
+            self._stop.wait(SETTLE * self.interval_s)
+            return
+        if not self.layout.written_ack_log.exists():
+            return  # the workload has not begun
         with self._lock:
             if self._stopping:
                 return
@@ -82,9 +96,8 @@ class LiveJudge(PeriodicSampler):
         }
         with open(self.layout.judged, "a") as out:
             out.write(json.dumps(line) + "\n")
-        self.judgments += 1
-        verdicts = [p["verdict"] for p in periods.get("periods", [])]
-        tally = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts)) or "no period yet"
+        states = [_state(p) for p in periods.get("periods", [])]
+        tally = ", ".join(f"{states.count(v)} {v}" for v in dict.fromkeys(states)) or "no period yet"
         acked = (report.get("counts") or {}).get("acked") or 0
         self.say(
             f"judged at {elapsed_s:.0f}s ({acked:,} records so far): periods of {periods.get('length_s')} s: {tally}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from types import SimpleNamespace
 
 import click
 import pytest
@@ -15,9 +16,11 @@ from harness.checker.reconcile import Counts
 from harness.checker.resources import WARMUP_S, WINDOW_S, resource_use
 from harness.cli.options import UntilType
 from harness.evidence.description import Expectations
+from harness.evidence.history import BUDGET
 from harness.process.supervisor import ProcessRecord, start_ticks_of
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
 from harness.report.index import _recovery_percentiles, _throughput, write_index
+from harness.report.tables import disk_text
 
 MINUTE_MS = 60_000
 COUNTS = Counts(acked=1, unknown=0, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
@@ -79,6 +82,18 @@ def test_growth_beyond_the_limit_fails_and_names_the_process():
     flat = resource_use(_soak(30, broker_mb=lambda m: 400 + (m % 2)), workload_start_ms=0)
     passed = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=flat)[0]
     assert passed.status == "pass"
+
+
+def test_the_evidence_is_the_run_directory_but_the_brokers_data_and_is_shown_against_its_budget():
+    history = _soak(20, lambda m: 300.0)  # disk: the brokers' data 10 + m MiB, logs 1 MiB
+    use = resource_use(history, 0)
+    assert use.evidence_max_bytes == 1024 * 1024 and use.evidence_budget_bytes is None
+    history[0:0] = [{"ts_ms": 0, "event": BUDGET, "budget_bytes": 50_000_000}]
+    history[-1]["disk_mb"]["egress"] = 20.5
+    use = resource_use(history, 0)
+    assert (use.evidence_max_bytes, use.evidence_budget_bytes) == (int(21.5 * 1024 * 1024), 50_000_000)
+    report = SimpleNamespace(resources=use)
+    assert "; the evidence (all but the brokers' data) at most 22.5 MB, of its budget of 50.0 MB;" in disk_text(report)
 
 
 def test_damaged_samples_are_skipped():

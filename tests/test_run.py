@@ -154,6 +154,9 @@ def test_an_evidence_budget_ends_the_workload_early_and_the_run_is_judged_as_it_
         acked = report["counts"]["acked"]
         assert 0 < acked < 9000 and report["outcome"] == "unknown" and report["verdict"]["end_to_end"] == "exactly-once"
         assert any("the workload ended early: the run's evidence reached" in d for d in report["doubts"])
+        use = report["resources"]  # the samples every 15 s, and the budget, as the report shows them
+        assert use["evidence_budget_bytes"] == BUDGET_MB * 10**6
+        assert 0 < use["evidence_max_bytes"] <= BUDGET_MB * 10**6
         periods = report["periods"]["periods"]  # of 5 s for the 90 s planned; those after the end unknown, unmeasured
         assert report["periods"]["length_s"] == 5 and len(periods) == 18
         sent = [p for p in periods if p["counts"]["acked"]]

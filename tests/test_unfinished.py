@@ -102,3 +102,21 @@ def test_the_periods_of_an_unfinished_run_judge_those_whose_every_record_is_acco
     assert [p.verdict for p in periods.periods] == ["at-most-once"] * 2 + ["exactly-once"] * 5 + [
         "unknown" if n else "exactly-once" for n in undelivered[7:]
     ]
+
+
+def test_records_the_ack_log_has_not_recorded_yet_are_not_phantoms_while_the_run_goes(tmp_path):
+    sent = make_sent(4, 25)  # seqs 0..24 of keys k0000..k0003 in the log
+    n = len(sent)
+    # reached the egress: every record, then k0000/25 and k0001/30 (sent after the log's last write) and k0009/0, a key
+    # the log never had (a phantom whatever the run)
+    audit = np.concatenate([np.arange(n), [n, n + 1, n + 2]])
+    flow = Flow({"ingested": audit, "processed": audit}, audit, audit, np.array([0, 1, 9]), np.array([25, 30, 0]))
+    going = write_run(tmp_path / "going", sent, flow)
+    (going / "run.json").unlink()  # not written yet: the run goes on
+    report = check_run(going)
+    assert report.counts.phantom == 1 and report.verdict == "unknown"
+    assert set(zip(report.records["phantom"].key, report.records["phantom"].seq)) == {("k0009", 0)}
+    assert [h.counts.phantom for h in report.hops] == [1, 1, 1]
+    assert any(g.startswith("2 record(s) reached the pipeline before the acknowledgement log") for g in report.gaps)
+    finished = check_run(write_run(tmp_path / "finished", sent, flow))
+    assert finished.counts.phantom == 3 and finished.verdict == "none"

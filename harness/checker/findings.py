@@ -54,6 +54,8 @@ class ResourceUse:
     disk_last_by_folder: dict = field(default_factory=dict)  # folder -> MB at the last sample
     # for the plot: t_s (from the workload's start), disk_mb, rss_mb per process (None: not running)
     series: dict = field(default_factory=dict)
+    evidence_max_bytes: int | None = None  # the run directory but the brokers' data (cluster/), at most
+    evidence_budget_bytes: int | None = None  # the run's evidence budget (None: it had none)
 
     @property
     def max_growth(self) -> float | None:

@@ -12,10 +12,13 @@ or a short run) has no growth figure: None, not 0.
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 from harness.checker.findings import ProcessMemory, ResourceUse
 from harness.checker.step import Context, Step
 from harness.checker.timeline import run_start_ms
+from harness.evidence.history import BUDGET, MIB
+from harness.evidence.layout import RunLayout
 
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
 WINDOW_S = 300.0  # growth compares the medians of the first and the last 5 minutes once warm
@@ -66,6 +69,9 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
             )
         )
     disk = [sum(v for v in (s.get("disk_mb") or {}).values() if isinstance(v, (int, float))) for s in samples]
+    brokers = RunLayout(Path(".")).cluster.name  # the brokers' data: not evidence
+    evidence = [d - ((s.get("disk_mb") or {}).get(brokers) or 0) for d, s in zip(disk, samples)]
+    budget = next((e.get("budget_bytes") for e in history if e.get("event") == BUDGET), None)
     series = {
         "t_s": [round((s["ts_ms"] - t0) / 1000, 1) for s in samples],
         "disk_mb": [round(d, 1) for d in disk],
@@ -87,6 +93,8 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
         round(max(disk), 1),
         dict(samples[-1].get("disk_mb") or {}),
         series,
+        int(max(evidence) * MIB),
+        int(budget) if isinstance(budget, (int, float)) else None,
     )
 
 

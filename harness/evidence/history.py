@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+MIB = 1024 * 1024  # the unit of the `resources` samples' rss_mb and disk_mb
+BUDGET = "evidence_budget"  # the run's evidence budget, as the workload starts
 BUDGET_REACHED = "evidence_budget_reached"  # the workload ended early at the run's evidence budget
 
 

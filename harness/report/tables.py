@@ -391,9 +391,12 @@ def disk_text(report: Report) -> str:
     folders = ", ".join(
         f"{name} {mb:g}" for name, mb in sorted(use.disk_last_by_folder.items(), key=lambda kv: -kv[1]) if mb >= 1
     )
+    budget = use.evidence_budget_bytes
     return (
-        f"run directory {use.disk_first_mb:g} MB at the first sample, {use.disk_last_mb:g} MB at the last, max "
-        f"{use.disk_max_mb:g} MB "
+        f"run directory {use.disk_first_mb:g} MiB at the first sample, {use.disk_last_mb:g} MiB at the last, max "
+        f"{use.disk_max_mb:g} MiB "
         f"({use.samples} samples over {use.duration_s:g} s)"
-        + (f"; at the end, MB per folder: {folders}" if folders else "")
+        + f"; the evidence (all but the brokers' data) at most {use.evidence_max_bytes / 1e6:,.1f} MB"
+        + (f", of its budget of {budget / 1e6:,.1f} MB" if budget is not None else "")
+        + (f"; at the end, MiB per folder: {folders}" if folders else "")
     )

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from harness.evidence.history import BUDGET_REACHED, History
+from harness.evidence.history import BUDGET, BUDGET_REACHED, History
 from harness.evidence.layout import RunLayout
 from harness.process.usage import tree_bytes
 from harness.runner.periodic import PeriodicSampler
@@ -51,6 +51,7 @@ class EvidenceBudget(PeriodicSampler):
         self.layout, self.budget_bytes, self.history, self.end_workload = layout, budget_bytes, history, end_workload
         self.why: str | None = None
         self._last = 0
+        history.record(BUDGET, budget_bytes=budget_bytes)
 
     def sample(self) -> None:
         if self.why is not None:
@@ -62,5 +63,6 @@ class EvidenceBudget(PeriodicSampler):
             self.why = (
                 f"the run's evidence reached {size / 1e6:,.1f} MB, {size / self.budget_bytes:.0%} of its budget "
                 f"({self.budget_bytes / 1e6:,.1f} MB)"
+                + ("" if size >= MARK * self.budget_bytes else f", and would pass {MARK:.0%} before the next look")
             )
             self.end_workload(self.why)

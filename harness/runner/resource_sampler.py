@@ -2,8 +2,8 @@
 
 A soak is judged on trends: memory that keeps growing once the processes are
 warm, or a run directory growing past what the topics' retention should
-bound. One `resources` event every `interval_s`: RSS in MB per process (with
-its pid, so a restart is not mistaken for a leak) and MB per top-level folder
+bound. One `resources` event every `interval_s`: RSS in MiB per process (with
+its pid, so a restart is not mistaken for a leak) and MiB per top-level folder
 of the run directory (cluster holds the brokers' data).
 """
 
@@ -13,12 +13,10 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from harness.evidence.history import History
+from harness.evidence.history import MIB, History
 from harness.process import ManagedProcess
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
 from harness.runner.periodic import PeriodicSampler
-
-MB = 1024 * 1024
 
 
 class ResourceSampler(PeriodicSampler):
@@ -49,4 +47,4 @@ class ResourceSampler(PeriodicSampler):
 
 
 def _mb(size: int | None) -> float | None:
-    return None if size is None else round(size / MB, 1)
+    return None if size is None else round(size / MIB, 1)
