@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from harness.runner.evidence_budget import MARK
+
 
 def default_run_dir(name: str) -> Path:
     return Path("reports") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -113,8 +115,8 @@ run_options = [
         "--evidence-budget",
         type=SizeType(),
         default=None,
-        help="End the workload early once the run directory's evidence (all but the brokers' data) reaches 90% of "
-        "SIZE (500MB, 2GB); the report then says the run was cut short (overrides the scenario's evidence.budget).",
+        help=f"End the workload early once the run directory's evidence (all but the brokers' data) reaches {MARK:.0%} "
+        "of SIZE (500MB, 2GB); the report then says the run was cut short (overrides the scenario's evidence.budget).",
     ),
     click.option(
         "--judge-every",

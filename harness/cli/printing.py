@@ -33,10 +33,12 @@ def plan_text(scenario) -> str:
         lines.append(f"  fault     {rule.kind} {rule.target} {when}" + (f" ({params})" if params else ""))
     if scenario.storm:
         lines.append(f"  storm     {scenario.storm.faults} faults drawn from the seed")
+    from harness.runner.evidence_budget import MARK
+
     budget = scenario.evidence_budget_bytes
     lines.append(
         f"  evidence  {scenario.recordings}"
-        + ("" if budget is None else f", budget {budget / 1e6:,.0f} MB (the workload ends at 90% of it)")
+        + ("" if budget is None else f", budget {budget / 1e6:,.0f} MB (the workload ends at {MARK:.0%} of it)")
     )
     expected = {k: v for k, v in asdict(scenario.expectations).items() if v not in (None, {}, ())}
     lines.append("  expect    " + (", ".join(f"{k}: {v}" for k, v in expected.items()) or "nothing (a verdict only)"))
