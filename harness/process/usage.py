@@ -24,6 +24,17 @@ def session_rss_bytes(record: ProcessRecord) -> int | None:
     return sum(sizes) if sizes else None
 
 
+def entries_bytes(folder: Path) -> dict[str, int]:
+    """Disk allocated to each top-level entry of `folder` (tree_bytes); an entry gone while we looked is left out."""
+    found = {}
+    for entry in os.scandir(folder):
+        try:
+            found[entry.name] = tree_bytes(Path(entry.path))
+        except OSError:
+            continue
+    return found
+
+
 def tree_bytes(path: Path) -> int:
     """Disk allocated to `path`, a file or a whole tree (files that vanish while walking are skipped: a broker
     rolls segments)."""

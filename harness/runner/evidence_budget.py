@@ -9,13 +9,11 @@ checker reports the run as cut short, its later periods unknown (history BUDGET_
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Callable
 
 from harness.evidence.history import BUDGET, BUDGET_REACHED, History
 from harness.evidence.layout import RunLayout
-from harness.process.usage import tree_bytes
+from harness.process.usage import entries_bytes
 from harness.runner.periodic import PeriodicSampler
 
 MARK = 0.9
@@ -23,15 +21,7 @@ MARK = 0.9
 
 def evidence_bytes(layout: RunLayout) -> int:
     """Disk the run directory's evidence takes: every entry of it but the brokers' data."""
-    total = 0
-    for entry in os.scandir(layout.root):
-        if Path(entry.path) == layout.cluster:
-            continue
-        try:
-            total += tree_bytes(Path(entry.path))
-        except OSError:  # gone while we looked
-            continue
-    return total
+    return sum(size for name, size in entries_bytes(layout.root).items() if name != layout.cluster.name)
 
 
 class EvidenceBudget(PeriodicSampler):

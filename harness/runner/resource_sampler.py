@@ -15,7 +15,7 @@ from typing import Callable
 
 from harness.evidence.history import MIB, History
 from harness.process import ManagedProcess
-from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
+from harness.process.usage import entries_bytes, rss_bytes, session_rss_bytes
 from harness.runner.periodic import PeriodicSampler
 
 
@@ -32,12 +32,7 @@ class ResourceSampler(PeriodicSampler):
             size = session_rss_bytes(proc.record) if proc.running() else None
             if size is not None:
                 rss[proc.name] = {"pid": proc.pid, "mb": _mb(size)}
-        disk = {}
-        for entry in os.scandir(self.run_dir):
-            try:
-                disk[entry.name] = _mb(tree_bytes(Path(entry.path)))
-            except OSError:  # gone while we looked
-                continue
+        disk = {name: _mb(size) for name, size in entries_bytes(self.run_dir).items()}
         self.history.record("resources", rss_mb=rss, disk_mb=disk)
 
     def stop(self) -> None:
