@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
+from typing import Iterable
 
 import pyarrow as pa
 
@@ -96,6 +98,26 @@ class SegmentWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def replace_segments(folder: Path, tables: Iterable[pa.Table]) -> int:
+    """Write `tables` as the folder's segments, replacing what it held, whole or not at all (an export: written
+    beside it, then renamed into place, so a reader finds the old segments or the new, never part of them); returns
+    the rows written."""
+    folder = Path(folder)
+    partial, old = folder.with_name(folder.name + ".partial"), folder.with_name(folder.name + ".old")
+    for leftover in (partial, old):  # an export killed before it finished
+        shutil.rmtree(leftover, ignore_errors=True)
+    rows = 0
+    with SegmentWriter(partial) as writer:
+        for table in tables:
+            writer.write(table)
+            rows += table.num_rows
+    if folder.exists():
+        folder.rename(old)
+    partial.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    return rows
 
 
 def segments(folder: Path) -> list[Path]:

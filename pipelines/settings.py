@@ -43,6 +43,7 @@ class DriverPaths:
     egress_state: str  # an egress of your own: its final state, exported after the run (pipelines/export.py)
     store_namespace: str  # an egress's PostgreSQL schema
     egress_audit: str = ""  # set: an egress's deliveries go to segments in this folder, not its store's audit table
+    egress_records: str = ""  # set: an exported egress's final state goes to segments in this folder (columnar)
 
 
 @dataclass(frozen=True)

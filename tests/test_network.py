@@ -86,19 +86,23 @@ def test_metadata_keeps_a_links_clients_on_its_proxy(linked):
 
 def test_delay_slows_each_round_trip_and_healing_restores_it(linked):
     _, links, bootstrap = linked
-    healthy = statistics.median(_round_trips(bootstrap))
+    healthy = _round_trips(bootstrap)
     links.impair("app", delay_ms=150)
     try:
-        delayed = statistics.median(_round_trips(bootstrap))
+        delayed = _round_trips(bootstrap)
     finally:
         links.heal("app")
-    again = statistics.median(_round_trips(bootstrap))
+    again = _round_trips(bootstrap)
     print(
-        f"produce round trip: healthy {healthy * 1000:.1f} ms, delayed {delayed * 1000:.1f} ms, healed "
-        f"{again * 1000:.1f} ms"
+        "produce round trip (fastest, median): "
+        + ", ".join(
+            f"{name} {min(trips) * 1000:.1f}, {statistics.median(trips) * 1000:.1f} ms"
+            for name, trips in (("healthy", healthy), ("delayed", delayed), ("healed", again))
+        )
     )
-    assert delayed >= healthy + 0.28, "a request and its answer are each delayed 150 ms"
-    assert again < healthy + 0.1
+    # The fastest round trips: a loaded machine only makes a round trip slower, never faster than its delay.
+    assert min(delayed) >= 0.28, "a request and its answer are each delayed 150 ms"
+    assert min(again) < min(healthy) + 0.1 < min(delayed)
 
 
 def test_bandwidth_holds_a_read_to_the_rate(linked):

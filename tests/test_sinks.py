@@ -1,6 +1,7 @@
 """Spark's own file sinks as users write them (the Parquet file sink; Delta Lake's streaming sink and foreachBatch
 with txnAppId/txnVersion), each driver SIGKILLed in the middle of a batch, judged from their files and logs and
-checked here against a count made from the same files without the checker (nor the sinks' exports)."""
+checked here against a count made from the same files without the checker (nor the sinks' exports, which this run
+records in columnar form)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ SINKS = {
         "connections": {"ingress.out": ["files.in", "stream.in", "txn.in"]},
     },
     "workload": {"rate": 100, "duration_s": 16, "after_faults_s": 6, "keys": 4},
+    "evidence": {"recordings": "columnar"},  # each sink's export: segments, no store
     # Each sink's driver is killed twice; the second kill comes after the first restart (10 to 20 s), and
     # records still come until 6 s after the last.
     "faults": [
@@ -131,6 +133,9 @@ def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_log
     # Each held batch was written and committed to the Delta log before the kill; its replay was skipped.
     assert all(txn_versions.count(batch) == 1 for batch in held["txn"]), (held["txn"], txn_versions)
 
+    for name in ("files", "stream", "txn"):
+        assert (run_dir / "egress" / f"{name}.records").is_dir() and (run_dir / "egress" / f"{name}.audit").is_dir()
+        assert not (run_dir / "egress" / f"{name}.sqlite").exists() and not list((run_dir / "egress").glob("*.jsonl"))
     report = check_run(run_dir)
     hops = {h.name: h for h in report.hops}
     for name in ("files", "stream", "txn"):

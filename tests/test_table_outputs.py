@@ -10,6 +10,7 @@ import time
 
 from contract.egress import AUDIT, STATE
 from harness.runner.table_outputs import SqliteTable
+from pipelines.audit import ExportedEvidence
 
 IDENTITY = {"id": "order_id", "format": "{key}-{seq}"}
 COLUMNS = {"order_id": "text PRIMARY KEY", "amount": "real"}
@@ -31,7 +32,7 @@ def _job(table: SqliteTable, *statements: tuple[str, list]) -> None:
 
 
 def _exported(tmp_path, table: SqliteTable) -> tuple[dict, list, list]:
-    summary = table.export(tmp_path / "egress.sqlite")
+    summary = table.export(ExportedEvidence(tmp_path / "egress.sqlite"))
     with sqlite3.connect(tmp_path / "egress.sqlite") as db:
         deliveries = db.execute(f"SELECT key, seq FROM {AUDIT} ORDER BY rowid").fetchall()
         state = db.execute(f"SELECT key, seq FROM {STATE} ORDER BY key, seq").fetchall()

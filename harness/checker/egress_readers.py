@@ -1,6 +1,7 @@
 """An egress's evidence read into columns: the built-in store's tables (records or windows: audit and state, from
 SQLite through ADBC in blocks), the state an egress of its own exported (egress/<streamlet>.state.jsonl), or the
-recording of the Kafka topic an application writes (topics/<topic>.jsonl, identities where its output says)."""
+recording of the Kafka topic an application writes (topics/<topic>.jsonl, identities where its output says); in
+columnar form, the audit's and an exported state's segments (egress/<streamlet>.audit/, egress/<streamlet>.records/)."""
 
 from __future__ import annotations
 
@@ -160,20 +161,40 @@ def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: Recor
 
 
 def _records(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
-    """Records: the built-in store's audit and state."""
+    """Records: the built-in store's audit and state (an output's exported state, in columnar form: segments)."""
     audit = _record_audit(layout, streamlet, ids, gaps)
-    state = _egress_rows(
-        layout.egress_db(streamlet.name),
-        f"SELECT key, seq, batch_id FROM {STATE}",
-        lambda b: record_frame(pa.table(b), ids),
-    )
+    state = _state_segments(layout, streamlet, ids, gaps)
+    if state is None:
+        state = _egress_rows(
+            layout.egress_db(streamlet.name),
+            f"SELECT key, seq, batch_id FROM {STATE}",
+            lambda b: record_frame(pa.table(b), ids),
+        )
     return _record_egress(streamlet, audit, state)
 
 
 def _exported(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     """An egress of one's own: its audit (ctx.audit) and the state it exported at the end of the run."""
     audit = _record_audit(layout, streamlet, ids, gaps)
-    return _record_egress(streamlet, audit, [_exported_state(layout.egress_state(streamlet.name), ids, gaps)])
+    state = _state_segments(layout, streamlet, ids, gaps)
+    if state is None:
+        state = [_exported_state(layout.egress_state(streamlet.name), ids, gaps)]
+    return _record_egress(streamlet, audit, state)
+
+
+def _state_segments(
+    layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]
+) -> list[pd.DataFrame] | None:
+    """An exported state in columnar form (pipelines/audit.py ExportedEvidence); None when it was not exported so."""
+    folder = layout.egress_records(streamlet.name)
+    if not folder.is_dir():
+        return None
+    table, problems = read_segments(folder, ["key", "seq", "seq_text", "batch_id"])
+    gaps += [f"egress/{folder.name}/{problem}" for problem in problems]
+    if table is None:
+        return []
+    batch = table["batch_id"].combine_chunks().fill_null(-1).to_numpy()
+    return [pd.DataFrame({"rid": recorded_rids(table, ids), "batch_id": batch})]
 
 
 def _record_egress(streamlet: StreamletDescription, audit: list, state: list) -> Egress:
@@ -223,6 +244,7 @@ READERS = {RECORDS: _records, WINDOWS: _windows, EXPORTED: _exported, TOPIC: _to
 def egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     """An egress's evidence, read by its kind's reader."""
     db = layout.egress_db(streamlet.name)
-    if streamlet.egress_evidence != TOPIC and not db.is_file():
+    exported = layout.egress_records(streamlet.name).is_dir()  # columnar: no store needed
+    if streamlet.egress_evidence != TOPIC and not db.is_file() and not exported:
         raise FileNotFoundError(db)
     return READERS[streamlet.egress_evidence](layout, streamlet, ids, gaps)

@@ -75,6 +75,11 @@ class RunLayout:
         """An egress of your own: its final state as exported after the run, one JSON line per record."""
         return self.root / "egress" / f"{streamlet}.state.jsonl"
 
+    def egress_records(self, streamlet: str) -> Path:
+        """An exported egress's final state in columnar form (evidence: {recordings: columnar}): segments of its
+        records (key, seq, batch_id), instead of the records table of its store or the exported JSON lines."""
+        return self.root / "egress" / f"{streamlet}.records"
+
     def dropped(self, streamlet: str) -> Path:
         """The records a streamlet dropped by design (declared through its context), one JSON line each."""
         return self.root / "dropped" / f"{streamlet}.jsonl"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contract.applications import APPEND, DELTA, FILE_OUTPUT
-from contract.egress import AUDIT, MAIN_QUERY, STATE, TABLES, WINDOW_AUDIT, WINDOW_STATE
+from contract.egress import AUDIT, MAIN_QUERY, STATE, WINDOW_AUDIT, WINDOW_STATE
 from contract.identity import IdentityReader
 from contract.table_files import (
     DELTA_LOG,
@@ -32,7 +32,7 @@ from contract.table_files import (
 )
 from harness.evidence.watermark import interval_ms
 from harness.runner.table_outputs import identity_text, record_export, written_by
-from pipelines.stores import Store
+from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
     from harness.runner.pipeline_run import PipelineRun
@@ -67,9 +67,10 @@ class FileOutput:
                 found.extend({"value": row} for row in read_rows(self.folder, path) or ())
         return found
 
-    def export(self, sqlite_path: Path) -> dict:
-        """Copy the committed rows (state) and every data file's rows (deliveries) into `sqlite_path`, in the
-        contract's tables (records, or windows); returns what was exported and the files that could not be read."""
+    def export(self, evidence: ExportedEvidence) -> dict:
+        """Copy the committed rows (state) and every data file's rows (deliveries) into the run directory's
+        evidence, as the contract's tables (records, or windows); returns what was exported and the files that could
+        not be read."""
         committed = self.committed() if self.folder.is_dir() else {}
         files = data_files(self.folder) if self.folder.is_dir() else []
         written, cut = [], []
@@ -79,12 +80,8 @@ class FileOutput:
                 cut.append(path.name)
             else:
                 written.append((path, committed.get(path.name), os.stat(path).st_mtime_ns // 1_000_000, rows))
-        store = Store(sqlite_path=sqlite_path)
         tables = self._window_tables(written) if self.window else self._record_tables(written)
-        store.create_tables(upsert_key=False, only=tuple(tables))
-        with store.transaction() as tx:
-            for table, rows in tables.items():
-                store.insert(tx, table, TABLES[table], rows)
+        evidence.write(tables)
         deliveries, state = tables.values()  # each kind's deliveries table, then its state table
         return {
             "rows": len(state),
@@ -196,7 +193,7 @@ def file_probes(run: PipelineRun, name: str) -> list[FileProbe]:
 def export_files(run: PipelineRun) -> None:
     """After the drivers stopped: each file output's committed and written rows, into the run directory."""
     for name, output in file_outputs(run).items():
-        exported = output.export(run.layout.egress_db(name))
+        exported = output.export(ExportedEvidence.of(run.driver_paths(name)))
         cut = exported["cut_files"]
         unobserved = f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"
         record_export(run, name, exported, unobserved if cut else None, format=output.format)

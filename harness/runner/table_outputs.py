@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contract.applications import FULLY, PARTLY, SQLITE, TABLE_OUTPUT
-from contract.egress import AUDIT, AUDIT_COLUMNS, MAIN_QUERY, STATE, STATE_COLUMNS
+from contract.egress import AUDIT, MAIN_QUERY, STATE
 from contract.identity import IdentityReader
-from pipelines.stores import Store
+from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
     from harness.runner.pipeline_run import PipelineRun
@@ -72,9 +72,9 @@ class TableOutput:
         """What a failed read raises: the server busy or gone, the file locked."""
         raise NotImplementedError
 
-    def export(self, sqlite_path: Path) -> dict:
-        """Copy the table (state) and its audited inserts (deliveries) into `sqlite_path`, in the contract's
-        tables; returns what was exported and what was seen only as an update."""
+    def export(self, evidence: ExportedEvidence) -> dict:
+        """Copy the table (state) and its audited inserts (deliveries) into the run directory's evidence, as the
+        contract's tables; returns what was exported and what was seen only as an update."""
         read = IdentityReader(self.identity)
         state = [read(row) for row in self.rows()]
         audit = [(op, txid, at_ms, read({"value": row})) for op, txid, at_ms, row in self.audit_rows()]
@@ -84,12 +84,8 @@ class TableOutput:
             for op, _, at_ms, (key, seq) in audit
             if op == "insert"
         ]
-        store = Store(sqlite_path=sqlite_path)
-        store.create_tables(upsert_key=False, only=(AUDIT, STATE))
-        with store.transaction() as tx:
-            store.insert(tx, AUDIT, AUDIT_COLUMNS, deliveries)
-            rows = [(identity_text(key), identity_text(seq), -1, None, -1, "{}", None) for key, seq in state]
-            store.insert(tx, STATE, STATE_COLUMNS, rows)
+        rows = [(identity_text(key), identity_text(seq), -1, None, -1, "{}", None) for key, seq in state]
+        evidence.write({AUDIT: deliveries, STATE: rows})
         return {"rows": len(state), "inserts": len(deliveries), "updates_alone": updates_alone}
 
 
@@ -307,7 +303,7 @@ def prepare_outputs(run: PipelineRun) -> None:
 def export_tables(run: PipelineRun) -> None:
     """After the drivers stopped: each output table and its audit, into the run directory."""
     for name, table in table_outputs(run).items():
-        exported = table.export(run.layout.egress_db(name))
+        exported = table.export(ExportedEvidence.of(run.driver_paths(name)))
         alone = exported["updates_alone"]
         unobserved = f"{alone} write(s) by UPDATE statements no insert explains (not deliveries the audit can count)"
         record_export(run, name, exported, unobserved if alone else None, table=table.name)

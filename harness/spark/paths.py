@@ -8,7 +8,8 @@ from pipelines.settings import DriverPaths
 
 
 def driver_paths(layout: RunLayout, streamlet: str, columnar: bool = False) -> DriverPaths:
-    """`columnar`: an egress writes its deliveries as segments (harness/evidence/topics.py's form of the run)."""
+    """`columnar`: an egress writes its deliveries, and exports its state, as segments (harness/evidence/topics.py's
+    form of the run)."""
     return DriverPaths(
         checkpoints=str(layout.checkpoints(streamlet)),
         progress=str(layout.progress(streamlet)),
@@ -21,4 +22,5 @@ def driver_paths(layout: RunLayout, streamlet: str, columnar: bool = False) -> D
         egress_state=str(layout.egress_state(streamlet)),
         store_namespace=f"{layout.root.name}_{streamlet}",
         egress_audit=str(layout.egress_audit(streamlet)) if columnar else "",
+        egress_records=str(layout.egress_records(streamlet)) if columnar else "",
     )
