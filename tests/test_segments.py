@@ -10,10 +10,15 @@ import pyarrow as pa
 
 from contract.segments import SegmentWriter, identity_columns, read_segments, segments
 from harness.checker.check import check_run
+from harness.checker.egress_readers import _exported_state, _state_segments
 from harness.checker.load import load_evidence
-from harness.evidence.compact import compact_run
+from harness.checker.record_ids import RecordIds
+from harness.evidence.compact import compact_run, compact_state
+from harness.evidence.description import StreamletDescription
+from harness.evidence.layout import RunLayout
 from harness.evidence.topics import RecordingColumns
 from pipelines.audit import Deliveries
+from tests.evidence_helpers import egress_counts
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
 
 
@@ -102,6 +107,8 @@ def test_compacting_a_run_keeps_its_report_and_a_damaged_file_whole(tmp_path):
     done = {c.name: c for c in compact_run(root)}
     ingested, processed, acks = done["topics/ingested.jsonl"], done["topics/processed.jsonl"], done["acks.csv"]
     assert ingested.records == acks.records == len(sent) and ingested.bytes_after < ingested.bytes_before / 5
+    assert done["egress/egress.sqlite (audit)"].records == len(flow.audit)
+    assert (root / "egress" / "egress.audit" / "main").is_dir() and not egress_counts(root, "egress", "audit")
     assert processed.kept_because == f"line {len(sent) - 10 + 7 + 1} is cut mid-record: kept whole"
     assert not (root / "topics" / "ingested.jsonl").exists() and (root / "topics" / "processed.jsonl").is_file()
     assert (root / "acks").is_dir() and not (root / "acks.csv").exists()
@@ -181,3 +188,23 @@ def test_the_ack_log_in_columnar_form_is_counted_as_it_grows_and_read_as_the_csv
     assert gaps == [] and len(sent) == 6 and int(sent.acked.sum()) == 4
     assert sent.resent_copies.tolist() == [1, 0, 0, 1, 0, 0]
     assert sent.offset.tolist() == [0, 1, -1, 10, 11, -1]
+
+
+def test_an_exported_state_compacted_is_read_as_its_json_lines_are(tmp_path):
+    layout = RunLayout(tmp_path)
+    lines = [
+        {"key": "k1", "seq": 0, "batch_id": 3, "payload": "x"},
+        {"key": "k1", "seq": 1},  # no batch given
+        {"key": "k2", "seq": "7"},  # a seq written as text: the record it names
+        {"key": "k9", "seq": 1.5, "batch_id": "b"},  # a phantom's fractional seq, a batch that is not one
+    ]
+    path = layout.egress_state("sink")
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    sink = StreamletDescription("sink", "shop:Sink", "egress", {}, ("out",), (), egress_evidence="exported")
+    ids = RecordIds(pa.array(["k1", "k2"]))
+    as_json = _exported_state(path, ids, [])
+    assert compact_state(path, layout.egress_records("sink")) == 4 and not path.exists()
+    [as_segments] = _state_segments(layout, sink, ids, [])
+    assert as_segments.to_dict("list") == as_json.to_dict("list")
+    assert as_json.batch_id.tolist() == [3, -1, -1, -1] and (as_json.rid >= 0).sum() == 3

@@ -267,9 +267,9 @@ def spark_env(version):
 @main.command("compact")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def compact_command(run_dir: Path):
-    """Rewrite RUN_DIR's acknowledgement log (acks.csv) and topic recordings (topics/*.jsonl) in the columnar form:
-    a fraction of the size, read without parsing. The report stays the same; `evidence: {recordings: columnar}` in
-    a scenario writes so from the start.
+    """Rewrite RUN_DIR's acknowledgement log (acks.csv), topic recordings (topics/*.jsonl), egress audit tables and
+    exported egress states in the columnar form: a fraction of the size, read without parsing. The report stays the
+    same; `evidence: {recordings: columnar}` in a scenario writes so from the start.
 
     A file with a damaged or cut line stays as it is (nothing is lost).
 

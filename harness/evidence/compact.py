@@ -1,23 +1,25 @@
-"""`harness compact RUN_DIR`: a run directory's acknowledgement log and JSON-lines topic recordings rewritten in
-the columnar form (harness/evidence/acks.py, topics.py), for the checker to read quickly and the run to keep
-little; the report stays the same.
+"""`harness compact RUN_DIR`: a run directory's acknowledgement log, JSON-lines topic recordings, egress audit
+tables and exported egress states rewritten in the columnar form (harness/evidence/acks.py, topics.py,
+contract/egress_segments.py), for the checker to read quickly and the run to keep little; the report stays the same.
 
 A Kafka output's recording has the output's identity read into its columns (pipeline.json says where it is). A
-file with a damaged or cut line stays as it is (what the line held would be lost). An egress's audit table stays
-in its store.
+file with a damaged or cut line stays as it is (what the line held would be lost). An egress store keeps its other
+tables (its state, window counts); its audit rows are deleted once their segments are written.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from contract.egress import TOPIC
+from contract.egress import AUDIT, AUDIT_COLUMNS, EXPORTED, RECORDS, STATE, STATE_COLUMNS, TOPIC
+from contract.egress_segments import segment_tables
 from contract.segments import SegmentWriter
 from harness.errors import HarnessError
 from harness.evidence.acks import ACK_ROWS_PER_SEGMENT, ACK_TYPES
@@ -84,6 +86,59 @@ def compact_acks(path: Path, folder: Path) -> int:
     return table.num_rows
 
 
+def compact_audit(db: Path, folder: Path) -> int:
+    """An egress store's audit table -> egress/<streamlet>.audit/<query>/ segments, a folder per query; the table's
+    rows are deleted (and the file vacuumed) once they are all written. Deliveries written. Raises ValueError when
+    the store cannot be read (nothing is removed then)."""
+    staging = folder.with_name(folder.name + ".compacting")
+    shutil.rmtree(staging, ignore_errors=True)
+    records = 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            queries = [q for (q,) in conn.execute(f"SELECT DISTINCT query FROM {AUDIT} ORDER BY query")]
+            select = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM {AUDIT} WHERE query = ? ORDER BY rowid"
+            for query in queries:
+                cursor = conn.execute(select, (query,))
+                with SegmentWriter(staging / str(query)) as writer:
+                    while rows := cursor.fetchmany(LINES_PER_BATCH):
+                        for table in segment_tables(AUDIT, rows):
+                            writer.write(table)
+                        records += len(rows)
+        staging.rename(folder)
+        with sqlite3.connect(db) as conn:
+            conn.execute(f"DELETE FROM {AUDIT}")
+        with sqlite3.connect(db, isolation_level=None) as conn:
+            conn.execute("VACUUM")
+    except sqlite3.Error as exc:
+        raise ValueError(f"the store is unreadable ({str(exc).splitlines()[0]})") from None
+    return records
+
+
+def compact_state(path: Path, folder: Path) -> int:
+    """egress/<streamlet>.state.jsonl -> egress/<streamlet>.records/ segments (key, seq, batch_id: what the checker
+    reads of an exported state); the file is removed once they are written. Records written. Raises ValueError naming
+    the first damaged line (nothing is removed then)."""
+    staging = folder.with_name(folder.name + ".compacting")
+    shutil.rmtree(staging, ignore_errors=True)
+    rows = []
+    for number, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
+        if not line.endswith(b"\n"):
+            raise ValueError(f"line {number} is cut mid-record")
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise ValueError(f"line {number} is damaged") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"line {number} is not an object")
+        rows.append(tuple(row.get(c) for c in STATE_COLUMNS))
+    with SegmentWriter(staging) as writer:
+        for table in segment_tables(STATE, rows):
+            writer.write(table)
+    staging.rename(folder)
+    path.unlink()
+    return len(rows)
+
+
 def compact_run(run_dir: Path) -> list[Compacted]:
     layout = RunLayout(Path(run_dir))
     if not layout.root.is_dir():
@@ -106,7 +161,26 @@ def compact_run(run_dir: Path) -> list[Compacted]:
                 f"topics/{dump.name}",
             )
         )
+    for streamlet in pipeline.streamlets:
+        db, state = layout.egress_db(streamlet.name), layout.egress_state(streamlet.name)
+        if streamlet.egress_evidence in (RECORDS, EXPORTED) and _has_audit(db):
+            name = f"egress/{db.name} ({AUDIT})"
+            done.append(_compact(compact_audit, db, layout.egress_audit(streamlet.name), name))
+        if state.is_file():
+            name = f"egress/{state.name}"
+            done.append(_compact(compact_state, state, layout.egress_records(streamlet.name), name))
     return done
+
+
+def _has_audit(db: Path) -> bool:
+    """Whether an egress store holds audit rows (a run recorded in columnar form holds none)."""
+    if not db.is_file():
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return conn.execute(f"SELECT 1 FROM {AUDIT} LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # no audit table, or a damaged file: left as it is
+        return False
 
 
 def _compact(rewrite, source: Path, target: Path, name: str) -> Compacted:
@@ -118,4 +192,5 @@ def _compact(rewrite, source: Path, target: Path, name: str) -> Compacted:
     except ValueError as exc:
         shutil.rmtree(target.with_name(target.name + ".compacting"), ignore_errors=True)
         return Compacted(name, 0, size, size, f"{exc}: kept whole")
-    return Compacted(name, records, size, sum(p.stat().st_size for p in target.iterdir()))
+    after = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+    return Compacted(name, records, size, after + (source.stat().st_size if source.exists() else 0))
