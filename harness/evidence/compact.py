@@ -109,6 +109,7 @@ def compact_audit(db: Path, folder: Path) -> int:
             conn.execute(f"DELETE FROM {AUDIT}")
         with sqlite3.connect(db, isolation_level=None) as conn:
             conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a store in WAL mode: the smaller file is the file
     except sqlite3.Error as exc:
         raise ValueError(f"the store is unreadable ({str(exc).splitlines()[0]})") from None
     return records
