@@ -315,3 +315,16 @@ def test_damaged_real_evidence_is_never_a_pass_and_never_a_traceback(chain_run, 
     live_report = json.loads((live / "report.json").read_text())
     assert live_report["unfinished"].startswith("run in progress: generator still running")
     assert live_report["gaps"][0].startswith("run in progress")
+
+
+def test_the_real_run_compacted_to_columnar_evidence_gives_the_same_report(chain_run, copy_of):
+    compacted = copy_of("compacted")
+    result = run_harness("compact", str(compacted))
+    assert result.returncode == 0, result.stderr
+    # Every record-level file rewritten: the ack log, the three topic recordings, the egress's audit.
+    assert not (compacted / "acks.csv").exists() and not list((compacted / "topics").glob("*.jsonl"))
+    assert (compacted / "egress" / "egress.audit" / "main").is_dir() and not egress_counts(compacted, "egress", "audit")
+    assert "egress/egress.sqlite (audit)" in result.stdout
+    before, after = check_run(chain_run).to_dict(), check_run(compacted).to_dict()
+    before.pop("run_dir"), after.pop("run_dir")
+    assert json.dumps(after, default=str, sort_keys=True) == json.dumps(before, default=str, sort_keys=True)
