@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 MEASURE = """
-import resource, sys, time
+import sys, time
+from bench.peak import peak_kb
 from harness.checker.check import check_run
 from harness.checker.load import load_evidence
 t = time.perf_counter()
@@ -41,7 +42,7 @@ else:
     report = check_run(sys.argv[2])
     assert report.counts.lost > 0 and report.counts.duplicated_deliveries > 0, report.counts
     assert not report.gaps, report.gaps
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, peak_kb())
 """
 
 
