@@ -100,16 +100,19 @@ class SegmentWriter:
         self.close()
 
 
-def replace_segments(folder: Path, tables: Iterable[pa.Table]) -> int:
-    """Write `tables` as the folder's segments, replacing what it held, whole or not at all (an export: written
-    beside it, then renamed into place, so a reader finds the old segments or the new, never part of them); returns
-    the rows written."""
+PARTIAL = ".partial"  # beside a folder replace_segments is writing
+
+
+def replace_segments(folder: Path, tables: Iterable[pa.Table], rows_per_segment: int = ROWS_PER_SEGMENT) -> int:
+    """Write `tables` as the folder's segments, replacing what it held, whole or not at all (an export, a compaction:
+    written beside it, then renamed into place, so a reader finds the old segments or the new, never part of them);
+    returns the rows written. An exception from `tables` leaves the folder as it was."""
     folder = Path(folder)
-    partial, old = folder.with_name(folder.name + ".partial"), folder.with_name(folder.name + ".old")
+    partial, old = folder.with_name(folder.name + PARTIAL), folder.with_name(folder.name + ".old")
     for leftover in (partial, old):  # an export killed before it finished
         shutil.rmtree(leftover, ignore_errors=True)
     rows = 0
-    with SegmentWriter(partial) as writer:
+    with SegmentWriter(partial, rows_per_segment) as writer:
         for table in tables:
             writer.write(table)
             rows += table.num_rows

@@ -112,7 +112,7 @@ def test_compacting_a_run_keeps_its_report_and_a_damaged_file_whole(tmp_path):
     assert processed.kept_because == f"line {len(sent) - 10 + 7 + 1} is cut mid-record: kept whole"
     assert not (root / "topics" / "ingested.jsonl").exists() and (root / "topics" / "processed.jsonl").is_file()
     assert (root / "acks").is_dir() and not (root / "acks.csv").exists()
-    assert not list(root.rglob("*.compacting"))
+    assert not list(root.rglob("*.partial"))
     after = check_run(root).to_dict()
     assert [g for g in after.pop("gaps") if "cut mid-record" not in g] == [] and after.pop("partial")
     before.pop("gaps"), before.pop("partial")

@@ -20,7 +20,7 @@ import pyarrow.csv as pacsv
 
 from contract.egress import AUDIT, AUDIT_COLUMNS, EXPORTED, RECORDS, STATE, STATE_COLUMNS, TOPIC
 from contract.egress_segments import segment_tables
-from contract.segments import SegmentWriter
+from contract.segments import PARTIAL, replace_segments
 from harness.errors import HarnessError
 from harness.evidence.acks import ACK_ROWS_PER_SEGMENT, ACK_TYPES
 from harness.evidence.description import PipelineDescription
@@ -44,24 +44,24 @@ class Compacted:
 def compact_recording(dump: Path, folder: Path, identity: dict | None = None) -> int:
     """topics/<topic>.jsonl -> topics/<topic>/ segments; the dump is removed once they are written. Records written.
     Raises ValueError naming the first damaged line (nothing is removed then)."""
-    staging = folder.with_name(folder.name + ".compacting")
-    shutil.rmtree(staging, ignore_errors=True)
-    columns, records = RecordingColumns(identity), 0
-    with SegmentWriter(staging) as writer, open(dump, "rb") as lines:
-        batch: list[dict] = []
-        for number, line in enumerate(lines, 1):
-            if not line.endswith(b"\n"):
-                raise ValueError(f"line {number} is cut mid-record")
-            try:
-                batch.append(json.loads(line))
-            except ValueError:
-                raise ValueError(f"line {number} is damaged") from None
-            if len(batch) == LINES_PER_BATCH:
-                writer.write(columns.batch(batch))
-                records, batch = records + len(batch), []
-        writer.write(columns.batch(batch))
-        records += len(batch)
-    staging.rename(folder)
+    columns = RecordingColumns(identity)
+
+    def tables():
+        with open(dump, "rb") as lines:
+            batch: list[dict] = []
+            for number, line in enumerate(lines, 1):
+                if not line.endswith(b"\n"):
+                    raise ValueError(f"line {number} is cut mid-record")
+                try:
+                    batch.append(json.loads(line))
+                except ValueError:
+                    raise ValueError(f"line {number} is damaged") from None
+                if len(batch) == LINES_PER_BATCH:
+                    yield columns.batch(batch)
+                    batch = []
+            yield columns.batch(batch)
+
+    records = replace_segments(folder, tables())
     dump.unlink()
     return records
 
@@ -72,16 +72,12 @@ def compact_acks(path: Path, folder: Path) -> int:
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         raise ValueError("its last line is cut mid-record")
-    staging = folder.with_name(folder.name + ".compacting")
-    shutil.rmtree(staging, ignore_errors=True)
     try:
         table = pacsv.read_csv(pa.BufferReader(data), convert_options=pacsv.ConvertOptions(column_types=ACK_TYPES))
     except pa.ArrowInvalid as exc:
         raise ValueError(f"a line is damaged ({str(exc).splitlines()[0]})") from None
-    with SegmentWriter(staging, ACK_ROWS_PER_SEGMENT) as writer:
-        for start in range(0, table.num_rows, ACK_ROWS_PER_SEGMENT):
-            writer.write(table.slice(start, ACK_ROWS_PER_SEGMENT))
-    staging.rename(folder)
+    slices = (table.slice(start, ACK_ROWS_PER_SEGMENT) for start in range(0, table.num_rows, ACK_ROWS_PER_SEGMENT))
+    replace_segments(folder, slices, ACK_ROWS_PER_SEGMENT)
     path.unlink()
     return table.num_rows
 
@@ -90,21 +86,17 @@ def compact_audit(db: Path, folder: Path) -> int:
     """An egress store's audit table -> egress/<streamlet>.audit/<query>/ segments, a folder per query; the table's
     rows are deleted (and the file vacuumed) once they are all written. Deliveries written. Raises ValueError when
     the store cannot be read (nothing is removed then)."""
-    staging = folder.with_name(folder.name + ".compacting")
-    shutil.rmtree(staging, ignore_errors=True)
-    records = 0
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
             queries = [q for (q,) in conn.execute(f"SELECT DISTINCT query FROM {AUDIT} ORDER BY query")]
             select = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM {AUDIT} WHERE query = ? ORDER BY rowid"
-            for query in queries:
-                cursor = conn.execute(select, (query,))
-                with SegmentWriter(staging / str(query)) as writer:
-                    while rows := cursor.fetchmany(LINES_PER_BATCH):
-                        for table in segment_tables(AUDIT, rows):
-                            writer.write(table)
-                        records += len(rows)
-        staging.rename(folder)
+
+            def tables(cursor):
+                while rows := cursor.fetchmany(LINES_PER_BATCH):
+                    yield from segment_tables(AUDIT, rows)
+
+            # A query's folder is its rows whole; one not written yet is still read from the store.
+            records = sum(replace_segments(folder / str(q), tables(conn.execute(select, (q,)))) for q in queries)
         with sqlite3.connect(db) as conn:
             conn.execute(f"DELETE FROM {AUDIT}")
         with sqlite3.connect(db, isolation_level=None) as conn:
@@ -119,8 +111,6 @@ def compact_state(path: Path, folder: Path) -> int:
     """egress/<streamlet>.state.jsonl -> egress/<streamlet>.records/ segments (key, seq, batch_id: what the checker
     reads of an exported state); the file is removed once they are written. Records written. Raises ValueError naming
     the first damaged line (nothing is removed then)."""
-    staging = folder.with_name(folder.name + ".compacting")
-    shutil.rmtree(staging, ignore_errors=True)
     rows = []
     for number, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
         if not line.endswith(b"\n"):
@@ -132,10 +122,7 @@ def compact_state(path: Path, folder: Path) -> int:
         if not isinstance(row, dict):
             raise ValueError(f"line {number} is not an object")
         rows.append(tuple(row.get(c) for c in STATE_COLUMNS))
-    with SegmentWriter(staging) as writer:
-        for table in segment_tables(STATE, rows):
-            writer.write(table)
-    staging.rename(folder)
+    replace_segments(folder, segment_tables(STATE, rows))
     path.unlink()
     return len(rows)
 
@@ -191,7 +178,7 @@ def _compact(rewrite, source: Path, target: Path, name: str) -> Compacted:
     try:
         records = rewrite(source, target)
     except ValueError as exc:
-        shutil.rmtree(target.with_name(target.name + ".compacting"), ignore_errors=True)
+        shutil.rmtree(target.with_name(target.name + PARTIAL), ignore_errors=True)
         return Compacted(name, 0, size, size, f"{exc}: kept whole")
     after = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
     return Compacted(name, records, size, after + (source.stat().st_size if source.exists() else 0))
