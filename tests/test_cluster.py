@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -312,6 +313,27 @@ def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_d
     assert all(len(held[r]) == 1 for r in set(firsts) - set(again))
 
 
+def test_a_generator_stopped_while_its_workers_start_exits_cleanly(tmp_path):
+    """A SIGTERM to the session before the workers installed their handler kills them by the signal; that is the
+    stop asked for, not a failed worker (it made the generator exit 241)."""
+    from harness.workload.generator_settings import WorkloadSettings
+
+    settings = tmp_path / "generator.json"
+    # no broker needed: stopped before a worker produces anything, nothing waits for a delivery
+    WorkloadSettings("127.0.0.1:1", "t", str(tmp_path / "acks"), duration_s=None, workers=2).save(settings)
+    argv = [sys.executable, "-m", "harness.workload.generator", str(settings)]
+    generator = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)
+        os.killpg(generator.pid, signal.SIGTERM)
+        assert generator.wait(60) == 0
+    finally:
+        if generator.poll() is None:
+            os.killpg(generator.pid, signal.SIGKILL)
+            generator.wait()
+    assert json.loads(generator.stdout.read().splitlines()[-1])["generator"]["acked"] == 0
+
+
 def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_counted_by_one(single, tmp_path):
     """workers: 2 splits the keys (k % 2), the rate and the planned records; each worker logs to its own segments;
     a SIGTERM to the generator's session stops both cleanly, their logs whole."""
@@ -349,7 +371,12 @@ def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_cou
     with Supervisor(tmp_path / "pids") as supervisor:
         generator = supervisor.start("generator", argv, tmp_path / "generator.log")
         counter = AckCounter(until / "acks")
-        wait_for(lambda: counter.poll().acked >= 200, timeout=30, what="both workers to send")
+        folders = [until / "acks" / f"worker-0{w}" for w in (0, 1)]
+        wait_for(
+            lambda: counter.poll().acked >= 200 and all(f.is_dir() and any(f.iterdir()) for f in folders),
+            timeout=60,
+            what="both workers to send",
+        )
         generator.signal(signal.SIGTERM)
         wait_for(lambda: not generator.running(), timeout=30, what="the generator and its workers to stop")
         assert generator.wait_exit() == 0 and not session_members(generator.record)

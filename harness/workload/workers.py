@@ -46,22 +46,29 @@ def run_workers(settings_path: str, workers: int) -> int:
     argv = [sys.executable, "-m", "harness.workload.generator", settings_path, "--worker"]
     children = [subprocess.Popen([*argv, str(w)], stdout=subprocess.PIPE, text=True) for w in range(workers)]
 
+    asked = set()  # the stop signals the generator was sent: a worker that died of one was stopped, not failed
+
     def forward(signum, _frame) -> None:
+        asked.add(-signum)
         for child in children:
             if child.poll() is None:
                 child.send_signal(signum)
+
+    def code_of(child: subprocess.Popen) -> int | None:
+        # a worker stopped before its own handler was installed (still starting) dies of the signal itself
+        return 0 if child.returncode in asked else child.returncode
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
     failed = 0
     while any(child.poll() is None for child in children):
-        code = next((c.returncode for c in children if c.returncode not in (None, 0)), 0)
+        code = next((code_of(c) for c in children if code_of(c) not in (None, 0)), 0)
         if code and not failed:
             failed = code
             print(f"generator: a worker exited with code {code}: stopping the others", file=sys.stderr, flush=True)
             forward(signal.SIGTERM, None)
         time.sleep(0.2)
-    failed = failed or next((c.returncode for c in children if c.returncode), 0)
+    failed = failed or next((code_of(c) for c in children if code_of(c)), 0)
     total = dict.fromkeys(SUMMED, 0)
     for child in children:
         for line in child.stdout.read().splitlines():
