@@ -323,8 +323,10 @@ def test_a_generator_stopped_while_its_workers_start_exits_cleanly(tmp_path):
     WorkloadSettings("127.0.0.1:1", "t", str(tmp_path / "acks"), duration_s=None, workers=2).save(settings)
     argv = [sys.executable, "-m", "harness.workload.generator", str(settings)]
     generator = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    children = f"/proc/{generator.pid}/task/{generator.pid}/children"
     try:
-        time.sleep(0.2)
+        # its workers started (so its own handler is in place: it is installed first), still importing
+        wait_for(lambda: len(open(children).read().split()) == 2, timeout=60, interval=0.01, what="both workers")
         os.killpg(generator.pid, signal.SIGTERM)
         assert generator.wait(60) == 0
     finally:

@@ -44,8 +44,7 @@ def run_workers(settings_path: str, workers: int) -> int:
     """Run the workload as `workers` processes; returns the first failed worker's exit code (0: none failed). A
     failed worker stops the others: a workload with a part missing is not the one asked for."""
     argv = [sys.executable, "-m", "harness.workload.generator", settings_path, "--worker"]
-    children = [subprocess.Popen([*argv, str(w)], stdout=subprocess.PIPE, text=True) for w in range(workers)]
-
+    children: list[subprocess.Popen] = []
     asked = set()  # the stop signals the generator was sent: a worker that died of one was stopped, not failed
 
     def forward(signum, _frame) -> None:
@@ -58,8 +57,11 @@ def run_workers(settings_path: str, workers: int) -> int:
         # a worker stopped before its own handler was installed (still starting) dies of the signal itself
         return 0 if child.returncode in asked else child.returncode
 
-    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGTERM, forward)  # before the first worker starts: a stop then reaches every one
     signal.signal(signal.SIGINT, forward)
+    for worker in range(workers):
+        if not asked:  # a workload stopped while its workers start starts no more of them
+            children.append(subprocess.Popen([*argv, str(worker)], stdout=subprocess.PIPE, text=True))
     failed = 0
     while any(child.poll() is None for child in children):
         code = next((code_of(c) for c in children if code_of(c) not in (None, 0)), 0)
