@@ -1,6 +1,5 @@
 """Which engine builds the per-record summary of a run out of core: the present numpy path against DuckDB.
 
-    .venv/bin/pip install -e '.[bench]'                                          # DuckDB
     .venv/bin/python bench/summary_engines.py                                    # 1M and 10M, realistic evidence
     .venv/bin/python bench/summary_engines.py --sizes 5e7 --dir /var/tmp/bench --memory 1.5GB
 

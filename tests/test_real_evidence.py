@@ -328,3 +328,26 @@ def test_the_real_run_compacted_to_columnar_evidence_gives_the_same_report(chain
     before, after = check_run(chain_run).to_dict(), check_run(compacted).to_dict()
     before.pop("run_dir"), after.pop("run_dir")
     assert json.dumps(after, default=str, sort_keys=True) == json.dumps(before, default=str, sort_keys=True)
+
+
+def test_the_engines_give_the_real_runs_report_duckdb_here_and_spark_on_a_standalone_cluster(chain_run, copy_of):
+    """The reconciliation's one SQL text (harness/checker/summary/) on DuckDB and on Spark (a standalone master and
+    worker the test starts; the executors read the run's segments themselves): the report numpy gives."""
+    from harness.spark.standalone import StandaloneCluster
+
+    compacted = copy_of("engines")
+    assert run_harness("compact", str(compacted)).returncode == 0
+
+    def report(*engine) -> dict:
+        result = run_harness("check", str(compacted), "--json", *engine)
+        assert result.returncode in (0, 3) and result.stdout.startswith("{"), result.stderr[-2000:]
+        return json.loads(result.stdout)
+
+    expected = report()
+    assert expected["counts"]["duplicated_deliveries"] > 0  # the kills made copies: there is something to find
+    assert report("--engine", "duckdb") == expected
+    with Supervisor(compacted.parent / "spark-pids") as supervisor:
+        cluster = StandaloneCluster(supervisor, compacted.parent / "spark", compacted.parent / "spark-logs", 1).start()
+        assert report("--engine", "spark", "--master", cluster.master_url) == expected
+        status = cluster.status()
+    assert [a["name"] for a in status["completedapps"]] == ["harness-check"]  # it ran there, and finished

@@ -11,6 +11,7 @@ module with a STEP, added to STEPS.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from harness.checker import (
     causes,
@@ -49,11 +50,16 @@ STEPS: list[Step] = [
 
 
 def check_run(
-    run_dir: Path, running: tuple[str, ...] = (), steps: list[Step] | None = None, strict: bool | None = None
+    run_dir: Path,
+    running: tuple[str, ...] = (),
+    steps: list[Step] | None = None,
+    strict: bool | None = None,
+    engine: Callable | None = None,
 ) -> Report:
     """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads
     files only). `strict`: a step that raises fails the check (default: HARNESS_CHECK_STRICT); otherwise what
-    it finds is unknown and the outcome with it."""
+    it finds is unknown and the outcome with it. `engine`: what reconciles the hops (harness/checker/engines.py;
+    None: numpy, in memory)."""
     evidence = load_evidence(run_dir)
     query_failures = [
         {"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
@@ -68,6 +74,7 @@ def check_run(
         list(evidence.gaps),
         query_failures,
         doubts(evidence.history),
+        engine=engine,
     )
     run_steps(STEPS if steps is None else steps, context, strict_default() if strict is None else strict)
     if context.unfinished:

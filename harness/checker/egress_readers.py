@@ -83,7 +83,7 @@ class _MixedTypes(Exception):
     pass
 
 
-def _egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
+def egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
     """Blocks of a query, converted one at a time; read again with Python when a column does not keep one type
     (ADBC then raises, or turns a whole seq column into text with integers written as floats)."""
     try:
@@ -119,7 +119,7 @@ def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame
 def _windows(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
     """Window counts: the built-in store's window audit and window state."""
     db = layout.egress_db(streamlet.name)
-    audit = _egress_rows(
+    audit = egress_rows(
         db,
         "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
         f"received_ms, batches FROM {WINDOW_AUDIT} ORDER BY rowid",
@@ -127,7 +127,7 @@ def _windows(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds,
             b.drop_columns(["batches"]).to_pandas().assign(key=ids.codes(b.column("key"))), b.column("batches")
         ),
     )
-    state = _egress_rows(
+    state = egress_rows(
         db,
         f"SELECT key, window_start_ms, count, batch_id FROM {WINDOW_STATE}",
         lambda b: b.to_pandas().assign(key=ids.codes(b.column("key"))),
@@ -152,7 +152,7 @@ def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: Recor
         for name in ("batch_id", "partition", "offset", "received_ms", "event_time_ms"):
             frame[name] = table[name].to_numpy()
         return [batch_columns(frame, table["batches"].combine_chunks())]
-    return _egress_rows(
+    return egress_rows(
         layout.egress_db(streamlet.name),
         "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
         f"received_ms, event_time_ms, batches FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid",
@@ -165,7 +165,7 @@ def _records(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds,
     audit = _record_audit(layout, streamlet, ids, gaps)
     state = _state_segments(layout, streamlet, ids, gaps)
     if state is None:
-        state = _egress_rows(
+        state = egress_rows(
             layout.egress_db(streamlet.name),
             f"SELECT key, seq, batch_id FROM {STATE}",
             lambda b: record_frame(pa.table(b), ids),

@@ -113,7 +113,7 @@ def _reconcile(context: Context) -> None:
     duplicated record first appears."""
     evidence = context.evidence
     hops = hop_data(evidence)
-    results = reconcile_hops(evidence, hops)
+    results = (context.engine or reconcile_hops)(evidence, hops)
     egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
     egress_result = combine(egress_results) if egress_results else None
     lost = egress_result.lost if egress_result else np.array([], np.int64)

@@ -30,6 +30,7 @@ def split_rid(rid) -> tuple[np.ndarray, np.ndarray]:
 
 MAX_KEY_CODE = (1 << (63 - SEQ_BITS)) - 1
 INTEGER = re.compile(r"-?[0-9]+")
+ORDINARY_TEXT = re.compile(r"-?[0-9]{1,18}")  # what the vectorized path reads as a whole number
 
 
 class RecordIds:
@@ -65,7 +66,7 @@ class RecordIds:
             ordinary = pc.is_valid(seqs).to_numpy(zero_copy_only=False)
         else:  # text, fractions, mixed: the integers among them are still ordinary
             text = seqs.cast(pa.string()) if not pa.types.is_null(seqs.type) else pa.nulls(len(seqs), pa.string())
-            ordinary = pc.fill_null(pc.match_substring_regex(text, r"^-?[0-9]{1,18}$"), False).to_numpy(
+            ordinary = pc.fill_null(pc.match_substring_regex(text, f"^{ORDINARY_TEXT.pattern}$"), False).to_numpy(
                 zero_copy_only=False
             )
             seq = pc.if_else(pa.array(ordinary), text, "-1").cast(pa.int64()).to_numpy(zero_copy_only=False)
@@ -75,15 +76,26 @@ class RecordIds:
         if len(odd):
             key_list = keys.take(pa.array(odd)).to_pylist()
             seq_list = seqs.take(pa.array(odd)).to_pylist()
-            out[odd] = [self._alien(k, v) for k, v in zip(key_list, seq_list)]
+            out[odd] = [self.alien(k, v) for k, v in zip(key_list, seq_list)]
         return out, codes
 
-    def _alien(self, key, seq) -> int:
+    @staticmethod
+    def ordinary_text(seq: str) -> bool:
+        """Whether a seq written as text is an ordinary record's (with a key)."""
+        return ORDINARY_TEXT.fullmatch(seq) is not None and 0 <= int(seq) < (1 << SEQ_BITS)
+
+    @staticmethod
+    def alien_name(key, seq) -> tuple:
+        """The name of a record that is not an ordinary one: its key as text, its seq a whole number where it is one."""
         if isinstance(seq, float) and seq.is_integer():
             seq = int(seq)
         if isinstance(seq, str) and INTEGER.fullmatch(seq.strip()):
             seq = int(seq)
-        name = (None if key is None else str(key), seq)
+        return (None if key is None else str(key), seq)
+
+    def alien(self, key, seq) -> int:
+        """The rid (< 0) of a record that is not an ordinary one, given the first time its name is seen."""
+        name = self.alien_name(key, seq)
         if name not in self._aliens:
             self._aliens[name] = -1 - len(self._alien_names)
             self._alien_names.append(name)

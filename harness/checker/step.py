@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
+from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
 if TYPE_CHECKING:  # the analyses import this module: their types are annotations here only
@@ -53,6 +54,8 @@ class Context:
     query_failures: list[dict]  # history query_failed: streamlet, ts_ms, error
     doubts: list[str] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)  # steps that raised or were not run
+    # how the hops are reconciled: (evidence, hops) -> a Reconciliation each (None: in memory, with numpy)
+    engine: Callable | None = None
     # reconcile (harness/checker/hops.py)
     hops: list[HopData] = field(default_factory=list)
     results: list[Reconciliation] = field(default_factory=list)
@@ -116,6 +119,8 @@ def run_steps(steps: list[Step], context: Context, strict: bool) -> None:
             continue
         try:
             step.run(context)
+        except HarnessError:
+            raise  # the run directory cannot be judged as asked (not the step's fault): the check stops, and says why
         except Exception as exc:
             if strict:
                 raise

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from harness.checker.summary.engines import DEFAULT_SPARK_MASTER, ENGINES
 from harness.cli.app import main
 from harness.cli.options import allow_unknown_option, default_run_dir, with_run_options
 from harness.cli.printing import plan_text, print_verdict
@@ -156,26 +157,42 @@ def run_command(**options):
 @main.command("check")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print report.json's content instead of the summary.")
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="numpy",
+    show_default=True,
+    help="What reconciles the hops: numpy in memory, duckdb out of core, spark on a cluster (columnar evidence).",
+)
+@click.option("--master", help=f"Spark's master URL for --engine spark [{DEFAULT_SPARK_MASTER}].")
 @allow_unknown_option
-def check_command(run_dir: Path, as_json: bool, allow_unknown: bool):
-    """Judge the evidence in RUN_DIR again (files only: no broker, no Spark) and print the verdict.
+def check_command(run_dir: Path, as_json: bool, engine: str, master: str | None, allow_unknown: bool):
+    """Judge the evidence in RUN_DIR again (files only: no broker) and print the verdict.
 
     Nothing is written. A run still in progress (its processes alive) or cut
     short is said to be so first, and what it has not delivered yet is not
-    counted as lost. Exit codes: 0 every expectation passed, 1 one failed,
-    2 the run directory cannot be judged (missing, or no acknowledgement log),
-    3 none failed but one could not be measured (0 with --allow-unknown).
+    counted as lost. The engines give the same report (docs/checker.md); the
+    duckdb and spark ones read columnar evidence (`harness compact` converts a
+    run recorded in JSON), spark's executors the same RUN_DIR path. Exit codes:
+    0 every expectation passed, 1 one failed, 2 the run directory cannot be
+    judged (missing, no acknowledgement log, an engine that failed), 3 none
+    failed but one could not be measured (0 with --allow-unknown).
 
     \b
     Examples:
       harness check reports/smoke-20261121-101500
       harness check reports/smoke-20261121-101500 --json | jq .verdict
+      harness check reports/nightly --engine duckdb
+      harness check /shared/reports/nightly --engine spark --master spark://10.0.0.5:7077
     """
     import json
 
+    from harness.checker.summary.engines import engine as reconciling
     from harness.report.write import judge_run
 
-    report = judge_run(run_dir)
+    if master and engine != "spark":
+        raise click.UsageError("--master is for --engine spark")
+    report = judge_run(run_dir, reconciling(engine, master))
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 from harness.checker.check import check_run
 from harness.checker.findings import Report
@@ -61,9 +62,9 @@ def still_running(run_dir: Path) -> tuple[str, ...]:
     return tuple(r.name for r in live_recorded([layout.pids, layout.cluster / "pids"]))
 
 
-def judge_run(run_dir: Path) -> Report:
-    """The checker on a run directory, told which of the run's processes still live."""
-    return check_run(run_dir, running=still_running(run_dir))
+def judge_run(run_dir: Path, engine: Callable | None = None) -> Report:
+    """The checker on a run directory, told which of the run's processes still live (`engine`: check_run's)."""
+    return check_run(run_dir, running=still_running(run_dir), engine=engine)
 
 
 def check_and_write(run_dir: Path) -> tuple[Report, dict[str, Path]]:

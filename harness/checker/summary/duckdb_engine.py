@@ -1,0 +1,35 @@
+"""The reconciliation's SQL on DuckDB, in this process: each table streamed from its source into DuckDB's own
+storage, which spills to disk past its memory limit, so a run larger than memory is still counted."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pyarrow as pa
+
+from harness.checker.summary.identities import SCHEMA, source_batches
+from harness.checker.summary.sources import Source
+from harness.checker.summary.sql import Statement
+
+MEMORY_LIMIT = "1.5GB"
+
+
+def run_duckdb(views: dict[str, Source], statements: list[Statement], memory_limit: str = MEMORY_LIMIT) -> dict:
+    import duckdb
+
+    with tempfile.TemporaryDirectory(prefix="harness-duckdb-") as spill:
+        config = {"memory_limit": memory_limit, "temp_directory": spill, "threads": os.cpu_count() or 1}
+        with duckdb.connect(config=config) as con:
+            for name, source in views.items():
+                incoming = pa.RecordBatchReader.from_batches(SCHEMA, source_batches(source))
+                con.register("incoming", incoming)
+                con.execute(f"CREATE TABLE {name} AS SELECT * FROM incoming")
+                con.unregister("incoming")
+            results = {}
+            for statement in statements:
+                if statement.keep:
+                    con.execute(f"CREATE TABLE {statement.name} AS {statement.sql}")
+                else:
+                    results[statement.name] = con.sql(statement.sql).to_arrow_table()
+            return results

@@ -1,0 +1,140 @@
+"""A source's rows as the engines read them: each record's identity in one form every engine groups and compares
+the same way, its place, and for the acknowledgement log what each line says.
+
+The identity is (key, seq, seq_text), written so that two rows are one record exactly when the checker's RecordIds
+give them one rid (harness/checker/record_ids.py): an ordinary record (a key, a seq from 0 to 2**40) is (key, seq,
+null); any other is named as RecordIds names it, (key, seq, null) for a whole number outside that range or a
+missing key, (key, null, text) otherwise, a whole number inside the range written as text so that it stays
+apart from the ordinary record it resembles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from contract.segments import read_segment
+from harness.checker.egress_readers import egress_rows
+from harness.checker.file_readers import EvidenceError
+from harness.checker.record_ids import SEQ_BITS, RecordIds
+from harness.checker.summary.sources import Source
+
+SCHEMA = pa.schema(
+    [
+        ("key", pa.string()),
+        ("seq", pa.int64()),
+        ("seq_text", pa.string()),
+        ("part", pa.int64()),  # a topic's partition and offset (0 where not known)
+        ("off", pa.int64()),
+        ("pos", pa.int64()),  # the row's place in its source: folder, segment, row (the order it was written in)
+        ("acked", pa.int32()),  # an acknowledgement line: 1 acked
+        ("line_rank", pa.int64()),  # an acknowledgement line: a record's lowest is the line the loader keeps
+    ]
+)
+IDENTITY = ("key", "seq", "seq_text")
+ROW_BITS, SEGMENT_BITS = 24, 20
+EMPTY = pa.table({"key": pa.array([], pa.string()), "seq": pa.array([], pa.int64())})
+ORDINARY_SEQS = 1 << SEQ_BITS
+
+
+def position(folder: int, segment: int, rows: np.ndarray) -> np.ndarray:
+    return (np.int64(folder) << (ROW_BITS + SEGMENT_BITS)) + (np.int64(segment) << ROW_BITS) + rows
+
+
+def named_identity(key, seq):
+    """(seq, seq_text) of a record RecordIds calls alien, from the name it gives it."""
+    if isinstance(seq, int) and key is not None and 0 <= seq < ORDINARY_SEQS:
+        return None, str(seq)
+    return (seq, None) if isinstance(seq, int) or seq is None else (None, seq)
+
+
+def identity(table: pa.Table) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """key, seq, seq_text of each row of a table with key, seq (and seq_text where some seq is not an integer)."""
+    key = table["key"].combine_chunks().cast(pa.string())
+    seq = table["seq"].combine_chunks()
+    text = table["seq_text"].combine_chunks() if "seq_text" in table.column_names else None
+    if pa.types.is_integer(seq.type) and (text is None or text.null_count == len(text)):
+        return key, seq.cast(pa.int64()), pa.nulls(len(key), pa.string())
+    # Some seq is text: named row by row as RecordIds names them (rare: an odd record, or a phantom).
+    written = seq.cast(pa.string()) if not pa.types.is_null(seq.type) else pa.nulls(len(seq), pa.string())
+    if text is not None:
+        written = pc.coalesce(written, text)
+    keys, values = key.to_pylist(), written.to_pylist()
+    seqs, texts = [], []
+    for k, v in zip(keys, values):
+        ordinary = k is not None and v is not None and RecordIds.ordinary_text(v)
+        s, t = (int(v), None) if ordinary else named_identity(*RecordIds.alien_name(k, v))
+        seqs.append(s)
+        texts.append(t)
+    return key, pa.array(seqs, pa.int64()), pa.array(texts, pa.string())
+
+
+def identity_table(table: pa.Table) -> pa.Table:
+    return pa.table(dict(zip(IDENTITY, identity(table))))
+
+
+def _batch(table: pa.Table, pos: np.ndarray, acks: bool, named: bool = False) -> pa.RecordBatch:
+    """`table`'s rows as SCHEMA (`named`: its key, seq and seq_text are identities already, as identity() gives)."""
+    key, seq, text = (table[c].combine_chunks() for c in IDENTITY) if named else identity(table)
+    n = len(key)
+    names = table.column_names
+
+    def column(name: str) -> np.ndarray:
+        return table[name].fill_null(0).to_numpy().astype(np.int64) if name in names else np.zeros(n, np.int64)
+
+    acked = np.zeros(n, np.int32)
+    rank = pos
+    if acks:
+        status = table["status"]
+        acked = pc.fill_null(pc.equal(status, "acked"), False).to_numpy(zero_copy_only=False)
+        aborted = pc.fill_null(pc.equal(status, "aborted"), False).to_numpy(zero_copy_only=False)
+        # the line the loader keeps of a record's several: an acknowledged one, not an aborted one, not a resend
+        rank = (
+            ((~acked).astype(np.int64) << 62)
+            + (aborted.astype(np.int64) << 61)
+            + ((column("resend") != 0).astype(np.int64) << 60)
+            + pos
+        )
+        acked = acked.astype(np.int32)
+    place = {"part": column("partition"), "off": column("offset")}
+    return pa.RecordBatch.from_arrays(
+        [
+            key,
+            seq,
+            text,
+            pa.array(place["part"]),
+            pa.array(place["off"]),
+            pa.array(pos),
+            pa.array(acked),
+            pa.array(rank),
+        ],
+        schema=SCHEMA,
+    )
+
+
+def part_batches(source: Source, folder: int, segment: int, path: str) -> Iterator[pa.RecordBatch]:
+    """One part of a source (Source.parts) as batches of SCHEMA. A segment cut mid-batch gives its whole batches,
+    as the loader reads it (which names the cut)."""
+    if source.rows is not None:
+        yield _batch(source.rows, np.arange(source.rows.num_rows, dtype=np.int64), False, named=True)
+        return
+    if source.db:  # named block by block: a column's type may change from one block to the next
+        blocks = egress_rows(Path(source.db), source.sql, lambda block: identity_table(pa.table(block)))
+        table = pa.concat_tables(blocks) if blocks else identity_table(EMPTY)
+        yield _batch(table, np.arange(table.num_rows, dtype=np.int64), False, named=True)
+        return
+    table, _ = read_segment(Path(path))
+    if table is None:
+        return
+    if table.num_rows >= 1 << ROW_BITS:
+        raise EvidenceError(f"{path}: more than {1 << ROW_BITS:,} rows in one segment: the engines cannot place them")
+    yield _batch(table, position(folder, segment, np.arange(table.num_rows, dtype=np.int64)), source.acks)
+
+
+def source_batches(source: Source) -> Iterator[pa.RecordBatch]:
+    for folder, segment, path in source.parts():
+        yield from part_batches(source, folder, segment, path)

@@ -1,0 +1,134 @@
+"""An engine's counts turned into the checker's Reconciliation per hop (harness/checker/reconcile.py): the same
+records, in the same order, the numpy path finds, so every step after the reconciliation and the report are the
+same whichever engine counted."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.checker.hops import dropped_upstream
+from harness.checker.intermediate import HopData
+from harness.checker.load import Evidence
+from harness.checker.reconcile import Counts, Reconciliation
+from harness.checker.record_ids import RecordIds, split_rid
+from harness.checker.summary.identities import named_identity
+from harness.checker.summary.sources import Source, ack_source, hop_sources
+from harness.checker.summary.sql import NOTABLE, SENT, TOTALS, Statement, delivered, dropped, reordered, statements
+from harness.checker.summary.sql import stored as stored_table
+from harness.errors import HarnessError
+from harness.evidence.layout import RunLayout
+
+# An engine: the tables (name -> where its rows are) and the statements in, each result statement's rows out.
+Run = Callable[[dict[str, Source], list[Statement]], dict[str, pa.Table]]
+LINE_PLACE = (1 << 60) - 1  # the kept line's place, under its rank's marks (identities.py)
+
+
+def identity_rows(rids: np.ndarray, ids: RecordIds) -> pa.Table:
+    """The identities (key, seq, seq_text) of rids the checker holds, as the engines read them."""
+    rids = np.asarray(rids, np.int64)
+    ordinary = rids >= 0
+    codes, seqs = split_rid(np.where(ordinary, rids, 0))
+    keys = ids.values.take(pa.array(codes)).to_pylist() if len(rids) else []
+    seq, text = seqs.tolist(), [None] * len(rids)
+    for i in np.flatnonzero(~ordinary):
+        name = ids.name(int(rids[i]))
+        keys[i], (seq[i], text[i]) = name[0], named_identity(*name)
+    return pa.table(
+        {"key": pa.array(keys, pa.string()), "seq": pa.array(seq, pa.int64()), "seq_text": pa.array(text, pa.string())}
+    )
+
+
+def rids_of(table: pa.Table, ids: RecordIds) -> np.ndarray:
+    """The rid of each identity an engine gives back (each was seen when the evidence was loaded)."""
+    key, seq, text = (table[c].combine_chunks() for c in ("key", "seq", "seq_text"))
+    plain = pc.and_(pc.is_null(text), pc.is_valid(seq))
+    out = np.zeros(len(table), np.int64)
+    mask = plain.to_numpy(zero_copy_only=False)
+    if mask.any():
+        out[mask] = ids.ids(key.filter(plain).cast(pa.string()), seq.filter(plain).cast(pa.int64()))
+    keys, texts = key.to_pylist(), text.to_pylist()
+    for i in np.flatnonzero(~mask):
+        out[i] = ids.alien(keys[i], texts[i])
+    return out
+
+
+def _order(rids: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return rids[np.argsort(at, kind="stable")]
+
+
+def _copies(rids: np.ndarray, counts: np.ndarray, at: np.ndarray) -> pd.Series:
+    order = np.argsort(at, kind="stable")
+    return pd.Series(counts[order].astype(np.int64), index=pd.Index(rids[order]), name="count")
+
+
+def _late(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
+    """The first deliveries below a seq delivered before them, in delivery order."""
+    order = np.lexsort((table["pos"].to_numpy(), table["place"].to_numpy())) if len(table) else np.array([], np.int64)
+    table = table.take(pa.array(order, pa.int64()))
+    rid = ids.ids(table["key"].combine_chunks().cast(pa.string()), table["seq"].combine_chunks().cast(pa.int64()))
+    return pd.DataFrame({"rid": rid, "after_seq": table["after_seq"].to_numpy().astype(np.int64)})
+
+
+def _hop(n: dict[str, np.ndarray], rids: np.ndarray, i: int, has_state: bool, late: pd.DataFrame, totals: dict):
+    """Hop i's reconciliation from the notable records' columns (n) and their rids."""
+    sent = n["lines"] > 0
+    acked = sent & (n["acked"] == 1)
+    delivered_copies, delivered_at = n[f"d{i}"], n[f"d{i}_at"]
+    stored_copies, stored_at = (n[f"s{i}"], n[f"s{i}_at"]) if has_state else (delivered_copies, delivered_at)
+    by_design = acked & (n[f"x{i}"] == 1)
+    kept = n["kept"] & LINE_PLACE
+    lost = acked & ~by_design & (stored_copies == 0)
+    more_d, more_s = sent & (delivered_copies > 1), sent & (stored_copies > 1)
+    arrived = ~sent & ((delivered_copies > 0) | (stored_copies > 0))
+    lost_rids, dropped_rids = _order(rids[lost], kept[lost]), _order(rids[by_design], kept[by_design])
+    dup_d = _copies(rids[more_d], delivered_copies[more_d], delivered_at[more_d])
+    dup_s = _copies(rids[more_s], stored_copies[more_s], stored_at[more_s])
+    # as reconcile() gives them: an egress's in rid order (a union), a topic's in the order first delivered
+    phantom = np.unique(rids[arrived]) if has_state else _order(rids[arrived], delivered_at[arrived])
+    counts = Counts(
+        acked=totals["acked"],
+        unknown=totals["unknown"],
+        lost=len(lost_rids),
+        duplicated_deliveries=len(dup_d),
+        duplicated_in_state=len(dup_s),
+        phantom=len(phantom),
+        reordered=len(late),
+        dropped=len(dropped_rids),
+    )
+    return Reconciliation(counts, lost_rids, dup_d, dup_s, phantom, late, dropped_rids)
+
+
+def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
+    """Every hop reconciled by the engine `run` (called `name`) reading the run directory's segments (the loaded
+    evidence gives the hops, the records dropped by design and the rids of the records the engine names)."""
+    layout = RunLayout(evidence.root)
+    dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
+    sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows)
+    views: dict[str, Source] = {SENT: ack_source(layout)}
+    for i, hop in enumerate(sources):
+        views[delivered(i)] = hop.delivered
+        views[dropped(i)] = hop.dropped
+        if hop.stored is not None:
+            views[stored_table(i)] = hop.stored
+    try:
+        results = run(views, statements([h.tables for h in sources]))
+    except HarnessError:
+        raise
+    except Exception as exc:  # the engine's own errors (a master not answering, a worker without Python...)
+        java = getattr(exc, "java_exception", None)  # Py4J's: the JVM's own message says what happened
+        text = str(java.getMessage() if java is not None else exc).strip()
+        first = text.splitlines()[0] if text else ""
+        raise HarnessError(f"{evidence.root}: the {name} engine failed: {type(exc).__name__}: {first}") from exc
+    totals = {k: int(v[0] or 0) for k, v in results[TOTALS].to_pydict().items()}
+    notable = results[NOTABLE]
+    columns = {c: notable[c].fill_null(0).to_numpy().astype(np.int64) for c in notable.column_names[3:]}
+    rids = rids_of(notable, evidence.ids)
+    return [
+        _hop(columns, rids, i, hop.stored is not None, _late(results[reordered(i)], evidence.ids), totals)
+        for i, hop in enumerate(sources)
+    ]

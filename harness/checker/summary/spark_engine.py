@@ -1,0 +1,113 @@
+"""The reconciliation's SQL on Spark (`harness check --engine spark --master URL`): each table a Python data source
+whose partitions are the run directory's segments, read by the executors where they run (the run directory on
+storage they share: the same path on every machine), and the results brought back to this process as Arrow."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from harness.checker.summary.identities import SCHEMA, part_batches, source_batches
+from harness.checker.summary.sources import Source
+from harness.checker.summary.sql import Statement
+from harness.errors import HarnessError
+
+FORMAT = "harness_evidence"
+ROOT = Path(__file__).resolve().parents[3]  # where harness/ and contract/ are: the executors' Python path
+DDL = ", ".join(
+    f"{f.name} {'string' if pa.types.is_string(f.type) else 'bigint' if f.type == pa.int64() else 'int'}"
+    for f in SCHEMA
+)
+
+
+class EvidenceSource(DataSource):
+    """A table of identities read from its Source (option `source`: its folders, or its store and query)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        return DDL
+
+    def reader(self, schema):
+        return EvidenceReader(Source(**json.loads(self.options["source"])))
+
+
+class EvidenceReader(DataSourceReader):
+    def __init__(self, source: Source):
+        self.source = source
+
+    def partitions(self):
+        return [InputPartition(part) for part in self.source.parts()]
+
+    def read(self, partition):
+        yield from part_batches(self.source, *partition.value)
+
+
+def _described(source: Source) -> str:
+    described = asdict(source)
+    del described["rows"]
+    described["folders"] = list(source.folders)
+    return json.dumps(described)
+
+
+def _answering(master: str) -> None:
+    """A standalone master that does not answer is named now (Spark would retry for a minute, then say only that
+    its context stopped)."""
+    if not master.startswith("spark://"):
+        return
+    for place in master[len("spark://") :].split(","):
+        host, _, port = place.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=10).close()
+            return
+        except (OSError, ValueError):
+            continue
+    raise HarnessError(f"Spark master {master} does not answer: is the cluster up, and the URL its master's?")
+
+
+def run_spark(views: dict[str, Source], statements: list[Statement], master: str) -> dict[str, pa.Table]:
+    from pyspark import StorageLevel
+
+    from harness.spark.session import spark_session
+
+    _answering(master)
+    with tempfile.TemporaryDirectory(prefix="harness-spark-check-") as scratch:
+        conf = {
+            "spark.pyspark.python": sys.executable,
+            "spark.executorEnv.PYTHONPATH": str(ROOT),
+            "spark.driver.memory": "1g",
+            "spark.sql.shuffle.partitions": "8",
+            "spark.sql.warehouse.dir": str(Path(scratch) / "warehouse"),
+        }
+        # the Python workers the JVM starts (the data source's planning on the driver too): this interpreter
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        spark = spark_session("harness-check", master, conf)
+        try:
+            spark.dataSource.register(EvidenceSource)
+            for name, source in views.items():
+                if source.rows is not None:  # rows the checker has: sent along with the plan
+                    table = pa.Table.from_batches(list(source_batches(source)), SCHEMA)
+                    frame = spark.createDataFrame(table.to_pandas(), schema=DDL)
+                else:
+                    frame = spark.read.format(FORMAT).option("source", _described(source)).load()
+                frame.createOrReplaceTempView(name)
+            results = {}
+            for statement in statements:
+                frame = spark.sql(statement.sql)
+                if statement.keep:
+                    frame.persist(StorageLevel.MEMORY_AND_DISK).createOrReplaceTempView(statement.name)
+                else:
+                    results[statement.name] = frame.toArrow()
+            return results
+        finally:
+            spark.stop()

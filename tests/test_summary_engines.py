@@ -1,0 +1,120 @@
+"""The reconciliation's SQL (harness/checker/summary/) proven against the numpy path on the same evidence: each
+hop's lost, copied, phantom, reordered and dropped records, in the same order, and the same report. On DuckDB here;
+the Spark engine runs the same text on a real run (tests/test_real_evidence.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from contract.segments import SegmentWriter, identity_columns, read_segment, segments
+from harness.checker.check import check_run
+from harness.checker.file_readers import EvidenceError
+from harness.checker.hops import hop_data, reconcile_hops
+from harness.checker.load import load_evidence
+from harness.checker.summary.duckdb_engine import run_duckdb
+from harness.checker.summary.reconciliations import reconcile_with
+from tests.conftest import run_harness
+from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
+from tests.test_checker_properties import build, plans
+
+DUCKDB = partial(reconcile_with, run_duckdb, "duckdb")
+
+
+def assert_same_reconciliations(root) -> None:
+    evidence = load_evidence(root)
+    hops = hop_data(evidence)
+    expected, found = reconcile_hops(evidence, hops), DUCKDB(evidence, hops)
+    assert len(expected) == len(found) == len(hops)
+    for hop, a, b in zip(hops, expected, found):
+        assert a.counts == b.counts, hop.name
+        for name in ("lost", "phantom", "dropped"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), (hop.name, name)
+        for name in ("duplicated_deliveries", "duplicated_in_state"):
+            x, y = getattr(a, name), getattr(b, name)
+            assert x.index.tolist() == y.index.tolist() and x.tolist() == y.tolist(), (hop.name, name)
+        pd.testing.assert_frame_equal(a.reordered.reset_index(drop=True), b.reordered, check_dtype=False)
+
+
+def report_text(root, **options) -> str:
+    return json.dumps(check_run(root, strict=True, **options).to_dict(), default=str)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(plans())
+def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(case):
+    sent, plan = case
+    flow, history = build(sent, plan)
+    root = tempfile.mkdtemp(prefix="synthetic-engine-")
+    try:
+        write_run(root, sent, flow, mode=plan.mode, history=history, recordings="columnar")
+        assert_same_reconciliations(root)
+        assert report_text(root) == report_text(root, engine=DUCKDB)
+    finally:
+        shutil.rmtree(root)
+
+
+def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(tmp_path):
+    """Seqs that are not ordinary (negative, beyond 2**40, text, none, a whole number written as text with spaces:
+    RecordIds names it by the number, yet it is not that ordinary record) and a missing key, in the egress's state
+    and audit: each is its own record or phantom, as RecordIds says."""
+    sent = make_sent(3, 20)
+    root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="columnar")
+    odd = [("k0000", -3), ("k0001", 1 << 41), ("k0002", "x7"), ("k0001", None), (None, 5)]
+    with sqlite3.connect(root / "egress" / "egress.sqlite") as db:
+        db.executemany("INSERT INTO records (key, seq, batch_id) VALUES (?, ?, 0)", odd + odd[:2])
+    audit = root / "egress" / "egress.audit" / "main"
+    (first,) = segments(audit)
+    written, _ = read_segment(first)
+    delivered = [*odd, ("k0000", " 4 "), ("k0000", " 4 "), ("k0000", "-2 "), ("k0002", 2.0)]
+    identity = identity_columns([k for k, _ in delivered], [s for _, s in delivered])
+    like_first = written.slice(0, 1).take(pa.array([0] * len(delivered)))  # every other column as its first row's
+    extra = like_first.drop_columns(["key", "seq"]).append_column("key", identity["key"])
+    extra = extra.append_column("seq", identity["seq"]).append_column("seq_text", identity["seq_text"])
+    with SegmentWriter(audit) as writer:
+        writer.write(extra)
+    report = check_run(root, strict=True)
+    assert report.counts.phantom == 8 and report.counts.duplicated_in_state == 0, report.counts
+    assert_same_reconciliations(root)
+    assert report_text(root) == report_text(root, engine=DUCKDB)
+
+
+def test_a_run_recorded_in_json_is_refused_in_one_line_with_what_to_do(tmp_path):
+    sent = make_sent(2, 10)
+    root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="json")
+    with pytest.raises(EvidenceError, match="not in columnar form: convert it with `harness compact"):
+        DUCKDB(load_evidence(root), hop_data(load_evidence(root)))
+    result = run_harness("check", str(root), "--engine", "duckdb")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "harness compact" in result.stderr and not result.stdout
+    assert run_harness("check", str(root), "--master", "local[1]").returncode == 2  # --master is Spark's
+
+
+def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_after_the_dropper(tmp_path):
+    """The processor declares six records dropped (dropped/processor.jsonl): four it dropped, one it passed on
+    anyway, one never sent (an odd seq)."""
+    sent = make_sent(4, 20)
+    every = np.arange(len(sent))
+    gone = np.array([3, 17, 40, 41])
+    kept = np.setdiff1d(every, gone)
+    root = write_run(
+        tmp_path / "run", sent, Flow({"ingested": every, "processed": kept}, kept, kept), recordings="columnar"
+    )
+    declared = [{"key": f"k{sent.key[i]:04d}", "seq": int(sent.seq[i])} for i in [*gone, 60]] + [
+        {"key": "k0001", "seq": "x"}
+    ]
+    (root / "dropped").mkdir(exist_ok=True)
+    (root / "dropped" / "processor.jsonl").write_text("".join(json.dumps(d) + "\n" for d in declared))
+    report = check_run(root, strict=True)
+    assert report.counts.lost == 0 and report.counts.dropped == 5, report.counts
+    assert_same_reconciliations(root)
+    assert report_text(root) == report_text(root, engine=DUCKDB)
