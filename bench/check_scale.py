@@ -3,6 +3,7 @@
     .venv/bin/python bench/check_scale.py                               # 1M and 10M, both profiles
     .venv/bin/python bench/check_scale.py --sizes 5e7 --dir /var/tmp/bench --profile realistic
     .venv/bin/python bench/check_scale.py --recordings json             # the JSON-lines form, for comparison
+    .venv/bin/python bench/check_scale.py --engine duckdb               # the hops reconciled by DuckDB (numpy, spark)
 
 Each size and profile: a run directory (acks.csv, the two intermediate topics'
 recordings, the egress's audit and its SQLite state, in columnar form unless
@@ -27,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.checker.summary.engines import ENGINES
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -35,11 +38,12 @@ import sys, time
 from bench.peak import peak_kb
 from harness.checker.check import check_run
 from harness.checker.load import load_evidence
+from harness.checker.summary.engines import engine
 t = time.perf_counter()
 if sys.argv[1] == "load":
     load_evidence(sys.argv[2])
 else:
-    report = check_run(sys.argv[2])
+    report = check_run(sys.argv[2], engine=engine(sys.argv[3]))
     assert report.counts.lost > 0 and report.counts.duplicated_deliveries > 0, report.counts
     assert not report.gaps, report.gaps
 print(time.perf_counter() - t, peak_kb())
@@ -113,9 +117,9 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
 PROFILES = {"synthetic": generate, "realistic": generate_realistic}
 
 
-def measure(what: str, root: Path) -> tuple[float, float]:
+def measure(what: str, root: Path, engine: str = "numpy") -> tuple[float, float]:
     out = subprocess.run(
-        [sys.executable, "-c", MEASURE, what, str(root)], capture_output=True, text=True, cwd=ROOT, check=True
+        [sys.executable, "-c", MEASURE, what, str(root), engine], capture_output=True, text=True, cwd=ROOT, check=True
     )
     seconds, rss_kb = out.stdout.split()
     return float(seconds), int(rss_kb) / 1024 / 1024
@@ -132,7 +136,12 @@ def main() -> None:
     parser.add_argument(
         "--profile", choices=(*PROFILES, "both"), default="both", help="which evidence (see above) [both]"
     )
+    parser.add_argument(
+        "--engine", choices=ENGINES, default="numpy", help="what reconciles the hops (docs/checker.md) [numpy]"
+    )
     args = parser.parse_args()
+    if args.engine != "numpy" and args.recordings != "columnar":
+        parser.error("--engine duckdb and spark read columnar evidence")
     profiles = list(PROFILES) if args.profile == "both" else [args.profile]
     for size in (int(float(s)) for s in args.sizes.split(",")):
         for profile in profiles:
@@ -143,10 +152,11 @@ def main() -> None:
             generated = time.perf_counter() - t
             disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
             load_s, load_gib = measure("load", root)
-            check_s, check_gib = measure("check", root)
+            check_s, check_gib = measure("check", root, args.engine)
             print(
                 f"{size:,} records: check {check_s:.1f} s, load {load_s:.1f} s, peak {max(check_gib, load_gib):.2f} GiB"
-                f"  ({profile}, {args.recordings}: evidence {disk:.2f} GB, generated in {generated:.0f} s)",
+                f"  ({profile}, {args.recordings}, {args.engine}: evidence {disk:.2f} GB, "
+                f"generated in {generated:.0f} s)",
                 flush=True,
             )
             if not args.keep:

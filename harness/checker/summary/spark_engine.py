@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from harness.checker.summary.identities import SCHEMA, part_batches, source_batc
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import Statement
 from harness.errors import HarnessError
+from harness.jars import java_executable
 
 FORMAT = "harness_evidence"
 ROOT = Path(__file__).resolve().parents[3]  # where harness/ and contract/ are: the executors' Python path
@@ -75,23 +77,42 @@ def _answering(master: str) -> None:
     raise HarnessError(f"Spark master {master} does not answer: is the cluster up, and the URL its master's?")
 
 
+# The check's own Spark application: on loopback, no UI, Python workers of this interpreter. Not the streamlets'
+# sessions (harness/spark/session.py: the Kafka connector, class-data sharing), which the checker does not import.
+CONF = {
+    "spark.app.name": "harness-check",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.memory": "1g",
+    "spark.executor.memory": "1g",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.pyspark.python": sys.executable,
+    "spark.executorEnv.PYTHONPATH": str(ROOT),
+}
+
+
+def _session(master: str, scratch: str):
+    from pyspark.sql import SparkSession
+
+    java_executable()  # one line if there is no Java 17, rather than Py4J's error
+    builder = SparkSession.builder.master(master)
+    for key, value in {**CONF, "spark.sql.warehouse.dir": str(Path(scratch) / "warehouse")}.items():
+        builder = builder.config(key, value)
+    # the Python workers the JVM starts (the data source's planning on the driver too): this interpreter
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("HARNESS_SPARK_LOG_LEVEL", "WARN"))
+    return spark
+
+
 def run_spark(views: dict[str, Source], statements: list[Statement], master: str) -> dict[str, pa.Table]:
     from pyspark import StorageLevel
 
-    from harness.spark.session import spark_session
-
     _answering(master)
     with tempfile.TemporaryDirectory(prefix="harness-spark-check-") as scratch:
-        conf = {
-            "spark.pyspark.python": sys.executable,
-            "spark.executorEnv.PYTHONPATH": str(ROOT),
-            "spark.driver.memory": "1g",
-            "spark.sql.shuffle.partitions": "8",
-            "spark.sql.warehouse.dir": str(Path(scratch) / "warehouse"),
-        }
-        # the Python workers the JVM starts (the data source's planning on the driver too): this interpreter
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        spark = spark_session("harness-check", master, conf)
+        spark = _session(master, scratch)
         try:
             spark.dataSource.register(EvidenceSource)
             for name, source in views.items():
@@ -100,6 +121,8 @@ def run_spark(views: dict[str, Source], statements: list[Statement], master: str
                     frame = spark.createDataFrame(table.to_pandas(), schema=DDL)
                 else:
                     frame = spark.read.format(FORMAT).option("source", _described(source)).load()
+                    if sum(len(re.findall(rf"\bFROM {name}\b", st.sql)) for st in statements) > 1:
+                        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)  # read again: from Spark's own storage
                 frame.createOrReplaceTempView(name)
             results = {}
             for statement in statements:
