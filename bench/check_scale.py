@@ -121,7 +121,7 @@ def measure(what: str, root: Path, engine: str = "numpy") -> tuple[float, float]
     out = subprocess.run(
         [sys.executable, "-c", MEASURE, what, str(root), engine], capture_output=True, text=True, cwd=ROOT, check=True
     )
-    seconds, rss_kb = out.stdout.split()
+    seconds, rss_kb = out.stdout.splitlines()[-1].split()
     return float(seconds), int(rss_kb) / 1024 / 1024
 
 

@@ -23,6 +23,7 @@ from harness.checker.hops import hop_data, reconcile_hops
 from harness.checker.load import load_evidence
 from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
+from harness.process.ports import free_port
 from tests.conftest import run_harness
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, plans
@@ -97,6 +98,16 @@ def test_a_run_recorded_in_json_is_refused_in_one_line_with_what_to_do(tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and "harness compact" in result.stderr and not result.stdout
     assert run_harness("check", str(root), "--master", "local[1]").returncode == 2  # --master is Spark's
+
+
+def test_a_spark_master_that_does_not_answer_is_named_in_one_line(tmp_path):
+    sent = make_sent(2, 10)
+    root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="columnar")
+    nobody = f"spark://127.0.0.1:{free_port()}"
+    result = run_harness("check", str(root), "--engine", "spark", "--master", nobody)
+    assert result.returncode == 2 and not result.stdout
+    expected = f"harness: error: Spark master {nobody} does not answer: is the cluster up, and the URL its master's?"
+    assert result.stderr == expected + "\n"
 
 
 def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_after_the_dropper(tmp_path):

@@ -21,6 +21,7 @@ def run_duckdb(views: dict[str, Source], statements: list[Statement], memory_lim
     with tempfile.TemporaryDirectory(prefix="harness-duckdb-") as spill:
         config = {"memory_limit": memory_limit, "temp_directory": spill, "threads": os.cpu_count() or 1}
         with duckdb.connect(config=config) as con:
+            con.execute("SET enable_progress_bar = false")  # its bar goes to stdout, which may be a report (--json)
             for name, source in views.items():
                 incoming = pa.RecordBatchReader.from_batches(SCHEMA, source_batches(source))
                 con.register("incoming", incoming)

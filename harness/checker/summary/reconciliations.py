@@ -68,8 +68,7 @@ def _copies(rids: np.ndarray, counts: np.ndarray, at: np.ndarray) -> pd.Series:
 
 def _late(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
     """The first deliveries below a seq delivered before them, in delivery order."""
-    order = np.lexsort((table["pos"].to_numpy(), table["place"].to_numpy())) if len(table) else np.array([], np.int64)
-    table = table.take(pa.array(order, pa.int64()))
+    table = table.take(pa.array(np.argsort(table["place"].to_numpy(), kind="stable"), pa.int64()))
     rid = ids.ids(table["key"].combine_chunks().cast(pa.string()), table["seq"].combine_chunks().cast(pa.int64()))
     return pd.DataFrame({"rid": rid, "after_seq": table["after_seq"].to_numpy().astype(np.int64)})
 

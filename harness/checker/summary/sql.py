@@ -63,7 +63,7 @@ def _at(hop: HopTables) -> str:
 
 
 def _summary(hops: list[HopTables]) -> str:
-    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos FROM {SENT}"]
+    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part FROM {SENT}"]
     columns = [
         "SUM(CASE WHEN src = 0 THEN 1 ELSE 0 END) AS lines",
         "MAX(CASE WHEN src = 0 THEN acked ELSE 0 END) AS acked",
@@ -71,15 +71,17 @@ def _summary(hops: list[HopTables]) -> str:
     ]
     for i, hop in enumerate(hops):
         tags = {"d": 3 * i + 1, "s": 3 * i + 2, "x": 3 * i + 3}
-        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)} FROM {delivered(i)}")
-        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0 FROM {dropped(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)}, part FROM {delivered(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0 FROM {dropped(i)}")
         columns += [
             f"SUM(CASE WHEN src = {tags['d']} THEN 1 ELSE 0 END) AS d{i}",
             f"MIN(CASE WHEN src = {tags['d']} THEN pos END) AS d{i}_at",
             f"MAX(CASE WHEN src = {tags['x']} THEN 1 ELSE 0 END) AS x{i}",
         ]
+        if hop.per_partition:  # the first copy's partition: the lowest (a topic's order is by partition first)
+            columns.append(f"MIN(CASE WHEN src = {tags['d']} THEN part END) AS d{i}_part")
         if hop.stored:
-            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos FROM {stored(i)}")
+            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0 FROM {stored(i)}")
             columns += [
                 f"SUM(CASE WHEN src = {tags['s']} THEN 1 ELSE 0 END) AS s{i}",
                 f"MIN(CASE WHEN src = {tags['s']} THEN pos END) AS s{i}_at",
@@ -96,17 +98,15 @@ def _ordinary(hops: list[HopTables]) -> str:
 
 
 def _reordered(i: int, hop: HopTables) -> str:
-    within = "key, part" if hop.per_partition else "key"
-    order = f"{_at(hop)}, pos" if hop.topic_order else "pos"
-    first = (
-        f"SELECT key, seq, part, off, pos, ROW_NUMBER() OVER (PARTITION BY key, seq ORDER BY {order}) AS copy "
-        f"FROM {delivered(i)} WHERE key IS NOT NULL AND seq_text IS NULL AND seq >= 0 AND seq < {1 << SEQ_BITS}"
-    )
+    """Hop i's first deliveries (each record's first place: its summary's d{i}_at) of ordinary records whose seq is
+    below the highest of their key delivered before them (in the same partition, for a hop judged per partition)."""
+    within = f"key, d{i}_part" if hop.per_partition else "key"
     before = (
-        f"SELECT key, seq, {_at(hop)} AS place, pos, MAX(seq) OVER (PARTITION BY {within} ORDER BY {order} "
-        f"ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS after_seq FROM ({first}) firsts WHERE copy = 1"
+        f"SELECT key, seq, d{i}_at AS place, MAX(seq) OVER (PARTITION BY {within} ORDER BY d{i}_at "
+        f"ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS after_seq FROM {SUMMARY} "
+        f"WHERE d{i} > 0 AND key IS NOT NULL AND seq_text IS NULL AND seq >= 0 AND seq < {1 << SEQ_BITS}"
     )
-    return f"SELECT key, seq, place, pos, after_seq FROM ({before}) ranked WHERE seq < after_seq"
+    return f"SELECT key, seq, place, after_seq FROM ({before}) ranked WHERE seq < after_seq"
 
 
 def statements(hops: list[HopTables]) -> list[Statement]:
