@@ -113,17 +113,32 @@ def reconcile(
     dup_deliveries = _sent_more_than_once(delivered_copies, sent)
     dup_state = _sent_more_than_once(in_state, sent)
     late = reordered(delivered, order_within)
+    unknown = int((~sent.acked).sum())
+    return reconciliation(len(acked), unknown, lost, dup_deliveries, dup_state, phantom, late, acked[by_design])
+
+
+def reconciliation(
+    acked: int,
+    unknown: int,
+    lost: np.ndarray,
+    dup_deliveries: pd.Series,
+    dup_state: pd.Series,
+    phantom: np.ndarray,
+    late: pd.DataFrame,
+    dropped: np.ndarray,
+) -> Reconciliation:
+    """A Reconciliation of these records, its counts theirs (the source's acked and unknown given)."""
     counts = Counts(
-        acked=len(acked),
-        unknown=int((~sent.acked).sum()),
+        acked=acked,
+        unknown=unknown,
         lost=len(lost),
         duplicated_deliveries=len(dup_deliveries),
         duplicated_in_state=len(dup_state),
         phantom=len(phantom),
         reordered=len(late),
-        dropped=int(by_design.sum()),
+        dropped=len(dropped),
     )
-    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, acked[by_design])
+    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, dropped)
 
 
 def combine(results: list[Reconciliation]) -> Reconciliation:
@@ -147,17 +162,8 @@ def combine(results: list[Reconciliation]) -> Reconciliation:
     dropped = np.asarray(results[0].dropped, np.int64)
     for r in results[1:]:
         dropped = np.intersect1d(dropped, np.asarray(r.dropped, np.int64))
-    counts = Counts(
-        acked=results[0].counts.acked,
-        unknown=results[0].counts.unknown,
-        lost=len(lost),
-        duplicated_deliveries=len(dup_deliveries),
-        duplicated_in_state=len(dup_state),
-        phantom=len(phantom),
-        reordered=len(late),
-        dropped=len(dropped),
-    )
-    return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, dropped)
+    acked, unknown = results[0].counts.acked, results[0].counts.unknown
+    return reconciliation(acked, unknown, lost, dup_deliveries, dup_state, phantom, late, dropped)
 
 
 def verdict(counts: Counts) -> str:

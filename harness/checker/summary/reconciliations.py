@@ -14,12 +14,21 @@ import pyarrow.compute as pc
 from harness.checker.hops import dropped_upstream
 from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
-from harness.checker.reconcile import Counts, Reconciliation
+from harness.checker.reconcile import Reconciliation, reconciliation
 from harness.checker.record_ids import RecordIds, split_rid
 from harness.checker.summary.identities import named_identity
 from harness.checker.summary.sources import Source, ack_source, hop_sources
-from harness.checker.summary.sql import NOTABLE, SENT, TOTALS, Statement, delivered, dropped, reordered, statements
-from harness.checker.summary.sql import stored as stored_table
+from harness.checker.summary.sql import (
+    NOTABLE,
+    SENT,
+    TOTALS,
+    Statement,
+    delivered_table,
+    dropped_table,
+    late_result,
+    statements,
+    stored_table,
+)
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
@@ -89,17 +98,7 @@ def _hop(n: dict[str, np.ndarray], rids: np.ndarray, i: int, has_state: bool, la
     dup_s = _copies(rids[more_s], stored_copies[more_s], stored_at[more_s])
     # as reconcile() gives them: an egress's in rid order (a union), a topic's in the order first delivered
     phantom = np.unique(rids[arrived]) if has_state else _order(rids[arrived], delivered_at[arrived])
-    counts = Counts(
-        acked=totals["acked"],
-        unknown=totals["unknown"],
-        lost=len(lost_rids),
-        duplicated_deliveries=len(dup_d),
-        duplicated_in_state=len(dup_s),
-        phantom=len(phantom),
-        reordered=len(late),
-        dropped=len(dropped_rids),
-    )
-    return Reconciliation(counts, lost_rids, dup_d, dup_s, phantom, late, dropped_rids)
+    return reconciliation(totals["acked"], totals["unknown"], lost_rids, dup_d, dup_s, phantom, late, dropped_rids)
 
 
 def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
@@ -110,8 +109,8 @@ def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData])
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows)
     views: dict[str, Source] = {SENT: ack_source(layout)}
     for i, hop in enumerate(sources):
-        views[delivered(i)] = hop.delivered
-        views[dropped(i)] = hop.dropped
+        views[delivered_table(i)] = hop.delivered
+        views[dropped_table(i)] = hop.dropped
         if hop.stored is not None:
             views[stored_table(i)] = hop.stored
     try:
@@ -128,6 +127,6 @@ def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData])
     columns = {c: notable[c].fill_null(0).to_numpy().astype(np.int64) for c in notable.column_names[3:]}
     rids = rids_of(notable, evidence.ids)
     return [
-        _hop(columns, rids, i, hop.stored is not None, _late(results[reordered(i)], evidence.ids), totals)
+        _hop(columns, rids, i, hop.stored is not None, _late(results[late_result(i)], evidence.ids), totals)
         for i, hop in enumerate(sources)
     ]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import sys
 import tempfile
 from dataclasses import asdict
@@ -21,9 +20,10 @@ from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import Statement
 from harness.errors import HarnessError
 from harness.jars import java_executable
+from harness.paths import SOURCE_ROOT
+from harness.process.ports import accepts
 
 FORMAT = "harness_evidence"
-ROOT = Path(__file__).resolve().parents[3]  # where harness/ and contract/ are: the executors' Python path
 DDL = ", ".join(
     f"{f.name} {'string' if pa.types.is_string(f.type) else 'bigint' if f.type == pa.int64() else 'int'}"
     for f in SCHEMA
@@ -69,11 +69,8 @@ def _answering(master: str) -> None:
         return
     for place in master[len("spark://") :].split(","):
         host, _, port = place.rpartition(":")
-        try:
-            socket.create_connection((host, int(port)), timeout=10).close()
+        if port.isdigit() and accepts(int(port), host, timeout=10):
             return
-        except (OSError, ValueError):
-            continue
     raise HarnessError(f"Spark master {master} does not answer: is the cluster up, and the URL its master's?")
 
 
@@ -89,7 +86,7 @@ CONF = {
     "spark.executor.memory": "1g",
     "spark.sql.shuffle.partitions": "8",
     "spark.pyspark.python": sys.executable,
-    "spark.executorEnv.PYTHONPATH": str(ROOT),
+    "spark.executorEnv.PYTHONPATH": str(SOURCE_ROOT),  # where harness/ and contract/ are
 }
 
 

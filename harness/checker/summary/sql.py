@@ -41,19 +41,19 @@ class Statement:
     keep: bool  # a table the next statements read; otherwise a result the checker reads
 
 
-def delivered(i: int) -> str:
+def delivered_table(i: int) -> str:
     return f"d{i}"
 
 
-def stored(i: int) -> str:
+def stored_table(i: int) -> str:
     return f"s{i}"
 
 
-def dropped(i: int) -> str:
+def dropped_table(i: int) -> str:
     return f"x{i}"
 
 
-def reordered(i: int) -> str:
+def late_result(i: int) -> str:
     return f"late{i}"
 
 
@@ -71,8 +71,8 @@ def _summary(hops: list[HopTables]) -> str:
     ]
     for i, hop in enumerate(hops):
         tags = {"d": 3 * i + 1, "s": 3 * i + 2, "x": 3 * i + 3}
-        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)}, part FROM {delivered(i)}")
-        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0 FROM {dropped(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)}, part FROM {delivered_table(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0 FROM {dropped_table(i)}")
         columns += [
             f"SUM(CASE WHEN src = {tags['d']} THEN 1 ELSE 0 END) AS d{i}",
             f"MIN(CASE WHEN src = {tags['d']} THEN pos END) AS d{i}_at",
@@ -81,7 +81,7 @@ def _summary(hops: list[HopTables]) -> str:
         if hop.per_partition:  # the first copy's partition: the lowest (a topic's order is by partition first)
             columns.append(f"MIN(CASE WHEN src = {tags['d']} THEN part END) AS d{i}_part")
         if hop.stored:
-            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0 FROM {stored(i)}")
+            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0 FROM {stored_table(i)}")
             columns += [
                 f"SUM(CASE WHEN src = {tags['s']} THEN 1 ELSE 0 END) AS s{i}",
                 f"MIN(CASE WHEN src = {tags['s']} THEN pos END) AS s{i}_at",
@@ -121,5 +121,5 @@ def statements(hops: list[HopTables]) -> list[Statement]:
             keep=False,
         ),
         Statement(NOTABLE, f"SELECT * FROM {SUMMARY} WHERE NOT ({_ordinary(hops)})", keep=False),
-        *[Statement(reordered(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
+        *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
     ]
