@@ -67,7 +67,7 @@ def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = MO
     return {"held_query": state["query"], "held_batch": state["batch"]}
 
 
-STEP_S = 0.05  # how long the driver runs between two looks while a batch of it is in flight
+STEP_S = 0.05  # how long the driver runs at most between two looks while a batch of it is in flight
 LOOK_S = 0.05  # how long a look waits for output on the streamlet's topics (a fetch or two)
 
 
@@ -97,7 +97,9 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOME
                 held = flight  # stays frozen until the kill
             else:
                 proc.resume()
-                time.sleep(STEP_S)
+                # The step ends as soon as the batch's output shows: the look then comes right after it, early in
+                # a window that may last a few tens of milliseconds of the driver's time.
+                watch.newer_than(flight.planned_ms, STEP_S)
     finally:
         watch.close()
         if held is None:
