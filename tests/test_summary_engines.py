@@ -15,26 +15,36 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from contract.segments import SegmentWriter, identity_columns, read_segment, segments
+from harness.checker.arrivals import tally
 from harness.checker.check import check_run
+from harness.checker.faults import fault_spans
 from harness.checker.file_readers import EvidenceError
 from harness.checker.hops import hop_data, reconcile_hops
+from harness.checker.intermediate import Arrivals
+from harness.checker.latency import percentiles_ms
 from harness.checker.load import load_evidence
 from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
 from harness.process.ports import free_port
 from tests.conftest import run_harness
-from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
+from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, plans
 
 DUCKDB = partial(reconcile_with, run_duckdb, "duckdb")
 
 
-def assert_same_reconciliations(root) -> None:
+def assert_same_reconciliations(root) -> Arrivals:
+    """The engine's reconciliation and tally of the arrivals are numpy's; returns the tally."""
     evidence = load_evidence(root)
-    hops = hop_data(evidence)
-    expected, found = reconcile_hops(evidence, hops), DUCKDB(evidence, hops)
+    hops, spans = hop_data(evidence), fault_spans(evidence.history)
+    expected, (found, arrivals) = reconcile_hops(evidence, hops), DUCKDB(evidence, hops, spans)
+    tallied = tally(evidence, hops, spans)
+    assert arrivals.latency_ms.tolist() == tallied.latency_ms.tolist()
+    assert arrivals.records.tolist() == tallied.records.tolist()
+    assert (arrivals.waiting_ms, arrivals.first_after_ms) == (tallied.waiting_ms, tallied.first_after_ms)
     assert len(expected) == len(found) == len(hops)
     for hop, a, b in zip(hops, expected, found):
         assert a.counts == b.counts, hop.name
@@ -44,6 +54,7 @@ def assert_same_reconciliations(root) -> None:
             x, y = getattr(a, name), getattr(b, name)
             assert x.index.tolist() == y.index.tolist() and x.tolist() == y.tolist(), (hop.name, name)
         pd.testing.assert_frame_equal(a.reordered.reset_index(drop=True), b.reordered, check_dtype=False)
+    return arrivals
 
 
 def report_text(root, **options) -> str:
@@ -62,6 +73,14 @@ def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(ca
         assert report_text(root) == report_text(root, engine=DUCKDB)
     finally:
         shutil.rmtree(root)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-5_000, 5_000_000), min_size=1, max_size=300))
+def test_percentiles_of_a_tally_are_numpys_percentiles_of_its_values(values):
+    latency_ms, records = np.unique(values, return_counts=True)
+    found = percentiles_ms(latency_ms, records, (0, 50, 90, 99, 100))
+    assert found == pytest.approx(np.percentile(values, [0, 50, 90, 99, 100]), rel=1e-12, abs=1e-9)
 
 
 def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(tmp_path):
@@ -93,7 +112,7 @@ def test_a_run_recorded_in_json_is_refused_in_one_line_with_what_to_do(tmp_path)
     sent = make_sent(2, 10)
     root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="json")
     with pytest.raises(EvidenceError, match="not in columnar form: convert it with `harness compact"):
-        DUCKDB(load_evidence(root), hop_data(load_evidence(root)))
+        DUCKDB(load_evidence(root), hop_data(load_evidence(root)), [])
     result = run_harness("check", str(root), "--engine", "duckdb")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and "harness compact" in result.stderr and not result.stdout
@@ -128,4 +147,56 @@ def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_afte
     report = check_run(root, strict=True)
     assert report.counts.lost == 0 and report.counts.dropped == 5, report.counts
     assert_same_reconciliations(root)
+    assert report_text(root) == report_text(root, engine=DUCKDB)
+
+
+def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_output_follow(tmp_path):
+    """Arrivals of every kind the tally reads, counted here from the audit as written: a first arrival whose event
+    time the audit did not record (the acknowledgement log's counts), a phantom's likewise (not counted), late
+    events (not counted), copies (the first counts); a fault whose downtime overlaps the records in flight, and
+    arrivals after its restart."""
+    sent = make_sent(4, 50)
+    sent.late[[5, 9, 30]] = True
+    every = np.arange(len(sent))
+    audit = np.concatenate([every, every[:20], [len(sent), len(sent) + 1]])  # copies, then two phantoms
+    flow = Flow({hop: every for hop in HOPS}, audit, every, np.array([1000, 1001]), np.zeros(2, np.int64))
+    fault = {"kind": "kill-driver", "target": "processor", "scope": "streamlet", "restarts": True, "recovers": True}
+    history = [
+        {"ts_ms": T0 + 300, "event": "fault_begun", "signal": "SIGKILL", **fault},
+        {"ts_ms": T0 + 800, "event": "process_started", "process": "streamlet-processor", "streamlet": "processor"},
+        {"ts_ms": T0 + 900, "event": "fault_ended", "kind": "kill-driver", "target": "processor", "restarted": True},
+    ]
+    progress = {"processor": [{"ts_ms": T0 + 1500, "event": "progress", "progress": {"numInputRows": 5}}]}
+    root = write_run(tmp_path / "run", sent, flow, history=history, progress=progress, recordings="columnar")
+    folder = root / "egress" / "egress.audit" / "main"
+    (written,) = segments(folder)
+    table, _ = read_segment(written)
+    rows = np.arange(table.num_rows)
+    unrecorded = (rows % 3 == 0) | (rows == rows[-1])  # one in three, and the last phantom
+    carried = np.where(unrecorded, -1, table["event_time_ms"].to_numpy())
+    arrivals = table["event_time_ms"].to_numpy() + 200 + (rows * 37) % 1500
+    for name, values in (("event_time_ms", carried), ("received_ms", arrivals)):
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values))
+    written.unlink()
+    with SegmentWriter(folder) as writer:
+        writer.write(table)
+
+    # counted here: each record's first row, on time, its event time from the row or else from sent
+    first = np.unique(audit, return_index=True)[1]
+    index, carried, arrived = audit[first], carried[first], arrivals[first]
+    known = (index < len(sent)) | (carried >= 0)
+    on_time = known & ~sent.late[np.minimum(index, len(sent) - 1)]
+    event = np.where(carried >= 0, carried, sent.event_time_ms[np.minimum(index, len(sent) - 1)])[on_time]
+    took = arrived[on_time] - event
+    waited = np.clip(np.minimum(arrived[on_time], T0 + 1500) - np.maximum(event, T0 + 300), 0, None).sum()
+
+    tallied = assert_same_reconciliations(root)
+    assert int(tallied.records.sum()) == len(took) == 200 - 3 + 1 and tallied.waiting_ms == waited > 0
+    report = check_run(root, strict=True)
+    assert report.latency.records == len(took) and report.latency.max_s == took.max() / 1000
+    for value, q in zip((report.latency.p50_s, report.latency.p90_s, report.latency.p99_s), (50, 90, 99)):
+        assert value == pytest.approx(np.percentile(took, q) / 1000, abs=0.0006)
+    assert report.latency.restart_share == round(waited / took.sum(), 3)
+    (result,) = report.faults
+    assert result.output_s == (arrivals[arrivals > T0 + 800].min() - (T0 + 300)) / 1000
     assert report_text(root) == report_text(root, engine=DUCKDB)

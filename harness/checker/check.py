@@ -1,11 +1,11 @@
 """The checker: a run directory in, a Report out. Reads files only; no broker, Spark or network.
 
 A check is the composition of its steps (harness/checker/step.py), in this order: reconcile every hop, and find
-the first hop of each anomaly -> causes of loss (retention, redeploy, re-creation, watermark, failed query) ->
-what a run that did not finish proves lost -> extra copies per hop (made here or inherited, by which batch,
-after which fault) -> counts and verdicts (window counts of stateful pipelines) -> the same per period of sending
--> faults and recovery -> latency -> witnesses -> timeline -> resources -> expectations. A new analysis is a
-module with a STEP, added to STEPS.
+the first hop of each anomaly -> the egresses' arrivals tallied -> causes of loss (retention, redeploy,
+re-creation, watermark, failed query) -> what a run that did not finish proves lost -> extra copies per hop (made
+here or inherited, by which batch, after which fault) -> counts and verdicts (window counts of stateful pipelines)
+-> the same per period of sending -> faults and recovery -> latency -> witnesses -> timeline -> resources ->
+expectations. A new analysis is a module with a STEP, added to STEPS.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.checker import (
+    arrivals,
     causes,
     copies,
     counts,
@@ -35,6 +36,7 @@ from harness.checker.unfinished import unfinished_reason
 
 STEPS: list[Step] = [
     hops.STEP,
+    arrivals.STEP,
     causes.STEP,
     unfinished.STEP,
     copies.STEP,
@@ -58,7 +60,7 @@ def check_run(
 ) -> Report:
     """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads
     files only). `strict`: a step that raises fails the check (default: HARNESS_CHECK_STRICT); otherwise what
-    it finds is unknown and the outcome with it. `engine`: what reconciles the hops
+    it finds is unknown and the outcome with it. `engine`: what reconciles the hops and tallies the arrivals
     (harness/checker/summary/engines.py; None: numpy, in memory)."""
     evidence = load_evidence(run_dir)
     query_failures = [

@@ -6,9 +6,8 @@ target; cluster: every streamlet), `restarts` (its target's driver is stopped an
 
 from __future__ import annotations
 
-from contract.roles import EGRESS
 from harness.checker.findings import FaultResult
-from harness.checker.intermediate import FaultSpan, HopData
+from harness.checker.intermediate import FaultSpan
 from harness.checker.step import Context, Step
 from harness.evidence.history import BUDGET_REACHED
 
@@ -103,18 +102,11 @@ def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float
     return None if done is None else round((done - span.start_ms) / 1000, 3)
 
 
-def first_output_s(span: FaultSpan, hops: list[HopData]) -> float | None:
+def first_output_s(span: FaultSpan, first_after_ms: int | None) -> float | None:
     """Fault start -> the first record any egress received once the target restarted (a restarting fault) or the
-    fault ended (others); None when no record came after, or it did not restart or end."""
-    if not span.recovers:
-        return None
-    after = span.restart_ms if span.restarts else span.end_ms
-    if after is None:
-        return None
-    times = [h.rows.time_ms.to_numpy() for h in hops if h.kind == EGRESS and "time_ms" in h.rows.columns]
-    later = [t[t > after] for t in times]
-    firsts = [int(t.min()) for t in later if len(t)]
-    return round((min(firsts) - span.start_ms) / 1000, 3) if firsts else None
+    fault ended (others), that arrival from the arrivals' tally; None when no record came after, or it did not
+    restart or end."""
+    return None if first_after_ms is None else round((first_after_ms - span.start_ms) / 1000, 3)
 
 
 def disturbed(span: FaultSpan, streamlets: list[str]) -> list[str]:
@@ -165,6 +157,8 @@ def _results(context: Context) -> None:
     """Per fault: its recovery times (or why they are unknown) and the extra copies its replays made, per hop."""
     spans, accounting, progress = context.spans, context.accounting, context.evidence.progress
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
+    # the first arrivals after each fault (None where the arrivals could not be tallied)
+    first_after = context.arrivals.first_after_ms if context.arrivals is not None else [None] * len(spans)
     results = []
     for i, span in enumerate(spans):
         recovered = recovery_s(span, progress)
@@ -181,7 +175,7 @@ def _results(context: Context) -> None:
                 span.recovers,
                 span.restarted if span.restarts else None,
                 at_hops[i],
-                first_output_s(span, context.hops),
+                first_output_s(span, first_after[i]),
             )
         )
     context.faults = results

@@ -113,7 +113,10 @@ def _reconcile(context: Context) -> None:
     duplicated record first appears."""
     evidence = context.evidence
     hops = hop_data(evidence)
-    results = (context.engine or reconcile_hops)(evidence, hops)
+    if context.engine is None:
+        results = reconcile_hops(evidence, hops)
+    else:  # the engine tallies the arrivals in the same reading of the records
+        results, context.arrivals = context.engine(evidence, hops, context.spans)
     egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
     egress_result = combine(egress_results) if egress_results else None
     lost = egress_result.lost if egress_result else np.array([], np.int64)

@@ -39,6 +39,20 @@ class HopData:
 
 
 @dataclass(frozen=True)
+class Arrivals:
+    """What the egresses' arrival times say, tallied so that an engine can count it where the records are: per
+    whole number of milliseconds from a record's event time to its first arrival at the first egress (on-time
+    records), how many took it and how long of it they waited while a fault's target was down; and per fault
+    boundary (harness/checker/arrivals.py boundaries) the first arrival at any egress after it (None: none came, or
+    the fault has none)."""
+
+    latency_ms: np.ndarray  # distinct latencies (ms), ascending
+    records: np.ndarray  # how many records took each
+    waiting_ms: int  # of all their time, how much fell within a downtime
+    first_after_ms: list[int | None]
+
+
+@dataclass(frozen=True)
 class CopyAccounting:
     per_hop: dict[str, HopCopies]
     made: pd.DataFrame  # one row per extra copy made: rid, hop, row (in the hop's rows), streamlet, batch, time_ms,

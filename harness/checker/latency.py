@@ -1,72 +1,53 @@
-"""End-to-end latency: event time at the source -> arrival at the egress, and how much of it was spent
-waiting for restarts (the time from a fault to the pipeline being whole again)."""
+"""End-to-end latency: event time at the source -> first arrival at the egress, and how much of it was spent
+waiting for restarts (the time from a fault to the pipeline being whole again), from the arrivals' tally
+(harness/checker/arrivals.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from contract.roles import EGRESS
-from harness.checker.findings import FaultResult, Latency
-from harness.checker.intermediate import HopData
-from harness.checker.load import Evidence
-from harness.checker.rid_sets import first_occurrences, isin
+from harness.checker.findings import Latency
+from harness.checker.intermediate import Arrivals
 from harness.checker.step import Context, Step
 
-
-def _downtimes(faults: list[FaultResult]) -> list[tuple[int, int]]:
-    """The union of [fault start, recovered] over the faults with a measured recovery, as disjoint intervals (ms)."""
-    spans = sorted((f.start_ms, f.start_ms + int(f.recovery_s * 1000)) for f in faults if f.recovers and f.recovery_s)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+NONE = Latency(0, None, None, None, None, None)
 
 
-def latency(evidence: Evidence, hops: list[HopData], faults: list[FaultResult]) -> Latency:
+def percentiles_ms(latency_ms: np.ndarray, records: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """The `qs` percentiles of the values `latency_ms` (ascending) each taken `records` times, interpolated
+    linearly between the two closest ranks (numpy's default method)."""
+    ends = np.cumsum(records)  # the rank after the last of each value
+    found = []
+    for q in qs:
+        rank = (int(ends[-1]) - 1) * q / 100
+        below = int(np.floor(rank))
+        low, high = latency_ms[np.searchsorted(ends, [below, below + 1], side="right").clip(max=len(ends) - 1)]
+        found.append(float(low) + (rank - below) * float(high - low))
+    return found
+
+
+def latency(arrivals: Arrivals) -> Latency:
     """First deliveries of on-time records at the first egress."""
-    egress = next((h for h in hops if h.kind == EGRESS), None)
-    if egress is None or egress.rows.empty:
-        return Latency(0, None, None, None, None, None)
-    first = egress.rows[first_occurrences(egress.rows.rid)]
-    first = first[~isin(first.rid.to_numpy(), evidence.sent.rid[evidence.sent.late.to_numpy()])]
-    sent_ms, arrived_ms = first.event_time_ms.to_numpy(dtype=np.float64), first.time_ms.to_numpy(dtype=np.float64)
-    unrecorded = sent_ms < 0  # an output does not carry the event time the generator sent: acks.csv has it
-    if unrecorded.any():
-        sent_at = evidence.sent.set_index("rid").event_time_ms
-        sent_ms[unrecorded] = sent_at.reindex(first.rid.to_numpy()[unrecorded]).to_numpy(dtype=np.float64)
-    known = ~np.isnan(sent_ms) & ~np.isnan(arrived_ms)
-    sent_ms, arrived_ms = sent_ms[known], arrived_ms[known]
-    if not len(sent_ms):
-        return Latency(0, None, None, None, None, None)
-    values = (arrived_ms - sent_ms) / 1000
-    waiting = (
-        sum(
-            np.clip(np.minimum(arrived_ms, end) - np.maximum(sent_ms, start), 0, None).sum()
-            for start, end in _downtimes(faults)
-        )
-        / 1000
-    )
-    total = float(np.clip(values, 0, None).sum())
-    p50, p90, p99 = np.percentile(values, [50, 90, 99])
+    if not len(arrivals.records):
+        return NONE
+    p50, p90, p99 = (ms / 1000 for ms in percentiles_ms(arrivals.latency_ms, arrivals.records, (50, 90, 99)))
+    total_ms = int((np.clip(arrivals.latency_ms, 0, None) * arrivals.records).sum())
     return Latency(
-        len(values),
-        round(float(p50), 3),
-        round(float(p90), 3),
-        round(float(p99), 3),
-        round(float(values.max()), 3),
-        round(waiting / total, 3) if total > 0 else None,
+        int(arrivals.records.sum()),
+        round(p50, 3),
+        round(p90, 3),
+        round(p99, 3),
+        round(int(arrivals.latency_ms[-1]) / 1000, 3),
+        round(arrivals.waiting_ms / total_ms, 3) if total_ms > 0 else None,
     )
 
 
 def _latency(context: Context) -> None:
-    context.latency = latency(context.evidence, context.hops, context.faults)
+    context.latency = latency(context.arrivals)
 
 
 def _latency_unknown(context: Context) -> None:
-    context.latency = Latency(0, None, None, None, None, None)
+    context.latency = NONE
 
 
-STEP = Step("latency", _latency, _latency_unknown, needs=("reconcile", "faults"))
+STEP = Step("latency", _latency, _latency_unknown, needs=("arrivals",))

@@ -8,7 +8,7 @@ import tempfile
 
 import pyarrow as pa
 
-from harness.checker.summary.identities import SCHEMA, source_batches
+from harness.checker.summary.identities import schema_of, source_batches
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import Statement
 
@@ -23,7 +23,7 @@ def run_duckdb(views: dict[str, Source], statements: list[Statement], memory_lim
         with duckdb.connect(config=config) as con:
             con.execute("SET enable_progress_bar = false")  # its bar goes to stdout, which may be a report (--json)
             for name, source in views.items():
-                incoming = pa.RecordBatchReader.from_batches(SCHEMA, source_batches(source))
+                incoming = pa.RecordBatchReader.from_batches(schema_of(source), source_batches(source))
                 con.register("incoming", incoming)
                 con.execute(f"CREATE TABLE {name} AS SELECT * FROM incoming")
                 con.unregister("incoming")

@@ -35,10 +35,22 @@ SCHEMA = pa.schema(
         ("line_rank", pa.int64()),  # an acknowledgement line: a record's lowest is the line the loader keeps
     ]
 )
+TIMES = pa.schema(  # besides, in a timed source's rows (Source.timed)
+    [
+        ("time_ms", pa.int64()),  # a delivery's arrival: a topic record's timestamp, an egress audit's receipt
+        ("event_ms", pa.int64()),  # the event time an acknowledgement line says, or an audit recorded (-1: none)
+        ("late", pa.int32()),  # an acknowledgement line: 1 a late event
+    ]
+)
 IDENTITY = ("key", "seq", "seq_text")
 ROW_BITS, SEGMENT_BITS = 24, 20
 EMPTY = pa.table({"key": pa.array([], pa.string()), "seq": pa.array([], pa.int64())})
 ORDINARY_SEQS = 1 << SEQ_BITS
+
+
+def schema_of(source: Source) -> pa.Schema:
+    """The columns of a source's rows."""
+    return pa.schema([*SCHEMA, *TIMES]) if source.timed else SCHEMA
 
 
 def position(folder: int, segment: int, rows: np.ndarray) -> np.ndarray:
@@ -77,18 +89,25 @@ def identity_table(table: pa.Table) -> pa.Table:
     return pa.table(dict(zip(IDENTITY, identity(table))))
 
 
-def _batch(table: pa.Table, pos: np.ndarray, acks: bool, named: bool = False) -> pa.RecordBatch:
-    """`table`'s rows as SCHEMA (`named`: its key, seq and seq_text are identities already, as identity() gives)."""
+def _named(table: pa.Table) -> pa.Table:
+    """`table` with its key and seq as identities (identity()), its other columns as they are."""
+    others = {c: table[c] for c in table.column_names if c not in IDENTITY}
+    return pa.table({**dict(zip(IDENTITY, identity(table))), **others})
+
+
+def _batch(table: pa.Table, pos: np.ndarray, source: Source, named: bool = False) -> pa.RecordBatch:
+    """`table`'s rows as the source's schema (`named`: its key, seq and seq_text are identities already, as
+    identity() gives)."""
     key, seq, text = (table[c].combine_chunks() for c in IDENTITY) if named else identity(table)
     n = len(key)
     names = table.column_names
 
-    def column(name: str) -> np.ndarray:
-        return table[name].fill_null(0).to_numpy().astype(np.int64) if name in names else np.zeros(n, np.int64)
+    def column(name: str, missing: int = 0) -> np.ndarray:
+        return table[name].fill_null(0).to_numpy().astype(np.int64) if name in names else np.full(n, missing, np.int64)
 
     acked = np.zeros(n, np.int32)
     rank = pos
-    if acks:
+    if source.acks:
         status = table["status"]
         acked = pc.fill_null(pc.equal(status, "acked"), False).to_numpy(zero_copy_only=False)
         aborted = pc.fill_null(pc.equal(status, "aborted"), False).to_numpy(zero_copy_only=False)
@@ -100,39 +119,30 @@ def _batch(table: pa.Table, pos: np.ndarray, acks: bool, named: bool = False) ->
             + pos
         )
         acked = acked.astype(np.int32)
-    place = {"part": column("partition"), "off": column("offset")}
-    return pa.RecordBatch.from_arrays(
-        [
-            key,
-            seq,
-            text,
-            pa.array(place["part"]),
-            pa.array(place["off"]),
-            pa.array(pos),
-            pa.array(acked),
-            pa.array(rank),
-        ],
-        schema=SCHEMA,
-    )
+    columns = [key, seq, text, column("partition"), column("offset"), pos, acked, rank]
+    if source.timed:
+        arrived = column("timestamp_ms") if "timestamp_ms" in names else column("received_ms")
+        columns += [arrived, column("event_time_ms", missing=-1), column("late").astype(np.int32)]
+    return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema_of(source))
 
 
 def part_batches(source: Source, folder: int, segment: int, path: str) -> Iterator[pa.RecordBatch]:
-    """One part of a source (Source.parts) as batches of SCHEMA. A segment cut mid-batch gives its whole batches,
+    """One part of a source (Source.parts) as batches of its schema. A segment cut mid-batch gives its whole batches,
     as the loader reads it (which names the cut)."""
     if source.rows is not None:
-        yield _batch(source.rows, np.arange(source.rows.num_rows, dtype=np.int64), False, named=True)
+        yield _batch(source.rows, np.arange(source.rows.num_rows, dtype=np.int64), source, named=True)
         return
     if source.db:  # named block by block: a column's type may change from one block to the next
-        blocks = egress_rows(Path(source.db), source.sql, lambda block: identity_table(pa.table(block)))
+        blocks = egress_rows(Path(source.db), source.sql, lambda block: _named(pa.table(block)))
         table = pa.concat_tables(blocks) if blocks else identity_table(EMPTY)
-        yield _batch(table, np.arange(table.num_rows, dtype=np.int64), False, named=True)
+        yield _batch(table, np.arange(table.num_rows, dtype=np.int64), source, named=True)
         return
     table, _ = read_segment(Path(path))
     if table is None:
         return
     if table.num_rows >= 1 << ROW_BITS:
         raise EvidenceError(f"{path}: more than {1 << ROW_BITS:,} rows in one segment: the engines cannot place them")
-    yield _batch(table, position(folder, segment, np.arange(table.num_rows, dtype=np.int64)), source.acks)
+    yield _batch(table, position(folder, segment, np.arange(table.num_rows, dtype=np.int64)), source)
 
 
 def source_batches(source: Source) -> Iterator[pa.RecordBatch]:

@@ -1,6 +1,6 @@
-"""An engine's counts turned into the checker's Reconciliation per hop (harness/checker/reconcile.py): the same
-records, in the same order, the numpy path finds, so every step after the reconciliation and the report are the
-same whichever engine counted."""
+"""An engine's counts turned into the checker's Reconciliation per hop (harness/checker/reconcile.py) and its tally
+of the arrivals (harness/checker/arrivals.py): the same records, in the same order, and the same tally the numpy
+path finds, so every step after the reconciliation and the report are the same whichever engine counted."""
 
 from __future__ import annotations
 
@@ -11,14 +11,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.checker.arrivals import boundaries, downtimes
 from harness.checker.hops import dropped_upstream
-from harness.checker.intermediate import HopData
+from harness.checker.intermediate import Arrivals, FaultSpan, HopData
 from harness.checker.load import Evidence
 from harness.checker.reconcile import Reconciliation, reconciliation
 from harness.checker.record_ids import RecordIds, split_rid
 from harness.checker.summary.identities import named_identity
 from harness.checker.summary.sources import Source, ack_source, hop_sources
 from harness.checker.summary.sql import (
+    FIRST_AFTER,
+    LATENCIES,
     NOTABLE,
     SENT,
     TOTALS,
@@ -101,9 +104,26 @@ def _hop(n: dict[str, np.ndarray], rids: np.ndarray, i: int, has_state: bool, la
     return reconciliation(totals["acked"], totals["unknown"], lost_rids, dup_d, dup_s, phantom, late, dropped_rids)
 
 
-def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
-    """Every hop reconciled by the engine `run` (called `name`) reading the run directory's segments (the loaded
-    evidence gives the hops, the records dropped by design and the rids of the records the engine names)."""
+def _arrivals(results: dict[str, pa.Table], after: list[int | None]) -> Arrivals:
+    """The arrivals' tally from the engine's latencies and first arrivals after each of `after`."""
+    latencies = results.get(LATENCIES)
+    if latencies is None or not latencies.num_rows:
+        histogram, waiting = (np.array([], np.int64), np.array([], np.int64)), 0
+    else:
+        latencies = latencies.sort_by("latency_ms")
+        histogram = tuple(latencies[c].to_numpy().astype(np.int64) for c in ("latency_ms", "records"))
+        waiting = int(pc.sum(latencies["waiting_ms"]).as_py() or 0)
+    found = iter(results[FIRST_AFTER].to_pylist()[0].values()) if FIRST_AFTER in results else iter(())
+    first_after = [None if ms is None else next(found) for ms in after]  # in the order of `after`, its Nones kept
+    return Arrivals(*histogram, waiting, [None if t is None else int(t) for t in first_after])
+
+
+def reconcile_with(
+    run: Run, name: str, evidence: Evidence, hops: list[HopData], spans: list[FaultSpan]
+) -> tuple[list[Reconciliation], Arrivals]:
+    """Every hop reconciled, and the arrivals tallied, by the engine `run` (called `name`) reading the run
+    directory's segments (the loaded evidence gives the hops, the records dropped by design and the rids of the
+    records the engine names; `spans` the faults, whose downtimes and ends the tally needs)."""
     layout = RunLayout(evidence.root)
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows)
@@ -113,8 +133,11 @@ def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData])
         views[dropped_table(i)] = hop.dropped
         if hop.stored is not None:
             views[stored_table(i)] = hop.stored
+    after = boundaries(spans)
+    known_after = [ms for ms in after if ms is not None]
+    plan = statements([h.tables for h in sources], downtimes(spans, evidence.progress), known_after)
     try:
-        results = run(views, statements([h.tables for h in sources]))
+        results = run(views, plan)
     except HarnessError:
         raise
     except Exception as exc:  # the engine's own errors (a master not answering, a worker without Python...)
@@ -126,7 +149,8 @@ def reconcile_with(run: Run, name: str, evidence: Evidence, hops: list[HopData])
     notable = results[NOTABLE]
     columns = {c: notable[c].fill_null(0).to_numpy().astype(np.int64) for c in notable.column_names[3:]}
     rids = rids_of(notable, evidence.ids)
-    return [
+    reconciled = [
         _hop(columns, rids, i, hop.stored is not None, _late(results[late_result(i)], evidence.ids), totals)
         for i, hop in enumerate(sources)
     ]
+    return reconciled, _arrivals(results, after)

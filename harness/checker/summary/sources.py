@@ -34,6 +34,7 @@ class Source:
     sql: str = ""
     rows: pa.Table | None = None
     acks: bool = False  # the acknowledgement log: each line's status and resend mark besides its identity
+    timed: bool = False  # its times are read too (identities.py TIMES): the acknowledgement log, an egress's arrivals
 
     def parts(self) -> list[tuple[int, int, str]]:
         """What can be read apart (a Spark partition each): (folder number, segment number, path) per segment;
@@ -55,32 +56,38 @@ class HopSources:
     tables: HopTables
 
 
-def _folder(path: Path, what: str) -> Source:
+def _folder(path: Path, what: str, timed: bool = False) -> Source:
     if not path.is_dir():
         raise EvidenceError(f"{path}: {what} is not in columnar form: {COMPACT_FIRST}")
-    return Source(folders=(str(path),))
+    return Source(folders=(str(path),), timed=timed)
 
 
 def ack_source(layout: RunLayout) -> Source:
     log = layout.written_ack_log
     if not log.is_dir():
         raise EvidenceError(f"{log}: the acknowledgement log is not in columnar form: {COMPACT_FIRST}")
-    return Source(folders=tuple(str(p) for p in ack_folders(log)), acks=True)
+    return Source(folders=tuple(str(p) for p in ack_folders(log)), acks=True, timed=True)
 
 
 def _egress(layout: RunLayout, streamlet, dropped: Source) -> HopSources:
     name = streamlet.name
     if streamlet.egress_evidence == TOPIC:
         (topic,) = streamlet.inputs
-        output = _folder(layout.topic_segments(topic), f"output topic {topic}")
-        return HopSources(name, output, None, dropped, HopTables(stored=False, topic_order=True, per_partition=True))
+        output = _folder(layout.topic_segments(topic), f"output topic {topic}", timed=True)
+        return HopSources(
+            name, output, None, dropped, HopTables(stored=False, topic_order=True, per_partition=True, egress=True)
+        )
     query = streamlet.audit_query or MAIN_QUERY
     audit = layout.egress_audit(name) / query
     db = layout.egress_db(name)
     if audit.is_dir():
-        delivered = Source(folders=(str(audit),))
+        delivered = Source(folders=(str(audit),), timed=True)
     else:
-        delivered = Source(db=str(db), sql=f"SELECT key, seq FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid")
+        delivered = Source(
+            db=str(db),
+            sql=f"SELECT key, seq, received_ms, event_time_ms FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid",
+            timed=True,
+        )
     records = layout.egress_records(name)
     if records.is_dir():
         stored = Source(folders=(str(records),))
@@ -90,7 +97,7 @@ def _egress(layout: RunLayout, streamlet, dropped: Source) -> HopSources:
         assert streamlet.egress_evidence == EXPORTED
         state = layout.egress_state(name)
         raise EvidenceError(f"{state}: egress {name}'s state is not in columnar form: {COMPACT_FIRST}")
-    return HopSources(name, delivered, stored, dropped, HopTables(stored=True, topic_order=False))
+    return HopSources(name, delivered, stored, dropped, HopTables(stored=True, topic_order=False, egress=True))
 
 
 def hop_sources(layout: RunLayout, streamlets, hops: list[HopData], dropped: list[pa.Table]) -> list[HopSources]:

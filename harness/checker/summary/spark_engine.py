@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from harness.checker.summary.identities import SCHEMA, part_batches, source_batches
+from harness.checker.summary.identities import part_batches, schema_of, source_batches
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import Statement
 from harness.errors import HarnessError
@@ -24,10 +24,14 @@ from harness.paths import SOURCE_ROOT
 from harness.process.ports import accepts
 
 FORMAT = "harness_evidence"
-DDL = ", ".join(
-    f"{f.name} {'string' if pa.types.is_string(f.type) else 'bigint' if f.type == pa.int64() else 'int'}"
-    for f in SCHEMA
-)
+
+
+def ddl(source: Source) -> str:
+    """The source's schema (identities.py) in Spark's words."""
+    return ", ".join(
+        f"{f.name} {'string' if pa.types.is_string(f.type) else 'bigint' if f.type == pa.int64() else 'int'}"
+        for f in schema_of(source)
+    )
 
 
 class EvidenceSource(DataSource):
@@ -38,10 +42,13 @@ class EvidenceSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        return DDL
+        return ddl(self._source())
 
     def reader(self, schema):
-        return EvidenceReader(Source(**json.loads(self.options["source"])))
+        return EvidenceReader(self._source())
+
+    def _source(self) -> Source:
+        return Source(**json.loads(self.options["source"]))
 
 
 class EvidenceReader(DataSourceReader):
@@ -114,8 +121,8 @@ def run_spark(views: dict[str, Source], statements: list[Statement], master: str
             spark.dataSource.register(EvidenceSource)
             for name, source in views.items():
                 if source.rows is not None:  # rows the checker has: sent along with the plan
-                    table = pa.Table.from_batches(list(source_batches(source)), SCHEMA)
-                    frame = spark.createDataFrame(table.to_pandas(), schema=DDL)
+                    table = pa.Table.from_batches(list(source_batches(source)), schema_of(source))
+                    frame = spark.createDataFrame(table.to_pandas(), schema=ddl(source))
                 else:
                     frame = spark.read.format(FORMAT).option("source", _described(source)).load()
                     if sum(len(re.findall(rf"\bFROM {name}\b", st.sql)) for st in statements) > 1:

@@ -1,13 +1,15 @@
 """The reconciliation's one SQL text, in the dialect DuckDB and Spark SQL share (CASE sums, window functions; no
 engine's own functions), so that both engines count the same by construction.
 
-Tables (harness/checker/summary/identities.py SCHEMA): `sent` (the acknowledgement log's lines), and per hop i
-`d{i}` (its deliveries), `s{i}` (its final state, for an egress that keeps one) and `x{i}` (the records dropped by
-design upstream of it). One aggregation over every row, tagged with its table, gives each record's summary: its
-lines, whether any says acknowledged, the line the loader keeps, and per hop its copies delivered and stored, where
-each first is, and whether it was dropped by design. Out of it come the totals and the records with anything to
-say (any hop other than exactly one copy, or not acknowledged, or dropped by design), and per hop the first
-deliveries whose seq is below one delivered before them.
+Tables (harness/checker/summary/identities.py SCHEMA, and TIMES for the timed ones): `sent` (the acknowledgement
+log's lines), and per hop i `d{i}` (its deliveries), `s{i}` (its final state, for an egress that keeps one) and
+`x{i}` (the records dropped by design upstream of it). One aggregation over every row, tagged with its table, gives
+each record's summary: its lines, whether any says acknowledged, the line the loader keeps, and per hop its copies
+delivered and stored, where each first is, and whether it was dropped by design. Out of it come the totals and the
+records with anything to say (any hop other than exactly one copy, or not acknowledged, or dropped by design), and
+per hop the first deliveries whose seq is below one delivered before them. Each record's first delivery at the first
+egress and its kept line, found by where the summary says they are, give the arrivals' tally
+(harness/checker/arrivals.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ SENT = "sent"
 SUMMARY = "summary"
 TOTALS = "totals"
 NOTABLE = "notable"
+LATENCIES = "latencies"
+FIRST_AFTER = "first_after"
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 
 
@@ -32,6 +36,7 @@ class HopTables:
     stored: bool
     topic_order: bool
     per_partition: bool = False
+    egress: bool = False  # the pipeline's output (its arrivals are tallied), else an intermediate topic
 
 
 @dataclass(frozen=True)
@@ -57,9 +62,14 @@ def late_result(i: int) -> str:
     return f"late{i}"
 
 
-def _at(hop: HopTables) -> str:
-    """A delivery's place in the order the hop is judged in."""
-    return f"part * {PARTITION_PLACE} + off" if hop.topic_order else "pos"
+def _at(hop: HopTables, table: str = "") -> str:
+    """A delivery's place in the order the hop is judged in (`table`: the name its columns are qualified with)."""
+    return f"{table}part * {PARTITION_PLACE} + {table}off" if hop.topic_order else f"{table}pos"
+
+
+def first_egress(hops: list[HopTables]) -> int | None:
+    """The hop whose first arrivals make the latency."""
+    return next((i for i, hop in enumerate(hops) if hop.egress), None)
 
 
 def _summary(hops: list[HopTables]) -> str:
@@ -109,8 +119,39 @@ def _reordered(i: int, hop: HopTables) -> str:
     return f"SELECT key, seq, place, after_seq FROM ({before}) ranked WHERE seq < after_seq"
 
 
-def statements(hops: list[HopTables]) -> list[Statement]:
-    """The reconciliation of a run with these hops, in order."""
+def _latencies(hops: list[HopTables], downtimes: list[tuple[int, int]]) -> str:
+    """Per whole number of ms from event time to first arrival at the first egress (on-time records whose event
+    time is known: the one the egress recorded, else the kept acknowledgement line's), how many records took it
+    and how much of their time fell within the downtimes. Each record's first delivery and kept line are found by
+    their places, which name one row each (a topic's partition and offset, a row's place in its segments)."""
+    e = first_egress(hops)
+    overlaps = [f"GREATEST(LEAST(arrived_ms, {end}) - GREATEST(sent, {start}), 0)" for start, end in downtimes]
+    firsts = (
+        "SELECT d.time_ms AS arrived_ms, CASE WHEN d.event_ms >= 0 THEN d.event_ms ELSE a.event_ms END AS sent "
+        f"FROM {SUMMARY} s JOIN {delivered_table(e)} d ON {_at(hops[e], 'd.')} = s.d{e}_at "
+        f"LEFT JOIN {SENT} a ON a.line_rank = s.kept WHERE s.d{e} > 0 AND (a.late IS NULL OR a.late = 0)"
+    )
+    return (
+        f"SELECT arrived_ms - sent AS latency_ms, COUNT(*) AS records, SUM({' + '.join(overlaps) or '0'}) AS "
+        f"waiting_ms FROM ({firsts}) firsts WHERE sent IS NOT NULL GROUP BY arrived_ms - sent"
+    )
+
+
+def _first_after(hops: list[HopTables], after: list[int]) -> str:
+    """The first arrival at any egress after each of `after` (ms)."""
+    arrivals = " UNION ALL ".join(f"SELECT time_ms FROM {delivered_table(i)}" for i, h in enumerate(hops) if h.egress)
+    firsts = ", ".join(f"MIN(CASE WHEN time_ms > {ms} THEN time_ms END) AS after{k}" for k, ms in enumerate(after))
+    return f"SELECT {firsts} FROM ({arrivals}) arrivals"
+
+
+def statements(hops: list[HopTables], downtimes: list[tuple[int, int]], after: list[int]) -> list[Statement]:
+    """The reconciliation of a run with these hops, in order, and the tally of its arrivals: their latencies and
+    waiting within `downtimes` (ms), the first after each of `after` (ms)."""
+    arrivals = []
+    if first_egress(hops) is not None:
+        arrivals.append(Statement(LATENCIES, _latencies(hops, downtimes), keep=False))
+        if after:
+            arrivals.append(Statement(FIRST_AFTER, _first_after(hops, after), keep=False))
     return [
         Statement(SUMMARY, _summary(hops), keep=True),
         Statement(
@@ -122,4 +163,5 @@ def statements(hops: list[HopTables]) -> list[Statement]:
         ),
         Statement(NOTABLE, f"SELECT * FROM {SUMMARY} WHERE NOT ({_ordinary(hops)})", keep=False),
         *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
+        *arrivals,
     ]
