@@ -23,9 +23,10 @@ from harness.checker.check import check_run
 from harness.checker.faults import fault_spans
 from harness.checker.file_readers import EvidenceError
 from harness.checker.hops import hop_data, reconcile_hops
-from harness.checker.intermediate import Arrivals
+from harness.checker.intermediate import Tallies
 from harness.checker.latency import percentiles_ms
 from harness.checker.load import load_evidence
+from harness.checker.periods import planned_span_ms, sendings
 from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
 from harness.process.ports import free_port
@@ -36,15 +37,22 @@ from tests.test_checker_properties import build, plans
 DUCKDB = partial(reconcile_with, run_duckdb, "duckdb")
 
 
-def assert_same_reconciliations(root) -> Arrivals:
-    """The engine's reconciliation and tally of the arrivals are numpy's; returns the tally."""
+def assert_same_reconciliations(root) -> Tallies:
+    """The engine's reconciliation and tallies are numpy's; returns the tallies."""
     evidence = load_evidence(root)
     hops, spans = hop_data(evidence), fault_spans(evidence.history)
-    expected, (found, arrivals) = reconcile_hops(evidence, hops), DUCKDB(evidence, hops, spans)
-    tallied = tally(evidence, hops, spans)
+    expected, (found, tallies) = reconcile_hops(evidence, hops), DUCKDB(evidence, hops, spans)
+    arrivals, tallied = tallies.arrivals, tally(evidence, hops, spans)
     assert arrivals.latency_ms.tolist() == tallied.latency_ms.tolist()
     assert arrivals.records.tolist() == tallied.records.tolist()
     assert (arrivals.waiting_ms, arrivals.first_after_ms) == (tallied.waiting_ms, tallied.first_after_ms)
+    by_numpy = sendings(evidence.sent, planned_span_ms(evidence.resolved))
+    assert (tallies.sendings is None) == (by_numpy is None)
+    if by_numpy is not None:
+        grid = ("start_ms", "end_ms", "length_ms")
+        assert [getattr(tallies.sendings, g) for g in grid] == [getattr(by_numpy, g) for g in grid]
+        assert tallies.sendings.acked.tolist() == by_numpy.acked.tolist()
+        assert tallies.sendings.unknown.tolist() == by_numpy.unknown.tolist()
     assert len(expected) == len(found) == len(hops)
     for hop, a, b in zip(hops, expected, found):
         assert a.counts == b.counts, hop.name
@@ -54,7 +62,7 @@ def assert_same_reconciliations(root) -> Arrivals:
             x, y = getattr(a, name), getattr(b, name)
             assert x.index.tolist() == y.index.tolist() and x.tolist() == y.tolist(), (hop.name, name)
         pd.testing.assert_frame_equal(a.reordered.reset_index(drop=True), b.reordered, check_dtype=False)
-    return arrivals
+    return tallies
 
 
 def report_text(root, **options) -> str:
@@ -154,9 +162,12 @@ def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_outpu
     """Arrivals of every kind the tally reads, counted here from the audit as written: a first arrival whose event
     time the audit did not record (the acknowledgement log's counts), a phantom's likewise (not counted), late
     events (not counted), copies (the first counts); a fault whose downtime overlaps the records in flight, and
-    arrivals after its restart."""
+    arrivals after its restart. And the sendings: records not acknowledged, and two whose time is not known."""
     sent = make_sent(4, 50)
     sent.late[[5, 9, 30]] = True
+    sent.acked[[11, 12]] = False
+    sent.event_time_ms[:] = T0 + np.arange(len(sent)) * 150  # 30 s: periods of 2 s
+    sent.event_time_ms[[40, 41]] = 0  # a time not known: no period
     every = np.arange(len(sent))
     audit = np.concatenate([every, every[:20], [len(sent), len(sent) + 1]])  # copies, then two phantoms
     flow = Flow({hop: every for hop in HOPS}, audit, every, np.array([1000, 1001]), np.zeros(2, np.int64))
@@ -190,13 +201,20 @@ def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_outpu
     took = arrived[on_time] - event
     waited = np.clip(np.minimum(arrived[on_time], T0 + 1500) - np.maximum(event, T0 + 300), 0, None).sum()
 
-    tallied = assert_same_reconciliations(root)
+    tallies = assert_same_reconciliations(root)
+    tallied = tallies.arrivals
     assert int(tallied.records.sum()) == len(took) == 200 - 3 + 1 and tallied.waiting_ms == waited > 0
     report = check_run(root, strict=True)
     assert report.latency.records == len(took) and report.latency.max_s == took.max() / 1000
     for value, q in zip((report.latency.p50_s, report.latency.p90_s, report.latency.p99_s), (50, 90, 99)):
         assert value == pytest.approx(np.percentile(took, q) / 1000, abs=0.0006)
     assert report.latency.restart_share == round(waited / took.sum(), 3)
+    periods = report.periods  # by the acknowledgement log's times: two not known, two records not acknowledged
+    assert (periods.unplaced.acked, sum(p.counts.acked for p in periods.periods)) == (2, 200 - 2 - 2)
+    assert sum(p.counts.unknown for p in periods.periods) == 2 and periods.length_s == 2
+    timed = sent.event_time_ms > 0
+    per_period = np.bincount((sent.event_time_ms[timed] - T0) // 2000)  # the first record is on time, at T0
+    assert [p.counts.acked + p.counts.unknown for p in periods.periods] == per_period.tolist()
     (result,) = report.faults
     assert result.output_s == (arrivals[arrivals > T0 + 800].min() - (T0 + 300)) / 1000
     assert report_text(root) == report_text(root, engine=DUCKDB)

@@ -73,8 +73,8 @@ def tally(evidence: Evidence, hops: list[HopData], spans: list[FaultSpan]) -> Ar
 
 
 def _arrivals(context: Context) -> None:
-    if context.arrivals is None:  # an engine tallied them with the reconciliation
-        context.arrivals = tally(context.evidence, context.hops, context.spans)
+    tallied = context.tallies  # by an engine, with the reconciliation
+    context.arrivals = tallied.arrivals if tallied else tally(context.evidence, context.hops, context.spans)
 
 
 def _arrivals_unknown(context: Context) -> None:

@@ -115,8 +115,8 @@ def _reconcile(context: Context) -> None:
     hops = hop_data(evidence)
     if context.engine is None:
         results = reconcile_hops(evidence, hops)
-    else:  # the engine tallies the arrivals in the same reading of the records
-        results, context.arrivals = context.engine(evidence, hops, context.spans)
+    else:  # the engine tallies the arrivals and the sendings in the same reading of the records
+        results, context.tallies = context.engine(evidence, hops, context.spans)
     egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
     egress_result = combine(egress_results) if egress_results else None
     lost = egress_result.lost if egress_result else np.array([], np.int64)

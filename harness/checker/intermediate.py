@@ -53,6 +53,28 @@ class Arrivals:
 
 
 @dataclass(frozen=True)
+class Sendings:
+    """The acknowledgement log tallied by when its records were sent (each by the line the loader keeps): the
+    periods' grid (harness/checker/periods.py: from the first on-time event time known, else the first known, to
+    the last, `length_ms` each) and per period how many records were acknowledged and how many are of unknown
+    outcome, then a slot for those whose time is unknown."""
+
+    start_ms: int
+    end_ms: int
+    length_ms: int
+    acked: np.ndarray
+    unknown: np.ndarray
+
+
+@dataclass(frozen=True)
+class Tallies:
+    """What an engine counts besides each hop's reconciliation, where the records are (None: nothing to tally)."""
+
+    arrivals: Arrivals
+    sendings: Sendings | None
+
+
+@dataclass(frozen=True)
 class CopyAccounting:
     per_hop: dict[str, HopCopies]
     made: pd.DataFrame  # one row per extra copy made: rid, hop, row (in the hop's rows), streamlet, batch, time_ms,

@@ -18,6 +18,7 @@ import pandas as pd
 
 from contract.roles import EGRESS
 from harness.checker.findings import Period, Periods
+from harness.checker.intermediate import Sendings
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.rid_sets import Positions, first_occurrences, isin
 from harness.checker.step import Context, Step
@@ -33,24 +34,42 @@ def period_length_s(span_ms: int) -> int:
     return next((s for s in LENGTHS_S if span_ms < s * 1000 * MOST_PERIODS), LENGTHS_S[-1])
 
 
+def sendings(sent: pd.DataFrame, planned_ms: int) -> Sendings | None:
+    """The acknowledgement log's records tallied by period of sending (None: no record's time is known);
+    `planned_ms`: how long the workload was planned to send (0: not known)."""
+    event_ms = sent.event_time_ms.to_numpy(dtype=np.int64)
+    timed = event_ms > 0  # a damaged or cut ack line's time is unknown: its record is in no period
+    on_time = timed & ~sent.late.to_numpy(dtype=bool)
+    if not timed.any():
+        return None
+    start_ms, end_ms = int(event_ms[on_time if on_time.any() else timed].min()), int(event_ms[timed].max())
+    # cut by the run's planned length, so that a run still going (or ended early) has the periods it will have had
+    length_ms = period_length_s(max(end_ms - start_ms, planned_ms)) * 1000
+    period, slots = slot_of(event_ms, start_ms, end_ms, length_ms), (end_ms - start_ms) // length_ms + 2
+    acked = sent.acked.to_numpy(dtype=bool)
+    counted = (np.bincount(period[acked], minlength=slots), np.bincount(period[~acked], minlength=slots))
+    return Sendings(start_ms, end_ms, length_ms, *counted)
+
+
+def slot_of(event_ms: np.ndarray, start_ms: int, end_ms: int, length_ms: int) -> np.ndarray:
+    """Each event time's period of the grid from `start_ms` to `end_ms`; after the last period's slot, the slot of
+    those not known (<= 0)."""
+    last = (end_ms - start_ms) // length_ms
+    return np.where(event_ms > 0, np.clip((event_ms - start_ms) // length_ms, 0, last), last + 1)
+
+
 def _periods(context: Context) -> None:
     result, sent = context.egress_result, context.evidence.sent
     context.periods = None
     if result is None or context.windows is not None or sent.empty:
         return
-    event_ms = sent.event_time_ms.to_numpy(dtype=np.int64)
-    timed = event_ms > 0  # a damaged or cut ack line's time is unknown: its record is in no period
-    on_time = timed & ~sent.late.to_numpy(dtype=bool)
-    if not timed.any():
+    planned_ms = planned_span_ms(context.evidence.resolved)
+    tallied = context.tallies.sendings if context.tallies else sendings(sent, planned_ms)
+    if tallied is None:
         return
-    start_ms, end_ms = int(event_ms[on_time if on_time.any() else timed].min()), int(event_ms[timed].max())
-    # cut by the run's planned length, so that a run still going (or ended early) has the periods it will have had
-    planned_ms = _planned_ms(context.evidence.resolved)
-    length_ms = period_length_s(max(end_ms - start_ms, planned_ms)) * 1000
-    n = (end_ms - start_ms) // length_ms + 1
+    start_ms, length_ms, n = tallied.start_ms, tallied.length_ms, len(tallied.acked) - 1
     # slot n: the records in no period
-    period = np.where(timed, np.clip((event_ms - start_ms) // length_ms, 0, n - 1), n)
-    acked = sent.acked.to_numpy(dtype=bool)
+    period = slot_of(sent.event_time_ms.to_numpy(dtype=np.int64), start_ms, tallied.end_ms, length_ms)
     where = Positions(sent.rid.to_numpy())  # sent: one row per record
 
     def per_period(rids) -> np.ndarray:
@@ -60,8 +79,8 @@ def _periods(context: Context) -> None:
 
     known = context.lost_known  # which missing records are lost, and which undelivered (harness/checker/unfinished.py)
     counted = {
-        "acked": np.bincount(period[acked], minlength=n + 1),
-        "unknown": np.bincount(period[~acked], minlength=n + 1),
+        "acked": tallied.acked,
+        "unknown": tallied.unknown,
         "lost": per_period(context.lost) if known else None,
         "duplicated_deliveries": per_period(result.duplicated_deliveries.index.to_numpy()),
         "duplicated_in_state": per_period(result.duplicated_in_state.index.to_numpy()),
@@ -82,7 +101,7 @@ def _periods(context: Context) -> None:
     context.periods = Periods(length_ms // 1000, found, slots[n], provisional=bool(context.unfinished))
 
 
-def _planned_ms(resolved: dict) -> int:
+def planned_span_ms(resolved: dict) -> int:
     """How long the run's workload was planned to send (0: not known)."""
     planned = resolved.get("duration_s")
     return int(planned * 1000) if isinstance(planned, (int, float)) and planned > 0 else 0

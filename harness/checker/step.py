@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from harness.checker.intermediate import Arrivals, CopyAccounting, FaultSpan, HopData
+from harness.checker.intermediate import Arrivals, CopyAccounting, FaultSpan, HopData, Tallies
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
@@ -54,8 +54,8 @@ class Context:
     query_failures: list[dict]  # history query_failed: streamlet, ts_ms, error
     doubts: list[str] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)  # steps that raised or were not run
-    # how the hops are reconciled: (evidence, hops, spans) -> (a Reconciliation each, the Arrivals), the records
-    # counted where they are (harness/checker/summary); None: in memory, with numpy
+    # how the hops are reconciled: (evidence, hops, spans) -> (a Reconciliation each, Tallies), the records counted
+    # where they are (harness/checker/summary); None: in memory, with numpy
     engine: Callable | None = None
     # reconcile (harness/checker/hops.py)
     hops: list[HopData] = field(default_factory=list)
@@ -65,7 +65,9 @@ class Context:
     lost_first: np.ndarray = field(default_factory=_none)
     duplicated: np.ndarray = field(default_factory=_none)
     duplicated_first: np.ndarray = field(default_factory=_none)
-    # arrivals (harness/checker/arrivals.py), or reconcile when an engine tallied them
+    # what an engine tallied with the reconciliation (None: the steps that need them tally with numpy)
+    tallies: Tallies | None = None
+    # arrivals (harness/checker/arrivals.py)
     arrivals: Arrivals | None = None
     # causes (harness/checker/causes.py): per lost record, "unknown" where the step failed
     cause_of_lost: np.ndarray = field(default_factory=lambda: np.array([], object))

@@ -13,8 +13,9 @@ import pyarrow.compute as pc
 
 from harness.checker.arrivals import boundaries, downtimes
 from harness.checker.hops import dropped_upstream
-from harness.checker.intermediate import Arrivals, FaultSpan, HopData
+from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, Tallies
 from harness.checker.load import Evidence
+from harness.checker.periods import planned_span_ms
 from harness.checker.reconcile import Reconciliation, reconciliation
 from harness.checker.record_ids import RecordIds, split_rid
 from harness.checker.summary.identities import named_identity
@@ -23,6 +24,7 @@ from harness.checker.summary.sql import (
     FIRST_AFTER,
     LATENCIES,
     NOTABLE,
+    SENDINGS,
     SENT,
     TOTALS,
     Statement,
@@ -118,12 +120,24 @@ def _arrivals(results: dict[str, pa.Table], after: list[int | None]) -> Arrivals
     return Arrivals(*histogram, waiting, [None if t is None else int(t) for t in first_after])
 
 
+def _sendings(table: pa.Table) -> Sendings | None:
+    """The sendings' tally from the engine's counts per slot (none: no record's time is known)."""
+    if not table.num_rows:
+        return None
+    rows = table.to_pydict()
+    start_ms, end_ms, length_ms = (int(rows[c][0]) for c in ("start_ms", "end_ms", "length_ms"))
+    slots = (end_ms - start_ms) // length_ms + 2
+    acked, unknown = np.zeros(slots, np.int64), np.zeros(slots, np.int64)
+    acked[rows["slot"]], unknown[rows["slot"]] = rows["acked"], rows["unknown"]
+    return Sendings(start_ms, end_ms, length_ms, acked, unknown)
+
+
 def reconcile_with(
     run: Run, name: str, evidence: Evidence, hops: list[HopData], spans: list[FaultSpan]
-) -> tuple[list[Reconciliation], Arrivals]:
-    """Every hop reconciled, and the arrivals tallied, by the engine `run` (called `name`) reading the run
-    directory's segments (the loaded evidence gives the hops, the records dropped by design and the rids of the
-    records the engine names; `spans` the faults, whose downtimes and ends the tally needs)."""
+) -> tuple[list[Reconciliation], Tallies]:
+    """Every hop reconciled, and the arrivals and sendings tallied, by the engine `run` (called `name`) reading the
+    run directory's segments (the loaded evidence gives the hops, the records dropped by design, the rids of the
+    records the engine names and the planned span; `spans` the faults, whose downtimes and ends the tally needs)."""
     layout = RunLayout(evidence.root)
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows)
@@ -135,7 +149,8 @@ def reconcile_with(
             views[stored_table(i)] = hop.stored
     after = boundaries(spans)
     known_after = [ms for ms in after if ms is not None]
-    plan = statements([h.tables for h in sources], downtimes(spans, evidence.progress), known_after)
+    planned_ms = planned_span_ms(evidence.resolved)
+    plan = statements([h.tables for h in sources], downtimes(spans, evidence.progress), known_after, planned_ms)
     try:
         results = run(views, plan)
     except HarnessError:
@@ -153,4 +168,4 @@ def reconcile_with(
         _hop(columns, rids, i, hop.stored is not None, _late(results[late_result(i)], evidence.ids), totals)
         for i, hop in enumerate(sources)
     ]
-    return reconciled, _arrivals(results, after)
+    return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.checker.periods import LENGTHS_S, MOST_PERIODS
 from harness.checker.record_ids import SEQ_BITS
 
 SENT = "sent"
@@ -23,6 +24,7 @@ SUMMARY = "summary"
 TOTALS = "totals"
 NOTABLE = "notable"
 LATENCIES = "latencies"
+SENDINGS = "sendings"
 FIRST_AFTER = "first_after"
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 
@@ -144,9 +146,38 @@ def _first_after(hops: list[HopTables], after: list[int]) -> str:
     return f"SELECT {firsts} FROM ({arrivals}) arrivals"
 
 
-def statements(hops: list[HopTables], downtimes: list[tuple[int, int]], after: list[int]) -> list[Statement]:
-    """The reconciliation of a run with these hops, in order, and the tally of its arrivals: their latencies and
-    waiting within `downtimes` (ms), the first after each of `after` (ms)."""
+def _sendings(planned_ms: int) -> str:
+    """The records sent, by the kept line's event time, per period of the grid periods.py cuts (a length from
+    LENGTHS_S by the span, or the planned span if longer; the slot after the last: the records whose time is not
+    known): how many acknowledged and how many of unknown outcome, with the grid's start, end and length."""
+    lengths = " ".join(f"WHEN span < {s * 1000 * MOST_PERIODS} THEN {s * 1000}" for s in LENGTHS_S)
+    kept = (
+        f"SELECT a.event_ms, a.late, s.acked FROM {SUMMARY} s JOIN {SENT} a ON a.line_rank = s.kept WHERE s.lines > 0"
+    )
+    bounds = (
+        "SELECT COALESCE(MIN(CASE WHEN event_ms > 0 AND late = 0 THEN event_ms END), "
+        "MIN(CASE WHEN event_ms > 0 THEN event_ms END)) AS start_ms, MAX(CASE WHEN event_ms > 0 THEN event_ms END) "
+        "AS end_ms FROM kept"
+    )
+    spans = f"SELECT start_ms, end_ms, GREATEST(end_ms - start_ms, {planned_ms}) AS span FROM bounds"
+    grid = f"SELECT start_ms, end_ms, CASE {lengths} ELSE {LENGTHS_S[-1] * 1000} END AS length_ms FROM ({spans}) spans"
+    last = "CAST(FLOOR((g.end_ms - g.start_ms) / CAST(g.length_ms AS DOUBLE)) AS BIGINT)"
+    period = "CAST(FLOOR((k.event_ms - g.start_ms) / CAST(g.length_ms AS DOUBLE)) AS BIGINT)"
+    slot = f"CASE WHEN k.event_ms > 0 THEN LEAST(GREATEST({period}, 0), {last}) ELSE {last} + 1 END"
+    return (
+        f"WITH kept AS ({kept}), bounds AS ({bounds}), grid AS ({grid}) "
+        f"SELECT {slot} AS slot, SUM(k.acked) AS acked, SUM(1 - k.acked) AS unknown, MIN(g.start_ms) AS start_ms, "
+        "MIN(g.end_ms) AS end_ms, MIN(g.length_ms) AS length_ms "
+        f"FROM kept k CROSS JOIN grid g WHERE g.start_ms IS NOT NULL GROUP BY {slot}"
+    )
+
+
+def statements(
+    hops: list[HopTables], downtimes: list[tuple[int, int]], after: list[int], planned_ms: int
+) -> list[Statement]:
+    """The reconciliation of a run with these hops, in order, and the tallies: of its arrivals (their latencies
+    and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its sendings (per period of a
+    run planned to send for `planned_ms`)."""
     arrivals = []
     if first_egress(hops) is not None:
         arrivals.append(Statement(LATENCIES, _latencies(hops, downtimes), keep=False))
@@ -164,4 +195,5 @@ def statements(hops: list[HopTables], downtimes: list[tuple[int, int]], after: l
         Statement(NOTABLE, f"SELECT * FROM {SUMMARY} WHERE NOT ({_ordinary(hops)})", keep=False),
         *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
         *arrivals,
+        Statement(SENDINGS, _sendings(planned_ms), keep=False),
     ]
