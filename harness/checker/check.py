@@ -60,7 +60,7 @@ def check_run(
 ) -> Report:
     """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads
     files only). `strict`: a step that raises fails the check (default: HARNESS_CHECK_STRICT); otherwise what
-    it finds is unknown and the outcome with it. `engine`: what reconciles the hops and tallies the arrivals
+    it finds is unknown and the outcome with it. `engine`: what reconciles the hops and makes the tallies
     (harness/checker/summary/engines.py; None: numpy, in memory)."""
     evidence = load_evidence(run_dir)
     query_failures = [
