@@ -36,8 +36,11 @@ def boundaries(spans: list[FaultSpan]) -> list[int | None]:
 
 
 def _first_after(times: list[np.ndarray], after: int | None) -> int | None:
-    later = [int(t[t > after].min()) for t in times if after is not None and (t > after).any()]
-    return min(later) if later else None
+    if after is None:
+        return None
+    later = [t[t > after] for t in times]
+    firsts = [int(t.min()) for t in later if len(t)]
+    return min(firsts) if firsts else None
 
 
 def _first_arrivals(evidence: Evidence, egress: HopData) -> tuple[np.ndarray, np.ndarray]:

@@ -68,10 +68,10 @@ class Sendings:
 
 @dataclass(frozen=True)
 class Tallies:
-    """What an engine counts besides each hop's reconciliation, where the records are (None: nothing to tally)."""
+    """What an engine counts besides each hop's reconciliation, where the records are."""
 
     arrivals: Arrivals
-    sendings: Sendings | None
+    sendings: Sendings | None  # None: no record's time is known
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""An engine's counts turned into the checker's Reconciliation per hop (harness/checker/reconcile.py) and its tally
-of the arrivals (harness/checker/arrivals.py): the same records, in the same order, and the same tally the numpy
-path finds, so every step after the reconciliation and the report are the same whichever engine counted."""
+"""An engine's counts turned into the checker's Reconciliation per hop (harness/checker/reconcile.py) and its
+Tallies (of the arrivals, harness/checker/arrivals.py, and the sendings, periods.py): the same records, in the same
+order, and the same tallies the numpy path finds, so every step after the reconciliation and the report are the
+same whichever engine counted."""
 
 from __future__ import annotations
 

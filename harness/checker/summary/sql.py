@@ -8,8 +8,8 @@ each record's summary: its lines, whether any says acknowledged, the line the lo
 delivered and stored, where each first is, and whether it was dropped by design. Out of it come the totals and the
 records with anything to say (any hop other than exactly one copy, or not acknowledged, or dropped by design), and
 per hop the first deliveries whose seq is below one delivered before them. Each record's first delivery at the first
-egress and its kept line, found by where the summary says they are, give the arrivals' tally
-(harness/checker/arrivals.py).
+egress and its kept line, found by where the summary says they are, give the tallies: the arrivals'
+(harness/checker/arrivals.py) and the sendings' (harness/checker/periods.py).
 """
 
 from __future__ import annotations
