@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,11 +38,11 @@ SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 SHELL = "pyspark-shell"
 
 
-def connector_options(runtime: SparkRuntime, jar_sets: tuple[str, ...] = ()) -> list[str]:
+def connector_options(runtime: SparkRuntime, scratch: Path, jar_sets: tuple[str, ...] = ()) -> list[str]:
     """spark-submit options putting the drivers' Spark's Kafka connector (and the jar sets the job's outputs need:
-    Delta's) on the driver's and executors' class path, and the driver JVM's collector and JIT flags the harness's
+    Delta's) on the driver's and executors' class path, the driver JVM's collector and JIT flags the harness's
     own drivers use (harness/spark/session.py: several drivers share two cores; the flags change how fast the JVM
-    runs, never what the job does)."""
+    runs, never what the job does), and its scratch space in `scratch` (spark.local.dir and java.io.tmpdir)."""
     paths = [*jars.connector_jars(runtime.jar_set), *(p for name in jar_sets for p in jars.jar_set(name))]
     classpath = ":".join(str(p) for p in paths)
     return [
@@ -49,8 +50,12 @@ def connector_options(runtime: SparkRuntime, jar_sets: tuple[str, ...] = ()) -> 
         f"spark.driver.extraClassPath={classpath}",
         "--conf",
         f"spark.executor.extraClassPath={classpath}",
+        # A killed driver cannot remove its block manager's and its context's folders: in /tmp they would pile up
+        # over a night of kills; here they are measured with the run and cleared at the application's next start.
+        "--conf",
+        f"spark.local.dir={scratch}",
         "--driver-java-options",
-        " ".join([*GC_OPTIONS, *jit_options()]),
+        " ".join([*GC_OPTIONS, *jit_options(), f'"-Djava.io.tmpdir={scratch}"']),
     ]
 
 
@@ -75,13 +80,15 @@ def application_command(
     command: list[str],
     env: dict[str, str],
     runtime: SparkRuntime,
+    scratch: Path,
     jar_sets: tuple[str, ...] = (),
     cluster: list[str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment additions that start `command` (placeholders already filled) on `runtime`'s
     Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's;
-    `cluster`: the options that run it on the harness's standalone cluster (cluster_options)."""
-    options = [*connector_options(runtime, jar_sets), *(cluster or [])]
+    `scratch`: the driver's scratch space; `cluster`: the options that run it on the harness's standalone cluster
+    (cluster_options)."""
+    options = [*connector_options(runtime, scratch, jar_sets), *(cluster or [])]
     bin_dir = Path(runtime.python).parent
     if command[0] == "spark-submit":
         return [str(bin_dir / "spark-submit"), *options, *command[1:]], dict(env)
@@ -130,10 +137,14 @@ def start_application(run: PipelineRun, name: str) -> ManagedProcess:
         filled = {k: fill(v, values) if isinstance(v, str) else v for k, v in settings["settings"].items()}
         entry.write_text(json.dumps({"name": name, "entry": settings["entry"], "settings": filled}, indent=2))
         command = ["python", "-m", "pipelines.entry", str(entry)]
+    scratch = run.layout.spark_local(name)
+    shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver of an application at once
+    scratch.mkdir(parents=True)
     argv, env = application_command(
         command,
         {key: fill(value, values) for key, value in settings["env"].items()},
         run.prepare_spark(),
+        scratch,
         run.scenario.blueprint.streamlets[name].cls.spark_jars,
         cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark())
         if (master := run.spark_master())
