@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import pyarrow as pa
 
@@ -149,13 +149,19 @@ def read_segment(path: Path, columns: list[str] | None = None) -> tuple[pa.Table
     return table, problem
 
 
+def each_segment(folder: Path, columns: list[str] | None = None) -> Iterator[tuple[pa.Table | None, str | None]]:
+    """read_segment of each of the folder's segments in the order they were written, one in memory at a time (a
+    reader that converts them one by one holds one segment's decompressed columns, not the folder's)."""
+    for path in segments(folder):
+        yield read_segment(path, columns)
+
+
 def read_segments(folder: Path, columns: list[str] | None = None) -> tuple[pa.Table | None, list[str]]:
     """Every whole batch of every segment as one table (columns missing from some segments are null there; with
     `columns`, only those of them a segment has), and what could not be read: one line per cut or unreadable segment
     (its name and what was kept). None when the folder holds no segment."""
     tables, problems = [], []
-    for path in segments(folder):
-        table, problem = read_segment(path, columns)
+    for table, problem in each_segment(folder, columns):
         problems += [problem] if problem else []
         if table is not None:
             tables.append(table)

@@ -23,6 +23,8 @@ from harness.checker.file_readers import (
     record_frame,
     recorded_rids,
     rids_of,
+    segment_columns,
+    stack,
 )
 from harness.checker.record_ids import RecordIds
 from harness.evidence.description import StreamletDescription
@@ -144,14 +146,15 @@ def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: Recor
     query = streamlet.audit_query or MAIN_QUERY
     folder = layout.egress_audit(streamlet.name) / query
     if folder.is_dir():  # recorded in columnar form (pipelines/audit.py)
-        table, problems = read_segments(folder)
-        gaps += [f"egress/{streamlet.name}.audit/{query}/{problem}" for problem in problems]
-        if table is None:
-            return []
-        frame = pd.DataFrame({"rid": recorded_rids(table, ids)})
-        for name in ("batch_id", "partition", "offset", "received_ms", "event_time_ms"):
-            frame[name] = table[name].to_numpy()
-        return [batch_columns(frame, table["batches"].combine_chunks())]
+
+        def columns(table: pa.Table) -> dict[str, np.ndarray]:
+            out = {"rid": recorded_rids(table, ids)}
+            for name in ("batch_id", "partition", "offset", "received_ms", "event_time_ms"):
+                out[name] = table[name].to_numpy()
+            return batch_columns(out, table["batches"].combine_chunks())
+
+        pieces = segment_columns(folder, columns, gaps, f"egress/{streamlet.name}.audit/{query}/")
+        return [pd.DataFrame(stack(pieces), copy=False)] if pieces else []
     return egress_rows(
         layout.egress_db(streamlet.name),
         "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from contract.applications import APPLICATION, OUTPUT_KINDS
-from contract.segments import read_segments
+from contract.segments import each_segment, read_segments
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.checker.rid_sets import isin, more_than_once
 from harness.errors import HarnessError
@@ -28,6 +29,8 @@ from harness.evidence.checkpoint import batch_events
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
 from harness.evidence.topics import BATCH_PREFIX
+
+F = TypeVar("F", pd.DataFrame, dict)  # columns: a frame, or a dict of arrays
 
 
 def read_json(path: Path, gaps: list[str], what: str) -> dict:
@@ -297,8 +300,9 @@ def record_frame(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
     return pd.DataFrame(frame)
 
 
-def batch_columns(frame: pd.DataFrame, batches: pa.Array) -> pd.DataFrame:
-    """Add one `batch.<streamlet>` column per streamlet a record passed (its batch id there, -1 if none).
+def batch_columns(frame: F, batches: pa.Array) -> F:
+    """Add to `frame` (a frame, or a dict of columns) one `batch.<streamlet>` column per streamlet a record passed (its
+    batch id there, -1 if none).
 
     `batches` is a struct array (topic dumps) or JSON text (egress audit), dictionary-encoded
     first so each distinct map is parsed once."""
@@ -432,26 +436,64 @@ def recorded_rids(table: pa.Table, ids: RecordIds) -> np.ndarray:
 def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
     """topics/<topic>/ (columnar, harness/evidence/topics.py) -> the frame read_topic_dump gives for the same records.
     A folder without segments is a topic nothing was written to; a segment cut mid-batch keeps its whole batches."""
-    table, problems = read_segments(folder)
-    gaps += [f"topics/{folder.name}/{problem}" for problem in problems]
-    if table is None:
+
+    def columns(table: pa.Table) -> dict[str, np.ndarray]:
+        names = table.column_names
+        out = {"rid": recorded_rids(table, ids)}
+        for name in ("partition", "offset", "timestamp_ms", "count"):
+            if name in names:
+                out[name] = table[name].to_numpy()
+        if header:
+            out["has_header"] = (
+                pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(header), "first")).to_numpy()
+                if "headers" in names
+                else np.zeros(table.num_rows, bool)
+            )
+        for name in names:
+            if name.startswith(BATCH_PREFIX):
+                out[name] = table[name].fill_null(-1).to_numpy()
+        return out
+
+    pieces = segment_columns(folder, columns, gaps, f"topics/{folder.name}/")
+    if not pieces:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
-    names = table.column_names
-    frame = pd.DataFrame({"rid": recorded_rids(table, ids)})
-    for name in ("partition", "offset", "timestamp_ms", "count"):
-        if name in names:
-            frame[name] = table[name].to_numpy()
-    if header:
-        frame["has_header"] = (
-            pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(header), "first")).to_numpy()
-            if "headers" in names
-            else np.zeros(len(frame), bool)
-        )
+    stacked = stack(pieces)
+    order = np.lexsort((stacked["offset"], stacked["partition"]))  # stable: a place's copies keep their order
+    for name in stacked:  # a column at a time, each replaced as it is taken: one column's copy at a time
+        stacked[name] = stacked[name][order]
+    return fill_batches(pd.DataFrame(stacked, copy=False))
+
+
+def segment_columns(
+    folder: Path, columns: Callable[[pa.Table], dict[str, np.ndarray]], gaps: list[str], where: str
+) -> list[dict[str, np.ndarray]]:
+    """`columns` of each segment of `folder`, read and converted one segment at a time (what could not be read is a
+    gap, named from `where`)."""
+    pieces = []
+    for table, problem in each_segment(folder):
+        if problem:
+            gaps.append(where + problem)
+        if table is not None and table.num_rows:
+            # Each column in memory of its own, not a view of the segment's: Arrow's allocator keeps what it frees
+            # for its next segment rather than giving it back, so views would hold every segment's buffers at once.
+            pieces.append({name: np.require(a, requirements="O") for name, a in columns(table).items()})
+    pa.default_memory_pool().release_unused()
+    return pieces
+
+
+def stack(pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Pieces of the same columns (a segment's each) as one array per column, made a column at a time and each
+    piece's column let go as it is copied: the peak is the pieces and one column, not the pieces twice. A column a
+    piece lacks is -1 there for a batch stamp (a streamlet its records did not pass), else NaN (as pandas' concat)."""
+    names = list(dict.fromkeys(name for piece in pieces for name in piece))
+    sizes = [len(next(iter(piece.values()))) for piece in pieces]
+    out = {}
     for name in names:
-        if name.startswith(BATCH_PREFIX):
-            frame[name] = table[name].fill_null(-1).to_numpy()
-    frame = fill_batches(frame)
-    return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+        missing = -1 if name.startswith(BATCH_PREFIX) else np.nan
+        parts = [piece.pop(name) if name in piece else np.full(n, missing) for piece, n in zip(pieces, sizes)]
+        out[name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        del parts
+    return out
 
 
 def read_dropped(layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str]) -> dict[str, np.ndarray]:
