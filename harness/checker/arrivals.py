@@ -46,13 +46,17 @@ def _first_after(times: list[np.ndarray], after: int | None) -> int | None:
 def _first_arrivals(evidence: Evidence, egress: HopData) -> tuple[np.ndarray, np.ndarray]:
     """Event time and first arrival (ms) of each on-time record at `egress` whose event time is known: the one the
     egress recorded, else the acknowledgement log's."""
-    sent = evidence.sent
-    first = egress.rows[first_occurrences(egress.rows.rid)]
-    first = first[~isin(first.rid.to_numpy(), sent.rid[sent.late.to_numpy()])]
-    sent_ms, arrived_ms = first.event_time_ms.to_numpy(dtype=np.float64), first.time_ms.to_numpy(dtype=np.float64)
+    sent, rows = evidence.sent, egress.rows
+    rid = rows.rid.to_numpy()
+    first = np.flatnonzero(first_occurrences(rid))  # the three columns taken at these rows only, not the frame
+    first = first[~isin(rid[first], sent.rid[sent.late.to_numpy()])]
+    rid = rid[first]
+    sent_ms = rows.event_time_ms.to_numpy()[first].astype(np.float64)
+    arrived_ms = rows.time_ms.to_numpy()[first].astype(np.float64)
+    del first
     unrecorded = np.flatnonzero(sent_ms < 0)  # an output does not carry the event time the generator sent
     if len(unrecorded):
-        at = Positions(sent.rid.to_numpy()).of(first.rid.to_numpy()[unrecorded])
+        at = Positions(sent.rid.to_numpy()).of(rid[unrecorded])
         times = sent.event_time_ms.to_numpy(dtype=np.float64)
         sent_ms[unrecorded] = np.where(at >= 0, times[np.maximum(at, 0)], np.nan)  # a phantom's is not known
     known = ~np.isnan(sent_ms) & ~np.isnan(arrived_ms)
