@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from harness.checker import reconcile as reconcile_module
 from harness.checker.reconcile import Counts, combine, reconcile, reordered, verdict
 from harness.checker.record_ids import rids
 
@@ -24,6 +27,38 @@ def test_reordering_is_per_key_and_counts_first_deliveries_only():
     delivered = rids([0, 1, 0, 1, 0, 0], [0, 0, 2, 1, 1, 0])
     late = reordered(delivered)
     assert late.rid.tolist() == rids([0], [1]).tolist() and late.after_seq.tolist() == [2]
+
+
+def _highest_before_by_pandas(group: np.ndarray, seq: np.ndarray) -> list[int]:
+    frame = pd.DataFrame({"key": group, "seq": seq})
+    expected = frame.groupby("key", sort=False).seq.cummax().groupby(frame.key, sort=False).shift(1)
+    return expected.fillna(-1).astype(np.int64).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, (1 << 40) - 1)), max_size=60),
+    st.sampled_from([1, 2, 3, reconcile_module.GROUPS_PER_PASS]),
+)
+def test_the_highest_seq_before_each_position_is_pandas_groupby_cummax_shifted(pairs, per_pass):
+    """The numpy running maximum (several passes when the groups are many: here a few per pass) against the pandas
+    formulation it replaced."""
+    group = np.array([g for g, _ in pairs], np.int64)
+    seq = np.array([q for _, q in pairs], np.int64)
+    saved, reconcile_module.GROUPS_PER_PASS = reconcile_module.GROUPS_PER_PASS, per_pass
+    try:
+        got = reconcile_module.highest_before(group, seq)
+    finally:
+        reconcile_module.GROUPS_PER_PASS = saved
+    assert got.tolist() == _highest_before_by_pandas(group, seq)
+
+
+def test_the_highest_seq_before_each_position_with_more_groups_than_a_radix_sort_takes():
+    rng = np.random.default_rng(7)
+    group = rng.integers(0, 1 << 40, 200_000) // 3 * 3  # about 200,000 groups, most of one position, some of more
+    group[::5] = group[0]
+    seq = rng.integers(0, 1 << 40, len(group))
+    assert reconcile_module.highest_before(group, seq).tolist() == _highest_before_by_pandas(group, seq)
 
 
 def test_unknown_outcome_may_be_absent_or_present_once():
