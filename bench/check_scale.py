@@ -4,6 +4,7 @@
     .venv/bin/python bench/check_scale.py --sizes 5e7 --dir /var/tmp/bench --profile realistic
     .venv/bin/python bench/check_scale.py --recordings json             # the JSON-lines form, for comparison
     .venv/bin/python bench/check_scale.py --engine duckdb               # the hops reconciled by DuckDB (numpy, spark)
+    .venv/bin/python bench/check_scale.py --sizes 1e7 --steps           # and each step's time and the peak after it
 
 Each size and profile: a run directory (acks.csv, the two intermediate topics'
 recordings, the egress's audit and its SQLite state, in columnar form unless
@@ -34,16 +35,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 MEASURE = """
-import sys, time
+import dataclasses, sys, time
 from bench.peak import peak_kb
-from harness.checker.check import check_run
+from harness.checker.check import STEPS, check_run
 from harness.checker.load import load_evidence
 from harness.checker.summary.engines import engine
+
+def timed(step):
+    def run(context, inner=step.run):
+        started = time.perf_counter()
+        inner(context)
+        print("step", step.name, time.perf_counter() - started, peak_kb(), file=sys.stderr)
+    return dataclasses.replace(step, run=run)
+
 t = time.perf_counter()
 if sys.argv[1] == "load":
     load_evidence(sys.argv[2])
 else:
-    report = check_run(sys.argv[2], engine=engine(sys.argv[3]))
+    report = check_run(sys.argv[2], engine=engine(sys.argv[3]), steps=[timed(s) for s in STEPS])
     assert report.counts.lost > 0 and report.counts.duplicated_deliveries > 0, report.counts
     assert not report.gaps, report.gaps
 print(time.perf_counter() - t, peak_kb())
@@ -117,12 +126,14 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
 PROFILES = {"synthetic": generate, "realistic": generate_realistic}
 
 
-def measure(what: str, root: Path, engine: str = "numpy") -> tuple[float, float]:
+def measure(what: str, root: Path, engine: str = "numpy") -> tuple[float, float, list[tuple[str, float, float]]]:
+    """Seconds, peak GiB, and (for a check) each step's seconds and the peak after it."""
     out = subprocess.run(
         [sys.executable, "-c", MEASURE, what, str(root), engine], capture_output=True, text=True, cwd=ROOT, check=True
     )
     seconds, rss_kb = out.stdout.splitlines()[-1].split()
-    return float(seconds), int(rss_kb) / 1024 / 1024
+    steps = [line.split()[1:] for line in out.stderr.splitlines() if line.startswith("step ")]
+    return float(seconds), int(rss_kb) / 1024 / 1024, [(n, float(s), int(kb) / 1024 / 1024) for n, s, kb in steps]
 
 
 def main() -> None:
@@ -139,6 +150,9 @@ def main() -> None:
     parser.add_argument(
         "--engine", choices=ENGINES, default="numpy", help="what reconciles the hops (docs/checker.md) [numpy]"
     )
+    parser.add_argument(
+        "--steps", action="store_true", help="also each step of the check taking 0.1 s or more: seconds, peak after it"
+    )
     args = parser.parse_args()
     if args.engine != "numpy" and args.recordings != "columnar":
         parser.error("--engine duckdb and spark read columnar evidence")
@@ -151,14 +165,17 @@ def main() -> None:
             PROFILES[profile](root, size, args.recordings)
             generated = time.perf_counter() - t
             disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
-            load_s, load_gib = measure("load", root)
-            check_s, check_gib = measure("check", root, args.engine)
+            load_s, load_gib, _ = measure("load", root)
+            check_s, check_gib, steps = measure("check", root, args.engine)
             print(
                 f"{size:,} records: check {check_s:.1f} s, load {load_s:.1f} s, peak {max(check_gib, load_gib):.2f} GiB"
                 f"  ({profile}, {args.recordings}, {args.engine}: evidence {disk:.2f} GB, "
                 f"generated in {generated:.0f} s)",
                 flush=True,
             )
+            if args.steps:
+                shown = [f"{name} {s:.1f} s ({gib:.2f})" for name, s, gib in steps if s >= 0.1]
+                print(f"    steps (peak GiB after): {', '.join(shown)}", flush=True)
             if not args.keep:
                 shutil.rmtree(root)
 
