@@ -114,8 +114,14 @@ def highest_before(group: np.ndarray, seq: np.ndarray) -> np.ndarray:
     np.not_equal(number[1:], number[:-1], out=starts[1:])
     running = seq[order]
     for low in range(0, int(number[-1]) + 1, GROUPS_PER_PASS):
-        part = slice(*np.searchsorted(number, [low, low + GROUPS_PER_PASS]))
-        lift = (number[part].astype(np.int64) - low) * SEQ_SPACE
+        part = (
+            slice(None)  # one pass (the usual case) needs no search
+            if int(number[-1]) < GROUPS_PER_PASS
+            else slice(*np.searchsorted(number, np.array([low, low + GROUPS_PER_PASS], number.dtype)))
+        )
+        lift = number[part].astype(np.int64)
+        lift -= low
+        lift *= SEQ_SPACE
         running[part] += lift
         np.maximum.accumulate(running[part], out=running[part])
         running[part] -= lift

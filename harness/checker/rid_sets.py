@@ -32,13 +32,18 @@ def _space(*arrays: np.ndarray) -> tuple[int, int] | None:
 
 
 def _codes(rid: np.ndarray, stride: int) -> np.ndarray:
-    key, seq = split_rid(rid)
-    return key * stride + seq
+    """key x stride + seq, as rid - key x (2**SEQ_BITS - stride): one new array, the rest in place (at 10M rids 29 ms
+    against 62-79 ms for the key and seq apart, then their product and sum: every new array is pages to fault in)."""
+    code = rid >> SEQ_BITS
+    code *= (1 << SEQ_BITS) - stride
+    np.subtract(rid, code, out=code)
+    return code
 
 
 def _first_in_space(code: np.ndarray, size: int) -> np.ndarray:
-    position = np.arange(len(code))
-    first = np.full(size, len(code))
+    kind = np.int32 if len(code) < (1 << 31) else np.int64  # half the memory to touch
+    position = np.arange(len(code), dtype=kind)
+    first = np.full(size, len(code), dtype=kind)
     np.minimum.at(first, code, position)
     return first[code] == position
 
