@@ -112,3 +112,4 @@ class PostgresServer:
     def stop(self) -> None:
         self.supervisor.stop_all()
         shutil.rmtree(self.dir, ignore_errors=True)
+        (self.dir.parent / f"{self.dir.name}.log").unlink(missing_ok=True)
