@@ -25,7 +25,7 @@ import pandas as pd
 from contract.roles import EGRESS
 from harness.checker.findings import HopCopies
 from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
-from harness.checker.rid_sets import copies, first_occurrences, isin
+from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
 from harness.checker.step import Context, Step
 
 COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
@@ -47,8 +47,8 @@ def _made_at(hop: HopData, upstream: HopData | None, sent_rids: pd.Index, at_sou
     """The copies made at `hop` (rows of it), beyond what `upstream` delivered with the same stamps (beyond
     `at_source`, copies per rid written to the source topic, for a hop reading it)."""
     rows = hop.rows
-    counted = copies(rows.rid.to_numpy())
-    repeated = counted[(counted > 1)].index
+    rid = rows.rid.to_numpy()
+    repeated = pd.unique(rid[more_than_once(rid)])  # the few with copies, without counting every record's
     repeated = repeated[isin(repeated, sent_rids)]
     if not len(repeated):
         return rows.iloc[:0]
