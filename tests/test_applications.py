@@ -142,8 +142,12 @@ def test_the_driver_was_killed_and_restarted_by_its_own_command_and_its_recovery
         for line in (run_dir / "topics" / f"{topic}.jsonl").open()
     ]
     for fault, kill, restart in zip(kills, killed, started[1:]):
-        first = min(t for t in stamps if t > restart["ts_ms"])
-        assert fault.output_s == round((first - fault.start_ms) / 1000, 3) and kill["ts_ms"] >= fault.start_ms
+        # None where the job wrote nothing after that restart: on a busy machine its first restart can take so long
+        # that the job has caught up with every record before the second kill
+        later = [t for t in stamps if t > restart["ts_ms"]]
+        first_s = round((min(later) - fault.start_ms) / 1000, 3) if later else None
+        assert fault.output_s == first_s and kill["ts_ms"] >= fault.start_ms
+    assert kills[0].output_s is not None  # the first restart always has records left to write
     described = json.loads((run_dir / "pipeline.json").read_text())["streamlets"]
     assert sorted((s["name"], s["kind"], s["role"]) for s in described) == [
         ("enrich", "application", "ingress"),
