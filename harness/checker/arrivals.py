@@ -12,7 +12,7 @@ from contract.roles import EGRESS
 from harness.checker.faults import recovery_s
 from harness.checker.intermediate import Arrivals, FaultSpan, HopData
 from harness.checker.load import Evidence
-from harness.checker.rid_sets import Positions, first_occurrences, isin
+from harness.checker.rid_sets import first_occurrences, isin
 from harness.checker.step import Context, Step
 
 
@@ -55,10 +55,8 @@ def _first_arrivals(evidence: Evidence, egress: HopData) -> tuple[np.ndarray, np
     arrived_ms = rows.time_ms.to_numpy()[first].astype(np.float64)
     del first
     unrecorded = np.flatnonzero(sent_ms < 0)  # an output does not carry the event time the generator sent
-    if len(unrecorded):
-        at = Positions(sent.rid.to_numpy()).of(rid[unrecorded])
-        times = sent.event_time_ms.to_numpy(dtype=np.float64)
-        sent_ms[unrecorded] = np.where(at >= 0, times[np.maximum(at, 0)], np.nan)  # a phantom's is not known
+    if len(unrecorded):  # a phantom's is not known: NaN
+        sent_ms[unrecorded] = evidence.sent_at(rid[unrecorded], ["event_time_ms"]).event_time_ms.to_numpy(np.float64)
     known = ~np.isnan(sent_ms) & ~np.isnan(arrived_ms)
     return sent_ms[known].astype(np.int64), arrived_ms[known].astype(np.int64)
 

@@ -44,6 +44,7 @@ from harness.checker.file_readers import (
     read_topic_segments,
 )
 from harness.checker.record_ids import RecordIds
+from harness.checker.rid_sets import Positions
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.layout import RunLayout
 
@@ -71,6 +72,19 @@ class Evidence:
     def keys(self) -> np.ndarray:
         """Key dictionary: code -> key text."""
         return self.ids.keys
+
+    def sent_at(self, rids: np.ndarray, columns: list[str]) -> pd.DataFrame:
+        """The acknowledgement log's `columns` at each of `rids` (NaN for a rid never sent), as
+        sent.set_index("rid").reindex(rids) gives them, without an index of every record sent (at 10M records that
+        took 6 s and a copy of the log): one lookup by place for all the columns."""
+        if not len(self.sent):
+            return pd.DataFrame({c: np.full(len(rids), np.nan) for c in columns})
+        at = Positions(self.sent.rid.to_numpy()).of(rids)
+        found, place = at >= 0, np.maximum(at, 0)
+        taken = {c: self.sent[c].to_numpy()[place] for c in columns}
+        if not found.all():
+            taken = {c: np.where(found, v, np.nan) for c, v in taken.items()}
+        return pd.DataFrame(taken)
 
 
 def _pipeline(layout: RunLayout) -> PipelineDescription:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from harness.checker.record_ids import split_rid
+from harness.checker.record_ids import SEQ_BITS, split_rid
 from harness.checker.rid_sets import copies, first_occurrences, isin
 
 
@@ -92,7 +92,7 @@ def reordered(delivered: np.ndarray, within: np.ndarray | None = None) -> pd.Dat
     return pd.DataFrame({"rid": first[late], "after_seq": after[late]})
 
 
-SEQ_SPACE = 1 << 40  # an ordinary record's seq is below it (record_ids.py)
+SEQ_SPACE = 1 << SEQ_BITS  # an ordinary record's seq is below it
 GROUPS_PER_PASS = 1 << 22  # a group's number below it, x SEQ_SPACE + seq stays within int64
 
 

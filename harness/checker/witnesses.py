@@ -19,7 +19,7 @@ from harness.checker.findings import Copy, FaultResult, Witness
 from harness.checker.hops import copies_of
 from harness.checker.intermediate import CopyAccounting, HopData
 from harness.checker.load import Evidence
-from harness.checker.rid_sets import Positions, isin
+from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
 
 WITNESSES_PER_CLASS = 5
@@ -152,19 +152,6 @@ def _named(evidence: Evidence, rids: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"key": [k for k, _ in names], "seq": [s for _, s in names]})
 
 
-def sent_column(sent: pd.DataFrame, rids: np.ndarray, column: str) -> pd.Series:
-    """The acknowledgement log's `column` at each of `rids` (NaN for a rid never sent), as
-    sent.set_index("rid").reindex(rids) gives it, without an index of every record sent (at 10M records that took
-    6 s and a copy of the log)."""
-    if not len(sent):
-        return pd.Series(np.full(len(rids), np.nan))
-    at = Positions(sent.rid.to_numpy()).of(rids)
-    values = sent[column].to_numpy()[np.maximum(at, 0)]
-    if (at < 0).any():
-        values = np.where(at >= 0, values, np.nan)
-    return pd.Series(values)
-
-
 def record_sets(
     evidence: Evidence,
     hops: list[HopData],
@@ -178,10 +165,10 @@ def record_sets(
     (deliveries, copies in state, and where its first extra copy came from: `duplicated_origin`, rids -> first_hop,
     fault, cause), phantom, reordered (the seq delivered before it)."""
     sets = {}
-    offset = sent_column(evidence.sent, lost, "offset")
+    source = evidence.sent_at(lost, ["partition", "offset"])
     sets["lost"] = _named(evidence, lost).assign(
-        source_partition=sent_column(evidence.sent, lost, "partition").to_numpy(),
-        source_offset=offset.where(offset >= 0).astype("Int64").to_numpy(),
+        source_partition=source.partition.to_numpy(),
+        source_offset=source.offset.where(source.offset >= 0).astype("Int64").to_numpy(),
         first_hop=[hops[int(i)].name for i in lost_first] if len(hops) else [],
         cause=cause_of_lost,
     )
@@ -266,8 +253,8 @@ def _witnesses(context: Context) -> None:
         origin = made.reindex(rids)
         fault = origin.fault.where(origin.fault >= 0) + 1
         replayed = np.where(fault.notna(), "replay_after_fault", "unexplained")
-        resent = sent_column(context.evidence.sent, rids, "resent_copies")
-        source = np.where(resent.fillna(0) > 0, "resent_read", "aborted_read")
+        sent = context.evidence.sent_at(rids, ["resent_copies"])
+        source = np.where(sent.resent_copies.fillna(0) > 0, "resent_read", "aborted_read")
         cause = np.where(origin.fault.notna().to_numpy(), replayed, source)
         return pd.DataFrame({"first_hop": hop, "fault": fault.astype("Int64").to_numpy(), "cause": cause})
 
