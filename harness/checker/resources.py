@@ -69,8 +69,8 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
             )
         )
     disk = [sum(v for v in (s.get("disk_mb") or {}).values() if isinstance(v, (int, float))) for s in samples]
-    brokers = RunLayout(Path(".")).cluster.name  # the brokers' data: not evidence
-    evidence = [d - ((s.get("disk_mb") or {}).get(brokers) or 0) for d, s in zip(disk, samples)]
+    not_evidence = RunLayout(Path(".")).not_evidence
+    evidence = [d - sum((s.get("disk_mb") or {}).get(n) or 0 for n in not_evidence) for d, s in zip(disk, samples)]
     budget = next((e.get("budget_bytes") for e in history if e.get("event") == BUDGET), None)
     series = {
         "t_s": [round((s["ts_ms"] - t0) / 1000, 1) for s in samples],

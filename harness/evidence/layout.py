@@ -121,9 +121,20 @@ class RunLayout:
         """One folder per streamlet, one checkpoint per query inside it."""
         return self.root / "checkpoints" / streamlet
 
+    @property
+    def scratch(self) -> Path:
+        """The drivers' scratch spaces (spark.local.dir), one folder per streamlet or job."""
+        return self.root / "spark-local"
+
     def spark_local(self, streamlet: str) -> Path:
         """The driver's scratch space (spark.local.dir): here, not in /tmp, so it is measured and goes with the run."""
-        return self.root / "spark-local" / streamlet
+        return self.scratch / streamlet
+
+    @property
+    def not_evidence(self) -> tuple[str, ...]:
+        """The entries of the run directory that are not evidence: the brokers' data (the topics' retention bounds
+        it) and the drivers' scratch (Spark removes it as a driver stops)."""
+        return (self.cluster.name, self.scratch.name)
 
     def retired_checkpoints(self, streamlet: str, n: int) -> Path:
         """Where the n-th redeploy of a streamlet moved its checkpoints."""

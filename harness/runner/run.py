@@ -26,7 +26,7 @@ from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.closing import close_windows
 from harness.runner.console import Console
-from harness.runner.evidence_budget import EvidenceBudget
+from harness.runner.evidence_budget import Backlog, EvidenceBudget
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.runner.resource_sampler import ResourceSampler
@@ -130,7 +130,7 @@ def run_scenario(
             preflight(run)
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
-            budget = _watch_budget(run, console)
+            budget = _watch_budget(run, sampler, console)
             try:
                 limits = {BROKERS: storm.max_brokers_down} if storm else {}
                 cut = (lambda: budget.why) if budget else (lambda: None)
@@ -219,17 +219,22 @@ def _play_workload(
         return error
 
 
-def _watch_budget(run: PipelineRun, console: Console) -> EvidenceBudget | None:
+def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) -> EvidenceBudget | None:
     """The evidence budget's watch, begun with the workload (None: the run has no budget)."""
     budget_bytes = run.scenario.evidence_budget_bytes
     if budget_bytes is None:
         return None
+    acks = AckCounter(run.ack_log)
+
+    def backlog() -> Backlog:
+        ends = {tp: end for tp, (_, end) in sampler.latest.items()}
+        return Backlog(acks.poll().acked, sum(lag or 0 for lag in run.lags(ends).values()))
 
     def end_workload(why: str) -> None:
         console.say(f"ending the workload early: {why}")
         run.stop_generator(why)
 
-    return EvidenceBudget(run.layout, budget_bytes, run.history, end_workload).start()
+    return EvidenceBudget(run.layout, budget_bytes, run.history, end_workload, backlog).start()
 
 
 def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | None:
