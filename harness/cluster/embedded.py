@@ -89,6 +89,12 @@ class Broker:
         return self.node_dir / "broker.log"
 
     @property
+    def scratch(self) -> Path:
+        """The JVM's java.io.tmpdir: the native libraries it extracts (lz4's) stay with the run, not in /tmp, when
+        the broker is killed."""
+        return self.node_dir / "tmp"
+
+    @property
     def pid(self) -> int | None:
         return self.process.pid if self.process and self.process.running() else None
 
@@ -105,6 +111,7 @@ class Broker:
         if self.running():
             raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
         classpath = jars.kafka_classpath()
+        self.scratch.mkdir(parents=True, exist_ok=True)  # a cluster made by an older harness has none
         argv = [
             jars.java_executable(),
             *cds.java_options(BROKER_ROLE, classpath),
@@ -132,6 +139,7 @@ class Broker:
             "-XX:+UseG1GC",
             "-XX:MaxGCPauseMillis=20",
             "-Djava.awt.headless=true",
+            f"-Djava.io.tmpdir={self.scratch}",
             f"-Dlog4j2.configurationFile={self.cluster.workdir / 'log4j2.properties'}",
             "-cp",
             classpath,

@@ -173,6 +173,7 @@ class ContainerBroker(ContainerProcess, Broker):
 
     def _create(self):
         workdir = str(self.cluster.workdir)
+        self.scratch.mkdir(parents=True, exist_ok=True)  # its java.io.tmpdir, in the folder it shares
         self._container = self.cluster.engine.containers.create(
             self.cluster.image,
             command=self.java_arguments(KAFKA_CLASSPATH),

@@ -78,7 +78,10 @@ class StandaloneCluster:
 
     def _env(self) -> dict[str, str]:
         """SPARK_HOME lets a worker build its executors' command (their classpath is SPARK_HOME/jars);
-        SPARK_LOCAL_DIRS keeps the executors' scratch space in the run, even when one is killed."""
+        SPARK_LOCAL_DIRS keeps the executors' scratch space in the run, even when one is killed, and so does
+        java.io.tmpdir for every JVM of the cluster (the executors inherit the worker's environment): the native
+        libraries an executor extracts there (lz4's, for the broadcasts) stay behind when it is killed."""
+        tool_options = os.environ.get("JAVA_TOOL_OPTIONS", "")
         return {
             **os.environ,
             "SPARK_HOME": str(spark_home()),
@@ -86,10 +89,16 @@ class StandaloneCluster:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(self.log_dir),
             "SPARK_LOCAL_DIRS": str(self.workdir / "local"),
+            "JAVA_TOOL_OPTIONS": f"{tool_options} -Djava.io.tmpdir={self.scratch}".strip(),
         }
 
+    @property
+    def scratch(self) -> Path:
+        """The cluster's JVMs' java.io.tmpdir."""
+        return self.workdir / "tmp"
+
     def start(self, timeout: float = READY_TIMEOUT_S) -> "StandaloneCluster":
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.scratch.mkdir(parents=True, exist_ok=True)
         self.master = self.supervisor.start(
             "spark-master",
             self._java(
