@@ -128,9 +128,11 @@ PROFILES = {"synthetic": generate, "realistic": generate_realistic}
 
 def measure(what: str, root: Path, engine: str = "numpy") -> tuple[float, float, list[tuple[str, float, float]]]:
     """Seconds, peak GiB, and (for a check) each step's seconds and the peak after it."""
-    out = subprocess.run(
-        [sys.executable, "-c", MEASURE, what, str(root), engine], capture_output=True, text=True, cwd=ROOT, check=True
-    )
+    command = [sys.executable, "-c", MEASURE, what, str(root), engine]
+    out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:  # the evidence stays, to look at
+        last = [line for line in out.stderr.splitlines() if line.strip()][-1:] or ["(nothing on stderr)"]
+        sys.exit(f"check_scale: the {what} of {root} with {engine} failed (exit {out.returncode}): {last[0][:500]}")
     seconds, rss_kb = out.stdout.splitlines()[-1].split()
     steps = [line.split()[1:] for line in out.stderr.splitlines() if line.startswith("step ")]
     return float(seconds), int(rss_kb) / 1024 / 1024, [(n, float(s), int(kb) / 1024 / 1024) for n, s, kb in steps]

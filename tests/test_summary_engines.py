@@ -218,3 +218,22 @@ def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_outpu
     (result,) = report.faults
     assert result.output_s == (arrivals[arrivals > T0 + 800].min() - (T0 + 300)) / 1000
     assert report_text(root) == report_text(root, engine=DUCKDB)
+
+
+def test_spark_shuffles_into_more_partitions_as_the_evidence_grows(tmp_path):
+    from harness.checker.summary.sources import Source
+    from harness.checker.summary.spark_engine import PARTITION_BYTES, PARTITIONS, shuffle_partitions
+
+    def folder(name: str, sizes: list[int]) -> str:
+        path = tmp_path / name
+        path.mkdir()
+        for n, size in enumerate(sizes):
+            with open(path / f"{n:06d}.arrows", "wb") as f:
+                f.truncate(size)  # sparse: the size is what counts
+        return str(path)
+
+    small = {"sent": Source(folders=(folder("a", [1 << 20]),)), "state": Source(db="x.sqlite", sql="SELECT 1")}
+    assert shuffle_partitions(small) == PARTITIONS[0]  # a run this small: the fewest
+    hops = (folder("b", [PARTITION_BYTES * 30]), folder("c", [PARTITION_BYTES * 20, PARTITION_BYTES * 10]))
+    assert shuffle_partitions({**small, "hop": Source(folders=hops)}) == 60
+    assert shuffle_partitions({"huge": Source(folders=(folder("d", [PARTITION_BYTES * 10**4]),))}) == PARTITIONS[1]

@@ -91,7 +91,8 @@ CONF = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.memory": "1g",
     "spark.executor.memory": "1g",
-    "spark.sql.shuffle.partitions": "8",
+    # a sort's partition must fit a task's share of the executor's memory: with 8, the joins of 10M records ran out
+    # of a 1g local executor (UNABLE_TO_ACQUIRE_MEMORY); adaptive execution merges the small ones of a small run
     "spark.pyspark.python": sys.executable,
     "spark.executorEnv.PYTHONPATH": str(SOURCE_ROOT),  # where harness/ and contract/ are
 }
@@ -111,6 +112,19 @@ def _session(master: str, scratch: str):
     return spark
 
 
+# A sort's partition must fit a task's share of an executor's memory: with 8 partitions the joins of 10M records
+# (0.5 GB of segments) ran out of a 1g local executor (UNABLE_TO_ACQUIRE_MEMORY), with 64 they did not; more
+# partitions than a small run needs cost it a task each per statement (1M records: 36 s with 8, 42 s with 64).
+PARTITION_BYTES = 4 << 20  # of segments per shuffle partition
+PARTITIONS = (8, 2000)  # the fewest, the most
+
+
+def shuffle_partitions(views: dict[str, Source]) -> int:
+    """The shuffle partitions for the evidence `views` read: one per PARTITION_BYTES of its segments."""
+    size = sum(Path(path).stat().st_size for v in views.values() if v.folders for _, _, path in v.parts())
+    return min(PARTITIONS[1], max(PARTITIONS[0], size // PARTITION_BYTES))
+
+
 def run_spark(views: dict[str, Source], statements: list[Statement], master: str) -> dict[str, pa.Table]:
     from pyspark import StorageLevel
 
@@ -118,6 +132,7 @@ def run_spark(views: dict[str, Source], statements: list[Statement], master: str
     with tempfile.TemporaryDirectory(prefix="harness-spark-check-") as scratch:
         spark = _session(master, scratch)
         try:
+            spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(views)))
             spark.dataSource.register(EvidenceSource)
             for name, source in views.items():
                 if source.rows is not None:  # rows the checker has: sent along with the plan
