@@ -89,7 +89,7 @@ class StandaloneCluster:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(self.log_dir),
             "SPARK_LOCAL_DIRS": str(self.workdir / "local"),
-            "JAVA_TOOL_OPTIONS": f"{tool_options} -Djava.io.tmpdir={self.scratch}".strip(),
+            "JAVA_TOOL_OPTIONS": f'{tool_options} "-Djava.io.tmpdir={self.scratch}"'.strip(),  # quoted: a space
         }
 
     @property

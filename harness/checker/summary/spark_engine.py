@@ -91,8 +91,6 @@ CONF = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.memory": "1g",
     "spark.executor.memory": "1g",
-    # a sort's partition must fit a task's share of the executor's memory: with 8, the joins of 10M records ran out
-    # of a 1g local executor (UNABLE_TO_ACQUIRE_MEMORY); adaptive execution merges the small ones of a small run
     "spark.pyspark.python": sys.executable,
     "spark.executorEnv.PYTHONPATH": str(SOURCE_ROOT),  # where harness/ and contract/ are
 }
