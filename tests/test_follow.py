@@ -39,12 +39,14 @@ def test_a_stalled_recorder_is_renewed_and_records_every_record_once(tmp_path):
         starts = {(t, p): 0 for t in "tc" for p in (0, 1)}
         recorder = PartitionRecorder(cluster.client_access(), starts, tmp_path / "topics", columnar=frozenset("c"))
         try:
+            assert recorder.lag(ends) == 200 and recorder.lag({("other", 0): 10}) == 0  # nothing recorded yet
             # Its thread not started yet, the recorder cannot move: a stall, which renews its consumer.
             with pytest.raises(HarnessError, match="not caught up with the log end after 3s"):
                 recorder.wait_caught_up(ends, timeout_s=3, stall_s=1)
             assert recorder.renewals >= 1
             recorder.start()
             recorder.wait_caught_up(ends, timeout_s=30)
+            assert recorder.lag(ends) == 0 and recorder.lag({("t", 0): 60}) <= 10
             recorder.renew()  # mid-stream: the new consumer goes on from the same positions
             _send(cluster.bootstrap_servers, 100, 100)
             recorder.wait_caught_up({(t, p): 100 for t in "tc" for p in (0, 1)}, timeout_s=30)

@@ -150,8 +150,13 @@ class PartitionRecorder:
             return {(tp.topic, tp.partition): self._consumer.position(tp) for tp in self._tps}
 
     def caught_up(self, ends: dict[tuple[str, int], int]) -> bool:
+        return self.lag(ends) == 0
+
+    def lag(self, ends: dict[tuple[str, int], int]) -> int:
+        """Records up to `ends` (log ends per partition) not recorded yet; partitions it does not record are not
+        counted."""
         positions = self.positions()
-        return all(positions[tp] >= end for tp, end in ends.items() if tp in positions)
+        return sum(max(0, end - positions[tp]) for tp, end in ends.items() if tp in positions)
 
     def wait_caught_up(self, ends: dict[tuple[str, int], int], timeout_s: float = 60.0, stall_s: float = 15.0) -> None:
         """Until every partition's position reaches `ends`. A consumer whose positions stay put for `stall_s` while

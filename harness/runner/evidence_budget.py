@@ -29,7 +29,8 @@ def evidence_bytes(layout: RunLayout) -> int:
 
 @dataclass(frozen=True)
 class Backlog:
-    """The workload's records so far: acknowledged, and those a streamlet has still to process (its lag, summed)."""
+    """The workload's records so far: acknowledged, and those still to process or record (the streamlets' lag and
+    the topic recorder's, summed)."""
 
     acked: int
     unprocessed: int

@@ -228,7 +228,9 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
 
     def backlog() -> Backlog:
         ends = {tp: end for tp, (_, end) in sampler.latest.items()}
-        return Backlog(acks.poll().acked, sum(lag or 0 for lag in run.lags(ends).values()))
+        lag = sum(lag or 0 for lag in run.lags(ends).values())
+        recording = run.recorder.lag(ends) if run.recorder is not None else 0  # it too can fall behind under load
+        return Backlog(acks.poll().acked, lag + recording)
 
     def end_workload(why: str) -> None:
         console.say(f"ending the workload early: {why}")
