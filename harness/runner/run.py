@@ -74,7 +74,7 @@ class _Status:
         if not self.console.due():
             return  # the progress files and the ack log are read only when a status will be shown
         acks = self.acks.poll()
-        ends = {tp: end for tp, (_, end) in self.sampler.latest.items()}
+        ends = self.sampler.log_ends()
         lags = self.run.lags(ends)
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
         if self.run.recorder is not None:  # an output's records, as recorded
@@ -227,7 +227,7 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
     acks = AckCounter(run.ack_log)
 
     def backlog() -> Backlog:
-        ends = {tp: end for tp, (_, end) in sampler.latest.items()}
+        ends = sampler.log_ends()
         lag = sum(lag or 0 for lag in run.lags(ends).values())
         recording = run.recorder.lag(ends) if run.recorder is not None else 0  # it too can fall behind under load
         return Backlog(acks.poll().acked, lag + recording)

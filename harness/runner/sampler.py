@@ -41,6 +41,10 @@ class OffsetSampler(PeriodicSampler):
         self.latest = {(o.topic, o.partition): (o.log_start, o.log_end) for o in offsets}
         self.history.record("offsets", partitions=offset_rows(offsets))
 
+    def log_ends(self) -> dict[tuple[str, int], int]:
+        """The latest log-end offset sampled per (topic, partition)."""
+        return {tp: end for tp, (_, end) in self.latest.items()}
+
     def _close_admin(self) -> None:
         if self._admin is not None:
             try:
