@@ -5,7 +5,7 @@ import os
 
 from harness.evidence.history import BUDGET_REACHED, History
 from harness.evidence.layout import RunLayout
-from harness.runner.evidence_budget import Backlog, EvidenceBudget
+from harness.runner.evidence_budget import Backlog, EvidenceBudget, Reader, pipeline_backlog, upstream_lags
 
 MB = 10**6
 
@@ -30,13 +30,41 @@ def reached(layout: RunLayout) -> list[dict]:
     return [e for e in events if e["event"] == BUDGET_REACHED]
 
 
-def test_the_backlog_adds_the_evidence_per_acknowledged_record_for_each_record_still_to_process():
-    assert Backlog(acked=1000, unprocessed=250).bytes_to_come(40 * MB) == 10 * MB
-    assert Backlog(acked=0, unprocessed=0).bytes_to_come(5 * MB) == 0
+CAUGHT_UP = Backlog(Reader(100, 0), Reader(100, 0))
+# source -> ingress -> a -> processor -> b -> egress, the recorder following a and b
+CHAIN = {"ingress": (["source"], ["a"]), "processor": (["a"], ["b"]), "egress": (["b"], [])}
+
+
+def test_each_reader_adds_its_bytes_per_record_read_for_each_record_still_to_reach_it():
+    assert Reader(read=1000, to_read=250).bytes_to_come(40 * MB) == 10 * MB
+    assert Reader(read=0, to_read=500).bytes_to_come(0) == 0  # nothing read yet: nothing to go by
+    assert Backlog(Reader(500, 500), Reader(250, 750)).bytes_to_come(5 * MB, 2 * MB) == 5 * MB + 6 * MB
+
+
+def test_a_record_not_through_a_streamlet_is_still_to_reach_every_reader_downstream_of_it():
+    assert upstream_lags(CHAIN, {"ingress": 30, "processor": 20, "egress": 10}) == {
+        "ingress": 30,
+        "processor": 50,
+        "egress": 60,
+    }
+    fan = {"ingress": (["source"], ["a"]), "left": (["a"], []), "right": (["a"], [])}
+    assert upstream_lags(fan, {"ingress": 5, "left": 1, "right": 2}) == {"ingress": 5, "left": 6, "right": 7}
+
+
+def test_a_pipelines_backlog_counts_what_the_recorder_and_the_egresses_have_read_and_have_still_to_read():
+    ends = {("source", 0): 600, ("source", 1): 400, ("a", 0): 900, ("b", 0): 700}
+    # the ingress 100 behind, the processor 200, the egress 300: it has read 400 of b's 700
+    backlog = pipeline_backlog(CHAIN, {"ingress": 100, "processor": 200, "egress": 300}, ends, (["a", "b"], 1500, 50))
+    # the recorder: 50 behind, and every record not through the ingress (for a) or the processor (for b)
+    assert backlog.recorder == Reader(1500, 50 + 100 + 300)
+    assert backlog.egresses == Reader(400, 600)
+    # a query not started yet: all of its inputs are still to read
+    waiting = pipeline_backlog(CHAIN, {"ingress": 100, "processor": 200, "egress": None}, ends, (["a", "b"], 0, 0))
+    assert waiting.egresses == Reader(0, 1000)
 
 
 def test_a_pipeline_caught_up_runs_until_its_evidence_reaches_the_mark(tmp_path):
-    layout, budget, ended = watch(tmp_path, Backlog(acked=100, unprocessed=0))
+    layout, budget, ended = watch(tmp_path, CAUGHT_UP)
     write(layout.root / "topics" / "in.jsonl", 4)
     budget.sample()
     assert ended == [] and budget.why is None
@@ -48,12 +76,15 @@ def test_a_pipeline_caught_up_runs_until_its_evidence_reaches_the_mark(tmp_path)
     assert len(ended) == 1 and len(reached(layout)) == 1
 
 
-def test_a_lagging_pipeline_ends_the_workload_before_its_recordings_alone_reach_the_mark(tmp_path):
-    # 5 MB recorded as sent, the pipeline half way through: the drain will store about 2.5 MB more at the egress
-    # (at 5 MB per 1,000 acknowledged, for 500 records), and the recordings of what is sent before the drain
-    layout, budget, ended = watch(tmp_path, Backlog(acked=1000, unprocessed=500), budget_mb=8)
-    write(layout.root / "topics" / "in.jsonl", 5)
+def test_a_lagging_pipeline_ends_the_workload_before_its_evidence_reaches_the_mark(tmp_path):
+    # 2 MB recorded of 500 records, 500 more to record; 2 MB stored of 250, 750 more to store: 8 MB to come.
+    # (At the evidence's bytes per record acknowledged, 1,000 of them, it would have expected 4 MB.)
+    layout, budget, ended = watch(tmp_path, Backlog(Reader(500, 500), Reader(250, 750)), budget_mb=13)
+    write(layout.root / "topics" / "in.jsonl", 2)
+    write(layout.root / "egress" / "egress.sqlite", 2)
+    write(layout.root / "acks.csv", 0.1)  # whole as soon as the records are sent: none of it is to come
     budget.sample()
-    assert len(ended) == 1 and "the records in flight will add about 2.5 MB" in ended[0]
+    assert len(ended) == 1 and "the records in flight will add about 8.0 MB" in ended[0]
     (event,) = reached(layout)
-    assert event["evidence_bytes"] >= 5 * MB and event["backlog_bytes"] == event["evidence_bytes"] // 2
+    # as the disk holds them (whole blocks), the history among the egresses' evidence
+    assert 4 * MB <= event["evidence_bytes"] < 4.2 * MB and 8 * MB <= event["backlog_bytes"] < 8.1 * MB

@@ -26,7 +26,7 @@ from harness.evidence.acks import AckCounter
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.closing import close_windows
 from harness.runner.console import Console
-from harness.runner.evidence_budget import Backlog, EvidenceBudget
+from harness.runner.evidence_budget import Backlog, EvidenceBudget, pipeline_backlog
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.runner.resource_sampler import ResourceSampler
@@ -224,13 +224,14 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
     budget_bytes = run.scenario.evidence_budget_bytes
     if budget_bytes is None:
         return None
-    acks = AckCounter(run.ack_log)
+    flows = {name: (run.input_topics(name), run.output_topics(name)) for name in run.scenario.blueprint.order()}
 
     def backlog() -> Backlog:
         ends = sampler.log_ends()
-        lag = sum(lag or 0 for lag in run.lags(ends).values())
-        recording = run.recorder.lag(ends) if run.recorder is not None else 0  # it too can fall behind under load
-        return Backlog(acks.poll().acked, lag + recording)
+        recorder = run.recorder  # it too can fall behind under load
+        recorded = (recorder.topics, recorder.records, recorder.lag(ends)) if recorder is not None else ([], 0, 0)
+        lags = {**run.lags(ends), **dict.fromkeys(run.failed, 0)}  # a streamlet that failed reads no more
+        return pipeline_backlog(flows, lags, ends, recorded)
 
     def end_workload(why: str) -> None:
         console.say(f"ending the workload early: {why}")
