@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from contract.segments import SegmentWriter, identity_columns, read_segment, segments
 from harness.checker.arrivals import tally
 from harness.checker.check import check_run
+from harness.checker.copies import sent_copies
 from harness.checker.faults import fault_spans
 from harness.checker.file_readers import EvidenceError
 from harness.checker.hops import hop_data, reconcile_hops
@@ -53,6 +54,8 @@ def assert_same_reconciliations(root) -> Tallies:
         assert [getattr(tallies.sendings, g) for g in grid] == [getattr(by_numpy, g) for g in grid]
         assert tallies.sendings.acked.tolist() == by_numpy.acked.tolist()
         assert tallies.sendings.unknown.tolist() == by_numpy.unknown.tolist()
+    sent_rids = pd.Index(evidence.sent.rid.to_numpy())
+    assert tallies.copies == [sent_copies(hop, sent_rids) for hop in hops]
     assert len(expected) == len(found) == len(hops)
     for hop, a, b in zip(hops, expected, found):
         assert a.counts == b.counts, hop.name

@@ -24,7 +24,7 @@ import pandas as pd
 
 from contract.roles import EGRESS
 from harness.checker.findings import HopCopies
-from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData
+from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData, SentCopies
 from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
 from harness.checker.step import Context, Step
 
@@ -83,30 +83,39 @@ def source_copies(sent: pd.DataFrame, deduplicated: bool) -> pd.Series:
     return pd.Series(beyond[beyond > 0] + 1, index=sent.rid.to_numpy()[beyond > 0])
 
 
+def sent_copies(hop: HopData, sent_rids: pd.Index) -> SentCopies:
+    """The hop's copies of the records sent (`sent_rids`), counted in its rows."""
+    sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_rids)]
+    kept = None
+    if hop.stored is not None:
+        in_state = copies(hop.stored)
+        kept = int((in_state[isin(in_state.index, sent_rids)] - 1).clip(lower=0).sum())
+    return SentCopies(len(sent_rows), int(first_occurrences(sent_rows).sum()), kept)
+
+
 def account(
-    hops: list[HopData], sent: pd.DataFrame, spans: list[FaultSpan], deduplicating: frozenset = frozenset()
+    hops: list[HopData],
+    sent: pd.DataFrame,
+    spans: list[FaultSpan],
+    deduplicating: frozenset = frozenset(),
+    counted: list[SentCopies] | None = None,
 ) -> CopyAccounting:
     """`sent`: rid, aborted_copies and resent_copies (copies on the source topic beyond the first committed one:
     in aborted transactions, sent again on purpose) per record sent; `deduplicating`: the streamlets declaring a
-    deduplication (the copies they write of a re-sent record are theirs, not the source's)."""
+    deduplication (the copies they write of a re-sent record are theirs, not the source's); `counted`: each hop's
+    copies of the records sent, as an engine counted them (None: counted here)."""
     sent_rids = sent.rid.to_numpy()
     at_source = {dedup: source_copies(sent, dedup) for dedup in (False, True)}
     by_name = {h.name: h for h in hops}
     sent_index = pd.Index(sent_rids)
     per_hop, frames = {}, []
-    for hop in hops:
-        sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_index)]
-        distinct = int(first_occurrences(sent_rows).sum())
+    for index, hop in enumerate(hops):
+        here = counted[index] if counted is not None else sent_copies(hop, sent_index)
         upstream = by_name.get(hop.upstream) if hop.upstream else None
         made = _made_at(hop, upstream, sent_index, at_source[hop.producer in deduplicating])
-        extra = len(sent_rows) - distinct
-        kept = absorbed = None
-        if hop.stored is not None:
-            in_state = copies(hop.stored)
-            in_state = in_state[isin(in_state.index, sent_index)]
-            kept = int((in_state - 1).clip(lower=0).sum())
-            absorbed = extra - kept
-        per_hop[hop.name] = HopCopies(len(sent_rows), extra, len(made), extra - len(made), kept, absorbed)
+        extra = here.copies - here.distinct
+        absorbed = None if here.kept is None else extra - here.kept
+        per_hop[hop.name] = HopCopies(here.copies, extra, len(made), extra - len(made), here.kept, absorbed)
         if len(made):
             times = made.time_ms.to_numpy(dtype=np.int64)
             # Faults that make this hop's producer run a batch again: those on it (restarts, executor crashes,
@@ -149,8 +158,10 @@ def deduplicating(streamlets) -> frozenset:
 
 
 def _copies(context: Context) -> None:
+    evidence, tallies = context.evidence, context.tallies
+    counted = tallies.copies if tallies is not None else None
     context.accounting = account(
-        context.hops, context.evidence.sent, context.spans, deduplicating(context.evidence.streamlets)
+        context.hops, evidence.sent, context.spans, deduplicating(evidence.streamlets), counted
     )
 
 

@@ -67,11 +67,22 @@ class Sendings:
 
 
 @dataclass(frozen=True)
+class SentCopies:
+    """A hop's copies of the records sent: every copy, the records it has one or more of, and (a hop with a state of
+    its own) the copies its state kept beyond one of a record (None: it has none)."""
+
+    copies: int
+    distinct: int
+    kept: int | None
+
+
+@dataclass(frozen=True)
 class Tallies:
     """What an engine counts besides each hop's reconciliation, where the records are."""
 
     arrivals: Arrivals
     sendings: Sendings | None  # None: no record's time is known
+    copies: list[SentCopies]  # per hop, in the hops' order
 
 
 @dataclass(frozen=True)

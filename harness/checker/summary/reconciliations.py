@@ -1,7 +1,7 @@
 """An engine's counts turned into the checker's Reconciliation per hop (harness/checker/reconcile.py) and its
-Tallies (of the arrivals, harness/checker/arrivals.py, and the sendings, periods.py): the same records, in the same
-order, and the same tallies the numpy path finds, so every step after the reconciliation and the report are the
-same whichever engine counted."""
+Tallies (of the arrivals, harness/checker/arrivals.py, the sendings, periods.py, and each hop's copies, copies.py):
+the same records, in the same order, and the same tallies the numpy path finds, so every step after the
+reconciliation and the report are the same whichever engine counted."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from harness.checker.arrivals import boundaries, downtimes
 from harness.checker.hops import dropped_upstream
-from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, Tallies
+from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, SentCopies, Tallies
 from harness.checker.load import Evidence
 from harness.checker.periods import planned_span_ms
 from harness.checker.reconcile import Reconciliation, reconciliation
@@ -169,4 +169,8 @@ def reconcile_with(
         _hop(columns, rids, i, hop.stored is not None, _late(results[late_result(i)], evidence.ids), totals)
         for i, hop in enumerate(sources)
     ]
-    return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]))
+    copies = [
+        SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals[f"kept{i}"] if hop.stored else None)
+        for i, hop in enumerate(sources)
+    ]
+    return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]), copies)

@@ -172,6 +172,19 @@ def _sendings(planned_ms: int) -> str:
     )
 
 
+def _totals(hops: list[HopTables]) -> str:
+    """The records acknowledged and of unknown outcome; per hop i, the copies of records sent (copies{i}), how many
+    records sent it has (distinct{i}) and, for a hop with a state, the copies its state kept beyond one (kept{i})."""
+    counted = {"acked": "lines > 0 AND acked = 1 THEN 1", "unknown": "lines > 0 AND acked = 0 THEN 1"}
+    for i, hop in enumerate(hops):
+        counted[f"copies{i}"] = f"lines > 0 THEN d{i}"
+        counted[f"distinct{i}"] = f"lines > 0 AND d{i} > 0 THEN 1"
+        if hop.stored:
+            counted[f"kept{i}"] = f"lines > 0 AND s{i} > 1 THEN s{i} - 1"
+    sums = ", ".join(f"COALESCE(SUM(CASE WHEN {case} ELSE 0 END), 0) AS {name}" for name, case in counted.items())
+    return f"SELECT COUNT(*) AS records, {sums} FROM {SUMMARY}"
+
+
 def statements(
     hops: list[HopTables], downtimes: list[tuple[int, int]], after: list[int], planned_ms: int
 ) -> list[Statement]:
@@ -185,13 +198,7 @@ def statements(
             arrivals.append(Statement(FIRST_AFTER, _first_after(hops, after), keep=False))
     return [
         Statement(SUMMARY, _summary(hops), keep=True),
-        Statement(
-            TOTALS,
-            "SELECT COUNT(*) AS records, COALESCE(SUM(CASE WHEN lines > 0 AND acked = 1 THEN 1 ELSE 0 END), 0) AS "
-            "acked, COALESCE(SUM(CASE WHEN lines > 0 AND acked = 0 THEN 1 ELSE 0 END), 0) AS unknown "
-            f"FROM {SUMMARY}",
-            keep=False,
-        ),
+        Statement(TOTALS, _totals(hops), keep=False),
         Statement(NOTABLE, f"SELECT * FROM {SUMMARY} WHERE NOT ({_ordinary(hops)})", keep=False),
         *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
         *arrivals,
