@@ -40,7 +40,14 @@ def run_start_ms(evidence: Evidence) -> int:
     return int(evidence.sent.event_time_ms.min()) if len(evidence.sent) else 0
 
 
-def _marks(evidence: Evidence, t0: int, end: int) -> dict:
+def last_sent_ms(sent: pd.DataFrame) -> int | None:
+    """When the last record was sent: the latest known event time of the records' kept lines (None: none known; a
+    damaged or cut line's time is 0: periods.py)."""
+    event_ms = sent.event_time_ms.to_numpy(np.int64)
+    return int(event_ms.max()) if len(event_ms) and event_ms.max() > 0 else None
+
+
+def _marks(evidence: Evidence, t0: int, end: int, last_sent: int | None) -> dict:
     """When the phases of the run happened, in seconds from the workload's start (None: not in the evidence)."""
     history = evidence.history
     points = {
@@ -48,9 +55,7 @@ def _marks(evidence: Evidence, t0: int, end: int) -> dict:
             (int(e["ts_ms"]) for e in history if e["event"] == "process_started" and e.get("role") == "driver"), None
         ),
         "workload_started": _first(history, "process_started", process="generator"),
-        "workload_ended": int(evidence.sent.event_time_ms.max())
-        if len(evidence.sent)
-        else None,  # the last record sent
+        "workload_ended": last_sent,
         "drained": _first(history, "drained"),
         "ended": end,
     }
@@ -109,8 +114,15 @@ def _drained_to_zero(lag: dict, drained_s: float | None) -> dict:
     return {"t": lag["t"] + [max(drained_s, lag["t"][-1])], "records": lag["records"] + [0]}
 
 
-def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndarray, extra_copy_ms: np.ndarray) -> dict:
-    """`extra_copy_ms`: when each extra copy was made (harness/checker/copies.py)."""
+def timeline(
+    evidence: Evidence,
+    lost_rids: np.ndarray,
+    duplicated_rids: np.ndarray,
+    extra_copy_ms: np.ndarray,
+    last_sent: int | None,
+) -> dict:
+    """`extra_copy_ms`: when each extra copy was made (harness/checker/copies.py); `last_sent`: when the last record
+    was sent (last_sent_ms)."""
     t0 = run_start_ms(evidence)
     end = max([e["ts_ms"] for e in evidence.history[-1:]] + [t0])
     bin_s = _bin_s((end - t0) / 1000)
@@ -118,7 +130,7 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
     sent = evidence.sent
     lost = sent[isin(sent.rid, lost_rids)]
     duplicated = sent[isin(sent.rid, duplicated_rids)]
-    marks = _marks(evidence, t0, end)
+    marks = _marks(evidence, t0, end, last_sent)
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
     return {
         "start_ms": t0,
@@ -146,7 +158,9 @@ def timeline(evidence: Evidence, lost_rids: np.ndarray, duplicated_rids: np.ndar
 
 def _timeline(context: Context) -> None:
     made_ms = context.accounting.made.time_ms.to_numpy()
-    context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms)
+    sendings = context.tallies.sendings if context.tallies else None  # an engine's: the last send is its grid's end
+    last_sent = (sendings.end_ms if sendings else None) if context.tallies else last_sent_ms(context.evidence.sent)
+    context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms, last_sent)
 
 
 STEP = Step("timeline", _timeline, needs=("reconcile", "copies"))
