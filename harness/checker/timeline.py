@@ -158,8 +158,11 @@ def timeline(
 
 def _timeline(context: Context) -> None:
     made_ms = context.accounting.made.time_ms.to_numpy()
-    sendings = context.tallies.sendings if context.tallies else None  # an engine's: the last send is its grid's end
-    last_sent = (sendings.end_ms if sendings else None) if context.tallies else last_sent_ms(context.evidence.sent)
+    tallies = context.tallies  # an engine's: the last send is the end of its sendings' grid
+    if tallies is None:
+        last_sent = last_sent_ms(context.evidence.sent)
+    else:
+        last_sent = tallies.sendings.end_ms if tallies.sendings else None
     context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms, last_sent)
 
 
