@@ -68,8 +68,8 @@ class Sendings:
 
 @dataclass(frozen=True)
 class SentCopies:
-    """A hop's copies of the records sent: every copy, the records it has one or more of, and (a hop with a state of
-    its own) the copies its state kept beyond one of a record (None: it has none)."""
+    """A hop's copies of the records sent: every copy, the records it has one or more of, and (an egress) the copies
+    its state kept beyond one of a record (None: a topic, whose copies all stay)."""
 
     copies: int
     distinct: int

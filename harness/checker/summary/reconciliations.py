@@ -170,7 +170,6 @@ def reconcile_with(
         for i, hop in enumerate(sources)
     ]
     copies = [
-        SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals[f"kept{i}"] if hop.stored else None)
-        for i, hop in enumerate(sources)
+        SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}")) for i in range(len(sources))
     ]
     return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]), copies)

@@ -174,13 +174,14 @@ def _sendings(planned_ms: int) -> str:
 
 def _totals(hops: list[HopTables]) -> str:
     """The records acknowledged and of unknown outcome; per hop i, the copies of records sent (copies{i}), how many
-    records sent it has (distinct{i}) and, for a hop with a state, the copies its state kept beyond one (kept{i})."""
+    records sent it has (distinct{i}) and, for an egress, the copies its state kept beyond one (kept{i})."""
     counted = {"acked": "lines > 0 AND acked = 1 THEN 1", "unknown": "lines > 0 AND acked = 0 THEN 1"}
     for i, hop in enumerate(hops):
         counted[f"copies{i}"] = f"lines > 0 THEN d{i}"
         counted[f"distinct{i}"] = f"lines > 0 AND d{i} > 0 THEN 1"
-        if hop.stored:
-            counted[f"kept{i}"] = f"lines > 0 AND s{i} > 1 THEN s{i} - 1"
+        if hop.egress or hop.stored:  # its state: its own, or what it delivered (an output topic keeps it all)
+            kept = f"s{i}" if hop.stored else f"d{i}"
+            counted[f"kept{i}"] = f"lines > 0 AND {kept} > 1 THEN {kept} - 1"
     sums = ", ".join(f"COALESCE(SUM(CASE WHEN {case} ELSE 0 END), 0) AS {name}" for name, case in counted.items())
     return f"SELECT COUNT(*) AS records, {sums} FROM {SUMMARY}"
 
