@@ -13,6 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+import pyarrow as pa
+
 from harness.checker import (
     arrivals,
     causes,
@@ -30,7 +33,10 @@ from harness.checker import (
 from harness.checker import witnesses as witness_step
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
+from harness.checker.hops import hop_data
 from harness.checker.load import Evidence, load_evidence
+from harness.checker.record_ids import RecordIds
+from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.unfinished import unfinished_reason
 
@@ -62,7 +68,10 @@ def check_run(
     files only). `strict`: a step that raises fails the check (default: HARNESS_CHECK_STRICT); otherwise what
     it finds is unknown and the outcome with it. `engine`: what reconciles the hops and makes the tallies
     (harness/checker/summary/engines.py; None: numpy, in memory)."""
-    evidence = load_evidence(run_dir)
+    if engine is None:
+        evidence = load_evidence(run_dir)
+    else:
+        evidence, engine = _counted_first(Path(run_dir), engine, running)
     query_failures = [
         {"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
         for e in evidence.history
@@ -87,6 +96,32 @@ def check_run(
             "undelivered)",
         )
     return _report(context)
+
+
+def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) -> tuple[Evidence, Callable]:
+    """With an engine: every record counted where it lies first, then only the rows of the records with anything
+    to say loaded (the rest of the check runs on those and the engine's tallies), where the steps can judge the run
+    so; otherwise the whole evidence, and the engine's reconciliation in its turn."""
+    structure = load_evidence(run_dir, Selection(RecordIds(pa.array([], pa.string())), np.array([], np.int64)))
+    if not judged_from_notable(structure, running):
+        return load_evidence(run_dir), engine
+    counted = engine(structure, hop_data(structure), fault_spans(structure.history))
+    return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
+
+
+def judged_from_notable(evidence: Evidence, running: tuple[str, ...]) -> bool:
+    """Whether the steps judge the run from its notable records' rows and the engine's tallies alone. Not yet: a run
+    that did not finish (which missing records are proven lost reads its inputs' offsets), window counts (every
+    record's window), a header looked for on every copy, and the causes that read every record of a range: a
+    retention shrink's or a redeploy's (consumer_position), a re-created source."""
+    history = evidence.history
+    return not (
+        unfinished_reason(evidence, running)
+        or evidence.pipeline.source_header
+        or any(e.windowed for e in evidence.egresses)
+        or any("count" in rows.columns for rows in evidence.topics.values())
+        or any(e["event"] in ("consumer_position", "topic_recreated") for e in history)
+    )
 
 
 def _report(context: Context) -> Report:

@@ -27,6 +27,7 @@ from harness.checker.file_readers import (
     stack,
 )
 from harness.checker.record_ids import RecordIds
+from harness.checker.selection import Selection, selected
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
 
@@ -118,7 +119,13 @@ def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame
     )
 
 
-def _windows(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+def _windows(
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
+) -> Egress:
     """Window counts: the built-in store's window audit and window state."""
     db = layout.egress_db(streamlet.name)
     audit = egress_rows(
@@ -142,7 +149,13 @@ def _windows(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds,
     )
 
 
-def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> list:
+def _record_audit(
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
+) -> list:
     query = streamlet.audit_query or MAIN_QUERY
     folder = layout.egress_audit(streamlet.name) / query
     if folder.is_dir():  # recorded in columnar form (pipelines/audit.py)
@@ -153,51 +166,70 @@ def _record_audit(layout: RunLayout, streamlet: StreamletDescription, ids: Recor
                 out[name] = table[name].to_numpy()
             return batch_columns(out, table["batches"].combine_chunks())
 
-        pieces = segment_columns(folder, columns, gaps, f"egress/{streamlet.name}.audit/{query}/")
+        pieces = segment_columns(folder, columns, gaps, f"egress/{streamlet.name}.audit/{query}/", selection)
         return [pd.DataFrame(stack(pieces), copy=False)] if pieces else []
     return egress_rows(
         layout.egress_db(streamlet.name),
         "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
         f"received_ms, event_time_ms, batches FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid",
-        lambda b: batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
+        lambda b: selected(
+            selection,
+            batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
+        ),
     )
 
 
-def _records(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+def _records(
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
+) -> Egress:
     """Records: the built-in store's audit and state (an output's exported state, in columnar form: segments)."""
-    audit = _record_audit(layout, streamlet, ids, gaps)
-    state = _state_segments(layout, streamlet, ids, gaps)
+    audit = _record_audit(layout, streamlet, ids, gaps, selection)
+    state = _state_segments(layout, streamlet, ids, gaps, selection)
     if state is None:
         state = egress_rows(
             layout.egress_db(streamlet.name),
             f"SELECT key, seq, batch_id FROM {STATE}",
-            lambda b: record_frame(pa.table(b), ids),
+            lambda b: selected(selection, record_frame(pa.table(b), ids)),
         )
     return _record_egress(streamlet, audit, state)
 
 
-def _exported(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+def _exported(
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
+) -> Egress:
     """An egress of one's own: its audit (ctx.audit) and the state it exported at the end of the run."""
-    audit = _record_audit(layout, streamlet, ids, gaps)
-    state = _state_segments(layout, streamlet, ids, gaps)
+    audit = _record_audit(layout, streamlet, ids, gaps, selection)
+    state = _state_segments(layout, streamlet, ids, gaps, selection)
     if state is None:
-        state = [_exported_state(layout.egress_state(streamlet.name), ids, gaps)]
+        state = [selected(selection, _exported_state(layout.egress_state(streamlet.name), ids, gaps))]
     return _record_egress(streamlet, audit, state)
 
 
 def _state_segments(
-    layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
 ) -> list[pd.DataFrame] | None:
     """An exported state in columnar form (pipelines/audit.py ExportedEvidence); None when it was not exported so."""
     folder = layout.egress_records(streamlet.name)
     if not folder.is_dir():
         return None
-    table, problems = read_segments(folder, ["key", "seq", "seq_text", "batch_id"])
-    gaps += [f"egress/{folder.name}/{problem}" for problem in problems]
-    if table is None:
-        return []
-    batch = table["batch_id"].combine_chunks().fill_null(-1).to_numpy()
-    return [pd.DataFrame({"rid": recorded_rids(table, ids), "batch_id": batch})]
+
+    def columns(table: pa.Table) -> dict[str, np.ndarray]:
+        return {"rid": recorded_rids(table, ids), "batch_id": table["batch_id"].fill_null(-1).to_numpy()}
+
+    pieces = segment_columns(folder, columns, gaps, f"egress/{folder.name}/", selection)
+    return [pd.DataFrame(stack(pieces), copy=False)] if pieces else []
 
 
 def _record_egress(streamlet: StreamletDescription, audit: list, state: list) -> Egress:
@@ -209,7 +241,13 @@ def _record_egress(streamlet: StreamletDescription, audit: list, state: list) ->
     )
 
 
-def _topic(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
+def _topic(
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
+) -> Egress:
     """An application's output topic, as the run recorded it: every copy is a delivery (in partition/offset order,
     received when the broker stamped it; no batch is known) and stays in the topic for its readers (the state)."""
     (topic,) = streamlet.inputs
@@ -237,6 +275,7 @@ def _topic(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, g
             "event_time_ms": np.full(len(rid), -1, np.int64),
         }
     ).sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    audit = selected(selection, audit)
     return replace(_record_egress(streamlet, [audit], [audit[["rid", "batch_id"]]]), ordered_by_partition=True)
 
 
@@ -244,10 +283,17 @@ def _topic(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, g
 READERS = {RECORDS: _records, WINDOWS: _windows, EXPORTED: _exported, TOPIC: _topic}
 
 
-def egress(layout: RunLayout, streamlet: StreamletDescription, ids: RecordIds, gaps: list[str]) -> Egress:
-    """An egress's evidence, read by its kind's reader."""
+def egress(
+    layout: RunLayout,
+    streamlet: StreamletDescription,
+    ids: RecordIds,
+    gaps: list[str],
+    selection: Selection | None = None,
+) -> Egress:
+    """An egress's evidence, read by its kind's reader (with a `selection`, only its records' rows; window counts are
+    not records: all of theirs)."""
     db = layout.egress_db(streamlet.name)
     exported = layout.egress_records(streamlet.name).is_dir()  # columnar: no store needed
     if streamlet.egress_evidence != TOPIC and not db.is_file() and not exported:
         raise FileNotFoundError(db)
-    return READERS[streamlet.egress_evidence](layout, streamlet, ids, gaps)
+    return READERS[streamlet.egress_evidence](layout, streamlet, ids, gaps, selection)

@@ -20,9 +20,10 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from contract.applications import APPLICATION, OUTPUT_KINDS
-from contract.segments import each_segment, read_segments
+from contract.segments import each_segment
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.checker.rid_sets import isin, more_than_once
+from harness.checker.selection import Selection, selected
 from harness.errors import HarnessError
 from harness.evidence.acks import ACK_TYPES, ack_folders
 from harness.evidence.checkpoint import batch_events
@@ -129,10 +130,11 @@ def _whole_lines(path: Path, gaps: list[str], name: str, torn: list[bytes] | Non
     return data.slice(0, keep)
 
 
-def read_acks(path: Path, gaps: list[str]) -> pa.Table:
-    """The acknowledgement log: acks.csv, or a folder of segments (written columnar: harness/workload/generator.py)."""
+def read_acks(path: Path, gaps: list[str], selection: Selection | None = None) -> pa.Table:
+    """The acknowledgement log: acks.csv, or a folder of segments (written columnar: harness/workload/generator.py);
+    with a `selection`, only the lines of its records (a segment's other lines let go as it is read)."""
     if path.is_dir():
-        return _ack_segments(path, gaps)
+        return _ack_segments(path, gaps, selection)
     torn: list[bytes] = []
     try:
         data = _whole_lines(path, gaps, "acks.csv", torn)
@@ -177,15 +179,23 @@ def read_acks(path: Path, gaps: list[str]) -> pa.Table:
             f"acks.csv: {len(damaged)} damaged line(s) skipped ({', '.join(d for d in damaged[:5] if d)}"
             f"{', ...' if len(damaged) > 5 else ''}): those records' outcomes are unknown to the checker"
         )
-    return _with_torn_record(table, torn, gaps)
+    return _selected_lines(_with_torn_record(table, torn, gaps), selection)
 
 
-def _ack_segments(folder: Path, gaps: list[str]) -> pa.Table:
+def _selected_lines(table: pa.Table, selection: Selection | None) -> pa.Table:
+    """The acknowledgement lines of the selected records (all without a selection)."""
+    if selection is None or not table.num_rows:
+        return table
+    rid = selection.ids.ids(table["key"].combine_chunks(), table["seq"].combine_chunks())
+    return table.filter(pa.array(selection.mask(rid)))
+
+
+def _ack_segments(folder: Path, gaps: list[str], selection: Selection | None) -> pa.Table:
     tables = []
     for place in ack_folders(folder):  # the canaries' and a single generator's segments, then each worker's
-        table, problems = read_segments(place)
-        gaps += [f"{place.relative_to(folder.parent)}/{problem}" for problem in problems]
-        tables += [table] if table is not None else []
+        for table, problem in each_segment(place):
+            gaps += [f"{place.relative_to(folder.parent)}/{problem}"] if problem else []
+            tables += [_selected_lines(table, selection)] if table is not None else []
     if not tables:
         return pa.table({name: pa.array([], kind) for name, kind in ACK_TYPES.items()})
     table = pa.concat_tables(tables, promote_options="default")
@@ -406,7 +416,9 @@ def _topic_lines(data: pa.Buffer, name: str, ids: RecordIds, gaps: list[str], he
     return _topic_frame(columns, pa.array(batches, pa.string()), ids)
 
 
-def read_topic_dump(path: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
+def read_topic_dump(
+    path: Path, ids: RecordIds, gaps: list[str], header: str | None = None, selection: Selection | None = None
+) -> pd.DataFrame:
     """topics/<topic>.jsonl -> rid, partition, offset, timestamp_ms, batch.<streamlet>... in partition/offset order;
     window-count topics have no seq and keep their count; with `header`, has_header (the record carries it). Read as a
     stream of blocks: only these columns stay in memory."""
@@ -421,7 +433,7 @@ def read_topic_dump(path: Path, ids: RecordIds, gaps: list[str], header: str | N
         del frames
     except (pa.ArrowException, KeyError):  # a value Arrow cannot type (a key that is an object, a seq type change, ...)
         frame = _topic_lines(data, name, ids, gaps, header)
-    frame = fill_batches(frame)
+    frame = fill_batches(selected(selection, frame))
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 
 
@@ -433,7 +445,9 @@ def recorded_rids(table: pa.Table, ids: RecordIds) -> np.ndarray:
     return ids.ids(table["key"].combine_chunks(), seq)
 
 
-def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: str | None = None) -> pd.DataFrame:
+def read_topic_segments(
+    folder: Path, ids: RecordIds, gaps: list[str], header: str | None = None, selection: Selection | None = None
+) -> pd.DataFrame:
     """topics/<topic>/ (columnar, harness/evidence/topics.py) -> the frame read_topic_dump gives for the same records.
     A folder without segments is a topic nothing was written to; a segment cut mid-batch keeps its whole batches."""
 
@@ -454,7 +468,7 @@ def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: s
                 out[name] = table[name].fill_null(-1).to_numpy()
         return out
 
-    pieces = segment_columns(folder, columns, gaps, f"topics/{folder.name}/")
+    pieces = segment_columns(folder, columns, gaps, f"topics/{folder.name}/", selection)
     if not pieces:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("rid", "partition", "offset", "timestamp_ms")})
     stacked = stack(pieces)
@@ -465,10 +479,14 @@ def read_topic_segments(folder: Path, ids: RecordIds, gaps: list[str], header: s
 
 
 def segment_columns(
-    folder: Path, columns: Callable[[pa.Table], dict[str, np.ndarray]], gaps: list[str], where: str
+    folder: Path,
+    columns: Callable[[pa.Table], dict[str, np.ndarray]],
+    gaps: list[str],
+    where: str,
+    selection: Selection | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """`columns` of each segment of `folder`, read and converted one segment at a time (what could not be read is a
-    gap, named from `where`)."""
+    gap, named from `where`); with a `selection`, only its records' rows."""
     pieces = []
     for table, problem in each_segment(folder):
         if problem:
@@ -476,7 +494,8 @@ def segment_columns(
         if table is not None and table.num_rows:
             # Each column in memory of its own, not a view of the segment's: Arrow's allocator keeps what it frees
             # for its next segment rather than giving it back, so views would hold every segment's buffers at once.
-            pieces.append({name: np.require(a, requirements="O") for name, a in columns(table).items()})
+            converted = columns(table) if selection is None else selection.columns(columns(table))
+            pieces.append({name: np.require(a, requirements="O") for name, a in converted.items()})
     pa.default_memory_pool().release_unused()
     return pieces
 

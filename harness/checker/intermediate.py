@@ -83,6 +83,7 @@ class Tallies:
     arrivals: Arrivals
     sendings: Sendings | None  # None: no record's time is known
     copies: list[SentCopies]  # per hop, in the hops' order
+    notable: np.ndarray  # the records with anything to say (not ordinary, or delivered out of order somewhere): rids
 
 
 @dataclass(frozen=True)

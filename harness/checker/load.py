@@ -45,6 +45,7 @@ from harness.checker.file_readers import (
 )
 from harness.checker.record_ids import RecordIds
 from harness.checker.rid_sets import Positions
+from harness.checker.selection import Selection
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.layout import RunLayout
 
@@ -101,7 +102,9 @@ def _pipeline(layout: RunLayout) -> PipelineDescription:
         ) from None
 
 
-def load_evidence(run_dir: Path) -> Evidence:
+def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence:
+    """The run directory's evidence; with a `selection`, every table holds only the rows of its records (named by its
+    RecordIds), read a segment or a block at a time so that the rest is never held."""
     root = Path(run_dir)
     if root.is_file():
         raise EvidenceError(f"{root}: a file, not a run directory (give the folder a run wrote its evidence in)")
@@ -113,8 +116,8 @@ def load_evidence(run_dir: Path) -> Evidence:
     scenario_file = read_json(layout.scenario, gaps, "the run's seed, duration and schedule")
     run = read_json(layout.summary, gaps, "how the run ended")
     ack_log = layout.written_ack_log
-    ack_table = read_acks(ack_log, gaps)
-    ids = RecordIds(ack_table["key"].combine_chunks())
+    ack_table = read_acks(ack_log, gaps, selection)
+    ids = selection.ids if selection is not None else RecordIds(ack_table["key"].combine_chunks())
     sent = read_sent(ack_table, ids, gaps, ack_log.name + ("/" if ack_log.is_dir() else ""))
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     streamlets = pipeline.streamlets
@@ -124,9 +127,9 @@ def load_evidence(run_dir: Path) -> Evidence:
         path, segments = layout.topic_dump(topic), layout.topic_segments(topic)
         try:
             if segments.is_dir():
-                topics[topic] = read_topic_segments(segments, ids, gaps, pipeline.source_header)
+                topics[topic] = read_topic_segments(segments, ids, gaps, pipeline.source_header, selection)
             else:
-                topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header)
+                topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header, selection)
         except FileNotFoundError:
             gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
         except (pa.ArrowInvalid, KeyError, OSError) as exc:
@@ -136,7 +139,7 @@ def load_evidence(run_dir: Path) -> Evidence:
         if s.role != EGRESS:
             continue
         try:
-            egresses.append(egress(layout, s, ids, gaps))
+            egresses.append(egress(layout, s, ids, gaps, selection))
         except FileNotFoundError as exc:
             missing = Path(exc.args[0]).name if exc.args else f"{s.name}.sqlite"
             gaps.append(

@@ -61,7 +61,7 @@ def slot_of(event_ms: np.ndarray, start_ms: int, end_ms: int, length_ms: int) ->
 def _periods(context: Context) -> None:
     result, sent = context.egress_result, context.evidence.sent
     context.periods = None
-    if result is None or context.windows is not None or sent.empty:
+    if result is None or context.windows is not None:
         return
     planned_ms = planned_span_ms(context.evidence.resolved)
     tallied = context.tallies.sendings if context.tallies else sendings(sent, planned_ms)

@@ -99,7 +99,7 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
 
 
 def _resources(context: Context) -> None:
-    context.resources = resource_use(context.evidence.history, run_start_ms(context.evidence))
+    context.resources = resource_use(context.evidence.history, run_start_ms(context))
 
 
 STEP = Step("resources", _resources)

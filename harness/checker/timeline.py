@@ -30,21 +30,32 @@ def _first(history: list[dict], event: str, **fields) -> int | None:
     )
 
 
-def run_start_ms(evidence: Evidence) -> int:
-    """Time zero: the workload's start (the generator started), else the first event, else the first record sent."""
-    started = _first(evidence.history, "process_started", process="generator")
+def run_start_ms(context: Context) -> int:
+    """Time zero: the workload's start (the generator started), else the first event, else the first record sent
+    (0: none known)."""
+    history = context.evidence.history
+    started = _first(history, "process_started", process="generator")
     if started is not None:
         return started
-    if evidence.history:
-        return int(evidence.history[0]["ts_ms"])
-    return int(evidence.sent.event_time_ms.min()) if len(evidence.sent) else 0
+    if history:
+        return int(history[0]["ts_ms"])
+    return sent_span_ms(context)[0] or 0
 
 
-def last_sent_ms(sent: pd.DataFrame) -> int | None:
-    """When the last record was sent: the latest known event time of the records' kept lines (None: none known; a
-    damaged or cut line's time is 0: periods.py)."""
+def sent_span_ms(context: Context) -> tuple[int | None, int | None]:
+    """When the first and the last record were sent: the first known event time of the records' kept lines (an
+    on-time one where there is one) and the latest (None: none known; a damaged or cut line's time is 0), as the
+    periods' grid has them (periods.py): from an engine's tally of the sendings when one counted."""
+    if context.tallies is not None:
+        tallied = context.tallies.sendings
+        return (tallied.start_ms, tallied.end_ms) if tallied else (None, None)
+    sent = context.evidence.sent
     event_ms = sent.event_time_ms.to_numpy(np.int64)
-    return int(event_ms.max()) if len(event_ms) and event_ms.max() > 0 else None
+    timed = event_ms > 0
+    if not timed.any():
+        return None, None
+    on_time = timed & ~sent.late.to_numpy(bool)
+    return int(event_ms[on_time if on_time.any() else timed].min()), int(event_ms[timed].max())
 
 
 def _marks(evidence: Evidence, t0: int, end: int, last_sent: int | None) -> dict:
@@ -119,11 +130,11 @@ def timeline(
     lost_rids: np.ndarray,
     duplicated_rids: np.ndarray,
     extra_copy_ms: np.ndarray,
+    t0: int,
     last_sent: int | None,
 ) -> dict:
-    """`extra_copy_ms`: when each extra copy was made (harness/checker/copies.py); `last_sent`: when the last record
-    was sent (last_sent_ms)."""
-    t0 = run_start_ms(evidence)
+    """`extra_copy_ms`: when each extra copy was made (harness/checker/copies.py); `t0`: time zero (run_start_ms);
+    `last_sent`: when the last record was sent (sent_span_ms)."""
     end = max([e["ts_ms"] for e in evidence.history[-1:]] + [t0])
     bin_s = _bin_s((end - t0) / 1000)
     samples = offset_samples(evidence.history)
@@ -158,12 +169,8 @@ def timeline(
 
 def _timeline(context: Context) -> None:
     made_ms = context.accounting.made.time_ms.to_numpy()
-    tallies = context.tallies  # an engine's: the last send is the end of its sendings' grid
-    if tallies is None:
-        last_sent = last_sent_ms(context.evidence.sent)
-    else:
-        last_sent = tallies.sendings.end_ms if tallies.sendings else None
-    context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms, last_sent)
+    t0, last_sent = run_start_ms(context), sent_span_ms(context)[1]
+    context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms, t0, last_sent)
 
 
 STEP = Step("timeline", _timeline, needs=("reconcile", "copies"))

@@ -29,7 +29,7 @@ SCHEMA = pa.schema(
         ("seq", pa.int64()),
         ("seq_text", pa.string()),
         ("part", pa.int64()),  # a topic's partition and offset (0 where not known)
-        ("off", pa.int64()),
+        ("off", pa.int64()),  # an acknowledgement line's offset (-1 where it has none)
         ("pos", pa.int64()),  # the row's place in its source: folder, segment, row (the order it was written in)
         ("acked", pa.int32()),  # an acknowledgement line: 1 acked
         ("line_rank", pa.int64()),  # an acknowledgement line: a record's lowest is the line the loader keeps
@@ -119,7 +119,9 @@ def _batch(table: pa.Table, pos: np.ndarray, source: Source, named: bool = False
             + pos
         )
         acked = acked.astype(np.int32)
-    columns = [key, seq, text, column("partition"), column("offset"), pos, acked, rank]
+    # an acknowledgement line without an offset keeps -1 there (acknowledged without one: the loader names it)
+    offset = table["offset"].fill_null(-1).to_numpy().astype(np.int64) if source.acks else column("offset")
+    columns = [key, seq, text, column("partition"), offset, pos, acked, rank]
     if source.timed:
         arrived = column("timestamp_ms") if "timestamp_ms" in names else column("received_ms")
         columns += [arrived, column("event_time_ms", missing=-1), column("late").astype(np.int32)]

@@ -165,11 +165,10 @@ def reconcile_with(
     notable = results[NOTABLE]
     columns = {c: notable[c].fill_null(0).to_numpy().astype(np.int64) for c in notable.column_names[3:]}
     rids = rids_of(notable, evidence.ids)
-    reconciled = [
-        _hop(columns, rids, i, hop.stored is not None, _late(results[late_result(i)], evidence.ids), totals)
-        for i, hop in enumerate(sources)
-    ]
+    late = [_late(results[late_result(i)], evidence.ids) for i in range(len(sources))]
+    reconciled = [_hop(columns, rids, i, hop.stored is not None, late[i], totals) for i, hop in enumerate(sources)]
+    notable = np.unique(np.concatenate([rids, *(frame.rid.to_numpy() for frame in late)]))
     copies = [
         SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}")) for i in range(len(sources))
     ]
-    return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]), copies)
+    return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]), copies, notable)

@@ -75,16 +75,17 @@ def first_egress(hops: list[HopTables]) -> int | None:
 
 
 def _summary(hops: list[HopTables]) -> str:
-    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part FROM {SENT}"]
+    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part, off FROM {SENT}"]
     columns = [
         "SUM(CASE WHEN src = 0 THEN 1 ELSE 0 END) AS lines",
         "MAX(CASE WHEN src = 0 THEN acked ELSE 0 END) AS acked",
         "MIN(CASE WHEN src = 0 THEN line_rank END) AS kept",
+        "MIN(CASE WHEN src = 0 THEN off END) AS sent_off",
     ]
     for i, hop in enumerate(hops):
         tags = {"d": 3 * i + 1, "s": 3 * i + 2, "x": 3 * i + 3}
-        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)}, part FROM {delivered_table(i)}")
-        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0 FROM {dropped_table(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)}, part, 0 FROM {delivered_table(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0, 0 FROM {dropped_table(i)}")
         columns += [
             f"SUM(CASE WHEN src = {tags['d']} THEN 1 ELSE 0 END) AS d{i}",
             f"MIN(CASE WHEN src = {tags['d']} THEN pos END) AS d{i}_at",
@@ -93,7 +94,7 @@ def _summary(hops: list[HopTables]) -> str:
         if hop.per_partition:  # the first copy's partition: the lowest (a topic's order is by partition first)
             columns.append(f"MIN(CASE WHEN src = {tags['d']} THEN part END) AS d{i}_part")
         if hop.stored:
-            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0 FROM {stored_table(i)}")
+            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0, 0 FROM {stored_table(i)}")
             columns += [
                 f"SUM(CASE WHEN src = {tags['s']} THEN 1 ELSE 0 END) AS s{i}",
                 f"MIN(CASE WHEN src = {tags['s']} THEN pos END) AS s{i}_at",
@@ -104,9 +105,10 @@ def _summary(hops: list[HopTables]) -> str:
 
 
 def _ordinary(hops: list[HopTables]) -> str:
-    """What a record is when it has nothing to say: acknowledged, once at every hop, not dropped by design."""
+    """What a record is when it has nothing to say: one acknowledgement line (several, or one without an offset, the
+    loader names in a gap), acknowledged, once at every hop, not dropped by design."""
     once = [f"d{i} = 1 AND x{i} = 0" + (f" AND s{i} = 1" if hop.stored else "") for i, hop in enumerate(hops)]
-    return " AND ".join(["lines > 0", "acked = 1", *once])
+    return " AND ".join(["lines = 1", "acked = 1", "sent_off >= 0", *once])
 
 
 def _reordered(i: int, hop: HopTables) -> str:

@@ -1,0 +1,37 @@
+"""A restricted load's records: which rows the loader keeps when an engine has counted every record where it lies
+and the check needs only the rows of those with anything to say (harness/checker/summary/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.checker.record_ids import RecordIds
+from harness.checker.rid_sets import isin
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The records to keep, by their rids in `ids`: the RecordIds the whole check names records with (the engine's
+    results and every table the loader reads)."""
+
+    ids: RecordIds
+    rids: np.ndarray
+
+    def mask(self, rid: np.ndarray) -> np.ndarray:
+        return isin(np.asarray(rid), self.rids)
+
+    def columns(self, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """A segment's converted columns (one with the rids), only the selected records' rows."""
+        keep = self.mask(columns["rid"])
+        return {name: values[keep] for name, values in columns.items()}
+
+    def frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[self.mask(frame.rid.to_numpy())].copy()  # a frame of its own: the readers go on filling it
+
+
+def selected(selection: Selection | None, frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (rows with a rid), only the selected records' rows (all of them without a selection)."""
+    return frame if selection is None else selection.frame(frame)
