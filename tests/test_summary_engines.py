@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from contract.segments import SegmentWriter, identity_columns, read_segment, segments
 from harness.checker.arrivals import tally
-from harness.checker.check import check_run
+from harness.checker.check import check_run, judged_from_notable
 from harness.checker.copies import sent_copies
 from harness.checker.faults import fault_spans
 from harness.checker.file_readers import EvidenceError
@@ -28,6 +28,7 @@ from harness.checker.intermediate import Tallies
 from harness.checker.latency import percentiles_ms
 from harness.checker.load import load_evidence
 from harness.checker.periods import planned_span_ms, sendings
+from harness.checker.selection import Selection
 from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
 from harness.process.ports import free_port
@@ -158,6 +159,40 @@ def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_afte
     report = check_run(root, strict=True)
     assert report.counts.lost == 0 and report.counts.dropped == 5, report.counts
     assert_same_reconciliations(root)
+    assert report_text(root) == report_text(root, engine=DUCKDB)
+
+
+def test_a_retention_shrink_of_an_intermediate_topic_is_judged_from_the_records_it_put_at_risk(tmp_path):
+    """The processor stopped at offset 10 of ingested's partition 0 and resumed at its log start, 20: of the ten
+    records deleted unread, three had reached processed before the stop (ordinary records everywhere, so only the
+    deleted range makes them notable) and seven were lost. The engine path loads only the notable records' rows and
+    counts the window as numpy does."""
+    sent = make_sent(4, 20)
+    every = np.arange(len(sent))
+    in_partition = every[sent.key % 2 == 0]  # ingested's partition 0, at offsets 0, 1, ... in this order
+    lost = in_partition[13:20]
+    kept = np.setdiff1d(every, lost)
+    history = [
+        {
+            "ts_ms": T0 - 900,
+            "event": "consumer_position",
+            "streamlet": "processor",
+            "partitions": [["ingested", 0, 10]],
+        },
+        {
+            "ts_ms": T0 - 800,
+            "event": "log_start_observed",
+            "streamlet": "processor",
+            "partitions": [["ingested", 0, 20, 40]],
+        },
+    ]
+    flow = Flow({"ingested": every, "processed": kept}, kept, kept)
+    root = write_run(tmp_path / "run", sent, flow, history=history, recordings="columnar")
+    report = check_run(root, strict=True)
+    [window] = report.retention
+    assert (window["acked_in_window"], window["reached_downstream"], window["lost"]) == (10, 3, 7), window
+    assert report.counts.lost == 7 and report.causes["lost"]["retention"] == 7, (report.counts, report.causes)
+    assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
     assert report_text(root) == report_text(root, engine=DUCKDB)
 
 

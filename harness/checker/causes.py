@@ -38,6 +38,7 @@ Extra copies (duplicates) are accounted for in harness/checker/copies.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -101,6 +102,16 @@ def _deleted(rows: pd.DataFrame, ranges: dict[int, tuple[int, int]], acked: pd.I
     return gone
 
 
+def shrinks(history: list[dict]) -> Iterator[tuple[dict, str, dict[int, tuple[int, int]]]]:
+    """Every retention shrink's deleted ranges: (the stopped streamlet's consumer_position event, a topic it read,
+    per partition [the position it had committed, the log start observed when it resumed))."""
+    for stopped, resumed in _paired(history, "consumer_position", "log_start_observed"):
+        committed = _positions(stopped)
+        log_start = {(row[0], int(row[1])): int(row[2]) for row in resumed.get("partitions", [])}
+        for topic in sorted({t for t, _ in committed}):
+            yield stopped, topic, {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == topic}
+
+
 def retention_windows(
     evidence: Evidence, hops: list[HopData], lost: np.ndarray, gaps: list[str]
 ) -> tuple[list[RetentionWindow], np.ndarray]:
@@ -111,40 +122,36 @@ def retention_windows(
     explained = np.zeros(len(lost), dtype=bool)
     acked = pd.Index(evidence.sent.rid.to_numpy()[evidence.sent.acked.to_numpy()])
     windows = []
-    for stopped, resumed in _paired(evidence.history, "consumer_position", "log_start_observed"):
+    for stopped, topic, ranges in shrinks(evidence.history):
         streamlet = stopped.get("streamlet")
-        committed = _positions(stopped)
-        log_start = {(row[0], int(row[1])): int(row[2]) for row in resumed.get("partitions", [])}
         output = next((h for h in hops if h.producer == streamlet), None)
-        for topic in sorted({t for t, _ in committed}):
-            ranges = {p: (o, log_start.get((t, p), o)) for (t, p), o in committed.items() if t == topic}
-            if topic in evidence.topics:
-                in_window = _deleted(evidence.topics[topic], ranges, acked)
-                unrecorded = _missed(evidence.history, topic, ranges)
-                if unrecorded:
-                    in_window = np.union1d(in_window, _placed(evidence, topic, unrecorded, lost))
-            elif topic == evidence.source_topic:
-                in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
-            else:
-                gaps.append(
-                    f"retention shrink of {topic} while {streamlet} was down: its records at risk were not recorded; "
-                    "losses there are not attributed"
-                )
-                continue
-            reached = int(isin(in_window, output.rows.rid.to_numpy()).sum()) if output is not None else 0
-            hit = isin(lost, in_window)
-            explained |= hit
-            windows.append(
-                RetentionWindow(
-                    streamlet,
-                    topic,
-                    stopped["ts_ms"],
-                    len(in_window),
-                    reached,
-                    int(hit.sum()),
-                    int(hit.sum()) == len(in_window) - reached,
-                )
+        if topic in evidence.topics:
+            in_window = _deleted(evidence.topics[topic], ranges, acked)
+            unrecorded = _missed(evidence.history, topic, ranges)
+            if unrecorded:
+                in_window = np.union1d(in_window, _placed(evidence, topic, unrecorded, lost))
+        elif topic == evidence.source_topic:
+            in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
+        else:
+            gaps.append(
+                f"retention shrink of {topic} while {streamlet} was down: its records at risk were not recorded; "
+                "losses there are not attributed"
             )
+            continue
+        reached = int(isin(in_window, output.rows.rid.to_numpy()).sum()) if output is not None else 0
+        hit = isin(lost, in_window)
+        explained |= hit
+        windows.append(
+            RetentionWindow(
+                streamlet,
+                topic,
+                stopped["ts_ms"],
+                len(in_window),
+                reached,
+                int(hit.sum()),
+                int(hit.sum()) == len(in_window) - reached,
+            )
+        )
     return windows, explained
 
 

@@ -13,9 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-import pyarrow as pa
-
 from harness.checker import (
     arrivals,
     causes,
@@ -35,7 +32,6 @@ from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
 from harness.checker.hops import hop_data
 from harness.checker.load import Evidence, load_evidence
-from harness.checker.record_ids import RecordIds
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.unfinished import unfinished_reason
@@ -102,7 +98,7 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
     """With an engine: every record counted where it lies first, then only the rows of the records with anything
     to say loaded (the rest of the check runs on those and the engine's tallies), where the steps can judge the run
     so; otherwise the whole evidence, and the engine's reconciliation in its turn."""
-    structure = load_evidence(run_dir, Selection(RecordIds(pa.array([], pa.string())), np.array([], np.int64)))
+    structure = load_evidence(run_dir, Selection.nothing())
     if not judged_from_notable(structure, running):
         return load_evidence(run_dir), engine
     counted = engine(structure, hop_data(structure), fault_spans(structure.history))
@@ -110,17 +106,19 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
 
 
 def judged_from_notable(evidence: Evidence, running: tuple[str, ...]) -> bool:
-    """Whether the steps judge the run from its notable records' rows and the engine's tallies alone. Not yet: a run
-    that did not finish (which missing records are proven lost reads its inputs' offsets), window counts (every
-    record's window), a header looked for on every copy, and the causes that read every record of a range: a
-    retention shrink's or a redeploy's (consumer_position), a re-created source."""
+    """Whether the steps judge the run from its notable records' rows and the engine's tallies alone (a retention
+    shrink's deleted ranges are among them). Not yet: a run that did not finish (which missing records are proven
+    lost reads its inputs' offsets), window counts (every record's window), a header looked for on every copy, and
+    the causes that read every record of a topic: a re-created source's (its eras), a record the recording of a
+    topic missed (placed by its neighbours)."""
     history = evidence.history
     return not (
         unfinished_reason(evidence, running)
         or evidence.pipeline.source_header
         or any(e.windowed for e in evidence.egresses)
         or any("count" in rows.columns for rows in evidence.topics.values())
-        or any(e["event"] in ("consumer_position", "topic_recreated") for e in history)
+        or any(e["event"] == "topic_recreated" for e in history)
+        or any(e["event"] == "topics_recorded" and e.get("missed") for e in history)
     )
 
 

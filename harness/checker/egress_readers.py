@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,6 @@ import pyarrow as pa
 
 from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, STATE, TOPIC, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from contract.identity import IdentityReader
-from contract.segments import read_segments
 from harness.checker.file_readers import (
     batch_columns,
     concat,
@@ -67,7 +67,8 @@ def _sqlite_tables(db: Path, sql: str):
     any column, and ADBC fixes a column's type from its first rows): read with Python, odd values as text."""
     import sqlite3
 
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+    # read as a stream, its blocks may be asked for from another thread (DuckDB's) than the one that connected
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False) as conn:
         cursor = conn.execute(sql)
         names = [d[0] for d in cursor.description]
         while rows := cursor.fetchmany(SQLITE_BATCH_ROWS):
@@ -86,21 +87,31 @@ class _MixedTypes(Exception):
     pass
 
 
-def egress_rows(db: Path, sql: str, convert) -> list[pd.DataFrame]:
-    """Blocks of a query, converted one at a time; read again with Python when a column does not keep one type
-    (ADBC then raises, or turns a whole seq column into text with integers written as floats)."""
+def egress_blocks(db: Path, sql: str) -> Iterator[pa.RecordBatch | pa.Table]:
+    """A query's rows, a block at a time (one block in memory); read with Python from where ADBC stopped when a
+    column does not keep one type (ADBC then raises, or turns a whole seq column into text with integers written as
+    floats). Both read the same query, so in the same order."""
+    given = 0
     try:
-        frames = []
         for block in _sqlite_batches(db, sql):
             seq = block.schema.field("seq").type if "seq" in block.schema.names else pa.int64()
             if not (pa.types.is_integer(seq) or pa.types.is_null(seq)):
                 raise _MixedTypes
-            frames.append(convert(block))
-        return frames
+            yield block
+            given += block.num_rows
     except Exception as exc:  # ADBC raises its own error types; a corrupt file is not a type change
         if not isinstance(exc, _MixedTypes) and "type" not in str(exc).lower():
             raise
-        return [convert(b) for b in _sqlite_tables(db, sql)]
+        for table in _sqlite_tables(db, sql):
+            if given < table.num_rows:
+                yield table.slice(given)
+            given = max(given - table.num_rows, 0)
+
+
+def egress_rows(db: Path, sql: str, convert, selection: Selection | None = None) -> list[pd.DataFrame]:
+    """A query's blocks (egress_blocks), converted one at a time; with a `selection`, each frame of rids only its
+    records' rows."""
+    return [selected(selection, convert(block)) for block in egress_blocks(db, sql)]
 
 
 def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
@@ -172,10 +183,8 @@ def _record_audit(
         layout.egress_db(streamlet.name),
         "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
         f"received_ms, event_time_ms, batches FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid",
-        lambda b: selected(
-            selection,
-            batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
-        ),
+        lambda b: batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
+        selection,
     )
 
 
@@ -193,7 +202,8 @@ def _records(
         state = egress_rows(
             layout.egress_db(streamlet.name),
             f"SELECT key, seq, batch_id FROM {STATE}",
-            lambda b: selected(selection, record_frame(pa.table(b), ids)),
+            lambda b: record_frame(pa.table(b), ids),
+            selection,
         )
     return _record_egress(streamlet, audit, state)
 
@@ -254,10 +264,14 @@ def _topic(
     path, folder = layout.topic_dump(topic), layout.topic_segments(topic)
     places = ("partition", "offset", "timestamp_ms")
     if folder.is_dir():  # columnar: the identity was read into key and seq as it was recorded
-        table, problems = read_segments(folder, [*places, "key", "seq", "seq_text"])
-        gaps += [f"topics/{topic}/{problem}" for problem in problems]
-        rid = recorded_rids(table, ids) if table is not None else np.array([], np.int64)
-        at = {c: table[c].fill_null(0).to_numpy().astype(np.int64) if table is not None else rid for c in places}
+
+        def columns(table: pa.Table) -> dict[str, np.ndarray]:
+            at = {c: table[c].fill_null(0).to_numpy().astype(np.int64) for c in places}
+            return {"rid": recorded_rids(table, ids), **at}
+
+        read = stack(segment_columns(folder, columns, gaps, f"topics/{topic}/", selection))
+        rid = read.get("rid", np.array([], np.int64))
+        at = {c: read.get(c, rid) for c in places}
     else:
         lines = json_lines(path, f"topics/{path.name}", gaps, ("partition", "offset"))
         if lines is None:

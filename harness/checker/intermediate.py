@@ -83,7 +83,9 @@ class Tallies:
     arrivals: Arrivals
     sendings: Sendings | None  # None: no record's time is known
     copies: list[SentCopies]  # per hop, in the hops' order
-    notable: np.ndarray  # the records with anything to say (not ordinary, or delivered out of order somewhere): rids
+    # the records with anything to say (not ordinary, delivered out of order somewhere, or at risk in a retention
+    # shrink's deleted range): rids
+    notable: np.ndarray
 
 
 @dataclass(frozen=True)

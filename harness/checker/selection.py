@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from harness.checker.record_ids import RecordIds
 from harness.checker.rid_sets import isin
@@ -19,6 +20,13 @@ class Selection:
 
     ids: RecordIds
     rids: np.ndarray
+
+    @classmethod
+    def nothing(cls) -> Selection:
+        """No record: every table empty, the rest of the run directory (its pipeline, history, progress) read, and
+        every record's identity named as the whole load names it (each row is read: the order they are first seen in
+        orders the report's records)."""
+        return cls(RecordIds(pa.array([], pa.string())), np.array([], np.int64))
 
     def mask(self, rid: np.ndarray) -> np.ndarray:
         return isin(np.asarray(rid), self.rids)

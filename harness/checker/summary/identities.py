@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from contract.segments import read_segment
-from harness.checker.egress_readers import egress_rows
+from harness.checker.egress_readers import egress_blocks
 from harness.checker.file_readers import EvidenceError
 from harness.checker.record_ids import SEQ_BITS, RecordIds
 from harness.checker.summary.sources import Source
@@ -134,10 +134,14 @@ def part_batches(source: Source, folder: int, segment: int, path: str) -> Iterat
     if source.rows is not None:
         yield _batch(source.rows, np.arange(source.rows.num_rows, dtype=np.int64), source, named=True)
         return
-    if source.db:  # named block by block: a column's type may change from one block to the next
-        blocks = egress_rows(Path(source.db), source.sql, lambda block: _named(pa.table(block)))
-        table = pa.concat_tables(blocks) if blocks else identity_table(EMPTY)
-        yield _batch(table, np.arange(table.num_rows, dtype=np.int64), source, named=True)
+    if source.db:  # named block by block (a column's type may change from one block to the next), one in memory
+        given = 0
+        for block in egress_blocks(Path(source.db), source.sql):
+            table = _named(pa.table(block))
+            yield _batch(table, np.arange(given, given + table.num_rows, dtype=np.int64), source, named=True)
+            given += table.num_rows
+        if not given:
+            yield _batch(identity_table(EMPTY), np.array([], np.int64), source, named=True)
         return
     table, _ = read_segment(Path(path))
     if table is None:

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.checker.arrivals import boundaries, downtimes
+from harness.checker.causes import shrinks
 from harness.checker.hops import dropped_upstream
 from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, SentCopies, Tallies
 from harness.checker.load import Evidence
@@ -22,6 +23,7 @@ from harness.checker.record_ids import RecordIds, split_rid
 from harness.checker.summary.identities import named_identity
 from harness.checker.summary.sources import Source, ack_source, hop_sources
 from harness.checker.summary.sql import (
+    AT_RISK,
     FIRST_AFTER,
     LATENCIES,
     NOTABLE,
@@ -133,6 +135,18 @@ def _sendings(table: pa.Table) -> Sendings | None:
     return Sendings(start_ms, end_ms, length_ms, acked, unknown)
 
 
+def _at_risk(evidence: Evidence, hops: list[HopData]) -> dict[str, list[tuple[int, int, int]]]:
+    """Per table, the offset ranges retention shrinks deleted (causes.shrinks): in a topic's deliveries where the
+    run recorded it, else in the acknowledgement log for the source topic, as the retention cause reads them."""
+    tables = {h.name: delivered_table(i) for i, h in enumerate(hops) if h.kind == "topic"}
+    ranges: dict[str, list[tuple[int, int, int]]] = {}
+    for _, topic, deleted in shrinks(evidence.history):
+        table = tables.get(topic, SENT if topic == evidence.source_topic else None)
+        if table is not None:
+            ranges.setdefault(table, []).extend((p, low, high) for p, (low, high) in deleted.items() if low < high)
+    return {table: within for table, within in ranges.items() if within}
+
+
 def reconcile_with(
     run: Run, name: str, evidence: Evidence, hops: list[HopData], spans: list[FaultSpan]
 ) -> tuple[list[Reconciliation], Tallies]:
@@ -151,7 +165,13 @@ def reconcile_with(
     after = boundaries(spans)
     known_after = [ms for ms in after if ms is not None]
     planned_ms = planned_span_ms(evidence.resolved)
-    plan = statements([h.tables for h in sources], downtimes(spans, evidence.progress), known_after, planned_ms)
+    plan = statements(
+        [h.tables for h in sources],
+        downtimes(spans, evidence.progress),
+        known_after,
+        planned_ms,
+        _at_risk(evidence, hops),
+    )
     try:
         results = run(views, plan)
     except HarnessError:
@@ -167,7 +187,8 @@ def reconcile_with(
     rids = rids_of(notable, evidence.ids)
     late = [_late(results[late_result(i)], evidence.ids) for i in range(len(sources))]
     reconciled = [_hop(columns, rids, i, hop.stored is not None, late[i], totals) for i, hop in enumerate(sources)]
-    notable = np.unique(np.concatenate([rids, *(frame.rid.to_numpy() for frame in late)]))
+    at_risk = rids_of(results[AT_RISK], evidence.ids) if AT_RISK in results else np.array([], np.int64)
+    notable = np.unique(np.concatenate([rids, at_risk, *(frame.rid.to_numpy() for frame in late)]))
     copies = [
         SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}")) for i in range(len(sources))
     ]

@@ -9,7 +9,8 @@ delivered and stored, where each first is, and whether it was dropped by design.
 records with anything to say (any hop other than exactly one copy, or not acknowledged, or dropped by design), and
 per hop the first deliveries whose seq is below one delivered before them. Each record's first delivery at the first
 egress and its kept line, found by where the summary says they are, give the tallies: the arrivals'
-(harness/checker/arrivals.py) and the sendings' (harness/checker/periods.py).
+(harness/checker/arrivals.py) and the sendings' (harness/checker/periods.py). Last, the records at the offsets a
+retention shrink deleted, which its cause reads whether they were lost or not.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ NOTABLE = "notable"
 LATENCIES = "latencies"
 SENDINGS = "sendings"
 FIRST_AFTER = "first_after"
+AT_RISK = "at_risk"
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 
 
@@ -188,12 +190,26 @@ def _totals(hops: list[HopTables]) -> str:
     return f"SELECT COUNT(*) AS records, {sums} FROM {SUMMARY}"
 
 
+def _at_risk(ranges: dict[str, list[tuple[int, int, int]]]) -> str:
+    """The records with a row in any of `ranges` (per table: partition, first offset, end offset): every record a
+    retention shrink put at risk, which its cause counts whether lost or not (harness/checker/causes.py)."""
+    found = []
+    for table, within in sorted(ranges.items()):
+        ors = " OR ".join(f"(part = {p} AND off >= {low} AND off < {high})" for p, low, high in within)
+        found.append(f"SELECT key, seq, seq_text FROM {table} WHERE {ors}")
+    return "\n  UNION ".join(found)
+
+
 def statements(
-    hops: list[HopTables], downtimes: list[tuple[int, int]], after: list[int], planned_ms: int
+    hops: list[HopTables],
+    downtimes: list[tuple[int, int]],
+    after: list[int],
+    planned_ms: int,
+    at_risk: dict[str, list[tuple[int, int, int]]] | None = None,
 ) -> list[Statement]:
     """The reconciliation of a run with these hops, in order, and the tallies: of its arrivals (their latencies
     and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its sendings (per period of a
-    run planned to send for `planned_ms`)."""
+    run planned to send for `planned_ms`); and the records in the offset ranges `at_risk` (per table)."""
     arrivals = []
     if first_egress(hops) is not None:
         arrivals.append(Statement(LATENCIES, _latencies(hops, downtimes), keep=False))
@@ -206,4 +222,5 @@ def statements(
         *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
         *arrivals,
         Statement(SENDINGS, _sendings(planned_ms), keep=False),
+        *([Statement(AT_RISK, _at_risk(at_risk), keep=False)] if at_risk else []),
     ]
