@@ -27,6 +27,7 @@ NOTABLE = "notable"
 LATENCIES = "latencies"
 SENDINGS = "sendings"
 FIRST_AFTER = "first_after"
+FIRSTS = "firsts"
 AT_RISK = "at_risk"
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 
@@ -125,17 +126,25 @@ def _reordered(i: int, hop: HopTables) -> str:
     return f"SELECT key, seq, place, after_seq FROM ({before}) ranked WHERE seq < after_seq"
 
 
-def _latencies(hops: list[HopTables], downtimes: list[tuple[int, int]]) -> str:
+def _first_arrivals(hops: list[HopTables]) -> str:
+    """Each record's first arrival at the first egress (found by its place, which names one row: a topic's partition
+    and offset, a row's place in its segments): when, the event time the egress recorded, and the record's kept
+    acknowledgement line. A table of its own, so that each statement holds one join's table in memory."""
+    e = first_egress(hops)
+    return (
+        f"SELECT d.time_ms AS arrived_ms, d.event_ms, s.kept FROM {SUMMARY} s "
+        f"JOIN {delivered_table(e)} d ON {_at(hops[e], 'd.')} = s.d{e}_at WHERE s.d{e} > 0"
+    )
+
+
+def _latencies(downtimes: list[tuple[int, int]]) -> str:
     """Per whole number of ms from event time to first arrival at the first egress (on-time records whose event
     time is known: the one the egress recorded, else the kept acknowledgement line's), how many records took it
-    and how much of their time fell within the downtimes. Each record's first delivery and kept line are found by
-    their places, which name one row each (a topic's partition and offset, a row's place in its segments)."""
-    e = first_egress(hops)
+    and how much of their time fell within the downtimes."""
     overlaps = [f"GREATEST(LEAST(arrived_ms, {end}) - GREATEST(sent, {start}), 0)" for start, end in downtimes]
     firsts = (
-        "SELECT d.time_ms AS arrived_ms, CASE WHEN d.event_ms >= 0 THEN d.event_ms ELSE a.event_ms END AS sent "
-        f"FROM {SUMMARY} s JOIN {delivered_table(e)} d ON {_at(hops[e], 'd.')} = s.d{e}_at "
-        f"LEFT JOIN {SENT} a ON a.line_rank = s.kept WHERE s.d{e} > 0 AND (a.late IS NULL OR a.late = 0)"
+        "SELECT f.arrived_ms, CASE WHEN f.event_ms >= 0 THEN f.event_ms ELSE a.event_ms END AS sent "
+        f"FROM {FIRSTS} f LEFT JOIN {SENT} a ON a.line_rank = f.kept WHERE a.late IS NULL OR a.late = 0"
     )
     return (
         f"SELECT arrived_ms - sent AS latency_ms, COUNT(*) AS records, SUM({' + '.join(overlaps) or '0'}) AS "
@@ -212,7 +221,8 @@ def statements(
     run planned to send for `planned_ms`); and the records in the offset ranges `at_risk` (per table)."""
     arrivals = []
     if first_egress(hops) is not None:
-        arrivals.append(Statement(LATENCIES, _latencies(hops, downtimes), keep=False))
+        arrivals.append(Statement(FIRSTS, _first_arrivals(hops), keep=True))
+        arrivals.append(Statement(LATENCIES, _latencies(downtimes), keep=False))
         if after:
             arrivals.append(Statement(FIRST_AFTER, _first_after(hops, after), keep=False))
     return [
