@@ -4,6 +4,7 @@ that says what is missing; never a traceback. Reports: JSON schema, Markdown, HT
 from __future__ import annotations
 
 import json
+import sqlite3
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.checker.check import check_run
+from harness.checker.egress_readers import SQLITE_BATCH_ROWS, egress_blocks
 from harness.errors import HarnessError
 from tests.conftest import run_harness
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
@@ -578,3 +580,19 @@ def test_sliding_windows_count_a_record_in_each_window_it_falls_in_and_late_is_p
     records = pd.DataFrame({"rid": [7], "partition": [0], "offset": [0], "key": [1], "event_time_ms": [12_500]})
     late = dropped_rows(events, "t", records, 10_000, 5_000)
     assert list(late.window_start_ms) == [5_000] and list(late.batch_id) == [1]
+
+
+def test_a_store_whose_seq_changes_type_after_its_first_block_is_read_once_whole(tmp_path):
+    """SQLite lets a column hold any type; ADBC fixes a column's type from its first rows, so a text seq past the
+    first block stops it there and Python reads on from that row: every row once, in order, each block in memory
+    alone (the engines stream the store so)."""
+    db = tmp_path / "egress.sqlite"
+    n = SQLITE_BATCH_ROWS + 10
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE records (key TEXT, seq, batch_id INTEGER)")
+        conn.executemany("INSERT INTO records VALUES ('k0001', ?, 0)", [(i,) for i in range(n)])
+        conn.executemany("INSERT INTO records VALUES (?, ?, 0)", [("k0001", "x7"), ("k0002", 5)])
+    blocks = list(egress_blocks(db, "SELECT key, seq, batch_id FROM records"))
+    assert len(blocks) == 2 and blocks[0].num_rows == SQLITE_BATCH_ROWS, [b.num_rows for b in blocks]
+    seqs = [v for block in blocks for v in block.column("seq").to_pylist()]
+    assert [int(s) for s in seqs[:n]] == list(range(n)) and seqs[n:] == ["x7", "5"]
