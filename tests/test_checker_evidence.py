@@ -592,7 +592,7 @@ def test_a_store_whose_seq_changes_type_after_its_first_block_is_read_once_whole
         conn.execute("CREATE TABLE records (key TEXT, seq, batch_id INTEGER)")
         conn.executemany("INSERT INTO records VALUES ('k0001', ?, 0)", [(i,) for i in range(n)])
         conn.executemany("INSERT INTO records VALUES (?, ?, 0)", [("k0001", "x7"), ("k0002", 5)])
-    blocks = list(egress_blocks(db, "SELECT key, seq, batch_id FROM records"))
+    blocks = list(egress_blocks(db, "SELECT key, seq, batch_id FROM records", lambda block: block))
     assert len(blocks) == 2 and blocks[0].num_rows == SQLITE_BATCH_ROWS, [b.num_rows for b in blocks]
     seqs = [v for block in blocks for v in block.column("seq").to_pylist()]
     assert [int(s) for s in seqs[:n]] == list(range(n)) and seqs[n:] == ["x7", "5"]

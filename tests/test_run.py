@@ -167,9 +167,10 @@ def test_an_evidence_budget_ends_the_workload_early_and_the_run_is_judged_as_it_
         assert {(p["verdict"], p["counts"]["lost"]) for p in periods[len(sent) :]} == {("unknown", None)}
         # Judged as it ran: each line the periods so far, provisional; those it judged, the final report judged alike.
         judged = [json.loads(line) for line in (run_dir / "judged.jsonl").read_text().splitlines()]
-        assert judged and judged[0]["status"] == "running" and judged[0]["periods"]["provisional"]
+        # a judgment that found no egress evidence to read at that moment (a store not made yet, or mid-write: a gap)
+        # has no periods
+        assert any(line["status"] == "running" and line["periods"].get("provisional") for line in judged), judged
         final = {p["start_ms"]: p["verdict"] for p in periods}
-        # a judgment that found no egress evidence to read at that moment (a store mid-write: a gap) has no periods
         for line in (line for line in judged if line["periods"]):
             assert line["periods"]["length_s"] == 5
             for p in line["periods"]["periods"]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from harness.checker.selection import Selection, selected
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
 
+T = TypeVar("T")
 SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
 # Columns of an empty egress table, as loaded.
 RECORD_AUDIT_DTYPES = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
@@ -87,31 +88,33 @@ class _MixedTypes(Exception):
     pass
 
 
-def egress_blocks(db: Path, sql: str) -> Iterator[pa.RecordBatch | pa.Table]:
-    """A query's rows, a block at a time (one block in memory); read with Python from where ADBC stopped when a
-    column does not keep one type (ADBC then raises, or turns a whole seq column into text with integers written as
-    floats). Both read the same query, so in the same order."""
+def egress_blocks(db: Path, sql: str, convert: Callable[[pa.RecordBatch | pa.Table], T]) -> Iterator[T]:
+    """A query's rows, a block at a time (one block in memory), each converted; read with Python from where ADBC
+    stopped when a column does not keep one type (ADBC then raises, or turns a whole seq column into text with
+    integers written as floats, or gives a type the conversion cannot take). Both read the same query, so in the
+    same order."""
     given = 0
     try:
         for block in _sqlite_batches(db, sql):
             seq = block.schema.field("seq").type if "seq" in block.schema.names else pa.int64()
             if not (pa.types.is_integer(seq) or pa.types.is_null(seq)):
                 raise _MixedTypes
-            yield block
+            converted = convert(block)
+            yield converted
             given += block.num_rows
     except Exception as exc:  # ADBC raises its own error types; a corrupt file is not a type change
         if not isinstance(exc, _MixedTypes) and "type" not in str(exc).lower():
             raise
         for table in _sqlite_tables(db, sql):
             if given < table.num_rows:
-                yield table.slice(given)
+                yield convert(table.slice(given))
             given = max(given - table.num_rows, 0)
 
 
 def egress_rows(db: Path, sql: str, convert, selection: Selection | None = None) -> list[pd.DataFrame]:
     """A query's blocks (egress_blocks), converted one at a time; with a `selection`, each frame of rids only its
     records' rows."""
-    return [selected(selection, convert(block)) for block in egress_blocks(db, sql)]
+    return [selected(selection, frame) for frame in egress_blocks(db, sql, convert)]
 
 
 def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:

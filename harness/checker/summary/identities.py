@@ -136,8 +136,7 @@ def part_batches(source: Source, folder: int, segment: int, path: str) -> Iterat
         return
     if source.db:  # named block by block (a column's type may change from one block to the next), one in memory
         given = 0
-        for block in egress_blocks(Path(source.db), source.sql):
-            table = _named(pa.table(block))
+        for table in egress_blocks(Path(source.db), source.sql, lambda block: _named(pa.table(block))):
             yield _batch(table, np.arange(given, given + table.num_rows, dtype=np.int64), source, named=True)
             given += table.num_rows
         if not given:
