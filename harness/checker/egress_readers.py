@@ -199,16 +199,15 @@ def _records(
     selection: Selection | None = None,
 ) -> Egress:
     """Records: the built-in store's audit and state (an output's exported state, in columnar form: segments)."""
-    audit = _record_audit(layout, streamlet, ids, gaps, selection)
-    state = _state_segments(layout, streamlet, ids, gaps, selection)
-    if state is None:
-        state = egress_rows(
-            layout.egress_db(streamlet.name),
-            f"SELECT key, seq, batch_id FROM {STATE}",
-            lambda b: record_frame(pa.table(b), ids),
-            selection,
-        )
-    return _record_egress(streamlet, audit, state)
+    db, query = layout.egress_db(streamlet.name), f"SELECT key, seq, batch_id FROM {STATE}"
+    return _audited(
+        layout,
+        streamlet,
+        ids,
+        gaps,
+        selection,
+        lambda: egress_rows(db, query, lambda b: record_frame(pa.table(b), ids), selection),
+    )
 
 
 def _exported(
@@ -219,11 +218,17 @@ def _exported(
     selection: Selection | None = None,
 ) -> Egress:
     """An egress of one's own: its audit (ctx.audit) and the state it exported at the end of the run."""
+    exported = layout.egress_state(streamlet.name)
+    return _audited(
+        layout, streamlet, ids, gaps, selection, lambda: [selected(selection, _exported_state(exported, ids, gaps))]
+    )
+
+
+def _audited(layout, streamlet, ids, gaps, selection, stored) -> Egress:
+    """A records egress: its audit, and its state from segments where exported so, else as `stored()` reads it."""
     audit = _record_audit(layout, streamlet, ids, gaps, selection)
     state = _state_segments(layout, streamlet, ids, gaps, selection)
-    if state is None:
-        state = [selected(selection, _exported_state(layout.egress_state(streamlet.name), ids, gaps))]
-    return _record_egress(streamlet, audit, state)
+    return _record_egress(streamlet, audit, stored() if state is None else state)
 
 
 def _state_segments(
