@@ -36,9 +36,17 @@ CHAIN = {"ingress": (["source"], ["a"]), "processor": (["a"], ["b"]), "egress": 
 
 
 def test_each_reader_adds_its_bytes_per_record_read_for_each_record_still_to_reach_it():
-    assert Reader(read=1000, to_read=250).bytes_to_come(40 * MB) == 10 * MB
-    assert Reader(read=0, to_read=500).bytes_to_come(0) == 0  # nothing read yet: nothing to go by
+    reader = Reader(read=1000, to_read=250)
+    assert reader.bytes_to_come(reader.cost(40 * MB)) == 10 * MB
+    assert Reader(read=0, to_read=500).cost(0) is None  # nothing read yet: nothing to go by
     assert Backlog(Reader(500, 500), Reader(250, 750)).bytes_to_come(5 * MB, 2 * MB) == 5 * MB + 6 * MB
+
+
+def test_a_reader_that_has_read_nothing_yet_is_taken_to_cost_what_the_other_costs_a_record():
+    # the egress's query not started: its 1,000 records to come at the recorder's 10 kB a record
+    assert Backlog(Reader(500, 100), Reader(0, 1000)).bytes_to_come(5 * MB, 0) == 1 * MB + 10 * MB
+    assert Backlog(Reader(0, 100), Reader(200, 50)).bytes_to_come(0, 4 * MB) == 2 * MB + 1 * MB
+    assert Backlog(Reader(0, 100), Reader(0, 100)).bytes_to_come(0, 0) == 0  # neither: the next look knows
 
 
 def test_a_record_not_through_a_streamlet_is_still_to_reach_every_reader_downstream_of_it():

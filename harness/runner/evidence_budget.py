@@ -12,7 +12,9 @@ Two readers make the evidence grow with every record they read: the topic record
 rest of it but the acknowledgement log, which is whole as soon as a record is sent). Each will add its bytes per
 record read so far for each record still to reach it: its own lag, and the lag of every streamlet upstream of what
 it reads. (Per acknowledged record instead, a pipeline half behind counted half its cost per record: a loaded run
-stopped at 37 MB expecting 19 MB more and ended at 69 MB of 60.)
+stopped at 37 MB expecting 19 MB more and ended at 69 MB of 60.) A reader that has read nothing yet (an egress whose
+query has not started on a loaded machine) is taken to cost what the other costs a record: counted as nothing, a
+run ended at 99 MB of 60, the egress storing every record after the workload had stopped.
 """
 
 from __future__ import annotations
@@ -40,10 +42,13 @@ class Reader:
     read: int
     to_read: int
 
-    def bytes_to_come(self, evidence: int) -> int:
-        """What it will add to its `evidence`, at the bytes per record it read so far (none read: none known yet,
-        and none written: the next look knows)."""
-        return evidence * self.to_read // self.read if self.read > 0 else 0
+    def cost(self, evidence: int) -> float | None:
+        """Bytes of its `evidence` per record it read (None: it has read nothing yet)."""
+        return evidence / self.read if self.read > 0 else None
+
+    def bytes_to_come(self, cost: float | None) -> int:
+        """What it will add at `cost` bytes a record (None: nothing to go by)."""
+        return int(cost * self.to_read) if cost is not None else 0
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,11 @@ class Backlog:
 
     def bytes_to_come(self, recordings: int, egress_evidence: int) -> int:
         """What the drain will add to the recordings (topics/) and to the egresses' evidence (the rest of the
-        evidence but the acknowledgement log)."""
-        return self.recorder.bytes_to_come(recordings) + self.egresses.bytes_to_come(egress_evidence)
+        evidence but the acknowledgement log); a reader that has read nothing yet at the other's cost a record."""
+        recorder, egresses = self.recorder.cost(recordings), self.egresses.cost(egress_evidence)
+        return self.recorder.bytes_to_come(recorder if recorder is not None else egresses) + (
+            self.egresses.bytes_to_come(egresses if egresses is not None else recorder)
+        )
 
 
 def upstream_lags(flows: dict[str, tuple[list[str], list[str]]], lags: dict[str, int]) -> dict[str, int]:
