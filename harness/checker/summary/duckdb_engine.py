@@ -10,14 +10,14 @@ import pyarrow as pa
 
 from harness.checker.summary.identities import schema_of, source_batches
 from harness.checker.summary.sources import Source
-from harness.checker.summary.sql import Statement
+from harness.checker.summary.sql import Plan, statements
 
 # Not a hard bound on the process (Arrow buffers and results lie outside it): 800MB keeps the whole check of 50M records
 # under 2 GiB, and spilled sooner it was no slower (docs/performance.md).
 MEMORY_LIMIT = "800MB"
 
 
-def run_duckdb(views: dict[str, Source], statements: list[Statement], memory_limit: str = MEMORY_LIMIT) -> dict:
+def run_duckdb(views: dict[str, Source], plan: Plan, memory_limit: str = MEMORY_LIMIT) -> dict:
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="harness-duckdb-") as spill:
@@ -30,7 +30,7 @@ def run_duckdb(views: dict[str, Source], statements: list[Statement], memory_lim
                 con.execute(f"CREATE TABLE {name} AS SELECT * FROM incoming")
                 con.unregister("incoming")
             results = {}
-            for statement in statements:
+            for statement in statements(plan):
                 if statement.keep:
                     con.execute(f"CREATE TABLE {statement.name} AS {statement.sql}")
                 else:

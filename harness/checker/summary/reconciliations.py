@@ -30,18 +30,17 @@ from harness.checker.summary.sql import (
     SENDINGS,
     SENT,
     TOTALS,
-    Statement,
+    Plan,
     delivered_table,
     dropped_table,
     late_result,
-    statements,
     stored_table,
 )
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
-# An engine: the tables (name -> where its rows are) and the statements in, each result statement's rows out.
-Run = Callable[[dict[str, Source], list[Statement]], dict[str, pa.Table]]
+# An engine: the tables (name -> where its rows are) and the plan in, each result statement's rows out.
+Run = Callable[[dict[str, Source], Plan], dict[str, pa.Table]]
 LINE_PLACE = (1 << 60) - 1  # the kept line's place, under its rank's marks (identities.py)
 
 
@@ -165,7 +164,7 @@ def reconcile_with(
     after = boundaries(spans)
     known_after = [ms for ms in after if ms is not None]
     planned_ms = planned_span_ms(evidence.resolved)
-    plan = statements(
+    plan = Plan(
         [h.tables for h in sources],
         downtimes(spans, evidence.progress),
         known_after,

@@ -17,7 +17,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from harness.checker.summary.identities import part_batches, schema_of, source_batches
 from harness.checker.summary.sources import Source
-from harness.checker.summary.sql import Statement
+from harness.checker.summary.sql import Plan, statements
 from harness.errors import HarnessError
 from harness.jars import java_executable
 from harness.paths import SOURCE_ROOT
@@ -123,10 +123,11 @@ def shuffle_partitions(views: dict[str, Source]) -> int:
     return min(PARTITIONS[1], max(PARTITIONS[0], size // PARTITION_BYTES))
 
 
-def run_spark(views: dict[str, Source], statements: list[Statement], master: str) -> dict[str, pa.Table]:
+def run_spark(views: dict[str, Source], plan: Plan, master: str) -> dict[str, pa.Table]:
     from pyspark import StorageLevel
 
     _answering(master)
+    plan_statements = statements(plan)
     with tempfile.TemporaryDirectory(prefix="harness-spark-check-") as scratch:
         spark = _session(master, scratch)
         try:
@@ -138,11 +139,11 @@ def run_spark(views: dict[str, Source], statements: list[Statement], master: str
                     frame = spark.createDataFrame(table.to_pandas(), schema=ddl(source))
                 else:
                     frame = spark.read.format(FORMAT).option("source", _described(source)).load()
-                    if sum(len(re.findall(rf"\bFROM {name}\b", st.sql)) for st in statements) > 1:
+                    if sum(len(re.findall(rf"\bFROM {name}\b", st.sql)) for st in plan_statements) > 1:
                         frame = frame.persist(StorageLevel.MEMORY_AND_DISK)  # read again: from Spark's own storage
                 frame.createOrReplaceTempView(name)
             results = {}
-            for statement in statements:
+            for statement in plan_statements:
                 frame = spark.sql(statement.sql)
                 if statement.keep:
                     frame.persist(StorageLevel.MEMORY_AND_DISK).createOrReplaceTempView(statement.name)

@@ -209,16 +209,23 @@ def _at_risk(ranges: dict[str, list[tuple[int, int, int]]]) -> str:
     return "\n  UNION ".join(found)
 
 
-def statements(
-    hops: list[HopTables],
-    downtimes: list[tuple[int, int]],
-    after: list[int],
-    planned_ms: int,
-    at_risk: dict[str, list[tuple[int, int, int]]] | None = None,
-) -> list[Statement]:
-    """The reconciliation of a run with these hops, in order, and the tallies: of its arrivals (their latencies
-    and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its sendings (per period of a
-    run planned to send for `planned_ms`); and the records in the offset ranges `at_risk` (per table)."""
+@dataclass(frozen=True)
+class Plan:
+    """What an engine counts: the reconciliation of a run with these hops, in order, and the tallies: of its
+    arrivals (their latencies and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its
+    sendings (per period of a run planned to send for `planned_ms`); and the records in the offset ranges `at_risk`
+    (per table: partition, first offset, end offset)."""
+
+    hops: list[HopTables]
+    downtimes: list[tuple[int, int]]
+    after: list[int]
+    planned_ms: int
+    at_risk: dict[str, list[tuple[int, int, int]]]
+
+
+def statements(plan: Plan) -> list[Statement]:
+    """The plan as statements of the one SQL text, in order."""
+    hops, downtimes, after, at_risk = plan.hops, plan.downtimes, plan.after, plan.at_risk
     arrivals = []
     if first_egress(hops) is not None:
         arrivals.append(Statement(FIRSTS, _first_arrivals(hops), keep=True))
@@ -231,6 +238,6 @@ def statements(
         Statement(NOTABLE, f"SELECT * FROM {SUMMARY} WHERE NOT ({_ordinary(hops)})", keep=False),
         *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
         *arrivals,
-        Statement(SENDINGS, _sendings(planned_ms), keep=False),
+        Statement(SENDINGS, _sendings(plan.planned_ms), keep=False),
         *([Statement(AT_RISK, _at_risk(at_risk), keep=False)] if at_risk else []),
     ]
