@@ -29,6 +29,7 @@ from harness.checker.latency import percentiles_ms
 from harness.checker.load import load_evidence
 from harness.checker.periods import planned_span_ms, sendings
 from harness.checker.selection import Selection
+from harness.checker.summary.dense_engine import run_dense
 from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
 from harness.process.ports import free_port
@@ -37,13 +38,15 @@ from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, plans
 
 DUCKDB = partial(reconcile_with, run_duckdb, "duckdb")
+DENSE = partial(reconcile_with, run_dense, "dense")
+ENGINES = (DUCKDB, DENSE)
 
 
-def assert_same_reconciliations(root) -> Tallies:
+def assert_same_reconciliations(root, engine=DUCKDB) -> Tallies:
     """The engine's reconciliation and tallies are numpy's; returns the tallies."""
     evidence = load_evidence(root)
     hops, spans = hop_data(evidence), fault_spans(evidence.history)
-    expected, (found, tallies) = reconcile_hops(evidence, hops), DUCKDB(evidence, hops, spans)
+    expected, (found, tallies) = reconcile_hops(evidence, hops), engine(evidence, hops, spans)
     arrivals, tallied = tallies.arrivals, tally(evidence, hops, spans)
     assert arrivals.latency_ms.tolist() == tallied.latency_ms.tolist()
     assert arrivals.records.tolist() == tallied.records.tolist()
@@ -73,6 +76,13 @@ def report_text(root, **options) -> str:
     return json.dumps(check_run(root, strict=True, **options).to_dict(), default=str)
 
 
+def assert_same_reports(root) -> None:
+    """Each engine's report of the run is numpy's."""
+    expected = report_text(root)
+    for engine in ENGINES:
+        assert report_text(root, engine=engine) == expected, engine.args[1]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(plans())
 def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(case):
@@ -81,8 +91,9 @@ def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(ca
     root = tempfile.mkdtemp(prefix="synthetic-engine-")
     try:
         write_run(root, sent, flow, mode=plan.mode, history=history, recordings="columnar")
-        assert_same_reconciliations(root)
-        assert report_text(root) == report_text(root, engine=DUCKDB)
+        for engine in ENGINES:
+            assert_same_reconciliations(root, engine)
+        assert_same_reports(root)
     finally:
         shutil.rmtree(root)
 
@@ -116,8 +127,9 @@ def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(t
         writer.write(extra)
     report = check_run(root, strict=True)
     assert report.counts.phantom == 8 and report.counts.duplicated_in_state == 0, report.counts
-    assert_same_reconciliations(root)
-    assert report_text(root) == report_text(root, engine=DUCKDB)
+    for engine in ENGINES:
+        assert_same_reconciliations(root, engine)
+    assert_same_reports(root)
 
 
 def test_a_run_recorded_in_json_is_refused_in_one_line_with_what_to_do(tmp_path):
@@ -129,6 +141,16 @@ def test_a_run_recorded_in_json_is_refused_in_one_line_with_what_to_do(tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and "harness compact" in result.stderr and not result.stdout
     assert run_harness("check", str(root), "--master", "local[1]").returncode == 2  # --master is Spark's
+
+
+def test_seqs_too_sparse_for_the_dense_engines_blocks_are_refused_in_one_line_with_what_to_do(tmp_path):
+    sent = make_sent(2, 10)
+    sent.seq = sent.seq * 10**7  # 20 lines over 180 million seqs
+    root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="columnar")
+    result = run_harness("check", str(root), "--engine", "dense")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "use --engine duckdb" in result.stderr and not result.stdout
+    assert run_harness("check", str(root), "--engine", "duckdb").returncode == 0
 
 
 def test_a_spark_master_that_does_not_answer_is_named_in_one_line(tmp_path):
@@ -158,8 +180,9 @@ def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_afte
     (root / "dropped" / "processor.jsonl").write_text("".join(json.dumps(d) + "\n" for d in declared))
     report = check_run(root, strict=True)
     assert report.counts.lost == 0 and report.counts.dropped == 5, report.counts
-    assert_same_reconciliations(root)
-    assert report_text(root) == report_text(root, engine=DUCKDB)
+    for engine in ENGINES:
+        assert_same_reconciliations(root, engine)
+    assert_same_reports(root)
 
 
 def test_a_retention_shrink_of_an_intermediate_topic_is_judged_from_the_records_it_put_at_risk(tmp_path):
@@ -193,7 +216,7 @@ def test_a_retention_shrink_of_an_intermediate_topic_is_judged_from_the_records_
     assert (window["acked_in_window"], window["reached_downstream"], window["lost"]) == (10, 3, 7), window
     assert report.counts.lost == 7 and report.causes["lost"]["retention"] == 7, (report.counts, report.causes)
     assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
-    assert report_text(root) == report_text(root, engine=DUCKDB)
+    assert_same_reports(root)
 
 
 def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_output_follow(tmp_path):
@@ -239,9 +262,9 @@ def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_outpu
     took = arrived[on_time] - event
     waited = np.clip(np.minimum(arrived[on_time], T0 + 1500) - np.maximum(event, T0 + 300), 0, None).sum()
 
-    tallies = assert_same_reconciliations(root)
-    tallied = tallies.arrivals
-    assert int(tallied.records.sum()) == len(took) == 200 - 3 + 1 and tallied.waiting_ms == waited > 0
+    for engine in ENGINES:
+        tallied = assert_same_reconciliations(root, engine).arrivals
+        assert int(tallied.records.sum()) == len(took) == 200 - 3 + 1 and tallied.waiting_ms == waited > 0
     report = check_run(root, strict=True)
     assert report.latency.records == len(took) and report.latency.max_s == took.max() / 1000
     for value, q in zip((report.latency.p50_s, report.latency.p90_s, report.latency.p99_s), (50, 90, 99)):
@@ -255,7 +278,7 @@ def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_outpu
     assert [p.counts.acked + p.counts.unknown for p in periods.periods] == per_period.tolist()
     (result,) = report.faults
     assert result.output_s == (arrivals[arrivals > T0 + 800].min() - (T0 + 300)) / 1000
-    assert report_text(root) == report_text(root, engine=DUCKDB)
+    assert_same_reports(root)
 
 
 def test_spark_shuffles_into_more_partitions_as_the_evidence_grows(tmp_path):
