@@ -330,9 +330,12 @@ def test_the_real_run_compacted_to_columnar_evidence_gives_the_same_report(chain
     assert json.dumps(after, default=str, sort_keys=True) == json.dumps(before, default=str, sort_keys=True)
 
 
-def test_the_engines_give_the_real_runs_report_duckdb_here_and_spark_on_a_standalone_cluster(chain_run, copy_of):
-    """The reconciliation's one SQL text (harness/checker/summary/) on DuckDB and on Spark (a standalone master and
-    worker the test starts; the executors read the run's segments themselves): the report numpy gives."""
+def test_the_engines_give_the_real_runs_report_duckdb_and_dense_here_and_spark_on_a_standalone_cluster(
+    chain_run, copy_of
+):
+    """The reconciliation's plan (harness/checker/summary/) as one SQL text on DuckDB and on Spark (a standalone
+    master and worker the test starts; the executors read the run's segments themselves), and in the dense engine's
+    arrays: the report numpy gives."""
     from harness.spark.standalone import StandaloneCluster
 
     compacted = copy_of("engines")
@@ -346,6 +349,7 @@ def test_the_engines_give_the_real_runs_report_duckdb_here_and_spark_on_a_standa
     expected = report()
     assert expected["counts"]["duplicated_deliveries"] > 0  # the kills made copies: there is something to find
     assert report("--engine", "duckdb") == expected
+    assert report("--engine", "dense") == expected
     with Supervisor(compacted.parent / "spark-pids") as supervisor:
         cluster = StandaloneCluster(supervisor, compacted.parent / "spark", compacted.parent / "spark-logs", 1).start()
         assert report("--engine", "spark", "--master", cluster.master_url) == expected
