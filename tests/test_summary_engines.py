@@ -8,6 +8,7 @@ import json
 import shutil
 import sqlite3
 import tempfile
+import threading
 from functools import partial
 
 import numpy as np
@@ -298,3 +299,20 @@ def test_spark_shuffles_into_more_partitions_as_the_evidence_grows(tmp_path):
     hops = (folder("b", [PARTITION_BYTES * 30]), folder("c", [PARTITION_BYTES * 20, PARTITION_BYTES * 10]))
     assert shuffle_partitions({**small, "hop": Source(folders=hops)}) == 60
     assert shuffle_partitions({"huge": Source(folders=(folder("d", [PARTITION_BYTES * 10**4]),))}) == PARTITIONS[1]
+
+
+def test_the_dense_engines_read_ahead_gives_every_batch_in_order_passes_on_an_error_and_stops_with_its_reader():
+    from harness.checker.summary.dense_engine import _read_ahead
+
+    assert list(_read_ahead(iter(range(50)))) == list(range(50))
+
+    def failing():
+        yield 1
+        raise EvidenceError("segment 2: unreadable")
+
+    with pytest.raises(EvidenceError, match="segment 2"):
+        list(_read_ahead(failing()))
+    endless = _read_ahead(iter(range(10**9)))
+    assert next(endless) == 0
+    endless.close()  # the reader thread is told to stop and joined: nothing left running
+    assert not [t for t in threading.enumerate() if t.name == "dense-read-ahead"]

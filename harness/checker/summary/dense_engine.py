@@ -12,7 +12,10 @@ columns are the SQL's.
 
 from __future__ import annotations
 
+import queue
+import threading
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -48,6 +51,45 @@ CHUNK = 1 << 22  # the places the order check takes at a time (whole keys)
 ORDINAL_BITS = 29  # a kept line: its rank's three marks above its ordinal in the log (uint32)
 
 
+def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The batches, the next one read in a thread while the caller counts this one (Arrow's reading and
+    decompression, SQLite's and the columns' making release the GIL)."""
+    ready: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    end = object()
+
+    def offer(item) -> bool:
+        """Put `item` when there is room, unless the caller has stopped reading (False)."""
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for batch in batches:
+                if not offer(batch):
+                    return
+            offer(end)
+        except BaseException as exc:  # the caller raises it
+            offer(exc)
+
+    reader = threading.Thread(target=read, name="dense-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while (item := ready.get()) is not end:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
+        pa.default_memory_pool().release_unused()  # a table's batches freed: Arrow's pool kept them besides
+
+
 def _numpy(column: pa.ChunkedArray | pa.Array, fill) -> np.ndarray:
     return pc.fill_null(column, fill).to_numpy(zero_copy_only=False)
 
@@ -75,7 +117,7 @@ class Places:
         codes: dict[str, int] = {}
         highest = np.zeros(0, np.int64)
         rows, low, high = 0, None, None
-        for batch in source_batches(source):
+        for batch in _read_ahead(source_batches(source)):
             if batch.num_rows:
                 times = batch.column("event_ms").to_numpy()
                 low = int(times.min()) if low is None else min(low, int(times.min()))
@@ -338,7 +380,7 @@ class Dense:
         ]:
             arrays.new(name, dtype, fill)
         rows = 0
-        for batch in source_batches(self.views[SENT]):
+        for batch in _read_ahead(source_batches(self.views[SENT])):
             places = self._placed(batch, SENT)
             self.sent.count(arrays, places, batch)
             rows += batch.num_rows
@@ -378,7 +420,7 @@ class Dense:
         arrays.new(counts, np.uint16)
         arrays.new(first, np.int64, NONE)
         in_order, last, rows = True, -1, 0
-        for batch in source_batches(self.views[name]):
+        for batch in _read_ahead(source_batches(self.views[name])):
             places, at = self._placed(batch, name), _place(batch, hop)
             rows += batch.num_rows
             _count(arrays, counts, places)
@@ -394,7 +436,7 @@ class Dense:
         _counted(arrays, counts, rows)
         if timed_firsts and not in_order:  # read again, each record's first place known
             self.arrivals.tallied.clear()
-            for batch in source_batches(self.views[name]):
+            for batch in _read_ahead(source_batches(self.views[name])):
                 self._firsts(self.places.of(batch), _place(batch, hop), batch)
         firsts = arrays.drop(first)
         delivered = arrays.at_size(counts)
@@ -413,7 +455,7 @@ class Dense:
         arrays.new(counts, np.uint16)
         arrays.new(first, np.int64, NONE)
         rows = 0
-        for batch in source_batches(self.views[stored_table(i)]):
+        for batch in _read_ahead(source_batches(self.views[stored_table(i)])):
             places = self._placed(batch)
             rows += batch.num_rows
             _count(arrays, counts, places)
@@ -504,24 +546,36 @@ class Dense:
             table = table.append_column(name, pa.array(values, pa.int64()))
         self.results[NOTABLE] = table
 
+    def _sent_chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The records sent, CHUNK places at a time (whole arrays of temporaries at 50M records took 1.7 GB): their
+        kept line's event time and lateness, and whether acknowledged."""
+        arrays, size = self.arrays, self.places.size
+        for low in range(0, size, CHUNK):
+            sent = np.flatnonzero(arrays["lines"][low : min(low + CHUNK, size)] > 0) + low
+            yield self.sent.event_ms(arrays, sent), arrays["late"][sent], arrays["acked"][sent].astype(np.int64)
+
     def _sendings(self) -> pa.Table:
         """The records sent, by their kept line's event time, per period (sql.py _sendings)."""
-        arrays = self.arrays
-        sent = arrays.at_size("lines") > 0
-        event_ms, late = self.sent.event_ms(arrays, sent), arrays.at_size("late")[sent]
-        acked = arrays.at_size("acked")[sent].astype(np.int64)
-        known = event_ms > 0
-        on_time = known & (late == 0)
+        start = end = first = None  # the first on-time event time known, the last known, the first known
+        for event_ms, late, _ in self._sent_chunks():
+            known = event_ms > 0
+            if known.any():
+                on_time = event_ms[known & (late == 0)]
+                first = min(first, int(event_ms[known].min())) if first is not None else int(event_ms[known].min())
+                end = max(end, int(event_ms[known].max())) if end is not None else int(event_ms[known].max())
+                if len(on_time):
+                    start = min(start, int(on_time.min())) if start is not None else int(on_time.min())
         empty = {"slot": [], "acked": [], "unknown": [], "start_ms": [], "end_ms": [], "length_ms": []}
-        if not known.any():
+        if end is None:
             return pa.table({k: pa.array(v, pa.int64()) for k, v in empty.items()})
-        start = int(event_ms[on_time].min() if on_time.any() else event_ms[known].min())
-        end = int(event_ms[known].max())
+        start = start if start is not None else first
         length = period_length_s(max(end - start, self.plan.planned_ms)) * 1000
         last = (end - start) // length
-        slot = np.where(known, np.clip((event_ms - start) // length, 0, last), last + 1)
-        counted = np.bincount(slot, minlength=last + 2)
-        acks = np.bincount(slot, weights=acked, minlength=last + 2).astype(np.int64)
+        counted, acks = np.zeros(last + 2, np.int64), np.zeros(last + 2, np.int64)
+        for event_ms, _, acked in self._sent_chunks():
+            slot = np.where(event_ms > 0, np.clip((event_ms - start) // length, 0, last), last + 1)
+            counted += np.bincount(slot, minlength=last + 2)
+            acks += np.bincount(slot, weights=acked, minlength=last + 2).astype(np.int64)
         slots = np.flatnonzero(counted)
         n = len(slots)
         return pa.table(

@@ -43,6 +43,9 @@ TIMES = pa.schema(  # besides, in a timed source's rows (Source.timed)
     ]
 )
 IDENTITY = ("key", "seq", "seq_text")
+# The columns _batch reads of a segment (a segment's others, payloads among them, are dropped as soon as read)
+READ = [*IDENTITY, "partition", "offset", "status", "resend", "timestamp_ms", "received_ms", "event_time_ms", "late"]
+BATCH_ROWS = 1 << 19  # a segment's rows made into batches this many at a time
 ROW_BITS, SEGMENT_BITS = 24, 20
 EMPTY = pa.table({"key": pa.array([], pa.string()), "seq": pa.array([], pa.int64())})
 ORDINARY_SEQS = 1 << SEQ_BITS
@@ -142,12 +145,14 @@ def part_batches(source: Source, folder: int, segment: int, path: str) -> Iterat
         if not given:
             yield _batch(identity_table(EMPTY), np.array([], np.int64), source, named=True)
         return
-    table, _ = read_segment(Path(path))
+    table, _ = read_segment(Path(path), READ)
     if table is None:
         return
     if table.num_rows >= 1 << ROW_BITS:
         raise EvidenceError(f"{path}: more than {1 << ROW_BITS:,} rows in one segment: the engines cannot place them")
-    yield _batch(table, position(folder, segment, np.arange(table.num_rows, dtype=np.int64)), source)
+    for start in range(0, max(table.num_rows, 1), BATCH_ROWS):
+        rows = table.slice(start, BATCH_ROWS)
+        yield _batch(rows, position(folder, segment, np.arange(start, start + rows.num_rows, dtype=np.int64)), source)
 
 
 def source_batches(source: Source) -> Iterator[pa.RecordBatch]:
