@@ -3,7 +3,8 @@
     .venv/bin/python bench/check_scale.py                               # 1M and 10M, both profiles
     .venv/bin/python bench/check_scale.py --sizes 5e7 --dir /var/tmp/bench --profile realistic
     .venv/bin/python bench/check_scale.py --recordings json             # the JSON-lines form, for comparison
-    .venv/bin/python bench/check_scale.py --engine duckdb               # the hops reconciled by DuckDB (numpy, spark)
+    .venv/bin/python bench/check_scale.py --sizes 5e7 --engine dense    # the hops counted in arrays by record
+    .venv/bin/python bench/check_scale.py --engine duckdb               # by DuckDB (numpy, dense, duckdb, spark)
     .venv/bin/python bench/check_scale.py --sizes 1e7 --steps           # and each step's time and the peak after it
 
 Each size and profile: a run directory (acks.csv, the two intermediate topics'
