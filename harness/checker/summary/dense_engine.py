@@ -255,7 +255,7 @@ class Sent:
         n = batch.num_rows
         pos = batch.column("pos").to_numpy()
         if n and pos[-1] - pos[0] != n - 1:  # a batch of a folder's segment: rows in a row
-            raise HarnessError("the acknowledgement log's batches are not whole segments")
+            raise HarnessError("the acknowledgement log's batches do not hold its rows in a row")
         if self.lines + n >= 1 << ORDINAL_BITS:
             raise HarnessError(f"more than {1 << ORDINAL_BITS:,} acknowledgement lines: use --engine duckdb")
         if n:
