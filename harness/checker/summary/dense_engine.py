@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.checker.periods import period_length_s
+from harness.checker.periods import period_length_s, slot_of
 from harness.checker.summary.identities import ORDINARY_SEQS, source_batches
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import (
@@ -205,10 +205,9 @@ class Arrays:
     fills: dict[str, int] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def new(self, name: str, dtype, fill=0) -> np.ndarray:
+    def new(self, name: str, dtype, fill=0) -> None:
         self.fills[name] = fill
         self.arrays[name] = np.full(self.places.blocks + SPARE, fill, dtype)
-        return self.arrays[name]
 
     def fit(self) -> None:
         """Room for every place given so far."""
@@ -573,7 +572,7 @@ class Dense:
         last = (end - start) // length
         counted, acks = np.zeros(last + 2, np.int64), np.zeros(last + 2, np.int64)
         for event_ms, _, acked in self._sent_chunks():
-            slot = np.where(event_ms > 0, np.clip((event_ms - start) // length, 0, last), last + 1)
+            slot = slot_of(event_ms, start, end, length)
             counted += np.bincount(slot, minlength=last + 2)
             acks += np.bincount(slot, weights=acked, minlength=last + 2).astype(np.int64)
         slots = np.flatnonzero(counted)
