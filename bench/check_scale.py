@@ -6,6 +6,7 @@
     .venv/bin/python bench/check_scale.py --sizes 5e7 --engine dense    # the hops counted in arrays by record
     .venv/bin/python bench/check_scale.py --engine duckdb               # by DuckDB (numpy, dense, duckdb, spark)
     .venv/bin/python bench/check_scale.py --sizes 1e7 --steps           # and each step's time and the peak after it
+    .venv/bin/python bench/check_scale.py --sizes 5e7 --keep --dir D    # kept: --reuse --dir D measures it again
 
 Each size and profile: a run directory (acks.csv, the two intermediate topics'
 recordings, the egress's audit and its SQLite state, in columnar form unless
@@ -146,6 +147,9 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/harness-bench"), help="where the evidence is generated")
     parser.add_argument("--keep", action="store_true", help="keep the generated evidence")
     parser.add_argument(
+        "--reuse", action="store_true", help="measure the evidence a --keep left in --dir again, not generating it"
+    )
+    parser.add_argument(
         "--recordings", choices=("json", "columnar"), default="columnar", help="the evidence's form [columnar]"
     )
     parser.add_argument(
@@ -164,17 +168,20 @@ def main() -> None:
     for size in (int(float(s)) for s in args.sizes.split(",")):
         for profile in profiles:
             root = args.dir / f"{profile}-{size}"
-            shutil.rmtree(root, ignore_errors=True)
-            t = time.perf_counter()
-            PROFILES[profile](root, size, args.recordings)
-            generated = time.perf_counter() - t
+            if args.reuse and (root / "run.json").is_file():
+                made = "kept from before"
+            else:
+                shutil.rmtree(root, ignore_errors=True)
+                t = time.perf_counter()
+                PROFILES[profile](root, size, args.recordings)
+                made = f"generated in {time.perf_counter() - t:.0f} s"
             disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
             load_s, load_gib, _ = measure("load", root)
             check_s, check_gib, steps = measure("check", root, args.engine)
             print(
                 f"{size:,} records: check {check_s:.1f} s, load {load_s:.1f} s, peak {check_gib:.2f} GiB"
                 f"  ({profile}, {args.recordings}, {args.engine}: evidence {disk:.2f} GB, "
-                f"generated in {generated:.0f} s, the whole load's peak {load_gib:.2f} GiB)",
+                f"{made}, the whole load's peak {load_gib:.2f} GiB)",
                 flush=True,
             )
             if args.steps:

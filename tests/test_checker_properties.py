@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from harness.checker.check import check_run
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.record_ids import rids
-from harness.checker.rid_sets import Positions, copies, first_occurrences, isin, more_than_once
+from harness.checker.rid_sets import Members, Positions, copies, first_occurrences, isin, more_than_once
 from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 
 HOP_NAMES = list(HOPS) + ["egress"]
@@ -332,3 +332,5 @@ def test_rid_sets_counted_and_looked_up_densely_match_hashing(arrays):
     assert counted.index.tolist() == hashed.index.tolist()  # the order each rid first occurs in
     assert counted.tolist() == hashed.tolist()
     assert (Positions(universe).of(values) == pd.Index(universe).get_indexer(values)).all()
+    for members in (universe, np.append(universe, rids([0], [1 << 35]))):  # a flag table, then too far: hashing
+        assert (Members(members).of(values) == pd.Series(values).isin(pd.Index(members)).to_numpy()).all()

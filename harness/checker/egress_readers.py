@@ -21,7 +21,6 @@ from harness.checker.file_readers import (
     fill_batches,
     json_lines,
     record_frame,
-    recorded_rids,
     rids_of,
     segment_columns,
     stack,
@@ -112,9 +111,11 @@ def egress_blocks(db: Path, sql: str, convert: Callable[[pa.RecordBatch | pa.Tab
 
 
 def egress_rows(db: Path, sql: str, convert, selection: Selection | None = None) -> list[pd.DataFrame]:
-    """A query's blocks (egress_blocks), converted one at a time; with a `selection`, each frame of rids only its
-    records' rows."""
-    return [selected(selection, frame) for frame in egress_blocks(db, sql, convert)]
+    """A query's blocks (egress_blocks), converted one at a time; with a `selection`, only its records' rows (chosen
+    before the rest of a block is converted)."""
+    if selection is None:
+        return list(egress_blocks(db, sql, convert))
+    return list(egress_blocks(db, sql, lambda block: convert(selection.rows(pa.table(block)))))
 
 
 def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
@@ -175,7 +176,7 @@ def _record_audit(
     if folder.is_dir():  # recorded in columnar form (pipelines/audit.py)
 
         def columns(table: pa.Table) -> dict[str, np.ndarray]:
-            out = {"rid": recorded_rids(table, ids)}
+            out = {"rid": ids.of_rows(table)}
             for name in ("batch_id", "partition", "offset", "received_ms", "event_time_ms"):
                 out[name] = table[name].to_numpy()
             return batch_columns(out, table["batches"].combine_chunks())
@@ -244,7 +245,7 @@ def _state_segments(
         return None
 
     def columns(table: pa.Table) -> dict[str, np.ndarray]:
-        return {"rid": recorded_rids(table, ids), "batch_id": table["batch_id"].fill_null(-1).to_numpy()}
+        return {"rid": ids.of_rows(table), "batch_id": table["batch_id"].fill_null(-1).to_numpy()}
 
     pieces = segment_columns(folder, columns, gaps, f"egress/{folder.name}/", selection)
     return [pd.DataFrame(stack(pieces), copy=False)] if pieces else []
@@ -275,7 +276,7 @@ def _topic(
 
         def columns(table: pa.Table) -> dict[str, np.ndarray]:
             at = {c: table[c].fill_null(0).to_numpy().astype(np.int64) for c in places}
-            return {"rid": recorded_rids(table, ids), **at}
+            return {"rid": ids.of_rows(table), **at}
 
         read = stack(segment_columns(folder, columns, gaps, f"topics/{topic}/", selection))
         rid = read.get("rid", np.array([], np.int64))

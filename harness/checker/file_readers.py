@@ -184,10 +184,7 @@ def read_acks(path: Path, gaps: list[str], selection: Selection | None = None) -
 
 def _selected_lines(table: pa.Table, selection: Selection | None) -> pa.Table:
     """The acknowledgement lines of the selected records (all without a selection)."""
-    if selection is None or not table.num_rows:
-        return table
-    rid = selection.ids.ids(table["key"].combine_chunks(), table["seq"].combine_chunks())
-    return table.filter(pa.array(selection.mask(rid)))
+    return table if selection is None or not table.num_rows else selection.rows(table)
 
 
 def _ack_segments(folder: Path, gaps: list[str], selection: Selection | None) -> pa.Table:
@@ -301,9 +298,7 @@ def _aborted_lines(frame: pd.DataFrame, aborted: np.ndarray) -> pd.DataFrame:
 
 def record_frame(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
     """Arrow columns -> pandas: rid from key and seq, the other columns as they are."""
-    key = table["key"].combine_chunks() if table.num_rows else pa.array([], pa.string())
-    seq = table["seq"].combine_chunks() if table.num_rows else pa.array([], pa.int64())
-    frame = {"rid": ids.ids(key.cast(pa.string()), seq)}
+    frame = {"rid": ids.of_rows(table)}
     for name in table.column_names:
         if name not in ("key", "seq"):
             frame[name] = table[name].to_numpy(zero_copy_only=False)
@@ -437,14 +432,6 @@ def read_topic_dump(
     return frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)  # delivery order, once
 
 
-def recorded_rids(table: pa.Table, ids: RecordIds) -> np.ndarray:
-    """rid per row of a columnar recording (its key and seq: harness/evidence/topics.py)."""
-    seq = table["seq"].combine_chunks()
-    if "seq_text" in table.column_names:  # some seq is not an integer: all as text, each still its record's identity
-        seq = pc.coalesce(seq.cast(pa.string()), table["seq_text"].combine_chunks())
-    return ids.ids(table["key"].combine_chunks(), seq)
-
-
 def read_topic_segments(
     folder: Path, ids: RecordIds, gaps: list[str], header: str | None = None, selection: Selection | None = None
 ) -> pd.DataFrame:
@@ -453,7 +440,7 @@ def read_topic_segments(
 
     def columns(table: pa.Table) -> dict[str, np.ndarray]:
         names = table.column_names
-        out = {"rid": recorded_rids(table, ids)}
+        out = {"rid": ids.of_rows(table)}
         for name in ("partition", "offset", "timestamp_ms", "count"):
             if name in names:
                 out[name] = table[name].to_numpy()
@@ -486,7 +473,7 @@ def segment_columns(
     selection: Selection | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """`columns` of each segment of `folder`, read and converted one segment at a time (what could not be read is a
-    gap, named from `where`); with a `selection`, only its records' rows."""
+    gap, named from `where`); with a `selection`, only its records' rows (chosen before the rest is converted)."""
     pieces = []
     for table, problem in each_segment(folder):
         if problem:
@@ -494,7 +481,7 @@ def segment_columns(
         if table is not None and table.num_rows:
             # Each column in memory of its own, not a view of the segment's: Arrow's allocator keeps what it frees
             # for its next segment rather than giving it back, so views would hold every segment's buffers at once.
-            converted = columns(table) if selection is None else selection.columns(columns(table))
+            converted = columns(table if selection is None else selection.rows(table))
             pieces.append({name: np.require(a, requirements="O") for name, a in converted.items()})
     pa.default_memory_pool().release_unused()
     return pieces

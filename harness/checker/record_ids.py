@@ -79,6 +79,16 @@ class RecordIds:
             out[odd] = [self.alien(k, v) for k, v in zip(key_list, seq_list)]
         return out, codes
 
+    def of_rows(self, table: pa.Table) -> np.ndarray:
+        """rid per row of a table with key and seq (and seq_text where a columnar recording found some seq that is not
+        an integer: then every seq is read as text, each still its record's identity)."""
+        if not table.num_rows:
+            return np.array([], np.int64)
+        seq = table["seq"].combine_chunks()
+        if "seq_text" in table.column_names:
+            seq = pc.coalesce(seq.cast(pa.string()), table["seq_text"].combine_chunks())
+        return self.ids(table["key"].combine_chunks().cast(pa.string()), seq)
+
     @staticmethod
     def ordinary_text(seq: str) -> bool:
         """Whether a seq written as text is an ordinary record's (with a key)."""

@@ -17,6 +17,7 @@ from harness.checker.record_ids import SEQ_BITS, SEQ_MASK, split_rid
 SMALL = 10_000  # below this many rids in all, hashing is as quick
 DENSEST = 8  # a space at most this many times the rids it holds (and at most MOST_CODES codes) is used
 MOST_CODES = 1 << 28
+MOST_MEMBERS = 1 << 27  # flags (bytes) a Members table may take
 
 
 def _space(*arrays: np.ndarray) -> tuple[int, int] | None:
@@ -92,6 +93,39 @@ def more_than_once(rid) -> np.ndarray:
     stride, size = space
     code = _codes(rid, stride)
     return np.bincount(code, minlength=size)[code] > 1
+
+
+class Members:
+    """Which values are in `universe`, built once and asked of many blocks: a table of flags over the universe's own
+    dense space where it takes at most MOST_MEMBERS of them (a few records among many, as a restricted load's: their
+    space is that of the whole run), else a hash index."""
+
+    def __init__(self, universe) -> None:
+        universe = np.asarray(universe, dtype=np.int64)
+        self._space = None
+        if len(universe) and int(universe.min()) >= 0:
+            stride = int((universe & SEQ_MASK).max()) + 1
+            size = ((int(universe.max()) >> SEQ_BITS) + 1) * stride
+            self._space = (stride, size) if size <= MOST_MEMBERS else None
+        if self._space is None:
+            self._index = pd.Index(pd.unique(universe))
+            return
+        stride, size = self._space
+        self._table = np.zeros(size, dtype=bool)
+        self._table[_codes(universe, stride)] = True
+
+    def of(self, values) -> np.ndarray:
+        """Boolean mask: which of `values` are in the universe."""
+        values = np.asarray(values, dtype=np.int64)
+        if self._space is None:
+            return self._index.get_indexer(values) >= 0 if len(self._index) else np.zeros(len(values), bool)
+        stride, size = self._space
+        key, seq = split_rid(values)
+        code = key * stride + seq
+        inside = (values >= 0) & (seq < stride) & (code < size)  # a phantom's rid may lie beyond the space
+        found = np.zeros(len(values), dtype=bool)
+        found[inside] = self._table[code[inside]]
+        return found
 
 
 class Positions:

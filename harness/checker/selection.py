@@ -4,13 +4,14 @@ and the check needs only the rows of those with anything to say (harness/checker
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from harness.checker.record_ids import RecordIds
-from harness.checker.rid_sets import isin
+from harness.checker.rid_sets import Members
 
 
 @dataclass(frozen=True)
@@ -28,13 +29,18 @@ class Selection:
         orders the report's records)."""
         return cls(RecordIds(pa.array([], pa.string())), np.array([], np.int64))
 
-    def mask(self, rid: np.ndarray) -> np.ndarray:
-        return isin(np.asarray(rid), self.rids)
+    @cached_property
+    def _members(self) -> Members:
+        return Members(self.rids)
 
-    def columns(self, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """A segment's converted columns (one with the rids), only the selected records' rows."""
-        keep = self.mask(columns["rid"])
-        return {name: values[keep] for name, values in columns.items()}
+    def mask(self, rid: np.ndarray) -> np.ndarray:
+        return self._members.of(rid)
+
+    def rows(self, table: pa.Table) -> pa.Table:
+        """A segment's or a block's rows (with key and seq) of the selected records. Every row's identity is named
+        (RecordIds.of_rows), as a whole load names them."""
+        keep = self.mask(self.ids.of_rows(table))
+        return table if keep.all() else table.filter(pa.array(keep))
 
     def frame(self, frame: pd.DataFrame) -> pd.DataFrame:
         return frame[self.mask(frame.rid.to_numpy())].copy()  # a frame of its own: the readers go on filling it
