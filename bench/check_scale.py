@@ -147,7 +147,7 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/harness-bench"), help="where the evidence is generated")
     parser.add_argument("--keep", action="store_true", help="keep the generated evidence")
     parser.add_argument(
-        "--reuse", action="store_true", help="measure the evidence a --keep left in --dir again, not generating it"
+        "--reuse", action="store_true", help="measure again (and keep) the evidence a --keep left in --dir"
     )
     parser.add_argument(
         "--recordings", choices=("json", "columnar"), default="columnar", help="the evidence's form [columnar]"
@@ -168,7 +168,8 @@ def main() -> None:
     for size in (int(float(s)) for s in args.sizes.split(",")):
         for profile in profiles:
             root = args.dir / f"{profile}-{size}"
-            if args.reuse and (root / "run.json").is_file():
+            reused = args.reuse and (root / "run.json").is_file()
+            if reused:
                 made = "kept from before"
             else:
                 shutil.rmtree(root, ignore_errors=True)
@@ -187,7 +188,7 @@ def main() -> None:
             if args.steps:
                 shown = [f"{name} {s:.1f} s ({gib:.2f})" for name, s, gib in steps if s >= 0.1]
                 print(f"    steps (peak GiB after): {', '.join(shown)}", flush=True)
-            if not args.keep:
+            if not (args.keep or reused):
                 shutil.rmtree(root)
 
 
