@@ -4,14 +4,18 @@ read up to its last whole batch, a run directory's recordings compacted with not
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from contract.segments import SegmentWriter, identity_columns, read_segments, segments
 from harness.checker.check import check_run
 from harness.checker.egress_readers import _exported_state, _state_segments
+from harness.checker.file_readers import EvidenceError
 from harness.checker.load import load_evidence
+from harness.checker.read_ahead import read_ahead
 from harness.checker.record_ids import RecordIds
 from harness.evidence.compact import compact_run, compact_state
 from harness.evidence.description import StreamletDescription
@@ -208,3 +212,19 @@ def test_an_exported_state_compacted_is_read_as_its_json_lines_are(tmp_path):
     [as_segments] = _state_segments(layout, sink, ids, [])
     assert as_segments.to_dict("list") == as_json.to_dict("list")
     assert as_json.batch_id.tolist() == [3, -1, -1, -1] and (as_json.rid >= 0).sum() == 3
+
+
+def test_reading_ahead_gives_every_item_in_order_passes_on_an_error_and_stops_with_its_reader():
+    """harness/checker/read_ahead.py: what the loader and the dense engine read segments and blocks with."""
+    assert list(read_ahead(iter(range(50)))) == list(range(50))
+
+    def failing():
+        yield 1
+        raise EvidenceError("segment 2: unreadable")
+
+    with pytest.raises(EvidenceError, match="segment 2"):
+        list(read_ahead(failing()))
+    endless = read_ahead(iter(range(10**9)))
+    assert next(endless) == 0
+    endless.close()  # the reader thread is told to stop and joined: nothing left running
+    assert not [t for t in threading.enumerate() if t.name == "read-ahead"]

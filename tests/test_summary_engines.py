@@ -8,7 +8,6 @@ import json
 import shutil
 import sqlite3
 import tempfile
-import threading
 from functools import partial
 
 import numpy as np
@@ -19,9 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract.segments import SegmentWriter, identity_columns, read_segment, segments
+from harness.checker import egress_readers, store_copies
 from harness.checker.arrivals import tally
 from harness.checker.check import check_run, judged_from_notable
 from harness.checker.copies import sent_copies
+from harness.checker.egress_readers import STATE_QUERY
 from harness.checker.faults import fault_spans
 from harness.checker.file_readers import EvidenceError
 from harness.checker.hops import hop_data, reconcile_hops
@@ -107,7 +108,42 @@ def test_percentiles_of_a_tally_are_numpys_percentiles_of_its_values(values):
     assert found == pytest.approx(np.percentile(values, [0, 50, 90, 99, 100]), rel=1e-12, abs=1e-9)
 
 
-def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(tmp_path):
+def test_the_stores_state_is_read_from_sqlite_once_in_a_check_and_its_copy_goes_with_the_check(tmp_path, monkeypatch):
+    """harness/checker/store_copies.py: a check with an engine reads the store's state from SQLite in its first pass
+    only (the engine's pass and the notable records' read the copy), gives numpy's report, and leaves no copy; a
+    database changed since it was copied is read again."""
+    sent = make_sent(3, 300)
+    flow = clean_flow(sent)
+    flow.state = np.concatenate([flow.state, flow.state[:7]])  # copies in the state: notable
+    root = write_run(tmp_path / "run", sent, flow, recordings="columnar")
+    monkeypatch.setattr(store_copies, "FEWEST_ROWS", 1)
+    reads, folders = [], []
+    read_sqlite, copying = egress_readers._sqlite_batches, store_copies.Copying.__init__
+    monkeypatch.setattr(egress_readers, "_sqlite_batches", lambda db, sql: reads.append(sql) or read_sqlite(db, sql))
+
+    def noting(self, db, sql):
+        copying(self, db, sql)
+        folders.extend([self.path.parent] if self.path else [])  # none outside a check with an engine
+
+    monkeypatch.setattr(store_copies.Copying, "__init__", noting)
+    expected = report_text(root)
+    assert '"duplicated_in_state": 7' in expected
+    for engine in ENGINES:
+        reads.clear()
+        assert report_text(root, engine=engine) == expected, engine.args[1]
+        assert reads.count(STATE_QUERY) == 1, (engine.args[1], reads)
+    assert folders and not any(folder.exists() for folder in folders)
+    db = root / "egress" / "egress.sqlite"
+    with store_copies.kept_for_one_check():
+        assert sum(egress_readers.egress_blocks(db, STATE_QUERY, len)) == 907
+        assert store_copies.copied(db, STATE_QUERY) is not None
+        with sqlite3.connect(db) as connection:
+            connection.execute("INSERT INTO records (key, seq, batch_id) VALUES ('k0000', 0, 0)")
+        assert store_copies.copied(db, STATE_QUERY) is None
+        assert sum(egress_readers.egress_blocks(db, STATE_QUERY, len)) == 908
+
+
+def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(tmp_path, monkeypatch):
     """Seqs that are not ordinary (negative, beyond 2**40, text, none, a whole number written as text with spaces:
     RecordIds names it by the number, yet it is not that ordinary record) and a missing key, in the egress's state
     and audit: each is its own record or phantom, as RecordIds says."""
@@ -126,6 +162,7 @@ def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(t
     extra = extra.append_column("seq", identity["seq"]).append_column("seq_text", identity["seq_text"])
     with SegmentWriter(audit) as writer:
         writer.write(extra)
+    monkeypatch.setattr(store_copies, "FEWEST_ROWS", 1)  # the state's seqs change type: read again, not copied
     report = check_run(root, strict=True)
     assert report.counts.phantom == 8 and report.counts.duplicated_in_state == 0, report.counts
     for engine in ENGINES:
@@ -299,20 +336,3 @@ def test_spark_shuffles_into_more_partitions_as_the_evidence_grows(tmp_path):
     hops = (folder("b", [PARTITION_BYTES * 30]), folder("c", [PARTITION_BYTES * 20, PARTITION_BYTES * 10]))
     assert shuffle_partitions({**small, "hop": Source(folders=hops)}) == 60
     assert shuffle_partitions({"huge": Source(folders=(folder("d", [PARTITION_BYTES * 10**4]),))}) == PARTITIONS[1]
-
-
-def test_the_dense_engines_read_ahead_gives_every_batch_in_order_passes_on_an_error_and_stops_with_its_reader():
-    from harness.checker.summary.dense_engine import _read_ahead
-
-    assert list(_read_ahead(iter(range(50)))) == list(range(50))
-
-    def failing():
-        yield 1
-        raise EvidenceError("segment 2: unreadable")
-
-    with pytest.raises(EvidenceError, match="segment 2"):
-        list(_read_ahead(failing()))
-    endless = _read_ahead(iter(range(10**9)))
-    assert next(endless) == 0
-    endless.close()  # the reader thread is told to stop and joined: nothing left running
-    assert not [t for t in threading.enumerate() if t.name == "dense-read-ahead"]

@@ -34,6 +34,7 @@ from harness.checker.hops import hop_data
 from harness.checker.load import Evidence, load_evidence
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
+from harness.checker.store_copies import kept_for_one_check
 from harness.checker.unfinished import unfinished_reason
 
 STEPS: list[Step] = [
@@ -98,11 +99,12 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
     """With an engine: every record counted where it lies first, then only the rows of the records with anything
     to say loaded (the rest of the check runs on those and the engine's tallies), where the steps can judge the run
     so; otherwise the whole evidence, and the engine's reconciliation in its turn."""
-    structure = load_evidence(run_dir, Selection.nothing())
-    if not judged_from_notable(structure, running):
-        return load_evidence(run_dir), engine
-    counted = engine(structure, hop_data(structure), fault_spans(structure.history))
-    return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
+    with kept_for_one_check():  # the store's large tables read from SQLite once, not in each pass
+        structure = load_evidence(run_dir, Selection.nothing())
+        if judged_from_notable(structure, running):
+            counted = engine(structure, hop_data(structure), fault_spans(structure.history))
+            return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
+    return load_evidence(run_dir), engine
 
 
 def judged_from_notable(evidence: Evidence, running: tuple[str, ...]) -> bool:

@@ -25,12 +25,15 @@ from harness.checker.file_readers import (
     segment_columns,
     stack,
 )
+from harness.checker.read_ahead import read_ahead
 from harness.checker.record_ids import RecordIds
 from harness.checker.selection import Selection, selected
+from harness.checker.store_copies import Copying, blocks_of, copied
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
 
 T = TypeVar("T")
+STATE_QUERY = f"SELECT key, seq, batch_id FROM {STATE}"  # the engines' too: one text, so a check reads it once
 SQLITE_BATCH_ROWS = 1 << 18  # rows per block read from an egress database (the driver's default, 1024, is slow)
 # Columns of an empty egress table, as loaded.
 RECORD_AUDIT_DTYPES = {c: "int64" for c in ("rid", "batch_id", "partition", "offset", "received_ms", "event_time_ms")}
@@ -92,22 +95,32 @@ def egress_blocks(db: Path, sql: str, convert: Callable[[pa.RecordBatch | pa.Tab
     stopped when a column does not keep one type (ADBC then raises, or turns a whole seq column into text with
     integers written as floats, or gives a type the conversion cannot take). Both read the same query, so in the
     same order."""
-    given = 0
+    copy = copied(db, sql)
+    if copy is not None:  # read whole before in this check (store_copies.py)
+        for block in read_ahead(blocks_of(copy)):
+            yield convert(block)
+        return
+    given, copying = 0, Copying(db, sql)
     try:
-        for block in _sqlite_batches(db, sql):
+        for block in read_ahead(_sqlite_batches(db, sql)):
             seq = block.schema.field("seq").type if "seq" in block.schema.names else pa.int64()
             if not (pa.types.is_integer(seq) or pa.types.is_null(seq)):
                 raise _MixedTypes
+            copying.add(block)
             converted = convert(block)
             yield converted
             given += block.num_rows
+        copying.done()
     except Exception as exc:  # ADBC raises its own error types; a corrupt file is not a type change
+        copying.drop()
         if not isinstance(exc, _MixedTypes) and "type" not in str(exc).lower():
             raise
         for table in _sqlite_tables(db, sql):
             if given < table.num_rows:
                 yield convert(table.slice(given))
             given = max(given - table.num_rows, 0)
+    finally:
+        copying.drop()  # a reading stopped short keeps no copy (after done() there is nothing left to drop)
 
 
 def egress_rows(db: Path, sql: str, convert, selection: Selection | None = None) -> list[pd.DataFrame]:
@@ -200,7 +213,7 @@ def _records(
     selection: Selection | None = None,
 ) -> Egress:
     """Records: the built-in store's audit and state (an output's exported state, in columnar form: segments)."""
-    db, query = layout.egress_db(streamlet.name), f"SELECT key, seq, batch_id FROM {STATE}"
+    db, query = layout.egress_db(streamlet.name), STATE_QUERY
     return _audited(
         layout,
         streamlet,

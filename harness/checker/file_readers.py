@@ -21,6 +21,7 @@ import pyarrow.json as pajson
 
 from contract.applications import APPLICATION, OUTPUT_KINDS
 from contract.segments import each_segment
+from harness.checker.read_ahead import read_ahead
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.checker.rid_sets import isin, more_than_once
 from harness.checker.selection import Selection, selected
@@ -190,7 +191,7 @@ def _selected_lines(table: pa.Table, selection: Selection | None) -> pa.Table:
 def _ack_segments(folder: Path, gaps: list[str], selection: Selection | None) -> pa.Table:
     tables = []
     for place in ack_folders(folder):  # the canaries' and a single generator's segments, then each worker's
-        for table, problem in each_segment(place):
+        for table, problem in read_ahead(each_segment(place)):
             gaps += [f"{place.relative_to(folder.parent)}/{problem}"] if problem else []
             tables += [_selected_lines(table, selection)] if table is not None else []
     if not tables:
@@ -475,7 +476,7 @@ def segment_columns(
     """`columns` of each segment of `folder`, read and converted one segment at a time (what could not be read is a
     gap, named from `where`); with a `selection`, only its records' rows (chosen before the rest is converted)."""
     pieces = []
-    for table, problem in each_segment(folder):
+    for table, problem in read_ahead(each_segment(folder)):
         if problem:
             gaps.append(where + problem)
         if table is not None and table.num_rows:

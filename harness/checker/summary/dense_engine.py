@@ -12,8 +12,6 @@ columns are the SQL's.
 
 from __future__ import annotations
 
-import queue
-import threading
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -23,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.checker.periods import period_length_s, slot_of
+from harness.checker.read_ahead import read_ahead
 from harness.checker.summary.identities import ORDINARY_SEQS, source_batches
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import (
@@ -44,50 +43,12 @@ from harness.checker.summary.sql import (
 )
 from harness.errors import HarnessError
 
+Blocked = tuple[np.ndarray, np.ndarray]  # places, and which of them a block holds (Places.in_blocks)
 NONE = np.iinfo(np.int64).max  # no place yet
 SPARE = 1 << 10  # places made ready beyond the blocks for the identities they cannot hold
 SPARSEST = 4  # places per record sent beyond which the seqs are not dense enough for blocks
 CHUNK = 1 << 22  # the places the order check takes at a time (whole keys)
 ORDINAL_BITS = 29  # a kept line: its rank's three marks above its ordinal in the log (uint32)
-
-
-def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The batches, the next one read in a thread while the caller counts this one (Arrow's reading and
-    decompression, SQLite's and the columns' making release the GIL)."""
-    ready: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    end = object()
-
-    def offer(item) -> bool:
-        """Put `item` when there is room, unless the caller has stopped reading (False)."""
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            for batch in batches:
-                if not offer(batch):
-                    return
-            offer(end)
-        except BaseException as exc:  # the caller raises it
-            offer(exc)
-
-    reader = threading.Thread(target=read, name="dense-read-ahead", daemon=True)
-    reader.start()
-    try:
-        while (item := ready.get()) is not end:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        reader.join()
-        pa.default_memory_pool().release_unused()  # a table's batches freed: Arrow's pool kept them besides
 
 
 def _numpy(column: pa.ChunkedArray | pa.Array, fill) -> np.ndarray:
@@ -117,7 +78,7 @@ class Places:
         codes: dict[str, int] = {}
         highest = np.zeros(0, np.int64)
         rows, low, high = 0, None, None
-        for batch in _read_ahead(source_batches(source)):
+        for batch in read_ahead(source_batches(source)):
             if batch.num_rows:
                 times = batch.column("event_ms").to_numpy()
                 low = int(times.min()) if low is None else min(low, int(times.min()))
@@ -136,13 +97,19 @@ class Places:
             )
         return places, low or 0, high or 0
 
-    def of(self, batch: pa.RecordBatch) -> np.ndarray:
-        """The place of each row's record (a new one for an identity seen the first time)."""
+    def in_blocks(self, batch: pa.RecordBatch) -> Blocked:
+        """The places of the rows whose identity a block holds. It only reads what of_sent made, so the reader
+        thread works it out while the caller counts the batch before (the key coding is a third of the counting)."""
         code = _key_codes(batch.column("key"), self.codes, grow=False)
         seq, plain = _plain(batch, code)
         plain[plain] &= seq[plain] <= self.highest[code[plain]]
         places = np.empty(batch.num_rows, np.int64)
         places[plain] = self.base[code[plain]] + seq[plain]
+        return places, plain
+
+    def of(self, batch: pa.RecordBatch, blocked: Blocked | None = None) -> np.ndarray:
+        """The place of each row's record (a new one for an identity seen the first time); `blocked`: in_blocks'."""
+        places, plain = blocked or self.in_blocks(batch)
         odd = np.flatnonzero(~plain)
         if len(odd):
             taken = pa.array(odd)
@@ -379,8 +346,8 @@ class Dense:
         ]:
             arrays.new(name, dtype, fill)
         rows = 0
-        for batch in _read_ahead(source_batches(self.views[SENT])):
-            places = self._placed(batch, SENT)
+        for batch, blocked in self._read(SENT):
+            places = self._placed(batch, blocked, SENT)
             self.sent.count(arrays, places, batch)
             rows += batch.num_rows
         _counted(arrays, "lines", rows)
@@ -401,9 +368,13 @@ class Dense:
             )
         return self.results
 
-    def _placed(self, batch: pa.RecordBatch, table: str | None = None) -> np.ndarray:
+    def _read(self, table: str) -> Iterator[tuple[pa.RecordBatch, Blocked]]:
+        """A table's batches, each with its rows' places in blocks, both made in the reader thread."""
+        return read_ahead((batch, self.places.in_blocks(batch)) for batch in source_batches(self.views[table]))
+
+    def _placed(self, batch: pa.RecordBatch, blocked: Blocked | None = None, table: str | None = None) -> np.ndarray:
         """The places of a batch's rows, the arrays fitted to them; the rows at risk noted (`table`: its name)."""
-        places = self.places.of(batch)
+        places = self.places.of(batch, blocked)
         self.arrays.fit()
         for part, low, high in self.plan.at_risk.get(table, []) if table else []:
             off = batch.column("off").to_numpy()
@@ -419,8 +390,8 @@ class Dense:
         arrays.new(counts, np.uint16)
         arrays.new(first, np.int64, NONE)
         in_order, last, rows = True, -1, 0
-        for batch in _read_ahead(source_batches(self.views[name])):
-            places, at = self._placed(batch, name), _place(batch, hop)
+        for batch, blocked in self._read(name):
+            places, at = self._placed(batch, blocked, name), _place(batch, hop)
             rows += batch.num_rows
             _count(arrays, counts, places)
             np.minimum.at(arrays[first], places, at)
@@ -435,8 +406,8 @@ class Dense:
         _counted(arrays, counts, rows)
         if timed_firsts and not in_order:  # read again, each record's first place known
             self.arrivals.tallied.clear()
-            for batch in _read_ahead(source_batches(self.views[name])):
-                self._firsts(self.places.of(batch), _place(batch, hop), batch)
+            for batch, blocked in self._read(name):
+                self._firsts(self.places.of(batch, blocked), _place(batch, hop), batch)
         firsts = arrays.drop(first)
         delivered = arrays.at_size(counts)
         lines = arrays.at_size("lines")
@@ -454,8 +425,8 @@ class Dense:
         arrays.new(counts, np.uint16)
         arrays.new(first, np.int64, NONE)
         rows = 0
-        for batch in _read_ahead(source_batches(self.views[stored_table(i)])):
-            places = self._placed(batch)
+        for batch, blocked in self._read(stored_table(i)):
+            places = self._placed(batch, blocked)
             rows += batch.num_rows
             _count(arrays, counts, places)
             np.minimum.at(arrays[first], places, batch.column("pos").to_numpy())

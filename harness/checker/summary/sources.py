@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, STATE, TOPIC
+from contract.egress import AUDIT, EXPORTED, MAIN_QUERY, RECORDS, TOPIC
 from contract.segments import segments
+from harness.checker.egress_readers import STATE_QUERY
 from harness.checker.file_readers import EvidenceError
 from harness.checker.intermediate import HopData
 from harness.checker.summary.sql import HopTables
@@ -92,7 +93,7 @@ def _egress(layout: RunLayout, streamlet, dropped: Source) -> HopSources:
     if records.is_dir():
         stored = Source(folders=(str(records),))
     elif streamlet.egress_evidence == RECORDS:
-        stored = Source(db=str(db), sql=f"SELECT key, seq FROM {STATE}")
+        stored = Source(db=str(db), sql=STATE_QUERY)
     else:
         assert streamlet.egress_evidence == EXPORTED
         state = layout.egress_state(name)
