@@ -36,7 +36,7 @@ def no_process_left_behind():
     assert not leaked, f"processes left running: {[(r.name, r.pid) for r in leaked]}"
 
 
-def run_harness(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_harness(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the `harness` CLI as a user would, in a separate process."""
     return subprocess.run(
         HARNESS + list(args),
