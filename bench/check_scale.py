@@ -9,14 +9,15 @@
     .venv/bin/python bench/check_scale.py --sizes 5e7 --keep --dir D    # kept: --reuse --dir D measures it again
 
 Each size and profile: a run directory (acks.csv, the two intermediate topics'
-recordings, the egress's audit and its SQLite state, in columnar form unless
---recordings json), then two fresh processes: one only loads the evidence, one
-runs the whole check (and asserts it found the losses and copies); the peak is the
-check's (with an engine it loads only the notable records' rows where it can). Profiles:
+recordings and the egress's evidence, in columnar form unless --recordings json),
+then two fresh processes: one only loads the evidence, one runs the whole check
+(and asserts it found the losses and copies); the peak is the check's (with an
+engine it loads only the notable records' rows where it can). Profiles:
 synthetic (every record through both topics; 0.01% lost, 0.1% replayed at the
-egress) and realistic (replayed batches at every hop, about 1% copies with
-copies of copies, a retention shrink's loss the history explains, records of
-unknown outcome). One line each:
+egress, a SQLite store: its audit and state) and realistic (a Kafka egress: the
+recording of the output topic a third streamlet writes; replayed batches at every
+hop, about 1% copies with copies of copies, a retention shrink's loss the history
+explains, records of unknown outcome). One line each:
 
     10,000,000 records: check 44.3 s, load 27.4 s, peak 4.12 GiB  (synthetic, columnar: ...)
 """
@@ -92,7 +93,8 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
     """The realistic profile: three hops (two topics and the egress), each batch a replay makes written again right
     after itself, about 1% of the records copied in all, copies of copies among them (a replay at the processor of
     a batch holding the ingress's copies); a retention shrink deleting 0.05% of the records before the ingress read
-    them (and the history saying so); 0.1% of the records sent with an unknown outcome; an upsert egress."""
+    them (and the history saying so); 0.1% of the records sent with an unknown outcome; a Kafka egress (the output
+    topic `delivered`, which a writer streamlet fills from `processed`, replaying batches too)."""
     from tests.synthetic_run import T0, Flow, make_sent, write_run
 
     keys = 64
@@ -123,7 +125,7 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
         },
     ]
     flow = Flow({"ingested": ingested, "processed": processed}, audit, np.unique(processed))
-    write_run(root, sent, flow, history=history, recordings=recordings)
+    write_run(root, sent, flow, history=history, recordings=recordings, output_topic="delivered")
 
 
 PROFILES = {"synthetic": generate, "realistic": generate_realistic}

@@ -1,8 +1,10 @@
 """Synthetic run directories in the real evidence format, with anomalies placed on purpose.
 
 Used by the checker's property tests and by bench/check_scale.py. A pipeline
-ingress -> processor -> egress over topics `ingested` and `processed`; every
-table is built with numpy and written with Arrow (CSV, JSON lines through
+ingress -> processor -> egress over topics `ingested` and `processed`, the egress
+a SQLite store; or (`output_topic`) ingress -> processor -> writer, whose output
+topic is the egress (a Kafka egress: its recording is the egress's evidence).
+Every table is built with numpy and written with Arrow (CSV, JSON lines through
 vectorized string joins, SQLite through ADBC), so millions of records are cheap.
 
 A `Flow` says, per hop, which records arrive and in what order (indices into
@@ -22,12 +24,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from contract.applications import FULLY, KAFKA_OUTPUT
+from contract.egress import TOPIC
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.scenario.parse import parse_scenario
 
 T0 = 1_800_000_000_000  # ms
 HOPS = ("ingested", "processed")
 BATCH = 50  # records per batch of every streamlet
+WRITER = "writer"  # the streamlet writing the output topic, when the egress is one
 
 
 @dataclass
@@ -113,10 +118,11 @@ def _sources(previous: np.ndarray, current: np.ndarray) -> np.ndarray:
     return here.merge(up, on=["i", "k"], how="left").pos.fillna(-1).to_numpy(dtype=np.int64)
 
 
-def stamps(flow: Flow) -> dict[str, dict[str, np.ndarray]]:
+def stamps(flow: Flow, writer: str | None = None) -> dict[str, dict[str, np.ndarray]]:
     """The batch stamps each copy carries, hop by hop, as a real pipeline makes them: the stamps of the input copy it
-    came from plus its own producer's batch (position // BATCH). The egress's entry holds the stamps it received."""
-    producers = dict(zip(HOPS, ("ingress", "processor")))
+    came from plus its own producer's batch (position // BATCH). The egress's entry holds the stamps it received,
+    and with a `writer` (of an output topic) its own too."""
+    producers = dict(zip(HOPS, ("ingress", "processor"))) | {"egress": writer}
     found: dict[str, dict[str, np.ndarray]] = {}
     previous, previous_stamps = None, {}
     for hop, index in [*flow.topics.items(), ("egress", flow.audit)]:
@@ -124,7 +130,8 @@ def stamps(flow: Flow) -> dict[str, dict[str, np.ndarray]]:
         inherited = {
             name: np.where(source >= 0, values[np.maximum(source, 0)], -1) for name, values in previous_stamps.items()
         }
-        found[hop] = inherited if hop == "egress" else inherited | {producers[hop]: _batches(len(index))}
+        own = {producers[hop]: _batches(len(index))} if producers[hop] else {}
+        found[hop] = inherited | own
         previous, previous_stamps = index, found[hop]
     return found
 
@@ -266,8 +273,11 @@ def _write_acks(path: Path, sent: Sent, slice_rows: int = 2_000_000, columnar: b
     writer.close()
 
 
-def _describe(scenario: dict, egress_settings: dict, deduplicates_within_s: float | None) -> PipelineDescription:
-    """What the runner writes for this scenario (harness.runner.pipeline_run.PipelineRun.describe)."""
+def _describe(
+    scenario: dict, egress_settings: dict, deduplicates_within_s: float | None, output_topic: str | None
+) -> PipelineDescription:
+    """What the runner writes for this scenario (harness.runner.pipeline_run.PipelineRun.describe); with an
+    `output_topic`, a writer streamlet writes it and the egress is its recording (an application's Kafka output)."""
     parsed = parse_scenario(scenario)
     streamlets = (
         StreamletDescription(
@@ -276,6 +286,25 @@ def _describe(scenario: dict, egress_settings: dict, deduplicates_within_s: floa
         StreamletDescription(
             "processor", "processor", "processor", {"crash_probability": 0.0}, ("ingested",), ("processed",)
         ),
+    )
+    if output_topic:
+        identity = {"key": "key", "seq": "seq"}
+        streamlets += (
+            StreamletDescription(WRITER, "processor", "processor", {}, ("processed",), (output_topic,)),
+            StreamletDescription(
+                "egress",
+                KAFKA_OUTPUT,
+                "egress",
+                {"topic": output_topic, "identity": identity},
+                (output_topic,),
+                (),
+                egress_evidence=TOPIC,
+                identity=identity,
+                observed=FULLY,
+            ),
+        )
+        return PipelineDescription(parsed.name, parsed.description, "source", streamlets, parsed.expectations)
+    streamlets += (
         StreamletDescription(
             "egress",
             "egress",
@@ -302,10 +331,13 @@ def write_run(
     expectations: dict | None = None,
     ingress_deduplicates_s: float | None = None,
     recordings: str = "json",
+    output_topic: str | None = None,
 ) -> Path:
     """A run directory of the three-streamlet pipeline; `ingress_deduplicates_s`: the ingress declares a
     deduplication within that many seconds (as an application's `deduplicates`); `recordings`: the topics recorded
-    as JSON lines (json) or segments (columnar, the egress's audit and the acknowledgement log too)."""
+    as JSON lines (json) or segments (columnar, the egress's audit and the acknowledgement log too);
+    `output_topic`: the egress is that Kafka topic, which a writer streamlet fills with the audit's copies (the
+    flow's state is not used: a topic keeps every copy)."""
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -329,13 +361,18 @@ def write_run(
         "expectations": expectations or {},
     }
     (root / "scenario.json").write_text(json.dumps({"resolved": {"seed": 1}, "scenario": scenario}))
-    _describe(scenario, egress_settings, ingress_deduplicates_s).save(root / "pipeline.json")
+    _describe(scenario, egress_settings, ingress_deduplicates_s, output_topic).save(root / "pipeline.json")
     (root / "run.json").write_text(json.dumps({"status": "complete"}))
     wiring = {
         "ingress": ({}, {"out": "ingested"}, "source"),
         "processor": ({"in": "ingested"}, {"out": "processed"}, None),
         "egress": ({"in": "processed"}, {}, None),
     }
+    if output_topic:
+        wiring |= {
+            WRITER: ({"in": "processed"}, {"out": output_topic}, None),
+            "egress": ({"in": output_topic}, {}, None),
+        }
     for name, (inputs, outputs, source) in wiring.items():
         settings = egress_settings if name == "egress" else {}
         (root / "streamlets" / f"{name}.json").write_text(
@@ -351,14 +388,16 @@ def write_run(
             )
         )
     _write_acks(root / "acks.csv", sent, columnar=recordings == "columnar")
-    stamped = stamps(flow)
-    for hop in HOPS:
+    stamped = stamps(flow, WRITER if output_topic else None)
+    recorded = [(hop, flow.topics[hop], stamped[hop]) for hop in HOPS]
+    for topic, index, stamp in recorded + ([(output_topic, flow.audit, stamped["egress"])] if output_topic else []):
         if recordings == "columnar":
-            _write_segments(root / "topics" / hop, sent, flow, flow.topics[hop], stamped[hop])
+            _write_segments(root / "topics" / topic, sent, flow, index, stamp)
         else:
-            _write_topic(root / "topics" / f"{hop}.jsonl", sent, flow, flow.topics[hop], stamped[hop])
-    audit = root / "egress" / "egress.audit" if recordings == "columnar" else None
-    _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"], audit_folder=audit)
+            _write_topic(root / "topics" / f"{topic}.jsonl", sent, flow, index, stamp)
+    if not output_topic:
+        audit = root / "egress" / "egress.audit" if recordings == "columnar" else None
+        _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"], audit_folder=audit)
     (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (history or [])))
     for name in wiring:
         (root / "progress" / f"{name}.jsonl").write_text(

@@ -86,13 +86,15 @@ def assert_same_reports(root) -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(plans())
-def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(case):
+@given(plans(), st.booleans())
+def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(case, kafka_egress):
+    """Also with a Kafka egress (the output topic a third streamlet writes from the flow's egress copies)."""
     sent, plan = case
     flow, history = build(sent, plan)
     root = tempfile.mkdtemp(prefix="synthetic-engine-")
     try:
-        write_run(root, sent, flow, mode=plan.mode, history=history, recordings="columnar")
+        output_topic = "delivered" if kafka_egress else None
+        write_run(root, sent, flow, mode=plan.mode, history=history, recordings="columnar", output_topic=output_topic)
         for engine in ENGINES:
             assert_same_reconciliations(root, engine)
         assert_same_reports(root)
@@ -218,6 +220,25 @@ def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_afte
     (root / "dropped" / "processor.jsonl").write_text("".join(json.dumps(d) + "\n" for d in declared))
     report = check_run(root, strict=True)
     assert report.counts.lost == 0 and report.counts.dropped == 5, report.counts
+    for engine in ENGINES:
+        assert_same_reconciliations(root, engine)
+    assert_same_reports(root)
+
+
+def test_a_kafka_egress_after_two_topics_inherits_their_copies_and_makes_its_writers_own(tmp_path):
+    """The output topic `delivered` (the egress) is written by a third streamlet from `processed`: a copy the
+    processor made is inherited there, and the writer's replayed batch is made there."""
+    sent = make_sent(4, 200)
+    every = np.arange(len(sent))
+    processed = np.insert(every, 10, every[:3])  # the processor wrote records 0-2 again
+    delivered = np.insert(processed, 500, processed[400:405])  # the writer wrote five again
+    flow = Flow({"ingested": every, "processed": processed}, delivered, np.array([], np.int64))
+    root = write_run(tmp_path / "run", sent, flow, recordings="columnar", output_topic="delivered")
+    report = check_run(root, strict=True)
+    egress = report.hops[-1]
+    assert [h.name for h in report.hops] == ["ingested", "processed", "egress"]
+    assert (egress.copies.extra, egress.copies.made_here, egress.copies.inherited) == (8, 5, 3)
+    assert egress.copies.extra_in_state == 8 and report.counts.duplicated_deliveries == 8
     for engine in ENGINES:
         assert_same_reconciliations(root, engine)
     assert_same_reports(root)

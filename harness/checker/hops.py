@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from contract.egress import TOPIC
 from contract.roles import EGRESS, INGRESS
 from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
@@ -26,6 +27,10 @@ def hop_data(evidence: Evidence) -> list[HopData]:
         for s in evidence.streamlets
         if s.role != INGRESS
     }
+    # an output topic (egress evidence `topic`) is the egress: it holds what its writer read from the hop before
+    for s in evidence.streamlets:
+        if s.egress_evidence == TOPIC:
+            reads[s.name] = next((reads.get(producers[t]) for t in s.inputs if t in producers), None)
     hops = []
     for topic, frame in evidence.topics.items():
         if "count" in frame.columns:

@@ -30,6 +30,7 @@ from harness.checker.summary.sql import (
     SENDINGS,
     SENT,
     TOTALS,
+    HopTables,
     Plan,
     delivered_table,
     dropped_table,
@@ -89,8 +90,9 @@ def _late(table: pa.Table, ids: RecordIds) -> pd.DataFrame:
     return pd.DataFrame({"rid": rid, "after_seq": table["after_seq"].to_numpy().astype(np.int64)})
 
 
-def _hop(n: dict[str, np.ndarray], rids: np.ndarray, i: int, has_state: bool, late: pd.DataFrame, totals: dict):
+def _hop(n: dict[str, np.ndarray], rids: np.ndarray, i: int, tables: HopTables, late: pd.DataFrame, totals: dict):
     """Hop i's reconciliation from the notable records' columns (n) and their rids."""
+    has_state = tables.stored
     sent = n["lines"] > 0
     acked = sent & (n["acked"] == 1)
     delivered_copies, delivered_at = n[f"d{i}"], n[f"d{i}_at"]
@@ -103,8 +105,9 @@ def _hop(n: dict[str, np.ndarray], rids: np.ndarray, i: int, has_state: bool, la
     lost_rids, dropped_rids = _order(rids[lost], kept[lost]), _order(rids[by_design], kept[by_design])
     dup_d = _copies(rids[more_d], delivered_copies[more_d], delivered_at[more_d])
     dup_s = _copies(rids[more_s], stored_copies[more_s], stored_at[more_s])
-    # as reconcile() gives them: an egress's in rid order (a union), a topic's in the order first delivered
-    phantom = np.unique(rids[arrived]) if has_state else _order(rids[arrived], delivered_at[arrived])
+    # as reconcile() gives them: an egress's in rid order (a union with its state's, an output topic's too), a
+    # topic's in the order first delivered
+    phantom = np.unique(rids[arrived]) if tables.egress else _order(rids[arrived], delivered_at[arrived])
     return reconciliation(totals["acked"], totals["unknown"], lost_rids, dup_d, dup_s, phantom, late, dropped_rids)
 
 
@@ -185,7 +188,7 @@ def reconcile_with(
     columns = {c: notable[c].fill_null(0).to_numpy().astype(np.int64) for c in notable.column_names[3:]}
     rids = rids_of(notable, evidence.ids)
     late = [_late(results[late_result(i)], evidence.ids) for i in range(len(sources))]
-    reconciled = [_hop(columns, rids, i, hop.stored is not None, late[i], totals) for i, hop in enumerate(sources)]
+    reconciled = [_hop(columns, rids, i, hop.tables, late[i], totals) for i, hop in enumerate(sources)]
     at_risk = rids_of(results[AT_RISK], evidence.ids) if AT_RISK in results else np.array([], np.int64)
     notable = np.unique(np.concatenate([rids, at_risk, *(frame.rid.to_numpy() for frame in late)]))
     copies = [
