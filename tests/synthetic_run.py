@@ -303,20 +303,20 @@ def _describe(
                 observed=FULLY,
             ),
         )
-        return PipelineDescription(parsed.name, parsed.description, "source", streamlets, parsed.expectations)
-    streamlets += (
-        StreamletDescription(
-            "egress",
-            "egress",
-            "egress",
-            parsed.blueprint.streamlets["egress"].settings,
-            ("processed",),
-            (),
-            drops_late_events=egress_settings["mode"] == "dedup",
-            egress_evidence="records",
-            audit_query="audit" if egress_settings["mode"] == "dedup" else "main",
-        ),
-    )
+    else:
+        streamlets += (
+            StreamletDescription(
+                "egress",
+                "egress",
+                "egress",
+                parsed.blueprint.streamlets["egress"].settings,
+                ("processed",),
+                (),
+                drops_late_events=egress_settings["mode"] == "dedup",
+                egress_evidence="records",
+                audit_query="audit" if egress_settings["mode"] == "dedup" else "main",
+            ),
+        )
     return PipelineDescription(parsed.name, parsed.description, "source", streamlets, parsed.expectations)
 
 

@@ -304,6 +304,8 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
         return explained
     era = source_eras(sent, recreations)
     lowest, highest = _offset_bounds(sent, era)
+    # the places each record can be at, made once: _at_offsets reads only these two columns
+    at_lowest, at_highest = (pd.DataFrame({"partition": sent.partition, "offset": o}) for o in (lowest, highest))
     acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
     for k, event in enumerate(recreations, start=1):
         read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
@@ -311,12 +313,12 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
         skipped_to = _offsets_after_going_back(events, evidence.source_topic, read_to, event["created_ms"])
         skipped_to |= _carried_on(events, evidence.source_topic, read_to, skipped_to, event["created_ms"])
         old, new = acked & (era == k - 1), acked & (era == k)
-        unread = old & _at_offsets(sent.assign(offset=lowest), {p: (o, never) for p, o in read_to.items()})
-        skipped = new & _at_offsets(sent.assign(offset=highest), {p: (0, o) for p, o in skipped_to.items()})
+        unread = old & _at_offsets(at_lowest, {p: (o, never) for p, o in read_to.items()})
+        skipped = new & _at_offsets(at_highest, {p: (0, o) for p, o in skipped_to.items()})
         reached = new & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
         short = np.zeros(len(sent), dtype=bool)
         for ranges in _read_short(events, evidence.source_topic, event["created_ms"]):
-            short |= new & _at_offsets(sent.assign(offset=lowest), ranges)
+            short |= new & _at_offsets(at_lowest, ranges)
         explained |= isin(
             lost,
             sent.rid.to_numpy()[
