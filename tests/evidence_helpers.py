@@ -84,3 +84,24 @@ def why(summary) -> str:
         [f"status {summary.status}: {summary.error}", f"failed: {summary.failed_streamlets}", *faults, *failures]
         + lines[-15:]
     )
+
+
+def held_batch_records(run_dir: Path, streamlet: str) -> set[tuple[str, int]]:
+    """The source records of the batch an after-write kill of `streamlet` held (the history's held_query and
+    held_batch): those at the offsets its checkpoint says it read, from its previous batch's end to its own, placed
+    by acks.csv. The replay after the kill writes them again."""
+    events = [json.loads(line) for line in (Path(run_dir) / "history.jsonl").read_text().splitlines()]
+    held = next(e for e in events if e["event"] == "fault_begun" and e.get("at") == "after-write")
+    offsets = Path(run_dir) / "checkpoints" / streamlet / held["held_query"] / "offsets"
+
+    def ends(batch: int) -> dict[int, int]:
+        if batch < 0:
+            return {}
+        topics = json.loads((offsets / str(batch)).read_text().splitlines()[-1])
+        return {int(p): int(o) for parts in topics.values() for p, o in parts.items()}
+
+    start, end = ends(held["held_batch"] - 1), ends(held["held_batch"])
+    acks = read_acks(run_dir)
+    acks = acks[acks.status == "acked"]
+    read = [start.get(int(p), 0) <= int(o) < end.get(int(p), 0) for p, o in zip(acks.partition, acks.offset)]
+    return set(zip(acks.key[read], acks.seq[read].astype(int)))

@@ -17,7 +17,7 @@ from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.runner.table_outputs import schema_name
 from harness.scenario.parse import parse_scenario
-from tests.evidence_helpers import acked, why
+from tests.evidence_helpers import acked, held_batch_records, why
 from tests.test_faults import ROOT, history
 
 # A job's JVM takes minutes to start and run its batches on a busy machine: more than pytest's default 600 s.
@@ -94,6 +94,17 @@ def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
         rows = Counter(_identity(r) for (r,) in db.execute("SELECT order_id FROM orders"))
         audit = "SELECT json_extract(row, '$.order_id') FROM harness_audit_orders WHERE op = 'insert'"
         inserts = Counter(_identity(r) for (r,) in db.execute(audit))
+        audit = "SELECT json_extract(row, '$.order_id'), min(at_ms) FROM harness_audit_orders GROUP BY 1"
+        first_written = {_identity(r): at_ms for r, at_ms in db.execute(audit)}
     _counted(report, rows, inserts, acked(run_dir))
     assert report.counts.duplicated_in_state > 0
     assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
+    # The after-write kill held a batch between its write and Spark's commit: each of its records was in the table
+    # before the kill, is there twice after the replay, and the batch was committed only after the restart.
+    held, events = held_batch_records(run_dir, "orders"), history(run_dir)
+    begun = next(e for e in events if e["event"] == "fault_begun" and e["fault"] == 1)
+    killed_ms = next(e["ts_ms"] for e in events if e["event"] == "process_killed")
+    assert held and all(rows[r] >= 2 and first_written[r] < killed_ms for r in held), sorted(held)[:5]
+    commit = run_dir / "checkpoints" / "orders" / begun["held_query"] / "commits" / str(begun["held_batch"])
+    assert commit.stat().st_mtime_ns // 1_000_000 > killed_ms
+    assert report.faults[0].redelivered >= len(held) and report.faults[0].declared == ""

@@ -62,6 +62,23 @@ def test_bad_scenario_exits_2_with_one_line_and_starts_nothing(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_a_fault_the_workload_cannot_hold_is_refused_in_one_line_and_starts_nothing(tmp_path):
+    path = tmp_path / "late.yaml"
+    path.write_text(GOOD + "faults:\n  - {kind: kill-driver, target: egress, start_s: 40, at: in-flight}\n")
+    read = run_harness("validate", str(path))
+    assert read.returncode == 2 and read.stdout.strip() == (
+        f"bad  {path}: faults[0]: its start at 40s is not within the workload of 5s (workload.duration_s): it would "
+        "not be played"
+    )
+    # A --duration shorter than the scenario's: smoke's first rule fires at 12 s and, 25 s later, again (+/- 3 s).
+    shortened = run_harness("run", "scenarios/smoke.yaml", "--duration", "20", "--out", str(tmp_path / "run"))
+    assert shortened.returncode == 2 and shortened.stderr.strip() == (
+        "harness: error: faults[0] (kill-driver processor): its firing 2 of 2 at 37s plus its jitter 3s is not "
+        "within the workload of 20s: it would not be played"
+    )
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_the_run_cleanly_and_keeps_the_evidence(tmp_path, sig):

@@ -356,8 +356,8 @@ def test_faults_and_expectations_load_with_defaults(tmp_path):
         GOOD
         + textwrap.dedent("""
         faults:
-          - {kind: kill-driver, target: egress, start_s: 5, every_s: 10, jitter_s: 2}
-          - {kind: redeploy, target: ingress, starting: latest}
+          - {kind: kill-driver, target: egress, start_s: 1, every_s: 10, jitter_s: 2}
+          - {kind: redeploy, target: ingress, start_s: 2, starting: latest}
         expectations: {end_to_end: at-least-once, max_lost: 0}
     """)
     )

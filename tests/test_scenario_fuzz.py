@@ -141,7 +141,7 @@ RICH = yaml.safe_load(
       processor: {trigger: processingTime, trigger_interval: 1 second, fail_on_data_loss: false,
                   starting_offsets: earliest}
     faults:
-      - {kind: kill-driver, target: processor, start_s: 2, every_s: 5, times: 2, signal: SIGKILL, at: after-write}
+      - {kind: kill-driver, target: processor, start_s: 2, every_s: 2, times: 2, signal: SIGKILL, at: after-write}
       - {kind: broker-kill, target: broker-2, start_s: 3}
       - {kind: retention-shrink, target: processor, start_s: 4}
       - {kind: redeploy, target: egress, start_s: 4, starting: latest}

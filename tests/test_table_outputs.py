@@ -9,6 +9,7 @@ import sqlite3
 import time
 
 from contract.egress import AUDIT, STATE
+from harness.evidence.checkpoint import BatchTimes
 from harness.runner.table_outputs import SqliteTable
 from pipelines.audit import ExportedEvidence
 
@@ -31,10 +32,12 @@ def _job(table: SqliteTable, *statements: tuple[str, list]) -> None:
     db.close()
 
 
-def _exported(tmp_path, table: SqliteTable) -> tuple[dict, list, list]:
-    summary = table.export(ExportedEvidence(tmp_path / "egress.sqlite"))
+def _exported(tmp_path, table: SqliteTable, batches: BatchTimes | None = None) -> tuple[dict, list, list]:
+    """The export, its deliveries (key, seq, batch) and state; `batches`: the job's checkpoint (default: none)."""
+    batches = batches or BatchTimes(tmp_path / "no-checkpoints")
+    summary = table.export(ExportedEvidence(tmp_path / "egress.sqlite"), batches)
     with sqlite3.connect(tmp_path / "egress.sqlite") as db:
-        deliveries = db.execute(f"SELECT key, seq FROM {AUDIT} ORDER BY rowid").fetchall()
+        deliveries = db.execute(f"SELECT key, seq, batch_id FROM {AUDIT} ORDER BY rowid").fetchall()
         state = db.execute(f"SELECT key, seq FROM {STATE} ORDER BY key, seq").fetchall()
     return summary, deliveries, state
 
@@ -45,7 +48,7 @@ def test_upserts_are_counted_as_deliveries_and_the_state_as_the_table_holds_it(t
     _job(table, (upsert, [("k0001-0", 5.0), ("k0001-1", 6.0)]))
     _job(table, (upsert, [("k0001-1", 6.0), ("k0002-0", 7.0)]))  # a replayed batch: k0001-1 again
     summary, deliveries, state = _exported(tmp_path, table)
-    assert deliveries == [("k0001", 0), ("k0001", 1), ("k0001", 1), ("k0002", 0)]
+    assert deliveries == [("k0001", 0, -1), ("k0001", 1, -1), ("k0001", 1, -1), ("k0002", 0, -1)]
     assert state == [("k0001", 0), ("k0001", 1), ("k0002", 0)]
     assert summary == {"rows": 3, "inserts": 4, "updates_alone": 0}  # the upsert's update: its insert explains it
     assert table.rows()[0] == {"value": {"order_id": "k0001-0", "amount": 5.0}}
@@ -58,7 +61,7 @@ def test_an_update_no_insert_explains_makes_the_output_partly_observable(tmp_pat
     _job(table, ("INSERT OR IGNORE INTO orders VALUES (?, ?)", [("k0001-0", 9.0)]))  # offered, then skipped
     summary, deliveries, _ = _exported(tmp_path, table)
     assert summary["updates_alone"] == 1 and summary["rows"] == 2
-    assert deliveries == [("k0001", 0), ("k0001", 1), ("k0001", 0)]  # BEFORE INSERT saw the skipped offer too
+    assert deliveries == [("k0001", 0, -1), ("k0001", 1, -1), ("k0001", 0, -1)]  # BEFORE INSERT saw the skipped offer
 
 
 def test_a_rolled_back_batch_leaves_no_delivery_and_reads_never_wait_for_an_open_transaction(tmp_path):
@@ -73,3 +76,27 @@ def test_a_rolled_back_batch_leaves_no_delivery_and_reads_never_wait_for_an_open
     db.close()
     assert _exported(tmp_path, table)[1] == []
     assert sqlite3.connect(table.path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _step(query, step: str, batch: int) -> None:
+    """The job's checkpoint writes offsets/N (planned) or commits/N (done), now; each a millisecond apart."""
+    time.sleep(0.005)
+    (query / step).mkdir(parents=True, exist_ok=True)
+    (query / step / str(batch)).write_text("v1\n")
+    time.sleep(0.005)
+
+
+def test_each_insert_carries_the_jobs_batch_that_was_running_as_it_was_written(tmp_path):
+    table, query = _table(tmp_path), tmp_path / "checkpoints" / "main"
+    insert = "INSERT OR IGNORE INTO orders VALUES (?, ?)"  # a replay offers its rows again
+    _job(table, (insert, [("k0001-0", 1.0)]))  # before the query planned anything: no batch
+    _step(query, "offsets", 0)
+    _job(table, (insert, [("k0001-1", 1.0)]))
+    _step(query, "commits", 0)
+    _step(query, "offsets", 1)
+    _job(table, (insert, [("k0001-2", 1.0)]))  # batch 1, killed before its commit: its replay writes again
+    _job(table, (insert, [("k0001-2", 1.0)]))
+    deliveries = _exported(tmp_path, table, BatchTimes(query.parent))[1]
+    assert deliveries == [("k0001", 0, -1), ("k0001", 1, 0), ("k0001", 2, 1), ("k0001", 2, 1)]
+    (query.parent / "second").mkdir()  # two queries: which one wrote a row cannot be told by time
+    assert {b for _, _, b in _exported(tmp_path, table, BatchTimes(query.parent))[1]} == {-1}

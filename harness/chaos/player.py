@@ -23,8 +23,9 @@ from typing import Callable
 
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
+from harness.evidence.history import FAULT_PLANNED
 from harness.faults import FaultKind
-from harness.faults.kind import TargetGone, has_begun, play_begins
+from harness.faults.kind import FiringContext, TargetGone, has_begun, play_begins
 from harness.faults.target import Pipeline
 from harness.faults.undo import UndoFailed
 
@@ -48,8 +49,8 @@ class OpenWorkload:
 class _Playing:
     """The faults in flight: one thread each, their targets, and the first error that must end the run."""
 
-    def __init__(self, run: Pipeline, kinds: dict[str, FaultKind], say: Callable[[str], None]):
-        self.run, self.kinds, self.say = run, kinds, say
+    def __init__(self, run: Pipeline, kinds: dict[str, FaultKind], say: Callable[[str], None], t0: float):
+        self.run, self.kinds, self.say, self.t0 = run, kinds, say, t0
         self.threads: dict[str, threading.Thread] = {}  # target -> the thread playing a fault on it
         self.groups: dict[str, str | None] = {}  # target -> the group of the fault playing on it
         self.error: BaseException | None = None  # an interrupt, handed to the main thread
@@ -68,18 +69,18 @@ class _Playing:
             return True
         return sum(self.busy(t) for t, g in self.groups.items() if g == firing.group) < limits[firing.group]
 
-    def fire(self, firing: Firing, number: int) -> None:
+    def fire(self, firing: Firing) -> None:
         self.run.under_fault.add(firing.target)
         self.moved_at = time.monotonic()
 
         def play_one() -> None:
-            play_begins()
+            play_begins(FiringContext(firing.number, firing.at_s, self.t0))
             try:
                 self.kinds[firing.kind].play(self.run, firing.target, **firing.params)
                 with self._lock:
                     self.finished += 1
             except Exception as exc:  # recorded; the run goes on
-                self._failed(firing, number, exc)
+                self._failed(firing, exc)
             except BaseException as exc:  # an interrupt: handed to the main thread, which ends the run with it
                 with self._lock:
                     self.error = self.error or exc
@@ -91,30 +92,28 @@ class _Playing:
         self.threads[firing.target], self.groups[firing.target] = thread, firing.group
         thread.start()
 
-    def _failed(self, firing: Firing, number: int, exc: Exception) -> None:
+    def _failed(self, firing: Firing, exc: Exception) -> None:
         """Skipped when it had no effect (its target gone, or it failed before it began); failed otherwise, its
         undo pending when that is what failed (the drain tries it again)."""
         reason = (str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}").splitlines()[0][:500]
         self.run.layout.log_dir.mkdir(parents=True, exist_ok=True)
         with open(self.run.layout.log("faults"), "a") as log:
-            log.write(f"fault {number} {describe(firing)}\n{''.join(traceback.format_exception(exc))}\n")
+            log.write(f"fault {firing.number} {describe(firing)}\n{''.join(traceback.format_exception(exc))}\n")
         if isinstance(exc, TargetGone) or not has_begun():
-            self.run.history.record(
-                "fault_skipped", kind=firing.kind, target=firing.target, fault=number, reason=reason
-            )
-            self.say(f"fault {number} skipped: {describe(firing)}: {reason}")
+            _skipped(self.run, firing, reason)
+            self.say(f"fault {firing.number} skipped: {describe(firing)}: {reason}")
             return
         undo = isinstance(exc, UndoFailed)
         self.run.history.record(
             "fault_failed",
             kind=firing.kind,
             target=firing.target,
-            fault=number,
+            fault=firing.number,
             reason=reason,
             stage="undo" if undo else "effect",
         )
         self.say(
-            f"fault {number} failed: {describe(firing)}: {reason}"
+            f"fault {firing.number} failed: {describe(firing)}: {reason}"
             + (
                 "; its undo is tried again at the drain"
                 if undo
@@ -130,19 +129,29 @@ class _Playing:
             raise self.error
 
 
-def _skipped(run: Pipeline, firing: Firing, number: int, why: str) -> None:
-    run.history.record("fault_skipped", kind=firing.kind, target=firing.target, fault=number, reason=why)
+def _skipped(run: Pipeline, firing: Firing, why: str) -> None:
+    run.history.record(
+        "fault_skipped",
+        kind=firing.kind,
+        target=firing.target,
+        fault=firing.number,
+        planned_s=firing.at_s,
+        reason=why,
+    )
 
 
-def _skip_all(run: Pipeline, pending: list[Firing], started: int, why: str, say: Callable[[str], None]) -> int:
-    """The faults not yet played, skipped for `why` (each recorded, numbered on from `started`; `pending` emptied);
-    returns the last number."""
+def _skip_all(run: Pipeline, pending: list[Firing], why: str, say: Callable[[str], None]) -> None:
+    """The faults not yet played, skipped for `why` (each recorded; `pending` emptied)."""
     for firing in pending:
-        started += 1
-        _skipped(run, firing, started, why)
+        _skipped(run, firing, why)
     say(f"{len(pending)} fault(s) not played: {why}")
     pending.clear()
-    return started
+
+
+def record_planned(run: Pipeline, number: int, kind: str, target: str, planned_s=None, window_s=None) -> None:
+    """fault_planned in the history: a fault the run means to play (planned_s None: for the whole run), so the
+    checker can tell each fault that struck as declared from one that did not."""
+    run.history.record(FAULT_PLANNED, fault=number, kind=kind, target=target, planned_s=planned_s, window_s=window_s)
 
 
 def play(
@@ -155,6 +164,7 @@ def play(
     open_workload: OpenWorkload | None = None,
     group_limits: dict[str, int] | None = None,
     cut: Callable[[], str | None] = lambda: None,
+    total: int | None = None,
 ) -> int:
     """Play `firings` (times relative to now) with the kinds they name; returns how many were played.
 
@@ -165,19 +175,23 @@ def play(
     `group_limits`: at most so many faults of a group in flight at once (a later
     one waits, as one whose target is busy does). `cut`: why the workload ended
     early (None: it has not); the faults not yet played are then skipped.
+    `total`: how many faults the run has, the whole-run ones too (None: these).
+    Each firing is recorded as planned first (fault_planned), by its number.
     """
     limits = group_limits or {}
     t0 = time.monotonic()
+    for firing in firings:
+        record_planned(run, firing.number, kinds[firing.kind].name, firing.target, firing.at_s, firing.window_s)
     pending = list(firings)
-    playing = _Playing(run, kinds, say)
+    playing = _Playing(run, kinds, say, t0)
     planned_s = max([f.at_s for f in firings] + [0.0])
-    started = 0
+    total = len(firings) if total is None else total
     while True:
         playing.check()
         elapsed = time.monotonic() - t0
         why_cut = cut() if pending else None
         if why_cut:
-            started = _skip_all(run, pending, started, why_cut, say)
+            _skip_all(run, pending, why_cut, say)
         for name in run.exited_drivers():
             say(f"streamlet {name} stopped by itself: {run.failed[name].splitlines()[0][:200]}")
         due = [f for f in pending if f.at_s <= elapsed and not playing.busy(f.target)]
@@ -185,14 +199,13 @@ def play(
             if playing.busy(firing.target) or not playing.room(firing, limits):
                 continue  # an earlier one of this tick took its target, or its group is full: it waits
             pending.remove(firing)
-            started += 1
             if firing.target in run.failed:
-                _skipped(run, firing, started, "target is not running")
-                say(f"fault {started} skipped: {describe(firing)}: the streamlet is not running")
+                _skipped(run, firing, "target is not running")
+                say(f"fault {firing.number} skipped: {describe(firing)}: the streamlet is not running")
                 continue
             late = elapsed - firing.at_s
             say(
-                f"fault {started}/{len(firings)} at {elapsed:.0f}s: {describe(firing)}"
+                f"fault {firing.number}/{total} at {elapsed:.0f}s: {describe(firing)}"
                 + (
                     f" ({late:.0f}s late: waited for the fault before it on {firing.target}"
                     + (f" or for room among the {firing.group}" if firing.group else "")
@@ -201,7 +214,7 @@ def play(
                     else ""
                 )
             )
-            playing.fire(firing, started)
+            playing.fire(firing)
         quiet = not pending and not playing.any_running()
         if (
             quiet

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from harness.scenario.fault_rules import FaultRule
+from harness.scenario.fault_rules import FaultRule, whole_run
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,13 @@ class Firing:
     target: str
     params: dict
     group: str | None = None  # see FaultRule.group
+    number: int = 0  # its number among the run's faults (the whole-run ones first), everywhere the run names it
+    window_s: float | None = None  # see FaultRule.window_s
 
 
 def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
-    """Concrete firing times for every scheduled rule, within [0, duration_s), sorted by time."""
+    """Concrete firing times for every scheduled rule, within [0, duration_s), sorted by time and numbered after
+    the whole-run faults (whole_run_numbers)."""
     firings = []
     for index, rule in enumerate(rules):
         if not rule.fault.scheduled:
@@ -41,5 +44,9 @@ def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
                 break
             if at >= duration_s:
                 continue
-            firings.append(Firing(round(at, 3), index, rule.kind, rule.target, dict(rule.params), rule.group))
-    return sorted(firings, key=lambda f: (f.at_s, f.rule_index))
+            firings.append(
+                Firing(round(at, 3), index, rule.kind, rule.target, dict(rule.params), rule.group, 0, rule.window_s)
+            )
+    first = len(whole_run(rules)) + 1
+    ordered = sorted(firings, key=lambda f: (f.at_s, f.rule_index))
+    return [replace(f, number=first + i) for i, f in enumerate(ordered)]

@@ -53,8 +53,11 @@ def broker_budget(scenario: Scenario) -> int:
     return max(0, min(t.replication - int(t.config.get("min.insync.replicas", default_isr)) for t in topics))
 
 
-def draw_storm(spec: StormSpec, scenario: Scenario, seed: int) -> Storm:
-    """The storm of `seed` for this scenario (the same seed draws the same storm)."""
+def draw_storm(spec: StormSpec, scenario: Scenario, seed: int, duration_s: float | None = None) -> Storm:
+    """The storm of `seed` for this scenario (the same seed draws the same storm), its timed faults within the
+    workload's `duration_s` (None: the scenario's): a draw stops early rather than plan a fault the run would not
+    play."""
+    end = scenario.workload.duration_s if duration_s is None else duration_s
     rng = random.Random(f"storm:{seed}")
     kinds = {name: load_fault_kind(name) for name in spec.kinds} if spec.kinds else builtin_fault_kinds()
     budget = broker_budget(scenario) if spec.max_brokers_down is None else spec.max_brokers_down
@@ -64,6 +67,8 @@ def draw_storm(spec: StormSpec, scenario: Scenario, seed: int) -> Storm:
     rules = []
     at = spec.start_s
     for _ in range(spec.faults if timed else 0):
+        if at >= end:
+            break
         kind = rng.choice(timed)
         rules.append(_rule(kind, scenario, spec, rng, round(at, 1)))
         at += rng.uniform(*spec.spacing_s)
@@ -81,6 +86,7 @@ def _rule(kind: FaultKind, scenario: Scenario, spec: StormSpec, rng: random.Rand
         params=_params(kind, spec, rng),
         fault=kind,
         group=BROKERS if kind.target == "broker" else None,
+        window_s=None,  # a storm's faults wait for room by design: only their moment and target are held to it
     )
 
 

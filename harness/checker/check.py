@@ -28,6 +28,7 @@ from harness.checker import (
     unfinished,
 )
 from harness.checker import witnesses as witness_step
+from harness.checker.declared import misses
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
 from harness.checker.hops import hop_data
@@ -36,6 +37,7 @@ from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
 from harness.checker.unfinished import unfinished_reason
+from harness.evidence.history import FAULT_PLANNED
 
 STEPS: list[Step] = [
     hops.STEP,
@@ -82,6 +84,7 @@ def check_run(
         list(evidence.gaps),
         query_failures,
         doubts(evidence.history),
+        misses(evidence.history),
         engine=engine,
     )
     run_steps(STEPS if steps is None else steps, context, strict_default() if strict is None else strict)
@@ -151,21 +154,29 @@ def _report(context: Context) -> Report:
         periods=context.periods,
         doubts=context.doubts,
         skipped_faults=skipped_faults(evidence.history),
+        fault_misses=context.misses,
         records=context.records,
     )
 
 
 def _run_info(evidence: Evidence, spans) -> dict:
     resolved = evidence.resolved
-    schedule = resolved.get("schedule")
     return {
         "seed": resolved.get("seed"),
         "duration_s": resolved.get("duration_s"),
         "after_faults_s": resolved.get("after_faults_s"),
-        "faults_planned": (len(schedule) if isinstance(schedule, list) else None)
-        if resolved.get("faults_played", True)
-        else 0,
+        "faults_planned": _planned(evidence),
         "faults_played": len(spans),
         "versions": evidence.versions,
         **({"storm": resolved["storm"]} if isinstance(resolved.get("storm"), dict) else {}),
     }
+
+
+def _planned(evidence: Evidence) -> int | None:
+    """How many faults the run planned, the whole-run ones too (as many as fault_begun can play): its fault_planned
+    events; in an older run, its schedule's timed faults (None: not known)."""
+    planned = sum(e["event"] == FAULT_PLANNED for e in evidence.history)
+    schedule = evidence.resolved.get("schedule")
+    if planned or not evidence.resolved.get("faults_played", True):
+        return planned
+    return len(schedule) if isinstance(schedule, list) else None

@@ -8,6 +8,9 @@ or a run that did not finish (what is missing so far is not yet lost).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from harness.checker.declared import FaultMiss
 from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult, FaultResult, Hop, ResourceUse
 from harness.checker.reconcile import Counts
 from harness.checker.step import Context, Step
@@ -227,18 +230,39 @@ def _recovery(limit: float, faults: list[FaultResult]) -> ExpectationResult:
     )
 
 
+# Expectations whose result does not depend on the faults having struck as declared (a process's memory growth).
+FAULT_FREE = ("max_memory_growth",)
+
+
+def undeclared(results: list[ExpectationResult], misses: list[FaultMiss]) -> list[ExpectationResult]:
+    """With faults that did not strike as declared, what depends on them is not shown: a pass is unknown, and so
+    is too few duplicates (the fault that would have made them did not play); any other failure stands."""
+    if not misses:
+        return results
+    why = "; ".join(m.text for m in misses)
+    return [
+        replace(r, status=UNKNOWN, detail=f"{r.detail}; unknown, as {why}")
+        if r.name not in FAULT_FREE and (r.status == PASS or r.name == "min_duplicated_deliveries")
+        else r
+        for r in results
+    ]
+
+
 def _expectations(context: Context) -> None:
     evidence = context.evidence
-    context.expectations = judge(
-        evidence.pipeline.expectations,
-        context.verdict,
-        context.counts,
-        context.hop_findings,
-        context.lost_by_cause,
-        context.faults,
-        context.query_failures if evidence.has_history else None,
-        context.unfinished,
-        context.resources,
+    context.expectations = undeclared(
+        judge(
+            evidence.pipeline.expectations,
+            context.verdict,
+            context.counts,
+            context.hop_findings,
+            context.lost_by_cause,
+            context.faults,
+            context.query_failures if evidence.has_history else None,
+            context.unfinished,
+            context.resources,
+        ),
+        context.misses,
     )
 
 

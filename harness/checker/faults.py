@@ -6,16 +6,20 @@ target; cluster: every streamlet), `restarts` (its target's driver is stopped an
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.checker.findings import FaultResult
 from harness.checker.intermediate import FaultSpan
 from harness.checker.step import Context, Step
 from harness.evidence.history import BUDGET_REACHED
 
 CLASSIFICATION = ("scope", "restarts", "recovers")
+FIRING = ("fault", "planned_s", "late_s")  # which firing of the schedule it was: the span's number, and how late
 
 
 def fault_spans(history: list[dict]) -> list[FaultSpan]:
-    """fault_begun/fault_ended pairs in the order the faults began."""
+    """fault_begun/fault_ended pairs in the order the faults began, each with its number (fault_begun's `fault`; in
+    a run that did not number its faults, its place in that order)."""
     spans, open_faults = [], {}
     for i, event in enumerate(history):
         kind, target = event.get("kind"), event.get("target")
@@ -25,7 +29,8 @@ def fault_spans(history: list[dict]) -> list[FaultSpan]:
             begun = history[open_faults.pop((kind, target))]
             spans.append(_span(history, begun, event))
     spans += [_span(history, history[i], None) for i in open_faults.values()]
-    return sorted(spans, key=lambda s: s.start_ms)
+    ordered = sorted(spans, key=lambda s: s.start_ms)
+    return [s if s.number else replace(s, number=i) for i, s in enumerate(ordered, 1)]
 
 
 def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
@@ -47,7 +52,7 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
     params = {
         k: v
         for k, v in begun.items()
-        if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms", *CLASSIFICATION)
+        if k not in ("ts_ms", "event", "kind", "target", "pid", "planned_ms", *FIRING, *CLASSIFICATION)
     }
     return FaultSpan(
         begun["kind"],
@@ -60,6 +65,7 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
         begun.get("scope", "none"),
         bool(begun.get("restarts")),
         bool(begun.get("recovers")),
+        int(begun.get("fault") or 0),
     )
 
 
@@ -159,6 +165,7 @@ def _results(context: Context) -> None:
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
     # the first arrivals after each fault (None where the arrivals could not be tallied)
     first_after = context.arrivals.first_after_ms if context.arrivals is not None else [None] * len(spans)
+    astray = {m.number: f"{m.how}: {m.why}" for m in context.misses}
     results = []
     for i, span in enumerate(spans):
         recovered = recovery_s(span, progress)
@@ -176,6 +183,8 @@ def _results(context: Context) -> None:
                 span.restarted if span.restarts else None,
                 at_hops[i],
                 first_output_s(span, first_after[i]),
+                span.number,
+                astray.get(span.number, ""),
             )
         )
     context.faults = results

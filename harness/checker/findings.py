@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+from harness.checker.declared import FaultMiss
 from harness.checker.reconcile import Counts
 
-SCHEMA_VERSION = (
-    3  # 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an
-)
-# unfinished run's lost is only what is proven), doubts, skipped_faults (docs/checker.md)
+# 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an unfinished
+# run's lost is only what is proven), doubts, skipped_faults; 4: faults[].number and declared, fault_misses, and a
+# skipped fault no longer judged as usual (docs/checker.md)
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ class FaultResult:
     # fault -> the first record an egress received after the target restarted (or the fault ended); None: none
     # came, or the fault has no end. What a user of the output sees, where recovery_s is what the job reports.
     output_s: float | None = None
+    number: int = 0  # its number among the run's faults: the console's, the witnesses' and the CSVs'
+    declared: str = ""  # "": it struck as declared; else how it did not, and why (harness/checker/declared.py)
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,8 @@ class Report:
     # what makes the outcome unknown whatever the counts (a fault half done)
     doubts: list[str] = field(default_factory=list)
     skipped_faults: list[dict] = field(default_factory=list)  # faults that did nothing: kind, target, fault, reason
+    # faults that did not strike as declared (skipped, moment missed, late, not played): the outcome is not a pass
+    fault_misses: list[FaultMiss] = field(default_factory=list)
     run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
     witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
     resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
@@ -236,7 +241,7 @@ class Report:
         """pass | fail | unknown: the expectations merged; unknown too when the verdict itself is unknown,
         the run did not finish (missing deliveries of a run in progress are not losses) or has doubts."""
         merged = merge(e.status for e in self.expectations)
-        if merged == PASS and (self.verdict == "unknown" or self.unfinished or self.doubts):
+        if merged == PASS and (self.verdict == "unknown" or self.unfinished or self.doubts or self.fault_misses):
             return UNKNOWN
         return merged
 
@@ -251,7 +256,7 @@ class Report:
         data["verdict"] = {"end_to_end": self.verdict, "hops": {h.name: h.verdict for h in self.hops}}
         data["outcome"] = self.outcome
         data["passed"] = self.passed
-        data["partial"] = bool(self.gaps or self.unfinished or self.doubts)
+        data["partial"] = bool(self.gaps or self.unfinished or self.doubts or self.fault_misses)
         for result, expectation in zip(data["expectations"], self.expectations):
             result["passed"] = expectation.passed
         return data

@@ -24,6 +24,7 @@ class FaultSpan:
     scope: str = "none"  # what it disturbs: "streamlet" (its target), "cluster" (every streamlet), "none"
     restarts: bool = False  # it stops its target's driver and starts it again
     recovers: bool = False  # a recovery time applies
+    number: int = 0  # its number among the run's faults, as the console, the history and every report name it
 
 
 @dataclass(frozen=True)

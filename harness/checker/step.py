@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from harness.checker.declared import FaultMiss
 from harness.checker.intermediate import Arrivals, CopyAccounting, FaultSpan, HopData, Tallies
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
@@ -53,6 +54,7 @@ class Context:
     gaps: list[str]
     query_failures: list[dict]  # history query_failed: streamlet, ts_ms, error
     doubts: list[str] = field(default_factory=list)
+    misses: list[FaultMiss] = field(default_factory=list)  # faults that did not strike as declared (declared.py)
     failed: set[str] = field(default_factory=set)  # steps that raised or were not run
     # how the hops are reconciled: (evidence, hops, spans) -> (a Reconciliation each, Tallies), the records counted
     # where they are (harness/checker/summary); None: in memory, with numpy

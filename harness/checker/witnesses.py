@@ -52,10 +52,20 @@ def _int(value):
     return None if value is None or (isinstance(value, float) and np.isnan(value)) else int(value)
 
 
-def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -> dict[int, list[Copy]]:
+def _place(value):
+    """A partition or offset; None where the hop has none (a table's rows: -1)."""
+    value = _int(value)
+    return None if value is None or value < 0 else value
+
+
+def _copies(
+    hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting, numbers: list[int]
+) -> dict[int, list[Copy]]:
+    """`numbers`: each fault's number, by its place in the accounting's order (the spans')."""
     made = accounting.made[isin(accounting.made.rid.to_numpy(), rids) & (accounting.made.fault >= 0).to_numpy()]
     made_by = {
-        (hop, int(row)): int(fault) + 1 for hop, row, fault in made[["hop", "row", "fault"]].itertuples(index=False)
+        (hop, int(row)): numbers[int(fault)]
+        for hop, row, fault in made[["hop", "row", "fault"]].itertuples(index=False)
     }
     found: dict[int, list[Copy]] = {int(r): [] for r in rids}
     for hop in hops:
@@ -63,13 +73,13 @@ def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -
         batch_columns = [c for c in rows.columns if c.startswith("batch.")]
         for index, row in zip(rows.index, rows.to_dict("records")):  # a handful of witnesses, not every record
             batches = {c[len("batch.") :]: int(row[c]) for c in batch_columns if row[c] >= 0}
-            if hop.kind == EGRESS:
+            if hop.kind == EGRESS and row["batch_id"] >= 0:  # -1: the sink stamps no batch
                 batches[hop.producer] = int(row["batch_id"])
             found[int(row["rid"])].append(
                 Copy(
                     hop.name,
-                    _int(row.get("partition")),
-                    _int(row.get("offset")),
+                    _place(row.get("partition")),
+                    _place(row.get("offset")),
                     batches,
                     _int(row.get("time_ms")),
                     made_by.get((hop.name, int(index))),
@@ -79,11 +89,16 @@ def _copies(hops: list[HopData], rids: np.ndarray, accounting: CopyAccounting) -
 
 
 def witnesses(
-    evidence: Evidence, hops: list[HopData], classes: list[AnomalyClass], accounting: CopyAccounting
+    evidence: Evidence,
+    hops: list[HopData],
+    classes: list[AnomalyClass],
+    accounting: CopyAccounting,
+    numbers: list[int],
 ) -> list[Witness]:
+    """A few records of each class with every copy of them; `numbers`: each fault's number, by its place."""
     chosen = {c.name: spread(c.rids, c.strata) for c in classes}
     every = np.unique(np.concatenate(list(chosen.values()) + [np.array([], np.int64)]))
-    copies = _copies(hops, every, accounting)
+    copies = _copies(hops, every, accounting, numbers)
     sent = evidence.sent[isin(evidence.sent.rid, every)].set_index("rid")  # only the witnesses' rows (one per record)
     found = []
     for anomaly in classes:
@@ -144,7 +159,7 @@ def replay_cause(made: pd.DataFrame, rid: int, faults: list[FaultResult]) -> str
     if row.fault < 0:
         return f"{again}; no fault before it: unexplained"
     fault = faults[int(row.fault)]
-    return f"{again} after fault {int(row.fault) + 1}, {fault.kind} {fault.target}"
+    return f"{again} after fault {fault.number}, {fault.kind} {fault.target}"
 
 
 def _named(evidence: Evidence, rids: np.ndarray) -> pd.DataFrame:
@@ -214,6 +229,7 @@ def _witnesses(context: Context) -> None:
     lost_index = pd.Series(np.arange(len(lost)), index=lost)
     dup_index = pd.Series(np.arange(len(context.duplicated)), index=context.duplicated)
     made = accounting.made.drop_duplicates("rid").set_index("rid")
+    numbers = [f.number for f in faults]  # by the fault's place in the accounting (the spans' order)
 
     def explain_lost(rid):
         i = lost_index[rid]
@@ -222,8 +238,16 @@ def _witnesses(context: Context) -> None:
     def explain_duplicate(rid):
         if rid not in dup_index.index:
             return None, None
-        cause = replay_cause(made, rid, faults) if rid in made.index else None
+        if rid in made.index:
+            cause = replay_cause(made, rid, faults)
+        else:  # its copies came from the source: the same cause anomalies/duplicated.csv gives it
+            cause = str(source_cause(np.array([rid], np.int64))[0])
         return int(context.duplicated_first[dup_index[rid]]), cause
+
+    def source_cause(rids: np.ndarray) -> np.ndarray:
+        """Copies the source itself held and a job passed on: its deliberate re-sends, or aborted transactions."""
+        sent = context.evidence.sent_at(rids, ["resent_copies"])
+        return np.where(sent.resent_copies.fillna(0).to_numpy() > 0, "resent_read", "aborted_read")
 
     def duplicate_strata(rids: np.ndarray) -> np.ndarray:
         """The fault whose replay made the record's first extra copy, and the hop where it was made."""
@@ -251,14 +275,13 @@ def _witnesses(context: Context) -> None:
         first = dup_index.reindex(rids)
         hop = [context.hops[int(context.duplicated_first[int(i)])].name if pd.notna(i) else None for i in first]
         origin = made.reindex(rids)
-        fault = origin.fault.where(origin.fault >= 0) + 1
+        fault = origin.fault.where(origin.fault >= 0).map(lambda i: numbers[int(i)], na_action="ignore")
         replayed = np.where(fault.notna(), "replay_after_fault", "unexplained")
-        sent = context.evidence.sent_at(rids, ["resent_copies"])
-        source = np.where(sent.resent_copies.fillna(0) > 0, "resent_read", "aborted_read")
-        cause = np.where(origin.fault.notna().to_numpy(), replayed, source)
+        cause = np.where(origin.fault.notna().to_numpy(), replayed, source_cause(rids))
         return pd.DataFrame({"first_hop": hop, "fault": fault.astype("Int64").to_numpy(), "cause": cause})
 
-    context.witnesses = witnesses(context.evidence, context.hops, classes, accounting) + context.window_witnesses
+    context.witnesses = witnesses(context.evidence, context.hops, classes, accounting, numbers)
+    context.witnesses += context.window_witnesses
     context.witness_totals = context.witness_totals | {c.name: len(c.rids) for c in classes}
     context.records = record_sets(
         context.evidence, context.hops, lost, lost_first, cause_of_lost, egress_result, duplicated_origin

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -52,6 +53,36 @@ def committed_positions(checkpoint: Path) -> dict[tuple[str, int], int]:
     return {
         (topic, int(p)): int(o) for topic, parts in ends.items() if isinstance(parts, dict) for p, o in parts.items()
     }
+
+
+class BatchTimes:
+    """When each batch of a single query ran: from offsets/N written (planned) to commits/N written (done). A row a
+    job wrote at a time within one batch's span was written by that batch (the first attempt or its replay): batch
+    N+1 is planned only after commits/N."""
+
+    def __init__(self, folder: Path):
+        """`folder`: a streamlet's checkpoints, one query each; with more than one query, no write is placed."""
+        queries = sorted(p for p in Path(folder).glob("*") if p.is_dir()) if Path(folder).is_dir() else []
+        self.spans: list[tuple[int, int, int | None]] = []  # (planned_ms, batch, committed_ms) by planned time
+        if len(queries) == 1:
+            for batch in planned_batches(queries[0]):
+                planned, committed = (queries[0] / step / str(batch) for step in ("offsets", "commits"))
+                try:
+                    start = planned.stat().st_mtime_ns // 1_000_000
+                except OSError:
+                    continue
+                end = committed.stat().st_mtime_ns // 1_000_000 if committed.exists() else None
+                self.spans.append((start, batch, end))
+        self.spans.sort()
+        self._starts = [start for start, _, _ in self.spans]
+
+    def batch_at(self, at_ms: int) -> int:
+        """The batch that was running at `at_ms` (ms since the epoch); -1 when none was."""
+        i = bisect.bisect_right(self._starts, at_ms) - 1
+        if i < 0:
+            return -1
+        _, batch, end = self.spans[i]
+        return batch if end is None or at_ms <= end else -1
 
 
 def batch_events(folder: Path) -> list[dict]:

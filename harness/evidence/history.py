@@ -10,6 +10,8 @@ from pathlib import Path
 MIB = 1024 * 1024  # the unit of the `resources` samples' rss_mb and disk_mb
 BUDGET = "evidence_budget"  # the run's evidence budget, as the workload starts
 BUDGET_REACHED = "evidence_budget_reached"  # the workload ended early at the run's evidence budget
+FAULT_PLANNED = "fault_planned"  # a fault the run means to play: its number, kind, target, planned_s and window_s
+MOMENT_MISSED = "crash_point_missed"  # a fault's moment (a batch written, or in flight) did not come in time
 
 
 class History:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from harness.errors import HarnessError
+from harness.evidence.history import MOMENT_MISSED
 
 REQUIRED = object()  # a Param without a default must be given
 TARGETS = {
@@ -34,7 +36,7 @@ NEEDS = {
 }
 GENERATOR = "generator"  # the generator's network link, a target of the network kinds
 SCOPES = ("streamlet", "cluster", "none")  # what a fault disturbs: its target streamlet, every streamlet, nothing
-_PLAYING = threading.local()  # per thread (each fault plays in its own): has the fault recorded its fault_begun?
+_PLAYING = threading.local()  # per thread (each fault plays in its own): its firing, and has it recorded fault_begun?
 
 
 class TargetGone(HarnessError):
@@ -42,9 +44,31 @@ class TargetGone(HarnessError):
     skipped, nothing was done."""
 
 
-def play_begins() -> None:
-    """A fault starts playing in this thread: it has done nothing yet."""
+@dataclass(frozen=True)
+class FiringContext:
+    """The firing a fault plays in this thread: its number in the run's faults, when the schedule planned it and
+    when the schedule began (time.monotonic()), so fault_begun says how late it struck."""
+
+    number: int
+    planned_s: float | None  # seconds into the workload; None: a whole-run fault, begun as the workload starts
+    t0: float
+
+    def fields(self) -> dict:
+        if self.planned_s is None:
+            return {"fault": self.number}
+        late = round(time.monotonic() - self.t0 - self.planned_s, 3)
+        return {"fault": self.number, "planned_s": self.planned_s, "late_s": late}
+
+
+def play_begins(firing: FiringContext | None = None) -> None:
+    """A fault starts playing in this thread (`firing`: which one of the schedule): it has done nothing yet."""
     _PLAYING.begun = False
+    _PLAYING.firing = firing
+
+
+def _firing_fields() -> dict:
+    firing = getattr(_PLAYING, "firing", None)
+    return firing.fields() if firing is not None else {}
 
 
 def has_begun() -> bool:
@@ -135,7 +159,14 @@ class FaultKind:
         """Record fault_begun with the kind's classification (which `fields` may refine for this target), so
         the checker needs no list of kinds."""
         _PLAYING.begun = True
-        run.history.record("fault_begun", kind=self.name, target=target, **{**self.classification(), **fields})
+        run.history.record(
+            "fault_begun", kind=self.name, target=target, **{**_firing_fields(), **self.classification(), **fields}
+        )
+
+    def missed(self, run, target: str, reason: str) -> None:
+        """Record that the fault's moment did not come (`crash_point_missed`): it struck at whatever moment it was,
+        not as declared, which the checker reports."""
+        run.history.record(MOMENT_MISSED, kind=self.name, target=target, reason=reason, **_firing_fields())
 
     def ended(self, run, target: str, **fields) -> None:
         run.history.record("fault_ended", kind=self.name, target=target, **fields)

@@ -53,13 +53,13 @@ def _fault_bands(axes, report: Report) -> None:
     t0 = report.timeline.get("start_ms", 0)
     end_s = report.timeline.get("duration_s", 0)
     colors = _fault_colors(report)
-    for number, f in enumerate(report.faults, 1):
+    for f in report.faults:
         start = (f.start_ms - t0) / 1000
         end = (f.end_ms - t0) / 1000 if f.end_ms else end_s
         for ax in axes:
             ax.axvspan(start, max(end, start + 0.5), color=colors[f.kind], alpha=0.16, linewidth=0)
         axes[0].annotate(
-            f"{number} {f.target}",
+            f"{f.number} {f.target}",
             xy=(start, 1.0),
             xycoords=("data", "axes fraction"),
             xytext=(1, 2),
@@ -124,7 +124,11 @@ def timeline_svg(report: Report) -> str:
 
 
 def anomalies_svg(report: Report) -> str:
+    """Lost records and extra copies over time and per source partition; "" when there is none to draw."""
     t = report.timeline
+    drawn = ("lost_over_time", "extra_copies_over_time", "lost_per_partition", "duplicated_per_partition")
+    if not any(any(t.get(key, {}).values()) for key in drawn):
+        return ""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [3, 1]})
     width = t.get("bin_s", 1)
     for key, label, color in (
@@ -163,9 +167,12 @@ def anomalies_svg(report: Report) -> str:
 
 
 def recovery_svg(report: Report) -> str:
-    faults = [(i, f) for i, f in enumerate(report.faults, 1) if f.recovery_s is not None]
+    """Each fault's recovery time; "" when none was measured."""
+    faults = [(f.number, f) for f in report.faults if f.recovery_s is not None]
+    if not faults:
+        return ""
     colors = _fault_colors(report)
-    figure, ax = plt.subplots(figsize=(10, 0.6 + 0.35 * max(len(faults), 1)))
+    figure, ax = plt.subplots(figsize=(10, 0.6 + 0.35 * len(faults)))
     ax.barh(
         [f"{i} {f.kind} {f.target}" for i, f in faults],
         [f.recovery_s for _, f in faults],

@@ -22,6 +22,7 @@ FAULT_HEADER = [
     "kind",
     "target",
     "how",
+    "as declared",
     "start (s)",
     "duration (s)",
     "recovery (s)",
@@ -196,10 +197,11 @@ def fault_rows(report: Report) -> list[list]:
     t0 = report.timeline.get("start_ms", 0)
     return [
         [
-            i + 1,
+            f.number,
             f.kind,
             f.target,
             ", ".join(f"{k} {plain(v)}" for k, v in f.params.items()),
+            f"no, {f.declared}" if f.declared else "yes",
             round((f.start_ms - t0) / 1000, 1),
             round((f.end_ms - f.start_ms) / 1000, 1) if f.end_ms else None,
             f.recovery_s,
@@ -208,7 +210,7 @@ def fault_rows(report: Report) -> list[list]:
             ", ".join(f"{n:,} at {hop}" for hop, n in f.redelivered_at.items()),
             f.note,
         ]
-        for i, f in enumerate(report.faults)
+        for f in report.faults
     ]
 
 
@@ -344,11 +346,9 @@ def headers_text(report: Report) -> str | None:
 
 
 def doubt_lines(report: Report) -> list[str]:
-    """Why the outcome is unknown whatever the counts (a fault half done, an undo that never happened), then the
-    faults that did nothing."""
-    return [f"outcome unknown: {d}" for d in report.doubts] + [
-        f"fault {f['fault']} skipped ({f['kind']} {f['target']}): {f['reason']}" for f in report.skipped_faults
-    ]
+    """Why the outcome is unknown whatever the counts (a fault half done, an undo that never happened, a fault that
+    did not strike as declared)."""
+    return [f"outcome unknown: {d}" for d in report.doubts + [m.text for m in report.fault_misses]]
 
 
 def causes_text(report: Report) -> str:

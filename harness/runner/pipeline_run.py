@@ -481,6 +481,11 @@ class PipelineRun:
         export_tables(self)
         export_files(self)
 
+    def has_crash_point(self, name: str) -> bool:
+        """Whether the streamlet's driver holds a batch at its crash point when armed: the harness's own streamlets
+        do (pipelines/crashpoint.py); a team's application, run unchanged, does not."""
+        return self.scenario.blueprint.streamlets[name].kind != APPLICATION
+
     def start_driver(self, name: str) -> ManagedProcess:
         if self.scenario.blueprint.streamlets[name].kind == APPLICATION:
             proc = start_application(self, name)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from contract.roles import EGRESS
-from harness.chaos.player import OpenWorkload, play
+from harness.chaos.player import OpenWorkload, play, record_planned
 from harness.chaos.schedule import Firing, plan
 from harness.chaos.storm import BROKERS, Storm, draw_storm
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
@@ -31,9 +31,10 @@ from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.runner.resource_sampler import ResourceSampler
 from harness.runner.sampler import OffsetSampler
-from harness.runner.table_outputs import prepare_outputs
+from harness.runner.table_outputs import output_tables, prepare_outputs
 from harness.scenario import Scenario
-from harness.scenario.fault_rules import FaultRule
+from harness.scenario.fault_rules import FaultRule, unplayable
+from harness.scenario.fault_rules import whole_run as whole_run_rules
 
 
 @dataclass
@@ -58,9 +59,11 @@ class RunSummary:
 class _Status:
     """The live status line: elapsed, faults, records acknowledged and delivered, lag per streamlet."""
 
-    def __init__(self, run: PipelineRun, sampler: OffsetSampler, console: Console, duration: float, planned: int):
+    def __init__(
+        self, run: PipelineRun, sampler: OffsetSampler, console: Console, duration: float, planned: int, begun: int
+    ):
         self.run, self.sampler, self.console = run, sampler, console
-        self.planned = planned
+        self.planned, self.begun = planned, begun  # begun: the whole-run faults, played from the start
         # "40s+": a workload with after_faults_s goes on past its duration until the faults are over
         self.length = f"{duration:.0f}s" + ("" if run.scenario.workload.after_faults_s is None else "+")
         self.acks = AckCounter(run.ack_log)
@@ -69,6 +72,8 @@ class _Status:
         self.outputs = [
             run.topic_name(t) for n, s in egresses if not s.runs for t in run.scenario.blueprint.inputs_of(n).values()
         ]
+        self.tables = output_tables(run)  # an application's output tables: their rows count as delivered
+        self._inserted = [0] * len(self.tables)  # each table's last count read (kept when a read fails)
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():
@@ -79,12 +84,23 @@ class _Status:
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
         if self.run.recorder is not None:  # an output's records, as recorded
             delivered += sum(self.run.recorder.per_topic.get(t, 0) for t in self.outputs)
+        for i, table in enumerate(self.tables):
+            inserted = table.inserts()
+            self._inserted[i] = self._inserted[i] if inserted is None else inserted
+        delivered += sum(self._inserted)
         lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
         down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
         self.console.status(
-            f"{elapsed:5.0f}s/{self.length}  faults {played}/{self.planned}  "
+            f"{elapsed:5.0f}s/{self.length}  faults {self.begun + played}/{self.planned}  "
             f"acked {acks.acked:,}  delivered {delivered:,}  lag {lag_text}{down}"
         )
+
+    def __enter__(self) -> _Status:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for table in self.tables:
+            table.close()
 
 
 def run_scenario(
@@ -105,12 +121,14 @@ def run_scenario(
     bound_malloc_arenas()  # before the run starts its threads
     duration = scenario.workload.duration_s if duration_s is None else duration_s
     seed = scenario.workload.seed if seed is None else seed
-    storm = draw_storm(scenario.storm, scenario, seed) if scenario.storm and play_faults else None
+    storm = draw_storm(scenario.storm, scenario, seed, duration) if scenario.storm and play_faults else None
     if storm is not None:  # drawn before the run starts: its network faults' links are proxied from the start
         scenario = replace(scenario, faults=scenario.faults + storm.rules)
     rules = scenario.faults if play_faults else tuple(r for r in scenario.faults if r.fault.of_workload)
-    firings = plan(list(rules), seed, duration)
-    summary = RunSummary(str(Path(run_dir).resolve()), scenario.name, seed, duration, faults_planned=len(firings))
+    firings, whole_run = _planned(rules, seed, duration)
+    summary = RunSummary(
+        str(Path(run_dir).resolve()), scenario.name, seed, duration, faults_planned=len(whole_run) + len(firings)
+    )
     t0 = time.monotonic()
     with PipelineRun(scenario, run_dir, console.say) as run:
         _save_resolved(run, scenario, duration, seed, firings, play_faults, storm)
@@ -123,7 +141,6 @@ def run_scenario(
             run.create_topics()
             prepare_outputs(run)
             run.start_recording()
-            whole_run = [r for r in rules if not r.fault.scheduled]
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
             run.start_drivers()
@@ -167,6 +184,16 @@ def run_scenario(
     return summary
 
 
+def _planned(rules: tuple[FaultRule, ...], seed: int, duration: float) -> tuple[list[Firing], list[FaultRule]]:
+    """The timed faults' firings and the whole-run faults; a fault the workload cannot hold (a --duration shorter
+    than the scenario's) is refused before anything starts, as the scenario would be."""
+    cannot = unplayable(list(rules), duration)
+    if cannot:
+        rule = rules[cannot[0]]
+        raise HarnessError(f"faults[{cannot[0]}] ({rule.kind} {rule.target}): {cannot[1]}: it would not be played")
+    return plan(list(rules), seed, duration), whole_run_rules(list(rules))
+
+
 def _play_workload(
     run: PipelineRun,
     summary: RunSummary,
@@ -188,25 +215,27 @@ def _play_workload(
         console.say(
             f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
             + ("" if until is None else f" and until {until}")
-            + f"; {len(firings)} fault(s) planned (seed {seed})"
+            + f"; {summary.faults_planned} fault(s) planned (seed {seed})"
         )
         _begin_continuous_faults(run, whole_run)
-        status = _Status(run, sampler, console, duration, len(firings))
         overrun = max([duration] + [f.at_s for f in firings]) + 300
         open_workload = (
             None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
         )
-        summary.faults_played = play(
-            run,
-            firings,
-            {r.kind: r.fault for r in rules},
-            overrun,
-            console.say,
-            status,
-            open_workload,
-            group_limits,
-            cut,
-        )
+        summary.faults_played = len(whole_run)  # begun as the workload started
+        with _Status(run, sampler, console, duration, summary.faults_planned, len(whole_run)) as status:
+            summary.faults_played += play(
+                run,
+                firings,
+                {r.kind: r.fault for r in rules},
+                overrun,
+                console.say,
+                status,
+                open_workload,
+                group_limits,
+                cut,
+                summary.faults_planned,
+            )
         _end_continuous_faults(run, whole_run)
         return None
     except Exception as exc:  # HarnessError or a bug: the run is still drained, saved and judged
@@ -278,9 +307,11 @@ def _save_resolved(
 
 
 def _begin_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:
-    """Faults active for the whole workload (executor crashes, late events): begun as it starts."""
-    for rule in whole_run:
-        rule.fault.begun(run, rule.target, **rule.params)
+    """Faults active for the whole workload (executor crashes, late events, resends): faults 1 to N of the run,
+    begun as it starts."""
+    for number, rule in enumerate(whole_run, 1):
+        record_planned(run, number, rule.fault.name, rule.target)
+        rule.fault.begun(run, rule.target, fault=number, **rule.params)
 
 
 def _end_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from contract.applications import FULLY, PARTLY, SQLITE, TABLE_OUTPUT
 from contract.egress import AUDIT, MAIN_QUERY, STATE
 from contract.identity import IdentityReader
+from harness.evidence.checkpoint import BatchTimes
 from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
@@ -72,15 +73,16 @@ class TableOutput:
         """What a failed read raises: the server busy or gone, the file locked."""
         raise NotImplementedError
 
-    def export(self, evidence: ExportedEvidence) -> dict:
+    def export(self, evidence: ExportedEvidence, batches: BatchTimes) -> dict:
         """Copy the table (state) and its audited inserts (deliveries) into the run directory's evidence, as the
-        contract's tables; returns what was exported and what was seen only as an update."""
+        contract's tables, each insert with the job's batch that was running as it was written (`batches`);
+        returns what was exported and what was seen only as an update."""
         read = IdentityReader(self.identity)
         state = [read(row) for row in self.rows()]
         audit = [(op, txid, at_ms, read({"value": row})) for op, txid, at_ms, row in self.audit_rows()]
         updates_alone = sum(1 for i, entry in enumerate(audit) if entry[0] == "update" and not _explained(audit, i))
         deliveries = [
-            (MAIN_QUERY, -1, identity_text(key), identity_text(seq), -1, "{}", None, -1, -1, at_ms)
+            (MAIN_QUERY, batches.batch_at(at_ms), identity_text(key), identity_text(seq), -1, "{}", None, -1, -1, at_ms)
             for op, _, at_ms, (key, seq) in audit
             if op == "insert"
         ]
@@ -236,13 +238,22 @@ class TableProbe:
         self._db = None
 
     def latest_ms(self) -> int:
+        found = self._ask(f"SELECT coalesce(max(at_ms), 0) FROM {self.table.audit}")
+        return 0 if found is None else found
+
+    def inserts(self) -> int | None:
+        """How many rows the job has offered the table so far (its audited inserts: the run's status line's
+        deliveries); None when it could not be read this time."""
+        return self._ask(f"SELECT count(*) FROM {self.table.audit} WHERE op = 'insert'")
+
+    def _ask(self, sql: str) -> int | None:
         try:
             if self._db is None:
                 self._db = self.table.connect()
-            return self._db.execute(f"SELECT coalesce(max(at_ms), 0) FROM {self.table.audit}").fetchone()[0]
-        except self.table.errors():  # the server is busy or gone, the file locked: nothing newer seen this time
+            return self._db.execute(sql).fetchone()[0]
+        except self.table.errors():  # the server is busy or gone, the file locked: nothing seen this time
             self.close()
-            return 0
+            return None
 
     def close(self) -> None:
         if self._db is not None:
@@ -288,9 +299,11 @@ def record_export(run: PipelineRun, name: str, exported: dict, unobserved: str |
     run.history.record("output_exported", output=name, observed=observed, unobserved=unobserved, **fields, **exported)
 
 
-def output_tables(run: PipelineRun, name: str) -> list[TableProbe]:
-    """Probes of the output tables application `name` writes: when it last wrote one (in-flight kills)."""
-    return [TableProbe(table) for table in written_by(run, table_outputs(run), name)]
+def output_tables(run: PipelineRun, name: str | None = None) -> list[TableProbe]:
+    """Probes of the output tables application `name` writes (None: every application): when it last wrote one
+    (in-flight kills), how many rows it offered (the status line)."""
+    tables = table_outputs(run)
+    return [TableProbe(table) for table in (tables.values() if name is None else written_by(run, tables, name))]
 
 
 def prepare_outputs(run: PipelineRun) -> None:
@@ -303,7 +316,8 @@ def prepare_outputs(run: PipelineRun) -> None:
 def export_tables(run: PipelineRun) -> None:
     """After the drivers stopped: each output table and its audit, into the run directory."""
     for name, table in table_outputs(run).items():
-        exported = table.export(ExportedEvidence.of(run.driver_paths(name)))
+        writer = run.scenario.blueprint.streamlets[name].settings["written_by"]
+        exported = table.export(ExportedEvidence.of(run.driver_paths(name)), BatchTimes(run.layout.checkpoints(writer)))
         alone = exported["updates_alone"]
         unobserved = f"{alone} write(s) by UPDATE statements no insert explains (not deliveries the audit can count)"
         record_export(run, name, exported, unobserved if alone else None, table=table.name)

@@ -6,7 +6,8 @@
         start_s: 15              # first firing, seconds into the workload
         every_s: 20              # repeat period (omit: once)
         jitter_s: 3              # each firing moves by up to +/- this, drawn from the seed
-        times: 3                 # at most this many firings (omit with every_s: until the end)
+        times: 3                 # this many firings, each within the workload (omit with every_s: until the end)
+        window_s: 120            # each must begin within this long of its planned time (the default)
         signal: SIGKILL          # the kind's own parameters
         restart_after_s: 3
 
@@ -26,7 +27,10 @@ from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
 from harness.scenario.targets import RULES
 
-SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times"}
+SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times", "window_s"}
+# How long after its planned time a fault may begin and still be played as declared: longer than a fault waits
+# for the one before it on its target, or for its moment, on a busy machine. Later, the checker says it missed.
+WINDOW_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,32 @@ class FaultRule:
     params: dict = field(default_factory=dict)  # kind-specific, defaults filled in
     fault: FaultKind | None = field(default=None, compare=False, repr=False)  # what the kind name resolved to
     group: str | None = None  # faults of a group share a limit on how many play at once (a storm's broker faults)
+    # how late it may begin and be played as declared; None: any time (a storm's faults wait for room by design)
+    window_s: float | None = WINDOW_S
 
     def __post_init__(self) -> None:
         if self.fault is None:  # a rule made in code, by name
             object.__setattr__(self, "fault", load_fault_kind(self.kind))
+
+
+def whole_run(rules: list[FaultRule]) -> list[FaultRule]:
+    """The rules active for the whole workload, in their order: faults 1 to N of the run, begun as it starts."""
+    return [r for r in rules if not r.fault.scheduled]
+
+
+def unplayable(rules: list[FaultRule], duration_s: float) -> tuple[int, str] | None:
+    """(rule index, why) for the first rule a workload of `duration_s` cannot hold all its declared firings of: its
+    start (or, with `times`, its last firing), jitter included, at or past the end. None: every one fits."""
+    for index, rule in enumerate(rules):
+        if not rule.fault.scheduled:
+            continue
+        fixed = rule.times if rule.every_s is not None and rule.times is not None else 1
+        last = rule.start_s + (fixed - 1) * (rule.every_s or 0.0)
+        if last + rule.jitter_s >= duration_s:
+            firing = "its start" if fixed == 1 else f"its firing {fixed} of {fixed}"
+            jitter = f" plus its jitter {rule.jitter_s:g}s" if rule.jitter_s else ""
+            return index, f"{firing} at {last:g}s{jitter} is not within the workload of {duration_s:g}s"
+    return None
 
 
 def unmet_need(fault: FaultKind, cluster) -> str | None:
@@ -123,6 +149,7 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
                 times,
                 params,
                 fault,
+                window_s=f.number("window_s", WINDOW_S, minimum=1),
             )
         )
     return rules

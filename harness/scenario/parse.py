@@ -19,7 +19,7 @@ from harness.scenario.applications import own_master, parse_applications
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
 from harness.scenario.expectations import Expectations, parse_expectations
 from harness.scenario.explore_spec import ExploreSpec, parse_explore
-from harness.scenario.fault_rules import FaultRule, parse_faults
+from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
@@ -194,10 +194,14 @@ def _late_events(raw: dict) -> tuple[FaultRule, ...]:
     return (FaultRule(LATE_EVENTS.name, GENERATOR, 0.0, params=params, fault=LATE_EVENTS),)
 
 
-def _faults(f: Fields, blueprint: Blueprint, cluster: ClusterSpec) -> tuple[FaultRule, ...]:
-    """The faults section's rules, and the workload's late events as one more."""
+def _faults(f: Fields, blueprint: Blueprint, cluster: ClusterSpec, duration_s: float) -> tuple[FaultRule, ...]:
+    """The faults section's rules, and the workload's late events as one more; a fault the workload's `duration_s`
+    cannot hold is refused."""
     late = _late_events(f.get("workload", dict, required=True))
     faults = tuple(parse_faults(f.get("faults", list, []), blueprint, cluster))
+    cannot = unplayable(list(faults), duration_s)
+    if cannot:
+        raise BlueprintError(f"faults[{cannot[0]}]", f"{cannot[1]} (workload.duration_s): it would not be played")
     if late and any(r.fault is LATE_EVENTS for r in faults):
         raise BlueprintError("workload.late_share", "late events are given twice: here and as a late-events fault")
     return faults + late
@@ -427,7 +431,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             f"{', '.join(other_spark)} needs jars built for Spark "
             f"{versions.own_version()}, not {cluster.spark_version}",
         )
-    faults = _faults(f, blueprint, cluster)
+    faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
     if expectations.headers_kept is not None and not workload.headers:

@@ -2,7 +2,8 @@
 
 The restart uses the same checkpoint directories, so it resumes from the last committed batch; a batch
 planned but not committed is replayed. `at: after-write` first arms the driver's crash point and kills it
-while a batch is held between its write and Spark's commit: that batch is replayed for certain.
+while a batch is held between its write and Spark's commit: that batch is replayed for certain. An application
+(a team's own job) has no crash point: its after-write is the moment its outputs show, as for in-flight.
 `at: in-flight` needs no crash point (Spark's own sinks): it kills while a batch is planned and not
 committed and some of its output is already written (harness.faults.inflight).
 """
@@ -24,8 +25,8 @@ def kill_driver(
     run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0, at: str = "anytime"
 ) -> None:
     proc = running_driver(run, KIND.name, streamlet)
-    if at == "in-flight":
-        _kill_in_flight(run, streamlet, proc)
+    if at == "in-flight" or at == "after-write" and not run.has_crash_point(streamlet):
+        _kill_in_flight(run, streamlet, proc, at)
     else:
         held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
         KIND.begun(run, streamlet, signal=signal, pid=proc.pid, at=at, **held)
@@ -61,7 +62,7 @@ def _hold_after_write(run: Pipeline, streamlet: str, proc, timeout_s: float = MO
     except WaitTimeout as exc:
         arm.unlink(missing_ok=True)
         if not held.exists():  # the arm may have been taken between the timeout and the unlink
-            run.history.record("crash_point_missed", target=streamlet, reason=str(exc))
+            KIND.missed(run, streamlet, str(exc))
             return {}
     state = wait_for(lambda: _read_held(held), timeout=5, interval=0.05, what=f"{held} to be readable")
     return {"held_query": state["query"], "held_batch": state["batch"]}
@@ -71,13 +72,14 @@ STEP_S = 0.05  # how long the driver runs at most between two looks while a batc
 LOOK_S = 0.05  # how long a look waits for output on the streamlet's topics (a fetch or two)
 
 
-def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOMENT_TIMEOUT_S) -> None:
+def _kill_in_flight(run: Pipeline, streamlet: str, proc, at: str, timeout_s: float = MOMENT_TIMEOUT_S) -> None:
     """Freeze the driver at a moment for a SIGKILL: a batch in flight with some of its output written; the
-    history names that batch (held_query, held_batch, planned_ms). Once a batch is planned, the driver runs in short
-    steps and is frozen (SIGSTOP) between them while the harness looks: frozen, it can neither commit the batch nor
-    write more, so what a look finds (no commits/N, output newer than offsets/N) still holds at the kill, however
-    slowly the harness's own loop runs on a busy machine. Without such a moment within `timeout_s` (no input),
-    the history says so and the kill goes ahead at whatever moment it is."""
+    history names that batch (held_query, held_batch, planned_ms) and the moment asked for (`at`). Once a batch
+    is planned, the driver runs in short steps and is frozen (SIGSTOP) between them while the harness looks:
+    frozen, it can neither commit the batch nor write more, so what a look finds (no commits/N, output newer than
+    offsets/N) still holds at the kill, however slowly the harness's own loop runs on a busy machine. Without
+    such a moment within `timeout_s` (no input), the history says so and the kill goes ahead at whatever moment
+    it is."""
     checkpoints = run.layout.checkpoints(streamlet)
     watch = OutputWatch(
         run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet), run.output_probes(streamlet)
@@ -105,13 +107,9 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, timeout_s: float = MOME
         if held is None:
             proc.resume()  # never left frozen by a look that failed
     fields = {"held_query": held.query, "held_batch": held.batch, "planned_ms": held.planned_ms} if held else {}
-    KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at="in-flight", frozen_looks=looks, **fields)
+    KIND.begun(run, streamlet, signal="SIGKILL", pid=proc.pid, at=at, frozen_looks=looks, **fields)
     if held is None:
-        run.history.record(
-            "crash_point_missed",
-            target=streamlet,
-            reason=f"no batch in flight with output written within {timeout_s:.0f}s",
-        )
+        KIND.missed(run, streamlet, f"no batch in flight with output written within {timeout_s:.0f}s")
 
 
 def _read_held(path) -> dict | None:
@@ -147,6 +145,7 @@ KIND = FaultKind(
         "at": Param(str, "anytime", choices=("anytime", "after-write", "in-flight")),
     },
     help="kill a streamlet's driver (SIGKILL crash or SIGTERM graceful), restart it from its checkpoint; "
-    "at: after-write kills while a batch is written but not yet committed (at its crash point); "
+    "at: after-write kills while a batch is written but not yet committed (at its crash point; an application's "
+    "when its outputs show the batch); "
     "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output",
 )
