@@ -31,6 +31,7 @@ class Storm:
     rules: tuple[FaultRule, ...]
     left_out: dict[str, str]  # kind -> why this storm could not play it
     max_brokers_down: int
+    past_the_end: int = 0  # faults drawn to start after the workload's end: not planned
 
     def describe(self) -> dict:
         """For the run directory (scenario.json resolved.storm): what was drawn, and what was left out and why."""
@@ -39,6 +40,7 @@ class Storm:
             "kinds": sorted({r.kind for r in self.rules}),
             "left_out": self.left_out,
             "max_brokers_down": self.max_brokers_down,
+            "past_the_end": self.past_the_end,
         }
 
 
@@ -55,8 +57,8 @@ def broker_budget(scenario: Scenario) -> int:
 
 def draw_storm(spec: StormSpec, scenario: Scenario, seed: int, duration_s: float | None = None) -> Storm:
     """The storm of `seed` for this scenario (the same seed draws the same storm), its timed faults within the
-    workload's `duration_s` (None: the scenario's): a draw stops early rather than plan a fault the run would not
-    play."""
+    workload's `duration_s` (None: the scenario's): one drawn past its end is left out, and counted, rather than
+    planned for a run that would not play it."""
     end = scenario.workload.duration_s if duration_s is None else duration_s
     rng = random.Random(f"storm:{seed}")
     kinds = {name: load_fault_kind(name) for name in spec.kinds} if spec.kinds else builtin_fault_kinds()
@@ -67,15 +69,14 @@ def draw_storm(spec: StormSpec, scenario: Scenario, seed: int, duration_s: float
     rules = []
     at = spec.start_s
     for _ in range(spec.faults if timed else 0):
-        if at >= end:
-            break
         kind = rng.choice(timed)
         rules.append(_rule(kind, scenario, spec, rng, round(at, 1)))
         at += rng.uniform(*spec.spacing_s)
     rules += [
         _rule(kind, scenario, spec, rng) for kind in playable if not kind.scheduled and rng.random() < WHOLE_RUN_SHARE
     ]
-    return Storm(tuple(rules), left_out, budget)
+    kept = tuple(r for r in rules if not r.fault.scheduled or r.start_s < end)
+    return Storm(kept, left_out, budget, len(rules) - len(kept))
 
 
 def _rule(kind: FaultKind, scenario: Scenario, spec: StormSpec, rng: random.Random, start_s: float = 0.0) -> FaultRule:

@@ -289,9 +289,12 @@ def run_info_text(report: Report) -> str:
 def storm_text(storm: dict) -> str:
     """What a storm drew, and the kinds it left out with why."""
     left = "; ".join(f"{kind} ({why})" for kind, why in (storm.get("left_out") or {}).items())
+    past = storm.get("past_the_end") or 0
     return (
         f"storm: {plain(storm.get('faults'))} faults drawn from {plain(storm.get('kinds'))}, at most "
-        f"{plain(storm.get('max_brokers_down'))} broker(s) down at once" + (f"; left out: {left}" if left else "")
+        f"{plain(storm.get('max_brokers_down'))} broker(s) down at once"
+        + (f"; {past} more drawn past the workload's end, not planned" if past else "")
+        + (f"; left out: {left}" if left else "")
     )
 
 
