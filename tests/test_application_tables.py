@@ -108,3 +108,7 @@ def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
     commit = run_dir / "checkpoints" / "orders" / begun["held_query"] / "commits" / str(begun["held_batch"])
     assert commit.stat().st_mtime_ns // 1_000_000 > killed_ms
     assert report.faults[0].redelivered >= len(held) and report.faults[0].declared == ""
+    # A table has no partition or offset; its rows carry the job's batch, read from the job's checkpoint.
+    table_copies = [c for w in report.witnesses for c in w.copies if c.hop == "table"]
+    assert table_copies and all(c.partition is None and c.offset is None for c in table_copies)
+    assert any(c.batches == {"table": begun["held_batch"]} and c.fault == 1 for c in table_copies)

@@ -62,8 +62,8 @@ def spans():
     return recorded, kinds
 
 
-def _firing(at_s: float, target: str, **params) -> Firing:
-    return Firing(at_s, 0, "stand-in", target, params)
+def _firing(at_s: float, target: str, number: int = 1, **params) -> Firing:
+    return Firing(at_s, 0, "stand-in", target, params, number=number)
 
 
 def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other(run, spans):
@@ -82,20 +82,29 @@ def test_faults_on_different_targets_overlap_and_on_one_target_follow_each_other
 
 def test_a_failing_action_is_recorded_and_the_run_goes_on(run, spans):
     said = []
-    played = player.play(
-        run,
-        [_firing(0.0, "ingress"), _firing(0.0, "egress", fail="before"), _firing(0.1, "egress", fail="after")],
-        spans[1],
-        30,
-        said.append,
-    )
+    # fault 1 is a whole-run one (played by the runner): these are faults 2 to 4 of 4
+    firings = [
+        _firing(0.0, "ingress", 2),
+        _firing(0.0, "egress", 3, fail="before"),
+        _firing(0.1, "egress", 4, fail="after"),
+    ]
+    played = player.play(run, firings, spans[1], 30, said.append, total=4)
     assert played == 1 and [target for target, _, _ in spans[0]] == ["ingress"]
     events = [json.loads(line) for line in run.layout.history.read_text().splitlines()]
+    assert [(e["fault"], e["planned_s"]) for e in events if e["event"] == "fault_planned"] == [
+        (2, 0.0),
+        (3, 0.0),
+        (4, 0.1),
+    ]
+    begun = [e for e in events if e["event"] == "fault_begun"]
+    assert [(e["fault"], e["planned_s"], e["late_s"] >= 0) for e in begun] == [(2, 0.0, True), (4, 0.1, True)]
     skipped = [e for e in events if e["event"] == "fault_skipped"]
     failed = [e for e in events if e["event"] == "fault_failed"]
-    assert [(e["target"], e["reason"]) for e in skipped] == [("egress", "egress could not be found")]
-    assert [(e["target"], e["reason"], e["stage"]) for e in failed] == [
-        ("egress", "egress could not be restarted", "effect")
+    assert [(e["fault"], e["target"], e["reason"]) for e in skipped] == [(3, "egress", "egress could not be found")]
+    assert [(e["fault"], e["target"], e["reason"], e["stage"]) for e in failed] == [
+        (4, "egress", "egress could not be restarted", "effect")
     ]
-    assert any("skipped" in line for line in said) and any("failed" in line and "unknown" in line for line in said)
+    assert any(line.startswith("fault 2/4 at ") for line in said), said
+    assert any(line.startswith("fault 3 skipped") for line in said), said
+    assert any(line.startswith("fault 4 failed") and "unknown" in line for line in said), said
     assert "could not be restarted" in run.layout.log("faults").read_text()

@@ -325,6 +325,8 @@ def test_copies_the_source_re_sent_are_read_from_it_unless_the_job_declares_it_d
         assert list(duplicated.columns[-3:]) == ["first_hop", "fault", "cause"]
         assert set(duplicated.first_hop) == {"ingested"} and duplicated.fault.isna().all()
         assert set(duplicated.cause) == {"resent_read" if declared is None else "unexplained"}
+        if declared is None:  # report.json's witnesses give the cause duplicated.csv gives
+            assert {w.cause for w in report.witnesses if w.anomaly == "duplicated_deliveries"} == {"resent_read"}
     absorbed = check_run(write_run(tmp_path / "absorbed", sent, clean_flow(sent), ingress_deduplicates_s=30.0))
     assert absorbed.verdict == "exactly-once" and absorbed.causes["duplicated"]["resent_read"] == 0
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from harness.checker.check import check_run
 from harness.checker.declared import LATE, MOMENT, NOT_PLAYED, SKIPPED, misses
 from harness.report.markdown import render_markdown
-from tests.synthetic_run import clean_flow, make_sent, write_run
+from harness.report.tables import fault_rows
+from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
 
 def planned(number: int, planned_s: float | None = 10.0, window_s: float | None = 120.0, **fields) -> dict:
@@ -107,3 +110,33 @@ def test_a_run_whose_fault_missed_its_moment_is_unknown_and_says_which_fault_and
     text = render_markdown(report)
     assert "| 1 | kill-driver | egress |" in text and f"no, {MOMENT}: {why}" in text
     assert f"outcome unknown: fault 1 (kill-driver egress) did not strike as declared: {MOMENT}" in text
+
+
+def test_one_number_per_fault_in_the_fault_table_the_witnesses_and_the_duplicated_csv(tmp_path):
+    """Fault 1 a resend (whole-run), fault 2 skipped, fault 3 a kill of the processor whose replay copied four
+    records: every place that names the kill calls it fault 3, and "planned" and "played" both count the resend."""
+    sent = make_sent(2, 20)
+    every = np.arange(len(sent))
+    replayed = np.concatenate([every, np.arange(4)])  # the processor's batch ran again after the kill
+    flow = Flow({"ingested": every, "processed": replayed}, replayed, every)
+    resend = {"kind": "resend", "target": "generator", "scope": "none", "restarts": False, "recovers": False}
+    history = [
+        {"ts_ms": T0 - 5000, **planned(1, None, None, kind="resend", target="generator")},
+        {"ts_ms": T0 - 5000, **planned(2, 1.0, target="egress")},
+        {"ts_ms": T0 - 5000, **planned(3, 2.0, target="processor")},
+        {"ts_ms": T0 - 4900, "event": "fault_begun", "fault": 1, **resend},
+        {"ts_ms": T0 - 4000, "event": "fault_skipped", "kind": "kill-driver", "target": "egress", "fault": 2,
+         "reason": "the driver of egress is not running"},
+        {"ts_ms": T0 - 3000, **begun(3, target="processor")},
+        {"ts_ms": T0 - 2000, "event": "fault_ended", "kind": "kill-driver", "target": "processor", "restarted": True},
+        {"ts_ms": T0 + 9000, "event": "fault_ended", "kind": "resend", "target": "generator"},
+    ]  # fmt: skip
+    report = check_run(write_run(tmp_path / "run", sent, flow, history=history))
+    assert [(f.number, f.kind) for f in report.faults] == [(1, "resend"), (3, "kill-driver")]
+    assert report.run_info["faults_planned"] == 3 and report.run_info["faults_played"] == 2
+    assert [(m.number, m.how) for m in report.fault_misses] == [(2, SKIPPED)] and report.outcome == "unknown"
+    copies = [c.fault for w in report.witnesses if w.anomaly == "duplicated_deliveries" for c in w.copies]
+    causes = {w.cause for w in report.witnesses if w.anomaly == "duplicated_deliveries"}
+    assert set(copies) == {None, 3} and all("after fault 3, kill-driver processor" in c for c in causes), causes
+    assert set(report.records["duplicated"].fault) == {3}
+    assert [row[0] for row in fault_rows(report)] == [1, 3]

@@ -1,5 +1,5 @@
 """The user's guide stays a guide: the README at most 300 lines, and every relative link in it and in docs/
-resolves to a file or folder of the repository."""
+resolves to a file or folder of the repository; the report pages name the schema version runs write."""
 
 from __future__ import annotations
 
@@ -32,3 +32,11 @@ def test_every_relative_link_resolves():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert broken == []
     assert checked > 50  # the pages do link to each other
+
+
+def test_the_reports_pages_name_the_schema_version_runs_write():
+    from harness.checker.findings import SCHEMA_VERSION
+
+    for page in ("reports.md", "checker.md"):
+        named = re.findall(r"schema_version (\d+)", (ROOT / "docs" / page).read_text())
+        assert named and set(named) == {str(SCHEMA_VERSION)}, (page, named)

@@ -10,7 +10,7 @@ import time
 
 from contract.egress import AUDIT, STATE
 from harness.evidence.checkpoint import BatchTimes
-from harness.runner.table_outputs import SqliteTable
+from harness.runner.table_outputs import SqliteTable, TableProbe
 from pipelines.audit import ExportedEvidence
 
 IDENTITY = {"id": "order_id", "format": "{key}-{seq}"}
@@ -100,3 +100,15 @@ def test_each_insert_carries_the_jobs_batch_that_was_running_as_it_was_written(t
     assert deliveries == [("k0001", 0, -1), ("k0001", 1, 0), ("k0001", 2, 1), ("k0001", 2, 1)]
     (query.parent / "second").mkdir()  # two queries: which one wrote a row cannot be told by time
     assert {b for _, _, b in _exported(tmp_path, table, BatchTimes(query.parent))[1]} == {-1}
+
+
+def test_the_probe_counts_the_rows_a_job_offered_for_the_status_line(tmp_path):
+    table = _table(tmp_path)
+    probe = TableProbe(table)
+    try:
+        assert probe.inserts() == 0
+        _job(table, ("INSERT OR IGNORE INTO orders VALUES (?, ?)", [("k0001-0", 1.0), ("k0001-1", 1.0)]))
+        _job(table, ("INSERT OR IGNORE INTO orders VALUES (?, ?)", [("k0001-1", 1.0)]))  # a replay's offer counts
+        assert probe.inserts() == 3 and probe.latest_ms() > 0
+    finally:
+        probe.close()

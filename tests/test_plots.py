@@ -1,0 +1,23 @@
+"""The report's charts (harness/report/plots.py): one with nothing to draw is left out of report.html."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.checker.check import check_run
+from harness.report.html import render_html
+from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
+
+ANOMALIES = "Where in the pipeline's time records were lost and copies made"
+
+
+def test_a_chart_with_nothing_to_draw_is_left_out_and_one_with_copies_is_drawn(tmp_path):
+    sent = make_sent(3, 20)
+    clean = render_html(check_run(write_run(tmp_path / "clean", sent, clean_flow(sent))))
+    assert clean.count("<svg") == 1 and ANOMALIES not in clean  # the timeline alone: nothing lost, no copies
+    every = np.arange(len(sent))
+    twice = np.concatenate([every, every[:5]])  # the processor replayed five records
+    copied = render_html(
+        check_run(write_run(tmp_path / "copied", sent, Flow({"ingested": every, "processed": twice}, twice, every)))
+    )
+    assert copied.count("<svg") == 2 and ANOMALIES in copied
