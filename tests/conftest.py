@@ -36,6 +36,15 @@ def no_process_left_behind():
     assert not leaked, f"processes left running: {[(r.name, r.pid) for r in leaked]}"
 
 
+def unavailable(reason: str) -> None:
+    """A system package a test needs (PostgreSQL, Docker) is missing: on a developer's machine the test is skipped,
+    saying why; in CI (CI set, as .ci/run's runner sets it) it fails, since .ci/run installs them and a green run
+    must not hide a broken image."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: .ci/run and make test install it)")
+    pytest.skip(reason)
+
+
 def run_harness(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the `harness` CLI as a user would, in a separate process."""
     return subprocess.run(

@@ -17,6 +17,7 @@ from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.runner.table_outputs import schema_name
 from harness.scenario.parse import parse_scenario
+from tests.conftest import unavailable
 from tests.evidence_helpers import acked, held_batch_records, why
 from tests.test_faults import ROOT, history
 
@@ -31,7 +32,7 @@ def postgres(tmp_path):
 
     reason = unavailable_reason()
     if reason:
-        pytest.skip(reason)
+        unavailable(reason)
     server = PostgresServer(Supervisor(tmp_path / "pg-pids"))
     server.start()
     yield server

@@ -360,8 +360,8 @@ SMALL_FILES = ["pipeline.json", "scenario.json", "run.json", "versions.json"]
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(SMALL_FILES), JSON_VALUES)
 def test_any_json_in_a_small_evidence_file_is_a_report_or_one_line_error(tmp_path, name, value):
-    """Nothing in the evidence can make the checker crash: a file holding any JSON value gives a report (partial)
-    or an EvidenceError naming the file."""
+    """Nothing in the evidence can make the checker crash or judge wrongly: a file holding any JSON value gives the
+    clean run's pass, a partial report saying what it could not read, or a one-line error naming the file."""
     root = tmp_path / "run"
     if not root.exists():
         sent = make_sent(2, 5)
@@ -371,9 +371,11 @@ def test_any_json_in_a_small_evidence_file_is_a_report_or_one_line_error(tmp_pat
     (root / name).write_text(json.dumps(value))
     try:
         report = check_run(root)
-        assert report.outcome in ("pass", "fail", "unknown")
+        # the garbage is harmless (the clean run's pass), or the report names what it could not read (a gap), or
+        # takes the run as one that did not finish: never a failure of the pipeline
+        assert report.outcome == "pass" or report.gaps or report.unfinished, (name, value, report.expectations)
     except HarnessError as exc:
-        assert "\n" not in str(exc)
+        assert "\n" not in str(exc) and name in str(exc), (name, str(exc))
     finally:
         (root / name).write_text(original)
 

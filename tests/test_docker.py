@@ -23,7 +23,7 @@ from harness.docker import images
 from harness.docker.engine import CLUSTER_LABEL, client
 from harness.process import free_ports
 from harness.semantics import satisfies
-from tests.conftest import run_harness
+from tests.conftest import run_harness, unavailable
 from tests.docker_engine import DockerEngine
 from tests.evidence_helpers import acked, egress_counts
 
@@ -38,7 +38,7 @@ def engine():
     reason = local.unavailable_reason()
     if reason:
         local.stop()
-        pytest.skip(f"no Docker engine: {reason}")
+        unavailable(f"no Docker engine: {reason}")
     try:
         docker = client()
         before = {c.id for c in docker.containers.list(all=True)}
@@ -109,7 +109,7 @@ def compose(engine, tmp_path):
     """docker-compose.yml's kafka-1 up on free ports, as a project of its own; down (volumes too) after."""
     command = _compose_command()
     if command is None:
-        pytest.skip("neither docker-compose nor the docker compose plugin is installed")
+        unavailable("neither docker-compose nor the docker compose plugin is installed")
     port, controller = free_ports(2)
     env = {**os.environ, "PWD": str(ROOT), "KAFKA_1_PORT": str(port), "KAFKA_1_CONTROLLER_PORT": str(controller)}
     project = f"harness-test-{port}"

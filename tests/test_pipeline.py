@@ -9,6 +9,7 @@ from harness.report.write import check_and_write
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
+from tests.conftest import unavailable
 from tests.evidence_helpers import acked, egress_counts
 
 pytestmark = pytest.mark.e2e
@@ -116,7 +117,7 @@ def test_postgres_egress_round_trip(tmp_path):
 
     reason = unavailable_reason()
     if reason:
-        pytest.skip(reason)
+        unavailable(reason)
     server = PostgresServer(Supervisor(tmp_path / "pg-pids"))
     try:
         server.start()

@@ -112,7 +112,7 @@ def test_sigterm_ignored_escalates_to_sigkill(tmp_path):
         wait_for(lambda: "ready" in (tmp_path / "st.log").read_text(), timeout=10, what="handler installed")
         t0 = time.monotonic()
         assert proc.stop(timeout=1) == -signal.SIGKILL
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 >= 1  # SIGTERM had its second before SIGKILL
 
 
 def test_start_of_a_missing_program_is_a_clear_error(tmp_path):

@@ -148,7 +148,9 @@ def _skip_all(run: Pipeline, pending: list[Firing], why: str, say: Callable[[str
     pending.clear()
 
 
-def record_planned(run: Pipeline, number: int, kind: str, target: str, planned_s=None, window_s=None) -> None:
+def record_planned(
+    run: Pipeline, number: int, kind: str, target: str, planned_s: float | None = None, window_s: float | None = None
+) -> None:
     """fault_planned in the history: a fault the run means to play (planned_s None: for the whole run), so the
     checker can tell each fault that struck as declared from one that did not."""
     run.history.record(FAULT_PLANNED, fault=number, kind=kind, target=target, planned_s=planned_s, window_s=window_s)

@@ -85,7 +85,7 @@ run_options = [
         "--duration",
         type=click.FloatRange(min=0, min_open=True),
         default=None,
-        help="Seconds of workload (overrides the scenario).",
+        help="Seconds of workload (overrides the scenario; one too short for a planned fault is refused).",
     ),
     click.option(
         "--seed", type=int, default=None, help="Seed of the workload and the fault schedule (overrides the scenario)."

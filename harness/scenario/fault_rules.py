@@ -7,7 +7,7 @@
         every_s: 20              # repeat period (omit: once)
         jitter_s: 3              # each firing moves by up to +/- this, drawn from the seed
         times: 3                 # this many firings, each within the workload (omit with every_s: until the end)
-        window_s: 120            # each must begin within this long of its planned time (the default)
+        window_s: 150            # each must begin within this long of its planned time (the default)
         signal: SIGKILL          # the kind's own parameters
         restart_after_s: 3
 
@@ -28,9 +28,10 @@ from harness.scenario.fields import Fields
 from harness.scenario.targets import RULES
 
 SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times", "window_s"}
-# How long after its planned time a fault may begin and still be played as declared: longer than a fault waits
-# for the one before it on its target, or for its moment, on a busy machine. Later, the checker says it missed.
-WINDOW_S = 120.0
+# How long after its planned time a fault may begin and still be played as declared: as long as a kill waits for
+# its moment (harness/faults/kinds/kill_driver.py), which outlasts a restart upstream on a busy machine. Later, the
+# checker says it missed.
+WINDOW_S = 150.0
 
 
 @dataclass(frozen=True)
