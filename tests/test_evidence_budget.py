@@ -96,3 +96,21 @@ def test_a_lagging_pipeline_ends_the_workload_before_its_evidence_reaches_the_ma
     (event,) = reached(layout)
     # as the disk holds them (whole blocks), the history among the egresses' evidence
     assert 4 * MB <= event["evidence_bytes"] < 4.2 * MB and 8 * MB <= event["backlog_bytes"] < 8.1 * MB
+
+
+def test_a_readers_cost_that_dips_is_taken_at_the_highest_seen(tmp_path):
+    # 2 MB recorded of 500 records (4 kB each); later 2.2 MB of 1,000 (its last records not on disk yet): the
+    # 1,500 still to record are taken at 4 kB, not 2.2 kB.
+    readers = {"backlog": Backlog(Reader(500, 1000), Reader(500, 0))}
+    layout = RunLayout(tmp_path / "run")
+    (layout.root / "topics").mkdir(parents=True)
+    ended: list[str] = []
+    budget = EvidenceBudget(layout, 10 * MB, History(layout.history), ended.append, lambda: readers["backlog"])
+    write(layout.root / "topics" / "in.jsonl", 2)
+    budget.sample()
+    assert ended == []
+    readers["backlog"] = Backlog(Reader(1000, 1500), Reader(500, 0))
+    write(layout.root / "topics" / "in.jsonl", 2.2)
+    budget.sample()
+    (event,) = reached(layout)  # 2.2 MB and 6 MB to come pass 9 MB (at the dipped cost: 3.3 MB, 5.5 MB in all)
+    assert 6 * MB <= event["backlog_bytes"] < 6.1 * MB, event

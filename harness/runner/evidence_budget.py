@@ -58,13 +58,20 @@ class Backlog:
     recorder: Reader
     egresses: Reader
 
-    def bytes_to_come(self, recordings: int, egress_evidence: int) -> int:
-        """What the drain will add to the recordings (topics/) and to the egresses' evidence (the rest of the
-        evidence but the acknowledgement log); a reader that has read nothing yet at the other's cost a record."""
-        recorder, egresses = self.recorder.cost(recordings), self.egresses.cost(egress_evidence)
+    def costs(self, recordings: int, egress_evidence: int) -> tuple[float | None, float | None]:
+        """Bytes a record of the recordings (topics/) and of the egresses' evidence (the rest of the evidence but
+        the acknowledgement log) so far (None: that reader has read nothing yet)."""
+        return self.recorder.cost(recordings), self.egresses.cost(egress_evidence)
+
+    def bytes_at(self, recorder: float | None, egresses: float | None) -> int:
+        """What the drain will add at these costs a record; a reader that has read nothing yet at the other's."""
         return self.recorder.bytes_to_come(recorder if recorder is not None else egresses) + (
             self.egresses.bytes_to_come(egresses if egresses is not None else recorder)
         )
+
+    def bytes_to_come(self, recordings: int, egress_evidence: int) -> int:
+        """What the drain will add to the recordings and to the egresses' evidence, at their costs so far."""
+        return self.bytes_at(*self.costs(recordings, egress_evidence))
 
 
 def upstream_lags(flows: dict[str, tuple[list[str], list[str]]], lags: dict[str, int]) -> dict[str, int]:
@@ -122,6 +129,7 @@ class EvidenceBudget(PeriodicSampler):
         self.backlog = backlog
         self.why: str | None = None
         self._last = 0
+        self._costs: tuple[float | None, float | None] = (None, None)  # the highest seen a record, per reader
         history.record(BUDGET, budget_bytes=budget_bytes)
 
     def sample(self) -> None:
@@ -130,7 +138,13 @@ class EvidenceBudget(PeriodicSampler):
         entries = evidence_entries(self.layout)
         size = sum(entries.values())
         recordings, sent = entries.get(self.layout.topics.name, 0), entries.get(self.layout.written_ack_log.name, 0)
-        to_come = self.backlog().bytes_to_come(recordings, size - recordings - sent)
+        backlog = self.backlog()
+        # A reader's last records may not be on disk yet when it is measured (a loaded machine writes late): a
+        # record costs at least what one cost before, so the highest cost seen stands for it (a run estimating
+        # at a dipped cost ended at 64 MB of 60).
+        now = backlog.costs(recordings, size - recordings - sent)
+        self._costs = tuple(max((c for c in pair if c is not None), default=None) for pair in zip(self._costs, now))
+        to_come = backlog.bytes_at(*self._costs)
         total = size + to_come
         growth, self._last = max(0, total - self._last) if self._last else 0, total
         mark = MARK * self.budget_bytes
