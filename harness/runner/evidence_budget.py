@@ -14,7 +14,8 @@ record read so far for each record still to reach it: its own lag, and the lag o
 it reads. (Per acknowledged record instead, a pipeline half behind counted half its cost per record: a loaded run
 stopped at 37 MB expecting 19 MB more and ended at 69 MB of 60.) A reader that has read nothing yet (an egress whose
 query has not started on a loaded machine) is taken to cost what the other costs a record: counted as nothing, a
-run ended at 99 MB of 60, the egress storing every record after the workload had stopped.
+run ended at 99 MB of 60, the egress storing every record after the workload had stopped. A reader's cost a record
+is the highest seen so far: on a loaded machine its last records may not be on disk yet when it is measured.
 """
 
 from __future__ import annotations
