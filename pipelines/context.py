@@ -82,7 +82,8 @@ class StreamletContext(SettingsView):
     def __init__(self, spark: SparkSession, settings: DriverSettings):
         super().__init__(settings)
         self.spark = spark
-        self.crash_point = CrashPoint(settings.paths.crash_arm, settings.paths.crash_held)
+        paths = settings.paths
+        self.crash_point = CrashPoint(paths.crash_arm, paths.crash_held, paths.crash_offered)
         self._deliveries: Deliveries | None = None
 
     # -- reading -------------------------------------------------------------
@@ -274,7 +275,8 @@ class StreamletContext(SettingsView):
     def write_stream(self, df: DataFrame, format: str, query: str = "main", output_mode: str = "append", **options):
         """Start Spark's own sink for `df` (`format`: parquet, json, kafka, delta...) as users write it, with a
         checkpoint and the scenario's trigger. No batch stamps and no crash point: what such a sink does under
-        a kill is exactly what the harness is asked to show (an after-write kill finds no point to hold at)."""
+        a kill is exactly what the harness is asked to show (a driver with no crash point is killed after-write
+        when its output shows a batch planned and not committed, as for in-flight)."""
         writer = (
             df.writeStream.queryName(f"{self.name}.{query}")
             .format(format)
@@ -300,4 +302,5 @@ class StreamletContext(SettingsView):
             .option("checkpointLocation", self.checkpoint_dir(query))
             .foreachBatch(write_then_crash_point)
         )
+        self.crash_point.offer()
         return self._trigger(writer).start()

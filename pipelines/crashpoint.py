@@ -20,9 +20,17 @@ HOLD_LIMIT_S = 300.0  # the harness kills within seconds; this only bounds a dri
 
 
 class CrashPoint:
-    def __init__(self, arm: Path, held: Path):
+    def __init__(self, arm: Path, held: Path, offered: Path):
         self.arm = Path(arm)
         self.held = Path(held)
+        self.offered = Path(offered)
+
+    def offer(self) -> None:
+        """Say that a query of this driver passes the point (before it starts): an armed point will be taken. A
+        driver that never offers one (Spark's own sinks only) is killed after-write at the moment its output shows
+        instead (harness/faults/kinds/kill_driver.py)."""
+        self.offered.parent.mkdir(parents=True, exist_ok=True)
+        self.offered.touch()
 
     def reached(self, query: str, batch_id: int) -> None:
         """Called after every batch's write: hold here if the point is armed, else return at once."""

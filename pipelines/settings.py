@@ -37,6 +37,7 @@ class DriverPaths:
     spark_local: str  # spark.local.dir: cleared at start (what a killed predecessor left)
     crash_arm: str  # created by the harness to arm the crash point
     crash_held: str  # written by the driver holding at its crash point
+    crash_offered: str  # written by the driver once a query of it passes the crash point (foreachBatch)
     egress_db: str  # an egress's SQLite store (used when store_url is None)
     dropped: str  # the records this streamlet dropped by design (JSON lines), declared through its context
     workdir: str  # a folder of the streamlet's own in the run directory (ctx.workdir)

@@ -33,14 +33,15 @@ SINKS = {
     },
     "workload": {"rate": 100, "duration_s": 10, "after_faults_s": 6, "keys": 4},
     "evidence": {"recordings": "columnar"},  # each sink's export: segments, no store
-    # Each sink's driver is killed once, with a batch in flight (the file sinks) or just written (foreachBatch with
+    # Each sink's driver is killed once, with a batch in flight (the file sinks: the Parquet sink's asked for
+    # after-write, which for a driver with no crash point is the same moment) or just written (foreachBatch with
     # txnVersion), and records still come until 6 s after the last kill's end.
     "faults": [
         {
             "kind": "kill-driver",
             "target": "files",
             "start_s": 4,
-            "at": "in-flight",
+            "at": "after-write",  # no crash point (Spark's own sink only): its in-flight moment
             "restart_after_s": 1,
         },
         {
@@ -119,6 +120,11 @@ def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_log
         if e["event"] == "fault_begun":
             held.setdefault(e["target"], []).append(e.get("held_batch"))
     assert all(len(held[name]) == 1 and None not in held[name] for name in ("files", "stream", "txn")), held
+    # the file sink offered no crash point, so its after-write kill held a batch at its in-flight moment; the
+    # foreachBatch writer (txn) offered one and held there
+    offered = {name for name in ("files", "stream", "txn") if (run_dir / "control" / f"{name}.point").exists()}
+    assert offered == {"txn"} and not [e for e in history if e["event"] == "crash_point_missed"]
+    assert [e.get("frozen_looks", 0) > 0 for e in history if e.get("target") == "files" and "at" in e] == [True]
     sent = acked(run_dir)
 
     committed = {"files": _metadata_log_files(run_dir / "work" / "files" / "table")}

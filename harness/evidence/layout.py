@@ -92,6 +92,11 @@ class RunLayout:
         """Written by the driver holding at its crash point: query and batch id."""
         return self.root / "control" / f"{streamlet}.held"
 
+    def crash_offered(self, streamlet: str) -> Path:
+        """Written by a driver that started a query passing a crash point (the context's foreachBatch): an armed
+        point can hold a batch there. A driver writing only with Spark's own sinks, or a team's job, has none."""
+        return self.root / "control" / f"{streamlet}.point"
+
     @property
     def spark_cluster(self) -> Path:
         """The Spark standalone cluster's work folders (a worker's executors' stdout and stderr)."""

@@ -482,9 +482,10 @@ class PipelineRun:
         export_files(self)
 
     def has_crash_point(self, name: str) -> bool:
-        """Whether the streamlet's driver holds a batch at its crash point when armed: the harness's own streamlets
-        do (pipelines/crashpoint.py); a team's application, run unchanged, does not."""
-        return self.scenario.blueprint.streamlets[name].kind != APPLICATION
+        """Whether the streamlet's driver holds a batch at its crash point when armed: one whose queries write
+        through the context's foreachBatch says so as it starts them (pipelines/crashpoint.py); one writing only
+        with Spark's own sinks, and a team's application, run unchanged, do not."""
+        return self.layout.crash_offered(name).exists()
 
     def start_driver(self, name: str) -> ManagedProcess:
         if self.scenario.blueprint.streamlets[name].kind == APPLICATION:

@@ -16,6 +16,7 @@ def driver_paths(layout: RunLayout, streamlet: str, columnar: bool = False) -> D
         spark_local=str(layout.spark_local(streamlet)),
         crash_arm=str(layout.crash_arm(streamlet)),
         crash_held=str(layout.crash_held(streamlet)),
+        crash_offered=str(layout.crash_offered(streamlet)),
         egress_db=str(layout.egress_db(streamlet)),
         dropped=str(layout.dropped(streamlet)),
         workdir=str(layout.workdir(streamlet)),

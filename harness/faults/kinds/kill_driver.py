@@ -2,8 +2,9 @@
 
 The restart uses the same checkpoint directories, so it resumes from the last committed batch; a batch
 planned but not committed is replayed. `at: after-write` first arms the driver's crash point and kills it
-while a batch is held between its write and Spark's commit: that batch is replayed for certain. An application
-(a team's own job) has no crash point: its after-write is the moment its outputs show, as for in-flight.
+while a batch is held between its write and Spark's commit: that batch is replayed for certain. A driver with no
+crash point (a team's own job, a streamlet writing only with Spark's own sinks) is killed after-write at the moment
+its outputs show, as for in-flight.
 `at: in-flight` needs no crash point (Spark's own sinks): it kills while a batch is planned and not
 committed and some of its output is already written (harness.faults.inflight).
 """
