@@ -29,7 +29,7 @@ class Firing:
 
 def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
     """Concrete firing times for every scheduled rule, within [0, duration_s), sorted by time and numbered after
-    the whole-run faults (whole_run_numbers)."""
+    the whole-run faults (fault_rules.whole_run)."""
     firings = []
     for index, rule in enumerate(rules):
         if not rule.fault.scheduled:
@@ -45,7 +45,9 @@ def plan(rules: list[FaultRule], seed: int, duration_s: float) -> list[Firing]:
             if at >= duration_s:
                 continue
             firings.append(
-                Firing(round(at, 3), index, rule.kind, rule.target, dict(rule.params), rule.group, 0, rule.window_s)
+                Firing(
+                    round(at, 3), index, rule.kind, rule.target, dict(rule.params), rule.group, window_s=rule.window_s
+                )
             )
     first = len(whole_run(rules)) + 1
     ordered = sorted(firings, key=lambda f: (f.at_s, f.rule_index))

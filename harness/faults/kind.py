@@ -46,16 +46,14 @@ class TargetGone(HarnessError):
 
 @dataclass(frozen=True)
 class FiringContext:
-    """The firing a fault plays in this thread: its number in the run's faults, when the schedule planned it and
-    when the schedule began (time.monotonic()), so fault_begun says how late it struck."""
+    """The firing a timed fault plays in this thread: its number in the run's faults, when the schedule planned it
+    and when the schedule began (time.monotonic()), so fault_begun says how late it struck."""
 
     number: int
-    planned_s: float | None  # seconds into the workload; None: a whole-run fault, begun as the workload starts
+    planned_s: float  # seconds into the workload
     t0: float
 
     def fields(self) -> dict:
-        if self.planned_s is None:
-            return {"fault": self.number}
         late = round(time.monotonic() - self.t0 - self.planned_s, 3)
         return {"fault": self.number, "planned_s": self.planned_s, "late_s": late}
 

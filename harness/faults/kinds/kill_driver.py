@@ -146,7 +146,7 @@ KIND = FaultKind(
         "at": Param(str, "anytime", choices=("anytime", "after-write", "in-flight")),
     },
     help="kill a streamlet's driver (SIGKILL crash or SIGTERM graceful), restart it from its checkpoint; "
-    "at: after-write kills while a batch is written but not yet committed (at its crash point; an application's "
-    "when its outputs show the batch); "
+    "at: after-write kills while a batch is written but not yet committed (at its crash point; a driver without "
+    "one, when its outputs show the batch); "
     "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output",
 )
