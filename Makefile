@@ -22,10 +22,9 @@ lint: $(STAMP)
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
 
-# The long real runs kept out of `make test` (about 25 minutes): the harness in a compose container, a Spark
-# master of one's own, retention deleting unread records, a matrix across two Spark versions, an application
-# under a network partition and a broker kill, an application's entry point, the wheel installed in an empty
-# folder, and a new team's path from there through `harness init` and the CI recipes (bench/new_team.py).
+# The long real runs kept out of `make test`, nightly (each, and what it covers that `make test` does not:
+# docs/tests.md): a storm, a search, three brokers in containers, a Spark master of one's own, the frozen runs
+# recorded afresh, the wheel installed in an empty folder and a new team's path from there.
 test-long: setup docker-packages
 	$(BIN)/pytest -m long
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,15 @@ def unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI is set: .ci/run and make test install it)")
     pytest.skip(reason)
+
+
+@contextmanager
+def refusing_port():
+    """A loopback port nothing answers on for as long as the block runs: bound by the test and never listened on, so
+    a connection is refused and no other process can take it meanwhile (a port merely found free could be)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 def run_harness(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

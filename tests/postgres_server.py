@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from harness.errors import WaitTimeout
 from harness.process import Supervisor, free_port
 from harness.waiting import wait_for
 
@@ -73,6 +74,19 @@ class PostgresServer:
             capture_output=True,
         )
         pwfile.unlink()
+        # The port was free when picked; another process may take it before postgres binds it: then another port.
+        for _ in range(3):
+            if self._serve(data):
+                return
+            self.port = free_port()
+        raise RuntimeError(f"PostgreSQL found no free port to listen on (see {self._log})")
+
+    @property
+    def _log(self) -> Path:
+        return self.dir.parent / f"{self.dir.name}.log"
+
+    def _serve(self, data: Path) -> bool:
+        """Start postgres on self.port and wait until it accepts connections; False if the port was taken."""
         proc = self.supervisor.start(
             "postgres",
             self._as_postgres(
@@ -90,7 +104,7 @@ class PostgresServer:
                     "fsync=off",
                 ]
             ),
-            self.dir.parent / f"{self.dir.name}.log",
+            self._log,
         )
 
         def accepting() -> bool:
@@ -102,14 +116,20 @@ class PostgresServer:
             except psycopg.OperationalError:
                 return False
 
-        wait_for(
-            accepting,
-            timeout=60,
-            what="PostgreSQL to accept connections",
-            abort=lambda: None if proc.running() else "postgres exited",
-        )
+        try:
+            wait_for(
+                accepting,
+                timeout=300,  # against a hang: a dead postgres ends the wait at once
+                what="PostgreSQL to accept connections",
+                abort=lambda: None if proc.running() else "postgres exited",
+            )
+        except WaitTimeout:
+            if proc.running() or "could not bind" not in self._log.read_text(errors="replace"):
+                raise
+            return False
+        return True
 
     def stop(self) -> None:
         self.supervisor.stop_all()
         shutil.rmtree(self.dir, ignore_errors=True)
-        (self.dir.parent / f"{self.dir.name}.log").unlink(missing_ok=True)
+        self._log.unlink(missing_ok=True)

@@ -87,6 +87,7 @@ def test_deltas_streaming_sink_skips_the_replayed_batch(tmp_path):
     assert exported["format"] == "delta" and exported["observed"] == "fully" and exported["cut_files"] == []
 
 
+@pytest.mark.long  # a job's file output in make test: the windowed Parquet one; Delta's sinks: test_sinks.py
 def test_a_plain_foreach_batch_append_to_delta_appends_the_replayed_batch_again(tmp_path):
     run_dir, report = _run(tmp_path, "delta-append")
     rows, _ = _counted(run_dir, report, _delta_state(run_dir / "work" / "lake" / "table"))

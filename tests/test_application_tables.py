@@ -89,6 +89,7 @@ def test_upserts_in_foreach_batch_absorb_the_replayed_batch_and_every_insert_is_
     assert leaks == []
 
 
+@pytest.mark.long  # a job's table output in make test: the PostgreSQL upserts above
 def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
     run_dir, report = _run(tmp_path, None, "insert")
     with sqlite3.connect(run_dir / "work" / "table" / "orders.sqlite") as db:  # the file the job was given

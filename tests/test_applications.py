@@ -272,6 +272,7 @@ def _nothing_left(run_dir: Path) -> None:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 
 
+@pytest.mark.long  # the preflight stopping a job in make test: the wrong checkpoint placeholder, below
 def test_the_preflight_stops_a_template_the_job_does_not_read_before_the_workload(tmp_path):
     def renamed(raw):  # the template calls the amount "total": the job reads amount, null, and filters every record
         fields = raw["workload"]["record"]["fields"]

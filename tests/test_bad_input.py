@@ -7,8 +7,7 @@ import os
 import pytest
 
 from harness.errors import HarnessError
-from harness.process import free_port
-from tests.conftest import run_harness
+from tests.conftest import refusing_port, run_harness
 
 
 def _env(**changes):
@@ -71,8 +70,7 @@ def test_bad_broker_count_is_a_usage_error(tmp_path):
 def test_unreachable_broker_is_a_clear_error():
     from harness.cluster import KafkaAdmin
 
-    port = free_port()
-    with pytest.raises(HarnessError, match=f"no Kafka broker reachable at 127.0.0.1:{port}"):
+    with refusing_port() as port, pytest.raises(HarnessError, match=f"no Kafka broker reachable at 127.0.0.1:{port}"):
         KafkaAdmin(f"127.0.0.1:{port}", connect_timeout_ms=1000)
 
 

@@ -1,7 +1,8 @@
 """Caveats of the catalog on real runs, in one: a transactional producer that aborts transactions, read by one
 ingress with read_committed and includeHeaders and by another with Kafka's defaults (read_uncommitted, no
 headers). Everything the checker says is counted again here from the raw evidence: the ack log and the run's
-recording of the two ingresses' topics."""
+recording of the two ingresses' topics. make test judges the run's frozen directory (tests/frozen_runs/), make
+test-long a fresh run too."""
 
 from __future__ import annotations
 
@@ -13,52 +14,22 @@ from pathlib import Path
 import pytest
 
 from harness.checker.check import check_run
-from harness.runner.console import Console
-from harness.runner.run import run_scenario
-from harness.scenario.parse import parse_scenario
 from harness.workload.generator_settings import TRACE_HEADER
-from tests.evidence_helpers import why
+from tests.frozen_runs import FROZEN_OR_FRESH, judged_run
 
-pytestmark = pytest.mark.e2e
 
-SCENARIO = {
-    "name": "transactions-both-isolation-levels",
-    "blueprint": {
-        "streamlets": {
-            "committed": {"kind": "ingress"},
-            "uncommitted": {"kind": "ingress"},
-            "kept": {"kind": "egress", "settings": {"mode": "append"}},
-            "seen": {"kind": "egress", "settings": {"mode": "append"}},
-        },
-        "connections": {"committed.out": ["kept.in"], "uncommitted.out": ["seen.in"]},
-        "topics": {
-            "committed.out": {"name": "committed", "partitions": 2},
-            "uncommitted.out": {"name": "uncommitted", "partitions": 2},
-        },
-    },
-    "workload": {
-        "topic": {"name": "source", "partitions": 2},
-        "keys": 16,
-        "rate": 200,
-        "duration_s": 15,
-        "headers": True,
-        "transactions": {"records": 40, "abort_every": 3},
-    },
-    "source_options": {
-        "committed": {"isolation_level": "read_committed", "include_headers": True},
-        "uncommitted": {"isolation_level": "read_uncommitted"},
-    },
-}
+@pytest.fixture(scope="module", params=FROZEN_OR_FRESH)
+def transactions_run(request, tmp_path_factory) -> Path:
+    """tests/frozen_runs/transactions.yaml's run directory."""
+    return judged_run(request, tmp_path_factory, "transactions")
 
 
 def _recorded(run_dir: Path, topic: str) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "topics" / f"{topic}.jsonl").open()]
 
 
-def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_where_included(tmp_path):
-    run_dir = tmp_path / "run"
-    summary = run_scenario(parse_scenario(SCENARIO), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_where_included(transactions_run):
+    run_dir = transactions_run
 
     with open(run_dir / "acks.csv") as acks:
         lines = list(csv.DictReader(acks))

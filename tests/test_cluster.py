@@ -92,16 +92,26 @@ def test_down_cleans_up_after_up_was_sigkilled(tmp_path):
 
 @pytest.fixture
 def single(tmp_path):
+    """A broker of the test's own, for a test that faults it."""
     cluster = EmbeddedCluster.create(tmp_path / "cluster", brokers=1)
     with cluster:
         cluster.start()
         yield cluster
 
 
-def test_retention_shrink_moves_log_start_and_old_offsets_are_gone(single):
-    bootstrap = single.bootstrap_servers
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One broker for the module's tests that fault nothing: each writes to topics of its own name."""
+    cluster = EmbeddedCluster.create(tmp_path_factory.mktemp("shared") / "cluster", brokers=1)
+    with cluster:
+        cluster.start()
+        yield cluster
+
+
+def test_retention_shrink_moves_log_start_and_old_offsets_are_gone(shared):
+    bootstrap = shared.bootstrap_servers
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
-    with single.admin() as admin:
+    with shared.admin() as admin:
         admin.create_topic("r", partitions=1)
         for i in range(100):
             producer.send("r", value=str(i).encode())
@@ -156,6 +166,7 @@ def test_paused_broker_stops_answering_then_answers_again(single):
     assert broker.state() == "running"
 
 
+@pytest.mark.long  # three brokers; a broker killed under a run: test_faults.py
 def test_sigkill_of_one_of_three_brokers_loses_no_acknowledged_record(tmp_path):
     cluster = EmbeddedCluster.create(tmp_path / "cluster", brokers=3)
     with cluster:
@@ -265,33 +276,33 @@ def test_an_admin_with_patience_outlasts_its_only_broker_going_down_and_one_with
     assert [(o.topic, o.partition) for o in offsets] == [("t", 0), ("t", 1)] and time.monotonic() - t0 >= 3
 
 
-def test_the_generator_sends_exactly_rate_times_duration_records(single, tmp_path):
+def test_the_generator_sends_exactly_rate_times_duration_records(shared, tmp_path):
     """The workload is what the scenario says: round(rate x duration) records, every one in the ack log
     (before, 200/s over 6 s could send 1,199)."""
     from harness.workload.generator import run
     from harness.workload.generator_settings import WorkloadSettings
 
-    with single.admin() as admin:
+    with shared.admin() as admin:
         admin.create_topic("gen", partitions=2)
     for rate, duration in [(200, 6), (150, 7), (180, 7), (37.5, 4)]:
         log = tmp_path / f"acks-{rate}.csv"
         summary = run(
-            WorkloadSettings(single.bootstrap_servers, "gen", str(log), rate=rate, duration_s=duration, keys=3)
+            WorkloadSettings(shared.bootstrap_servers, "gen", str(log), rate=rate, duration_s=duration, keys=3)
         )
         lines = log.read_text().splitlines()[1:]
         assert summary["sent"] == len(lines) == round(rate * duration), (rate, duration)
         assert sum(",acked," in line for line in lines) == summary["acked"] == round(rate * duration)
 
 
-def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_delay(single, tmp_path):
+def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_delay(shared, tmp_path):
     from harness.workload.generator import run
     from harness.workload.generator_settings import WorkloadSettings
 
-    with single.admin() as admin:
+    with shared.admin() as admin:
         admin.create_topic("again", partitions=2)
     log = tmp_path / "acks.csv"
     settings = WorkloadSettings(
-        single.bootstrap_servers, "again", str(log), rate=100, duration_s=4, resend_share=0.1, resend_after_s=1.5
+        shared.bootstrap_servers, "again", str(log), rate=100, duration_s=4, resend_share=0.1, resend_after_s=1.5
     )
     t0 = time.monotonic()
     summary = run(settings)
@@ -303,7 +314,7 @@ def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_d
     assert 15 <= len(again) <= 70 and set(again) <= set(firsts) and len(set(again)) == len(again)
     # the topic holds both copies of each, the same value, the copy at a later offset of the same partition
     held: dict = {}
-    for record in read_topic(single.bootstrap_servers, "again"):
+    for record in read_topic(shared.bootstrap_servers, "again"):
         value = json.loads(record.value)
         held.setdefault((value["key"], value["seq"]), []).append((record.partition, record.offset, record.value))
     assert sorted(held) == sorted(firsts)
@@ -336,7 +347,7 @@ def test_a_generator_stopped_while_its_workers_start_exits_cleanly(tmp_path):
     assert json.loads(generator.stdout.read().splitlines()[-1])["generator"]["acked"] == 0
 
 
-def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_counted_by_one(single, tmp_path):
+def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_counted_by_one(shared, tmp_path):
     """workers: 2 splits the keys (k % 2), the rate and the planned records; each worker logs to its own segments;
     a SIGTERM to the generator's session stops both cleanly, their logs whole."""
     from harness.evidence.acks import AckCounter
@@ -344,11 +355,11 @@ def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_cou
     from harness.workload.generator_settings import WorkloadSettings
     from tests.evidence_helpers import read_acks
 
-    with single.admin() as admin:
+    with shared.admin() as admin:
         admin.create_topic("split", partitions=2)
     settings = tmp_path / "generator.json"
     acks = tmp_path / "acks"
-    WorkloadSettings(single.bootstrap_servers, "split", str(acks), rate=400, duration_s=3, keys=5, workers=2).save(
+    WorkloadSettings(shared.bootstrap_servers, "split", str(acks), rate=400, duration_s=3, keys=5, workers=2).save(
         settings
     )
     argv = [sys.executable, "-m", "harness.workload.generator", str(settings)]
@@ -365,11 +376,11 @@ def test_a_workload_of_two_generator_workers_is_the_planned_records_each_key_cou
     assert len(log) == 1200 and set(log.status) == {"acked"} and AckCounter(acks).poll().acked == 1200
     for key, seqs in log.groupby("key").seq:
         assert sorted(seqs) == list(range(len(seqs))), key  # one worker counted each key
-    topic = [json.loads(r.value) for r in read_topic(single.bootstrap_servers, "split")]
+    topic = [json.loads(r.value) for r in read_topic(shared.bootstrap_servers, "split")]
     assert sorted((v["key"], v["seq"]) for v in topic) == sorted(zip(log.key, log.seq))
     # until stopped: a SIGTERM to the session (as the runner stops it) ends both workers, nothing left running
     until = tmp_path / "until"
-    WorkloadSettings(single.bootstrap_servers, "split", str(until / "acks"), duration_s=None, workers=2).save(settings)
+    WorkloadSettings(shared.bootstrap_servers, "split", str(until / "acks"), duration_s=None, workers=2).save(settings)
     with Supervisor(tmp_path / "pids") as supervisor:
         generator = supervisor.start("generator", argv, tmp_path / "generator.log")
         counter = AckCounter(until / "acks")

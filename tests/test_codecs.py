@@ -65,6 +65,7 @@ def _segment_bytes(run_dir: Path, topic: str) -> bytes:
     return b"".join(p.read_bytes() for p in (run_dir / "cluster").glob(f"node-*/data/{topic}-*/*.log"))
 
 
+@pytest.mark.long  # the codecs' round trips are tested above; a pipeline under kills, on JSON, in test_faults.py
 @pytest.mark.e2e
 def test_an_avro_pipeline_under_kills_makes_and_absorbs_copies_as_the_json_one_does(tmp_path):
     """avro-kills is kafka-sink-in-flight with Avro on every topic; the JSON pipeline's verdicts under the same kills

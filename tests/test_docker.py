@@ -55,6 +55,7 @@ def _history(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.long  # three secured brokers in containers; a container faulted by name: the compose test
 @pytest.mark.timeout(900)  # its run's own deadline (run_harness) is 900 s
 def test_broker_containers_killed_paused_and_stopped_lose_nothing_acknowledged(engine, tmp_path):
     run_dir = tmp_path / "run"

@@ -15,7 +15,7 @@ from harness.scenario.shipped import scenario_path
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked, egress_counts
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]  # a search: its cases are unit-tested in test_explore.py
 
 
 def _scenario(tmp_path, mode: str, bootstrap_servers: str | None = None):

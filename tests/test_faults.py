@@ -146,6 +146,7 @@ def test_retention_shrink_deletes_unread_records_and_the_history_shows_the_log_s
     )
 
 
+@pytest.mark.long  # retention-shrink's run in make test: fail_on_data_loss below
 def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_deleted_on_the_intermediate_topic(tmp_path):
     """3 brokers; the processor (reading the intermediate topic `ingested`) is stopped and retention deletes what it
     had not read. Counted here from the raw evidence: the run's recording of `ingested` (every record written to it),
@@ -384,6 +385,7 @@ def test_a_fault_kind_of_ones_own_is_loaded_by_module_and_attr_and_played(kills_
     assert fault.end_ms - fault.start_ms >= 4000 and fault.recovery_s is not None
 
 
+@pytest.mark.long  # redeploy's run in make test: test_applications.py's undeclared filter
 def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_says_so(tmp_path):
     """The egress is redeployed without its checkpoint, from `latest`: the records appended to its
     input while it was down are never read. Lost = exactly those, attributed to the redeploy."""

@@ -50,6 +50,7 @@ def _deleted_unread(run_dir: Path) -> tuple[set[tuple[str, int]], set[tuple[str,
     return (inside - kept - downstream) & acked(run_dir), seen, unseen
 
 
+@pytest.mark.long  # three brokers, a retention shrink overlapped by broker faults
 def test_overlapping_faults_complete_and_every_loss_is_the_deleted_range(tmp_path):
     run_dir = tmp_path / "overlap"
     result = run_harness("run", str(SCENARIO), "--duration", "30", "--out", str(run_dir), timeout=600)

@@ -1,6 +1,9 @@
 """The checker on real evidence: one real chain run (ingress -> enrich -> score -> upsert egress; enrich writes
 through foreachBatch and is killed after a batch's write, score writes with Spark's own Kafka sink and is killed
 while a batch is in flight), then copies of its run directory with known changes injected or evidence damaged.
+make test judges the chain's frozen run directory (tests/frozen_runs/chain, recorded by tests/frozen_runs/record.py);
+make test-long runs it afresh and judges that too. What the runner did in the run (the workload's length, the
+restarts, the resource samples) is tested on a run of today in test_sinks.py.
 
 Every expected number is counted here from the raw files (topic dumps, the egress's SQLite tables, acks.csv),
 never taken from the checker.
@@ -8,68 +11,27 @@ never taken from the checker.
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
-import signal
 import sqlite3
 from collections import Counter
 
 import pytest
 
 from harness.checker.check import check_run
-from harness.evidence.progress import query_events
 from harness.process import Supervisor
-from harness.runner.console import Console
-from harness.runner.run import run_scenario
-from harness.scenario.parse import parse_scenario
 from tests.conftest import run_harness
-from tests.evidence_helpers import acked, egress_counts, why
-
-pytestmark = pytest.mark.e2e
-
-CHAIN = {
-    "name": "chain",
-    "blueprint": {
-        "streamlets": {
-            "ingress": {"kind": "ingress"},
-            "enrich": {"kind": "processor"},
-            "score": {"kind": "kafka-sink"},
-            "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
-        },
-        "connections": {"ingress.out": ["enrich.in"], "enrich.out": ["score.in"], "score.out": ["egress.in"]},
-        "topics": {
-            "ingress.out": {"name": "ingested"},
-            "enrich.out": {"name": "enriched"},
-            "score.out": {"name": "scored"},
-        },
-    },
-    # The kills overlap; score's kill waits for input while enrich restarts: records keep coming until 10 s
-    # after both kills ended, however late they come on a busy machine.
-    "workload": {"rate": 30, "duration_s": 20, "after_faults_s": 10, "keys": 4},
-    "faults": [
-        {"kind": "kill-driver", "target": "enrich", "start_s": 5, "at": "after-write", "restart_after_s": 1},
-        {"kind": "kill-driver", "target": "score", "start_s": 6, "at": "in-flight", "restart_after_s": 1},
-    ],
-    "expectations": {
-        "end_to_end": "effectively-exactly-once",
-        "max_lost": 0,
-        "min_duplicated_deliveries": 1,
-        "max_recovery_s": 300,
-    },
-}
+from tests.evidence_helpers import acked, egress_counts
+from tests.frozen_runs import FROZEN_OR_FRESH, judged_run
 
 
 def _dump(run_dir, topic) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "topics" / f"{topic}.jsonl").open()]
 
 
-@pytest.fixture(scope="module")
-def chain_run(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("chain") / "run"
-    summary = run_scenario(parse_scenario(CHAIN), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 2 and not summary.failed_streamlets, why(summary)
-    return run_dir
+@pytest.fixture(scope="module", params=FROZEN_OR_FRESH)
+def chain_run(request, tmp_path_factory):
+    return judged_run(request, tmp_path_factory, "chain")
 
 
 @pytest.fixture
@@ -132,80 +94,6 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
         f"chain: extra copies made by enrich's kill {made_by_enrich} (at enriched), by score's kill {made_by_score} "
         f"(at scored, Spark's Kafka sink); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}"
     )
-
-
-def test_the_workload_lasts_until_its_time_after_the_last_fault_ended(chain_run):
-    events = list(map(json.loads, (chain_run / "history.jsonl").open()))
-    started = next(e["ts_ms"] for e in events if e["event"] == "process_started" and e["process"] == "generator")
-    last_ended = max(e["ts_ms"] for e in events if e["event"] == "fault_ended")
-    [stopped] = [e for e in events if e["event"] == "workload_stopped"]
-    assert stopped["ts_ms"] - last_ended >= 10_000 and stopped["ts_ms"] - started >= 20_000
-    # within seconds of it: the generator looks each second, and a busy machine runs its threads late
-    assert stopped["ts_ms"] - max(last_ended + 10_000, started + 20_000) < 5_000, "stopped when its time came"
-    exited = next(e for e in events if e["event"] == "process_exited" and e["process"] == "generator")
-    assert exited["exit_code"] == 0 and exited["ts_ms"] >= stopped["ts_ms"]
-    # It sent at its rate (30/s) from its first record until then (its own start, after the process's imports, is
-    # when its clock begins: a busy machine delays it), within three seconds' records (a loaded machine ran it 58
-    # records short of the rate over 169 s), and every record has its outcome.
-    rows = list(csv.DictReader((chain_run / "acks.csv").open()))
-    assert all(r["status"] == "acked" for r in rows)
-    first_sent = min(int(r["event_time_ms"]) for r in rows if r["late"] == "0")
-    assert 0 <= first_sent - started < 10_000
-    assert abs(len(rows) - 30 * (stopped["ts_ms"] - first_sent) / 1000) <= 3 * 30, len(rows)
-
-
-def test_a_killed_driver_is_gone_and_its_restart_runs_the_batch_in_flight_from_the_checkpoint(chain_run):
-    events = list(map(json.loads, (chain_run / "history.jsonl").open()))
-    for target in ("enrich", "score"):
-        begun = next(e for e in events if e["event"] == "fault_begun" and e["target"] == target)
-        killed = next(e for e in events if e["event"] == "process_killed" and e["pid"] == begun["pid"])
-        assert killed["signal"] == "SIGKILL" and killed["exit_code"] == -signal.SIGKILL
-        new_pid = next(e["new_pid"] for e in events if e["event"] == "fault_ended" and e["target"] == target)
-        progress = [e for e in query_events(chain_run / "progress" / f"{target}.jsonl") if e["event"] == "progress"]
-        first = next(e["progress"] for e in progress if e["pid"] == new_pid)
-        # The restarted driver's first batch is the one the kill interrupted, read again from where the batch
-        # before it ended: that batch the old driver committed (Spark reports a batch's progress after its commit).
-        held = begun["held_batch"]
-        assert first["batchId"] == held and first["numInputRows"] > 0, target
-        before = next(
-            e["progress"] for e in progress if e["pid"] == begun["pid"] and e["progress"]["batchId"] == held - 1
-        )
-        assert _offsets(first["sources"][0]["startOffset"]) == _offsets(before["sources"][0]["endOffset"]), target
-
-
-def _offsets(value) -> dict:
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samples(chain_run):
-    samples = [e for e in map(json.loads, (chain_run / "history.jsonl").open()) if e["event"] == "resources"]
-    assert len(samples) >= 3
-    started = {
-        e["process"]: e["pid"]
-        for e in map(json.loads, (chain_run / "history.jsonl").open())
-        if e["event"] == "process_started"
-    }
-    seen = {name: value["pid"] for s in samples for name, value in s["rss_mb"].items()}
-    # Every process the run started was sampled, under its last pid (the killed drivers' restarts).
-    assert set(started) <= set(seen) and all(seen[name] == pid for name, pid in started.items() if name != "generator")
-    # A driver's figure is its Python plus its JVM: the largest sample of each is well above a Python alone. (A sample
-    # taken seconds after a restart sees a JVM still starting, so the smallest is not.)
-    for name in ("streamlet-enrich", "streamlet-score"):
-        assert max(s["rss_mb"][name]["mb"] for s in samples if name in s["rss_mb"]) > 250
-    # The disk figures are the run directory's, and the drivers' Spark scratch space is in it, not in /tmp.
-    assert {"cluster", "checkpoints", "spark-local"} <= set(samples[-1]["disk_mb"])
-    # It is also the drivers' working directory: what Spark leaves there after a kill (artifacts/) stays in the run.
-    assert sorted(p.name for p in (chain_run / "spark-local").iterdir()) == [
-        "artifacts",
-        "egress",
-        "enrich",
-        "ingress",
-        "score",
-    ]
-    report = check_run(chain_run)
-    use = report.resources
-    assert use.samples == len(samples) and use.max_growth is None  # minutes, not the 10 a process needs to be warm
-    assert use.disk_last_mb == round(sum(samples[-1]["disk_mb"].values()), 1)
 
 
 def _sql(run_dir, *statements):
@@ -331,14 +219,8 @@ def test_the_real_run_compacted_to_columnar_evidence_gives_the_same_report(chain
     assert json.dumps(after, default=str, sort_keys=True) == json.dumps(before, default=str, sort_keys=True)
 
 
-def test_the_engines_give_the_real_runs_report_duckdb_and_dense_here_and_spark_on_a_standalone_cluster(
-    chain_run, copy_of
-):
-    """The reconciliation's plan (harness/checker/summary/) as one SQL text on DuckDB and on Spark (a standalone
-    master and worker the test starts; the executors read the run's segments themselves), and in the dense engine's
-    arrays: the report numpy gives."""
-    from harness.spark.standalone import StandaloneCluster
-
+def _compacted_report(copy_of):
+    """The report of a compacted copy of the chain, through `harness check --json` with each engine given."""
     compacted = copy_of("engines")
     assert run_harness("compact", str(compacted)).returncode == 0
 
@@ -348,10 +230,29 @@ def test_the_engines_give_the_real_runs_report_duckdb_and_dense_here_and_spark_o
         assert result.returncode in (0, 3) and result.stdout.startswith("{"), result.stderr[-2000:]
         return json.loads(result.stdout)
 
+    return compacted, report
+
+
+def test_the_engines_give_the_real_runs_report_duckdb_and_dense(copy_of):
+    """The reconciliation's plan (harness/checker/summary/) as one SQL text on DuckDB, and in the dense engine's
+    arrays: the report numpy gives."""
+    _, report = _compacted_report(copy_of)
     expected = report()
     assert expected["counts"]["duplicated_deliveries"] > 0  # the kills made copies: there is something to find
     assert report("--engine", "duckdb") == expected
     assert report("--engine", "dense") == expected
+
+
+@pytest.mark.e2e
+@pytest.mark.long  # a Spark master and worker of the test's own
+@pytest.mark.parametrize("chain_run", ["frozen"], indirect=True)  # the engine, not the run, is what is tested
+def test_the_spark_engine_gives_the_real_runs_report_on_a_standalone_cluster(copy_of):
+    """The same SQL text on Spark: a standalone master and worker the test starts; the executors read the run's
+    segments themselves."""
+    from harness.spark.standalone import StandaloneCluster
+
+    compacted, report = _compacted_report(copy_of)
+    expected = report()
     with Supervisor(compacted.parent / "spark-pids") as supervisor:
         cluster = StandaloneCluster(supervisor, compacted.parent / "spark", compacted.parent / "spark-logs", 1).start()
         assert report("--engine", "spark", "--master", cluster.master_url) == expected

@@ -56,6 +56,7 @@ def files_containing(folder: Path, needle: str) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
+@pytest.mark.long  # SASL_SSL in make test: the run on a secured cluster one runs, below
 def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_no_secret_leaks(tmp_path):
     """scenarios/secured.yaml from the CLI, as a user runs it: the password only in the harness's environment."""
     password = "pw-" + secrets.token_hex(12)  # unique: anywhere it appears, it leaked
@@ -235,9 +236,9 @@ def test_a_wrong_password_or_an_untrusted_certificate_is_one_line_and_nothing_st
 
 
 def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_namesakes_are_untouched(theirs, tmp_path):
-    """A run through a JKS truststore (seed 004's setup) with a retention shrink and added partitions: the topics
-    named like the scenario's but not in the run's namespace keep their offsets and configs; the admin refuses to
-    touch them."""
+    """A run over SASL_SSL through a JKS truststore (seed 004's setup) with a retention shrink and added partitions:
+    the topics named like the scenario's but not in the run's namespace keep their offsets and configs; the admin
+    refuses to touch them; the password is on no command line and in no file."""
     cluster, access, folder = theirs
     before = foreign_state(access)
     path = external_scenario(
@@ -253,9 +254,15 @@ def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_names
     )
     env = {**os.environ, "THEIR_PASSWORD": THEIR_PASSWORD, "THEIR_TRUSTSTORE_PASSWORD": "changeit"}
     run_dir = tmp_path / "run"
-    done = run_harness("run", str(path), "--out", str(run_dir), "--allow-unknown", env=env, timeout=600)
+    with CommandLines() as ps:
+        done = run_harness("run", str(path), "--out", str(run_dir), "--allow-unknown", env=env, timeout=600)
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     assert "only topics named harness." in done.stdout and "(any other is refused)" in done.stdout
+    # The secrets: on no command line seen while it ran (the drivers and the generator get them in their
+    # environment), in no file of the run directory or of the reports.
+    assert any("pipelines.driver" in c for c in ps.seen), "the sampler saw the run"
+    assert [c for c in ps.seen if THEIR_PASSWORD in c or "changeit" in c] == []
+    assert files_containing(REPO / "reports", THEIR_PASSWORD) == []
 
     assert foreign_state(access) == before
     run_id = run_dir.name

@@ -72,9 +72,10 @@ def test_an_executor_killed_mid_batch_is_replaced_and_its_tasks_retried(cluster_
         if e["event"] == "executor_added" and e["app_id"] == begun["app_id"] and e["executor"] == ended["new_executor"]
     ]
     assert removed and added and removed[0]["ts_ms"] >= begun["ts_ms"]
+    # It was frozen while it ran a task and killed frozen: the task was lost with it, and the new executor ran it
+    # again (its own log says so: a second attempt).
     assert begun["running_tasks"], "it was killed while it ran a task"
-    # The retries the new executor ran, from its log (0 when the task ended in the instant before the kill).
-    assert isinstance(ended["tasks_retried"], int)
+    assert ended["tasks_retried"] >= 1, ended
     # The driver's side, from its own log: it noticed the executor was lost.
     assert f"Lost executor {begun['executor']}" in (run_dir / "logs" / "streamlet-processor.log").read_text()
     fault = next(f for f in report.faults if f.kind == "executor-kill")

@@ -103,6 +103,7 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
     assert by["broker-2"][0] >= by["broker-1"][1], "the second of the group waits for the first"
 
 
+@pytest.mark.long  # a storm on three brokers; the draw and the group limit are tested above
 @pytest.mark.e2e
 def test_a_storm_seed_ends_with_a_report_whose_counts_equal_an_independent_count(tmp_path):
     run_dir = tmp_path / "storm"

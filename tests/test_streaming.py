@@ -10,6 +10,7 @@ from harness.evidence.checkpoint import last_planned
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.long  # a driver restarted from its checkpoint under a run: test_sinks.py
 def test_query_restarts_from_its_checkpoint_and_continues(tmp_path):
     messages = []
     result = run_demo(tmp_path, records=300, say=messages.append)
@@ -27,7 +28,7 @@ def test_query_restarts_from_its_checkpoint_and_continues(tmp_path):
     assert any("restarted" in m for m in messages)
 
 
-@pytest.mark.long  # make test runs on a cluster one runs in test_security.py and test_explore_runs.py
+@pytest.mark.long  # make test runs on a cluster one runs in test_security.py
 def test_against_an_external_cluster_only_namespaced_topics_are_created(tmp_path):
     from harness.cluster import EmbeddedCluster
 

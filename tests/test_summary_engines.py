@@ -34,8 +34,7 @@ from harness.checker.selection import Selection
 from harness.checker.summary.dense_engine import run_dense
 from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
-from harness.process.ports import free_port
-from tests.conftest import run_harness
+from tests.conftest import refusing_port, run_harness
 from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, plans
 
@@ -196,8 +195,9 @@ def test_seqs_too_sparse_for_the_dense_engines_blocks_are_refused_in_one_line_wi
 def test_a_spark_master_that_does_not_answer_is_named_in_one_line(tmp_path):
     sent = make_sent(2, 10)
     root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="columnar")
-    nobody = f"spark://127.0.0.1:{free_port()}"
-    result = run_harness("check", str(root), "--engine", "spark", "--master", nobody)
+    with refusing_port() as port:
+        nobody = f"spark://127.0.0.1:{port}"
+        result = run_harness("check", str(root), "--engine", "spark", "--master", nobody)
     assert result.returncode == 2 and not result.stdout
     expected = f"harness: error: Spark master {nobody} does not answer: is the cluster up, and the URL its master's?"
     assert result.stderr == expected + "\n"

@@ -71,6 +71,7 @@ expectations:
 """
 
 
+@pytest.mark.long  # three brokers; the undo's retries are tested above, a skipped fault's unknown in test_declared.py
 @pytest.mark.e2e
 def test_a_fault_whose_target_is_gone_is_skipped_and_one_whose_undo_failed_makes_the_run_unknown(tmp_path):
     scenario = tmp_path / "doomed.yaml"

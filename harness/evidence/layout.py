@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+# The form of the run directory's files. Bumped when a file a reader reads changes its form; the frozen run
+# directories the tests judge (tests/frozen_runs/) are then recorded again.
+RUN_DIR_VERSION = 1
+
 
 @dataclass(frozen=True)
 class RunLayout:

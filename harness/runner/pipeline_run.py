@@ -60,7 +60,7 @@ from harness.spark.paths import driver_paths
 from harness.spark.session import launcher_env, log_level, session_conf
 from harness.spark.standalone import StandaloneCluster
 from harness.spark.versions import SparkRuntime, ensure
-from harness.waiting import wait_for
+from harness.waiting import Patience, wait_for
 from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
 from pipelines.kafka_security import KafkaSecurity
 from pipelines.model import SOURCE_RECORD, Schema
@@ -114,6 +114,8 @@ class PipelineRun:
         self.late_events: dict = {}  # late-events: the generator's share, late_by_s, after_s
         self.resend: dict = {}  # resend: the generator's share and after_s
         self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
+        # a restarted driver's first batch: at least 240 s, four times what the first start took on this machine
+        self.restart_patience = Patience(floor_s=240.0)
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self._spark_conf: dict[type, dict[str, str]] = {}
         self.evidence = (
@@ -513,7 +515,8 @@ class PipelineRun:
         return proc
 
     def start_drivers(self, timeout: float = 240.0) -> None:
-        """Start every streamlet and wait until each has run its first batch: the pipeline is warm."""
+        """Start every streamlet and wait until each has run its first batch: the pipeline is warm. How long that
+        took is what a restart is given, scaled (self.restart_patience)."""
         t0 = time.monotonic()
         for name in self.scenario.blueprint.order():
             if name in self.progress:  # an output is not run
@@ -547,15 +550,18 @@ class PipelineRun:
                     "${checkpoint} it is given as its checkpointLocation?"
                 ) from None
             raise
+        self.restart_patience.measure(time.monotonic() - t0)
         self.say(
             f"{len(self.drivers)} streamlet drivers running ({', '.join(self.drivers)}) after "
             f"{time.monotonic() - t0:.1f}s"
         )
 
-    def wait_up(self, name: str, timeout: float = 240.0) -> bool:
+    def wait_up(self, name: str, timeout: float | None = None) -> bool:
         """Wait until a (re)started driver has run its first batch; False if it ended instead. An application
         restarted with nothing left to read commits no batch (Spark plans none): it counts as up once it has run for
-        APP_IDLE_S with its inputs all committed (its recovery time is then unknown: no batch shows it)."""
+        APP_IDLE_S with its inputs all committed (its recovery time is then unknown: no batch shows it). Without a
+        `timeout`, the run's restart patience: scaled by how long the drivers took to start."""
+        timeout = self.restart_patience.timeout_s if timeout is None else timeout
         proc = self.drivers[name]
         started = time.monotonic()
         application = self.scenario.blueprint.streamlets[name].kind == APPLICATION

@@ -23,6 +23,7 @@ from harness.chaos.schedule import Firing, plan
 from harness.chaos.storm import BROKERS, Storm, draw_storm
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.acks import AckCounter
+from harness.evidence.layout import RUN_DIR_VERSION
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.closing import close_windows
 from harness.runner.console import Console
@@ -54,6 +55,7 @@ class RunSummary:
     driver_exit_codes: dict = field(default_factory=dict)
     topics: dict = field(default_factory=dict)  # blueprint topic name -> actual topic name
     error: str | None = None
+    run_dir_version: int = RUN_DIR_VERSION  # the form its files were written in (harness/evidence/layout.py)
 
 
 class _Status:

@@ -1,7 +1,8 @@
 """executor-kill: SIGKILL the executor JVM of a streamlet's application on the Spark standalone cluster
 while it runs a task. Spark loses the executor and its tasks, asks the master for another, and retries the
 tasks there; the driver goes on. The fault ends once the new executor runs, and has retried the lost tasks
-(`tasks_retried`: the tasks it started as a second attempt, from its own log; 0 after 60 s without one)."""
+(`tasks_retried`: the tasks it started as a second attempt, from its own log; 0 when none came within at least
+60 s, longer where the replacement was slow to come up)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from harness.errors import HarnessError, WaitTimeout
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
 from harness.process.supervisor import start_ticks_of
-from harness.waiting import wait_for
+from harness.waiting import Patience, wait_for
 
 
 def _running(run: Pipeline, app_id: str):
@@ -91,18 +92,23 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
     run.history.record(
         "process_killed", process=f"executor-{app_id}-{victim.executor_id}", pid=victim.pid, signal="SIGKILL"
     )
+    killed = time.monotonic()
     replacement = wait_for(
         lambda: next((e for e in _running(run, app_id) if e.executor_id != victim.executor_id), None),
         timeout=timeout_s,
         interval=0.2,
         what=f"a new executor of {streamlet}'s application {app_id}",
     )
+    # The retry comes once the new executor's JVM has started and registered: given at least 60 s, and four times
+    # what the replacement took to come up (a busy machine is slow at both).
+    patience = Patience(floor_s=60.0)
+    patience.measure(time.monotonic() - killed)
     retried = 0
     if tasks:  # the lost tasks run again on the new executor, as attempt 1 (or later): its own log says so
         try:
             retried = wait_for(
                 lambda: cluster.retried_tasks(replacement),
-                timeout=60,
+                timeout=patience.timeout_s,
                 interval=0.2,
                 what=f"a retried task on executor {replacement.executor_id}",
             )
