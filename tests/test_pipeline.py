@@ -29,6 +29,7 @@ FAN_OUT = {
 }
 
 
+@pytest.mark.long  # the four modes under kills in make test: test_faults.py's kills after the write
 def test_every_egress_mode_gets_every_acknowledged_record_exactly_once(tmp_path):
     summary = run_scenario(parse_scenario(FAN_OUT), tmp_path / "run", console=Console(quiet=True))
     sent = acked(tmp_path / "run")
