@@ -294,7 +294,13 @@ class EmbeddedCluster:
             for b in self.brokers
         ]
         for broker, run in zip(self.brokers, runs):
-            output, _ = run.communicate(timeout=120)
+            try:
+                output, _ = run.communicate(timeout=600)  # against a hang: seconds, a minute on a busy machine
+            except subprocess.TimeoutExpired:
+                for other in runs:
+                    other.kill()
+                    other.wait()
+                raise HarnessError(f"formatting storage of {broker.name} did not end within 600 s") from None
             if run.returncode != 0:
                 raise HarnessError(f"formatting storage of {broker.name} failed: {_last_line_of(output)}")
 

@@ -31,6 +31,8 @@ def truststore_pem(store: Path, password: str | None, out: Path) -> Path:
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     except OSError as exc:
         raise HarnessError(f"kafka.truststore: cannot run {keytool} ({exc.strerror})") from None
+    except subprocess.TimeoutExpired:
+        raise HarnessError(f"kafka.truststore: {keytool} did not list {store} within 60 s") from None
     found = CERTIFICATE.findall(done.stdout)
     if done.returncode != 0 or not found:
         reason = next(
