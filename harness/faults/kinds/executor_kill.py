@@ -1,8 +1,8 @@
 """executor-kill: SIGKILL the executor JVM of a streamlet's application on the Spark standalone cluster
 while it runs a task. Spark loses the executor and its tasks, asks the master for another, and retries the
 tasks there; the driver goes on. The fault ends once the new executor runs, and has retried the lost tasks
-(`tasks_retried`: the tasks it started as a second attempt, from its own log; 0 when none came within at least
-60 s, longer where the replacement was slow to come up)."""
+(`tasks_retried`: the tasks the new executors started as a second attempt, from their own logs; 0 when none came
+within at least 60 s, longer where the replacement was slow to come up)."""
 
 from __future__ import annotations
 
@@ -103,14 +103,24 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
     # what the replacement took to come up (a busy machine is slow at both).
     patience = Patience(floor_s=60.0)
     patience.measure(time.monotonic() - killed)
-    retried = 0
-    if tasks:  # the lost tasks run again on the new executor, as attempt 1 (or later): its own log says so
+    # The replacement may be lost in turn before it runs the retry (its worker killed by another fault while it
+    # starts): the retry then runs on the next one. Every executor of the application since the kill is looked at.
+    since = {replacement.executor_id: replacement}
+
+    def retried() -> int:
+        for executor in _running(run, app_id):
+            if executor.executor_id != victim.executor_id:
+                since.setdefault(executor.executor_id, executor)
+        return sum(cluster.retried_tasks(e) for e in since.values())
+
+    count = 0
+    if tasks:  # the lost tasks run again on a new executor, as attempt 1 (or later): its own log says so
         try:
-            retried = wait_for(
-                lambda: cluster.retried_tasks(replacement),
+            count = wait_for(
+                retried,
                 timeout=patience.timeout_s,
                 interval=0.2,
-                what=f"a retried task on executor {replacement.executor_id}",
+                what=f"a retried task on a new executor of {streamlet}'s application {app_id}",
             )
         except WaitTimeout:
             pass
@@ -120,7 +130,7 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
         new_executor=replacement.executor_id,
         new_worker=replacement.worker,
         new_pid=replacement.pid,
-        tasks_retried=retried,
+        tasks_retried=count,
     )
 
 
