@@ -640,7 +640,8 @@ class PipelineRun:
             "generator",
             [sys.executable, "-m", "harness.workload.generator", str(self.layout.generator_settings)],
             self.layout.log("generator"),
-            env=self.kafka.child_env(),
+            # this process's environment (a container's LD_LIBRARY_PATH, the locale, HOME) and the password
+            env={**os.environ, **self.kafka.child_env()},
         )
         self.history.record("process_started", process="generator", pid=self.generator.pid, role="generator")
 
