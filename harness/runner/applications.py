@@ -32,7 +32,7 @@ from harness.spark.standalone import APPLICATION_TAG
 from harness.spark.versions import SparkRuntime
 
 if TYPE_CHECKING:
-    from harness.runner.pipeline_run import PipelineRun
+    from harness.runner.run_parts import ApplicationRun
 
 SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 SHELL = "pyspark-shell"
@@ -99,7 +99,7 @@ def application_command(
     return [runtime.python, *command[1:]], {**env, SUBMIT_ARGS: shlex.join(merged)}
 
 
-def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
+def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
     """What an application's command and environment get for each placeholder (harness/scenario/applications.py)."""
     scratch = run.layout.workdir(name)
     scratch.mkdir(parents=True, exist_ok=True)
@@ -125,7 +125,7 @@ def placeholder_values(run: PipelineRun, name: str) -> dict[str, str]:
     }
 
 
-def start_application(run: PipelineRun, name: str) -> ManagedProcess:
+def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
     """An application's driver: its own command, unchanged, on the drivers' Spark (runner/applications.py)."""
     settings = run.scenario.blueprint.streamlets[name].settings
     check_connector_version(run.prepare_spark())  # the job's pyspark and the connector put on its class path
@@ -157,14 +157,14 @@ def start_application(run: PipelineRun, name: str) -> ManagedProcess:
         f"streamlet-{name}",
         argv,
         run.layout.log(f"streamlet-{name}"),
-        env=driver_env({**run._driver_env(), **env}, run.prepare_spark().python),
+        env=driver_env({**run.driver_env(), **env}, run.prepare_spark().python),
         cwd=settings["cwd"],
     )
     run.progress[name].driver_started(proc.pid, time.time())
     return proc
 
 
-def misplaced_checkpoint(run: PipelineRun) -> str | None:
+def misplaced_checkpoint(run: ApplicationRun) -> str | None:
     """An application whose query checkpoints in its scratch folder rather than in ${checkpoint}: why, or None."""
     for name, inst in run.scenario.blueprint.streamlets.items():
         if inst.kind != APPLICATION:

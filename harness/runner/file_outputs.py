@@ -35,7 +35,7 @@ from harness.runner.table_outputs import identity_text, record_export, written_b
 from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
-    from harness.runner.pipeline_run import PipelineRun
+    from harness.runner.run_parts import OutputRun
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ class FileProbe:
         pass  # holds nothing open
 
 
-def file_outputs(run: PipelineRun) -> dict[str, FileOutput]:
+def file_outputs(run: OutputRun) -> dict[str, FileOutput]:
     """The file outputs applications write, each in work/<output>/table."""
     return {
         name: FileOutput(
@@ -181,16 +181,16 @@ def file_outputs(run: PipelineRun) -> dict[str, FileOutput]:
     }
 
 
-def file_output_folder(run: PipelineRun, name: str) -> Path:
+def file_output_folder(run: OutputRun, name: str) -> Path:
     return run.layout.workdir(name) / "table"
 
 
-def file_probes(run: PipelineRun, name: str) -> list[FileProbe]:
+def file_probes(run: OutputRun, name: str) -> list[FileProbe]:
     """Probes of the file outputs application `name` writes."""
     return [FileProbe(output) for output in written_by(run, file_outputs(run), name)]
 
 
-def export_files(run: PipelineRun) -> None:
+def export_files(run: OutputRun) -> None:
     """After the drivers stopped: each file output's committed and written rows, into the run directory."""
     for name, output in file_outputs(run).items():
         exported = output.export(ExportedEvidence.of(run.driver_paths(name)))

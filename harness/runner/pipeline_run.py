@@ -461,7 +461,7 @@ class PipelineRun:
                 positions[tp] = min(offset, positions.get(tp, offset))
         return positions
 
-    def _driver_env(self) -> dict[str, str]:
+    def driver_env(self) -> dict[str, str]:
         password = split_password(self.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
         env.update(self.kafka.child_env())  # nor the Kafka user's
@@ -508,7 +508,7 @@ class PipelineRun:
             "pipelines.driver",
             [str(path)],
             self.layout.log(f"streamlet-{name}"),
-            env=self._driver_env(),
+            env=self.driver_env(),
             cwd=self.layout.spark_local(name).parent,
             python=self.prepare_spark().python,
         )
@@ -787,7 +787,7 @@ class PipelineRun:
                 "pipelines.export",
                 [str(path)],
                 self.layout.log(f"export-{name}"),
-                env=self._driver_env(),
+                env=self.driver_env(),
                 cwd=self.layout.spark_local(name).parent,
                 python=self.prepare_spark().python,
             )

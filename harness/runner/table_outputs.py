@@ -27,7 +27,7 @@ from harness.evidence.checkpoint import BatchTimes
 from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
-    from harness.runner.pipeline_run import PipelineRun
+    from harness.runner.run_parts import OutputRun
 
 AUDIT_TABLE = "harness_audit"  # beside the output table: one per output table, suffixed with its name
 
@@ -268,7 +268,7 @@ def identity_text(value) -> str | int | None:
     return json.dumps(value)
 
 
-def table_outputs(run: PipelineRun) -> dict[str, TableOutput]:
+def table_outputs(run: OutputRun) -> dict[str, TableOutput]:
     """The output tables applications write: in the run's own schema of the scenario's PostgreSQL store, or in an
     SQLite file of the run's own (work/<output>/<table>.sqlite)."""
     found: dict[str, TableOutput] = {}
@@ -285,35 +285,35 @@ def table_outputs(run: PipelineRun) -> dict[str, TableOutput]:
     return found
 
 
-def written_by(run: PipelineRun, outputs: dict, name: str) -> list:
+def written_by(run: OutputRun, outputs: dict, name: str) -> list:
     """Of `outputs` (output name -> what stands for it), those application `name` writes."""
     return [
         o for output, o in outputs.items() if run.scenario.blueprint.streamlets[output].settings["written_by"] == name
     ]
 
 
-def record_export(run: PipelineRun, name: str, exported: dict, unobserved: str | None, **fields) -> None:
+def record_export(run: OutputRun, name: str, exported: dict, unobserved: str | None, **fields) -> None:
     """output_exported in the history: what an output's export read, observed only in part when `unobserved` says
     what could not be."""
     observed = PARTLY if unobserved else FULLY
     run.history.record("output_exported", output=name, observed=observed, unobserved=unobserved, **fields, **exported)
 
 
-def output_tables(run: PipelineRun, name: str | None = None) -> list[TableProbe]:
+def output_tables(run: OutputRun, name: str | None = None) -> list[TableProbe]:
     """Probes of the output tables application `name` writes (None: every application): when it last wrote one
     (in-flight kills), how many rows it offered (the status line)."""
     tables = table_outputs(run)
     return [TableProbe(table) for table in (tables.values() if name is None else written_by(run, tables, name))]
 
 
-def prepare_outputs(run: PipelineRun) -> None:
+def prepare_outputs(run: OutputRun) -> None:
     """Create each output table with its audit, before the applications start."""
     for name, table in table_outputs(run).items():
         table.prepare()
         run.history.record("output_prepared", output=name, table=table.name, audit=table.audit)
 
 
-def export_tables(run: PipelineRun) -> None:
+def export_tables(run: OutputRun) -> None:
     """After the drivers stopped: each output table and its audit, into the run directory."""
     for name, table in table_outputs(run).items():
         writer = run.scenario.blueprint.streamlets[name].settings["written_by"]

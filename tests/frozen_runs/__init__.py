@@ -19,6 +19,15 @@ def scenarios() -> dict[str, Path]:
     return {path.stem: path for path in sorted(HERE.glob("*.yaml"))}
 
 
+def run_fresh(name: str, run_dir: Path, quiet: bool = True):
+    """Run scenario `name` for real into `run_dir`; its summary."""
+    from harness.runner.console import Console
+    from harness.runner.run import run_scenario
+    from harness.scenario import load_scenario
+
+    return run_scenario(load_scenario(scenarios()[name]), run_dir, console=Console(quiet=quiet))
+
+
 def judged_run(request, tmp_path_factory, name: str) -> Path:
     """A run directory of scenario `name` for a module fixture with FROZEN_OR_FRESH params: a copy of the frozen
     one (judging writes in it), or one run here."""
@@ -26,11 +35,8 @@ def judged_run(request, tmp_path_factory, name: str) -> Path:
     if request.param == "frozen":
         shutil.copytree(HERE / name, run_dir)
         return run_dir
-    from harness.runner.console import Console
-    from harness.runner.run import run_scenario
-    from harness.scenario import load_scenario
     from tests.evidence_helpers import why
 
-    summary = run_scenario(load_scenario(scenarios()[name]), run_dir, console=Console(quiet=True))
+    summary = run_fresh(name, run_dir)
     assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
     return run_dir

@@ -13,25 +13,28 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.runner.console import Console
-from harness.runner.run import run_scenario
-from harness.scenario import load_scenario
-from tests.frozen_runs import HERE, scenarios
-
-# What no reader of a finished run reads, and what is rewritten from the evidence (the reports).
-LEFT_OUT = ("cluster", "checkpoints", "spark-local", "pids", "control", "report.*", "junit.xml", "anomalies", "*.pid")
+from harness.evidence.layout import RunLayout
+from harness.report.write import ANOMALY_DIR
+from tests.frozen_runs import HERE, run_fresh, scenarios
 
 
-def record(name: str, scenario: Path) -> Path:
-    """Run `scenario` for real and keep its evidence in HERE/name (replacing what was there)."""
+def left_out(layout: RunLayout) -> tuple[str, ...]:
+    """What no reader of a finished run reads (the layout's non-evidence, the checkpoints, the pids, the drivers'
+    control files), and what is written again from the evidence (the reports)."""
+    runs = (layout.checkpoints("any").parent.name, layout.pids.name, layout.crash_offered("any").parent.name)
+    return (*layout.not_evidence, *runs, "report.*", "junit.xml", ANOMALY_DIR)
+
+
+def record(name: str) -> Path:
+    """Run scenario `name` for real and keep its evidence in HERE/name (replacing what was there)."""
     with tempfile.TemporaryDirectory(prefix=f"frozen-{name}-") as scratch:
         run_dir = Path(scratch) / name
-        summary = run_scenario(load_scenario(scenario), run_dir, console=Console(quiet=False))
+        summary = run_fresh(name, run_dir, quiet=False)
         if summary.status != "complete" or summary.failed_streamlets:
-            raise SystemExit(f"{scenario}: the run did not complete ({summary.status}, {summary.failed_streamlets})")
+            raise SystemExit(f"{name}: the run did not complete ({summary.status}, {summary.failed_streamlets})")
         target = HERE / name
         shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns(*LEFT_OUT))
+        shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns(*left_out(RunLayout(run_dir))))
     return target
 
 
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"record: no tests/frozen_runs/{unknown[0]}.yaml (known: {', '.join(sorted(known))})", file=sys.stderr)
         return 2
     for name in names:
-        target = record(name, known[name])
+        target = record(name)
         size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
         print(f"{name}: recorded in {target.relative_to(HERE.parent.parent)} ({size / 1e6:.1f} MB)")
     return 0
