@@ -18,6 +18,7 @@ from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.process import ManagedProcess
 from harness.spark.standalone import StandaloneCluster
+from harness.waiting import Patience
 from pipelines.settings import SourceOptions
 
 
@@ -36,6 +37,7 @@ class Pipeline(Protocol):
     setting_overrides: dict[str, dict]  # streamlet -> settings a whole-run fault gives its driver (before it starts)
     late_events: dict  # late-events' share, late_by_s and after_s for the generator (before it starts; empty: none)
     resend: dict  # resend's share and after_s for the generator (before it starts; empty: none)
+    restart_patience: Patience  # how long a driver's (re)start is given, scaled by what the first start took
 
     def admin(
         self, patience_s: float = ...

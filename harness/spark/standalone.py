@@ -203,25 +203,37 @@ class StandaloneCluster:
             found += [Executor(app, ex, name, pids.get((app, ex))) for app, ex in listed]
         return found
 
-    def _task_lines(self, executor: Executor) -> list[tuple[bytes, int, int]]:
-        """(what, attempt, task id) for each task an executor logged starting or ending: the worker keeps its
-        stderr in WORK_DIR/APP/EXECUTOR/, and an executor logs each task at INFO."""
+    @staticmethod
+    def _task_lines(stderr: Path) -> list[tuple[bytes, int, int]]:
+        """(what, attempt, task id) for each task an executor logged starting or ending in its stderr (the worker
+        keeps it in WORK_DIR/APP/EXECUTOR/; an executor logs each task at INFO)."""
         try:
-            text = (self.workdir / executor.worker / executor.app_id / executor.executor_id / "stderr").read_bytes()
+            text = stderr.read_bytes()
         except OSError:
             return []
         return [(what, int(attempt), int(tid)) for what, attempt, tid in TASK_LINE.findall(text)]
 
+    def _stderr(self, worker: str, app_id: str, executor_id: str) -> Path:
+        return self.workdir / worker / app_id / executor_id / "stderr"
+
     def running_tasks(self, executor: Executor) -> set[int]:
         """The task ids an executor is running now."""
         running: set[int] = set()
-        for what, _, tid in self._task_lines(executor):
+        for what, _, tid in self._task_lines(self._stderr(executor.worker, executor.app_id, executor.executor_id)):
             (running.add if what == b"Running" else running.discard)(tid)
         return running
 
-    def retried_tasks(self, executor: Executor) -> int:
-        """How many tasks an executor started as a second (or later) attempt: retries of tasks lost elsewhere."""
-        return sum(1 for what, attempt, _ in self._task_lines(executor) if what == b"Running" and attempt > 0)
+    def retried_tasks(self, app_id: str, besides: str) -> int:
+        """How many tasks the application's executors other than `besides` started as a second (or later)
+        attempt: retries of tasks lost elsewhere. Read from every executor log of the application on disk, those
+        of executors already gone included."""
+        return sum(
+            1
+            for stderr in self.workdir.glob(str(self._stderr("*", app_id, "*").relative_to(self.workdir)))
+            if stderr.parent.name != besides
+            for what, attempt, _ in self._task_lines(stderr)
+            if what == b"Running" and attempt > 0
+        )
 
     def worker(self, name: str) -> ManagedProcess:
         if name not in self.worker_procs:

@@ -1,8 +1,8 @@
 """executor-kill: SIGKILL the executor JVM of a streamlet's application on the Spark standalone cluster
 while it runs a task. Spark loses the executor and its tasks, asks the master for another, and retries the
 tasks there; the driver goes on. The fault ends once the new executor runs, and has retried the lost tasks
-(`tasks_retried`: the tasks the new executors started as a second attempt, from their own logs; 0 when none came
-within at least 60 s, longer where the replacement was slow to come up)."""
+(`tasks_retried`: the tasks the other executors started as a second attempt, from their own logs; 0 when none came
+within what a driver's restart is given, at least 240 s)."""
 
 from __future__ import annotations
 
@@ -99,25 +99,18 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
         interval=0.2,
         what=f"a new executor of {streamlet}'s application {app_id}",
     )
-    # The retry comes once the new executor's JVM has started and registered: given at least 60 s, and four times
-    # what the replacement took to come up (a busy machine is slow at both).
-    patience = Patience(floor_s=60.0)
+    # The retry comes once the new executor's JVM has started and registered with the driver, which a busy machine
+    # slows down as much as a driver's start: it is given what a driver's restart is given, and at least four
+    # times what the replacement took to be launched. It may be lost in turn before it runs the retry (its worker
+    # killed by another fault while it starts): the retry then runs on the next one. The logs of every executor
+    # of the application but the killed one are read, those that came and went between two looks included.
+    patience = Patience(floor_s=run.restart_patience.timeout_s)
     patience.measure(time.monotonic() - killed)
-    # The replacement may be lost in turn before it runs the retry (its worker killed by another fault while it
-    # starts): the retry then runs on the next one. Every executor of the application since the kill is looked at.
-    since = {replacement.executor_id: replacement}
-
-    def retried() -> int:
-        for executor in _running(run, app_id):
-            if executor.executor_id != victim.executor_id:
-                since.setdefault(executor.executor_id, executor)
-        return sum(cluster.retried_tasks(e) for e in since.values())
-
     count = 0
     if tasks:  # the lost tasks run again on a new executor, as attempt 1 (or later): its own log says so
         try:
             count = wait_for(
-                retried,
+                lambda: cluster.retried_tasks(app_id, besides=victim.executor_id),
                 timeout=patience.timeout_s,
                 interval=0.2,
                 what=f"a retried task on a new executor of {streamlet}'s application {app_id}",
