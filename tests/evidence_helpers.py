@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -105,3 +106,8 @@ def held_batch_records(run_dir: Path, streamlet: str) -> set[tuple[str, int]]:
     acks = acks[acks.status == "acked"]
     read = [start.get(int(p), 0) <= int(o) < end.get(int(p), 0) for p, o in zip(acks.partition, acks.offset)]
     return set(zip(acks.key[read], acks.seq[read].astype(int)))
+
+
+def batch_started_ms(event: dict) -> int:
+    """When a progress event's batch was triggered (Spark's `timestamp`, ISO 8601 UTC)."""
+    return int(datetime.fromisoformat(event["progress"]["timestamp"].replace("Z", "+00:00")).timestamp() * 1000)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +20,7 @@ from harness.runner.pipeline_run import PipelineRun
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
 from harness.waiting import wait_for
-from tests.evidence_helpers import acked, egress_counts, why
+from tests.evidence_helpers import acked, batch_started_ms, egress_counts, why
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parent.parent
@@ -336,11 +335,6 @@ def test_a_kill_after_the_write_is_absorbed_by_dedup_and_transactional(kills_aft
     assert report.causes["duplicated"]["unexplained"] == 0
 
 
-def _batch_started_ms(event: dict) -> int:
-    """When a progress event's batch was triggered (Spark's `timestamp`, ISO 8601 UTC)."""
-    return int(datetime.fromisoformat(event["progress"]["timestamp"].replace("Z", "+00:00")).timestamp() * 1000)
-
-
 def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothing_lost(kills_after_write):
     run_dir, _, report = kills_after_write
     events = history(run_dir)
@@ -360,7 +354,7 @@ def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothi
     # was cut finished before it healed, and batches with input came again after it. The driver never restarted.
     progress = [json.loads(line) for line in (run_dir / "progress" / "egress-upsert.jsonl").open()]
     batches = [e for e in progress if e.get("event") == "progress"]
-    assert not [e for e in batches if begun["ts_ms"] < _batch_started_ms(e) and e["ts_ms"] < ended["ts_ms"]]
+    assert not [e for e in batches if begun["ts_ms"] < batch_started_ms(e) and e["ts_ms"] < ended["ts_ms"]]
     assert any(e["ts_ms"] > ended["ts_ms"] and e["progress"]["numInputRows"] > 0 for e in batches)
     assert not [
         e

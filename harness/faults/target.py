@@ -7,19 +7,20 @@ they never import the runner (which imports the chaos driver to play a schedule)
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from harness.cluster import EmbeddedCluster, KafkaAdmin
-from harness.cluster.access import KafkaAccess
-from harness.codecs import Decode
-from harness.evidence.history import History
-from harness.evidence.layout import RunLayout
-from harness.faults.undo import Undos
-from harness.network import NetworkLinks
-from harness.process import ManagedProcess
-from harness.spark.standalone import StandaloneCluster
-from harness.waiting import Patience
-from pipelines.settings import SourceOptions
+if TYPE_CHECKING:  # names for the annotations only: reading a scenario (which finds the fault kinds) starts nothing
+    from harness.cluster import EmbeddedCluster, KafkaAdmin
+    from harness.cluster.access import KafkaAccess
+    from harness.codecs import Decode
+    from harness.evidence.history import History
+    from harness.evidence.layout import RunLayout
+    from harness.faults.undo import Undos
+    from harness.network import NetworkLinks
+    from harness.process import ManagedProcess
+    from harness.spark.standalone import StandaloneCluster
+    from harness.waiting import Patience
+    from pipelines.settings import SourceOptions
 
 
 class Pipeline(Protocol):

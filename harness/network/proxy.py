@@ -65,8 +65,16 @@ class LinkState:
             for transport in list(self.connections):
                 _reset(transport)
 
+    def pieces(self, data: bytes) -> list[bytes]:
+        """`data` in the pieces the link's rate lets through: at most a tenth of a second's worth each (a chunk
+        read whole, up to 64 KiB, would otherwise go at once, seconds' worth of a slow link's rate)."""
+        if not self.bytes_per_s:
+            return [data]
+        step = max(1, int(self.bytes_per_s / 10))
+        return [data[i : i + step] for i in range(0, len(data), step)]
+
     async def pace(self, size: int) -> None:
-        """Wait until `size` more bytes fit the link's rate (a token bucket with no burst beyond one chunk)."""
+        """Wait until `size` more bytes fit the link's rate (a token bucket with no burst beyond one piece)."""
         if not self.bytes_per_s:
             return
         now = time.monotonic()
@@ -119,9 +127,10 @@ async def _pipe(link: LinkState, reader: asyncio.StreamReader, writer: asyncio.S
             data = await reader.read(CHUNK)
             if not data:
                 break
-            await link.pace(len(data))
-            last = link.release_at(last)
-            pending.put_nowait((last, data))
+            for piece in link.pieces(data):
+                await link.pace(len(piece))
+                last = link.release_at(last)
+                pending.put_nowait((last, piece))
         pending.put_nowait((0.0, None))
         await sender
         if writer.can_write_eof():
@@ -151,6 +160,10 @@ async def _connection(link: LinkState, upstream_port: int, client_reader, client
         finally:
             link.connections.discard(up_writer.transport)
             up_writer.transport.abort()
+    except asyncio.CancelledError:
+        # The proxy is stopping: asyncio.run cancels every task, the pipes of a connection before the connection,
+        # which then ends with their CancelledError as its error (logged as a traceback) unless it ends here.
+        pass
     finally:
         link.connections.discard(client)
         client.abort()

@@ -14,12 +14,12 @@ def _arm(run: Pipeline, target: str, params: dict) -> None:
 
 
 def _tasks_lost(run: Pipeline, target: str, params: dict) -> dict:
-    """Tasks Spark reported lost in the driver's log (each executor crash is one)."""
+    """Tasks Spark reported lost in the driver's log (each executor crash is one); None without the log."""
     try:
         with open(run.layout.log(f"streamlet-{target}"), "rb") as fh:
             return {"tasks_lost": sum(1 for line in fh if b"Lost task" in line)}
     except FileNotFoundError:
-        return {"tasks_lost": 0}
+        return {"tasks_lost": None}
 
 
 KIND = FaultKind(
