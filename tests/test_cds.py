@@ -95,15 +95,16 @@ def test_the_signed_compiler_jars_are_copied_once_without_their_signature(tmp_pa
 
 def test_the_drivers_jit_mode_is_one_of_three(monkeypatch):
     from harness.errors import HarnessError
-    from harness.spark.session import jit_options
+    from harness.jit import jit_options
+    from harness.spark.session import DRIVER_JIT
 
     monkeypatch.delenv("HARNESS_DRIVER_JIT", raising=False)
-    assert jit_options() == ["-XX:TieredStopAtLevel=1"]
+    assert jit_options(DRIVER_JIT) == ["-XX:TieredStopAtLevel=1"]
     monkeypatch.setenv("HARNESS_DRIVER_JIT", "deferred")
-    assert "-XX:Tier4InvocationThreshold=50000" in jit_options()
+    assert "-XX:Tier4InvocationThreshold=50000" in jit_options(DRIVER_JIT)
     monkeypatch.setenv("HARNESS_DRIVER_JIT", "fast")
     with pytest.raises(HarnessError, match="HARNESS_DRIVER_JIT='fast': expected one of deferred, quick, full"):
-        jit_options()
+        jit_options(DRIVER_JIT)
 
 
 def test_the_launchers_flags_are_for_the_harnesss_own_spark_and_ones_own_are_kept(monkeypatch):
@@ -118,3 +119,17 @@ def test_the_launchers_flags_are_for_the_harnesss_own_spark_and_ones_own_are_kep
     assert launcher_env(other) == {}
     monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "-Xmx64m")
     assert launcher_env() == {}
+
+
+def test_the_brokers_jit_mode_follows_its_own_variable(monkeypatch, tmp_path):
+    from harness.cluster.config import NodeSpec
+    from harness.cluster.embedded import EmbeddedCluster
+
+    broker = EmbeddedCluster(tmp_path, "id", [NodeSpec(1, 1, 2)], 256, "4.0.0").brokers[0]
+    monkeypatch.delenv("HARNESS_BROKER_JIT", raising=False)
+    assert "-XX:TieredStopAtLevel=1" in broker.java_arguments("cp")
+    monkeypatch.setenv("HARNESS_BROKER_JIT", "full")
+    assert not [a for a in broker.java_arguments("cp") if a.startswith(("-XX:Tier", "-XX:TieredStop"))]
+    monkeypatch.setenv("HARNESS_DRIVER_JIT", "full")  # the drivers' variable is not the brokers'
+    monkeypatch.delenv("HARNESS_BROKER_JIT")
+    assert "-XX:TieredStopAtLevel=1" in broker.java_arguments("cp")

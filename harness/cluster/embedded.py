@@ -35,11 +35,13 @@ from harness.cluster.config import (
 )
 from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
+from harness.jit import jit_options
 from harness.process import ManagedProcess, ProcessRecord, Supervisor, accepts, free_ports, stop_all_recorded
 from harness.waiting import wait_for
 
 STATE_FILE = "cluster.json"
 BROKER_ROLE = "kafka-broker"  # the brokers' class-data-sharing archive (harness.cds)
+BROKER_JIT = "HARNESS_BROKER_JIT"  # the brokers' JIT mode (harness.jit)
 # How long a broker may take to start and be listed live: a deadline, not a wait. A JVM that starts in seconds
 # on an idle machine takes over a minute where other JVMs (Spark drivers, brokers) keep both cores busy.
 READY_TIMEOUT_S = 180.0
@@ -132,12 +134,15 @@ class Broker:
         # memory then follows what it holds, not when G1 chose to grow its heap. With -Xms128m an hour's soak
         # judged broker-3 +11.4% "grown once warm", a heap expanding to its limit after it took over broker-2's
         # partitions at minute 17, flat from minute 21 to the end.
+        # Its JIT by HARNESS_BROKER_JIT (harness.jit), C1 only unless it says otherwise: C2's compilations compete
+        # with the broker's own work for two cores (docs/performance.md).
         return [
             f"-Xmx{self.cluster.heap_mb}m",
             f"-Xms{self.cluster.heap_mb}m",
             "-XX:+AlwaysPreTouch",
             "-XX:+UseG1GC",
             "-XX:MaxGCPauseMillis=20",
+            *jit_options(BROKER_JIT),
             "-Djava.awt.headless=true",
             f"-Djava.io.tmpdir={self.scratch}",
             f"-Dlog4j2.configurationFile={self.cluster.workdir / 'log4j2.properties'}",

@@ -21,13 +21,14 @@ from contract.applications import APPLICATION
 from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
+from harness.jit import jit_options
 from harness.process import ManagedProcess, free_ports
 from harness.runner.file_outputs import file_outputs
 from harness.runner.table_outputs import SqliteTable, schema_name, table_outputs
 from harness.scenario.applications import fill
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env
-from harness.spark.session import GC_OPTIONS, check_connector_version, jit_options
+from harness.spark.session import DRIVER_JIT, GC_OPTIONS, check_connector_version
 from harness.spark.standalone import APPLICATION_TAG
 from harness.spark.versions import SparkRuntime
 
@@ -55,7 +56,7 @@ def connector_options(runtime: SparkRuntime, scratch: Path, jar_sets: tuple[str,
         "--conf",
         f"spark.local.dir={scratch}",
         "--driver-java-options",
-        " ".join([*GC_OPTIONS, *jit_options(), f'"-Djava.io.tmpdir={scratch}"']),
+        " ".join([*GC_OPTIONS, *jit_options(DRIVER_JIT), f'"-Djava.io.tmpdir={scratch}"']),
     ]
 
 

@@ -13,6 +13,7 @@ from typing import Mapping
 
 from harness import cds, jars
 from harness.errors import HarnessError
+from harness.jit import QUICK, jit_options
 from harness.spark import unsigned, versions
 from harness.spark.versions import SparkRuntime
 
@@ -70,41 +71,21 @@ def driver_classpath() -> str:
     return f"{pyspark.__version__}:{_own_extra_classpath()}:{_pyspark_jars()}"
 
 
-# The drivers' JIT, by HARNESS_DRIVER_JIT. Drivers are killed and restarted all through a run and share two cores
-# with the broker: "quick" (the default) runs C1 only, whose compilations are cheap and whose code is ready at once.
-# A driver that lives long gains from C2 on its per-record code: "deferred" keeps C2 for what stays hot (ten times
-# the usual invocations and loop iterations), "full" is the JVM's default. Measured here (bench/driver_phases.py,
+# The drivers' JIT, by HARNESS_DRIVER_JIT (harness.jit). Measured here (bench/driver_phases.py,
 # bench/pipeline_throughput.py): a driver's start to its first batch 3.8 s quick, 4.5 s deferred; 600,000 records
 # through the pipeline at 13,700-13,900 records/s quick, 17,300-18,900 deferred.
-JIT_MODES = {
-    "deferred": [
-        "-XX:Tier4InvocationThreshold=50000",
-        "-XX:Tier4MinInvocationThreshold=6000",
-        "-XX:Tier4CompileThreshold=150000",
-        "-XX:Tier4BackEdgeThreshold=400000",
-    ],
-    "quick": ["-XX:TieredStopAtLevel=1"],  # C1 only
-    "full": [],  # the JVM's defaults
-}
+DRIVER_JIT = "HARNESS_DRIVER_JIT"
 # Serial collection: one core's worth of driver has nothing to gain from a concurrent collector's threads and
 # barriers. Measured with bench/pipeline_throughput.py's pipeline, 600,000 records: 15,440 records/s against 12,887
 # with G1 (C1 only in both).
 GC_OPTIONS = ["-XX:+UseSerialGC"]
 
 
-def jit_options() -> list[str]:
-    """The JIT flags of HARNESS_DRIVER_JIT's mode (deferred, quick or full); an unknown mode is an error."""
-    mode = os.environ.get("HARNESS_DRIVER_JIT", "quick")
-    if mode not in JIT_MODES:
-        raise HarnessError(f"HARNESS_DRIVER_JIT={mode!r}: expected one of {', '.join(JIT_MODES)}")
-    return JIT_MODES[mode]
-
-
 def driver_java_options(extra: str = "", runtime: SparkRuntime | None = None) -> str:
     """The driver JVM's flags: the CDS archive when trained (for the harness's own Spark: the archive is of its
     classes), the collector's, the JIT's, then `extra`."""
     shared = cds.java_options(DRIVER_ROLE, driver_classpath()) if runtime is None or runtime.own else []
-    return " ".join([*shared, *GC_OPTIONS, *jit_options(), extra]).strip()
+    return " ".join([*shared, *GC_OPTIONS, *jit_options(DRIVER_JIT), extra]).strip()
 
 
 # bin/spark-class reads the driver's command from the launcher's stdout: the JVM's own warnings (an archive it cannot
@@ -129,7 +110,7 @@ def launcher_env(runtime: SparkRuntime | None = None, archive_flags: list[str] |
     if (runtime is not None and not runtime.own) or (archive_flags is None and LAUNCHER_OPTS in os.environ):
         return {}
     archive = cds.java_options(LAUNCHER_ROLE, launcher_classpath()) if archive_flags is None else archive_flags
-    return {LAUNCHER_OPTS: " ".join([*archive, *GC_OPTIONS, *JIT_MODES["quick"], *LAUNCHER_LOG])}
+    return {LAUNCHER_OPTS: " ".join([*archive, *GC_OPTIONS, *QUICK, *LAUNCHER_LOG])}
 
 
 def session_conf(
