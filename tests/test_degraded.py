@@ -13,6 +13,7 @@ from harness.checker.check import check_run
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
+from tests.blueprints import three_step
 from tests.evidence_helpers import acked, batch_started_ms, egress_counts, why
 from tests.test_faults import history
 
@@ -21,29 +22,9 @@ pytestmark = pytest.mark.e2e
 DELAY = {"kind": "network-delay", "target": "ingress", "start_s": 4, "duration_s": 8, "delay_ms": 150, "jitter_ms": 50}
 BANDWIDTH = {"kind": "network-bandwidth", "target": "egress", "start_s": 4, "duration_s": 10, "bytes_per_s": 2000}
 RESET = {"kind": "network-reset", "target": "egress", "start_s": 15, "duration_s": 2}
-
-
-def _pipeline(name: str, partitions: int) -> dict:
-    """Ingress -> processor -> upsert egress; the processor's input with `partitions` partitions."""
-    return {
-        "name": name,
-        "blueprint": {
-            "streamlets": {
-                "ingress": {"kind": "ingress"},
-                "processor": {"kind": "processor"},
-                "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
-            },
-            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
-            "topics": {
-                "ingress.out": {"name": "ingested", "partitions": partitions},
-                "processor.out": {"name": "processed"},
-            },
-        },
-    }
-
-
 DEGRADED = {
-    **_pipeline("degraded", 2),
+    "name": "degraded",
+    "blueprint": three_step(),
     "workload": {"rate": 200, "duration_s": 22, "keys": 8, "payload_bytes": 64},
     "faults": [DELAY, BANDWIDTH, RESET],
 }
@@ -53,7 +34,8 @@ DEGRADED = {
 # of about 5%, none of the run's hundred-odd tasks crashes 4 times (but in about one run in a thousand), and the
 # run's 6,600 records crash some 7 times in all (none: about one run in a thousand).
 CRASHING = {
-    **_pipeline("crashing", 8),
+    "name": "crashing",
+    "blueprint": three_step({"partitions": 8}),
     "workload": {"rate": 300, "duration_s": 22, "keys": 64, "payload_bytes": 64},
     "source_options": {"processor": {"max_offsets_per_trigger": 400}},
     "faults": [{"kind": "executor-crash", "target": "processor", "probability": 0.001}],

@@ -20,6 +20,7 @@ from harness.runner.pipeline_run import PipelineRun
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
 from harness.waiting import wait_for
+from tests.blueprints import three_step
 from tests.evidence_helpers import acked, batch_started_ms, egress_counts, why
 
 pytestmark = pytest.mark.e2e
@@ -156,18 +157,7 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
     scenario = {
         "name": "retention-mid",
         "cluster": {"brokers": 3},
-        "blueprint": {
-            "streamlets": {
-                "ingress": {"kind": "ingress"},
-                "processor": {"kind": "processor"},
-                "egress": {"kind": "egress", "settings": {"mode": "upsert"}},
-            },
-            "connections": {"ingress.out": ["processor.in"], "processor.out": ["egress.in"]},
-            "topics": {
-                "ingress.out": {"name": "ingested", "replication": 3},
-                "processor.out": {"name": "processed", "replication": 3},
-            },
-        },
+        "blueprint": three_step({"replication": 3}, {"replication": 3}),
         "workload": {
             "topic": {"name": "source", "replication": 3},
             "rate": 200,
