@@ -30,6 +30,7 @@ WORKER_MEMORY = "6g"
 # How long the master and a worker may take to start and register (a deadline, not a wait): JVMs start slowly
 # on a busy machine.
 READY_TIMEOUT_S = 180.0
+EXECUTOR_LOG = "{worker}/{app}/{executor}/stderr"  # where a worker keeps an executor's stderr, in its work folder
 TASK_LINE = re.compile(rb"(Running|Finished|Exception in) task \d+\.(\d+) in stage \S+ \(TID (\d+)\)")
 
 
@@ -205,21 +206,19 @@ class StandaloneCluster:
 
     @staticmethod
     def _task_lines(stderr: Path) -> list[tuple[bytes, int, int]]:
-        """(what, attempt, task id) for each task an executor logged starting or ending in its stderr (the worker
-        keeps it in WORK_DIR/APP/EXECUTOR/; an executor logs each task at INFO)."""
+        """(what, attempt, task id) for each task an executor logged starting or ending in its stderr (an executor
+        logs each task at INFO)."""
         try:
             text = stderr.read_bytes()
         except OSError:
             return []
         return [(what, int(attempt), int(tid)) for what, attempt, tid in TASK_LINE.findall(text)]
 
-    def _stderr(self, worker: str, app_id: str, executor_id: str) -> Path:
-        return self.workdir / worker / app_id / executor_id / "stderr"
-
     def running_tasks(self, executor: Executor) -> set[int]:
         """The task ids an executor is running now."""
         running: set[int] = set()
-        for what, _, tid in self._task_lines(self._stderr(executor.worker, executor.app_id, executor.executor_id)):
+        log = EXECUTOR_LOG.format(worker=executor.worker, app=executor.app_id, executor=executor.executor_id)
+        for what, _, tid in self._task_lines(self.workdir / log):
             (running.add if what == b"Running" else running.discard)(tid)
         return running
 
@@ -229,7 +228,7 @@ class StandaloneCluster:
         of executors already gone included."""
         return sum(
             1
-            for stderr in self.workdir.glob(str(self._stderr("*", app_id, "*").relative_to(self.workdir)))
+            for stderr in self.workdir.glob(EXECUTOR_LOG.format(worker="*", app=app_id, executor="*"))
             if stderr.parent.name != besides
             for what, attempt, _ in self._task_lines(stderr)
             if what == b"Running" and attempt > 0

@@ -106,10 +106,10 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
     # of the application but the killed one are read, those that came and went between two looks included.
     patience = Patience(floor_s=run.restart_patience.timeout_s)
     patience.measure(time.monotonic() - killed)
-    count = 0
+    retried = 0
     if tasks:  # the lost tasks run again on a new executor, as attempt 1 (or later): its own log says so
         try:
-            count = wait_for(
+            retried = wait_for(
                 lambda: cluster.retried_tasks(app_id, besides=victim.executor_id),
                 timeout=patience.timeout_s,
                 interval=0.2,
@@ -123,7 +123,7 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
         new_executor=replacement.executor_id,
         new_worker=replacement.worker,
         new_pid=replacement.pid,
-        tasks_retried=count,
+        tasks_retried=retried,
     )
 
 
