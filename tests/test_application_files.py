@@ -24,8 +24,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 EXAMPLE = ROOT / "examples" / "orders-lake"
 
 
-def _run(tmp_path, scenario: str):
+def _run(tmp_path, scenario: str, faults: int | None = None):
+    """The example's scenario run and checked; `faults`: only its first ones played."""
     raw = yaml.safe_load((EXAMPLE / f"{scenario}.yaml").read_text())
+    raw["faults"] = raw.get("faults", [])[:faults]
     run_dir = tmp_path / scenario
     summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
     assert summary.status == "complete" and not summary.failed_streamlets, why(summary)

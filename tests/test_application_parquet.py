@@ -16,7 +16,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
 def test_a_windowed_count_in_parquet_matches_each_window_and_its_late_orders_are_explained(tmp_path):
-    run_dir, report = _run(tmp_path, "windows")
+    # The example's first kill alone, with a batch in flight (its windows in the table, not in its checkpoint): its
+    # second, a plain kill, adds a restart's minute on a busy machine and nothing the windows' count does not show.
+    run_dir, report = _run(tmp_path, "windows", faults=1)
     table = run_dir / "work" / "windows" / "table"
     assert {p.name for p in table.iterdir() if p.is_dir()} >= {"account=k0000", "_spark_metadata"}
     files = [str(table / f) for f in _sink_state(table)]

@@ -47,6 +47,10 @@ class PartitionRecorder:
         self.renewals = 0  # consumers replaced after making no progress (wait_caught_up)
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        # The positions up to which records are written, published by the recording thread after each poll. Read
+        # without the lock: the thread takes it again the moment it lets it go (Python's locks are not fair), and a
+        # reader waiting for it waited seconds, 10 to 20 at the end of runs on a busy machine.
+        self._written = dict(starts)
         self.records = 0
         self.per_topic: dict[str, int] = {}  # records recorded, per topic
         self.missed: list[list] = []  # [topic, partition, from offset, to offset]: deleted before they were recorded
@@ -66,7 +70,7 @@ class PartitionRecorder:
         """Replace the consumer by a new one at the same positions: nothing recorded is lost or read twice. Where no
         new one can be made (the brokers do not answer yet), the old one stays."""
         with self._lock:
-            positions = {(tp.topic, tp.partition): self._consumer.position(tp) for tp in self._tps}
+            positions = self._positions()
             try:
                 new = self._consumer_at(positions)
             except KafkaError:
@@ -99,6 +103,7 @@ class PartitionRecorder:
                         deleted = None
                     with self._lock:
                         batches = self._consumer.poll(timeout_ms=200)
+                        reached = self._positions()
                 except OffsetOutOfRangeError as exc:  # retention deleted records not recorded yet: say which, go on
                     deleted = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
                     continue
@@ -116,6 +121,7 @@ class PartitionRecorder:
                     self.per_topic[tp.topic] = self.per_topic.get(tp.topic, 0) + len(records)
                 for out in files.values():
                     out.flush()
+                self._written = {**self._written, **reached}  # with what follow() added meanwhile
         except Exception as exc:  # reported by wait_caught_up; what was recorded stays
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -134,6 +140,10 @@ class PartitionRecorder:
             self._consumer.assign(self._tps)
             for tp in new:
                 self._consumer.seek(tp, starts[(tp.topic, tp.partition)])
+            self._written = {
+                **self._written,
+                **{(tp.topic, tp.partition): starts[(tp.topic, tp.partition)] for tp in new},
+            }
 
     def _skip_deleted(self, at: dict) -> None:
         with self._lock:
@@ -145,9 +155,12 @@ class PartitionRecorder:
                     self.missed.append([tp.topic, tp.partition, position, starts[tp]])
                 self._consumer.seek(tp, min(max(starts[tp], position), ends[tp]))
 
+    def _positions(self) -> dict[tuple[str, int], int]:
+        return {(tp.topic, tp.partition): self._consumer.position(tp) for tp in self._tps}
+
     def positions(self) -> dict[tuple[str, int], int]:
-        with self._lock:
-            return {(tp.topic, tp.partition): self._consumer.position(tp) for tp in self._tps}
+        """Per partition, the offset up to which its records are recorded (written and flushed)."""
+        return dict(self._written)
 
     def caught_up(self, ends: dict[tuple[str, int], int]) -> bool:
         return self.lag(ends) == 0

@@ -34,6 +34,15 @@ SMALL_MACHINE_CONF: dict[str, str] = {
     "spark.sql.streaming.minBatchesToRetain": "20",
     "spark.sql.streaming.stateStore.maintenanceInterval": "10s",
 }
+# For the harness's own Spark only (a class of its version): checkpoint files through Hadoop's FileSystem, not its
+# FileContext. Without Hadoop's native library, FileContext's rename ran a `readlink` process for each file a batch
+# commits (about four a second per driver); the same files are written to a temporary name and renamed. Measured: a
+# 40-second run of three drivers took 11% less CPU.
+OWN_SPARK_CONF: dict[str, str] = {
+    "spark.sql.streaming.checkpointFileManagerClass": (
+        "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
+    ),
+}
 
 
 def check_connector_version(runtime: SparkRuntime | None = None) -> str:
@@ -126,8 +135,7 @@ def session_conf(
     runtime = runtime or versions.runtime(None)
     check_connector_version(runtime)
     jars.java_executable()  # a clear error now rather than a Py4J one later
-    settings = dict(SMALL_MACHINE_CONF)
-    settings.update(conf or {})
+    settings = {**SMALL_MACHINE_CONF, **(OWN_SPARK_CONF if runtime.own else {}), **(conf or {})}
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
     sets = [str(p) for name in jar_sets for p in jars.jar_set(name)]
     settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars(runtime.jar_set)] + sets + extra)
