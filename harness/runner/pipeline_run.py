@@ -118,6 +118,7 @@ class PipelineRun:
         # a restarted driver's first batch: at least 240 s, four times what the first start took on this machine
         self.restart_patience = Patience(floor_s=240.0)
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
+        self.stopped: set[str] = set()  # streamlets whose drivers the run stopped at its end
         self._spark_conf: dict[type, dict[str, str]] = {}
         self.evidence = (
             True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead figure)
@@ -590,7 +591,7 @@ class PipelineRun:
         """Streamlets whose driver ended by itself since the last look; each exit is recorded once, with its error."""
         exited = []
         for name, proc in list(self.drivers.items()):
-            if name in self.failed or name in self.under_fault or proc.running():
+            if name in self.failed or name in self.under_fault or name in self.stopped or proc.running():
                 continue
             failures = self.progress[name].poll().failures
             reason = failures[-1] if failures else f"exit code {proc.returncode}{_last_error(proc.record.log_path)}"
@@ -707,22 +708,51 @@ class PipelineRun:
         self.history.record("drained", failed=sorted(self.failed))
         return time.monotonic() - t0
 
-    def stop_drivers(self) -> dict:
-        """SIGTERM every running driver at once and wait for them all (a driver's stop, its queries and its JVM
-        ending, takes seconds; one after the other they added up). Returns streamlet -> exit code."""
+    def stop_drivers(self, timeout: float = 120.0) -> tuple[dict, str | None]:
+        """Stop the drivers in the data's order: first those that read no other streamlet's output, then each once
+        the streamlets writing its inputs have stopped and it has read what they wrote. A stateful streamlet can
+        still write after the drain: a batch without input, run because its watermark moved on, emits the windows it
+        closed. The drivers of one step are stopped at once (SIGTERM to each, then one wait: one after the other, a
+        driver's stop taking seconds, they added up). Returns streamlet -> exit code, and why a streamlet was stopped
+        before it had read everything (None: none was)."""
 
         def stop(name: str) -> int | None:
             proc = self.drivers[name]
             if name in self.failed:
                 return proc.returncode
+            self.stopped.add(name)
             code = proc.stop(timeout=60)
             self.history.record(
                 "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
             )
             return code
 
-        with ThreadPoolExecutor(max_workers=max(len(self.drivers), 1), thread_name_prefix="stop") as pool:
-            return dict(zip(self.drivers, pool.map(stop, list(self.drivers))))
+        codes: dict[str, int | None] = {}
+        behind = None
+        remaining = list(self.drivers)
+        while remaining:
+            step = [n for n in remaining if not any(self._feeds(m, n) for m in remaining if m != n)] or remaining
+            try:
+                self._wait_read(step, timeout)
+            except WaitTimeout as exc:
+                behind = behind or str(exc)
+            with ThreadPoolExecutor(max_workers=len(step), thread_name_prefix="stop") as pool:
+                codes.update(zip(step, pool.map(stop, step)))
+            remaining = [n for n in remaining if n not in step]
+        return codes, behind
+
+    def _feeds(self, writer: str, reader: str) -> bool:
+        return bool(set(self.output_topics(writer)) & set(self.input_topics(reader)))
+
+    def _wait_read(self, names: list[str], timeout: float) -> None:
+        """Until these streamlets (those running) have read their inputs up to their log-end offsets now."""
+
+        def read_all() -> bool:
+            self.exited_drivers()
+            lags = self.lags(self.log_ends())
+            return not any(lags.get(name) for name in names)
+
+        wait_for(read_all, timeout=timeout, interval=0.25, what=f"{', '.join(names)} to read what was written to them")
 
     def start_recording(self) -> None:
         """Record every record of the intermediate topics as it is written (topics/<topic>.jsonl), from their

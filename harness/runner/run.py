@@ -160,7 +160,7 @@ def run_scenario(
                 resources.stop()
                 if budget:
                     budget.stop()
-            summary.driver_exit_codes = run.stop_drivers()
+            unfinished = _stop_drivers(run, summary, unfinished)
             try:
                 run.save_evidence()
             except EvidenceIncomplete as exc:
@@ -269,6 +269,16 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
         run.stop_generator(why)
 
     return EvidenceBudget(run.layout, budget_bytes, run.history, end_workload, backlog).start()
+
+
+def _stop_drivers(run: PipelineRun, summary: RunSummary, unfinished: str | None) -> str | None:
+    """Stop the drivers (in the data's order); returns why the run is unfinished: `unfinished`, or else why a
+    driver was stopped before it had read everything (None: neither)."""
+    summary.driver_exit_codes, behind = run.stop_drivers()
+    if behind is None:
+        return unfinished
+    run.history.record("drain_incomplete", reason=behind)
+    return unfinished or f"the pipeline did not drain: {behind}"
 
 
 def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | None:
