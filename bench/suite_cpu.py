@@ -29,13 +29,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = "SUITE_CPU_OUT"  # the folder each worker writes its tests' numbers to
+RUN = "SUITE_CPU_RUN"  # names this run's cgroups, removed once the suite is over
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 _group: Path | None = None  # this worker's cgroup, when it could make one
 
 
 def pytest_configure(config):
     global _group
-    group = CPUACCT / f"suite-cpu-{os.getpid()}"
+    group = CPUACCT / f"suite-cpu-{os.environ[RUN]}-{os.getpid()}"
     try:
         group.mkdir()
         (group / "cgroup.procs").write_text(str(os.getpid()))
@@ -49,7 +50,7 @@ def pytest_unconfigure(config):
         (CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
         try:
             _group.rmdir()
-        except OSError:  # a process of a test still in it: left for the machine's next reboot, as it is empty later
+        except OSError:  # a process of a test still in it: removed by main() once the suite is over
             pass
 
 
@@ -83,7 +84,12 @@ def main() -> None:
     args, pytest_args = parser.parse_known_args()
     ticks = os.sysconf("SC_CLK_TCK")
     with tempfile.TemporaryDirectory() as out:
-        env = {**os.environ, OUT: out, "PYTHONPATH": f"{ROOT / 'bench'}:{os.environ.get('PYTHONPATH', '')}"}
+        env = {
+            **os.environ,
+            OUT: out,
+            RUN: str(os.getpid()),
+            "PYTHONPATH": f"{ROOT / 'bench'}:{os.environ.get('PYTHONPATH', '')}",
+        }
         busy0, idle0 = _machine_ticks()
         t0 = time.monotonic()
         code = subprocess.call(
@@ -92,6 +98,11 @@ def main() -> None:
             env=env,
         )
         wall = time.monotonic() - t0
+        for group in CPUACCT.glob(f"suite-cpu-{os.getpid()}-*"):
+            try:
+                group.rmdir()
+            except OSError:  # a process still in it: say so rather than leave it unnoticed
+                print(f"cgroup {group} still holds processes: {(group / 'cgroup.procs').read_text().split()}")
         busy1, idle1 = _machine_ticks()
         rows = [json.loads(line) for f in Path(out).glob("*.jsonl") for line in f.read_text().splitlines()]
     rows.sort(key=lambda r: -r["cpu_s"])
