@@ -698,13 +698,7 @@ class PipelineRun:
         """Wait until every running streamlet has processed its inputs up to their log-end offsets. A deadline, not
         a wait: a drain takes seconds, but minutes where executors lost to faults come back on a busy machine."""
         t0 = time.monotonic()
-
-        def drained() -> bool:
-            self.exited_drivers()
-            ends = self.log_ends()  # read after the exits: a streamlet that failed is not waited for
-            return all(lag == 0 for lag in self.lags(ends).values())
-
-        wait_for(drained, timeout=timeout, interval=0.25, what="the pipeline to drain")
+        wait_for(self._caught_up, timeout=timeout, interval=0.25, what="the pipeline to drain")
         self.history.record("drained", failed=sorted(self.failed))
         return time.monotonic() - t0
 
@@ -733,7 +727,12 @@ class PipelineRun:
         while remaining:
             step = [n for n in remaining if not any(self._feeds(m, n) for m in remaining if m != n)] or remaining
             try:
-                self._wait_read(step, timeout)
+                wait_for(
+                    lambda: self._caught_up(step),
+                    timeout=timeout,
+                    interval=0.25,
+                    what=f"{', '.join(step)} to read what was written to them",
+                )
             except WaitTimeout as exc:
                 behind = behind or str(exc)
             with ThreadPoolExecutor(max_workers=len(step), thread_name_prefix="stop") as pool:
@@ -744,15 +743,12 @@ class PipelineRun:
     def _feeds(self, writer: str, reader: str) -> bool:
         return bool(set(self.output_topics(writer)) & set(self.input_topics(reader)))
 
-    def _wait_read(self, names: list[str], timeout: float) -> None:
-        """Until these streamlets (those running) have read their inputs up to their log-end offsets now."""
-
-        def read_all() -> bool:
-            self.exited_drivers()
-            lags = self.lags(self.log_ends())
-            return not any(lags.get(name) for name in names)
-
-        wait_for(read_all, timeout=timeout, interval=0.25, what=f"{', '.join(names)} to read what was written to them")
+    def _caught_up(self, names: list[str] | None = None) -> bool:
+        """Whether these streamlets (every one by default; those running) have read their inputs up to their
+        log-end offsets now."""
+        self.exited_drivers()
+        ends = self.log_ends()  # read after the exits: a streamlet that failed is not waited for
+        return all(lag == 0 for name, lag in self.lags(ends).items() if names is None or name in names)
 
     def start_recording(self) -> None:
         """Record every record of the intermediate topics as it is written (topics/<topic>.jsonl), from their
