@@ -29,7 +29,7 @@ from harness.scenario.applications import fill
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env
 from harness.spark.session import DRIVER_JIT, GC_OPTIONS, check_connector_version
-from harness.spark.standalone import APPLICATION_TAG
+from harness.spark.standalone import APPLICATION_TAG, executor_conf
 from harness.spark.versions import SparkRuntime
 
 if TYPE_CHECKING:
@@ -61,15 +61,12 @@ def connector_options(runtime: SparkRuntime, scratch: Path, jar_sets: tuple[str,
 
 
 def cluster_options(master: str, app_name: str, cwd: str, runtime: SparkRuntime) -> list[str]:
-    """spark-submit options running the job on the harness's standalone cluster: its master, one small executor of
-    one core (several drivers share two cores), Python workers on the drivers' interpreter importing from the job's
+    """spark-submit options running the job on the harness's standalone cluster: its master, its executor
+    (standalone.executor_conf), Python workers on the drivers' interpreter importing from the job's
     folder, and its executors tagged with the harness's name for it (HARNESS_APPLICATION in their environment), by
     which executor faults find them whatever name the job gives itself."""
     conf = {
-        "spark.cores.max": "1",
-        "spark.executor.cores": "1",
-        "spark.executor.memory": "512m",
-        "spark.task.maxFailures": "4",
+        **executor_conf(),
         "spark.pyspark.python": runtime.python,
         "spark.executorEnv.PYTHONPATH": cwd,
         f"spark.executorEnv.{APPLICATION_TAG}": app_name,

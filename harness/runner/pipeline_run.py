@@ -59,7 +59,7 @@ from harness.secrets import split_password
 from harness.spark.launcher import dump_jvm_threads, launch_driver
 from harness.spark.paths import driver_paths
 from harness.spark.session import launcher_env, log_level, session_conf
-from harness.spark.standalone import StandaloneCluster
+from harness.spark.standalone import StandaloneCluster, executor_conf
 from harness.spark.versions import SparkRuntime, ensure
 from harness.waiting import Patience, wait_for
 from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
@@ -355,16 +355,13 @@ class PipelineRun:
         return f"streamlet-{name}" if self.spark_master() is None else f"harness-{self.run_id}-{name}"
 
     def cluster_conf(self) -> dict[str, str]:
-        """What a driver adds on a Spark cluster: one executor of one core, small, running this Python with the
-        streamlets importable."""
+        """What a driver adds on a Spark cluster: its executor (standalone.executor_conf), running this Python with
+        the streamlets importable."""
         if self.spark_master() is None:
             return {}
         paths = [OWN_PACKAGES, *self.scenario.import_paths]
         return {
-            "spark.cores.max": "1",
-            "spark.executor.cores": "1",
-            "spark.executor.memory": "512m",
-            "spark.task.maxFailures": "4",
+            **executor_conf(),
             "spark.pyspark.python": sys.executable,
             "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths),
         }

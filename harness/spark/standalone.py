@@ -17,8 +17,10 @@ from pathlib import Path
 
 from harness import jars
 from harness.errors import HarnessError
+from harness.jit import QUICK, jit_options
 from harness.process import ManagedProcess, Supervisor, free_ports
 from harness.process.supervisor import session_members
+from harness.spark.session import DRIVER_JIT, GC_OPTIONS
 from harness.waiting import wait_for
 
 # An executor of a team's job carries the harness's name for the job in its environment (spark.executorEnv): the
@@ -32,6 +34,21 @@ WORKER_MEMORY = "6g"
 READY_TIMEOUT_S = 180.0
 EXECUTOR_LOG = "{worker}/{app}/{executor}/stderr"  # where a worker keeps an executor's stderr, in its work folder
 TASK_LINE = re.compile(rb"(Running|Finished|Exception in) task \d+\.(\d+) in stage \S+ \(TID (\d+)\)")
+# The master and the workers run with the serial collector and C1 only, like the drivers (harness/spark/session.py):
+# they share two cores with the drivers, and what they run is not hot enough for C2 to repay its compilations.
+DAEMON_JVM_OPTIONS = [*GC_OPTIONS, *QUICK]
+
+
+def executor_conf() -> dict[str, str]:
+    """What an application asks of this cluster: one executor of one core, small (several drivers share two cores),
+    in a JVM with the drivers' collector and JIT (they change how fast it runs, never what the job does)."""
+    return {
+        "spark.cores.max": "1",
+        "spark.executor.cores": "1",
+        "spark.executor.memory": "512m",
+        "spark.executor.extraJavaOptions": " ".join([*GC_OPTIONS, *jit_options(DRIVER_JIT)]),
+        "spark.task.maxFailures": "4",
+    }
 
 
 @dataclass(frozen=True)
@@ -70,7 +87,7 @@ class StandaloneCluster:
         return [
             jars.java_executable(),
             f"-Xmx{memory}",
-            "-XX:+UseSerialGC",
+            *DAEMON_JVM_OPTIONS,
             "-cp",
             f"{spark_home() / 'jars'}/*",
             main,
