@@ -9,15 +9,6 @@ FILE_OUTPUT = "file-output"
 OUTPUT_KINDS = (KAFKA_OUTPUT, TABLE_OUTPUT, FILE_OUTPUT)
 WRITTEN_OUTPUTS = (TABLE_OUTPUT, FILE_OUTPUT)  # outputs that name the application writing them (`written_by`)
 
-# Where a table output lives (its `database`): the scenario's PostgreSQL store (a schema of the run's own), or an
-# SQLite file of the run's own.
-POSTGRESQL, SQLITE = "postgresql", "sqlite"
-TABLE_DATABASES = (POSTGRESQL, SQLITE)
-
-# How a file output's table is written (its `format`): Delta Lake, or Spark's file sink writing Parquet.
-DELTA, PARQUET = "delta", "parquet"
-FILE_FORMATS = (DELTA, PARQUET)
-
 # How much of an output's writes the harness sees (pipeline.json's `observed`, refined by the history's
 # output_exported): every one (a topic keeps every copy; a table's triggers saw every write), or part of them (rows
 # changed by UPDATE statements no insert explains, writes that escape the triggers). Partly: the verdict claims no

@@ -25,7 +25,15 @@ from harness.errors import HarnessError
 from harness.paths import cache_dir, shipped
 
 POM_DIR = shipped("jars")
-JAR_SETS = ("kafka", "spark-kafka", "delta")
+CORE_SETS = ("kafka", "spark-kafka")  # the brokers' and the drivers' Kafka connector; the other sets are asked for
+
+
+def shipped_sets() -> list[str]:
+    """Every jar set the harness has a pom for (jars/<set>/pom.xml): the core ones, those streamlet and output kinds
+    need (spark_jars, jar_sets), and other Spark versions' connectors."""
+    return sorted(p.parent.name for p in POM_DIR.glob("*/pom.xml"))
+
+
 _MARKER = ".complete"
 
 
@@ -117,11 +125,7 @@ def connector_version(name: str = "spark-kafka", artifact: str = "spark-sql-kafk
     return _version_in(connector_jars(name), artifact)
 
 
-def delta_version() -> str:
-    return _version_in(jar_set("delta"), "delta-spark_2.13")
-
-
-def fetch(names: tuple[str, ...] = JAR_SETS, quiet: bool = True) -> None:
+def fetch(names: tuple[str, ...] = CORE_SETS, quiet: bool = True) -> None:
     """Copy each missing jar set from Maven into the cache (idempotent)."""
     for name in names:
         if _is_current(name):

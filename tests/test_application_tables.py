@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from harness.checker.check import check_run
+from harness.outputs.tables import schema_name
 from harness.process import Supervisor
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
-from harness.runner.table_outputs import schema_name
 from harness.scenario.parse import parse_scenario
 from tests.conftest import unavailable
 from tests.evidence_helpers import acked, held_batch_records, why

@@ -1,4 +1,4 @@
-"""Reading a table of files without Spark (contract/table_files.py, harness/runner/file_outputs.py): committed
+"""Reading a table of files without Spark (contract/table_files.py, harness/outputs/files.py): committed
 files from Delta's and the file sink's logs, partition columns from the folders, a file cut by a kill named and
 not counted. Tables made here with pyarrow and logs written as Spark and Delta write them; the real sinks are
 judged end to end in tests/test_application_files.py."""
@@ -15,7 +15,9 @@ import pyarrow.parquet as pq
 from contract.egress import MAIN_QUERY
 from contract.segments import read_segments
 from contract.table_files import data_files, delta_live_files, read_rows, spark_committed_files
-from harness.runner.file_outputs import FileOutput, FileProbe
+from harness.outputs.files import FileOutput, FileProbe
+from harness.outputs.kinds.delta_table import FORMAT as DELTA
+from harness.outputs.kinds.parquet_files import FORMAT as PARQUET
 from pipelines.audit import ExportedEvidence
 
 IDENTITY = {"id": "order_id"}
@@ -50,19 +52,19 @@ def test_delta_files_live_in_the_log_and_a_cut_file_is_named_not_counted(tmp_pat
     assert delta_live_files(table) == {"part-0-a.parquet": 0, "part-0-b.parquet": 1}
     assert read_rows(table, cut) is None and len(data_files(table)) == 4
 
-    exported = FileOutput(table, "delta", IDENTITY).export(ExportedEvidence(tmp_path / "lake.sqlite"))
+    exported = FileOutput(table, DELTA, IDENTITY).export(ExportedEvidence(tmp_path / "lake.sqlite"))
     assert exported == {"rows": 3, "deliveries": 4, "files": 4, "uncommitted_files": 2, "cut_files": [cut.name]}
     with sqlite3.connect(tmp_path / "lake.sqlite") as db:
         state = sorted(db.execute("SELECT key, seq, batch_id FROM records"))
         deliveries = sorted(db.execute("SELECT key, seq, batch_id FROM audit"))
     assert state == [("k1", 1, 0), ("k1", 2, 0), ("k1", 3, 1)]
     assert deliveries == [("k1", 1, 0), ("k1", 2, 0), ("k1", 3, -1), ("k1", 3, 1)]
-    assert FileProbe(FileOutput(table, "delta", IDENTITY)).latest_ms() > 0
+    assert FileProbe(FileOutput(table, DELTA, IDENTITY)).latest_ms() > 0
 
     # In columnar form: the same rows as segments, no store.
     audit, records = tmp_path / "lake.audit", tmp_path / "lake.records"
     columnar = ExportedEvidence(tmp_path / "none.sqlite", str(audit), str(records))
-    assert FileOutput(table, "delta", IDENTITY).export(columnar) == exported
+    assert FileOutput(table, DELTA, IDENTITY).export(columnar) == exported
     assert _rows(records) == state and _rows(audit / MAIN_QUERY) == deliveries
     assert not (tmp_path / "none.sqlite").exists()
 
@@ -93,7 +95,7 @@ def test_the_file_sinks_log_compacts_and_partition_folders_are_columns(tmp_path)
     assert spark_committed_files(table) == {"part-0-a.parquet": 0, "part-0-b.parquet": 1}
     rows = read_rows(table, table / "customer=b%20b" / "part-0-b.parquet")
     assert rows == [{"order_id": "k2-1", "amount": 1.0, "customer": "b b"}]
-    exported = FileOutput(table, "parquet", IDENTITY).export(ExportedEvidence(tmp_path / "lake.sqlite"))
+    exported = FileOutput(table, PARQUET, IDENTITY).export(ExportedEvidence(tmp_path / "lake.sqlite"))
     assert (exported["rows"], exported["deliveries"], exported["uncommitted_files"]) == (2, 3, 1)
 
 
@@ -115,7 +117,7 @@ def test_window_rows_a_reader_sums_in_append_mode_and_takes_the_last_in_update_m
     window = {"size": "10 seconds", "slide": "10 seconds", "key": "account", "start": "window.start", "count": "orders"}
     for mode, k1 in (("append", 6), ("update", 3)):
         db = tmp_path / f"{mode}.sqlite"
-        exported = FileOutput(table, "delta", None, {**window, "mode": mode}).export(ExportedEvidence(db))
+        exported = FileOutput(table, DELTA, None, {**window, "mode": mode}).export(ExportedEvidence(db))
         assert (exported["rows"], exported["deliveries"], exported["uncommitted_files"]) == (2, 4, 1)
         with sqlite3.connect(db) as con:
             state = sorted(con.execute("SELECT key, window_start_ms, window_end_ms, count FROM windows"))

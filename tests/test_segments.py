@@ -137,7 +137,7 @@ def test_the_checker_judges_a_columnar_run_with_a_cut_segment_and_names_the_cut(
 
 def test_an_outputs_identity_is_read_into_the_columns_and_the_preflight_finds_its_canary_there(tmp_path):
     from contract.identity import IdentityReader
-    from harness.runner.preflight import RECORDED_IDENTITY, _recorded_identities
+    from harness.outputs.kinds.kafka_topic import RECORDED_IDENTITY, _recorded_identities
 
     identity = {"id": "order_id", "format": "{key}-{seq}"}
     lines = [

@@ -10,7 +10,7 @@ import time
 
 from contract.egress import AUDIT, STATE
 from harness.evidence.checkpoint import BatchTimes
-from harness.runner.table_outputs import SqliteTable, TableProbe
+from harness.outputs.tables import SqliteTable, TableProbe
 from pipelines.audit import ExportedEvidence
 
 IDENTITY = {"id": "order_id", "format": "{key}-{seq}"}
@@ -106,9 +106,9 @@ def test_the_probe_counts_the_rows_a_job_offered_for_the_status_line(tmp_path):
     table = _table(tmp_path)
     probe = TableProbe(table)
     try:
-        assert probe.inserts() == 0
+        assert probe.delivered() == 0
         _job(table, ("INSERT OR IGNORE INTO orders VALUES (?, ?)", [("k0001-0", 1.0), ("k0001-1", 1.0)]))
         _job(table, ("INSERT OR IGNORE INTO orders VALUES (?, ?)", [("k0001-1", 1.0)]))  # a replay's offer counts
-        assert probe.inserts() == 3 and probe.latest_ms() > 0
+        assert probe.delivered() == 3 and probe.latest_ms() > 0
     finally:
         probe.close()

@@ -233,14 +233,20 @@ def images_build(runner: bool, force: bool, if_engine: bool):
 
 @main.command()
 def jars():
-    """Fetch the Kafka broker and Spark connector jars with Maven, train the JVMs' CDS archives (both idempotent)."""
+    """Fetch the Kafka broker and Spark connector jars with Maven, and the jar sets the built-in streamlet and output
+    kinds need; train the JVMs' CDS archives (both idempotent)."""
     from harness import cds_training
     from harness import jars as jar_sets
+    from harness.outputs import builtin_output_kinds
+    from pipelines.kinds import builtin_kinds
 
-    jar_sets.fetch()
+    needed = [s for cls in builtin_kinds().values() for s in cls.spark_jars]
+    needed += [s for kind in builtin_output_kinds().values() for s in kind.jar_sets]
+    extra = tuple(dict.fromkeys(s for s in needed if s not in jar_sets.CORE_SETS))
+    jar_sets.fetch((*jar_sets.CORE_SETS, *extra))
     click.echo(
-        f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and Delta "
-        f"{jar_sets.delta_version()} in {jar_sets.jar_set('kafka')[0].parent.parent}"
+        f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and the jar sets "
+        f"{', '.join(extra)} in {jar_sets.jar_set('kafka')[0].parent.parent}"
     )
     cds_training.train(say=click.echo)
 

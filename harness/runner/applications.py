@@ -22,9 +22,8 @@ from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
 from harness.jit import jit_options
+from harness.outputs.tables import schema_name
 from harness.process import ManagedProcess, free_ports
-from harness.runner.file_outputs import file_outputs
-from harness.runner.table_outputs import SqliteTable, schema_name, table_outputs
 from harness.scenario.applications import fill
 from harness.secrets import split_password
 from harness.spark.launcher import driver_env
@@ -102,9 +101,7 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
     scratch = run.layout.workdir(name)
     scratch.mkdir(parents=True, exist_ok=True)
     topics = {f"topic.{t.name}": run.topic_name(t) for t in run.all_topics()}
-    tables = {f"table.{t.table}": t.name for t in table_outputs(run).values()}
-    tables |= {f"database.{t.table}": t.path for t in table_outputs(run).values() if isinstance(t, SqliteTable)}
-    folders = {f"path.{output}": str(files.folder) for output, files in file_outputs(run).items()}
+    outputs = {key: value for sink in run.sinks.values() for key, value in sink.placeholders().items()}
     store = (
         {"store.url": split_password(run.scenario.store_url)[0], "store.schema": schema_name(run.run_id)}
         if run.scenario.store_url
@@ -117,8 +114,7 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
         "ui_port": str(free_ports(1)[0]),
         "starting_offsets": (run.source_overrides.get(name) or run.source_options(name)).starting_offsets,
         **topics,
-        **tables,
-        **folders,
+        **outputs,
         **store,
     }
 

@@ -47,11 +47,10 @@ from harness.faults.kind import GENERATOR
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
+from harness.outputs import Probe, Sink, sinks
 from harness.process import ManagedProcess, Supervisor
 from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.executors import ExecutorWatch
-from harness.runner.file_outputs import FileProbe, export_files, file_probes
-from harness.runner.table_outputs import TableProbe, export_tables, output_tables
 from harness.scenario import Scenario
 from harness.scenario.applications import declared_filters
 from harness.scenario.blueprint import TopicSpec
@@ -92,6 +91,8 @@ class PipelineRun:
 
     def __init__(self, scenario: Scenario, run_dir: Path, say: Callable[[str], None] = print):
         self.scenario = scenario
+        self.store_url = scenario.store_url  # password included: it never leaves this process
+        self.recordings = scenario.recordings
         self.layout = RunLayout(Path(run_dir).resolve())
         self.layout.root.mkdir(parents=True, exist_ok=True)
         self.say = say
@@ -132,6 +133,7 @@ class PipelineRun:
         }
         self.recorder: PartitionRecorder | None = None  # the intermediate topics, recorded as they are written
         self.spark_runtime: SparkRuntime | None = None  # the drivers' Spark (prepare_spark)
+        self.sinks: dict[str, Sink] = sinks(self, scenario.blueprint.streamlets)  # each output's, by its kind
 
     def processes(self) -> list[ManagedProcess]:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
@@ -472,15 +474,25 @@ class PipelineRun:
             env["PYTHONPATH"] = os.pathsep.join([OWN_PACKAGES, *filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
-    def output_probes(self, name: str) -> list[TableProbe | FileProbe]:
-        """Probes of the output tables and file outputs application `name` writes (in-flight kills look at them)."""
-        return [*output_tables(self, name), *file_probes(self, name)]
+    def output_probes(self, name: str | None = None) -> list[Probe]:
+        """Probes of the outputs application `name` writes (None: every output): when it last committed to one
+        (in-flight kills), how many rows it offered (the status line)."""
+        streamlets = self.scenario.blueprint.streamlets
+        return [
+            probe
+            for output, sink in self.sinks.items()
+            if (name is None or streamlets[output].settings.get("written_by") == name)
+            and (probe := sink.probe()) is not None
+        ]
+
+    def output_topic(self, name: str) -> str:
+        """The real name of the topic Kafka output `name` reads."""
+        return self.topic_name(next(iter(self.scenario.blueprint.inputs_of(name).values())))
 
     def export_outputs(self) -> None:
-        """After the drivers stopped: each output table and its audit, each file output's rows, into the run
-        directory."""
-        export_tables(self)
-        export_files(self)
+        """After the drivers stopped: what each output holds and what it was offered, into the run directory."""
+        for sink in self.sinks.values():
+            sink.export()
 
     def has_crash_point(self, name: str) -> bool:
         """Whether the streamlet's driver holds a batch at its crash point when armed: one whose queries write

@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from contract.applications import APPLICATION, FILE_OUTPUT, KAFKA_OUTPUT, OUTPUT_KINDS, TABLE_OUTPUT
+from contract.applications import APPLICATION, OUTPUT_KINDS
 from contract.identity import IdentityReader, compose
-from contract.segments import read_segments
 from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import planned_topics
-from harness.evidence.topics import COLUMNAR
 from harness.faults.kind import GENERATOR
-from harness.runner.file_outputs import file_outputs
-from harness.runner.table_outputs import table_outputs
+from harness.outputs import Reader
 from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for
 from harness.workload.generator import AckLog, DeclaredDrops
@@ -184,41 +180,7 @@ def preflight(run: PipelineRun) -> None:
     run.say(f"preflight: the canary record reached every output in {took:.1f}s")
 
 
-def output_readers(run: PipelineRun) -> dict[str, tuple[dict, Callable[[], list[dict]]]]:
+def output_readers(run: PipelineRun) -> dict[str, Reader]:
     """Each output's identity and a reader of the records it holds now (topic-dump lines, table rows, committed
-    file rows)."""
-    tables, files = table_outputs(run), file_outputs(run)
-    readers = {}
-    for name, inst in run.scenario.blueprint.streamlets.items():
-        if inst.kind == KAFKA_OUTPUT:
-            topic = run.topic_name(next(iter(run.scenario.blueprint.inputs_of(name).values())))
-            if run.scenario.recordings == COLUMNAR:  # the identity was read into key and seq as it was recorded
-                folder = run.layout.topic_segments(topic)
-                readers[name] = (RECORDED_IDENTITY, lambda folder=folder: _recorded_identities(folder))
-            else:
-                dump = run.layout.topic_dump(topic)
-                readers[name] = (inst.settings["identity"], lambda dump=dump: _dump_lines(dump))
-        elif inst.kind == TABLE_OUTPUT:
-            readers[name] = (inst.settings["identity"], tables[name].rows)
-        elif inst.kind == FILE_OUTPUT and not inst.settings["window"]:  # a window's count is no record's copy
-            readers[name] = (inst.settings["identity"], files[name].rows)
-    return readers
-
-
-RECORDED_IDENTITY = {"key": "key", "seq": "seq"}  # where _recorded_identities puts them
-
-
-def _recorded_identities(folder: Path) -> list[dict]:
-    """The identities a columnar recording being written holds so far, as lines with a value of key and seq."""
-    table, _ = read_segments(folder, ["key", "seq"])
-    rows = zip(table["key"].to_pylist(), table["seq"].to_pylist()) if table is not None else ()
-    return [{"value": {"key": key, "seq": seq}} for key, seq in rows]
-
-
-def _dump_lines(path: Path) -> list[dict]:
-    """The complete lines of a topic dump being written."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return []
-    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
+    file rows); an output holding no record's copy (a windowed count) has none."""
+    return {name: reader for name, sink in run.sinks.items() if (reader := sink.reader()) is not None}

@@ -32,7 +32,6 @@ from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.runner.resource_sampler import ResourceSampler
 from harness.runner.sampler import OffsetSampler
-from harness.runner.table_outputs import output_tables, prepare_outputs
 from harness.scenario import Scenario
 from harness.scenario.fault_rules import FaultRule, unplayable
 from harness.scenario.fault_rules import whole_run as whole_run_rules
@@ -74,8 +73,8 @@ class _Status:
         self.outputs = [
             run.topic_name(t) for n, s in egresses if not s.runs for t in run.scenario.blueprint.inputs_of(n).values()
         ]
-        self.tables = output_tables(run)  # an application's output tables: their rows count as delivered
-        self._inserted = [0] * len(self.tables)  # each table's last count read (kept when a read fails)
+        self.probes = run.output_probes()  # an application's outputs: the rows it offered them count as delivered
+        self._offered = [0] * len(self.probes)  # each output's last count read (kept when a read fails)
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():
@@ -86,10 +85,10 @@ class _Status:
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
         if self.run.recorder is not None:  # an output's records, as recorded
             delivered += sum(self.run.recorder.per_topic.get(t, 0) for t in self.outputs)
-        for i, table in enumerate(self.tables):
-            inserted = table.inserts()
-            self._inserted[i] = self._inserted[i] if inserted is None else inserted
-        delivered += sum(self._inserted)
+        for i, probe in enumerate(self.probes):
+            offered = probe.delivered()
+            self._offered[i] = self._offered[i] if offered is None else offered
+        delivered += sum(self._offered)
         lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
         down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
         self.console.status(
@@ -101,8 +100,8 @@ class _Status:
         return self
 
     def __exit__(self, *exc) -> None:
-        for table in self.tables:
-            table.close()
+        for probe in self.probes:
+            probe.close()
 
 
 def run_scenario(
@@ -141,7 +140,7 @@ def run_scenario(
             run.start_spark()
             run.save_versions()
             run.create_topics()
-            prepare_outputs(run)
+            _prepare_outputs(run)
             run.start_recording()
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
@@ -295,6 +294,14 @@ def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | Non
         return f"the pipeline did not drain: {exc}"
     console.say(f"drained in {summary.drain_s:.1f}s")
     return None
+
+
+def _prepare_outputs(run: PipelineRun) -> None:
+    """Each output its kind prepares (a table and its audit), before the applications start."""
+    for name, sink in run.sinks.items():
+        prepared = sink.prepare()
+        if prepared is not None:
+            run.history.record("output_prepared", output=name, **prepared)
 
 
 def _save_resolved(

@@ -1,37 +1,29 @@
-"""What the output kinds and the applications use of a run: narrow interfaces that PipelineRun meets, so that they
-depend on these, not on the run that imports them."""
+"""What the applications use of a run: a narrow interface that PipelineRun meets, so that they depend on it, not on
+the run that imports them (the output kinds' is harness/outputs/run.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harness.outputs.run import OutputRun
+
 if TYPE_CHECKING:
     from harness.cluster.access import KafkaAccess
     from harness.evidence.checkpoint import CheckpointFollower
-    from harness.evidence.history import History
-    from harness.evidence.layout import RunLayout
     from harness.evidence.progress import ProgressFollower
+    from harness.outputs import Sink
     from harness.process import Supervisor
     from harness.scenario import Scenario
     from harness.scenario.blueprint import TopicSpec
     from harness.spark.versions import SparkRuntime
-    from pipelines.settings import DriverPaths, SourceOptions
-
-
-class OutputRun(Protocol):
-    """What an output kind (table_outputs.py, file_outputs.py) uses of the run."""
-
-    scenario: Scenario
-    layout: RunLayout
-    history: History
-    run_id: str
-
-    def driver_paths(self, name: str) -> DriverPaths: ...
+    from pipelines.settings import SourceOptions
 
 
 class ApplicationRun(OutputRun, Protocol):
     """What starting and checking a team's application (applications.py) uses of the run."""
 
+    scenario: Scenario
+    sinks: dict[str, Sink]  # its outputs' (their placeholders)
     supervisor: Supervisor
     progress: dict[str, ProgressFollower | CheckpointFollower]
     source_overrides: dict[str, SourceOptions]

@@ -14,26 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.applications import (
-    APPEND,
-    APPLICATION,
-    DELTA,
-    FILE_FORMATS,
-    FILE_OUTPUT,
-    KAFKA_OUTPUT,
-    OUTPUT_KINDS,
-    POSTGRESQL,
-    SQLITE,
-    TABLE_DATABASES,
-    TABLE_OUTPUT,
-    WINDOW_MODES,
-)
-from contract.egress import RECORDS, TOPIC, WINDOWS
+from contract.applications import APPLICATION, OUTPUT_KINDS
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
-from harness.codecs import read_avro_schema
-from harness.evidence.watermark import interval_ms
+from harness.outputs import OutputKind, builtin_output_kinds
 from harness.scenario.blueprint import (
     Blueprint,
     BlueprintError,
@@ -64,12 +49,10 @@ PLACEHOLDERS = {
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
     "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
     "store.schema": "the run's own schema in that store",
-    "table.NAME": "the output table NAME, with its schema in PostgreSQL (schema.NAME)",
-    "database.NAME": "the SQLite file of the output table NAME (an output with database: sqlite)",
-    "path.NAME": "the folder of the file output NAME (a Delta or Parquet table the job writes there)",
 }
-IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-COLUMN_TYPE = re.compile(r"[A-Za-z0-9_ (),]{1,200}")
+# ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
+OFFERED = {p.prefix: p for kind in builtin_output_kinds().values() for p in kind.placeholders}
+PLACEHOLDERS.update({f"{prefix}.NAME": p.help for prefix, p in OFFERED.items()})
 
 
 class Application(Streamlet):
@@ -92,27 +75,8 @@ class Application(Streamlet):
         return (settings.get("window") or {}).get("slide")
 
 
-class KafkaOutput(Streamlet):
-    """An output topic: not run, read from the run's recording of the topic (settings: topic, identity)."""
-
-    kind = KAFKA_OUTPUT
-    egress_evidence = TOPIC
-
-
-class FileOutput(Streamlet):
-    """A table of Parquet files an application writes (Delta, or Spark's file sink): not run, read from its files and
-    log at the end (settings: format, identity, written_by)."""
-
-    kind = FILE_OUTPUT
-    egress_evidence = RECORDS
-
-
-class TableOutput(Streamlet):
-    """An output table in the scenario's PostgreSQL store: created by the harness with an audit trigger, exported
-    at the end into the store's contract tables (settings: table, columns, identity, written_by)."""
-
-    kind = TABLE_OUTPUT
-    egress_evidence = RECORDS
+class Output(Streamlet):
+    """An output: not run, read where its application writes it, as its kind says (harness/outputs/kinds/)."""
 
 
 SETS_MASTER = re.compile(r"\.master\(|setMaster\(|spark\.master")
@@ -151,24 +115,17 @@ def fill(text: str, values: dict[str, str]) -> str:
 
 def _check_placeholders(text: str, known: "_Known", path: str) -> None:
     for name in placeholders(text):
-        if name.startswith("topic."):
-            if name[len("topic.") :] not in known.topics:
-                raise BlueprintError(
-                    path, f"${{{name}}}: no topic {name[6:]!r} (topics: {', '.join(sorted(known.topics))})"
-                )
-        elif name.startswith("table."):
-            if name[len("table.") :] not in known.tables:
-                tables = ", ".join(sorted(known.tables)) or "none"
-                raise BlueprintError(path, f"${{{name}}}: no output table {name[6:]!r} (tables: {tables})")
-        elif name.startswith("database."):
-            if name[len("database.") :] not in known.databases:
-                files = ", ".join(sorted(known.databases)) or "none"
-                raise BlueprintError(path, f"${{{name}}}: no SQLite output table {name[9:]!r} (SQLite tables: {files})")
-        elif name.startswith("path."):
-            if name[len("path.") :] not in known.folders:
-                folders = ", ".join(sorted(known.folders)) or "none"
-                raise BlueprintError(path, f"${{{name}}}: no file output {name[5:]!r} (file outputs: {folders})")
-        elif name.startswith("store.") and name in PLACEHOLDERS and not known.store:
+        prefix, _, rest = name.partition(".")
+        if prefix == "topic" and rest:
+            if rest not in known.topics:
+                topics = ", ".join(sorted(known.topics))
+                raise BlueprintError(path, f"${{{name}}}: no topic {rest!r} (topics: {topics})")
+        elif prefix in OFFERED and rest:
+            if rest not in known.offered.get(prefix, ()):
+                what = OFFERED[prefix]
+                names = ", ".join(sorted(known.offered.get(prefix, ()))) or "none"
+                raise BlueprintError(path, f"${{{name}}}: no {what.noun} {rest!r} ({what.plural}: {names})")
+        elif prefix == "store" and name in PLACEHOLDERS and not known.store:
             raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
         elif name not in PLACEHOLDERS:
             raise BlueprintError(path, f"unknown placeholder ${{{name}}} (expected one of {', '.join(PLACEHOLDERS)})")
@@ -182,12 +139,10 @@ def _strings(value: Any, path: str, what: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Known:
-    """What placeholders may name: topics, output tables, and whether there is a store."""
+    """What placeholders may name: topics, what the outputs offer (prefix -> names), and whether there is a store."""
 
     topics: set[str]
-    tables: set[str]
-    databases: set[str]  # the output tables in SQLite files
-    folders: set[str]  # the file outputs (Delta or Parquet tables)
+    offered: dict[str, set[str]]
     store: bool
     record: dict | None  # the workload's record template (None: the harness's own records)
     folder: Path | None  # the scenario's folder, where relative paths start
@@ -311,146 +266,77 @@ def _written(apps_raw: dict, source: TopicSpec) -> dict[str, str]:
     return written
 
 
-def _identity(f: Fields, path: str) -> dict:
-    identity = f.get("identity", dict, required=True)
-    problem = identity_problem(identity)
-    if problem:
-        raise BlueprintError(f"{path}.identity", problem)
-    return dict(identity)
+class _OutputSpec:
+    """An output as the scenario gives it, for its kind's parse (harness/outputs/kind.py's OutputSpec)."""
 
+    def __init__(self, name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known):
+        self.name, self.path = name, f"outputs.{name}"
+        self.fields = Fields(raw, self.path, set(kind.fields))
+        self.written, self.apps = written, apps
+        self.record, self.folder = known.record, known.folder
 
-def _output(name: str, raw: Any, written: dict[str, str], apps: dict[str, dict], known: _Known) -> StreamletInstance:
-    """A Kafka output (`topic`) or a table output (`table`, `columns`, `written_by`); either may say which
-    records the job sends it (`receives`: a dead-letter output, one of a fan-out), the others dropped by design."""
-    path = f"outputs.{name}"
-    if isinstance(raw, dict) and "table" in raw:
-        return _table_output(name, raw, apps, known)
-    if isinstance(raw, dict) and "format" in raw:
-        return _file_output(name, raw, apps, known)
-    f = Fields(raw, path, {"topic", "identity", "receives", "avro"})
-    topic = f.get("topic", str, required=True)
-    if topic not in written:
-        raise BlueprintError(f"{path}.topic", f"no application writes {topic!r} (written: {', '.join(written)})")
-    cls = _streamlet_class(KafkaOutput, name, [topic], [], False)
-    settings = {
-        "topic": topic,
-        "identity": _identity(f, path),
-        "receives": _receives(f, path, known),
-        "avro": _avro_schema(f.get("avro", str, None), known.folder, f"{path}.avro"),
-    }
-    return StreamletInstance(name, KAFKA_OUTPUT, cls, settings)
+    def identity(self) -> dict:
+        identity = self.fields.get("identity", dict, required=True)
+        problem = identity_problem(identity)
+        if problem:
+            raise BlueprintError(f"{self.path}.identity", problem)
+        return dict(identity)
 
-
-def _avro_schema(name: str | None, folder: Path | None, path: str) -> dict | None:
-    """The Avro schema (an .avsc file) a Kafka output's records are written in (Spark's to_avro: plain binary)."""
-    if name is None:
-        return None
-    try:
-        return read_avro_schema(Path(name) if Path(name).is_absolute() else (folder or Path.cwd()) / name)
-    except ValueError as exc:
-        raise BlueprintError(path, str(exc)) from None
-
-
-def _receives(f: Fields, path: str, known: _Known) -> str | None:
-    return _declared_filter(f.get("receives", str, None), known.record, f"{path}.receives")
-
-
-def _table_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) -> StreamletInstance:
-    path = f"outputs.{name}"
-    f = Fields(raw, path, {"table", "database", "columns", "identity", "written_by", "receives"})
-    table = f.get("table", str)
-    if not IDENTIFIER.fullmatch(table):
-        raise BlueprintError(f"{path}.table", f"expected a lower-case SQL name, got {table!r}")
-    columns = f.get("columns", dict, required=True)
-    for column, kind in columns.items():
-        if not isinstance(column, str) or not IDENTIFIER.fullmatch(column):
-            raise BlueprintError(f"{path}.columns", f"expected lower-case SQL names, got {column!r}")
-        if not isinstance(kind, str) or not COLUMN_TYPE.fullmatch(kind):
+    def writer(self) -> str:
+        apps = self.apps
+        writer = self.fields.get("written_by", str, next(iter(apps)) if len(apps) == 1 else None)
+        if writer not in apps:
             raise BlueprintError(
-                f"{path}.columns.{column}", f"expected an SQL type like 'text PRIMARY KEY', got {kind!r}"
+                f"{self.path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
             )
-    identity = _identity(f, path)
-    for part in ("key", "seq", "id"):
-        if part in identity and identity[part] not in columns:
-            raise BlueprintError(f"{path}.identity.{part}", f"{identity[part]!r} is not one of the columns")
-    cls = _streamlet_class(TableOutput, name, [], [], False)
-    settings = {
-        "table": table,
-        "database": f.choice("database", TABLE_DATABASES, POSTGRESQL),
-        "columns": dict(columns),
-        "identity": identity,
-        "written_by": _writer(f, path, apps),
-        "receives": _receives(f, path, known),
-    }
-    return StreamletInstance(name, TABLE_OUTPUT, cls, settings)
+        return writer
+
+    def receives(self) -> str | None:
+        return _declared_filter(self.fields.get("receives", str, None), self.record, f"{self.path}.receives")
+
+    def nested(self, key: str, allowed: set[str]) -> Fields | None:
+        raw = self.fields.get(key, dict, None)
+        return None if raw is None else Fields(raw, f"{self.path}.{key}", allowed)
+
+    def error(self, where: str, why: str) -> BlueprintError:
+        return BlueprintError(f"{self.path}.{where}", why)
 
 
-def _writer(f: Fields, path: str, apps: dict[str, dict]) -> str:
-    """The application writing a table or file output (the only one, when there is one)."""
-    writer = f.get("written_by", str, next(iter(apps)) if len(apps) == 1 else None)
-    if writer not in apps:
-        raise BlueprintError(
-            f"{path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
-        )
-    return writer
-
-
-def _file_output(name: str, raw: dict, apps: dict[str, dict], known: _Known) -> StreamletInstance:
-    """A table of files an application writes through Spark in the folder ${path.NAME}: Delta Lake or Spark's
-    Parquet file sink (`format`); identities are read from its rows' columns (a partition column too)."""
+def _output_kind(name: str, raw: Any) -> OutputKind:
+    """The kind of output `name`: of the family its marking field names (topic, table, format), the one its variant
+    setting names (database, format), or the family's default."""
     path = f"outputs.{name}"
-    f = Fields(raw, path, {"format", "identity", "written_by", "receives", "window"})
-    cls = _streamlet_class(FileOutput, name, [], [], False)
-    window = _window(f.get("window", dict, None), known.record, f"{path}.window")
-    if window:
-        cls.egress_evidence = WINDOWS
-    settings = {
-        "format": f.choice("format", FILE_FORMATS),
-        "identity": None if window else _identity(f, path),  # a window's rows carry a key, no record's identity
-        "written_by": _writer(f, path, apps),
-        "receives": _receives(f, path, known),
-        "window": window,
-    }
-    return StreamletInstance(name, FILE_OUTPUT, cls, settings)
+    if not isinstance(raw, dict):
+        raise BlueprintError(path, f"expected a mapping, got {type(raw).__name__}")
+    kinds = list(builtin_output_kinds().values())
+    family = [k for k in kinds if k.marker in raw]
+    if not family:
+        markers = ", ".join(dict.fromkeys(k.marker for k in kinds))
+        raise BlueprintError(path, f"expected one of the fields {markers}: what the job writes")
+    if family[0].variant is None:
+        return family[0]
+    key = family[0].variant[0]
+    if key not in raw:
+        default = next((k for k in family if k.default_variant), None)
+        if default is None:
+            raise BlueprintError(f"{path}.{key}", "required field is missing")
+        return default
+    choices = {k.variant[1]: k for k in family}
+    if raw[key] not in choices:
+        raise BlueprintError(f"{path}.{key}", f"expected one of {', '.join(sorted(choices))}, got {raw[key]!r}")
+    return choices[raw[key]]
 
 
-def _interval(f: Fields, key: str, default: str | None = None) -> str:
-    text = f.get(key, str, default, required=default is None)
-    try:
-        if interval_ms(text) <= 0:
-            raise ValueError("not positive")
-    except ValueError:
-        raise BlueprintError(f"{f.path}.{key}", f"expected a length of time like '10 seconds', got {text!r}") from None
-    return text
-
-
-def _window(raw: dict | None, record: dict | None, path: str) -> dict | None:
-    """A windowed count the job writes: each row a key's count of records in an event-time window (its length
-    `size`, sliding by `slide`), the key, the window's start and the count in the named columns; `mode` as the
-    job's output mode (append: each window once, after the watermark passed it; update: a row per change, the
-    last one counts); `watermark` the delay of the job's withWatermark, `time` the record field it windows on."""
-    if raw is None:
-        return None
-    f = Fields(raw, path, {"size", "slide", "watermark", "time", "key", "start", "count", "mode"})
-    size = _interval(f, "size")
-    slide = _interval(f, "slide", size)
-    if interval_ms(size) % interval_ms(slide):
-        raise BlueprintError(f"{path}.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
-    time_field = f.get("time", str, None)
-    if time_field is not None:
-        spec = (record or {}).get("fields", {}).get(time_field)
-        if not isinstance(spec, dict) or "event_time" not in spec:
-            raise BlueprintError(f"{path}.time", f"{time_field!r} is not an event_time field of workload.record")
-    return {
-        "size": size,
-        "slide": slide,
-        "watermark": _interval(f, "watermark"),
-        "time": time_field,
-        "key": f.get("key", str, required=True),
-        "start": f.get("start", str, required=True),
-        "count": f.get("count", str, required=True),
-        "mode": f.choice("mode", WINDOW_MODES, APPEND),
-    }
+def _output(
+    name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known: _Known
+) -> StreamletInstance:
+    """An output of its kind (a Kafka topic, a table, a table of files); any may say which records the job sends it
+    (`receives`: a dead-letter output, one of a fan-out), the others dropped by design."""
+    settings = kind.parse(_OutputSpec(name, raw, kind, written, apps, known))
+    inlets = [settings["topic"]] if settings.get("topic") else []  # what it reads: the topic an application writes
+    cls = _streamlet_class(Output, name, inlets, [], False)
+    cls.kind, cls.egress_evidence = kind.family, kind.evidence(settings)
+    return StreamletInstance(name, kind.family, cls, settings)
 
 
 def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
@@ -478,30 +364,28 @@ def parse_applications(
     )
     topics_raw = _mapping(raw_topics, "topics")
     written = _written(apps_raw, source)
-    tables = {o["table"]: o for o in outputs_raw.values() if isinstance(o, dict) and isinstance(o.get("table"), str)}
-    databases = {t for t, o in tables.items() if o.get("database") == SQLITE}
-    if set(tables) - databases and not store:
-        raise BlueprintError(
-            "store",
-            "output tables live in a PostgreSQL store (set store: postgresql://...) or SQLite (database: sqlite)",
-        )
-    folders = {name for name, o in outputs_raw.items() if isinstance(o, dict) and "format" in o}
-    known = _Known({source.name, *written}, set(tables), databases, folders, store, record, folder)
+    kinds = {name: _output_kind(name, raw) for name, raw in outputs_raw.items()}
+    for kind in kinds.values():
+        if kind.needs_store and not store:
+            raise BlueprintError("store", kind.needs_store)
+    offered: dict[str, set[str]] = {}
+    for name, kind in kinds.items():
+        for prefix, value in kind.offers(name, outputs_raw[name]).items():
+            offered.setdefault(prefix, set()).add(value)
+    known = _Known({source.name, *written}, offered, store, record, folder)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
-    for ref in topics_raw:
-        if ref not in written:
-            raise BlueprintError(f"topics.{ref}", f"no application writes {ref!r} (written: {', '.join(written)})")
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
     outputs = {}
     for name, raw in outputs_raw.items():
         if name in apps:
             raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
-        outputs[name] = _output(name, raw, written, apps, known)
+        outputs[name] = _output(name, raw, kinds[name], written, set(apps), known)
         topic = outputs[name].settings.get("topic")
         if topic:
             readers[topic].append((name, topic))
-    # A job writing Delta gets Delta's jars from the harness, as it gets the Kafka connector (never --packages).
-    delta_writers = {o.settings["written_by"] for o in outputs.values() if o.settings.get("format") == DELTA}
+    for ref in topics_raw:
+        if ref not in written:
+            raise BlueprintError(f"topics.{ref}", f"no application writes {ref!r} (written: {', '.join(written)})")
     windows = {o.settings["written_by"]: o.settings["window"] for o in outputs.values() if o.settings.get("window")}
     streamlets: dict[str, StreamletInstance] = {}
     for name, app in apps.items():
@@ -513,7 +397,10 @@ def parse_applications(
         inlets = [t for t in app["reads"] if t != source.name]
         readers.update({t: readers[t] + [(name, t)] for t in inlets})
         cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
-        cls.spark_jars = ("delta",) if name in delta_writers else ()
+        # A job gets the jars its outputs' kinds need (Delta's) from the harness, as it gets the Kafka connector
+        # (never --packages).
+        writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
+        cls.spark_jars = tuple(dict.fromkeys(jar_set for o in writes for jar_set in kinds[o].jar_sets))
         settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates")}
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)

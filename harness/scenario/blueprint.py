@@ -12,7 +12,7 @@ from typing import Any
 from contract.applications import OUTPUT_KINDS
 from contract.roles import EGRESS, INGRESS, PROCESSOR
 from harness.errors import HarnessError
-from harness.jars import JAR_SETS
+from harness.jars import shipped_sets
 from pipelines.kinds import KindError, load_kind, resolve_settings
 from pipelines.model import CODECS, Streamlet
 
@@ -132,11 +132,12 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
         cls = load_kind(kind)
     except KindError as exc:
         raise BlueprintError(f"{path}.kind", str(exc)) from None
-    missing = [name for name in cls.spark_jars if name not in JAR_SETS]
+    missing = [name for name in cls.spark_jars if name not in shipped_sets()]
     if missing:
         raise BlueprintError(
             f"{path}.kind",
-            f"{kind} needs the jar set {missing[0]!r}, which the harness does not have (jars/: {', '.join(JAR_SETS)})",
+            f"{kind} needs the jar set {missing[0]!r}, which the harness does not have "
+            f"(jars/: {', '.join(shipped_sets())})",
         )
     settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
     merged, at_fault, problem = resolve_settings(cls, settings, kind)

@@ -1,9 +1,9 @@
-"""A file output: a table of Parquet files an application writes through Spark, with Spark's file sink (format
-parquet, its `_spark_metadata` log) or Delta Lake (format delta, its `_delta_log`), in a folder of the run's own
-(work/<output>/table) that the job is given as ${path.OUTPUT}.
+"""A file output: a table of Parquet files an application writes through Spark in a format of its kind (Delta Lake,
+Spark's Parquet file sink: harness/outputs/kinds/), in a folder of the run's own (work/<output>/table) that the job
+is given as ${path.OUTPUT}.
 
-The harness reads it without Spark (contract/table_files.py), after the drivers stopped: the state is the rows of
-the files the log has committed (what a reader of the table sees); the deliveries are the rows of every data file
+The harness reads it without Spark, after the drivers stopped: the state is the rows of the files the format's log
+has committed (what a reader of the table sees); the deliveries are the rows of every data file
 on disk, committed or not, since a batch killed between writing its files and committing them leaves them, and its
 replay writes them again (Spark's file sink, Delta's streaming sink and a foreachBatch writer with txnAppId and
 txnVersion skip a batch already committed; a plain foreachBatch append commits it twice). Both go into the run
@@ -17,25 +17,97 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from contract.applications import APPEND, DELTA, FILE_OUTPUT
-from contract.egress import AUDIT, MAIN_QUERY, STATE, WINDOW_AUDIT, WINDOW_STATE
+from contract.applications import APPEND, WINDOW_MODES
+from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from contract.identity import IdentityReader
-from contract.table_files import (
-    DELTA_LOG,
-    SPARK_LOG,
-    data_files,
-    delta_live_files,
-    read_rows,
-    spark_committed_files,
-)
+from contract.table_files import data_files, read_rows
 from harness.evidence.watermark import interval_ms
-from harness.runner.table_outputs import identity_text, record_export, written_by
+from harness.outputs.kind import OutputSpec, Placeholder
+from harness.outputs.tables import identity_text, record_export
 from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
-    from harness.runner.run_parts import OutputRun
+    from harness.outputs.run import OutputRun
+
+
+FIELDS = ("format", "identity", "written_by", "receives", "window")  # a file output's, in a scenario
+PATH = Placeholder(
+    "path", "the folder of the file output NAME (the table the job writes there)", "file output", "file outputs"
+)
+
+
+def parse_files(spec: OutputSpec) -> dict:
+    """A file output's settings: its `format`, where its rows' `identity` is read (none for a windowed count's rows,
+    which carry a key), the application writing it, what it `receives`, the `window` of a windowed count."""
+    window = _window(spec)
+    return {
+        "format": spec.fields.get("format", str),
+        "identity": None if window else spec.identity(),
+        "written_by": spec.writer(),
+        "receives": spec.receives(),
+        "window": window,
+    }
+
+
+def offers_path(name: str, raw: dict) -> dict[str, str]:
+    """${path.NAME}: the output's own name."""
+    return {PATH.prefix: name}
+
+
+def evidence(settings: dict) -> str:
+    """A windowed count's rows go into the contract's window tables, records into its record tables."""
+    return WINDOWS if settings["window"] else RECORDS
+
+
+def _interval(spec: OutputSpec, f, key: str, default: str | None = None) -> str:
+    text = f.get(key, str, default, required=default is None)
+    try:
+        if interval_ms(text) <= 0:
+            raise ValueError("not positive")
+    except ValueError:
+        raise spec.error(f"window.{key}", f"expected a length of time like '10 seconds', got {text!r}") from None
+    return text
+
+
+def _window(spec: OutputSpec) -> dict | None:
+    """A windowed count the job writes: each row a key's count of records in an event-time window (its length
+    `size`, sliding by `slide`), the key, the window's start and the count in the named columns; `mode` as the
+    job's output mode (append: each window once, after the watermark passed it; update: a row per change, the
+    last one counts); `watermark` the delay of the job's withWatermark, `time` the record field it windows on."""
+    f = spec.nested("window", {"size", "slide", "watermark", "time", "key", "start", "count", "mode"})
+    if f is None:
+        return None
+    size = _interval(spec, f, "size")
+    slide = _interval(spec, f, "slide", size)
+    if interval_ms(size) % interval_ms(slide):
+        raise spec.error("window.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
+    time_field = f.get("time", str, None)
+    if time_field is not None:
+        field_spec = (spec.record or {}).get("fields", {}).get(time_field)
+        if not isinstance(field_spec, dict) or "event_time" not in field_spec:
+            raise spec.error("window.time", f"{time_field!r} is not an event_time field of workload.record")
+    return {
+        "size": size,
+        "slide": slide,
+        "watermark": _interval(spec, f, "watermark"),
+        "time": time_field,
+        "key": f.get("key", str, required=True),
+        "start": f.get("start", str, required=True),
+        "count": f.get("count", str, required=True),
+        "mode": f.choice("mode", WINDOW_MODES, APPEND),
+    }
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """How a format commits its data files: its log's folder in the table and what it has committed."""
+
+    name: str  # the output's `format`
+    log: str  # the log's folder in the table (its newest entry: the job's last commit)
+    committed: Callable[[Path], dict[str, int]]  # the table's folder -> data file name -> the batch that committed it
+    data_files: Callable[[Path], list[Path]] = data_files  # every data file on disk, committed or not
 
 
 @dataclass(frozen=True)
@@ -44,15 +116,13 @@ class FileOutput:
     count's rows (`window`, harness/scenario/applications.py)."""
 
     folder: Path
-    format: str  # delta or parquet
+    format: TableFormat
     identity: dict | None
     window: dict | None = None
 
     def committed(self) -> dict[str, int]:
         """Data file name -> the batch that committed it."""
-        if self.format == DELTA:
-            return delta_live_files(self.folder)
-        return spark_committed_files(self.folder)
+        return self.format.committed(self.folder)
 
     def rows(self) -> list[dict]:
         """The committed rows now, each as {"value": row} (how identities are read); a log being written, a file
@@ -62,7 +132,7 @@ class FileOutput:
         except (OSError, ValueError):  # a log entry being written
             return []
         found = []
-        for path in data_files(self.folder) if self.folder.is_dir() else []:
+        for path in self.format.data_files(self.folder) if self.folder.is_dir() else []:
             if path.name in committed:
                 found.extend({"value": row} for row in read_rows(self.folder, path) or ())
         return found
@@ -72,7 +142,7 @@ class FileOutput:
         evidence, as the contract's tables (records, or windows); returns what was exported and the files that could
         not be read."""
         committed = self.committed() if self.folder.is_dir() else {}
-        files = data_files(self.folder) if self.folder.is_dir() else []
+        files = self.format.data_files(self.folder) if self.folder.is_dir() else []
         written, cut = [], []
         for path in files:
             rows = read_rows(self.folder, path)
@@ -157,7 +227,7 @@ class FileProbe:
     moment that tells a writer that skips a replayed batch from one that appends it again."""
 
     def __init__(self, output: FileOutput):
-        self.log = output.folder / (DELTA_LOG if output.format == DELTA else SPARK_LOG)
+        self.log = output.folder / output.format.log
 
     def latest_ms(self) -> int:
         try:
@@ -166,34 +236,42 @@ class FileProbe:
             return 0
         return max((e.stat().st_mtime_ns // 1_000_000 for e in entries), default=0)
 
+    def delivered(self) -> None:
+        return None  # rows are counted from the files once the run is over
+
     def close(self) -> None:
         pass  # holds nothing open
-
-
-def file_outputs(run: OutputRun) -> dict[str, FileOutput]:
-    """The file outputs applications write, each in work/<output>/table."""
-    return {
-        name: FileOutput(
-            file_output_folder(run, name), inst.settings["format"], inst.settings["identity"], inst.settings["window"]
-        )
-        for name, inst in run.scenario.blueprint.streamlets.items()
-        if inst.kind == FILE_OUTPUT
-    }
 
 
 def file_output_folder(run: OutputRun, name: str) -> Path:
     return run.layout.workdir(name) / "table"
 
 
-def file_probes(run: OutputRun, name: str) -> list[FileProbe]:
-    """Probes of the file outputs application `name` writes."""
-    return [FileProbe(output) for output in written_by(run, file_outputs(run), name)]
+class FileSink:
+    """A file output in a run (a Sink, harness/outputs/kind.py): nothing to prepare (the job creates its table),
+    exported from its files after the drivers stopped."""
 
+    def __init__(self, run: OutputRun, name: str, settings: dict, table_format: TableFormat):
+        self.run, self.name = run, name
+        self.output = FileOutput(file_output_folder(run, name), table_format, settings["identity"], settings["window"])
 
-def export_files(run: OutputRun) -> None:
-    """After the drivers stopped: each file output's committed and written rows, into the run directory."""
-    for name, output in file_outputs(run).items():
-        exported = output.export(ExportedEvidence.of(run.driver_paths(name)))
+    def prepare(self) -> None:
+        return None
+
+    def placeholders(self) -> dict[str, str]:
+        return {f"path.{self.name}": str(self.output.folder)}
+
+    def reader(self) -> tuple[dict, Callable[[], list[dict]]] | None:
+        if self.output.window:  # a window's count is no record's copy
+            return None
+        return self.output.identity, self.output.rows
+
+    def probe(self) -> FileProbe:
+        return FileProbe(self.output)
+
+    def export(self) -> dict:
+        exported = self.output.export(ExportedEvidence.of(self.run.driver_paths(self.name)))
         cut = exported["cut_files"]
         unobserved = f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"
-        record_export(run, name, exported, unobserved if cut else None, format=output.format)
+        record_export(self.run, self.name, exported, unobserved if cut else None, format=self.output.format.name)
+        return exported

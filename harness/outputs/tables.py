@@ -1,5 +1,6 @@
-"""A table output: a table an application writes (through foreachBatch, say), in a PostgreSQL schema of the run's
-own or an SQLite file of the run's own, so the harness touches nothing else of any database.
+"""A table output, of either database's kind (harness/outputs/kinds/): a table an application writes (through
+foreachBatch, say), in a PostgreSQL schema of the run's own or an SQLite file of the run's own, so the harness
+touches nothing else of any database.
 
 Before the job starts: the table (from the output's columns) and an audit the job cannot trip on: a row trigger
 that appends each row the job writes to an audit table in the same transaction (no lock on the job's table; rolled
@@ -18,18 +19,57 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from contract.applications import FULLY, PARTLY, SQLITE, TABLE_OUTPUT
+from contract.applications import FULLY, PARTLY
 from contract.egress import AUDIT, MAIN_QUERY, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
+from harness.outputs.kind import OutputSpec, Placeholder
 from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
-    from harness.runner.run_parts import OutputRun
+    from harness.outputs.run import OutputRun
 
 AUDIT_TABLE = "harness_audit"  # beside the output table: one per output table, suffixed with its name
+IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+COLUMN_TYPE = re.compile(r"[A-Za-z0-9_ (),]{1,200}")
+FIELDS = ("table", "database", "columns", "identity", "written_by", "receives")  # a table output's, in a scenario
+TABLE = Placeholder(
+    "table", "the output table NAME, with its schema in PostgreSQL (schema.NAME)", "output table", "tables"
+)
+
+
+def parse_table(spec: OutputSpec, database: str) -> dict:
+    """A table output's settings: its `table` and `columns` (SQL names and types: the harness creates it), its
+    `database` (its kind's), where its rows' `identity` is read, the application writing it, what it `receives`."""
+    f = spec.fields
+    table = f.get("table", str)
+    if not IDENTIFIER.fullmatch(table):
+        raise spec.error("table", f"expected a lower-case SQL name, got {table!r}")
+    columns = f.get("columns", dict, required=True)
+    for column, kind in columns.items():
+        if not isinstance(column, str) or not IDENTIFIER.fullmatch(column):
+            raise spec.error("columns", f"expected lower-case SQL names, got {column!r}")
+        if not isinstance(kind, str) or not COLUMN_TYPE.fullmatch(kind):
+            raise spec.error(f"columns.{column}", f"expected an SQL type like 'text PRIMARY KEY', got {kind!r}")
+    identity = spec.identity()
+    for part in ("key", "seq", "id"):
+        if part in identity and identity[part] not in columns:
+            raise spec.error(f"identity.{part}", f"{identity[part]!r} is not one of the columns")
+    return {
+        "table": table,
+        "database": database,
+        "columns": dict(columns),
+        "identity": identity,
+        "written_by": spec.writer(),
+        "receives": spec.receives(),
+    }
+
+
+def offers_table(name: str, raw: dict) -> dict[str, str]:
+    """${table.NAME}: the table's name as the scenario gives it (checked by parse_table)."""
+    return {TABLE.prefix: raw["table"]} if isinstance(raw.get("table"), str) else {}
 
 
 def schema_name(run_id: str) -> str:
@@ -241,7 +281,7 @@ class TableProbe:
         found = self._ask(f"SELECT coalesce(max(at_ms), 0) FROM {self.table.audit}")
         return 0 if found is None else found
 
-    def inserts(self) -> int | None:
+    def delivered(self) -> int | None:
         """How many rows the job has offered the table so far (its audited inserts: the run's status line's
         deliveries); None when it could not be read this time."""
         return self._ask(f"SELECT count(*) FROM {self.table.audit} WHERE op = 'insert'")
@@ -268,30 +308,6 @@ def identity_text(value) -> str | int | None:
     return json.dumps(value)
 
 
-def table_outputs(run: OutputRun) -> dict[str, TableOutput]:
-    """The output tables applications write: in the run's own schema of the scenario's PostgreSQL store, or in an
-    SQLite file of the run's own (work/<output>/<table>.sqlite)."""
-    found: dict[str, TableOutput] = {}
-    for name, inst in run.scenario.blueprint.streamlets.items():
-        if inst.kind != TABLE_OUTPUT:
-            continue
-        table, columns, identity = inst.settings["table"], inst.settings["columns"], inst.settings["identity"]
-        if inst.settings["database"] == SQLITE:
-            path = run.layout.workdir(name) / f"{table}.sqlite"
-            found[name] = SqliteTable(table, columns, identity, path=str(path))
-        else:
-            schema = schema_name(run.run_id)
-            found[name] = PostgresTable(table, columns, identity, url=run.scenario.store_url, schema=schema)
-    return found
-
-
-def written_by(run: OutputRun, outputs: dict, name: str) -> list:
-    """Of `outputs` (output name -> what stands for it), those application `name` writes."""
-    return [
-        o for output, o in outputs.items() if run.scenario.blueprint.streamlets[output].settings["written_by"] == name
-    ]
-
-
 def record_export(run: OutputRun, name: str, exported: dict, unobserved: str | None, **fields) -> None:
     """output_exported in the history: what an output's export read, observed only in part when `unobserved` says
     what could not be."""
@@ -299,25 +315,32 @@ def record_export(run: OutputRun, name: str, exported: dict, unobserved: str | N
     run.history.record("output_exported", output=name, observed=observed, unobserved=unobserved, **fields, **exported)
 
 
-def output_tables(run: OutputRun, name: str | None = None) -> list[TableProbe]:
-    """Probes of the output tables application `name` writes (None: every application): when it last wrote one
-    (in-flight kills), how many rows it offered (the status line)."""
-    tables = table_outputs(run)
-    return [TableProbe(table) for table in (tables.values() if name is None else written_by(run, tables, name))]
+class TableSink:
+    """An output table in a run (a Sink, harness/outputs/kind.py): prepared with its audit before the job starts,
+    exported with it after the drivers stopped."""
 
+    def __init__(self, run: OutputRun, name: str, table: TableOutput, placeholders: dict[str, str], writer: str):
+        self.run, self.name, self.table = run, name, table
+        self._placeholders = placeholders
+        self.writer = writer  # the application writing it: its checkpoint dates each insert's batch
 
-def prepare_outputs(run: OutputRun) -> None:
-    """Create each output table with its audit, before the applications start."""
-    for name, table in table_outputs(run).items():
-        table.prepare()
-        run.history.record("output_prepared", output=name, table=table.name, audit=table.audit)
+    def prepare(self) -> dict:
+        self.table.prepare()
+        return {"table": self.table.name, "audit": self.table.audit}
 
+    def placeholders(self) -> dict[str, str]:
+        return self._placeholders
 
-def export_tables(run: OutputRun) -> None:
-    """After the drivers stopped: each output table and its audit, into the run directory."""
-    for name, table in table_outputs(run).items():
-        writer = run.scenario.blueprint.streamlets[name].settings["written_by"]
-        exported = table.export(ExportedEvidence.of(run.driver_paths(name)), BatchTimes(run.layout.checkpoints(writer)))
+    def reader(self) -> tuple[dict, Callable[[], list[dict]]]:
+        return self.table.identity, self.table.rows
+
+    def probe(self) -> TableProbe:
+        return TableProbe(self.table)
+
+    def export(self) -> dict:
+        evidence = ExportedEvidence.of(self.run.driver_paths(self.name))
+        exported = self.table.export(evidence, BatchTimes(self.run.layout.checkpoints(self.writer)))
         alone = exported["updates_alone"]
         unobserved = f"{alone} write(s) by UPDATE statements no insert explains (not deliveries the audit can count)"
-        record_export(run, name, exported, unobserved if alone else None, table=table.name)
+        record_export(self.run, self.name, exported, unobserved if alone else None, table=self.table.name)
+        return exported
