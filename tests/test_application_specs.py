@@ -272,7 +272,7 @@ def test_a_file_output_is_an_egress_read_from_its_files_and_its_writer_gets_delt
 
 
 FILES_BAD = [
-    ("format", _set("outputs.lake.format", "iceberg"), "outputs.lake.format: expected one of delta, parquet"),
+    ("format", _set("outputs.lake.format", "orc"), "outputs.lake.format: expected one of delta, iceberg, parquet"),
     ("field", _set("outputs.lake.table_path", "x"), "outputs.lake.table_path: unknown field"),
     (
         "unknown folder",

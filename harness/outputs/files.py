@@ -102,12 +102,22 @@ def _window(spec: OutputSpec) -> dict | None:
 
 @dataclass(frozen=True)
 class TableFormat:
-    """How a format commits its data files: its log's folder in the table and what it has committed."""
+    """How a format commits its data files, each function given the output's folder: what it has committed, when it
+    last committed, and every data file on disk."""
 
     name: str  # the output's `format`
-    log: str  # the log's folder in the table (its newest entry: the job's last commit)
-    committed: Callable[[Path], dict[str, int]]  # the table's folder -> data file name -> the batch that committed it
+    committed: Callable[[Path], dict[str, int]]  # data file name -> the batch that committed it
+    latest_ms: Callable[[Path], int]  # when its log last took a commit (0: none yet)
     data_files: Callable[[Path], list[Path]] = data_files  # every data file on disk, committed or not
+
+
+def newest_entry_ms(log: Path) -> int:
+    """When the newest numbered entry of a log folder (`00012.json`, `12.compact`) was written; 0 with none."""
+    try:
+        entries = [e for e in os.scandir(log) if e.name.split(".")[0].isdigit()]
+    except OSError:  # no log yet
+        return 0
+    return max((e.stat().st_mtime_ns // 1_000_000 for e in entries), default=0)
 
 
 @dataclass(frozen=True)
@@ -227,14 +237,10 @@ class FileProbe:
     moment that tells a writer that skips a replayed batch from one that appends it again."""
 
     def __init__(self, output: FileOutput):
-        self.log = output.folder / output.format.log
+        self.output = output
 
     def latest_ms(self) -> int:
-        try:
-            entries = [e for e in os.scandir(self.log) if e.name.split(".")[0].isdigit()]
-        except OSError:  # no log yet
-            return 0
-        return max((e.stat().st_mtime_ns // 1_000_000 for e in entries), default=0)
+        return self.output.format.latest_ms(self.output.folder)
 
     def delivered(self) -> None:
         return None  # rows are counted from the files once the run is over

@@ -3,10 +3,19 @@ commit records each data file added or removed; the job gets Delta's jars from t
 
 from contract.applications import FILE_OUTPUT
 from contract.table_files import DELTA_LOG, delta_live_files
-from harness.outputs.files import FIELDS, PATH, FileSink, TableFormat, evidence, offers_path, parse_files
+from harness.outputs.files import (
+    FIELDS,
+    PATH,
+    FileSink,
+    TableFormat,
+    evidence,
+    newest_entry_ms,
+    offers_path,
+    parse_files,
+)
 from harness.outputs.kind import OutputKind
 
-FORMAT = TableFormat("delta", DELTA_LOG, delta_live_files)
+FORMAT = TableFormat("delta", delta_live_files, lambda folder: newest_entry_ms(folder / DELTA_LOG))
 
 KIND = OutputKind(
     "delta-table",

@@ -3,10 +3,19 @@ its `_spark_metadata` log, one entry per batch naming the files it added."""
 
 from contract.applications import FILE_OUTPUT
 from contract.table_files import SPARK_LOG, spark_committed_files
-from harness.outputs.files import FIELDS, PATH, FileSink, TableFormat, evidence, offers_path, parse_files
+from harness.outputs.files import (
+    FIELDS,
+    PATH,
+    FileSink,
+    TableFormat,
+    evidence,
+    newest_entry_ms,
+    offers_path,
+    parse_files,
+)
 from harness.outputs.kind import OutputKind
 
-FORMAT = TableFormat("parquet", SPARK_LOG, spark_committed_files)
+FORMAT = TableFormat("parquet", spark_committed_files, lambda folder: newest_entry_ms(folder / SPARK_LOG))
 
 KIND = OutputKind(
     "parquet-files",

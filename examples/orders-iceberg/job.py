@@ -1,0 +1,75 @@
+"""Orders into an Apache Iceberg table, as a team writes it: read JSON orders from Kafka and append them to an
+Iceberg table in a Hadoop catalog.
+
+    python job.py --bootstrap localhost:9092 --orders orders --warehouse /data/lake --checkpoint /data/ckpt \
+        --write iceberg-stream
+
+--write says how:
+  iceberg-stream  Iceberg's streaming sink (writeStream.format("iceberg")): a replayed epoch at or below the last
+                  one it committed is skipped
+  iceberg-append  foreachBatch appending to the table (writeTo(...).append()): a replayed batch is appended again
+
+Plain PySpark with Iceberg's Spark runtime on its class path: it knows nothing of the harness that tests it.
+"""
+
+import argparse
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+
+ORDER = StructType(
+    [
+        StructField("order_id", StringType()),
+        StructField("customer", StringType()),
+        StructField("amount", DoubleType()),
+        StructField("created", StringType()),
+    ]
+)
+WRITES = ("iceberg-stream", "iceberg-append")
+TABLE = "lake.sales.orders"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers")
+    parser.add_argument("--orders", required=True, help="the topic orders are read from")
+    parser.add_argument("--warehouse", required=True, help="the Hadoop catalog's warehouse folder")
+    parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
+    parser.add_argument("--write", choices=WRITES, default="iceberg-stream")
+    args = parser.parse_args()
+
+    spark = (
+        SparkSession.builder.appName("orders-to-iceberg")
+        .config("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.lake.type", "hadoop")
+        .config("spark.sql.catalog.lake.warehouse", args.warehouse)
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in ORDER.fields)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {TABLE} ({columns}) USING iceberg")
+    orders = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("subscribe", args.orders)
+        .option("startingOffsets", "earliest")
+        .load()
+        .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
+        .select("order.*")
+    )
+    writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")
+    if args.write == "iceberg-stream":
+        query = writer.format("iceberg").outputMode("append").toTable(TABLE)
+    else:
+
+        def append(batch, batch_id: int) -> None:
+            batch.writeTo(TABLE).append()
+
+        query = writer.foreachBatch(append).start()
+    query.awaitTermination()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""An Apache Iceberg table an application writes (`format: iceberg`), in a Hadoop-style catalog: the job is given a
+folder of the run's own as its warehouse (${path.NAME}) and keeps its table there (<warehouse>/<db>/<table>, or the
+folder itself for a table by path). The job gets Iceberg's Spark runtime from the harness (jars/iceberg/pom.xml).
+
+Read without Spark: `metadata/version-hint.text` names the table's current metadata file, whose current snapshot
+lists its manifests (Avro, its manifest list), which list the table's data files. Those are the committed ones;
+every Parquet file under `data/` is a delivery, committed or not (Spark's Iceberg streaming sink skips a replayed
+epoch at or below the last it committed, and the files the replay wrote stay on disk, never committed). A file's
+batch is the epoch its snapshot's summary records (`spark.sql.streaming.epochId`: the streaming sink's), -1 for a
+snapshot without one (a foreachBatch append).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import unquote
+
+import fastavro
+
+from contract.applications import FILE_OUTPUT
+from harness.outputs.files import FIELDS, PATH, FileSink, TableFormat, evidence, offers_path, parse_files
+from harness.outputs.kind import OutputKind
+
+HINT = "version-hint.text"  # in a table's metadata folder: the number of its current metadata file
+EPOCH = "spark.sql.streaming.epochId"  # a snapshot summary's: the streaming sink's epoch (its batch)
+DELETED = 2  # a manifest entry's status: the file was removed by that snapshot
+
+
+def tables(folder: Path) -> list[Path]:
+    """The Iceberg tables in a warehouse folder (the folder itself, for a table by path)."""
+    return sorted(p.parent.parent for p in folder.rglob(HINT) if p.parent.name == "metadata")
+
+
+def current_metadata(table: Path) -> dict:
+    """The table's metadata its version hint names."""
+    version = (table / "metadata" / HINT).read_text().strip()
+    return json.loads((table / "metadata" / f"v{version}.metadata.json").read_text())
+
+
+def _avro(path: str) -> list[dict]:
+    with open(unquote(path.removeprefix("file:")), "rb") as f:
+        return list(fastavro.reader(f))
+
+
+def committed_files(folder: Path) -> dict[str, int]:
+    """Data file name -> the batch of the snapshot that added it, for every data file of each table's current
+    snapshot."""
+    found: dict[str, int] = {}
+    for table in tables(folder):
+        metadata = current_metadata(table)
+        snapshots = {s["snapshot-id"]: s for s in metadata.get("snapshots", [])}
+        current = snapshots.get(metadata.get("current-snapshot-id"))
+        if current is None:  # created, nothing committed yet
+            continue
+        batch = {sid: int(s.get("summary", {}).get(EPOCH, -1)) for sid, s in snapshots.items()}
+        for manifest in _avro(current["manifest-list"]):
+            if manifest.get("content", 0) != 0:  # delete files: no rows of their own
+                continue
+            for entry in _avro(manifest["manifest_path"]):
+                if entry["status"] == DELETED:
+                    continue
+                added_by = entry.get("snapshot_id") or manifest["added_snapshot_id"]  # null: inherited (format v2)
+                found[Path(unquote(entry["data_file"]["file_path"])).name] = batch.get(added_by, -1)
+    return found
+
+
+def latest_commit_ms(folder: Path) -> int:
+    """When a table's newest metadata file was written: its last commit (0: no table yet)."""
+    written = [p.stat().st_mtime_ns // 1_000_000 for t in tables(folder) for p in (t / "metadata").glob("v*.json")]
+    return max(written, default=0)
+
+
+def data_files(folder: Path) -> list[Path]:
+    """Every data file of each table, committed or not, in the order they were written."""
+    found = [p for t in tables(folder) for p in (t / "data").rglob("*.parquet") if not p.name.startswith(".")]
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+FORMAT = TableFormat("iceberg", committed_files, latest_commit_ms, data_files)
+
+KIND = OutputKind(
+    "iceberg-table",
+    FILE_OUTPUT,
+    "an Apache Iceberg table the job writes in a Hadoop-style catalog whose warehouse is ${path.NAME}",
+    marker="format",
+    fields=FIELDS,
+    parse=parse_files,
+    evidence=evidence,
+    sink=lambda run, name, settings: FileSink(run, name, settings, FORMAT),
+    variant=("format", FORMAT.name),
+    placeholders=(PATH,),
+    offers=offers_path,
+    jar_sets=("iceberg",),
+)

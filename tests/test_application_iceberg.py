@@ -1,0 +1,114 @@
+"""A team's own job writing an Apache Iceberg table (examples/orders-iceberg, unchanged), both ways in one run:
+Iceberg's streaming sink and a foreachBatch append, each driver SIGKILLed with a batch in flight and again at any
+moment. The sink skips the replayed epoch (its files stay on disk, never committed); the append commits the batch
+again. Each output's counts equal a count made here from the table's own metadata, manifests and data files (read
+by this test's own code, not the harness's) and acks.csv."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import fastavro
+import pyarrow.dataset as ds
+import pytest
+import yaml
+
+from harness.checker.check import check_run
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario.parse import parse_scenario
+from tests.evidence_helpers import acked, why
+from tests.test_faults import ROOT, history
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+EXAMPLE = ROOT / "examples" / "orders-iceberg"
+WAYS = {"stream": "iceberg-stream", "append": "iceberg-append"}  # application -> its --write
+
+
+@pytest.fixture(scope="module")
+def both_ways(tmp_path_factory):
+    """The example's stream.yaml with a second application, the append, writing a second output: two drivers in
+    one run, each killed in flight and then anywhere."""
+    raw = yaml.safe_load((EXAMPLE / "stream.yaml").read_text())
+    job = raw["applications"].pop("orders")
+    raw["applications"] = {}
+    for app, write in WAYS.items():
+        command = [f"${{path.{app}_lake}}" if arg == "${path.lake}" else arg for arg in job["command"]]
+        raw["applications"][app] = {**job, "command": command[:-1] + [write]}
+    lake = raw["outputs"].pop("lake")
+    raw["outputs"] = {f"{app}_lake": {**lake, "written_by": app} for app in WAYS}
+    raw["faults"] = [{**fault, "target": app} for app in WAYS for fault in raw["faults"]]
+    raw.pop("expectations")
+    run_dir = tmp_path_factory.mktemp("iceberg") / "run"
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets and summary.faults_played == 4, why(summary)
+    return run_dir, check_run(run_dir)
+
+
+def _committed(table: Path) -> set[str]:
+    """The data files of the table's current snapshot: its version hint, metadata, manifest list and manifests."""
+    metadata = table / "metadata"
+    version = (metadata / "version-hint.text").read_text().strip()
+    current = json.loads((metadata / f"v{version}.metadata.json").read_text())
+    snapshot = next(s for s in current["snapshots"] if s["snapshot-id"] == current["current-snapshot-id"])
+    with open(snapshot["manifest-list"], "rb") as f:
+        manifests = [m["manifest_path"] for m in fastavro.reader(f)]
+    files = set()
+    for manifest in manifests:
+        with open(manifest, "rb") as f:
+            files |= {Path(e["data_file"]["file_path"]).name for e in fastavro.reader(f) if e["status"] != 2}
+    return files
+
+
+def _ids(files: list[Path]) -> Counter:
+    """(key, seq) of every row of these data files (their order_id "key-seq")."""
+    if not files:
+        return Counter()
+    ids = ds.dataset([str(f) for f in files], format="parquet").to_table(columns=["order_id"]).column(0)
+    return Counter((k, int(s)) for k, s in (i.rsplit("-", 1) for i in ids.to_pylist()))
+
+
+def _counted(run_dir: Path, report, app: str) -> tuple[Counter, Counter]:
+    """The output's committed rows and its written rows, counted here and checked against its hop's counts."""
+    table = run_dir / "work" / f"{app}_lake" / "table" / "sales" / "orders"
+    written = sorted((table / "data").rglob("*.parquet"))
+    committed = _committed(table)
+    rows, deliveries = _ids([p for p in written if p.name in committed]), _ids(written)
+    sent = acked(run_dir)
+    counts = next(h for h in report.hops if h.name == f"{app}_lake").counts
+    assert counts.lost == len(sent - set(rows)) == 0
+    assert counts.duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
+    assert counts.duplicated_deliveries == sum(1 for r, n in deliveries.items() if n > 1 and r in sent)
+    assert counts.phantom == len((set(rows) | set(deliveries)) - sent) == 0
+    return rows, deliveries
+
+
+def _kills(run_dir: Path, app: str) -> list[dict]:
+    return [
+        e for e in history(run_dir) if e["event"] == "fault_begun" and e["kind"] == "kill-driver" and e["target"] == app
+    ]
+
+
+def test_icebergs_streaming_sink_skips_the_replayed_epoch_and_leaves_its_files_uncommitted(both_ways):
+    run_dir, report = both_ways
+    rows, deliveries = _counted(run_dir, report, "stream")
+    assert [k["at"] for k in _kills(run_dir, "stream")] == ["in-flight", "anytime"]
+    hop = next(h for h in report.hops if h.name == "stream_lake")
+    # The replay of the held epoch wrote its files again and was skipped: copies no reader of the table sees.
+    assert hop.counts.duplicated_in_state == 0 and hop.counts.duplicated_deliveries > 0
+    assert max(deliveries.values()) == 2 and max(rows.values()) == 1
+    assert hop.verdict == "effectively-exactly-once"
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported" and e["output"] == "stream_lake")
+    assert exported["format"] == "iceberg" and exported["uncommitted_files"] > 0 and exported["cut_files"] == []
+
+
+def test_a_foreach_batch_append_to_iceberg_commits_the_replayed_batch_again(both_ways):
+    run_dir, report = both_ways
+    rows, _ = _counted(run_dir, report, "append")
+    held = _kills(run_dir, "append")[0]
+    assert held["at"] == "in-flight" and "held_batch" in held, held
+    hop = next(h for h in report.hops if h.name == "append_lake")
+    assert hop.counts.duplicated_in_state > 0 and max(rows.values()) == 2
+    assert hop.verdict == "at-least-once" and report.verdict == "at-least-once"
