@@ -1,7 +1,9 @@
 """Output kinds as plug-ins: each kind is one OutputKind, in its own module.
 
-Built-in kinds are the modules of harness/outputs/kinds/ (each defines `KIND`). The runner reaches an output only
-through its kind's Sink: `sinks(run, outputs)` makes them, and the functions below walk them.
+Built-in kinds are the modules of harness/outputs/kinds/ (each defines `KIND`), found by the field that marks an
+output; a scenario names a kind of one's own as `kind: package.module:attr`, imported from the scenario's import
+paths (docs/applications.md), and its outputs' settings keep that name. The runner reaches an output only through
+its kind's Sink (`sinks`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import pkgutil
 from functools import cache
 from typing import TYPE_CHECKING, Mapping, Protocol
 
+from contract.plugins import PluginError, import_named
 from harness.outputs.kind import OutputKind, Probe, Reader, Sink
 
 if TYPE_CHECKING:
@@ -18,7 +21,22 @@ if TYPE_CHECKING:
 
 BUILTIN_PACKAGE = "harness.outputs.kinds"
 
-__all__ = ["OutputKind", "Probe", "Reader", "Sink", "builtin_output_kinds", "kind_of", "sinks"]
+__all__ = [
+    "OutputKind",
+    "Probe",
+    "Reader",
+    "Sink",
+    "OutputKindError",
+    "builtin_output_kinds",
+    "kind_of",
+    "load_output_kind",
+    "sinks",
+]
+OWN_KIND = "kind"  # the setting naming an output's kind of one's own (package.module:attr)
+
+
+class OutputKindError(Exception):
+    """An output kind that cannot be used; the message says why, in one line."""
 
 
 class Declared(Protocol):
@@ -41,8 +59,23 @@ def builtin_output_kinds() -> dict[str, OutputKind]:
     return dict(sorted(found.items()))
 
 
+def load_output_kind(spec: str) -> OutputKind:
+    """A kind of one's own: package.module:attr holding an OutputKind."""
+    try:
+        kind = import_named(spec, "attr")
+    except PluginError as exc:
+        raise OutputKindError(str(exc)) from None
+    if not isinstance(kind, OutputKind):
+        raise OutputKindError(
+            f"{spec} is not an output kind (a harness.outputs.OutputKind), it is a {type(kind).__name__}"
+        )
+    return kind
+
+
 def kind_of(family: str, settings: dict) -> OutputKind | None:
     """The kind of an output of `family` (pipeline.json's kind) with `settings`; None for what is no output."""
+    if OWN_KIND in settings and any(k.family == family for k in builtin_output_kinds().values()):
+        return load_output_kind(settings[OWN_KIND])
     return next((k for k in builtin_output_kinds().values() if k.holds(family, settings)), None)
 
 

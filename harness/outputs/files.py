@@ -100,6 +100,23 @@ def _window(spec: OutputSpec) -> dict | None:
     }
 
 
+def record_tables(identity: dict, written: list[tuple[int | None, int, list[dict]]]) -> dict[str, list[tuple]]:
+    """The contract's egress tables of an output's records, from what was written: (the batch that committed it,
+    None when uncommitted; when it was written, epoch ms; its rows). Every row is a delivery, each committed row in
+    the state, by its identity (`identity`, read from the row). A kind of one's own exports with it too."""
+    read = IdentityReader(identity)
+    deliveries, state = [], []
+    for batch, written_ms, rows in written:
+        for row in rows:
+            key, seq = (identity_text(part) for part in read({"value": row}))
+            deliveries.append(
+                (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
+            )
+            if batch is not None:
+                state.append((key, seq, -1, None, batch, "{}", written_ms))
+    return {AUDIT: deliveries, STATE: state}
+
+
 @dataclass(frozen=True)
 class TableFormat:
     """How a format commits its data files, each function given the output's folder: what it has committed, when it
@@ -160,7 +177,10 @@ class FileOutput:
                 cut.append(path.name)
             else:
                 written.append((path, committed.get(path.name), os.stat(path).st_mtime_ns // 1_000_000, rows))
-        tables = self._window_tables(written) if self.window else self._record_tables(written)
+        if self.window:
+            tables = self._window_tables(written)
+        else:
+            tables = record_tables(self.identity, [(batch, ms, rows) for _, batch, ms, rows in written])
         evidence.write(tables)
         deliveries, state = tables.values()  # each kind's deliveries table, then its state table
         return {
@@ -170,20 +190,6 @@ class FileOutput:
             "uncommitted_files": sum(1 for p in files if p.name not in committed),
             "cut_files": cut,
         }
-
-    def _record_tables(self, written: list[tuple]) -> dict[str, list[tuple]]:
-        """Every row a delivery, each committed row in the state, by its identity."""
-        read = IdentityReader(self.identity)
-        deliveries, state = [], []
-        for _, batch, written_ms, rows in written:
-            for row in rows:
-                key, seq = (identity_text(part) for part in read({"value": row}))
-                deliveries.append(
-                    (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
-                )
-                if batch is not None:
-                    state.append((key, seq, -1, None, batch, "{}", written_ms))
-        return {AUDIT: deliveries, STATE: state}
 
     def _window_tables(self, written: list[tuple]) -> dict[str, list[tuple]]:
         """Every window row a delivery; the state per (key, window) is what a reader of the table makes of its

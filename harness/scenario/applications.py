@@ -18,7 +18,7 @@ from contract.applications import APPLICATION, OUTPUT_KINDS
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
-from harness.outputs import OutputKind, builtin_output_kinds
+from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
 from harness.scenario.blueprint import (
     Blueprint,
     BlueprintError,
@@ -271,7 +271,7 @@ class _OutputSpec:
 
     def __init__(self, name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known):
         self.name, self.path = name, f"outputs.{name}"
-        self.fields = Fields(raw, self.path, set(kind.fields))
+        self.fields = Fields(raw, self.path, {*kind.fields, *([OWN_KIND] if OWN_KIND in raw else [])})
         self.written, self.apps = written, apps
         self.record, self.folder = known.record, known.folder
 
@@ -308,6 +308,11 @@ def _output_kind(name: str, raw: Any) -> OutputKind:
     path = f"outputs.{name}"
     if not isinstance(raw, dict):
         raise BlueprintError(path, f"expected a mapping, got {type(raw).__name__}")
+    if OWN_KIND in raw:
+        try:
+            return load_output_kind(Fields(raw, path, set(raw)).get(OWN_KIND, str))
+        except OutputKindError as exc:
+            raise BlueprintError(f"{path}.{OWN_KIND}", str(exc)) from None
     kinds = list(builtin_output_kinds().values())
     family = [k for k in kinds if k.marker in raw]
     if not family:
@@ -333,6 +338,8 @@ def _output(
     """An output of its kind (a Kafka topic, a table, a table of files); any may say which records the job sends it
     (`receives`: a dead-letter output, one of a fan-out), the others dropped by design."""
     settings = kind.parse(_OutputSpec(name, raw, kind, written, apps, known))
+    if OWN_KIND in raw:  # the runner finds a kind of one's own by its name
+        settings[OWN_KIND] = raw[OWN_KIND]
     inlets = [settings["topic"]] if settings.get("topic") else []  # what it reads: the topic an application writes
     cls = _streamlet_class(Output, name, inlets, [], False)
     cls.kind, cls.egress_evidence = kind.family, kind.evidence(settings)

@@ -1,0 +1,83 @@
+"""Output kinds as plug-ins: a kind of one's own (examples/outputs/jsonl_folder.py) named in a scenario by
+package.module:attr, parsed by its own fields, and reached by the runner only through its Sink: prepared, named
+to the job, read for the canary, exported into the contract's tables. Bad names are one line naming the field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from contract.egress import AUDIT, STATE
+from harness.outputs import builtin_output_kinds
+from harness.runner.pipeline_run import PipelineRun
+from harness.scenario.blueprint import BlueprintError
+from harness.scenario.parse import parse_scenario
+from tests.evidence_helpers import egress_counts
+from tests.test_faults import ROOT
+
+
+def _scenario(tmp_path, kind: str = "jsonl_folder:KIND") -> dict:
+    shutil.copy(ROOT / "examples" / "outputs" / "jsonl_folder.py", tmp_path / "jsonl_folder.py")
+    return {
+        "name": "own-output",
+        "workload": {"topic": {"name": "events"}, "rate": 10, "duration_s": 5},
+        "applications": {
+            "job": {
+                "command": ["python", "job.py", "--out", "${path.events}"],
+                "reads": ["events"],
+                "cwd": str(tmp_path),
+            }
+        },
+        "outputs": {"events": {"kind": kind, "identity": {"key": "key", "seq": "seq"}}},
+    }
+
+
+def test_the_built_in_kinds_are_found_in_their_folder():
+    assert set(builtin_output_kinds()) == {
+        "kafka-topic",
+        "postgresql-table",
+        "sqlite-table",
+        "delta-table",
+        "parquet-files",
+        "iceberg-table",
+    }
+
+
+def test_a_kind_of_ones_own_is_parsed_prepared_read_and_exported_through_its_sink(tmp_path):
+    scenario = parse_scenario(_scenario(tmp_path), tmp_path)
+    output = scenario.blueprint.streamlets["events"]
+    assert (output.kind, output.role, output.runs) == ("file-output", "egress", False)
+    assert output.settings["kind"] == "jsonl_folder:KIND" and output.settings["written_by"] == "job"
+    with PipelineRun(scenario, tmp_path / "run") as run:
+        sink = run.sinks["events"]
+        assert sink.prepare() == {"folder": str(sink.folder)}
+        assert sink.placeholders() == {"path.events": str(sink.folder)}
+        # As the job writes it: batch 0 committed; batch 1 attempted twice, the second attempt committed.
+        attempts = {"0-a.jsonl": [("k", 1), ("k", 2)], "1-a.jsonl": [("k", 3)], "1-b.jsonl": [("k", 3), ("k", 4)]}
+        for name, rows in attempts.items():
+            (sink.folder / name).write_text("".join(json.dumps({"key": k, "seq": s}) + "\n" for k, s in rows))
+        (sink.folder / "_committed").mkdir()
+        (sink.folder / "_committed" / "0").write_text("0-a.jsonl")
+        (sink.folder / "_committed" / "1").write_text("1-b.jsonl")
+        identity, read = sink.reader()
+        assert identity == {"key": "key", "seq": "seq"} and len(read()) == 4
+        assert run.output_probes("job")[0].latest_ms() > 0
+        assert run.sinks["events"].export() == {"files": 3, "uncommitted_files": 1}
+    assert egress_counts(tmp_path / "run", "events", AUDIT) == {("k", 1): 1, ("k", 2): 1, ("k", 3): 2, ("k", 4): 1}
+    assert egress_counts(tmp_path / "run", "events", STATE) == {("k", 1): 1, ("k", 2): 1, ("k", 3): 1, ("k", 4): 1}
+
+
+@pytest.mark.parametrize(
+    "kind,message",
+    [
+        ("no_such_module:KIND", "outputs.events.kind: cannot import 'no_such_module'"),
+        ("jsonl_folder:parse", "outputs.events.kind: jsonl_folder:parse is not an output kind"),
+        ("jsonl_folder", "outputs.events.kind: expected package.module:attr"),
+    ],
+)
+def test_a_kind_of_ones_own_that_cannot_be_used_is_one_line_naming_the_field(tmp_path, kind, message):
+    with pytest.raises(BlueprintError) as err:
+        parse_scenario(_scenario(tmp_path, kind), tmp_path)
+    assert message in str(err.value) and "\n" not in str(err.value)
