@@ -1,8 +1,10 @@
-"""Plug-ins of one's own (streamlet classes, fault kinds) named `package.module:attr`."""
+"""Plug-ins: the built-in kinds found by scanning their package, and those of one's own (streamlet classes, fault
+and output kinds) named `package.module:attr`."""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 # The harness's own top-level packages: imported before any folder of a user's, so a package of theirs by one of
 # these names is never imported (docs/streamlets.md).
@@ -11,6 +13,17 @@ OWN_PACKAGES = ("harness", "pipelines", "contract")
 
 class PluginError(Exception):
     """A named plug-in that cannot be imported; the message says why, in one line."""
+
+
+def builtin_kinds(package: str, kind: type) -> dict[str, object]:
+    """Name -> kind, for every module of `package` defining `KIND`, an instance of `kind` (the built-in fault and
+    output kinds), by name."""
+    found = {}
+    for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        value = getattr(importlib.import_module(f"{package}.{module.name}"), "KIND", None)
+        if isinstance(value, kind):
+            found[value.name] = value
+    return dict(sorted(found.items()))
 
 
 def import_named(spec: str, what: str) -> object:

@@ -6,11 +6,9 @@ one's own as `package.module:attr`, imported from the scenario's import paths (d
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from functools import cache
 
-from contract.plugins import PluginError, import_named
+from contract.plugins import PluginError, builtin_kinds, import_named
 from harness.faults.kind import TARGETS, FaultKind, Param, TargetGone
 
 BUILTIN_PACKAGE = "harness.faults.kinds"
@@ -25,13 +23,7 @@ class FaultKindError(Exception):
 @cache
 def builtin_fault_kinds() -> dict[str, FaultKind]:
     """Name -> kind, for every built-in fault kind."""
-    package = importlib.import_module(BUILTIN_PACKAGE)
-    found = {}
-    for module in pkgutil.iter_modules(package.__path__):
-        kind = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{module.name}"), "KIND", None)
-        if isinstance(kind, FaultKind):
-            found[kind.name] = kind
-    return dict(sorted(found.items()))
+    return builtin_kinds(BUILTIN_PACKAGE, FaultKind)
 
 
 def load_fault_kind(name: str) -> FaultKind:

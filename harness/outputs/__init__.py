@@ -8,12 +8,10 @@ its kind's Sink (`sinks`).
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from functools import cache
 from typing import TYPE_CHECKING, Mapping, Protocol
 
-from contract.plugins import PluginError, import_named
+from contract.plugins import PluginError, builtin_kinds, import_named
 from harness.outputs.kind import OutputKind, Probe, Reader, Sink
 
 if TYPE_CHECKING:
@@ -50,13 +48,7 @@ class Declared(Protocol):
 @cache
 def builtin_output_kinds() -> dict[str, OutputKind]:
     """Name -> kind, for every built-in output kind."""
-    package = importlib.import_module(BUILTIN_PACKAGE)
-    found = {}
-    for module in pkgutil.iter_modules(package.__path__):
-        kind = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{module.name}"), "KIND", None)
-        if isinstance(kind, OutputKind):
-            found[kind.name] = kind
-    return dict(sorted(found.items()))
+    return builtin_kinds(BUILTIN_PACKAGE, OutputKind)
 
 
 def load_output_kind(spec: str) -> OutputKind:

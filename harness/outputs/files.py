@@ -19,12 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from contract.applications import APPEND, WINDOW_MODES
+from contract.applications import APPEND, FILE_OUTPUT, WINDOW_MODES
 from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from contract.identity import IdentityReader
 from contract.table_files import data_files, read_rows
 from harness.evidence.watermark import interval_ms
-from harness.outputs.kind import OutputSpec, Placeholder
+from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
 from harness.outputs.tables import identity_text, record_export
 from pipelines.audit import ExportedEvidence
 
@@ -126,6 +126,24 @@ class TableFormat:
     committed: Callable[[Path], dict[str, int]]  # data file name -> the batch that committed it
     latest_ms: Callable[[Path], int]  # when its log last took a commit (0: none yet)
     data_files: Callable[[Path], list[Path]] = data_files  # every data file on disk, committed or not
+
+
+def file_kind(name: str, help: str, table_format: TableFormat, jar_sets: tuple[str, ...] = ()) -> OutputKind:
+    """The output kind of a table of files in `table_format` (`format: <its name>`), its Sink a FileSink."""
+    return OutputKind(
+        name,
+        FILE_OUTPUT,
+        help,
+        marker="format",
+        fields=FIELDS,
+        parse=parse_files,
+        evidence=evidence,
+        sink=lambda run, output, settings: FileSink(run, output, settings, table_format),
+        placeholders=(PATH,),
+        offers=offers_path,
+        variant=("format", table_format.name),
+        jar_sets=jar_sets,
+    )
 
 
 def newest_entry_ms(log: Path) -> int:

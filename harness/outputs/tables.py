@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from contract.applications import FULLY, PARTLY
-from contract.egress import AUDIT, MAIN_QUERY, STATE
+from contract.applications import FULLY, PARTLY, TABLE_OUTPUT
+from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
-from harness.outputs.kind import OutputSpec, Placeholder
+from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
 from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
@@ -65,6 +65,24 @@ def parse_table(spec: OutputSpec, database: str) -> dict:
         "written_by": spec.writer(),
         "receives": spec.receives(),
     }
+
+
+def table_kind(name: str, help: str, database: str, sink, placeholders: tuple[Placeholder, ...], **more) -> OutputKind:
+    """The output kind of a table in `database` (`table:` with `database: <it>`); `more`: the rest of OutputKind's
+    fields (offers, default_variant, needs_store)."""
+    return OutputKind(
+        name,
+        TABLE_OUTPUT,
+        help,
+        marker="table",
+        fields=FIELDS,
+        parse=lambda spec: parse_table(spec, database),
+        evidence=lambda settings: RECORDS,
+        sink=sink,
+        variant=("database", database),
+        placeholders=placeholders,
+        **more,
+    )
 
 
 def offers_table(name: str, raw: dict) -> dict[str, str]:

@@ -18,9 +18,7 @@ from urllib.parse import unquote
 
 import fastavro
 
-from contract.applications import FILE_OUTPUT
-from harness.outputs.files import FIELDS, PATH, FileSink, TableFormat, evidence, offers_path, parse_files
-from harness.outputs.kind import OutputKind
+from harness.outputs.files import TableFormat, file_kind
 
 HINT = "version-hint.text"  # in a table's metadata folder: the number of its current metadata file
 EPOCH = "spark.sql.streaming.epochId"  # a snapshot summary's: the streaming sink's epoch (its batch)
@@ -79,17 +77,9 @@ def data_files(folder: Path) -> list[Path]:
 
 FORMAT = TableFormat("iceberg", committed_files, latest_commit_ms, data_files)
 
-KIND = OutputKind(
+KIND = file_kind(
     "iceberg-table",
-    FILE_OUTPUT,
     "an Apache Iceberg table the job writes in a Hadoop-style catalog whose warehouse is ${path.NAME}",
-    marker="format",
-    fields=FIELDS,
-    parse=parse_files,
-    evidence=evidence,
-    sink=lambda run, name, settings: FileSink(run, name, settings, FORMAT),
-    variant=("format", FORMAT.name),
-    placeholders=(PATH,),
-    offers=offers_path,
+    FORMAT,
     jar_sets=("iceberg",),
 )
