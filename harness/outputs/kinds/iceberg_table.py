@@ -7,7 +7,7 @@ lists its manifests (Avro, its manifest list), which list the table's data files
 every Parquet file under `data/` is a delivery, committed or not (Spark's Iceberg streaming sink skips a replayed
 epoch at or below the last it committed, and the files the replay wrote stay on disk, never committed). A file's
 batch is the epoch its snapshot's summary records (`spark.sql.streaming.epochId`: the streaming sink's), -1 for a
-snapshot without one (a foreachBatch append).
+snapshot without one (a foreachBatch append). Appends only: delete files (a MERGE, a DELETE) are not applied yet.
 """
 
 from __future__ import annotations
