@@ -273,6 +273,7 @@ def test_a_file_output_is_an_egress_read_from_its_files_and_its_writer_gets_delt
 
 FILES_BAD = [
     ("format", _set("outputs.lake.format", "orc"), "outputs.lake.format: expected one of delta, iceberg, parquet"),
+    ("format type", _set("outputs.lake.format", ["delta"]), "outputs.lake.format: expected str, got ['delta']"),
     ("field", _set("outputs.lake.table_path", "x"), "outputs.lake.table_path: unknown field"),
     (
         "unknown folder",

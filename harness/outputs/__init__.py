@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Mapping, Protocol
 
+from contract.applications import OUTPUT_KINDS
 from contract.plugins import PluginError, builtin_kinds, import_named
 from harness.outputs.kind import OutputKind, Probe, Reader, Sink
 
@@ -66,7 +67,7 @@ def load_output_kind(spec: str) -> OutputKind:
 
 def kind_of(family: str, settings: dict) -> OutputKind | None:
     """The kind of an output of `family` (pipeline.json's kind) with `settings`; None for what is no output."""
-    if OWN_KIND in settings and any(k.family == family for k in builtin_output_kinds().values()):
+    if OWN_KIND in settings and family in OUTPUT_KINDS:
         return load_output_kind(settings[OWN_KIND])
     return next((k for k in builtin_output_kinds().values() if k.holds(family, settings)), None)
 

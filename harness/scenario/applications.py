@@ -327,9 +327,10 @@ def _output_kind(name: str, raw: Any) -> OutputKind:
             raise BlueprintError(f"{path}.{key}", "required field is missing")
         return default
     choices = {k.variant[1]: k for k in family}
-    if raw[key] not in choices:
-        raise BlueprintError(f"{path}.{key}", f"expected one of {', '.join(sorted(choices))}, got {raw[key]!r}")
-    return choices[raw[key]]
+    value = Fields(raw, path, set(raw)).get(key, str)
+    if value not in choices:
+        raise BlueprintError(f"{path}.{key}", f"expected one of {', '.join(sorted(choices))}, got {value!r}")
+    return choices[value]
 
 
 def _output(
