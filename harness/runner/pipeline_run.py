@@ -91,8 +91,6 @@ class PipelineRun:
 
     def __init__(self, scenario: Scenario, run_dir: Path, say: Callable[[str], None] = print):
         self.scenario = scenario
-        self.store_url = scenario.store_url  # password included: it never leaves this process
-        self.recordings = scenario.recordings
         self.layout = RunLayout(Path(run_dir).resolve())
         self.layout.root.mkdir(parents=True, exist_ok=True)
         self.say = say
@@ -134,6 +132,15 @@ class PipelineRun:
         self.recorder: PartitionRecorder | None = None  # the intermediate topics, recorded as they are written
         self.spark_runtime: SparkRuntime | None = None  # the drivers' Spark (prepare_spark)
         self.sinks: dict[str, Sink] = sinks(self, scenario.blueprint.streamlets)  # each output's, by its kind
+
+    @property
+    def store_url(self) -> str | None:
+        """The scenario's PostgreSQL store (password included: it never leaves this process)."""
+        return self.scenario.store_url
+
+    @property
+    def recordings(self) -> str:
+        return self.scenario.recordings
 
     def processes(self) -> list[ManagedProcess]:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""

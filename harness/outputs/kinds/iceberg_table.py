@@ -13,6 +13,7 @@ snapshot without one (a foreachBatch append). Appends only: delete files (a MERG
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -26,8 +27,14 @@ DELETED = 2  # a manifest entry's status: the file was removed by that snapshot
 
 
 def tables(folder: Path) -> list[Path]:
-    """The Iceberg tables in a warehouse folder (the folder itself, for a table by path)."""
-    return sorted(p.parent.parent for p in folder.rglob(HINT) if p.parent.name == "metadata")
+    """The Iceberg tables in a warehouse folder (the folder itself, for a table by path). A table's own folders are
+    not walked: an in-flight kill asks this many times a second while the job writes data files."""
+    found = []
+    for root, dirs, _ in os.walk(folder):
+        if (Path(root) / "metadata" / HINT).is_file():
+            found.append(Path(root))
+            dirs.clear()
+    return sorted(found)
 
 
 def current_metadata(table: Path) -> dict:
