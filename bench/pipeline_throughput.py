@@ -304,22 +304,22 @@ def pipeline(
         folder / f"{folder.name}-{name}",
         say=lambda _: None,
     ) as run:  # a run's topics are named after its folder: one per repeat
-        run.evidence = evidence
-        run.kafka = run.external_access()  # the bench's broker, started once for every run
-        run.network = proxy  # every driver and the generator bootstrap through it (PipelineRun.client_access)
-        run.create_topics()
-        run.start_drivers()
+        run.streamlets.evidence = evidence
+        run.brokers.kafka = run.brokers.external_access()  # the bench's broker, started once for every run
+        run.brokers.network = proxy  # every driver and the generator bootstrap through it (KafkaService.client_access)
+        run.brokers.create_topics()
+        run.streamlets.start_all()
         extra = proxy.supervisor.processes() if proxy else []
         before = cpu_snapshot(brokers + extra + run.processes())
-        run.start_generator(records / rate)
+        run.generator.start(records / rate)
         wait_for(run.generator_done, timeout=records / rate + 600, what="the generator to finish")
-        run.drain(timeout=900)
+        run.streamlets.drain(timeout=900)
         after = cpu_snapshot(brokers + extra + run.processes())
         acks = read_acks(run.layout.written_ack_log, []).select(["event_time_ms", "status"]).to_pandas()  # either form
         with sqlite3.connect(run.layout.egress_db("egress")) as db:
             stored, last_ms = db.execute("SELECT count(*), max(written_ms) FROM records").fetchone()
         first_ms, sent_ms = int(acks.event_time_ms.min()), int(acks.event_time_ms.max())
-        run.stop_drivers()
+        run.streamlets.stop_all()
     cpu = {name: after[name] - before.get(name, 0.0) for name in after}
     return {
         "acked": int((acks.status == "acked").sum()),

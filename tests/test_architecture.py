@@ -82,6 +82,20 @@ def test_no_function_of_the_harness_is_over_80_lines():
     assert not long, long
 
 
+def test_no_class_of_the_harness_is_over_400_lines_or_built_of_mixins():
+    """A class with one job: a run is composed of services (harness/runner/), not one class every part answers
+    through; a class's base is a Protocol, a dataclass's parent or an error, never a mixin holding half its methods."""
+    found = []
+    for path in (ROOT / "harness").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b) for b in node.bases]
+            if node.end_lineno - node.lineno >= 400 or any("Mixin" in b for b in bases):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}({', '.join(bases)})")
+    assert not found, found
+
+
 def test_the_contract_imports_neither_side():
     assert not _graph().get("contract", set()), (
         "contract/ is the ground floor: it imports nothing of harness or pipelines"

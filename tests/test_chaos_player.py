@@ -35,7 +35,7 @@ SCENARIO = {
 def run(tmp_path):
     with PipelineRun(parse_scenario(SCENARIO), tmp_path / "run", say=lambda _: None) as pipeline_run:
         # A generator stand-in that is done at once: play() returns when the faults are.
-        pipeline_run.generator = pipeline_run.supervisor.start(
+        pipeline_run.generator.proc = pipeline_run.supervisor.start(
             "generator", [sys.executable, "-c", "pass"], tmp_path / "g.log"
         )
         yield pipeline_run

@@ -51,7 +51,7 @@ def answers(kafka) -> bool:
 
 def test_a_paused_broker_stops_answering_then_answers_again_and_a_killed_one_comes_back(tmp_path):
     with PipelineRun(parse_scenario(TWO_STEP), tmp_path / "run", say=lambda m: None) as run:
-        run.start_cluster()
+        run.brokers.start()
         broker = run.cluster.broker(1)
         assert answers(run.kafka)
         pause = threading.Thread(target=pause_broker, args=(run, "broker-1", 8.0))

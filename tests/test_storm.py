@@ -96,7 +96,7 @@ def test_a_group_holds_its_second_fault_until_the_first_ends(tmp_path):
         Firing(0.0, 2, "hold", "broker-3", {"meet": True}),
     ]
     with PipelineRun(scenario, tmp_path / "run", say=lambda _: None) as run:
-        run.generator = run.supervisor.start("generator", [sys.executable, "-c", "pass"], tmp_path / "g.log")
+        run.generator.proc = run.supervisor.start("generator", [sys.executable, "-c", "pass"], tmp_path / "g.log")
         # all three played: broker-3, outside the group, met broker-1 (it did not wait for it)
         assert player.play(run, firings, kinds, 90, lambda _: None, group_limits={BROKERS: 1}) == 3
     by = {target: (start, end) for target, start, end in spans}

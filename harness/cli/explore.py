@@ -160,7 +160,7 @@ def explore_command(
 def _shared_cluster(scenario, out: Path, settle_s: float):
     """The cluster one runs that every run shares (None: each run starts an embedded one of its own)."""
     from harness.chaos.health import SharedCluster
-    from harness.runner.pipeline_run import external_access
+    from harness.runner.kafka_service import external_access
 
     cluster = scenario.cluster
     if not cluster.bootstrap_servers:

@@ -81,10 +81,10 @@ class _Status:
             return  # the progress files and the ack log are read only when a status will be shown
         acks = self.acks.poll()
         ends = self.sampler.log_ends()
-        lags = self.run.lags(ends)
+        lags = self.run.streamlets.lags(ends)
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
-        if self.run.recorder is not None:  # an output's records, as recorded
-            delivered += sum(self.run.recorder.per_topic.get(t, 0) for t in self.outputs)
+        if self.run.recording.recorder is not None:  # an output's records, as recorded
+            delivered += sum(self.run.recording.recorder.per_topic.get(t, 0) for t in self.outputs)
         for i, probe in enumerate(self.probes):
             offered = probe.delivered()
             self._offered[i] = self._offered[i] if offered is None else offered
@@ -136,15 +136,15 @@ def run_scenario(
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
             run.prepare_spark()  # another Spark's environment is built before anything starts
-            run.start_cluster()
-            run.start_spark()
+            run.brokers.start()
+            run.spark.start()
             run.save_versions()
-            run.create_topics()
+            run.brokers.create_topics()
             _prepare_outputs(run)
-            run.start_recording()
+            run.recording.start()
             for rule in (r for r in whole_run if r.fault.prepare):
                 rule.fault.prepare(run, rule.target, rule.params)
-            run.start_drivers()
+            run.streamlets.start_all()
             preflight(run)
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
@@ -212,7 +212,7 @@ def _play_workload(
     after_faults = scenario.workload.after_faults_s
     until = None if after_faults is None else f"{after_faults:g}s after the last fault"
     try:
-        run.start_generator(duration if until is None else None, seed)
+        run.generator.start(duration if until is None else None, seed)
         console.say(
             f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
             + ("" if until is None else f" and until {until}")
@@ -258,9 +258,9 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
 
     def backlog() -> Backlog:
         ends = sampler.log_ends()
-        recorder = run.recorder  # it too can fall behind under load
+        recorder = run.recording.recorder  # it too can fall behind under load
         recorded = (recorder.topics, recorder.records, recorder.lag(ends)) if recorder is not None else ([], 0, 0)
-        lags = {**run.lags(ends), **dict.fromkeys(run.failed, 0)}  # a streamlet that failed reads no more
+        lags = {**run.streamlets.lags(ends), **dict.fromkeys(run.failed, 0)}  # a streamlet that failed reads no more
         return pipeline_backlog(flows, lags, ends, recorded)
 
     def end_workload(why: str) -> None:
@@ -273,7 +273,7 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
 def _stop_drivers(run: PipelineRun, summary: RunSummary, unfinished: str | None) -> str | None:
     """Stop the drivers (in the data's order); returns why the run is unfinished: `unfinished`, or else why a
     driver was stopped before it had read everything (None: neither)."""
-    summary.driver_exit_codes, behind = run.stop_drivers()
+    summary.driver_exit_codes, behind = run.streamlets.stop_all()
     if behind is None:
         return unfinished
     run.history.record("drain_incomplete", reason=behind)
@@ -285,9 +285,9 @@ def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | Non
     for undo in run.undos.retry():
         console.say(f"fault {undo.kind} {undo.target}: still could not {undo.what}: the outcome will be unknown")
     try:
-        run.wait_generator()
+        run.generator.wait()
         close_windows(run)
-        summary.drain_s = run.drain()
+        summary.drain_s = run.streamlets.drain()
     except WaitTimeout as exc:
         run.history.record("drain_incomplete", reason=str(exc))
         console.say(f"not drained: {exc}")
@@ -322,7 +322,7 @@ def _save_resolved(
         **({"storm": storm.describe()} if storm else {}),
     }
     run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
-    run.describe().save(run.layout.pipeline)
+    run.topology.describe().save(run.layout.pipeline)
 
 
 def _begin_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:

@@ -1,0 +1,124 @@
+"""The run's generator: the workload's process, started with what the run's whole-run faults asked of it (late
+events, resent records), stopped early when the run ends first, and its exit recorded once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.evidence.history import History
+from harness.evidence.layout import RunLayout
+from harness.evidence.topics import COLUMNAR
+from harness.faults.kind import GENERATOR
+from harness.process import ManagedProcess, Supervisor
+from harness.runner.kafka_service import KafkaService
+from harness.runner.topology import Topology
+from harness.scenario import Scenario
+from harness.scenario.applications import declared_filters
+from harness.waiting import wait_for
+from harness.workload.generator_settings import WorkloadSettings
+
+
+class Generator:
+    """The workload of one run, as a process."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        layout: RunLayout,
+        history: History,
+        supervisor: Supervisor,
+        topology: Topology,
+        kafka: KafkaService,
+    ):
+        self.scenario = scenario
+        self.layout = layout
+        self.history = history
+        self.supervisor = supervisor
+        self.topology = topology
+        self.kafka = kafka
+        self.proc: ManagedProcess | None = None
+        self.late_events: dict = {}  # late-events: the generator's share, late_by_s, after_s
+        self.resend: dict = {}  # resend: the generator's share and after_s
+        self._exit_recorded = False
+        self._stopped = False
+
+    @property
+    def ack_log(self) -> Path:
+        """Where the generator (and the canaries) log what was sent: acks.csv, or its segments for a run recording
+        its evidence in columnar form or a workload of several generator workers (a folder of segments each)."""
+        columnar = self.scenario.recordings == COLUMNAR or self.scenario.workload.workers > 1
+        return self.layout.ack_segments if columnar else self.layout.ack_log
+
+    def start(self, duration_s: float | None, seed: int | None = None) -> None:
+        """Start producing: for `duration_s`, or until stop() when None."""
+        w = self.scenario.workload
+        kafka = self.kafka.kafka
+        settings = WorkloadSettings(
+            bootstrap_servers=self.kafka.client_access(GENERATOR).bootstrap_servers,
+            kafka_security=kafka.security,
+            topic=self.topology.topic_name(w.topic),
+            ack_log=str(self.ack_log),
+            keys=w.keys,
+            rate=w.rate,
+            duration_s=duration_s,
+            payload_bytes=w.payload_bytes,
+            seed=w.seed if seed is None else seed,
+            late_share=self.late_events.get("share", 0.0),
+            late_by_s=self.late_events.get("late_by_s", 0.0),
+            late_after=int(self.late_events.get("after_s", 0.0) * w.rate),
+            resend_share=self.resend.get("share", 0.0),
+            resend_after_s=self.resend.get("after_s", 0.0),
+            idempotence=w.idempotence,
+            codec=w.topic.codec,
+            headers=w.headers,
+            transaction_records=w.transaction_records,
+            abort_every=w.abort_every,
+            record=w.record,
+            keeps=declared_filters(self.scenario.blueprint),
+            dropped_dir=str(self.layout.dropped(GENERATOR).parent),
+            workers=w.workers,
+        )
+        settings.save(self.layout.generator_settings)
+        self.proc = self.supervisor.start(
+            "generator",
+            [sys.executable, "-m", "harness.workload.generator", str(self.layout.generator_settings)],
+            self.layout.log("generator"),
+            # this process's environment (a container's LD_LIBRARY_PATH, the locale, HOME) and the password
+            env={**os.environ, **kafka.child_env()},
+        )
+        self.history.record("process_started", process="generator", pid=self.proc.pid, role="generator")
+
+    def stop(self, reason: str) -> None:
+        """End a workload that has no end of its own: SIGTERM, after which the generator waits for the outcome
+        of what it sent and exits (done() says when). Once; later calls do nothing."""
+        if self.proc is None or self._stopped:
+            return
+        self._stopped = True
+        self.history.record("workload_stopped", pid=self.proc.pid, reason=reason)
+        self.proc.signal(signal.SIGTERM)
+
+    def wait(self, timeout: float = 120.0) -> None:
+        """Until the generator has exited (its workload over, or stopped early), its exit recorded, whatever its
+        exit code: nothing more is sent while the pipeline drains."""
+        if self.proc is not None:
+            wait_for(lambda: not self.proc.running(), timeout=timeout, interval=0.5, what="the generator to exit")
+            try:
+                self.done()
+            except HarnessError:
+                pass  # a failed generator: recorded (process_exited, its exit code), its acknowledgements are evidence
+
+    def done(self) -> bool:
+        """True once the generator has exited (recorded once); a failed generator stops the run."""
+        if self.proc is None or self.proc.running():
+            return False
+        code = self.proc.wait_exit()
+        if not self._exit_recorded:
+            self._exit_recorded = True
+            self.history.record("process_exited", process="generator", pid=self.proc.pid, exit_code=code)
+        if code != 0:
+            raise HarnessError(f"the generator failed with exit code {code} (see {self.proc.record.log_path})")
+        return True

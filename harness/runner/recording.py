@@ -1,0 +1,69 @@
+"""The recording of the run's intermediate topics: every record as it is written, from their first offset, so the
+checker sees everything a hop carried even where retention (routine or a fault's) has deleted it since, and a run
+cut short keeps what it recorded. The source needs none: the generator's acknowledgement log has each record's
+partition and offset."""
+
+from __future__ import annotations
+
+from harness.cluster.follow import PartitionRecorder
+from harness.evidence.history import History
+from harness.evidence.layout import RunLayout
+from harness.evidence.topics import COLUMNAR
+from harness.runner.kafka_service import KafkaService
+from harness.runner.topology import Topology
+from harness.scenario import Scenario
+
+
+class Recording:
+    """The intermediate topics of one run, recorded into topics/."""
+
+    def __init__(
+        self, scenario: Scenario, layout: RunLayout, history: History, topology: Topology, kafka: KafkaService
+    ):
+        self.scenario = scenario
+        self.layout = layout
+        self.history = history
+        self.topology = topology
+        self.kafka = kafka
+        self.recorder: PartitionRecorder | None = None
+
+    def start(self) -> None:
+        names = [self.topology.topic_name(t) for t in self.scenario.blueprint.hops()]
+        columnar = frozenset(names) if self.scenario.recordings == COLUMNAR else frozenset()
+        self.recorder = PartitionRecorder(
+            self.kafka.kafka,
+            self.kafka.log_starts(names),
+            self.layout.topics,
+            self.topology.value_decoders(),
+            columnar,
+            self.topology.output_identities(),
+        ).start()
+
+    def follow_new_partitions(self, topic: str) -> None:
+        """After partitions were added to `topic`: the recording follows them too (from their first offset)."""
+        if self.recorder is not None and topic in self.recorder.topics:
+            self.recorder.follow(self.kafka.log_starts([topic]))
+
+    def wait_recorded(self, timeout: float = 120.0) -> None:
+        """Until the recording holds every record the intermediate topics have now (their log-end offsets)."""
+        if self.recorder is not None:
+            self.recorder.wait_caught_up(self.kafka.log_ends(), timeout)
+
+    def save(self) -> None:
+        """Complete the recording once nothing writes to the topics any more, and stop it."""
+        if self.recorder is None:
+            return
+        self.wait_recorded()
+        self.recorder.stop()
+        self.history.record(
+            "topics_recorded",
+            topics=self.recorder.topics,
+            records=self.recorder.records,
+            missed=self.recorder.missed,
+            renewals=self.recorder.renewals,
+        )
+        self.recorder = None
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.stop()  # what it recorded so far stays

@@ -1,0 +1,149 @@
+"""The run's Spark: the drivers' Spark (the harness's own or the scenario's version), the standalone cluster a
+scenario asks for, each driver's configuration and environment, and the one way a driver process is launched."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from harness import jars
+from harness.evidence.history import History
+from harness.evidence.layout import RunLayout
+from harness.process import ManagedProcess, Supervisor
+from harness.runner.executors import ExecutorWatch
+from harness.runner.kafka_service import KafkaService
+from harness.scenario import Scenario
+from harness.secrets import split_password
+from harness.spark.launcher import launch_driver
+from harness.spark.session import launcher_env, session_conf
+from harness.spark.standalone import StandaloneCluster, executor_conf
+from harness.spark.versions import SparkRuntime, ensure
+
+OWN_PACKAGES = str(Path(__file__).resolve().parents[2])  # where harness, pipelines and contract are imported from
+
+
+class SparkService:
+    """The Spark side of one run: what every driver is started with."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        layout: RunLayout,
+        history: History,
+        supervisor: Supervisor,
+        kafka: KafkaService,
+        say: Callable[[str], None],
+    ):
+        self.scenario = scenario
+        self.layout = layout
+        self.history = history
+        self.supervisor = supervisor
+        self.kafka = kafka
+        self.say = say
+        self.run_id = layout.root.name
+        self.cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
+        self._executor_watch: ExecutorWatch | None = None
+        self.runtime: SparkRuntime | None = None  # the drivers' Spark (prepare)
+        self._conf: dict[type, dict[str, str]] = {}
+
+    def start(self) -> None:
+        """The Spark standalone cluster the scenario asks for (master and workers), before any driver."""
+        spec = self.scenario.cluster
+        if not spec.spark_standalone:
+            if spec.spark_master != "local":
+                self.say(
+                    f"Spark master {spec.spark_master}: only the applications named harness-{self.run_id}-* are this "
+                    "run's"
+                )
+            return
+        t0 = time.monotonic()
+        self.cluster = StandaloneCluster(
+            self.supervisor, self.layout.spark_cluster, self.layout.log_dir, spec.spark_workers
+        ).start()
+        for proc in [self.cluster.master, *self.cluster.worker_procs.values()]:
+            self.history.record("process_started", process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0])
+        apps = {self.app_name(name): name for name in self.scenario.blueprint.streamlets}
+        self._executor_watch = ExecutorWatch(self.cluster, apps, self.history).start()
+        self.say(
+            f"Spark standalone: master {self.cluster.master_url}, {spec.spark_workers} worker(s) "
+            f"({time.monotonic() - t0:.1f}s)"
+        )
+
+    def master(self) -> str | None:
+        """The drivers' master URL; None: each runs local[1] (DriverSettings' default)."""
+        if self.cluster is not None:
+            return self.cluster.master_url
+        master = self.scenario.cluster.spark_master
+        return None if master == "local" else master
+
+    def app_name(self, name: str) -> str:
+        """A streamlet's Spark application name: on a cluster, the run's id keeps its applications apart."""
+        return f"streamlet-{name}" if self.master() is None else f"harness-{self.run_id}-{name}"
+
+    def cluster_conf(self) -> dict[str, str]:
+        """What a driver adds on a Spark cluster: its executor (standalone.executor_conf), running this Python with
+        the streamlets importable."""
+        if self.master() is None:
+            return {}
+        paths = [OWN_PACKAGES, *self.scenario.import_paths]
+        return {
+            **executor_conf(),
+            "spark.pyspark.python": sys.executable,
+            "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths),
+        }
+
+    def prepare(self) -> SparkRuntime:
+        """The drivers' Spark: the harness's own, or the scenario's cluster.spark.version, its environment built and
+        its connector fetched first if missing."""
+        if self.runtime is None:
+            self.runtime = ensure(self.scenario.cluster.spark_version, self.say)
+        return self.runtime
+
+    def conf(self, cls) -> dict[str, str]:
+        """A driver's Spark configuration: the connector, the jar sets and settings its class declares (checks
+        the connector and Java once)."""
+        if cls not in self._conf:
+            self._conf[cls] = session_conf(cls.spark_conf, cls.spark_jars, self.prepare())
+        return self._conf[cls]
+
+    def driver_env(self) -> dict[str, str]:
+        password = split_password(self.scenario.store_url)[1]
+        env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
+        env.update(self.kafka.kafka.child_env())  # nor the Kafka user's
+        env.update(launcher_env(self.prepare()))
+        paths = [*filter(None, [self.prepare().pythonpath()]), *self.scenario.import_paths]
+        if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
+            # The harness's own packages first, as in this process (pipelines/kinds.py add_import_paths): a user's
+            # folder holding a package named pipelines or harness must not shadow them in a driver or its workers.
+            env["PYTHONPATH"] = os.pathsep.join([OWN_PACKAGES, *filter(None, [os.environ.get("PYTHONPATH")]), *paths])
+        return env
+
+    def launch(self, process: str, module: str, streamlet: str) -> ManagedProcess:
+        """Start `module` (pipelines.driver, pipelines.export) as process `process` on streamlet `streamlet`'s saved
+        driver settings, in its working directory, logging to logs/<process>.log."""
+        return launch_driver(
+            self.supervisor,
+            process,
+            module,
+            [str(self.layout.driver_settings(streamlet))],
+            self.layout.log(process),
+            env=self.driver_env(),
+            cwd=self.layout.spark_local(streamlet).parent,
+            python=self.prepare().python,
+        )
+
+    def versions(self) -> dict[str, str]:
+        """The drivers' Spark and connector versions for versions.json."""
+        spark = self.prepare()
+        return {
+            "pyspark": spark.version,  # the drivers' (cluster.spark.version, or the harness's own)
+            "spark_kafka_connector": jars.connector_version(spark.jar_set, spark.connector_artifact),
+            "spark_environment": "the harness's own" if spark.own else spark.python,
+        }
+
+    def close(self) -> None:
+        if self._executor_watch is not None:
+            self._executor_watch.stop()

@@ -1,0 +1,326 @@
+"""The streamlets' drivers of one run: their settings, their start (and restarts), their first batches, their exits
+recorded once, the drain and the stop in the data's order, and the egresses' final states exported after it."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from contract.applications import APPLICATION
+from contract.egress import EXPORTED, MAIN_QUERY
+from harness.errors import HarnessError, WaitTimeout
+from harness.evidence.checkpoint import CheckpointFollower, committed_positions
+from harness.evidence.progress import ProgressFollower
+from harness.evidence.topics import COLUMNAR
+from harness.process import ManagedProcess
+from harness.runner.applications import misplaced_checkpoint, start_application
+from harness.runner.kafka_service import KafkaService
+from harness.runner.spark_service import SparkService
+from harness.runner.topology import Topology
+from harness.secrets import split_password
+from harness.spark.launcher import dump_jvm_threads
+from harness.spark.paths import driver_paths
+from harness.spark.session import log_level
+from harness.waiting import Patience, wait_for
+from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
+
+if TYPE_CHECKING:
+    from harness.runner.run_parts import ApplicationRun
+
+APP_IDLE_S = 30.0  # an application restarted with nothing to read is taken as up after this long (see wait_up)
+
+
+def _last_error(log: str) -> str:
+    """The last line of a driver's log that names an error (an application's own log is all there is of why it
+    ended), as ": LINE", or ""."""
+    try:
+        lines = Path(log).read_text(errors="replace").splitlines()[-200:]
+    except OSError:
+        return ""
+    found = [line.strip() for line in lines if "Error" in line or "Exception" in line]
+    return f": {found[-1][:300]}" if found else ""
+
+
+class Streamlets:
+    """The drivers of a run's streamlets; `run` is what a team's application is started with."""
+
+    def __init__(
+        self,
+        run: ApplicationRun,
+        topology: Topology,
+        kafka: KafkaService,
+        spark: SparkService,
+        say: Callable[[str], None],
+    ):
+        self.run = run
+        self.say = say
+        self.scenario = run.scenario
+        self.layout = run.layout
+        self.history = run.history
+        self.topology = topology
+        self.kafka = kafka
+        self.spark = spark
+        self.procs: dict[str, ManagedProcess] = {}
+        self.source_overrides: dict[str, SourceOptions] = {}  # set by a redeploy
+        self.setting_overrides: dict[str, dict] = {}  # e.g. an executor-crash probability
+        self.failed: dict[str, str] = {}  # streamlet -> why its driver ended by itself
+        # a restarted driver's first batch: at least 240 s, four times what the first start took on this machine
+        self.restart_patience = Patience(floor_s=240.0)
+        self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
+        self.stopped: set[str] = set()  # streamlets whose drivers the run stopped at its end
+        self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead)
+        self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
+            name: CheckpointFollower(self.layout.checkpoints(name))
+            if inst.kind == APPLICATION
+            else ProgressFollower(self.layout.progress(name))
+            for name, inst in self.scenario.blueprint.streamlets.items()
+            if inst.runs
+        }
+
+    def settings(self, name: str) -> DriverSettings:
+        inst = self.scenario.blueprint.streamlets[name]
+        inputs, outputs, source_topic = self.topology.streamlet_topics(name)
+        kafka = self.kafka.kafka
+        return DriverSettings(
+            name=name,
+            kind=inst.kind,
+            settings={**inst.settings, **self.setting_overrides.get(name, {})},
+            bootstrap_servers=self.kafka.client_access(name).bootstrap_servers,
+            kafka_security=kafka.security,
+            paths=self.paths(name),
+            spark_conf={**self.spark.conf(inst.cls), **self.spark.cluster_conf()},
+            **({"master": master} if (master := self.spark.master()) else {}),
+            app_name=self.spark.app_name(name),
+            log_level=log_level(),
+            inputs=inputs,
+            outputs=outputs,
+            source_topic=source_topic,
+            source=self.namespaced(self.source_overrides.get(name) or self.source_options(name)),
+            group_id_prefix=f"{kafka.namespace}{name}" if kafka.namespace else None,
+            store_url=split_password(self.scenario.store_url)[0],
+            evidence=self.evidence,
+            import_paths=list(self.scenario.import_paths),
+            codecs={topic: codec for topic, (codec, _) in self.topology.topic_schemas().items()},
+        )
+
+    def namespaced(self, source: SourceOptions) -> SourceOptions:
+        """On a cluster one runs, a consumer group the scenario names is the run's own too."""
+        namespace = self.kafka.kafka.namespace
+        if namespace and source.group_id:
+            return replace(source, group_id=f"{namespace}{source.group_id}")
+        return source
+
+    def paths(self, name: str) -> DriverPaths:
+        return driver_paths(self.layout, name, self.scenario.recordings == COLUMNAR)
+
+    def source_options(self, name: str) -> SourceOptions:
+        """How the scenario has the streamlet read the source (before any redeploy changed it)."""
+        return self.scenario.options_for(name)
+
+    def committed_offsets(self, name: str) -> dict[tuple[str, int], int]:
+        """Where the streamlet resumes: per input partition, the lowest position its queries committed."""
+        positions: dict[tuple[str, int], int] = {}
+        for checkpoint in sorted(self.layout.checkpoints(name).glob("*")):
+            for tp, offset in committed_positions(checkpoint).items():
+                positions[tp] = min(offset, positions.get(tp, offset))
+        return positions
+
+    def has_crash_point(self, name: str) -> bool:
+        """Whether the streamlet's driver holds a batch at its crash point when armed: one whose queries write
+        through the context's foreachBatch says so as it starts them (pipelines/crashpoint.py); one writing only
+        with Spark's own sinks, and a team's application, run unchanged, do not."""
+        return self.layout.crash_offered(name).exists()
+
+    def start(self, name: str) -> ManagedProcess:
+        if self.scenario.blueprint.streamlets[name].kind == APPLICATION:
+            proc = start_application(self.run, name)
+        else:
+            self.settings(name).save(self.layout.driver_settings(name))
+            proc = self.spark.launch(f"streamlet-{name}", "pipelines.driver", name)
+        self.procs[name] = proc
+        self.failed.pop(name, None)
+        self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
+        return proc
+
+    def start_all(self, timeout: float = 240.0) -> None:
+        """Start every streamlet and wait until each has run its first batch: the pipeline is warm. How long that
+        took is what a restart is given, scaled (self.restart_patience)."""
+        t0 = time.monotonic()
+        for name in self.scenario.blueprint.order():
+            if name in self.progress:  # an output is not run
+                self.start(name)
+
+        def all_reporting() -> bool:
+            return all(self.progress[n].poll().reporting(p.pid) for n, p in self.procs.items())
+
+        misplaced: list[str] = []
+
+        def stop_early() -> str | None:
+            dead = self.dead()
+            if dead:
+                return dead
+            misplaced[:] = [m for m in [misplaced_checkpoint(self.run)] if m]
+            return misplaced[0] if misplaced else None
+
+        try:
+            wait_for(
+                all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=stop_early
+            )
+        except WaitTimeout as exc:
+            if misplaced:  # the job runs, its checkpoint elsewhere: a misconfiguration, said as bad input
+                raise HarnessError(misplaced[0]) from None
+            self._silent_application(exc)
+            raise
+        self.restart_patience.measure(time.monotonic() - t0)
+        self.say(
+            f"{len(self.procs)} streamlet drivers running ({', '.join(self.procs)}) after {time.monotonic() - t0:.1f}s"
+        )
+
+    def _silent_application(self, exc: WaitTimeout) -> None:
+        """An application that runs but committed no batch where the harness follows it: said as bad input."""
+        silent = [n for n, p in self.procs.items() if p.running() and not self.progress[n].reporting(p.pid)]
+        apps = [n for n in silent if self.scenario.blueprint.streamlets[n].kind == APPLICATION]
+        if apps:
+            raise HarnessError(
+                f"applications.{apps[0]}: no batch committed in its checkpoint folder "
+                f"({self.layout.checkpoints(apps[0]) / MAIN_QUERY}) while it runs ({exc}): does the job use the "
+                "${checkpoint} it is given as its checkpointLocation?"
+            ) from None
+
+    def wait_up(self, name: str, timeout: float | None = None) -> bool:
+        """Wait until a (re)started driver has run its first batch; False if it ended instead. An application
+        restarted with nothing left to read commits no batch (Spark plans none): it counts as up once it has run for
+        APP_IDLE_S with its inputs all committed (its recovery time is then unknown: no batch shows it). Without a
+        `timeout`, the run's restart patience: scaled by how long the drivers took to start."""
+        timeout = self.restart_patience.timeout_s if timeout is None else timeout
+        proc = self.procs[name]
+        started = time.monotonic()
+        application = self.scenario.blueprint.streamlets[name].kind == APPLICATION
+
+        def idle() -> bool:
+            if not application or time.monotonic() - started < APP_IDLE_S or not proc.running():
+                return False
+            return self.lags(self.kafka.log_ends()).get(name) == 0
+
+        try:
+            wait_for(
+                lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running() or idle(),
+                timeout=timeout,
+                interval=0.5,
+                what=f"streamlet {name} (pid {proc.pid}) to run its first batch",
+            )
+        except WaitTimeout as exc:
+            stacks = self.layout.log(f"streamlet-{name}.stacks")
+            if dump_jvm_threads(proc, stacks):
+                raise WaitTimeout(f"{exc} (its JVM's threads: {stacks})") from None
+            raise
+        return proc.running()
+
+    def exited(self) -> list[str]:
+        """Streamlets whose driver ended by itself since the last look; each exit is recorded once, with its error."""
+        exited = []
+        for name, proc in list(self.procs.items()):
+            if name in self.failed or name in self.under_fault or name in self.stopped or proc.running():
+                continue
+            failures = self.progress[name].poll().failures
+            reason = failures[-1] if failures else f"exit code {proc.returncode}{_last_error(proc.record.log_path)}"
+            self.failed[name] = reason
+            self.history.record("process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode)
+            if failures:
+                self.history.record("query_failed", streamlet=name, pid=proc.pid, error=reason)
+            exited.append(name)
+        return exited
+
+    def dead(self) -> str | None:
+        """For waits that cannot go on without every driver: why one is gone, or None."""
+        for name in self.exited():
+            why = self.failed[name].splitlines()[0]
+            return f"streamlet {name} exited: {why} (see {self.procs[name].record.log_path})"
+        return None
+
+    def lags(self, log_ends: dict[tuple[str, int], int]) -> dict[str, int | None]:
+        """Per running streamlet: records of its inputs not processed yet (None: no query started)."""
+        lags = {}
+        for name in self.scenario.blueprint.order():
+            if name in self.failed or name not in self.progress:
+                continue
+            mine = set(self.topology.input_topics(name))
+            lags[name] = self.progress[name].poll().lag({tp: end for tp, end in log_ends.items() if tp[0] in mine})
+        return lags
+
+    def drain(self, timeout: float = 300.0) -> float:
+        """Wait until every running streamlet has processed its inputs up to their log-end offsets. A deadline, not
+        a wait: a drain takes seconds, but minutes where executors lost to faults come back on a busy machine."""
+        t0 = time.monotonic()
+        wait_for(self._caught_up, timeout=timeout, interval=0.25, what="the pipeline to drain")
+        self.history.record("drained", failed=sorted(self.failed))
+        return time.monotonic() - t0
+
+    def stop_all(self, timeout: float = 120.0) -> tuple[dict, str | None]:
+        """Stop the drivers in the data's order: first those that read no other streamlet's output, then each once
+        the streamlets writing its inputs have stopped and it has read what they wrote. A stateful streamlet can
+        still write after the drain: a batch without input, run because its watermark moved on, emits the windows it
+        closed. The drivers of one step are stopped at once (SIGTERM to each, then one wait: one after the other, a
+        driver's stop taking seconds, they added up). Returns streamlet -> exit code, and why a streamlet was stopped
+        before it had read everything (None: none was)."""
+        codes: dict[str, int | None] = {}
+        behind = None
+        remaining = list(self.procs)
+        while remaining:
+            step = [n for n in remaining if not any(self.topology.feeds(m, n) for m in remaining if m != n)]
+            step = step or remaining
+            try:
+                wait_for(
+                    lambda: self._caught_up(step),
+                    timeout=timeout,
+                    interval=0.25,
+                    what=f"{', '.join(step)} to read what was written to them",
+                )
+            except WaitTimeout as exc:
+                behind = behind or str(exc)
+            with ThreadPoolExecutor(max_workers=len(step), thread_name_prefix="stop") as pool:
+                codes.update(zip(step, pool.map(self._stop, step)))
+            remaining = [n for n in remaining if n not in step]
+        return codes, behind
+
+    def _stop(self, name: str) -> int | None:
+        proc = self.procs[name]
+        if name in self.failed:
+            return proc.returncode
+        self.stopped.add(name)
+        code = proc.stop(timeout=60)
+        self.history.record(
+            "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
+        )
+        return code
+
+    def _caught_up(self, names: list[str] | None = None) -> bool:
+        """Whether these streamlets (every one by default; those running) have read their inputs up to their
+        log-end offsets now."""
+        self.exited()
+        ends = self.kafka.log_ends()  # read after the exits: a streamlet that failed is not waited for
+        return all(lag == 0 for name, lag in self.lags(ends).items() if names is None or name in names)
+
+    def export_states(self, timeout: float = 300.0) -> None:
+        """After the drivers stopped: each egress of your own exports its final state (pipelines/export.py), in a
+        process of its own, so the checker can read it from a file. A failed export is recorded; the checker then
+        finds no state and says what it cannot judge."""
+        for name, inst in self.scenario.blueprint.streamlets.items():
+            if inst.cls.egress_evidence != EXPORTED:
+                continue
+            self.settings(name).save(self.layout.driver_settings(name))
+            proc = self.spark.launch(f"export-{name}", "pipelines.export", name)
+            code = proc.wait_exit(timeout)
+            if code is None:
+                proc.kill()
+            self.history.record(
+                "state_exported",
+                streamlet=name,
+                exit_code=code,
+                path=str(self.layout.egress_state(name).relative_to(self.layout.root)),
+            )
+            if code != 0:
+                self.say(f"exporting {name}'s state failed (exit code {code}): see {self.layout.log(f'export-{name}')}")
