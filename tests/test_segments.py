@@ -12,7 +12,7 @@ import pytest
 
 from contract.segments import SegmentWriter, identity_columns, read_segments, segments
 from harness.checker.check import check_run
-from harness.checker.egress_readers import _exported_state, _state_segments
+from harness.checker.egress_readers import EgressRead, _exported_state, _state_segments
 from harness.checker.file_readers import EvidenceError
 from harness.checker.load import load_evidence
 from harness.checker.read_ahead import read_ahead
@@ -209,7 +209,7 @@ def test_an_exported_state_compacted_is_read_as_its_json_lines_are(tmp_path):
     ids = RecordIds(pa.array(["k1", "k2"]))
     as_json = _exported_state(path, ids, [])
     assert compact_state(path, layout.egress_records("sink")) == 4 and not path.exists()
-    [as_segments] = _state_segments(layout, sink, ids, [])
+    [as_segments] = _state_segments(EgressRead(layout, sink, ids, []))
     assert as_segments.to_dict("list") == as_json.to_dict("list")
     assert as_json.batch_id.tolist() == [3, -1, -1, -1] and (as_json.rid >= 0).sum() == 3
 

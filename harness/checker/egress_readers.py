@@ -131,6 +131,18 @@ def egress_rows(db: Path, sql: str, convert, selection: Selection | None = None)
     return list(egress_blocks(db, sql, lambda block: convert(selection.rows(pa.table(block)))))
 
 
+@dataclass(frozen=True)
+class EgressRead:
+    """What an egress evidence kind's reader is given: where the run is, which egress, the run's record ids, the
+    list its gaps go to, and the records to read (None: all)."""
+
+    layout: RunLayout
+    streamlet: StreamletDescription
+    ids: RecordIds
+    gaps: list[str]
+    selection: Selection | None = None
+
+
 def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame:
     """An egress of your own: its exported final state (JSON lines with key and seq; batch_id if given)."""
     events = json_lines(path, f"egress/{path.name}", gaps, ("key", "seq"))
@@ -147,15 +159,10 @@ def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame
     )
 
 
-def _windows(
-    layout: RunLayout,
-    streamlet: StreamletDescription,
-    ids: RecordIds,
-    gaps: list[str],
-    selection: Selection | None = None,
-) -> Egress:
+def _windows(read: EgressRead) -> Egress:
     """Window counts: the built-in store's window audit and window state."""
-    db = layout.egress_db(streamlet.name)
+    streamlet, ids = read.streamlet, read.ids
+    db = read.layout.egress_db(streamlet.name)
     audit = egress_rows(
         db,
         "SELECT key, window_start_ms, count, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
@@ -177,15 +184,10 @@ def _windows(
     )
 
 
-def _record_audit(
-    layout: RunLayout,
-    streamlet: StreamletDescription,
-    ids: RecordIds,
-    gaps: list[str],
-    selection: Selection | None = None,
-) -> list:
+def _record_audit(read: EgressRead) -> list:
+    streamlet, ids, selection = read.streamlet, read.ids, read.selection
     query = streamlet.audit_query or MAIN_QUERY
-    folder = layout.egress_audit(streamlet.name) / query
+    folder = read.layout.egress_audit(streamlet.name) / query
     if folder.is_dir():  # recorded in columnar form (pipelines/audit.py)
 
         def columns(table: pa.Table) -> dict[str, np.ndarray]:
@@ -194,10 +196,10 @@ def _record_audit(
                 out[name] = table[name].to_numpy()
             return batch_columns(out, table["batches"].combine_chunks())
 
-        pieces = segment_columns(folder, columns, gaps, f"egress/{streamlet.name}.audit/{query}/", selection)
+        pieces = segment_columns(folder, columns, read.gaps, f"egress/{streamlet.name}.audit/{query}/", selection)
         return [pd.DataFrame(stack(pieces), copy=False)] if pieces else []
     return egress_rows(
-        layout.egress_db(streamlet.name),
+        read.layout.egress_db(streamlet.name),
         "SELECT key, seq, batch_id, kafka_partition AS partition, kafka_offset AS offset, "
         f"received_ms, event_time_ms, batches FROM {AUDIT} WHERE query = '{query}' ORDER BY rowid",
         lambda b: batch_columns(record_frame(pa.table(b.drop_columns(["batches"])), ids), b.column("batches")),
@@ -205,62 +207,37 @@ def _record_audit(
     )
 
 
-def _records(
-    layout: RunLayout,
-    streamlet: StreamletDescription,
-    ids: RecordIds,
-    gaps: list[str],
-    selection: Selection | None = None,
-) -> Egress:
+def _records(read: EgressRead) -> Egress:
     """Records: the built-in store's audit and state (an output's exported state, in columnar form: segments)."""
-    db, query = layout.egress_db(streamlet.name), STATE_QUERY
+    db, ids = read.layout.egress_db(read.streamlet.name), read.ids
     return _audited(
-        layout,
-        streamlet,
-        ids,
-        gaps,
-        selection,
-        lambda: egress_rows(db, query, lambda b: record_frame(pa.table(b), ids), selection),
+        read, lambda: egress_rows(db, STATE_QUERY, lambda b: record_frame(pa.table(b), ids), read.selection)
     )
 
 
-def _exported(
-    layout: RunLayout,
-    streamlet: StreamletDescription,
-    ids: RecordIds,
-    gaps: list[str],
-    selection: Selection | None = None,
-) -> Egress:
+def _exported(read: EgressRead) -> Egress:
     """An egress of one's own: its audit (ctx.audit) and the state it exported at the end of the run."""
-    exported = layout.egress_state(streamlet.name)
-    return _audited(
-        layout, streamlet, ids, gaps, selection, lambda: [selected(selection, _exported_state(exported, ids, gaps))]
-    )
+    exported = read.layout.egress_state(read.streamlet.name)
+    return _audited(read, lambda: [selected(read.selection, _exported_state(exported, read.ids, read.gaps))])
 
 
-def _audited(layout, streamlet, ids, gaps, selection, stored) -> Egress:
+def _audited(read: EgressRead, stored: Callable[[], list]) -> Egress:
     """A records egress: its audit, and its state from segments where exported so, else as `stored()` reads it."""
-    audit = _record_audit(layout, streamlet, ids, gaps, selection)
-    state = _state_segments(layout, streamlet, ids, gaps, selection)
-    return _record_egress(streamlet, audit, stored() if state is None else state)
+    state = _state_segments(read)
+    return _record_egress(read.streamlet, _record_audit(read), stored() if state is None else state)
 
 
-def _state_segments(
-    layout: RunLayout,
-    streamlet: StreamletDescription,
-    ids: RecordIds,
-    gaps: list[str],
-    selection: Selection | None = None,
-) -> list[pd.DataFrame] | None:
+def _state_segments(read: EgressRead) -> list[pd.DataFrame] | None:
     """An exported state in columnar form (pipelines/audit.py ExportedEvidence); None when it was not exported so."""
-    folder = layout.egress_records(streamlet.name)
+    ids = read.ids
+    folder = read.layout.egress_records(read.streamlet.name)
     if not folder.is_dir():
         return None
 
     def columns(table: pa.Table) -> dict[str, np.ndarray]:
         return {"rid": ids.of_rows(table), "batch_id": table["batch_id"].fill_null(-1).to_numpy()}
 
-    pieces = segment_columns(folder, columns, gaps, f"egress/{folder.name}/", selection)
+    pieces = segment_columns(folder, columns, read.gaps, f"egress/{folder.name}/", read.selection)
     return [pd.DataFrame(stack(pieces), copy=False)] if pieces else []
 
 
@@ -273,17 +250,12 @@ def _record_egress(streamlet: StreamletDescription, audit: list, state: list) ->
     )
 
 
-def _topic(
-    layout: RunLayout,
-    streamlet: StreamletDescription,
-    ids: RecordIds,
-    gaps: list[str],
-    selection: Selection | None = None,
-) -> Egress:
+def _topic(read: EgressRead) -> Egress:
     """An application's output topic, as the run recorded it: every copy is a delivery (in partition/offset order,
     received when the broker stamped it; no batch is known) and stays in the topic for its readers (the state)."""
+    streamlet, ids, gaps, selection = read.streamlet, read.ids, read.gaps, read.selection
     (topic,) = streamlet.inputs
-    path, folder = layout.topic_dump(topic), layout.topic_segments(topic)
+    path, folder = read.layout.topic_dump(topic), read.layout.topic_segments(topic)
     places = ("partition", "offset", "timestamp_ms")
     if folder.is_dir():  # columnar: the identity was read into key and seq as it was recorded
 
@@ -291,15 +263,15 @@ def _topic(
             at = {c: table[c].fill_null(0).to_numpy().astype(np.int64) for c in places}
             return {"rid": ids.of_rows(table), **at}
 
-        read = stack(segment_columns(folder, columns, gaps, f"topics/{topic}/", selection))
-        rid = read.get("rid", np.array([], np.int64))
-        at = {c: read.get(c, rid) for c in places}
+        found = stack(segment_columns(folder, columns, gaps, f"topics/{topic}/", selection))
+        rid = found.get("rid", np.array([], np.int64))
+        at = {c: found.get(c, rid) for c in places}
     else:
         lines = json_lines(path, f"topics/{path.name}", gaps, ("partition", "offset"))
         if lines is None:
             raise FileNotFoundError(path)
-        read = IdentityReader(streamlet.identity or {})
-        rid = rids_of([dict(zip(("key", "seq"), read(line))) for line in lines], ids)
+        identity = IdentityReader(streamlet.identity or {})
+        rid = rids_of([dict(zip(("key", "seq"), identity(line))) for line in lines], ids)
         at = {c: np.array([line.get(c) or 0 for line in lines], np.int64) for c in places}
     audit = pd.DataFrame(
         {
@@ -332,4 +304,4 @@ def egress(
     exported = layout.egress_records(streamlet.name).is_dir()  # columnar: no store needed
     if streamlet.egress_evidence != TOPIC and not db.is_file() and not exported:
         raise FileNotFoundError(db)
-    return READERS[streamlet.egress_evidence](layout, streamlet, ids, gaps, selection)
+    return READERS[streamlet.egress_evidence](EgressRead(layout, streamlet, ids, gaps, selection))
