@@ -9,7 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from harness.checker.check import STEPS, check_run
+from harness.checker.check import STEPS, _in_order, check_run
+from harness.checker.section import Section
+from harness.checker.step import Step
 from harness.report.write import write_reports
 from tests.synthetic_run import clean_flow, make_sent, write_run
 
@@ -67,3 +69,21 @@ def test_copies_that_cannot_be_counted_are_null_not_zero(clean_run):
 def test_in_strict_mode_a_step_that_raises_fails_the_check(clean_run):
     with pytest.raises(RuntimeError, match="counts is broken"):
         check_run(clean_run, steps=_broken("counts"), strict=True)
+
+
+def test_a_check_whose_section_raises_is_a_gap_and_the_other_sections_stay(clean_run):
+    def broken(context):
+        raise ValueError("no section")
+
+    extra = Step("extra", lambda context: None, section=lambda context: Section("Extra", ("kept",)))
+    steps = STEPS + [extra, Step("broken", lambda context: None, section=broken)]
+    report = check_run(clean_run, steps=steps, strict=False)
+    assert report.sections == {"extra": Section("Extra", ("kept",))} and report.outcome == "unknown"
+    assert any(gap.startswith("check step broken failed: ValueError: no section") for gap in report.gaps)
+
+
+def test_a_check_runs_after_the_steps_it_needs():
+    first, second = Step("first", print, needs=("second",)), Step("second", print, needs=("reconcile",))
+    assert [step.name for step in _in_order([first, second])] == ["second", "first"]
+    with pytest.raises(ValueError, match="first"):
+        _in_order([first])

@@ -87,7 +87,7 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
     result = run_harness("report", str(root))
     assert result.returncode == 1
     report = json.loads((root / "report.json").read_text())
-    assert report["schema_version"] == 4
+    assert report["schema_version"] == 5
     assert report["counts"]["duplicated_deliveries"] == 5 and report["counts"]["duplicated_in_state"] == 0
     assert report["verdict"]["hops"] == {
         "ingested": "exactly-once",

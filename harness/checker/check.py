@@ -5,7 +5,8 @@ the first hop of each anomaly -> the egresses' arrivals tallied -> causes of los
 re-creation, watermark, failed query) -> what a run that did not finish proves lost -> extra copies per hop (made
 here or inherited, by which batch, after which fault) -> counts and verdicts (window counts of stateful pipelines)
 -> the same per period of sending -> faults and recovery -> latency -> witnesses -> timeline -> resources ->
-expectations. A new analysis is a module with a STEP, added to STEPS.
+expectations. Then the checks of harness/checker/checks/, each a module whose Step adds a section to the report: a
+new check is one module there (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from contract.plugins import builtin_kinds
 from harness.checker import (
     arrivals,
     causes,
@@ -56,6 +58,23 @@ STEPS: list[Step] = [
 ]
 
 
+def _in_order(steps: list[Step]) -> list[Step]:
+    """`steps` in their order, each moved after the steps it needs."""
+    placed: list[Step] = []
+    waiting = list(steps)
+    while waiting:
+        names = {s.name for s in STEPS + placed}
+        ready = next((s for s in waiting if set(s.needs) <= names), None)
+        if ready is None:
+            raise ValueError(f"checks needing steps that are not there: {', '.join(s.name for s in waiting)}")
+        placed.append(ready)
+        waiting.remove(ready)
+    return placed
+
+
+CHECKS: list[Step] = _in_order(list(builtin_kinds("harness.checker.checks", Step).values()))
+
+
 def check_run(
     run_dir: Path,
     running: tuple[str, ...] = (),
@@ -87,7 +106,7 @@ def check_run(
         misses(evidence.history),
         engine=engine,
     )
-    run_steps(STEPS if steps is None else steps, context, strict_default() if strict is None else strict)
+    run_steps(STEPS + CHECKS if steps is None else steps, context, strict_default() if strict is None else strict)
     if context.unfinished:
         context.gaps.insert(
             0,
@@ -156,6 +175,7 @@ def _report(context: Context) -> Report:
         skipped_faults=skipped_faults(evidence.history),
         fault_misses=context.misses,
         records=context.records,
+        sections=context.sections,
     )
 
 

@@ -11,11 +11,12 @@ from dataclasses import asdict, dataclass, field, replace
 
 from harness.checker.declared import FaultMiss
 from harness.checker.reconcile import Counts
+from harness.checker.section import Section
 
 # 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an unfinished
 # run's lost is only what is proven), doubts, skipped_faults; 4: faults[].number and declared, fault_misses, and a
-# skipped fault no longer judged as usual (docs/checker.md)
-SCHEMA_VERSION = 4
+# skipped fault no longer judged as usual (docs/checker.md); 5: sections, one per check of harness/checker/checks/
+SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,7 @@ class Report:
     witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
     resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
     periods: Periods | None = None  # the trend: counts and a verdict per period of sending (None: not cut so)
+    sections: dict[str, Section] = field(default_factory=dict)  # each check's of harness/checker/checks/, by name
     # anomaly -> complete set (DataFrame); saved as files, not in JSON
     records: dict = field(default_factory=dict, repr=False)
 

@@ -1,7 +1,8 @@
 """The check's seam: named steps, each (evidence, what the steps before it found) -> its own findings.
 
-A check is a list of steps (harness/checker/check.py STEPS). Each reads the Context and sets the fields it owns;
-one that needs a step that failed is not run. A step that raises, in a run, is check-safe: its fields take what
+A check is a list of steps (harness/checker/check.py STEPS, then each check of harness/checker/checks/). Each reads
+the Context and sets the fields it owns, or adds its section to the report (`section`); one that needs a step that
+failed is not run. A step that raises, in a run, is check-safe: its fields take what
 its `unknown` gives (counts None, not 0), a gap names it, its traceback goes to logs/check.log in the run
 directory, and a doubt makes the outcome unknown. In strict mode (HARNESS_CHECK_STRICT=1, as the test suite
 sets it) it raises instead, so a bug cannot hide as UNKNOWN.
@@ -18,6 +19,7 @@ import numpy as np
 
 from harness.checker.declared import FaultMiss
 from harness.checker.intermediate import Arrivals, CopyAccounting, FaultSpan, HopData, Tallies
+from harness.checker.section import Section
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
@@ -99,17 +101,22 @@ class Context:
     timeline: dict = field(default_factory=dict)
     resources: ResourceUse | None = None
     expectations: list[ExpectationResult] = field(default_factory=list)
+    # the sections the checks of harness/checker/checks/ add, by step name
+    sections: dict[str, Section] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Step:
     """One analysis: `run(context)` sets the context's fields it owns; `unknown(context)` sets them to what is
-    known when it could not run (None for a count, "unknown" for a verdict). `needs`: the steps it reads."""
+    known when it could not run (None for a count, "unknown" for a verdict). `needs`: the steps it reads.
+    `section(context)`: the part of the report it adds, after it ran (a check of harness/checker/checks/); where it
+    could not run, a gap names it instead."""
 
     name: str
     run: Callable[[Context], None]
     unknown: Callable[[Context], None] = lambda context: None
     needs: tuple[str, ...] = ()
+    section: Callable[[Context], Section] | None = None
 
 
 def strict_default() -> bool:
@@ -126,6 +133,8 @@ def run_steps(steps: list[Step], context: Context, strict: bool) -> None:
             continue
         try:
             step.run(context)
+            if step.section is not None:
+                context.sections[step.name] = step.section(context)
         except HarnessError:
             raise  # the run directory cannot be judged as asked (not the step's fault): the check stops, and says why
         except Exception as exc:

@@ -185,7 +185,8 @@ def _windows_table(w: WindowCounts) -> str:
 
 
 def _details(report: Report) -> list[str]:
-    """Faults and recovery, latency, resources, witnesses and the links to the complete sets."""
+    """Faults and recovery, latency, resources, witnesses, the checks' sections and the links to the complete
+    sets."""
     parts = []
     if report.faults:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
@@ -203,6 +204,12 @@ def _details(report: Report) -> list[str]:
         ]
     if report.witnesses:
         parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]
+    for section in report.sections.values():  # each check's of harness/checker/checks/
+        parts.append(f"<h2>{escape(section.title)}</h2>")
+        if section.lines:
+            parts.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in section.lines) + "</ul>")
+        if section.header:
+            parts.append(table(list(section.header), section.cells()))
     files = anomaly_files(report)
     if files:
         parts.append(

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.checker.findings import Report
+from harness.checker.section import Section
 from harness.files import write_atomically
 from harness.report.tables import causes_text, witness_line
 
@@ -68,9 +69,16 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
             ET.SubElement(element, "error", message=case.detail, type="ExpectationUnknown").text = _body(report, case)
         else:
             ET.SubElement(element, "system-out").text = case.detail
+    if report.sections:  # each check's of harness/checker/checks/, as text
+        ET.SubElement(suite, "system-out").text = "\n\n".join(_section_text(s) for s in report.sections.values())
     if report.gaps:
         ET.SubElement(suite, "system-err").text = "partial evidence:\n" + "\n".join(report.gaps)
     return suite
+
+
+def _section_text(section: Section) -> str:
+    rows = [" | ".join(section.header)] + [" | ".join(row) for row in section.cells()] if section.header else []
+    return "\n".join([section.title, *section.lines, *rows])
 
 
 def unjudged_element(name: str, run_dir: Path, error: str) -> ET.Element:

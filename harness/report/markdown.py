@@ -33,33 +33,9 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return lines + ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in rows]
 
 
-def render_markdown(report: Report) -> str:
-    statuses = [e.status for e in report.expectations]
-    lines = [f"# {report.scenario}: {report.outcome.upper()} ({report.verdict})", ""]
-    if report.description:
-        lines += [report.description, ""]
-    lines += [
-        f"- run: `{report.run_dir}` ({report.status}); {run_info_text(report)}",
-        f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
-        + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
-        + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else ""),
-    ]
-    lines += [f"- **{line}**" for line in doubt_lines(report)]
-    if report.gaps:
-        lines += ["- **partial report**, evidence missing or unreadable:"] + [f"  - {g}" for g in report.gaps]
-    lines += [""]
-    if report.expectations:
-        lines += (
-            ["## Expectations", ""]
-            + _table(
-                EXPECTATION_HEADER,
-                expectation_rows(report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"}),
-            )
-            + [""]
-        )
-    (brief, brief_rows), (detail, detail_rows) = hop_tables(report, lambda text: f"**{text}**")
-    lines += ["## Counts per hop", ""] + _table(brief, brief_rows) + [""]
-    lines += ["### Where anomalies first appear, and the extra copies", ""] + _table(detail, detail_rows) + [""]
+def _causes(report: Report) -> list[str]:
+    """The causes of what was lost and copied, the retention windows, failed queries and window counts."""
+    lines: list[str] = []
     lost = report.causes["lost"]
     lines += ["## Causes", "", "- lost: " + lost_text(report), "- duplicated copies: " + duplicated_text(report)]
     if headers_text(report):
@@ -92,6 +68,47 @@ def render_markdown(report: Report) -> str:
                 else f" (Spark's numRowsDroppedByWatermark: {w.spark_rows_dropped_by_watermark} row(s))"
             )
         )
+    return lines
+
+
+def _sections(report: Report) -> list[str]:
+    """Each check's section (harness/checker/checks/): its title, its lines, its table."""
+    lines = []
+    for section in report.sections.values():
+        lines += [f"## {section.title}", ""]
+        lines += [f"- {line}" for line in section.lines] + ([""] if section.lines else [])
+        lines += _table(list(section.header), section.cells()) + [""] if section.header else []
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    statuses = [e.status for e in report.expectations]
+    lines = [f"# {report.scenario}: {report.outcome.upper()} ({report.verdict})", ""]
+    if report.description:
+        lines += [report.description, ""]
+    lines += [
+        f"- run: `{report.run_dir}` ({report.status}); {run_info_text(report)}",
+        f"- expectations: {statuses.count('pass')} of {len(statuses)} passed"
+        + (f", **{statuses.count('fail')} failed**" if "fail" in statuses else "")
+        + (f", **{statuses.count('unknown')} unknown** (could not be measured)" if "unknown" in statuses else ""),
+    ]
+    lines += [f"- **{line}**" for line in doubt_lines(report)]
+    if report.gaps:
+        lines += ["- **partial report**, evidence missing or unreadable:"] + [f"  - {g}" for g in report.gaps]
+    lines += [""]
+    if report.expectations:
+        lines += (
+            ["## Expectations", ""]
+            + _table(
+                EXPECTATION_HEADER,
+                expectation_rows(report, {"pass": "pass", "fail": "**FAIL**", "unknown": "**UNKNOWN**"}),
+            )
+            + [""]
+        )
+    (brief, brief_rows), (detail, detail_rows) = hop_tables(report, lambda text: f"**{text}**")
+    lines += ["## Counts per hop", ""] + _table(brief, brief_rows) + [""]
+    lines += ["### Where anomalies first appear, and the extra copies", ""] + _table(detail, detail_rows) + [""]
+    lines += _causes(report)
     lines += [""]
     trend = period_table(report)
     if trend:
@@ -108,6 +125,7 @@ def render_markdown(report: Report) -> str:
         )
     if report.witnesses:
         lines += ["## Witnesses", ""] + _table(WITNESS_HEADER, witness_rows(report)) + [""]
+    lines += _sections(report)
     files = anomaly_files(report)
     if files:
         lines += ["Every record of each class: " + ", ".join(f"[{name}]({path})" for name, path in files.items()), ""]

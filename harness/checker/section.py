@@ -1,0 +1,21 @@
+"""What a check adds to the report: a section, rendered alike by every writer (report.json, report.md, report.html,
+junit.xml), so a new check is its module alone (harness/checker/checks/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of the report: lines of text, then a table (a header and its rows; none: no table). A value
+    that could not be measured is None, shown as "unknown"."""
+
+    title: str
+    lines: tuple[str, ...] = ()
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple, ...] = ()
+
+    def cells(self) -> list[list[str]]:
+        """The rows as text, None as "unknown"."""
+        return [["unknown" if value is None else str(value) for value in row] for row in self.rows]
