@@ -9,14 +9,12 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.evidence.history import History
-from harness.evidence.layout import RunLayout
 from harness.evidence.topics import COLUMNAR
 from harness.faults.kind import GENERATOR
-from harness.process import ManagedProcess, Supervisor
+from harness.process import ManagedProcess
 from harness.runner.kafka_service import KafkaService
+from harness.runner.shared import RunShared
 from harness.runner.topology import Topology
-from harness.scenario import Scenario
 from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for
 from harness.workload.generator_settings import WorkloadSettings
@@ -25,19 +23,8 @@ from harness.workload.generator_settings import WorkloadSettings
 class Generator:
     """The workload of one run, as a process."""
 
-    def __init__(
-        self,
-        scenario: Scenario,
-        layout: RunLayout,
-        history: History,
-        supervisor: Supervisor,
-        topology: Topology,
-        kafka: KafkaService,
-    ):
-        self.scenario = scenario
-        self.layout = layout
-        self.history = history
-        self.supervisor = supervisor
+    def __init__(self, shared: RunShared, topology: Topology, kafka: KafkaService):
+        self.shared = shared
         self.topology = topology
         self.kafka = kafka
         self.proc: ManagedProcess | None = None
@@ -50,12 +37,12 @@ class Generator:
     def ack_log(self) -> Path:
         """Where the generator (and the canaries) log what was sent: acks.csv, or its segments for a run recording
         its evidence in columnar form or a workload of several generator workers (a folder of segments each)."""
-        columnar = self.scenario.recordings == COLUMNAR or self.scenario.workload.workers > 1
-        return self.layout.ack_segments if columnar else self.layout.ack_log
+        columnar = self.shared.scenario.recordings == COLUMNAR or self.shared.scenario.workload.workers > 1
+        return self.shared.layout.ack_segments if columnar else self.shared.layout.ack_log
 
     def start(self, duration_s: float | None, seed: int | None = None) -> None:
         """Start producing: for `duration_s`, or until stop() when None."""
-        w = self.scenario.workload
+        w = self.shared.scenario.workload
         kafka = self.kafka.kafka
         settings = WorkloadSettings(
             bootstrap_servers=self.kafka.client_access(GENERATOR).bootstrap_servers,
@@ -78,19 +65,19 @@ class Generator:
             transaction_records=w.transaction_records,
             abort_every=w.abort_every,
             record=w.record,
-            keeps=declared_filters(self.scenario.blueprint),
-            dropped_dir=str(self.layout.dropped(GENERATOR).parent),
+            keeps=declared_filters(self.shared.scenario.blueprint),
+            dropped_dir=str(self.shared.layout.dropped(GENERATOR).parent),
             workers=w.workers,
         )
-        settings.save(self.layout.generator_settings)
-        self.proc = self.supervisor.start(
+        settings.save(self.shared.layout.generator_settings)
+        self.proc = self.shared.supervisor.start(
             "generator",
-            [sys.executable, "-m", "harness.workload.generator", str(self.layout.generator_settings)],
-            self.layout.log("generator"),
+            [sys.executable, "-m", "harness.workload.generator", str(self.shared.layout.generator_settings)],
+            self.shared.layout.log("generator"),
             # this process's environment (a container's LD_LIBRARY_PATH, the locale, HOME) and the password
             env={**os.environ, **kafka.child_env()},
         )
-        self.history.record("process_started", process="generator", pid=self.proc.pid, role="generator")
+        self.shared.history.record("process_started", process="generator", pid=self.proc.pid, role="generator")
 
     def stop(self, reason: str) -> None:
         """End a workload that has no end of its own: SIGTERM, after which the generator waits for the outcome
@@ -98,7 +85,7 @@ class Generator:
         if self.proc is None or self._stopped:
             return
         self._stopped = True
-        self.history.record("workload_stopped", pid=self.proc.pid, reason=reason)
+        self.shared.history.record("workload_stopped", pid=self.proc.pid, reason=reason)
         self.proc.signal(signal.SIGTERM)
 
     def wait(self, timeout: float = 120.0) -> None:
@@ -118,7 +105,7 @@ class Generator:
         code = self.proc.wait_exit()
         if not self._exit_recorded:
             self._exit_recorded = True
-            self.history.record("process_exited", process="generator", pid=self.proc.pid, exit_code=code)
+            self.shared.history.record("process_exited", process="generator", pid=self.proc.pid, exit_code=code)
         if code != 0:
             raise HarnessError(f"the generator failed with exit code {code} (see {self.proc.record.log_path})")
         return True

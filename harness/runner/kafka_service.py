@@ -6,7 +6,6 @@ from __future__ import annotations
 import secrets
 import time
 from pathlib import Path
-from typing import Callable
 
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
@@ -15,11 +14,10 @@ from harness.cluster.truststore import truststore_pem
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import HarnessError
-from harness.evidence.history import History
-from harness.evidence.layout import RunLayout
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
-from harness.process import ManagedProcess, Supervisor
+from harness.process import ManagedProcess
+from harness.runner.shared import RunShared
 from harness.runner.topology import EXTERNAL_TOPIC_PREFIX, Topology
 from harness.scenario import Scenario
 from pipelines.kafka_security import KafkaSecurity
@@ -30,24 +28,14 @@ ADMIN_PATIENCE_S = 120.0  # longer than a broker fault's default outage plus its
 class KafkaService:
     """The brokers of one run, from their start to their end."""
 
-    def __init__(
-        self,
-        scenario: Scenario,
-        layout: RunLayout,
-        history: History,
-        supervisor: Supervisor,
-        topology: Topology,
-        say: Callable[[str], None],
-    ):
-        self.scenario = scenario
-        self.layout = layout
-        self.history = history
-        self.supervisor = supervisor
+    def __init__(self, shared: RunShared, topology: Topology):
+        self.shared = shared
         self.topology = topology
-        self.say = say
         self.cluster: EmbeddedCluster | None = None  # the Kafka cluster the harness started (processes or containers)
         self.foreign_brokers: ForeignBrokers | None = None  # cluster.docker.containers of a cluster one runs
-        self.links = sorted({r.target for r in scenario.faults if r.fault.target == "link"})  # proxied network links
+        self.links = sorted(
+            {r.target for r in shared.scenario.faults if r.fault.target == "link"}
+        )  # proxied network links
         self.network: NetworkLinks | None = None
         self.kafka: KafkaAccess | None = None  # where the brokers are and how to speak to them (start)
 
@@ -77,15 +65,17 @@ class KafkaService:
 
     def external_access(self) -> KafkaAccess:
         """A cluster one runs; changes to topics are held to the run's namespace."""
-        return external_access(self.scenario, f"{EXTERNAL_TOPIC_PREFIX}{self.topology.run_id}.", self.layout.root)
+        return external_access(
+            self.shared.scenario, f"{EXTERNAL_TOPIC_PREFIX}{self.topology.run_id}.", self.shared.layout.root
+        )
 
     def start(self) -> None:
-        if self.scenario.cluster.bootstrap_servers:
+        if self.shared.scenario.cluster.bootstrap_servers:
             self._reach_external()
             return
         t0 = time.monotonic()
         self._start_brokers()
-        self.say(
+        self.shared.say(
             f"Kafka {self.cluster.kafka_version}: {len(self.cluster.brokers)} broker(s) at {self.kafka.describe()} "
             f"({time.monotonic() - t0:.1f}s)"
         )
@@ -93,19 +83,19 @@ class KafkaService:
             self._start_links()
 
     def _reach_external(self) -> None:
-        spec = self.scenario.cluster
+        spec = self.shared.scenario.cluster
         self.kafka = self.external_access()
         self.kafka.check()
-        self.say(
+        self.shared.say(
             f"external cluster {self.kafka.describe()}: only topics named {self.kafka.namespace}* are created, "
             f"changed or deleted (any other is refused), and consumer groups are the run's own"
         )
         if spec.containers:
-            self.foreign_brokers = ForeignBrokers(spec.containers, self.kafka, self.layout.log_dir)
-            self.say(
+            self.foreign_brokers = ForeignBrokers(spec.containers, self.kafka, self.shared.layout.log_dir)
+            self.shared.say(
                 f"broker faults touch only these containers, and leave them running: {self.foreign_brokers.describe()}"
             )
-        self.history.record(
+        self.shared.history.record(
             "cluster",
             kind="external",
             bootstrap_servers=spec.bootstrap_servers,
@@ -114,7 +104,7 @@ class KafkaService:
         )
 
     def _start_brokers(self) -> None:
-        spec, client = self.scenario.cluster, self.scenario.kafka
+        spec, client = self.shared.scenario.cluster, self.shared.scenario.kafka
         security = (
             ClusterSecurity(spec.security, (client and client.sasl_mechanism) or "SCRAM-SHA-256")
             if spec.security
@@ -123,23 +113,23 @@ class KafkaService:
         if spec.docker:
             from harness.docker import engine, images
 
-            image = spec.docker_image or images.ensure_kafka(engine.client(), say=self.say)
+            image = spec.docker_image or images.ensure_kafka(engine.client(), say=self.shared.say)
             self.cluster = ContainerCluster.create(
-                self.layout.cluster,
+                self.shared.layout.cluster,
                 brokers=spec.brokers,
                 links=self.links,
                 security=security,
                 image=image,
                 run_id=self.topology.run_id,
             )
-            self.say(f"brokers in containers of {image} (host network; removed at the end)")
+            self.shared.say(f"brokers in containers of {image} (host network; removed at the end)")
         else:
             self.cluster = EmbeddedCluster.create(
-                self.layout.cluster, brokers=spec.brokers, links=self.links, security=security
+                self.shared.layout.cluster, brokers=spec.brokers, links=self.links, security=security
             )
         self.cluster.start()
         for broker in self.cluster.brokers:
-            self.history.record("process_started", process=broker.name, pid=broker.pid, role="broker")
+            self.shared.history.record("process_started", process=broker.name, pid=broker.pid, role="broker")
         self.kafka = self.cluster.client_access()
         if security is not None and security.mode == "sasl_ssl":
             # The scenario's user, or one of the run's own whose password exists only in memory.
@@ -150,16 +140,19 @@ class KafkaService:
 
     def _start_links(self) -> None:
         self.network = NetworkLinks(
-            self.supervisor, self.layout.network_control, self.layout.log(PROXY), self.cluster.link_routes()
+            self.shared.supervisor,
+            self.shared.layout.network_control,
+            self.shared.layout.log(PROXY),
+            self.cluster.link_routes(),
         ).start()
-        self.history.record(
+        self.shared.history.record(
             "process_started",
             process=PROXY,
             pid=self.network.process.pid,
             role="network-proxy",
             links={link: self.client_access(link).bootstrap_servers for link in self.links},
         )
-        self.say(
+        self.shared.say(
             "network links through the proxy: "
             + ", ".join(f"{link} at {self.client_access(link).bootstrap_servers}" for link in self.links)
         )
@@ -171,7 +164,7 @@ class KafkaService:
                 replication = min(spec.replication, brokers) if brokers else spec.replication
                 name = self.topology.topic_name(spec)
                 admin.create_topic(name, spec.partitions, replication, spec.config)
-                self.history.record(
+                self.shared.history.record(
                     "topic_created", topic=name, partitions=spec.partitions, replication=replication, config=spec.config
                 )
 

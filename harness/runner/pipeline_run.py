@@ -36,6 +36,7 @@ from harness.runner.generator import Generator
 from harness.runner.kafka_service import ADMIN_PATIENCE_S, KafkaService
 from harness.runner.outputs import Outputs
 from harness.runner.recording import Recording
+from harness.runner.shared import RunShared
 from harness.runner.spark_service import SparkService
 from harness.runner.streamlets import Streamlets
 from harness.runner.topology import Topology
@@ -59,13 +60,14 @@ class PipelineRun:
         self.supervisor = Supervisor(self.layout.pids)
         self.run_id = self.layout.root.name
         self.topology = Topology(scenario, self.run_id)
-        self.brokers = KafkaService(scenario, self.layout, self.history, self.supervisor, self.topology, say)
-        self.spark = SparkService(scenario, self.layout, self.history, self.supervisor, self.brokers, say)
-        self.streamlets = Streamlets(self, self.topology, self.brokers, self.spark, say)
+        shared = RunShared(scenario, self.layout, self.history, self.supervisor, say)
+        self.brokers = KafkaService(shared, self.topology)
+        self.spark = SparkService(shared, self.brokers)
+        self.streamlets = Streamlets(shared, self, self.topology, self.brokers, self.spark)
         self.outputs = Outputs(self, scenario)
         self.sinks = self.outputs.sinks
-        self.generator = Generator(scenario, self.layout, self.history, self.supervisor, self.topology, self.brokers)
-        self.recording = Recording(scenario, self.layout, self.history, self.topology, self.brokers)
+        self.generator = Generator(shared, self.topology, self.brokers)
+        self.recording = Recording(shared, self.topology, self.brokers)
         # What a fault changes for the drivers' restarts and the generator's start (harness/faults/target.py).
         self.drivers: dict[str, ManagedProcess] = self.streamlets.procs
         self.failed: dict[str, str] = self.streamlets.failed

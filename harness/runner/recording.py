@@ -6,34 +6,28 @@ partition and offset."""
 from __future__ import annotations
 
 from harness.cluster.follow import PartitionRecorder
-from harness.evidence.history import History
-from harness.evidence.layout import RunLayout
 from harness.evidence.topics import COLUMNAR
 from harness.runner.kafka_service import KafkaService
+from harness.runner.shared import RunShared
 from harness.runner.topology import Topology
-from harness.scenario import Scenario
 
 
 class Recording:
     """The intermediate topics of one run, recorded into topics/."""
 
-    def __init__(
-        self, scenario: Scenario, layout: RunLayout, history: History, topology: Topology, kafka: KafkaService
-    ):
-        self.scenario = scenario
-        self.layout = layout
-        self.history = history
+    def __init__(self, shared: RunShared, topology: Topology, kafka: KafkaService):
+        self.shared = shared
         self.topology = topology
         self.kafka = kafka
         self.recorder: PartitionRecorder | None = None
 
     def start(self) -> None:
-        names = [self.topology.topic_name(t) for t in self.scenario.blueprint.hops()]
-        columnar = frozenset(names) if self.scenario.recordings == COLUMNAR else frozenset()
+        names = [self.topology.topic_name(t) for t in self.shared.scenario.blueprint.hops()]
+        columnar = frozenset(names) if self.shared.scenario.recordings == COLUMNAR else frozenset()
         self.recorder = PartitionRecorder(
             self.kafka.kafka,
             self.kafka.log_starts(names),
-            self.layout.topics,
+            self.shared.layout.topics,
             self.topology.value_decoders(),
             columnar,
             self.topology.output_identities(),
@@ -55,7 +49,7 @@ class Recording:
             return
         self.wait_recorded()
         self.recorder.stop()
-        self.history.record(
+        self.shared.history.record(
             "topics_recorded",
             topics=self.recorder.topics,
             records=self.recorder.records,

@@ -7,15 +7,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
 from harness import jars
-from harness.evidence.history import History
-from harness.evidence.layout import RunLayout
-from harness.process import ManagedProcess, Supervisor
+from harness.process import ManagedProcess
 from harness.runner.executors import ExecutorWatch
 from harness.runner.kafka_service import KafkaService
-from harness.scenario import Scenario
+from harness.runner.shared import RunShared
 from harness.secrets import split_password
 from harness.spark.launcher import launch_driver
 from harness.spark.session import launcher_env, session_conf
@@ -28,22 +25,10 @@ OWN_PACKAGES = str(Path(__file__).resolve().parents[2])  # where harness, pipeli
 class SparkService:
     """The Spark side of one run: what every driver is started with."""
 
-    def __init__(
-        self,
-        scenario: Scenario,
-        layout: RunLayout,
-        history: History,
-        supervisor: Supervisor,
-        kafka: KafkaService,
-        say: Callable[[str], None],
-    ):
-        self.scenario = scenario
-        self.layout = layout
-        self.history = history
-        self.supervisor = supervisor
+    def __init__(self, shared: RunShared, kafka: KafkaService):
+        self.shared = shared
         self.kafka = kafka
-        self.say = say
-        self.run_id = layout.root.name
+        self.run_id = shared.layout.root.name
         self.cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
         self._executor_watch: ExecutorWatch | None = None
         self.runtime: SparkRuntime | None = None  # the drivers' Spark (prepare)
@@ -51,23 +36,25 @@ class SparkService:
 
     def start(self) -> None:
         """The Spark standalone cluster the scenario asks for (master and workers), before any driver."""
-        spec = self.scenario.cluster
+        spec = self.shared.scenario.cluster
         if not spec.spark_standalone:
             if spec.spark_master != "local":
-                self.say(
+                self.shared.say(
                     f"Spark master {spec.spark_master}: only the applications named harness-{self.run_id}-* are this "
                     "run's"
                 )
             return
         t0 = time.monotonic()
         self.cluster = StandaloneCluster(
-            self.supervisor, self.layout.spark_cluster, self.layout.log_dir, spec.spark_workers
+            self.shared.supervisor, self.shared.layout.spark_cluster, self.shared.layout.log_dir, spec.spark_workers
         ).start()
         for proc in [self.cluster.master, *self.cluster.worker_procs.values()]:
-            self.history.record("process_started", process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0])
-        apps = {self.app_name(name): name for name in self.scenario.blueprint.streamlets}
-        self._executor_watch = ExecutorWatch(self.cluster, apps, self.history).start()
-        self.say(
+            self.shared.history.record(
+                "process_started", process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0]
+            )
+        apps = {self.app_name(name): name for name in self.shared.scenario.blueprint.streamlets}
+        self._executor_watch = ExecutorWatch(self.cluster, apps, self.shared.history).start()
+        self.shared.say(
             f"Spark standalone: master {self.cluster.master_url}, {spec.spark_workers} worker(s) "
             f"({time.monotonic() - t0:.1f}s)"
         )
@@ -76,7 +63,7 @@ class SparkService:
         """The drivers' master URL; None: each runs local[1] (DriverSettings' default)."""
         if self.cluster is not None:
             return self.cluster.master_url
-        master = self.scenario.cluster.spark_master
+        master = self.shared.scenario.cluster.spark_master
         return None if master == "local" else master
 
     def app_name(self, name: str) -> str:
@@ -88,7 +75,7 @@ class SparkService:
         the streamlets importable."""
         if self.master() is None:
             return {}
-        paths = [OWN_PACKAGES, *self.scenario.import_paths]
+        paths = [OWN_PACKAGES, *self.shared.scenario.import_paths]
         return {
             **executor_conf(),
             "spark.pyspark.python": sys.executable,
@@ -99,7 +86,7 @@ class SparkService:
         """The drivers' Spark: the harness's own, or the scenario's cluster.spark.version, its environment built and
         its connector fetched first if missing."""
         if self.runtime is None:
-            self.runtime = ensure(self.scenario.cluster.spark_version, self.say)
+            self.runtime = ensure(self.shared.scenario.cluster.spark_version, self.shared.say)
         return self.runtime
 
     def conf(self, cls) -> dict[str, str]:
@@ -110,11 +97,11 @@ class SparkService:
         return self._conf[cls]
 
     def driver_env(self) -> dict[str, str]:
-        password = split_password(self.scenario.store_url)[1]
+        password = split_password(self.shared.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
         env.update(self.kafka.kafka.child_env())  # nor the Kafka user's
         env.update(launcher_env(self.prepare()))
-        paths = [*filter(None, [self.prepare().pythonpath()]), *self.scenario.import_paths]
+        paths = [*filter(None, [self.prepare().pythonpath()]), *self.shared.scenario.import_paths]
         if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
             # The harness's own packages first, as in this process (pipelines/kinds.py add_import_paths): a user's
             # folder holding a package named pipelines or harness must not shadow them in a driver or its workers.
@@ -125,13 +112,13 @@ class SparkService:
         """Start `module` (pipelines.driver, pipelines.export) as process `process` on streamlet `streamlet`'s saved
         driver settings, in its working directory, logging to logs/<process>.log."""
         return launch_driver(
-            self.supervisor,
+            self.shared.supervisor,
             process,
             module,
-            [str(self.layout.driver_settings(streamlet))],
-            self.layout.log(process),
+            [str(self.shared.layout.driver_settings(streamlet))],
+            self.shared.layout.log(process),
             env=self.driver_env(),
-            cwd=self.layout.spark_local(streamlet).parent,
+            cwd=self.shared.layout.spark_local(streamlet).parent,
             python=self.prepare().python,
         )
 

@@ -7,7 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from contract.applications import APPLICATION
 from contract.egress import EXPORTED, MAIN_QUERY
@@ -18,6 +18,7 @@ from harness.evidence.topics import COLUMNAR
 from harness.process import ManagedProcess
 from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.kafka_service import KafkaService
+from harness.runner.shared import RunShared
 from harness.runner.spark_service import SparkService
 from harness.runner.topology import Topology
 from harness.secrets import split_password
@@ -48,18 +49,10 @@ class Streamlets:
     """The drivers of a run's streamlets; `run` is what a team's application is started with."""
 
     def __init__(
-        self,
-        run: ApplicationRun,
-        topology: Topology,
-        kafka: KafkaService,
-        spark: SparkService,
-        say: Callable[[str], None],
+        self, shared: RunShared, run: ApplicationRun, topology: Topology, kafka: KafkaService, spark: SparkService
     ):
+        self.shared = shared
         self.run = run
-        self.say = say
-        self.scenario = run.scenario
-        self.layout = run.layout
-        self.history = run.history
         self.topology = topology
         self.kafka = kafka
         self.spark = spark
@@ -73,15 +66,15 @@ class Streamlets:
         self.stopped: set[str] = set()  # streamlets whose drivers the run stopped at its end
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead)
         self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
-            name: CheckpointFollower(self.layout.checkpoints(name))
+            name: CheckpointFollower(self.shared.layout.checkpoints(name))
             if inst.kind == APPLICATION
-            else ProgressFollower(self.layout.progress(name))
-            for name, inst in self.scenario.blueprint.streamlets.items()
+            else ProgressFollower(self.shared.layout.progress(name))
+            for name, inst in shared.scenario.blueprint.streamlets.items()
             if inst.runs
         }
 
     def settings(self, name: str) -> DriverSettings:
-        inst = self.scenario.blueprint.streamlets[name]
+        inst = self.shared.scenario.blueprint.streamlets[name]
         inputs, outputs, source_topic = self.topology.streamlet_topics(name)
         kafka = self.kafka.kafka
         return DriverSettings(
@@ -100,9 +93,9 @@ class Streamlets:
             source_topic=source_topic,
             source=self.namespaced(self.source_overrides.get(name) or self.source_options(name)),
             group_id_prefix=f"{kafka.namespace}{name}" if kafka.namespace else None,
-            store_url=split_password(self.scenario.store_url)[0],
+            store_url=split_password(self.shared.scenario.store_url)[0],
             evidence=self.evidence,
-            import_paths=list(self.scenario.import_paths),
+            import_paths=list(self.shared.scenario.import_paths),
             codecs={topic: codec for topic, (codec, _) in self.topology.topic_schemas().items()},
         )
 
@@ -114,16 +107,16 @@ class Streamlets:
         return source
 
     def paths(self, name: str) -> DriverPaths:
-        return driver_paths(self.layout, name, self.scenario.recordings == COLUMNAR)
+        return driver_paths(self.shared.layout, name, self.shared.scenario.recordings == COLUMNAR)
 
     def source_options(self, name: str) -> SourceOptions:
         """How the scenario has the streamlet read the source (before any redeploy changed it)."""
-        return self.scenario.options_for(name)
+        return self.shared.scenario.options_for(name)
 
     def committed_offsets(self, name: str) -> dict[tuple[str, int], int]:
         """Where the streamlet resumes: per input partition, the lowest position its queries committed."""
         positions: dict[tuple[str, int], int] = {}
-        for checkpoint in sorted(self.layout.checkpoints(name).glob("*")):
+        for checkpoint in sorted(self.shared.layout.checkpoints(name).glob("*")):
             for tp, offset in committed_positions(checkpoint).items():
                 positions[tp] = min(offset, positions.get(tp, offset))
         return positions
@@ -132,24 +125,26 @@ class Streamlets:
         """Whether the streamlet's driver holds a batch at its crash point when armed: one whose queries write
         through the context's foreachBatch says so as it starts them (pipelines/crashpoint.py); one writing only
         with Spark's own sinks, and a team's application, run unchanged, do not."""
-        return self.layout.crash_offered(name).exists()
+        return self.shared.layout.crash_offered(name).exists()
 
     def start(self, name: str) -> ManagedProcess:
-        if self.scenario.blueprint.streamlets[name].kind == APPLICATION:
+        if self.shared.scenario.blueprint.streamlets[name].kind == APPLICATION:
             proc = start_application(self.run, name)
         else:
-            self.settings(name).save(self.layout.driver_settings(name))
+            self.settings(name).save(self.shared.layout.driver_settings(name))
             proc = self.spark.launch(f"streamlet-{name}", "pipelines.driver", name)
         self.procs[name] = proc
         self.failed.pop(name, None)
-        self.history.record("process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name)
+        self.shared.history.record(
+            "process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name
+        )
         return proc
 
     def start_all(self, timeout: float = 240.0) -> None:
         """Start every streamlet and wait until each has run its first batch: the pipeline is warm. How long that
         took is what a restart is given, scaled (self.restart_patience)."""
         t0 = time.monotonic()
-        for name in self.scenario.blueprint.order():
+        for name in self.shared.scenario.blueprint.order():
             if name in self.progress:  # an output is not run
                 self.start(name)
 
@@ -175,18 +170,18 @@ class Streamlets:
             self._silent_application(exc)
             raise
         self.restart_patience.measure(time.monotonic() - t0)
-        self.say(
+        self.shared.say(
             f"{len(self.procs)} streamlet drivers running ({', '.join(self.procs)}) after {time.monotonic() - t0:.1f}s"
         )
 
     def _silent_application(self, exc: WaitTimeout) -> None:
         """An application that runs but committed no batch where the harness follows it: said as bad input."""
         silent = [n for n, p in self.procs.items() if p.running() and not self.progress[n].reporting(p.pid)]
-        apps = [n for n in silent if self.scenario.blueprint.streamlets[n].kind == APPLICATION]
+        apps = [n for n in silent if self.shared.scenario.blueprint.streamlets[n].kind == APPLICATION]
         if apps:
             raise HarnessError(
                 f"applications.{apps[0]}: no batch committed in its checkpoint folder "
-                f"({self.layout.checkpoints(apps[0]) / MAIN_QUERY}) while it runs ({exc}): does the job use the "
+                f"({self.shared.layout.checkpoints(apps[0]) / MAIN_QUERY}) while it runs ({exc}): does the job use the "
                 "${checkpoint} it is given as its checkpointLocation?"
             ) from None
 
@@ -198,7 +193,7 @@ class Streamlets:
         timeout = self.restart_patience.timeout_s if timeout is None else timeout
         proc = self.procs[name]
         started = time.monotonic()
-        application = self.scenario.blueprint.streamlets[name].kind == APPLICATION
+        application = self.shared.scenario.blueprint.streamlets[name].kind == APPLICATION
 
         def idle() -> bool:
             if not application or time.monotonic() - started < APP_IDLE_S or not proc.running():
@@ -213,7 +208,7 @@ class Streamlets:
                 what=f"streamlet {name} (pid {proc.pid}) to run its first batch",
             )
         except WaitTimeout as exc:
-            stacks = self.layout.log(f"streamlet-{name}.stacks")
+            stacks = self.shared.layout.log(f"streamlet-{name}.stacks")
             if dump_jvm_threads(proc, stacks):
                 raise WaitTimeout(f"{exc} (its JVM's threads: {stacks})") from None
             raise
@@ -228,9 +223,11 @@ class Streamlets:
             failures = self.progress[name].poll().failures
             reason = failures[-1] if failures else f"exit code {proc.returncode}{_last_error(proc.record.log_path)}"
             self.failed[name] = reason
-            self.history.record("process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode)
+            self.shared.history.record(
+                "process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode
+            )
             if failures:
-                self.history.record("query_failed", streamlet=name, pid=proc.pid, error=reason)
+                self.shared.history.record("query_failed", streamlet=name, pid=proc.pid, error=reason)
             exited.append(name)
         return exited
 
@@ -244,7 +241,7 @@ class Streamlets:
     def lags(self, log_ends: dict[tuple[str, int], int]) -> dict[str, int | None]:
         """Per running streamlet: records of its inputs not processed yet (None: no query started)."""
         lags = {}
-        for name in self.scenario.blueprint.order():
+        for name in self.shared.scenario.blueprint.order():
             if name in self.failed or name not in self.progress:
                 continue
             mine = set(self.topology.input_topics(name))
@@ -256,7 +253,7 @@ class Streamlets:
         a wait: a drain takes seconds, but minutes where executors lost to faults come back on a busy machine."""
         t0 = time.monotonic()
         wait_for(self._caught_up, timeout=timeout, interval=0.25, what="the pipeline to drain")
-        self.history.record("drained", failed=sorted(self.failed))
+        self.shared.history.record("drained", failed=sorted(self.failed))
         return time.monotonic() - t0
 
     def stop_all(self, timeout: float = 120.0) -> tuple[dict, str | None]:
@@ -292,7 +289,7 @@ class Streamlets:
             return proc.returncode
         self.stopped.add(name)
         code = proc.stop(timeout=60)
-        self.history.record(
+        self.shared.history.record(
             "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
         )
         return code
@@ -308,19 +305,20 @@ class Streamlets:
         """After the drivers stopped: each egress of your own exports its final state (pipelines/export.py), in a
         process of its own, so the checker can read it from a file. A failed export is recorded; the checker then
         finds no state and says what it cannot judge."""
-        for name, inst in self.scenario.blueprint.streamlets.items():
+        for name, inst in self.shared.scenario.blueprint.streamlets.items():
             if inst.cls.egress_evidence != EXPORTED:
                 continue
-            self.settings(name).save(self.layout.driver_settings(name))
+            self.settings(name).save(self.shared.layout.driver_settings(name))
             proc = self.spark.launch(f"export-{name}", "pipelines.export", name)
             code = proc.wait_exit(timeout)
             if code is None:
                 proc.kill()
-            self.history.record(
+            self.shared.history.record(
                 "state_exported",
                 streamlet=name,
                 exit_code=code,
-                path=str(self.layout.egress_state(name).relative_to(self.layout.root)),
+                path=str(self.shared.layout.egress_state(name).relative_to(self.shared.layout.root)),
             )
             if code != 0:
-                self.say(f"exporting {name}'s state failed (exit code {code}): see {self.layout.log(f'export-{name}')}")
+                log = self.shared.layout.log(f"export-{name}")
+                self.shared.say(f"exporting {name}'s state failed (exit code {code}): see {log}")

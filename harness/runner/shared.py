@@ -1,0 +1,23 @@
+"""What every service of a run is given (harness/runner/pipeline_run.py composes them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from harness.evidence.history import History
+from harness.evidence.layout import RunLayout
+from harness.process import Supervisor
+from harness.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class RunShared:
+    """The scenario, the run directory, its history, the supervisor of the processes it starts, and where its notes
+    to the user go."""
+
+    scenario: Scenario
+    layout: RunLayout
+    history: History
+    supervisor: Supervisor
+    say: Callable[[str], None]
