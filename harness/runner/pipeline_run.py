@@ -58,9 +58,9 @@ class PipelineRun:
         self.history = History(self.layout.history)
         self.undos = Undos(self.history)  # faults' undos that failed, tried again at the drain
         self.supervisor = Supervisor(self.layout.pids)
-        self.run_id = self.layout.root.name
-        self.topology = Topology(scenario, self.run_id)
         shared = RunShared(scenario, self.layout, self.history, self.supervisor, say)
+        self.run_id = shared.run_id
+        self.topology = Topology(scenario, self.run_id)
         self.brokers = KafkaService(shared, self.topology)
         self.spark = SparkService(shared, self.brokers)
         self.streamlets = Streamlets(shared, self, self.topology, self.brokers, self.spark)

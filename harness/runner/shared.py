@@ -21,3 +21,8 @@ class RunShared:
     history: History
     supervisor: Supervisor
     say: Callable[[str], None]
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: its directory's name (a cluster's applications and topics carry it)."""
+        return self.layout.root.name

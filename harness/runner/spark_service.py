@@ -28,7 +28,6 @@ class SparkService:
     def __init__(self, shared: RunShared, kafka: KafkaService):
         self.shared = shared
         self.kafka = kafka
-        self.run_id = shared.layout.root.name
         self.cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
         self._executor_watch: ExecutorWatch | None = None
         self.runtime: SparkRuntime | None = None  # the drivers' Spark (prepare)
@@ -40,8 +39,8 @@ class SparkService:
         if not spec.spark_standalone:
             if spec.spark_master != "local":
                 self.shared.say(
-                    f"Spark master {spec.spark_master}: only the applications named harness-{self.run_id}-* are this "
-                    "run's"
+                    f"Spark master {spec.spark_master}: only the applications named "
+                    f"harness-{self.shared.run_id}-* are this run's"
                 )
             return
         t0 = time.monotonic()
@@ -68,7 +67,7 @@ class SparkService:
 
     def app_name(self, name: str) -> str:
         """A streamlet's Spark application name: on a cluster, the run's id keeps its applications apart."""
-        return f"streamlet-{name}" if self.master() is None else f"harness-{self.run_id}-{name}"
+        return f"streamlet-{name}" if self.master() is None else f"harness-{self.shared.run_id}-{name}"
 
     def cluster_conf(self) -> dict[str, str]:
         """What a driver adds on a Spark cluster: its executor (standalone.executor_conf), running this Python with
