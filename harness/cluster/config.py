@@ -36,8 +36,8 @@ class NodeSpec:
         return f"{self.host}:{self.port}"
 
 
-def new_cluster_id() -> str:
-    """A cluster id in Kafka's own format (URL-safe base64 of a UUID, no padding).
+def new_kafka_uuid() -> str:
+    """An id in Kafka's own Uuid format (URL-safe base64 of a UUID, no padding): a cluster's, a log directory's.
 
     Like Kafka's Uuid.randomUuid, never one starting with '-', which command
     line parsers would take for an option.

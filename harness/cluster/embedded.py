@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kafka.errors import KafkaError
 
 from harness import cds, jars
-from harness.cluster import tls
+from harness.cluster import storage, tls
 from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import KafkaAdmin
 from harness.cluster.config import (
     LOG4J2_FILE,
     NodeSpec,
     broker_properties,
-    new_cluster_id,
+    new_kafka_uuid,
     render_properties,
 )
 from harness.cluster.security import ClusterSecurity
@@ -229,7 +228,7 @@ class EmbeddedCluster:
         security: ClusterSecurity | None = None,
         **options,
     ) -> "EmbeddedCluster":
-        """Lay out a new cluster in `workdir`: free ports, configs, storage formatted by Kafka's tool.
+        """Lay out a new cluster in `workdir`: free ports, configs, storage formatted (harness.cluster.storage).
 
         Each of `links` gets a client listener on every broker, advertised at a proxy's port
         (link_routes: where harness.network's proxy must listen and forward to). With `security`, the clients'
@@ -245,8 +244,7 @@ class EmbeddedCluster:
                     f"a cluster is already running in {workdir}: stop it with `harness cluster down --dir {workdir}`"
                 )
             shutil.rmtree(workdir)
-        java = jars.java_executable()
-        classpath = jars.kafka_classpath()
+        jars.java_executable()  # a clear error now rather than a broker's start failing later
         per_node = 2 + 2 * len(links) + (1 if security else 0)
         ports = free_ports(per_node * brokers)
         nodes = []
@@ -256,7 +254,7 @@ class EmbeddedCluster:
             nodes.append(NodeSpec(i + 1, own[0], own[1], links=node_links, internal_port=own[-1] if security else None))
         cluster = cls(
             workdir,
-            new_cluster_id(),
+            new_kafka_uuid(),
             nodes,
             heap_mb or (512 if brokers == 1 else 384),
             jars.kafka_version(),
@@ -271,43 +269,13 @@ class EmbeddedCluster:
             broker.node_dir.mkdir(parents=True, exist_ok=True)
             props = broker_properties(broker.spec, nodes, broker.node_dir / "data", security, cluster.tls_dir)
             (broker.node_dir / "server.properties").write_text(render_properties(props))
-        cluster._format_storage(java, classpath)
+        storage.format_nodes(
+            cluster.cluster_id,
+            [(b.node_id, b.node_dir / "server.properties", b.node_dir / "data") for b in cluster.brokers],
+            BROKER_ROLE,
+        )
         cluster._save_state()
         return cluster
-
-    def _format_storage(self, java: str, classpath: str) -> None:
-        """Run Kafka's StorageTool for every node, in parallel (one JVM each)."""
-        runs = [
-            subprocess.Popen(
-                [
-                    java,
-                    *cds.java_options(BROKER_ROLE, classpath),
-                    "-Xmx256m",
-                    "-cp",
-                    classpath,
-                    "kafka.tools.StorageTool",
-                    "format",
-                    "--config",
-                    str(b.node_dir / "server.properties"),
-                    "--cluster-id",
-                    self.cluster_id,
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for b in self.brokers
-        ]
-        for broker, run in zip(self.brokers, runs):
-            try:
-                output, _ = run.communicate(timeout=600)  # against a hang: seconds, a minute on a busy machine
-            except subprocess.TimeoutExpired:
-                for other in runs:
-                    other.kill()
-                    other.wait()
-                raise HarnessError(f"formatting storage of {broker.name} did not end within 600 s") from None
-            if run.returncode != 0:
-                raise HarnessError(f"formatting storage of {broker.name} failed: {_last_line_of(output)}")
 
     def _save_state(self) -> None:
         state = {
