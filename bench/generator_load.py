@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.pipeline_throughput import children_cpu_seconds, producer_performance  # noqa: E402
 from harness.cluster import EmbeddedCluster, KafkaAdmin  # noqa: E402
 from harness.codecs import value_encoder  # noqa: E402
-from harness.evidence.topics import COLUMNAR, FORMATS  # noqa: E402
+from harness.evidence.recording_forms import COLUMNAR, FORMATS  # noqa: E402
 from harness.workload.generator_settings import WorkloadSettings  # noqa: E402
 from pipelines.model import SOURCE_RECORD  # noqa: E402
 

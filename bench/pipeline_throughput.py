@@ -52,7 +52,7 @@ from harness.checker.file_readers import read_acks
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.codecs import value_encoder
 from harness.demo import topic_size
-from harness.evidence.topics import FORMATS
+from harness.evidence.recording_forms import FORMATS
 from harness.network import NetworkLinks
 from harness.process import Supervisor
 from harness.process.supervisor import ProcessRecord, session_members

@@ -22,7 +22,8 @@ import pandas as pd
 from harness.checker.findings import WindowCounts
 from harness.checker.load import Egress, Evidence
 from harness.checker.reconcile import Counts
-from harness.evidence.watermark import dropped_rows, interval_ms, windows_of
+from harness.evidence.intervals import interval_ms
+from harness.evidence.watermark import dropped_rows, windows_of
 
 
 @dataclass(frozen=True)

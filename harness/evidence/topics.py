@@ -25,9 +25,6 @@ import pyarrow as pa
 from contract.identity import IdentityReader
 from contract.segments import identity_columns
 
-JSON_LINES = "json"
-COLUMNAR = "columnar"
-FORMATS = (JSON_LINES, COLUMNAR)
 BATCH_PREFIX = "batch."  # a column per streamlet: the batch a record was written in there (the value's `batches`)
 
 

@@ -23,13 +23,13 @@ from contract.applications import APPEND, FILE_OUTPUT, WINDOW_MODES
 from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from contract.identity import IdentityReader
 from contract.table_files import data_files, read_rows
-from harness.evidence.watermark import interval_ms
+from harness.evidence.intervals import interval_ms
 from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
 from harness.outputs.tables import identity_text, record_export
-from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
     from harness.outputs.run import OutputRun
+    from pipelines.audit import ExportedEvidence
 
 
 FIELDS = ("format", "identity", "written_by", "receives", "window")  # a file output's, in a scenario
@@ -300,6 +300,8 @@ class FileSink:
         return FileProbe(self.output)
 
     def export(self) -> dict:
+        from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
+
         exported = self.output.export(ExportedEvidence.of(self.run.driver_paths(self.name)))
         cut = exported["cut_files"]
         unobserved = f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"

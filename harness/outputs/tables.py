@@ -26,10 +26,10 @@ from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
 from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
-from pipelines.audit import ExportedEvidence
 
 if TYPE_CHECKING:
     from harness.outputs.run import OutputRun
+    from pipelines.audit import ExportedEvidence
 
 AUDIT_TABLE = "harness_audit"  # beside the output table: one per output table, suffixed with its name
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -356,6 +356,8 @@ class TableSink:
         return TableProbe(self.table)
 
     def export(self) -> dict:
+        from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
+
         evidence = ExportedEvidence.of(self.run.driver_paths(self.name))
         exported = self.table.export(evidence, BatchTimes(self.run.layout.checkpoints(self.writer)))
         alone = exported["updates_alone"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from contract.applications import APPEND, APPLICATION
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import batch_watermark_ms, committed_batches
-from harness.evidence.watermark import interval_ms
+from harness.evidence.intervals import interval_ms
 from harness.runner.preflight import canary_value, send_canary, source_encoder
 from harness.scenario.applications import declared_filters
 from harness.waiting import wait_for

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.evidence.topics import COLUMNAR
+from harness.evidence.recording_forms import COLUMNAR
 from harness.faults.kind import GENERATOR
 from harness.process import ManagedProcess
 from harness.runner.kafka_service import KafkaService

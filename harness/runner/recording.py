@@ -6,7 +6,7 @@ partition and offset."""
 from __future__ import annotations
 
 from harness.cluster.follow import PartitionRecorder
-from harness.evidence.topics import COLUMNAR
+from harness.evidence.recording_forms import COLUMNAR
 from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
 from harness.runner.topology import Topology

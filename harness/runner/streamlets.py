@@ -14,7 +14,7 @@ from contract.egress import EXPORTED, MAIN_QUERY
 from harness.errors import HarnessError, WaitTimeout
 from harness.evidence.checkpoint import CheckpointFollower, committed_positions
 from harness.evidence.progress import ProgressFollower
-from harness.evidence.topics import COLUMNAR
+from harness.evidence.recording_forms import COLUMNAR
 from harness.process import ManagedProcess
 from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.kafka_service import KafkaService

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import APPLICATION
-from harness.evidence.topics import FORMATS as RECORDING_FORMATS
-from harness.evidence.topics import JSON_LINES
+from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
+from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import own_master, parse_applications

@@ -10,9 +10,8 @@ from typing import Callable
 
 from contract.applications import KAFKA_OUTPUT
 from contract.egress import TOPIC
-from contract.segments import read_segments
 from harness.codecs import read_avro_schema
-from harness.evidence.topics import COLUMNAR
+from harness.evidence.recording_forms import COLUMNAR
 from harness.outputs.kind import OutputKind, OutputSpec
 
 RECORDED_IDENTITY = {"key": "key", "seq": "seq"}  # where _recorded_identities puts them
@@ -47,6 +46,8 @@ class TopicSink:
 
 def _recorded_identities(folder: Path) -> list[dict]:
     """The identities a columnar recording being written holds so far, as lines with a value of key and seq."""
+    from contract.segments import read_segments  # here: Arrow only where a run reads its recording
+
     table, _ = read_segments(folder, ["key", "seq"])
     rows = zip(table["key"].to_pylist(), table["seq"].to_pylist()) if table is not None else ()
     return [{"value": {"key": key, "seq": seq}} for key, seq in rows]
