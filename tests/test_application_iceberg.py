@@ -1,6 +1,7 @@
 """A team's own job writing an Apache Iceberg table (examples/orders-iceberg, unchanged), both ways in one run:
-Iceberg's streaming sink and a foreachBatch append, each driver SIGKILLed with a batch in flight and again at any
-moment. The sink skips the replayed epoch (its files stay on disk, never committed); the append commits the batch
+Iceberg's streaming sink and a foreachBatch append, each driver SIGKILLed with a batch in flight (the example's
+first kill; its second, at any moment, adds a restart's minute on a busy machine and nothing the counts do not
+show). The sink skips the replayed epoch (its files stay on disk, never committed); the append commits the batch
 again. Each output's counts equal a count made here from the table's own metadata, manifests and data files (read
 by this test's own code, not the harness's) and acks.csv."""
 
@@ -30,7 +31,7 @@ WAYS = {"stream": "iceberg-stream", "append": "iceberg-append"}  # application -
 @pytest.fixture(scope="module")
 def both_ways(tmp_path_factory):
     """The example's stream.yaml with a second application, the append, writing a second output: two drivers in
-    one run, each killed in flight and then anywhere."""
+    one run, each killed in flight."""
     raw = yaml.safe_load((EXAMPLE / "stream.yaml").read_text())
     job = raw["applications"].pop("orders")
     raw["applications"] = {}
@@ -39,11 +40,12 @@ def both_ways(tmp_path_factory):
         raw["applications"][app] = {**job, "command": command[:-1] + [write]}
     lake = raw["outputs"].pop("lake")
     raw["outputs"] = {f"{app}_lake": {**lake, "written_by": app} for app in WAYS}
-    raw["faults"] = [{**fault, "target": app} for app in WAYS for fault in raw["faults"]]
+    in_flight = next(fault for fault in raw["faults"] if fault.get("at") == "in-flight")
+    raw["faults"] = [{**in_flight, "target": app} for app in WAYS]
     raw.pop("expectations")
     run_dir = tmp_path_factory.mktemp("iceberg") / "run"
     summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets and summary.faults_played == 4, why(summary)
+    assert summary.status == "complete" and not summary.failed_streamlets and summary.faults_played == 2, why(summary)
     return run_dir, check_run(run_dir)
 
 
@@ -94,7 +96,7 @@ def _kills(run_dir: Path, app: str) -> list[dict]:
 def test_icebergs_streaming_sink_skips_the_replayed_epoch_and_leaves_its_files_uncommitted(both_ways):
     run_dir, report = both_ways
     rows, deliveries = _counted(run_dir, report, "stream")
-    assert [k["at"] for k in _kills(run_dir, "stream")] == ["in-flight", "anytime"]
+    assert [k["at"] for k in _kills(run_dir, "stream")] == ["in-flight"]
     hop = next(h for h in report.hops if h.name == "stream_lake")
     # The replay of the held epoch wrote its files again and was skipped: copies no reader of the table sees.
     assert hop.counts.duplicated_in_state == 0 and hop.counts.duplicated_deliveries > 0

@@ -1,7 +1,7 @@
-"""Spark's own file sinks as users write them (the Parquet file sink; Delta Lake's streaming sink and foreachBatch
-with txnAppId/txnVersion), each driver SIGKILLed in the middle of a batch, judged from their files and logs and
-checked here against a count made from the same files without the checker (nor the sinks' exports, which this run
-records in columnar form)."""
+"""Spark's own file sinks as users write them (the Parquet file sink; Delta Lake's foreachBatch with
+txnAppId/txnVersion, and in make test-long its streaming sink), each driver SIGKILLed in the middle of a batch,
+judged from their files and logs and checked here against a count made from the same files without the checker (nor
+the sinks' exports, which this run records in columnar form)."""
 
 from __future__ import annotations
 
@@ -22,46 +22,40 @@ from tests.evidence_helpers import acked, read_acks, why
 
 pytestmark = pytest.mark.e2e
 
-SINKS = {
-    "name": "spark-sinks",
-    "blueprint": {
-        "streamlets": {
-            "ingress": {"kind": "ingress"},
-            "files": {"kind": "file-sink"},
-            "stream": {"kind": "delta-sink", "settings": {"mode": "stream"}},
-            "txn": {"kind": "delta-sink", "settings": {"mode": "foreach-batch-txn"}},
-        },
-        "connections": {"ingress.out": ["files.in", "stream.in", "txn.in"]},
-    },
-    "workload": {"rate": 100, "duration_s": 10, "after_faults_s": 6, "keys": 4},
-    "evidence": {"recordings": "columnar"},  # each sink's export: segments, no store
-    # Each sink's driver is killed once, with a batch in flight (the file sinks: the Parquet sink's asked for
-    # after-write, which for a driver with no crash point is the same moment) or just written (foreachBatch with
-    # txnVersion), and records still come until 6 s after the last kill's end.
-    "faults": [
-        {
-            "kind": "kill-driver",
-            "target": "files",
-            "start_s": 4,
-            "at": "after-write",  # no crash point (Spark's own sink only): its in-flight moment
-            "restart_after_s": 1,
-        },
-        {
-            "kind": "kill-driver",
-            "target": "stream",
-            "start_s": 5,
-            "at": "in-flight",
-            "restart_after_s": 1,
-        },
-        {
-            "kind": "kill-driver",
-            "target": "txn",
-            "start_s": 6,
-            "at": "after-write",
-            "restart_after_s": 1,
-        },
-    ],
+STREAMLETS = {
+    "files": {"kind": "file-sink"},
+    "stream": {"kind": "delta-sink", "settings": {"mode": "stream"}},
+    "txn": {"kind": "delta-sink", "settings": {"mode": "foreach-batch-txn"}},
 }
+# Each sink's driver is killed once, with a batch in flight (the file sinks: the Parquet sink's asked for
+# after-write, which for a driver with no crash point is the same moment) or just written (foreachBatch with
+# txnVersion), and records still come until 6 s after the last kill's end.
+KILLS = {
+    "files": {"at": "after-write", "start_s": 4},  # no crash point (Spark's own sink only): its in-flight moment
+    "stream": {"at": "in-flight", "start_s": 5},
+    "txn": {"at": "after-write", "start_s": 6},
+}
+# make test's run: Spark's Parquet sink and Delta's idempotent foreachBatch. Delta's own streaming sink commits a
+# batch with the same transaction (its query's id and the batch's) and is read by the same Delta log reader: its run,
+# the slowest restart of the three, is make test-long's.
+IN_MAKE_TEST = ("files", "txn")
+
+
+def sinks_scenario(names: tuple[str, ...]) -> dict:
+    """Ingress -> the sinks `names`, each killed once (KILLS)."""
+    return {
+        "name": "spark-sinks",
+        "blueprint": {
+            "streamlets": {"ingress": {"kind": "ingress"}, **{name: STREAMLETS[name] for name in names}},
+            "connections": {"ingress.out": [f"{name}.in" for name in names]},
+        },
+        "workload": {"rate": 100, "duration_s": 10, "after_faults_s": 6, "keys": 4},
+        "evidence": {"recordings": "columnar"},  # each sink's export: segments, no store
+        "faults": [{"kind": "kill-driver", "target": name, "restart_after_s": 1, **KILLS[name]} for name in names],
+    }
+
+
+SINKS = sinks_scenario(IN_MAKE_TEST)
 
 
 def _finished(path: Path) -> bool:
@@ -112,41 +106,62 @@ def _delta_log(table: Path) -> tuple[set[str], list[int]]:
     return live, versions
 
 
-@pytest.fixture(scope="module")
-def sinks_run(tmp_path_factory) -> Path:
-    run_dir = tmp_path_factory.mktemp("sinks") / "run"
-    summary = run_scenario(parse_scenario(SINKS), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and summary.faults_played == 3 and not summary.failed_streamlets, why(summary)
+def _run(folder: Path, names: tuple[str, ...]) -> Path:
+    run_dir = folder / "run"
+    summary = run_scenario(parse_scenario(sinks_scenario(names)), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and summary.faults_played == len(names) and not summary.failed_streamlets, why(
+        summary
+    )
     return run_dir
 
 
+@pytest.fixture(scope="module")
+def sinks_run(tmp_path_factory) -> Path:
+    return _run(tmp_path_factory.mktemp("sinks"), IN_MAKE_TEST)
+
+
 def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_logs_say(sinks_run):
-    run_dir = sinks_run
+    _judged_as_files_and_logs_say(sinks_run, IN_MAKE_TEST)
+
+
+@pytest.mark.long
+def test_deltas_streaming_sink_killed_mid_batch_is_judged_as_its_files_and_log_say(tmp_path):
+    _judged_as_files_and_logs_say(_run(tmp_path, ("stream",)), ("stream",))
+
+
+def _judged_as_files_and_logs_say(run_dir: Path, names: tuple[str, ...]) -> None:
+    """Each sink's kill held a batch; its committed files (its own log) and every file it wrote, counted here, are
+    its hop's state and deliveries; the held batch's replay was skipped by every one of them."""
     history = list(map(json.loads, (run_dir / "history.jsonl").open()))
     held = {}
     for e in history:
         if e["event"] == "fault_begun":
             held.setdefault(e["target"], []).append(e.get("held_batch"))
-    assert all(len(held[name]) == 1 and None not in held[name] for name in ("files", "stream", "txn")), held
+    assert all(len(held[name]) == 1 and None not in held[name] for name in names), held
     # the file sink offered no crash point, so its after-write kill held a batch at its in-flight moment; the
     # foreachBatch writer (txn) offered one and held there
-    offered = {name for name in ("files", "stream", "txn") if (run_dir / "control" / f"{name}.point").exists()}
-    assert offered == {"txn"} and not [e for e in history if e["event"] == "crash_point_missed"]
-    assert [e.get("frozen_looks", 0) > 0 for e in history if e.get("target") == "files" and "at" in e] == [True]
+    offered = {name for name in names if (run_dir / "control" / f"{name}.point").exists()}
+    assert offered == {"txn"} & set(names) and not [e for e in history if e["event"] == "crash_point_missed"]
+    if "files" in names:
+        assert [e.get("frozen_looks", 0) > 0 for e in history if e.get("target") == "files" and "at" in e] == [True]
     sent = acked(run_dir)
 
-    committed = {"files": _metadata_log_files(run_dir / "work" / "files" / "table")}
-    committed["stream"], _ = _delta_log(run_dir / "work" / "stream" / "table")
-    committed["txn"], txn_versions = _delta_log(run_dir / "work" / "txn" / "table")
-    # Each held batch was written and committed to the Delta log before the kill; its replay was skipped.
-    assert all(txn_versions.count(batch) == 1 for batch in held["txn"]), (held["txn"], txn_versions)
+    committed, versions = {}, {}
+    for name in names:
+        table = run_dir / "work" / name / "table"
+        if name == "files":
+            committed[name] = _metadata_log_files(table)
+        else:
+            committed[name], versions[name] = _delta_log(table)
+    if "txn" in names:  # its held batch was written and committed to the Delta log before the kill; its replay skipped
+        assert all(versions["txn"].count(batch) == 1 for batch in held["txn"]), (held["txn"], versions["txn"])
 
-    for name in ("files", "stream", "txn"):
+    for name in names:
         assert (run_dir / "egress" / f"{name}.records").is_dir() and (run_dir / "egress" / f"{name}.audit").is_dir()
         assert not (run_dir / "egress" / f"{name}.sqlite").exists() and not list((run_dir / "egress").glob("*.jsonl"))
     report = check_run(run_dir)
     hops = {h.name: h for h in report.hops}
-    for name in ("files", "stream", "txn"):
+    for name in names:
         written = sorted((run_dir / "work" / name / "table").glob("part-*.parquet"))
         assert committed[name] and committed[name] <= {p.name for p in written}
         state, delivered = _records(p for p in written if p.name in committed[name]), _records(written)
@@ -160,7 +175,8 @@ def test_file_and_delta_sinks_killed_mid_batch_are_judged_as_their_files_and_log
             f"{c.duplicated_deliveries} records delivered twice (files of attempts that never committed): "
             f"{hops[name].verdict}"
         )
-    assert hops["txn"].counts.duplicated_deliveries == 0  # the replay wrote nothing
+    if "txn" in names:
+        assert hops["txn"].counts.duplicated_deliveries == 0  # the replay wrote nothing
     assert report.counts.phantom == 0 and report.verdict in ("exactly-once", "effectively-exactly-once")
     assert all(f.recovery_s is not None for f in report.faults), [(f.target, f.note) for f in report.faults]
 
@@ -193,7 +209,7 @@ def test_the_workload_lasts_until_its_time_after_the_last_fault_ended(sinks_run)
 
 def test_a_killed_driver_is_gone_and_its_restart_runs_the_batch_in_flight_from_the_checkpoint(sinks_run):
     events = list(map(json.loads, (sinks_run / "history.jsonl").open()))
-    for target in ("files", "stream", "txn"):
+    for target in IN_MAKE_TEST:
         begun = next(e for e in events if e["event"] == "fault_begun" and e["target"] == target)
         killed = next(e for e in events if e["event"] == "process_killed" and e["pid"] == begun["pid"])
         assert killed["signal"] == "SIGKILL" and killed["exit_code"] == -signal.SIGKILL
