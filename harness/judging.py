@@ -71,13 +71,15 @@ def run_and_judge(
     play_faults: bool = True,
     keep_going: bool = False,
     judge_every: float | None = None,
+    plots: bool = True,
 ) -> Judged:
     """Run `scenario` into `run_dir`, then check it and write its reports.
 
     A long run (or one given `judge_every` seconds; 0: never) is judged as it runs too (harness/live_judge.py). A run
     that raises (bad input, the environment, an interrupt) is judged first whenever its workload began, then the
     exception goes on, unless `keep_going` and it is a HarnessError: then it is the Judged's error (a suite or a
-    matrix goes on to its next run)."""
+    matrix goes on to its next run). Without `plots` its report.html leaves its plots out (`harness report` draws
+    them)."""
     t0 = time.monotonic()
     interval_s = judge_every_s(scenario.workload.duration_s if duration_s is None else duration_s, judge_every)
     live = LiveJudge(run_dir, interval_s, console.say).start() if interval_s else None
@@ -95,7 +97,7 @@ def run_and_judge(
     if live:
         live.stop()
     try:
-        report, paths = check_and_write(run_dir)
+        report, paths = check_and_write(run_dir, plots)
     except HarnessError as exc:  # a run directory that cannot be judged (its evidence damaged)
         if not keep_going:
             raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from harness.checker.check import check_run
@@ -21,3 +23,16 @@ def test_a_chart_with_nothing_to_draw_is_left_out_and_one_with_copies_is_drawn(t
         check_run(write_run(tmp_path / "copied", sent, Flow({"ingested": every, "processed": twice}, twice, every)))
     )
     assert copied.count("<svg") == 2 and ANOMALIES in copied
+
+
+def test_a_report_written_without_its_plots_says_how_to_draw_them_and_differs_by_nothing_else(tmp_path):
+    """A search's runs (harness explore) are written without plots; `harness report` draws them."""
+    sent = make_sent(3, 20)
+    every = np.arange(len(sent))
+    twice = np.concatenate([every, every[:5]])
+    run_dir = write_run(tmp_path / "copied", sent, Flow({"ingested": every, "processed": twice}, twice, every))
+    report = check_run(run_dir)
+    drawn, deferred = render_html(report), render_html(report, plots=False)
+    assert "<svg" not in deferred and f"<code>harness report {run_dir}</code> draws them" in deferred
+    notice = next(line for line in deferred.splitlines() if "Plots not drawn" in line)
+    assert deferred.replace(notice + "\n", "") == re.sub(r"<svg.*?</svg>\n?", "", drawn, flags=re.S)

@@ -184,7 +184,8 @@ def _judge(scenario, folder: Path, out: Path, seed: int, shared, console, run_di
         run_dir = out / "runs" / f"{len(run_dirs) + 1:03d}-{phase}"
         run_dirs.append(run_dir)
         variant = parse_scenario(scenario_raw(scenario.raw, folder, schedule, workload_s, seed), folder)
-        judged = run_and_judge(variant, run_dir, Console(quiet=True), keep_going=True)
+        # Its plots are left out: a search judges its runs by the hundred (`harness report RUN` draws them).
+        judged = run_and_judge(variant, run_dir, Console(quiet=True), keep_going=True, plots=False)
         report = judged.report
         if judged.status != "complete" or report is None:
             return signature("unknown", [], {})

@@ -64,14 +64,20 @@ def table(header: list[str], rows: list[list], raw_columns: tuple[int, ...] = ()
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, plots: bool = True) -> str:
+    """The report as one HTML page; without `plots` (a search's runs, judged by the hundred) its plots are left out
+    and the page says how to draw them."""
     parts = _head(report) + _notices(report)
+    if not plots:
+        parts.append(
+            f"<p>Plots not drawn for this run: <code>harness report {escape(report.run_dir)}</code> draws them.</p>"
+        )
     if report.expectations:
         parts += [
             "<h2>Expectations</h2>",
             table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,)),
         ]
-    parts += ["<h2>Timeline</h2>", timeline_svg(report)]
+    parts += ["<h2>Timeline</h2>", _plot(timeline_svg, report, plots)]
     (brief, brief_rows), (detail, detail_rows) = hop_tables(report)
     parts += [
         "<h2>Counts per hop</h2>",
@@ -90,8 +96,8 @@ def render_html(report: Report) -> str:
             table(*trend),
             "</details>",
         ]
-    parts.append(anomalies_svg(report))
-    parts += _details(report)
+    parts.append(_plot(anomalies_svg, report, plots))
+    parts += _details(report, plots)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -184,12 +190,17 @@ def _windows_table(w: WindowCounts) -> str:
     return table(header, [row + [w.records_dropped_by_watermark, spark_dropped]])
 
 
-def _details(report: Report) -> list[str]:
+def _plot(draw, report: Report, plots: bool) -> str:
+    return draw(report) if plots else ""
+
+
+def _details(report: Report, plots: bool) -> list[str]:
     """Faults and recovery, latency, resources, witnesses, the checks' sections and the links to the complete
     sets."""
     parts = []
     if report.faults:
-        parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report)), recovery_svg(report)]
+        parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report))]
+        parts.append(_plot(recovery_svg, report, plots))
     if report.latency.records:
         parts += [
             "<h2>Latency</h2>",
@@ -200,7 +211,7 @@ def _details(report: Report) -> list[str]:
             "<h2>Resources</h2>",
             f"<p>Disk: {escape(disk_text(report))}.</p>",
             table(RESOURCE_HEADER, resource_rows(report)),
-            resources_svg(report),
+            _plot(resources_svg, report, plots),
         ]
     if report.witnesses:
         parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]

@@ -34,9 +34,9 @@ def write_record_sets(report: Report, run_dir: Path) -> dict[str, Path]:
     return {name: write_atomically(Path(run_dir) / files[name], tables[name].to_csv(index=False)) for name in tables}
 
 
-def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
-    """report.json, report.md, report.html and junit.xml, each written whole (temp file + rename), and the record
-    sets."""
+def write_reports(report: Report, run_dir: Path, plots: bool = True) -> dict[str, Path]:
+    """report.json, report.md, report.html (its plots drawn unless not `plots`) and junit.xml, each written whole
+    (temp file + rename), and the record sets."""
     root = Path(run_dir)
     write_record_sets(report, root)
     paths = {
@@ -48,7 +48,7 @@ def write_reports(report: Report, run_dir: Path) -> dict[str, Path]:
     texts = {
         "json": json.dumps(report.to_dict(), indent=2, default=str) + "\n",
         "markdown": render_markdown(report) + "\n",
-        "html": render_html(report),
+        "html": render_html(report, plots),
     }
     for kind, text in texts.items():
         write_atomically(paths[kind], text)
@@ -67,7 +67,7 @@ def judge_run(run_dir: Path, engine: Callable | None = None) -> Report:
     return check_run(run_dir, running=still_running(run_dir), engine=engine)
 
 
-def check_and_write(run_dir: Path) -> tuple[Report, dict[str, Path]]:
-    """Judge a run directory and write its reports."""
+def check_and_write(run_dir: Path, plots: bool = True) -> tuple[Report, dict[str, Path]]:
+    """Judge a run directory and write its reports (`plots`: write_reports')."""
     report = judge_run(run_dir)
-    return report, write_reports(report, run_dir)
+    return report, write_reports(report, run_dir, plots)
