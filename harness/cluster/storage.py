@@ -31,9 +31,10 @@ def format_nodes(cluster_id: str, nodes: list[tuple[int, Path, Path]], role: str
     classpath = jars.kafka_classpath()
     kept = _kept_checkpoint(classpath)
     if kept.is_file():
+        checkpoint = kept.read_bytes()  # once for every node
         for node_id, _, log_dir in nodes:
             log_dir.mkdir(parents=True, exist_ok=True)
-            (log_dir / BOOTSTRAP).write_bytes(kept.read_bytes())
+            (log_dir / BOOTSTRAP).write_bytes(checkpoint)
             (log_dir / META).write_text(meta_properties(node_id, cluster_id))
         return
     _run_storage_tool(cluster_id, [config for _, config, _ in nodes], classpath, role)
