@@ -27,7 +27,7 @@ class StopRequest:
         self.requested = True
 
 
-def run_until_stopped(spark, queries, poll_seconds: float = 1.0) -> int:
+def run_until_stopped(spark, queries, poll_seconds: float = 0.2) -> int:
     """Wait on `queries` until a stop is requested or one of them terminates.
 
     Returns the driver's exit code: 0 after a requested stop, 1 if a query
@@ -41,7 +41,7 @@ def run_until_stopped(spark, queries, poll_seconds: float = 1.0) -> int:
             if ended:
                 failed = next((q for q in ended if q.exception() is not None), None)
                 break
-            queries[0].awaitTermination(poll_seconds)
+            queries[0].awaitTermination(poll_seconds)  # the signal is handled once the call returns
     finally:
         deadline = time.monotonic() + BATCH_FINISH_S
         for query in queries:

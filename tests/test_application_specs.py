@@ -410,6 +410,7 @@ def test_an_applications_progress_is_read_from_its_checkpoint(tmp_path):
     follower = CheckpointFollower(tmp_path / "app")
     follower.driver_started(4242, 0.0)
     assert follower.lag({("orders", 0): 10}) is None and not follower.reporting(4242)
+    assert not follower.stateless()  # nothing committed: not known yet
     for batch, offset in ((0, 0), (1, 6), (2, 10)):
         meta = '{"batchWatermarkMs":0,"batchTimestampMs":1}'
         (query / "offsets" / str(batch)).write_text(f'v1\n{meta}\n{{"orders":{{"0":{offset}}}}}')
@@ -417,6 +418,9 @@ def test_an_applications_progress_is_read_from_its_checkpoint(tmp_path):
             (query / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     assert follower.reporting(4242) and not follower.reporting(1)  # a pid it did not start
     assert follower.lag({("orders", 0): 10}) == 4  # batch 2 is planned, not committed
+    assert follower.stateless()
+    (query / "state" / "0").mkdir(parents=True)  # where Spark keeps a state operator's store
+    assert not follower.stateless()
     assert [(e["progress"]["batchId"], e["progress"]["numInputRows"]) for e in batch_events(tmp_path / "app")] == [
         (0, 0),
         (1, 6),

@@ -175,6 +175,12 @@ class CheckpointFollower:
                     return True
         return False
 
+    def stateless(self) -> bool:
+        """Whether every query has committed a batch and none keeps state: Spark writes a state store under its
+        checkpoint's state/ (ProgressFollower.stateless says why that matters)."""
+        checkpoints = _checkpoints(self.folder)
+        return bool(checkpoints) and all(committed_batches(c) and not (c / "state").exists() for c in checkpoints)
+
     def lag(self, log_ends: dict[tuple[str, int], int]) -> int | None:
         """Records of `log_ends` its slowest query has not committed yet (None: no query has planned a batch)."""
         checkpoints = _checkpoints(self.folder)

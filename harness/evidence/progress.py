@@ -51,6 +51,7 @@ class ProgressFollower:
         self.input_rows: dict[str, int] = defaultdict(int)
         self.failures: list[str] = []  # exception texts of queries that ended by themselves
         self.reporting_pids: set[int] = set()  # driver processes that ran a batch or reported idle
+        self.state_operators: dict[str, bool] = {}  # query -> whether its latest batch ran state operators
 
     def poll(self) -> "ProgressFollower":
         with self._lock:  # the main loop and a fault's thread may both look
@@ -72,6 +73,7 @@ class ProgressFollower:
             query, progress = event["query"], event["progress"]
             self.reporting_pids.add(event.get("pid"))
             self.input_rows[query] += progress.get("numInputRows", 0)
+            self.state_operators[query] = bool(progress.get("stateOperators"))
             for source in progress.get("sources", []):
                 for topic, partitions in source_offsets(source.get("endOffset")).items():
                     for partition, offset in partitions.items():
@@ -80,6 +82,11 @@ class ProgressFollower:
     def reporting(self, pid: int) -> bool:
         """Has driver `pid` run a batch or found nothing to do (it is up, not just starting)?"""
         return pid in self.reporting_pids
+
+    def stateless(self) -> bool:
+        """Whether every query started has run a batch and none holds state: such a streamlet writes only what it
+        reads (Spark runs a batch without input only for state operators: a watermark moved on, a timeout)."""
+        return bool(self.started) and all(self.state_operators.get(q) is False for q in self.started)
 
     def lag(self, log_ends: dict[tuple[str, int], int]) -> int | None:
         """Records of `log_ends` (the streamlet's input partitions) its slowest query has not processed yet."""

@@ -153,13 +153,12 @@ def run_scenario(
                 limits = {BROKERS: storm.max_brokers_down} if storm else {}
                 cut = (lambda: budget.why) if budget else (lambda: None)
                 error = _play_workload(run, summary, firings, rules, whole_run, console, sampler, limits, cut)
-                unfinished = _drain(run, summary, console)
+                unfinished = _drain_and_stop(run, summary, console)
             finally:
                 sampler.stop()
                 resources.stop()
                 if budget:
                     budget.stop()
-            unfinished = _stop_drivers(run, summary, unfinished)
             try:
                 run.save_evidence()
             except EvidenceIncomplete as exc:
@@ -270,28 +269,24 @@ def _watch_budget(run: PipelineRun, sampler: OffsetSampler, console: Console) ->
     return EvidenceBudget(run.layout, budget_bytes, run.history, end_workload, backlog).start()
 
 
-def _stop_drivers(run: PipelineRun, summary: RunSummary, unfinished: str | None) -> str | None:
-    """Stop the drivers (in the data's order); returns why the run is unfinished: `unfinished`, or else why a
-    driver was stopped before it had read everything (None: neither)."""
-    summary.driver_exit_codes, behind = run.streamlets.stop_all()
-    if behind is None:
-        return unfinished
-    run.history.record("drain_incomplete", reason=behind)
-    return unfinished or f"the pipeline did not drain: {behind}"
-
-
-def _drain(run: PipelineRun, summary: RunSummary, console: Console) -> str | None:
-    """Try the undos that failed once more, then drain; returns why it did not drain (None: drained)."""
+def _drain_and_stop(run: PipelineRun, summary: RunSummary, console: Console) -> str | None:
+    """Try the undos that failed once more, let the generator finish, then drain and stop the drivers (in the data's
+    order); returns why the pipeline did not drain (None: it did)."""
     for undo in run.undos.retry():
         console.say(f"fault {undo.kind} {undo.target}: still could not {undo.what}: the outcome will be unknown")
+    behind = None
     try:
         run.generator.wait()
         close_windows(run)
-        summary.drain_s = run.streamlets.drain()
-    except WaitTimeout as exc:
-        run.history.record("drain_incomplete", reason=str(exc))
-        console.say(f"not drained: {exc}")
-        return f"the pipeline did not drain: {exc}"
+    except WaitTimeout as exc:  # still sending: nothing can drain, the drivers are stopped all the same
+        behind = str(exc)
+    ending = run.streamlets.drain_and_stop(behind)
+    summary.driver_exit_codes = ending.exit_codes
+    if ending.behind is not None:
+        run.history.record("drain_incomplete", reason=ending.behind)
+        console.say(f"not drained: {ending.behind}")
+        return f"the pipeline did not drain: {ending.behind}"
+    summary.drain_s = ending.drain_s
     console.say(f"drained in {summary.drain_s:.1f}s")
     return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,16 @@ if TYPE_CHECKING:
     from harness.runner.run_parts import ApplicationRun
 
 APP_IDLE_S = 30.0  # an application restarted with nothing to read is taken as up after this long (see wait_up)
+
+
+@dataclass
+class Ending:
+    """How a run's drivers ended: the drain's seconds (None: it did not drain), each streamlet's exit code, and why
+    a streamlet was stopped before it had read everything (None: none was)."""
+
+    drain_s: float | None = None
+    exit_codes: dict[str, int | None] = field(default_factory=dict)
+    behind: str | None = None
 
 
 def _last_error(log: str) -> str:
@@ -248,40 +258,41 @@ class Streamlets:
             lags[name] = self.progress[name].poll().lag({tp: end for tp, end in log_ends.items() if tp[0] in mine})
         return lags
 
-    def drain(self, timeout: float = 300.0) -> float:
-        """Wait until every running streamlet has processed its inputs up to their log-end offsets. A deadline, not
-        a wait: a drain takes seconds, but minutes where executors lost to faults come back on a busy machine."""
+    def drain_and_stop(self, behind: str | None = None, drain_s: float = 300.0, step_s: float = 120.0) -> Ending:
+        """Drain the pipeline and stop its drivers, in the data's order: first those that read no other streamlet's
+        output, then each once the streamlets writing its inputs have stopped and it has read what they wrote. A
+        stateless streamlet writes only what it reads: its drivers stop the moment they have read everything, while
+        the hops after them still drain. A stateful one can still write after that (a batch without input, run
+        because its watermark moved on, emits the windows it closed), and so can a streamlet whose state is not
+        known yet: its drivers stop once the whole pipeline from it on has drained. The drivers of one step are
+        stopped at once (SIGTERM to each, then one wait). Waits are deadlines: `drain_s` for the whole drain (it
+        takes seconds, but minutes where executors lost to faults come back on a busy machine), then `step_s` for
+        each step after one fell behind, or after `behind` (why the pipeline cannot drain, e.g. the generator did not
+        end)."""
         t0 = time.monotonic()
-        wait_for(self._caught_up, timeout=timeout, interval=0.25, what="the pipeline to drain")
-        self.shared.history.record("drained", failed=sorted(self.failed))
-        return time.monotonic() - t0
-
-    def stop_all(self, timeout: float = 120.0) -> tuple[dict, str | None]:
-        """Stop the drivers in the data's order: first those that read no other streamlet's output, then each once
-        the streamlets writing its inputs have stopped and it has read what they wrote. A stateful streamlet can
-        still write after the drain: a batch without input, run because its watermark moved on, emits the windows it
-        closed. The drivers of one step are stopped at once (SIGTERM to each, then one wait: one after the other, a
-        driver's stop taking seconds, they added up). Returns streamlet -> exit code, and why a streamlet was stopped
-        before it had read everything (None: none was)."""
-        codes: dict[str, int | None] = {}
-        behind = None
+        ending = Ending(behind=behind)
         remaining = list(self.procs)
         while remaining:
             step = [n for n in remaining if not any(self.topology.feeds(m, n) for m in remaining if m != n)]
             step = step or remaining
+            stateless = all(self.progress[n].poll().stateless() for n in step if n not in self.failed)
+            waited = step if stateless else remaining
             try:
                 wait_for(
-                    lambda: self._caught_up(step),
-                    timeout=timeout,
+                    lambda: self._caught_up(waited),
+                    timeout=step_s if ending.behind else max(0.0, t0 + drain_s - time.monotonic()),
                     interval=0.25,
-                    what=f"{', '.join(step)} to read what was written to them",
+                    what=f"{', '.join(waited)} to read what was written to them",
                 )
             except WaitTimeout as exc:
-                behind = behind or str(exc)
-            with ThreadPoolExecutor(max_workers=len(step), thread_name_prefix="stop") as pool:
-                codes.update(zip(step, pool.map(self._stop, step)))
+                ending.behind = ending.behind or str(exc)
             remaining = [n for n in remaining if n not in step]
-        return codes, behind
+            if not remaining and ending.behind is None:
+                ending.drain_s = time.monotonic() - t0
+                self.shared.history.record("drained", failed=sorted(self.failed))
+            with ThreadPoolExecutor(max_workers=len(step), thread_name_prefix="stop") as pool:
+                ending.exit_codes.update(zip(step, pool.map(self._stop, step)))
+        return ending
 
     def _stop(self, name: str) -> int | None:
         proc = self.procs[name]
@@ -294,12 +305,11 @@ class Streamlets:
         )
         return code
 
-    def _caught_up(self, names: list[str] | None = None) -> bool:
-        """Whether these streamlets (every one by default; those running) have read their inputs up to their
-        log-end offsets now."""
+    def _caught_up(self, names: list[str]) -> bool:
+        """Whether these streamlets (those running) have read their inputs up to their log-end offsets now."""
         self.exited()
         ends = self.kafka.log_ends()  # read after the exits: a streamlet that failed is not waited for
-        return all(lag == 0 for name, lag in self.lags(ends).items() if names is None or name in names)
+        return all(lag == 0 for name, lag in self.lags(ends).items() if name in names)
 
     def export_states(self, timeout: float = 300.0) -> None:
         """After the drivers stopped: each egress of your own exports its final state (pipelines/export.py), in a
