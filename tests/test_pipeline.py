@@ -77,8 +77,13 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
     # Stopped in the data's order, each once it read what the one before wrote: the counter's last batch, one
     # without input that the watermark moved on, emits the windows it closed after the drain, and the egress must
     # still store them (the checker finds them under-counted otherwise).
-    stops = [e["process"] for e in history(run_dir) if e["event"] == "process_stopped"]
-    assert stops == ["streamlet-ingress", "streamlet-counter", "streamlet-egress"], stops
+    stops = {e["process"] for e in history(run_dir) if e["event"] == "process_stopped"}
+    assert stops == {"streamlet-ingress", "streamlet-counter", "streamlet-egress"}, stops
+    ended = {
+        name: [e["ts_ms"] for e in query_events(run_dir / "progress" / f"{name}.jsonl") if e["event"] == "terminated"]
+        for name in ("ingress", "counter", "egress")
+    }
+    assert ended["ingress"][-1] <= ended["counter"][-1] <= ended["egress"][-1], ended
     acks = pd.read_csv(run_dir / "acks.csv")
     late = acks[(acks.status == "acked") & (acks.late == 1)]
     assert len(late) > 50

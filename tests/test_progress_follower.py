@@ -28,3 +28,23 @@ def test_a_streamlet_is_stateless_once_every_query_ran_a_batch_without_state_ope
     assert add(_progress("b", 5, [])).stateless()
     assert follower.lag({("in", 0): 5}) == 0
     assert not add(_progress("b", 9, [{"numRowsTotal": 3}])).stateless()  # a windowed count's state
+
+
+def test_a_drivers_queries_have_ended_once_each_it_started_reported_its_end(tmp_path):
+    path = tmp_path / "progress.jsonl"
+    follower = ProgressFollower(path)
+
+    def add(*events: dict) -> ProgressFollower:
+        with path.open("a") as fh:
+            fh.writelines(json.dumps(e) + "\n" for e in events)
+        return follower.poll()
+
+    assert not follower.queries_ended(7)  # it started none yet
+    add(*({"event": "started", "query": q, "pid": 7, "run_id": f"r-{q}"} for q in ("a", "b")))
+    add({"event": "terminated", "pid": 7, "run_id": "r-a", "exception": None})
+    assert not follower.queries_ended(7)
+    # the driver before it, gracefully stopped, ended its own run of b: not this driver's
+    add({"event": "terminated", "pid": 6, "run_id": "r-old", "exception": None})
+    assert not follower.queries_ended(7)
+    assert add({"event": "terminated", "pid": 7, "run_id": "r-b", "exception": None}).queries_ended(7)
+    assert follower.failures == []

@@ -175,6 +175,10 @@ class CheckpointFollower:
                     return True
         return False
 
+    def queries_ended(self, pid: int) -> bool:
+        """Unknown from a checkpoint: only the job's exit says it writes nothing more."""
+        return False
+
     def stateless(self) -> bool:
         """Whether every query has committed a batch and none keeps state: Spark writes a state store under its
         checkpoint's state/ (ProgressFollower.stateless says why that matters)."""

@@ -52,6 +52,8 @@ class ProgressFollower:
         self.failures: list[str] = []  # exception texts of queries that ended by themselves
         self.reporting_pids: set[int] = set()  # driver processes that ran a batch or reported idle
         self.state_operators: dict[str, bool] = {}  # query -> whether its latest batch ran state operators
+        self._runs: dict[int | None, set[str]] = defaultdict(set)  # driver pid -> the run ids of its queries
+        self._ended: set[str] = set()  # the run ids of queries that ended
 
     def poll(self) -> "ProgressFollower":
         with self._lock:  # the main loop and a fault's thread may both look
@@ -65,10 +67,13 @@ class ProgressFollower:
     def _apply(self, event: dict) -> None:
         if event["event"] == "started":
             self.started.add(event["query"])
+            self._runs[event.get("pid")].add(event.get("run_id"))
         elif event["event"] == "idle":
             self.reporting_pids.add(event.get("pid"))
-        elif event["event"] == "terminated" and event.get("exception"):
-            self.failures.append(event["exception"])
+        elif event["event"] == "terminated":
+            self._ended.add(event.get("run_id"))
+            if event.get("exception"):
+                self.failures.append(event["exception"])
         elif event["event"] == "progress":
             query, progress = event["query"], event["progress"]
             self.reporting_pids.add(event.get("pid"))
@@ -82,6 +87,11 @@ class ProgressFollower:
     def reporting(self, pid: int) -> bool:
         """Has driver `pid` run a batch or found nothing to do (it is up, not just starting)?"""
         return pid in self.reporting_pids
+
+    def queries_ended(self, pid: int) -> bool:
+        """Whether every query driver `pid` started has ended: it writes nothing more, while its JVM still shuts
+        down."""
+        return bool(self._runs.get(pid)) and self._runs[pid] <= self._ended
 
     def stateless(self) -> bool:
         """Whether every query started has run a batch and none holds state: such a streamlet writes only what it

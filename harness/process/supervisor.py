@@ -213,6 +213,10 @@ class ManagedProcess:
         self._reap()
         return _signal_members(self.record, sig)
 
+    def ask_to_stop(self) -> None:
+        """SIGTERM to the leader, as `stop` sends it, without waiting."""
+        _ask_to_stop(self.record, signal.SIGTERM)
+
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM to the leader, wait up to `timeout` for the whole session, then SIGKILL.
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from harness.runner.run_parts import ApplicationRun
 
 APP_IDLE_S = 30.0  # an application restarted with nothing to read is taken as up after this long (see wait_up)
+STOP_S = 60.0  # a driver asked to stop that has not after this long is killed
 
 
 @dataclass
@@ -172,7 +173,7 @@ class Streamlets:
 
         try:
             wait_for(
-                all_reporting, timeout=timeout, interval=0.5, what="every streamlet's first batch", abort=stop_early
+                all_reporting, timeout=timeout, interval=0.1, what="every streamlet's first batch", abort=stop_early
             )
         except WaitTimeout as exc:
             if misplaced:  # the job runs, its checkpoint elsewhere: a misconfiguration, said as bad input
@@ -260,46 +261,68 @@ class Streamlets:
 
     def drain_and_stop(self, behind: str | None = None, drain_s: float = 300.0, step_s: float = 120.0) -> Ending:
         """Drain the pipeline and stop its drivers, in the data's order: first those that read no other streamlet's
-        output, then each once the streamlets writing its inputs have stopped and it has read what they wrote. A
-        stateless streamlet writes only what it reads: its drivers stop the moment they have read everything, while
-        the hops after them still drain. A stateful one can still write after that (a batch without input, run
-        because its watermark moved on, emits the windows it closed), and so can a streamlet whose state is not
-        known yet: its drivers stop once the whole pipeline from it on has drained. The drivers of one step are
-        stopped at once (SIGTERM to each, then one wait). Waits are deadlines: `drain_s` for the whole drain (it
-        takes seconds, but minutes where executors lost to faults come back on a busy machine), then `step_s` for
-        each step after one fell behind, or after `behind` (why the pipeline cannot drain, e.g. the generator did not
-        end)."""
+        output, then each once the streamlets writing its inputs have stopped writing and it has read what they
+        wrote. A stateless streamlet writes only what it reads: its drivers stop the moment they have read
+        everything, while the hops after them still drain. A stateful one can still write after that (a batch
+        without input, run because its watermark moved on, emits the windows it closed), and so can a streamlet
+        whose state is not known yet: its drivers stop once the whole pipeline from it on has drained. The drivers
+        of one step are asked to stop at once (SIGTERM to each); the next step goes on once their queries have
+        ended, while their JVMs shut down. Waits are deadlines: `drain_s` for the whole drain (it takes seconds,
+        but minutes where executors lost to faults come back on a busy machine), then `step_s` for each step after
+        one fell behind, or after `behind` (why the pipeline cannot drain, e.g. the generator did not end)."""
         t0 = time.monotonic()
         ending = Ending(behind=behind)
         remaining = list(self.procs)
-        while remaining:
-            step = [n for n in remaining if not any(self.topology.feeds(m, n) for m in remaining if m != n)]
-            step = step or remaining
-            stateless = all(self.progress[n].poll().stateless() for n in step if n not in self.failed)
-            waited = step if stateless else remaining
-            try:
-                wait_for(
-                    lambda: self._caught_up(waited),
-                    timeout=step_s if ending.behind else max(0.0, t0 + drain_s - time.monotonic()),
-                    interval=0.25,
-                    what=f"{', '.join(waited)} to read what was written to them",
-                )
-            except WaitTimeout as exc:
-                ending.behind = ending.behind or str(exc)
-            remaining = [n for n in remaining if n not in step]
-            if not remaining and ending.behind is None:
-                ending.drain_s = time.monotonic() - t0
-                self.shared.history.record("drained", failed=sorted(self.failed))
-            with ThreadPoolExecutor(max_workers=len(step), thread_name_prefix="stop") as pool:
-                ending.exit_codes.update(zip(step, pool.map(self._stop, step)))
+        with ThreadPoolExecutor(max_workers=len(remaining) or 1, thread_name_prefix="stop") as pool:
+            exits = {}
+            while remaining:
+                step = [n for n in remaining if not any(self.topology.feeds(m, n) for m in remaining if m != n)]
+                step = step or remaining
+                stateless = all(self.progress[n].poll().stateless() for n in step if n not in self.failed)
+                waited = step if stateless else remaining
+                try:
+                    wait_for(
+                        lambda: self._caught_up(waited),
+                        timeout=step_s if ending.behind else max(0.0, t0 + drain_s - time.monotonic()),
+                        interval=0.1,
+                        what=f"{', '.join(waited)} to read what was written to them",
+                    )
+                except WaitTimeout as exc:
+                    ending.behind = ending.behind or str(exc)
+                remaining = [n for n in remaining if n not in step]
+                if not remaining and ending.behind is None:
+                    ending.drain_s = time.monotonic() - t0
+                    self.shared.history.record("drained", failed=sorted(self.failed))
+                exits.update(self._stop_writing(step, pool))
+            ending.exit_codes = {name: exit.result() for name, exit in exits.items()}
         return ending
 
+    def _stop_writing(self, step: list[str], pool: ThreadPoolExecutor) -> dict:
+        """Ask the drivers of `step` to stop and wait until they write nothing more: their queries ended, or their
+        processes (a team's application says nothing of its queries). Returns each one's exit, waited for by
+        `pool`: a driver that has not ended after STOP_S is killed before the next step goes on."""
+        live = [n for n in step if n not in self.failed]
+        for name in live:
+            self.stopped.add(name)
+            self.procs[name].ask_to_stop()
+
+        def ended(name: str) -> bool:
+            proc = self.procs[name]
+            return not proc.running() or self.progress[name].poll().queries_ended(proc.pid)
+
+        try:
+            wait_for(lambda: all(ended(n) for n in live), timeout=STOP_S, interval=0.05, what="queries to end")
+        except WaitTimeout:  # it may still write: killed before the next step goes on
+            for name in (n for n in live if not ended(n)):
+                self.procs[name].kill()
+        return {name: pool.submit(self._stop, name) for name in step}
+
     def _stop(self, name: str) -> int | None:
+        """Stop the driver of `name` (SIGTERM, SIGKILL after STOP_S) and record its exit; a failed one's is kept."""
         proc = self.procs[name]
         if name in self.failed:
             return proc.returncode
-        self.stopped.add(name)
-        code = proc.stop(timeout=60)
+        code = proc.stop(timeout=STOP_S)
         self.shared.history.record(
             "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
         )
