@@ -5,11 +5,9 @@
 Runs `harness run SCENARIO --duration D` (default scenarios/baseline.yaml: three drivers, no fault) --repeat times,
 each as a user would (a new process, reports written), and cuts each run at the moments its history.jsonl records:
 
-    broker        the command's start to the broker up (the interpreter, imports, the broker's start; the drivers'
-                  sessions start meanwhile where the run allows it: pipelines/driver.py)
-    topics        to the topics created and every driver launched
-    drivers       to the generator's start (outputs prepared, the recording started, every driver's first batch,
-                  the preflight)
+    broker        the command's start to the broker up (the interpreter, imports, the broker's start)
+    topics        to the drivers launched (topics created, outputs prepared, the recording started)
+    drivers       to the generator's start (every driver's first batch, the preflight)
     workload      to the generator's end (the workload's own duration)
     drain         to `drained` (every hop has read everything there is)
     stop          to the last driver stopped
@@ -45,12 +43,10 @@ def _moments(history: Path) -> list[float]:
     def last(match) -> float:
         return [e["ts_ms"] for e in events if match(e)][-1] / 1000
 
-    generator = first(lambda e: e["event"] == "process_started" and e["process"] == "generator")
-    launched = [e["ts_ms"] / 1000 for e in events if e["event"] in ("topic_created", "process_started")]
     return [
         first(lambda e: e["event"] == "process_started" and e["process"].startswith("broker")),
-        max(t for t in launched if t < generator),  # the topics created and the drivers launched, in either order
-        generator,
+        first(lambda e: e["event"] == "process_started" and e["process"].startswith("streamlet-")),
+        first(lambda e: e["event"] == "process_started" and e["process"] == "generator"),
         first(lambda e: e["event"] == "process_exited" and e["process"] == "generator"),
         first(lambda e: e["event"] == "drained"),
         last(lambda e: e["event"] == "process_stopped" and e["process"].startswith("streamlet-")),

@@ -47,38 +47,6 @@ class DriverPaths:
     egress_records: str = ""  # set: an exported egress's final state goes to segments in this folder (columnar)
 
 
-LOCAL_MASTER = "local[1, 4]"  # 1 core; a failed task is retried up to 4 times
-
-
-@dataclass(frozen=True)
-class DriverSession:
-    """What a driver's SparkSession is started with: the part of its settings known before the brokers are up, so
-    that a driver can start its session while they start (`python -m pipelines.driver SETTINGS.json SESSION.json`)."""
-
-    name: str
-    spark_conf: dict
-    spark_local: str
-    master: str = LOCAL_MASTER
-    app_name: str = ""
-    log_level: str = "WARN"
-
-    def save(self, path: Path) -> None:
-        _write(path, asdict(self))
-
-    @classmethod
-    def load(cls, path: Path) -> "DriverSession":
-        return cls(**json.loads(Path(path).read_text()))
-
-
-def _write(path: Path, data: dict) -> None:
-    """Written whole or not at all: a driver waiting for the file reads it as soon as it exists."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(data, indent=2))
-    partial.replace(path)
-
-
 @dataclass(frozen=True)
 class DriverSettings:
     name: str  # the streamlet instance in the blueprint
@@ -91,7 +59,7 @@ class DriverSettings:
     outputs: dict = field(default_factory=dict)  # outlet -> topic
     source_topic: str | None = None
     source: SourceOptions = field(default_factory=SourceOptions)
-    master: str = LOCAL_MASTER
+    master: str = "local[1, 4]"  # 1 core; a failed task is retried up to 4 times
     app_name: str = ""  # the Spark application's name ("" -> streamlet-NAME)
     log_level: str = "WARN"
     store_url: str | None = None  # egress: PostgreSQL URL; SQLite in the run directory when None
@@ -106,12 +74,8 @@ class DriverSettings:
     )
 
     def save(self, path: Path) -> None:
-        _write(path, asdict(self))
-
-    def session(self) -> DriverSession:
-        return DriverSession(
-            self.name, self.spark_conf, self.paths.spark_local, self.master, self.app_name, self.log_level
-        )
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(asdict(self), indent=2))
 
     @classmethod
     def load(cls, path: Path) -> "DriverSettings":

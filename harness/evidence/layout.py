@@ -56,10 +56,6 @@ class RunLayout:
     def driver_settings(self, streamlet: str) -> Path:
         return self.root / "streamlets" / f"{streamlet}.json"
 
-    def driver_session(self, streamlet: str) -> Path:
-        """What a driver started before the brokers were up starts its session from (pipelines/driver.py)."""
-        return self.root / "streamlets" / f"{streamlet}.session.json"
-
     @property
     def log_dir(self) -> Path:
         return self.root / "logs"

@@ -136,7 +136,6 @@ def run_scenario(
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
             run.prepare_spark()  # another Spark's environment is built before anything starts
-            run.streamlets.start_sessions()  # the drivers' sessions start while the brokers do
             run.brokers.start()
             run.spark.start()
             run.save_versions()

@@ -58,14 +58,6 @@ class SparkService:
             f"({time.monotonic() - t0:.1f}s)"
         )
 
-    def known_before_the_brokers(self) -> bool:
-        """Whether a driver's session can start before the brokers are up: on local Spark (a standalone cluster's
-        master is known once it runs) and a cluster without security (a Kafka user's password comes in a driver's
-        environment, and an embedded cluster's user is made once its brokers run)."""
-        scenario = self.shared.scenario
-        local = not scenario.cluster.spark_standalone and scenario.cluster.spark_master == "local"
-        return local and not scenario.cluster.security and scenario.kafka is None
-
     def master(self) -> str | None:
         """The drivers' master URL; None: each runs local[1] (DriverSettings' default)."""
         if self.cluster is not None:
@@ -106,8 +98,7 @@ class SparkService:
     def driver_env(self) -> dict[str, str]:
         password = split_password(self.shared.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
-        if self.kafka.kafka is not None:  # nor the Kafka user's (a driver started before the brokers has none)
-            env.update(self.kafka.kafka.child_env())
+        env.update(self.kafka.kafka.child_env())  # nor the Kafka user's
         env.update(launcher_env(self.prepare()))
         paths = [*filter(None, [self.prepare().pythonpath()]), *self.shared.scenario.import_paths]
         if paths:  # another Spark's environment finds the project there; a user's streamlet (and its UDFs) theirs
@@ -116,16 +107,14 @@ class SparkService:
             env["PYTHONPATH"] = os.pathsep.join([OWN_PACKAGES, *filter(None, [os.environ.get("PYTHONPATH")]), *paths])
         return env
 
-    def launch(self, process: str, module: str, streamlet: str, session: bool = False) -> ManagedProcess:
+    def launch(self, process: str, module: str, streamlet: str) -> ManagedProcess:
         """Start `module` (pipelines.driver, pipelines.export) as process `process` on streamlet `streamlet`'s saved
-        driver settings (with `session`: its saved session, the settings to come), in its working directory, logging
-        to logs/<process>.log."""
-        layout = self.shared.layout
+        driver settings, in its working directory, logging to logs/<process>.log."""
         return launch_driver(
             self.shared.supervisor,
             process,
             module,
-            [str(layout.driver_settings(streamlet)), *([str(layout.driver_session(streamlet))] if session else [])],
+            [str(self.shared.layout.driver_settings(streamlet))],
             self.shared.layout.log(process),
             env=self.driver_env(),
             cwd=self.shared.layout.spark_local(streamlet).parent,

@@ -26,7 +26,7 @@ from harness.spark.launcher import dump_jvm_threads
 from harness.spark.paths import driver_paths
 from harness.spark.session import log_level
 from harness.waiting import Patience, wait_for
-from pipelines.settings import DriverPaths, DriverSession, DriverSettings, SourceOptions
+from pipelines.settings import DriverPaths, DriverSettings, SourceOptions
 
 if TYPE_CHECKING:
     from harness.runner.run_parts import ApplicationRun
@@ -75,8 +75,6 @@ class Streamlets:
         self.restart_patience = Patience(floor_s=240.0)
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self.stopped: set[str] = set()  # streamlets whose drivers the run stopped at its end
-        self.waiting: set[str] = set()  # drivers started on their session alone, waiting for their settings
-        self.launched: float | None = None  # when start_sessions started them (time.monotonic)
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead)
         self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
             name: CheckpointFollower(self.shared.layout.checkpoints(name))
@@ -86,23 +84,10 @@ class Streamlets:
             if inst.runs
         }
 
-    def session(self, name: str) -> DriverSession:
-        """What the streamlet's driver starts its SparkSession with."""
-        inst = self.shared.scenario.blueprint.streamlets[name]
-        return DriverSession(
-            name=name,
-            spark_conf={**self.spark.conf(inst.cls), **self.spark.cluster_conf()},
-            spark_local=self.paths(name).spark_local,
-            **({"master": master} if (master := self.spark.master()) else {}),
-            app_name=self.spark.app_name(name),
-            log_level=log_level(),
-        )
-
     def settings(self, name: str) -> DriverSettings:
         inst = self.shared.scenario.blueprint.streamlets[name]
         inputs, outputs, source_topic = self.topology.streamlet_topics(name)
         kafka = self.kafka.kafka
-        session = self.session(name)
         return DriverSettings(
             name=name,
             kind=inst.kind,
@@ -110,10 +95,10 @@ class Streamlets:
             bootstrap_servers=self.kafka.client_access(name).bootstrap_servers,
             kafka_security=kafka.security,
             paths=self.paths(name),
-            spark_conf=session.spark_conf,
-            master=session.master,
-            app_name=session.app_name,
-            log_level=session.log_level,
+            spark_conf={**self.spark.conf(inst.cls), **self.spark.cluster_conf()},
+            **({"master": master} if (master := self.spark.master()) else {}),
+            app_name=self.spark.app_name(name),
+            log_level=log_level(),
             inputs=inputs,
             outputs=outputs,
             source_topic=source_topic,
@@ -159,39 +144,19 @@ class Streamlets:
         else:
             self.settings(name).save(self.shared.layout.driver_settings(name))
             proc = self.spark.launch(f"streamlet-{name}", "pipelines.driver", name)
-        self._started(name, proc)
-        return proc
-
-    def _started(self, name: str, proc: ManagedProcess) -> None:
         self.procs[name] = proc
         self.failed.pop(name, None)
         self.shared.history.record(
             "process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name
         )
-
-    def start_sessions(self) -> None:
-        """Before the brokers are up, where that is possible (SparkService.known_before_the_brokers): start every
-        streamlet's driver on its session alone; each starts its SparkSession, most of its start, and waits for
-        its settings, which start_all writes."""
-        if not self.spark.known_before_the_brokers():
-            return
-        self.launched = time.monotonic()
-        for name in self.shared.scenario.blueprint.order():
-            if name in self.progress and self.shared.scenario.blueprint.streamlets[name].kind != APPLICATION:
-                self.session(name).save(self.shared.layout.driver_session(name))
-                self._started(name, self.spark.launch(f"streamlet-{name}", "pipelines.driver", name, session=True))
-                self.waiting.add(name)
+        return proc
 
     def start_all(self, timeout: float = 240.0) -> None:
-        """Start every streamlet (or give the drivers start_sessions started their settings) and wait until each
-        has run its first batch: the pipeline is warm. How long that took is what a restart is given, scaled
-        (self.restart_patience)."""
-        t0 = self.launched or time.monotonic()
+        """Start every streamlet and wait until each has run its first batch: the pipeline is warm. How long that
+        took is what a restart is given, scaled (self.restart_patience)."""
+        t0 = time.monotonic()
         for name in self.shared.scenario.blueprint.order():
-            if name in self.waiting:
-                self.settings(name).save(self.shared.layout.driver_settings(name))
-                self.waiting.discard(name)
-            elif name in self.progress:  # an output is not run
+            if name in self.progress:  # an output is not run
                 self.start(name)
 
         def all_reporting() -> bool:
