@@ -173,7 +173,7 @@ class Streamlets:
 
         try:
             wait_for(
-                all_reporting, timeout=timeout, interval=0.1, what="every streamlet's first batch", abort=stop_early
+                all_reporting, timeout=timeout, interval=0.25, what="every streamlet's first batch", abort=stop_early
             )
         except WaitTimeout as exc:
             if misplaced:  # the job runs, its checkpoint elsewhere: a misconfiguration, said as bad input
@@ -284,7 +284,7 @@ class Streamlets:
                     wait_for(
                         lambda: self._caught_up(waited),
                         timeout=step_s if ending.behind else max(0.0, t0 + drain_s - time.monotonic()),
-                        interval=0.1,
+                        interval=0.25,  # each look asks the brokers for the log ends
                         what=f"{', '.join(waited)} to read what was written to them",
                     )
                 except WaitTimeout as exc:
