@@ -7,6 +7,19 @@ import json
 from harness.evidence.progress import ProgressFollower
 
 
+class Progress:
+    """A progress file as a driver's listener writes it, and the follower reading it."""
+
+    def __init__(self, path):
+        self.path = path
+        self.follower = ProgressFollower(path)
+
+    def add(self, *events: dict) -> ProgressFollower:
+        with self.path.open("a") as fh:
+            fh.writelines(json.dumps(e) + "\n" for e in events)
+        return self.follower.poll()
+
+
 def _progress(query: str, offset: int, state_operators: list) -> dict:
     source = {"endOffset": json.dumps({"in": {"0": offset}})}
     progress = {"numInputRows": 1, "sources": [source], "stateOperators": state_operators}
@@ -14,14 +27,8 @@ def _progress(query: str, offset: int, state_operators: list) -> dict:
 
 
 def test_a_streamlet_is_stateless_once_every_query_ran_a_batch_without_state_operators(tmp_path):
-    path = tmp_path / "progress.jsonl"
-    follower = ProgressFollower(path)
-
-    def add(*events: dict) -> ProgressFollower:
-        with path.open("a") as fh:
-            fh.writelines(json.dumps(e) + "\n" for e in events)
-        return follower.poll()
-
+    progress = Progress(tmp_path / "progress.jsonl")
+    follower, add = progress.follower, progress.add
     assert not follower.stateless()  # no query yet
     add({"event": "started", "query": "a"}, {"event": "started", "query": "b"}, _progress("a", 5, []))
     assert not follower.stateless()  # b has not run a batch: not known yet
@@ -31,14 +38,8 @@ def test_a_streamlet_is_stateless_once_every_query_ran_a_batch_without_state_ope
 
 
 def test_a_drivers_queries_have_ended_once_each_it_started_reported_its_end(tmp_path):
-    path = tmp_path / "progress.jsonl"
-    follower = ProgressFollower(path)
-
-    def add(*events: dict) -> ProgressFollower:
-        with path.open("a") as fh:
-            fh.writelines(json.dumps(e) + "\n" for e in events)
-        return follower.poll()
-
+    progress = Progress(tmp_path / "progress.jsonl")
+    follower, add = progress.follower, progress.add
     assert not follower.queries_ended(7)  # it started none yet
     add(*({"event": "started", "query": q, "pid": 7, "run_id": f"r-{q}"} for q in ("a", "b")))
     add({"event": "terminated", "pid": 7, "run_id": "r-a", "exception": None})
