@@ -1,5 +1,6 @@
 """`harness init`: a project for a team, from the files in harness/templates/: a scenario for its pipeline written as
-streamlets, one for its job run unchanged (with a job to replace), CI recipes and a .gitignore for the reports."""
+streamlets, one for its job run unchanged (with a job to replace), CI recipes with the script that installs the
+harness pinned, and a .gitignore for what runs and recipes leave in the project."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ FILES = {
     "job.py": "job/job.py",
     "github-actions.yml": ".github/workflows/harness.yml",
     "gitlab-ci.yml": ".gitlab-ci.yml",
+    "install-harness.sh": "ci/install-harness.sh",
     "gitignore": ".gitignore",
 }
 

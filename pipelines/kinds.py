@@ -98,7 +98,7 @@ def check_class(cls: type[Streamlet], kind: str) -> None:
     if not shape.outlets and cls.egress_evidence not in EVIDENCE_KINDS:
         raise KindError(
             f"{kind}: an egress (no outlets) must declare egress_evidence {EXPORTED!r} (ctx.audit and "
-            f"export_state, docs/streamlets.md), or {RECORDS!r} or {WINDOWS!r} (the built-in store's tables)"
+            f"export_state, harness docs streamlets), or {RECORDS!r} or {WINDOWS!r} (the built-in store's tables)"
         )
     if cls.egress_evidence == EXPORTED and cls.export_state is Streamlet.export_state:
         raise KindError(f"{kind}: egress_evidence is {EXPORTED!r} but it has no export_state(self, ctx) method")

@@ -6,6 +6,7 @@ folder through the wheel, `harness init` and the CI recipe's steps, is bench/new
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -23,11 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_package_ships_the_scenarios_the_poms_the_dockerfiles_and_the_scaffold():
-    for name in ("scenarios", "jars", "docker"):
+    for name in ("scenarios", "jars", "docker", "docs"):
         assert shipped(name) == (ROOT / name).resolve()  # in a clone: links to its folders
     assert (shipped("scenarios") / "smoke.yaml").is_file() and (shipped("jars") / "kafka" / "pom.xml").is_file()
     assert sorted(p.name for p in TEMPLATES.iterdir()) == sorted(FILES)
-    for recipe in ("github-actions.yml", "gitlab-ci.yml"):  # examples/ci/ shows the scaffold's recipes, not copies
+    for recipe in ("github-actions.yml", "gitlab-ci.yml", "install-harness.sh"):  # the scaffold's, not copies
         assert (ROOT / "examples" / "ci" / recipe).resolve() == (TEMPLATES / recipe).resolve()
 
 
@@ -47,7 +48,7 @@ def test_the_wheel_carries_them_as_files_and_runs_from_an_empty_folder(tmp_path)
     (the seed's, in place), and a shipped scenario run by name."""
     wheel = _wheel(tmp_path / "dist")
     names = zipfile.ZipFile(wheel).namelist()
-    for shipped_file in ("scenarios/smoke.yaml", "jars/kafka/pom.xml", "docker/kafka/Dockerfile"):
+    for shipped_file in ("scenarios/smoke.yaml", "jars/kafka/pom.xml", "docker/kafka/Dockerfile", "docs/ci.md"):
         assert f"harness/shipped/{shipped_file}" in names
     assert {f"harness/templates/{t}" for t in FILES} <= set(names)
     assert not [n for n in names if n.startswith(("tests/", "examples/", "bench/"))]
@@ -68,6 +69,8 @@ def test_the_wheel_carries_them_as_files_and_runs_from_an_empty_folder(tmp_path)
     assert validated.returncode == 0 and "site-packages/harness/shipped/scenarios/smoke.yaml" in validated.stdout
     listed = harness("scenarios")
     assert listed.returncode == 0 and "smoke " in listed.stdout
+    page = harness("docs", "ci")
+    assert page.returncode == 0 and page.stdout.startswith("# The harness in CI")
     made = harness("init", "project")
     assert made.returncode == 0 and harness("validate", "project/scenarios").returncode == 0
     found = harness("jars")  # the seed's sets, used in place: nothing downloaded
@@ -80,18 +83,20 @@ def test_the_wheel_carries_them_as_files_and_runs_from_an_empty_folder(tmp_path)
 
 @pytest.mark.long
 def test_a_new_team_goes_from_an_empty_folder_to_a_passing_gate(tmp_path):
-    """bench/new_team.py: virtualenv, the wheel, harness init, the CI recipes' steps; the gate passes."""
-    wheel = _wheel(tmp_path / "dist")
+    """bench/new_team.py: the release workflow's build from a clone, a virtualenv with its wheel, harness init,
+    the install step refusing an unset source, the CI recipes' steps; the gate passes, its logs are uploaded."""
     env = {**os.environ, "HARNESS_SEED_JARS": str(jars.jars_dir())}
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "new_team.py"), str(wheel), "--folder", str(tmp_path / "team")],
+        [sys.executable, str(ROOT / "bench" / "new_team.py"), "--folder", str(tmp_path / "team")],
         env=env,
         capture_output=True,
         text=True,
         timeout=3600,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert "github: gate" in result.stdout and "total, from an empty folder" in result.stdout
+    assert "release: check them" in result.stdout and "github: gate" in result.stdout
+    uploaded = re.search(r"uploaded files: \{'logs': (\d+), 'reports': (\d+), 'junit': (\d+)\}", result.stdout)
+    assert uploaded and all(int(n) > 0 for n in uploaded.groups()), result.stdout[-2000:]
 
 
 def test_a_seed_of_jars_is_used_in_place_and_a_missing_set_fetched_into_the_cache(tmp_path, monkeypatch):
@@ -125,3 +130,38 @@ def test_init_writes_a_project_that_validates_and_overwrites_nothing(tmp_path):
     assert again.returncode == 2 and again.stderr.strip().endswith(
         "exists already; harness init writes nothing over a file (move it away)"
     )
+
+
+def _install_script(project: Path, **source: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")} | source
+    return subprocess.run(
+        ["bash", str(TEMPLATES / "install-harness.sh"), str(project / "venv")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_recipes_install_step_needs_a_pinned_source_and_checks_a_wheels_sha256(tmp_path):
+    refused = _install_script(tmp_path, HARNESS_INDEX_URL="https://pypi.example/simple")  # no version
+    assert refused.returncode == 1 and "set HARNESS_WHEEL_URL and HARNESS_WHEEL_SHA256, or HARNESS_INDEX_URL and" in (
+        refused.stderr
+    )
+    wheel = tmp_path / "dist" / "spark_kafka_harness-0.1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"not what was pinned")
+    tampered = _install_script(tmp_path, HARNESS_WHEEL_URL=wheel.as_uri(), HARNESS_WHEEL_SHA256="0" * 64)
+    assert tampered.returncode == 1 and "does not have the sha256 HARNESS_WHEEL_SHA256 names" in tampered.stderr
+    assert not (tmp_path / "venv").exists()  # nothing installed, not even the virtualenv
+
+
+def test_the_docs_travel_with_the_harness_and_are_shown_by_topic():
+    listed = run_harness("docs")
+    assert listed.returncode == 0 and re.search(r"^ci +The harness in CI$", listed.stdout, re.M), listed.stdout
+    page = run_harness("docs", "applications")
+    assert page.returncode == 0 and page.stdout == (ROOT / "docs" / "applications.md").read_text()
+    unknown = run_harness("docs", "nosuch")
+    assert unknown.returncode == 2 and unknown.stderr.startswith("harness: error: docs: no topic 'nosuch'; the topics:")
+    assert len(unknown.stderr.strip().splitlines()) == 1

@@ -44,6 +44,9 @@ def main():
 
     \b
     Examples:
+      harness init my-project             a project: scenarios, a job to replace, CI recipes
+      harness jars                        fetch the Kafka and Spark jars once (Maven, into the cache)
+      harness docs [TOPIC]                the reference pages shipped with this harness
       harness cluster up --brokers 3      start a real 3-broker Kafka (KRaft) on loopback
       harness cluster up --docker         the same brokers as containers (images built here)
       harness cluster status              brokers, pids, ports, health

@@ -94,7 +94,7 @@ def explore_command(
     """Search fault schedules for one that breaks SCENARIO_FILE's expectations; shrink it to a minimal one.
 
     \b
-    Schedules are drawn from the scenario's `explore` section (docs/explore.md):
+    Schedules are drawn from the scenario's `explore` section (harness docs explore):
     fault kinds, targets, moments, how many, the workload of each run. The first
     schedule whose run fails an expectation is shrunk (faults dropped, made
     simpler, the workload shortened; a candidate reproduces the failure when any
@@ -122,7 +122,7 @@ def explore_command(
     path = scenario_path(scenario_file)
     scenario = load_scenario(path)
     if scenario.explore is None:
-        raise HarnessError(f"{path}: no explore section: say which faults to draw (docs/explore.md)")
+        raise HarnessError(f"{path}: no explore section: say which faults to draw (harness docs explore)")
     spec, seconds = scenario.explore, budget_seconds(budget)
     empty = empty_space(spec, scenario)
     if empty:

@@ -97,18 +97,21 @@ def scenarios_command(folder: Path):
 def init_command(folder: Path):
     """Start a project in FOLDER [the current one]: a scenario for your pipeline written as streamlets
     (scenarios/pipeline.yaml), one for your job run unchanged (scenarios/job.yaml, with job/job.py to replace by
-    yours), CI workflows for GitHub Actions and GitLab CI, and a .gitignore for reports/. Nothing is overwritten.
+    yours), CI recipes for GitHub Actions and GitLab CI with the script installing the harness pinned
+    (ci/install-harness.sh), and a .gitignore for what runs and recipes leave. Nothing is overwritten.
 
     \b
     Examples:
       harness init my-project && cd my-project
+      harness jars                 # once: the Kafka and Spark jars, with Maven, into the cache
       harness validate scenarios/ && harness gate scenarios/
     """
     from harness.scaffold import scaffold
 
     for path in scaffold(folder):
         click.echo(f"wrote {path}")
-    click.echo(f"next: harness validate {folder / 'scenarios'}; harness gate {folder / 'scenarios'} (docs/ci.md)")
+    scenarios = folder / "scenarios"
+    click.echo(f"next: harness jars; harness validate {scenarios}; harness gate {scenarios} (harness docs ci)")
 
 
 @main.command("validate")
@@ -138,6 +141,32 @@ def validate_command(paths: tuple[Path, ...]):
         click.echo(f"ok   {path}: {scenario.name} ({parts} streamlet(s), {len(scenario.faults)} fault rule(s))")
     if bad:
         raise HarnessError(f"{bad} scenario file(s) are not valid")
+
+
+@main.command("docs")
+@click.argument("topic", required=False)
+def docs_command(topic: str | None):
+    """The reference pages, as shipped with this harness: without TOPIC, their list; with it, that page.
+
+    \b
+    Examples:
+      harness docs                 every topic, with its title
+      harness docs ci              the harness in CI: the recipes, pinned installs, exit codes
+      harness docs applications    testing the job you already have
+    """
+    from harness.paths import shipped
+
+    pages = {path.stem: path for path in sorted(shipped("docs").glob("*.md"))}
+    if topic is None:
+        width = max(map(len, pages))
+        for name, path in pages.items():
+            title = next((line for line in path.read_text().splitlines() if line.startswith("# ")), "# ")[2:]
+            click.echo(f"{name:<{width}}  {title}")
+        return
+    page = pages.get(topic.removesuffix(".md").removeprefix("docs/"))
+    if page is None:
+        raise HarnessError(f"docs: no topic {topic!r}; the topics: {', '.join(pages)}")
+    click.echo_via_pager(page.read_text().rstrip("\n"))  # the pager adds the last newline
 
 
 @main.command("faults")

@@ -25,4 +25,4 @@ def client():
     except docker.errors.DockerException as exc:
         where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         reason = str(exc).split("(")[0].strip().rstrip(":")
-        raise HarnessError(f"no Docker engine answers at {where} ({reason}): start one (docs/docker.md)") from None
+        raise HarnessError(f"no Docker engine answers at {where} ({reason}): start one (harness docs docker)") from None

@@ -1,0 +1,1 @@
+../../harness/templates/install-harness.sh
