@@ -115,6 +115,28 @@ def test_sigterm_ignored_escalates_to_sigkill(tmp_path):
         assert time.monotonic() - t0 >= 1  # SIGTERM had its second before SIGKILL
 
 
+# A driver's way: its handler counts each SIGTERM, then it shuts down slowly and exits 0.
+SLOW_TO_STOP = """
+import signal, sys, time
+seen = []
+signal.signal(signal.SIGTERM, lambda *_: seen.append(1))
+print("ready", flush=True)
+while not seen:
+    time.sleep(0.01)
+time.sleep(0.5)
+print("sigterms", len(seen), flush=True)
+"""
+
+
+def test_a_process_asked_to_stop_is_waited_for_without_a_second_sigterm(tmp_path):
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("driver", [sys.executable, "-c", SLOW_TO_STOP], tmp_path / "d.log")
+        wait_for(lambda: "ready" in (tmp_path / "d.log").read_text(), timeout=10, what="handler installed")
+        proc.ask_to_stop()
+        assert proc.stop(timeout=30, asked=True) == 0
+    assert "sigterms 1" in (tmp_path / "d.log").read_text()
+
+
 def test_start_of_a_missing_program_is_a_clear_error(tmp_path):
     from harness.errors import HarnessError
 

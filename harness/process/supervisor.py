@@ -217,11 +217,16 @@ class ManagedProcess:
         """SIGTERM to the leader, as `stop` sends it, without waiting."""
         _ask_to_stop(self.record, signal.SIGTERM)
 
-    def stop(self, timeout: float = 15.0) -> int | None:
-        """SIGTERM to the leader, wait up to `timeout` for the whole session, then SIGKILL.
+    def stop(self, timeout: float = 15.0, asked: bool = False) -> int | None:
+        """SIGTERM to the leader, wait up to `timeout` for the whole session, then SIGKILL. `asked`: `ask_to_stop`
+        sent the SIGTERM already; no second one, which arriving while Python shuts down (its handlers reset to the
+        default) would end a driver stopping cleanly with -15.
 
         Returns the exit code when known."""
-        stop_recorded(self.record, timeout=timeout)
+        if not asked:
+            stop_recorded(self.record, timeout=timeout)
+        elif session_members(self.record) and not _wait_gone(self.record, timeout):
+            _force_kill(self.record)
         return self.wait_exit()
 
     def kill(self) -> int | None:

@@ -318,11 +318,12 @@ class Streamlets:
         return {name: pool.submit(self._stop, name) for name in step}
 
     def _stop(self, name: str) -> int | None:
-        """Stop the driver of `name` (SIGTERM, SIGKILL after STOP_S) and record its exit; a failed one's is kept."""
+        """Wait for the driver of `name`, asked to stop by `_stop_writing`, to exit (SIGKILL after STOP_S) and record
+        its exit; a failed one's is kept."""
         proc = self.procs[name]
         if name in self.failed:
             return proc.returncode
-        code = proc.stop(timeout=STOP_S)
+        code = proc.stop(timeout=STOP_S, asked=True)
         self.shared.history.record(
             "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
         )
