@@ -86,7 +86,7 @@ def recipe_steps() -> list[tuple[str, str]]:
         if " gate " in line:
             assert line == gate.strip(), (line, gate)  # the same gate: run once
             continue
-        found.append((f"gitlab: {line.split(' ', 2)[-1] if line.startswith('bash ') else line.split(' ')[0]}", line))
+        found.append((f"gitlab: {line}", line))
     return found
 
 

@@ -11,7 +11,6 @@ from typing import Iterator
 
 from harness.checker.findings import Report
 from harness.errors import HarnessError
-from harness.evidence.layout import RunLayout
 from harness.live_judge import LiveJudge, judge_every_s
 from harness.report.write import check_and_write
 from harness.runner.console import Console
@@ -22,7 +21,7 @@ from harness.scenario import Scenario
 @dataclass(frozen=True)
 class Judged:
     """A run and its judgement. `summary` is None when the run failed before it could return one (`error` says
-    why); `report` is None when there was nothing to judge (the workload never began)."""
+    why); `report` is None when there was nothing to judge (a run directory without evidence or without run.json)."""
 
     run_dir: Path
     summary: RunSummary | None
@@ -57,9 +56,9 @@ def repeated_seeds(first_seed: int, repeat: int, until: float | None) -> Iterato
         yield first_seed + number
 
 
-def began(run_dir: Path) -> bool:
-    """Whether the run's workload began: there is something to judge."""
-    return RunLayout(Path(run_dir)).written_ack_log.exists()
+def reported(run_dir: Path) -> bool:
+    """Whether the run has its reports: it began, or it ended before its workload and says why."""
+    return (Path(run_dir) / "report.json").is_file()
 
 
 def run_and_judge(
@@ -76,7 +75,7 @@ def run_and_judge(
     """Run `scenario` into `run_dir`, then check it and write its reports.
 
     A long run (or one given `judge_every` seconds; 0: never) is judged as it runs too (harness/live_judge.py). A run
-    that raises (bad input, the environment, an interrupt) is judged first whenever its workload began, then the
+    that raises (bad input, the environment, an interrupt) is judged first whenever its run directory allows, then the
     exception goes on, unless `keep_going` and it is a HarnessError: then it is the Judged's error (a suite or a
     matrix goes on to its next run). Without `plots` its report.html leaves its plots out (`harness report` draws
     them)."""
@@ -106,9 +105,9 @@ def run_and_judge(
 
 
 def _judge_quietly(run_dir: Path) -> tuple[Report | None, dict]:
-    """Judge a run that raised, if it began; a run directory too damaged to judge is left as it is (the run's own
-    error is the one to show)."""
+    """Judge a run that raised: one that began, or one that ended before its workload (its report says how); a run
+    directory too damaged or too bare to judge is left as it is (the run's own error is the one to show)."""
     try:
-        return check_and_write(run_dir) if began(run_dir) else (None, {})
+        return check_and_write(run_dir)
     except HarnessError:
         return None, {}

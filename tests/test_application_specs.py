@@ -30,11 +30,13 @@ SCRATCH = Path("/runs/r 1/spark-local/orders")  # a space: the java option keeps
 
 
 def _scenario(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
-    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty job.py, so its cwd holds one, and the
-    sample of records and Avro schema its template names)."""
+    """`example`'s scenario changed by `change`, in `tmp_path` (with an empty file for each script the example's
+    commands run, so its cwd holds them, and the sample of records and Avro schema its template names)."""
     raw = yaml.safe_load(example.read_text())
+    scripts = {a for app in raw.get("applications", {}).values() for a in app.get("command", []) if a.endswith(".py")}
+    for script in scripts | {"job.py"}:
+        (tmp_path / script).write_text("")
     change(raw)
-    (tmp_path / "job.py").write_text("")
     record = raw["workload"].get("record", {})
     for name in filter(None, (record.get("sample"), record.get("avro"))):
         (tmp_path / name).write_bytes((example.parent / name).read_bytes())
@@ -102,6 +104,14 @@ BAD = [
         "applications.enrich.env.X: unknown placeholder",
     ),
     ("missing cwd", _set("applications.enrich.cwd", "nowhere"), "applications.enrich.cwd: no such folder"),
+    ("missing script", _set("applications.enrich.command", ["python", "-u", "jb.py"]), "command[2]: no such script:"),
+    (
+        "missing submitted script",
+        _set("applications.enrich.command", ["spark-submit", "--conf", "a=b", "--verbose", "jb.py"]),
+        "applications.enrich.command[4]: no such script:",
+    ),
+    ("missing module", _set("applications.enrich.command", ["python", "-m", "jb"]), "command[2]: no module jb in"),
+    ("no script", _set("applications.enrich.command", ["python", "-u"]), "command: names no script or module to"),
     (
         "output topic unknown",
         _set("outputs.enriched.topic", "elsewhere"),
@@ -506,3 +516,9 @@ def test_executor_faults_on_a_job_setting_its_own_master_are_refused_and_others_
     assert "spark.executorEnv.HARNESS_APPLICATION=harness-r1-orders" in options
     argv, env = application_command(["python", "job.py"], {}, runtime(None), SCRATCH, (), options)
     assert "--master spark://127.0.0.1:7077" in env[SUBMIT_ARGS] and env[SUBMIT_ARGS].endswith("pyspark-shell")
+
+
+@pytest.mark.parametrize("command", [["python", "-m", "job"], ["python", "-X", "dev", "job.py"], ["python", "-c", "1"]])
+def test_a_command_running_a_script_or_module_there_is_accepted(tmp_path, command):
+    scenario = load_scenario(_scenario(tmp_path, _set("applications.enrich.command", command)))
+    assert scenario.blueprint.streamlets["enrich"].settings["command"] == command

@@ -1,6 +1,7 @@
 """`harness gate` on a real suite: a cheap scenario of the caveat catalog, which must show what its document
-predicts (its losses counted again here from the raw evidence), and one whose expectation cannot hold; the exit
-code, junit.xml, the summary and the index must say exactly that. (Routine retention's losses, the catalog's
+predicts (its losses counted again here from the raw evidence), one whose expectation cannot hold, and a team's job
+that exits at start; the exit code, junit.xml (the job's own error line), the summary, the index and what the GitHub
+recipe uploads must say exactly that. (Routine retention's losses, the catalog's
 retention-shorter-than-downtime, are counted the same way from a retention fault in test_faults.py; the whole
 catalog is make test-caveats.)"""
 
@@ -13,7 +14,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import yaml
 
+from harness.scaffold import TEMPLATES
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked, egress_counts
 from tests.test_scenario import GOOD
@@ -33,23 +36,36 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
         GOOD.replace("name: ok", "name: wants-duplicates")
         + "expectations: {max_lost: 0, min_duplicated_deliveries: 1}\n"
     )
+    # A team's job that exits at start: the run fails before its workload, and the gate must still say why.
+    (suite / "c-job-exits-at-start.yaml").write_text((TEMPLATES / "job.yaml").read_text())
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "job.py").write_text('raise SystemExit("job: no table orders_by_region")\n')
     out = tmp_path / "out"
     result = run_harness("gate", str(suite), "--out", str(out), timeout=900)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "suite: 1 of 2 scenarios passed" in result.stdout, result.stdout + _odd_losses(out)
+    assert "suite: 1 of 3 scenarios passed" in result.stdout, result.stdout + _odd_losses(out)
     assert "    min_duplicated_deliveries: 0 record(s) delivered more than once, at least 1 expected\n" in result.stdout
 
-    names = ["a-topic-recreated", "b-wants-duplicates"]
+    names = ["a-topic-recreated", "b-wants-duplicates", "c-job-exits-at-start"]
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
     assert [s.get("name") for s in suites] == names
     failed = {
-        (s.get("name"), c.get("name")) for s in suites for c in s.findall("testcase") if c.find("failure") is not None
+        (s.get("name"), c.get("name")): c.find("failure")
+        for s in suites
+        for c in s.findall("testcase")
+        if c.find("failure") is not None
     }
-    assert failed == {("b-wants-duplicates", "min_duplicated_deliveries")}
+    assert set(failed) == {("b-wants-duplicates", "min_duplicated_deliveries"), ("c-job-exits-at-start", "run")}
+    assert "    job: no table orders_by_region" in failed["c-job-exits-at-start", "run"].text
+    _failed_at_start(out / "c-job-exits-at-start")
+    uploaded = _uploaded_by_the_github_recipe(out)
+    assert out / "c-job-exits-at-start" / "logs" / "streamlet-job.log" in uploaded
+    assert out / "c-job-exits-at-start" / "report.html" in uploaded and out / "index.html" in uploaded
 
     summary = json.loads((out / "summary.json").read_text())
     rows = {Path(r["scenario"]).stem: r for r in summary["scenarios"]}
     assert summary["passed"] is False
+    assert not rows["c-job-exits-at-start"]["passed"] and rows["c-job-exits-at-start"]["verdict"] == "unknown"
     # The caveat showed: the re-created source topic lost what the ingress skipped.
     assert rows["a-topic-recreated"]["passed"] and rows["a-topic-recreated"]["verdict"] == "at-most-once"
     assert not rows["b-wants-duplicates"]["passed"] and rows["b-wants-duplicates"]["failed_expectations"] == [
@@ -61,6 +77,25 @@ def test_gate_runs_the_suite_and_fails_on_the_scenario_whose_expectation_does_no
     index = (out / "index.html").read_text()
     assert all(name in index for name in names)
     assert "b-wants-duplicates" in (out / "summary.md").read_text()
+
+
+def _failed_at_start(run_dir: Path) -> None:
+    """Its report: status failed, verdict and outcome unknown, nothing sent; which process failed and its log's end."""
+    report = json.loads((run_dir / "report.json").read_text())
+    assert (report["status"], report["verdict"]["end_to_end"], report["outcome"]) == ("failed", "unknown", "unknown")
+    assert report["counts"]["acked"] == 0 and not (run_dir / "acks.csv").exists()
+    failure = report["sections"]["failure"]["lines"]
+    assert failure[0].startswith("the run failed: gave up waiting for every streamlet's first batch: streamlet job")
+    assert failure[1] == "streamlet-job ended by itself (exit code 1); the last lines of logs/streamlet-job.log:"
+    assert "    job: no table orders_by_region" in failure[2:]
+
+
+def _uploaded_by_the_github_recipe(out: Path) -> set[Path]:
+    """The files the GitHub recipe's upload step would take, its paths (under reports/gate) found under `out`."""
+    recipe = yaml.safe_load((TEMPLATES / "github-actions.yml").read_text())
+    [upload] = [s for s in recipe["jobs"]["gate"]["steps"] if s.get("uses", "").startswith("actions/upload")]
+    found = {p for pattern in upload["with"]["path"].split() for p in out.glob(pattern.removeprefix("reports/gate/"))}
+    return {f for p in found for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()}
 
 
 def _odd_losses(out: Path) -> str:
@@ -95,11 +130,12 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
     had committed at the deletion (C <= X: a batch planned from C to X was in flight). A partition Spark logged
     nothing for carried on from its old position X in the new topic (its next batch read from there), so it skipped
     the new topic's offsets below X, at least those below C. The batch in flight, run (or run again after its query
-    failed) once the new topic had records, may have read the new topic's offsets from C up to X. In the ack log (send
-    order) a partition's offsets drop when the new topic begins. The egress must lack every old record at X or above
-    and every new one below both C and Y (skipped for certain), and nothing but those, the old records from C (the
-    batch in flight may not have read them before the topic went) and new ones below Y, or from C where Spark logged
-    nothing."""
+    failed) once the new topic had records, may have read the new topic's offsets from C up to X; run before the topic
+    went, it read the old topic from C up to some M (the highest old offset the egress holds) and the new topic's
+    offsets from C up to M were then taken as read. In the ack log (send order) a partition's offsets drop when the new
+    topic begins. The egress must lack every old record at X or above and above M, and every new one below both C and
+    Y (skipped for certain), and nothing but those, the old records above M (the batch in flight may not have read
+    them before the topic went) and new ones below Y, from C up to M, or from C where Spark logged nothing."""
     log = (run_dir / "logs" / "streamlet-ingress.log").read_text()
     changed = {
         int(p): (int(x), int(y))
@@ -107,7 +143,9 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
     }
     [event] = [e for e in map(json.loads, (run_dir / "history.jsonl").open()) if e["event"] == "topic_recreated"]
     committed = {int(p): int(o) for _, p, o in event["read_to"]}
+    delivered = set(egress_counts(run_dir, "egress", "records"))
     highest, renewed, certain, possible = {}, set(), set(), set()
+    read_old: dict[int, int] = {}  # the highest old offset from C the egress holds: where the batch in flight stopped
     with open(run_dir / "acks.csv") as acks:
         for row in csv.DictReader(acks):
             if row["status"] != "acked":
@@ -128,13 +166,19 @@ def _recreated_topic_lost_what_spark_said_it_skipped(run_dir: Path) -> None:
                 )
                 if offset < skipped_below:
                     certain.add(record)
-                if went_on_from is None or offset < went_on_from:
+                in_flight = committed[partition] <= offset <= read_old.get(partition, -1)
+                if went_on_from is None or offset < went_on_from or in_flight:
                     possible.add(record)
             elif offset >= committed[partition]:
-                possible.add(record)
-                if planned_to is not None and offset >= planned_to:
-                    certain.add(record)
-    lost = acked(run_dir) - set(egress_counts(run_dir, "egress", "records"))
+                if record in delivered:
+                    read_old[partition] = max(read_old.get(partition, -1), offset)
+                    continue
+                # A batch reads a range whole: an old record not delivered below one delivered was not skipped.
+                if offset > read_old.get(partition, -1):
+                    possible.add(record)
+                    if planned_to is not None and offset >= planned_to:
+                        certain.add(record)
+    lost = acked(run_dir) - delivered
     report = json.loads((run_dir / "report.json").read_text())
     assert certain <= lost <= possible, (
         len(certain),

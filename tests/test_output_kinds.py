@@ -20,6 +20,7 @@ from tests.test_faults import ROOT
 
 def _scenario(tmp_path, kind: str = "jsonl_folder:KIND") -> dict:
     shutil.copy(ROOT / "examples" / "outputs" / "jsonl_folder.py", tmp_path / "jsonl_folder.py")
+    (tmp_path / "job.py").write_text("")  # the job the command names: never started here
     return {
         "name": "own-output",
         "workload": {"topic": {"name": "events"}, "rate": 10, "duration_s": 5},

@@ -189,6 +189,7 @@ def _run_info(evidence: Evidence, spans) -> dict:
         "faults_played": len(spans),
         "versions": evidence.versions,
         **({"storm": resolved["storm"]} if isinstance(resolved.get("storm"), dict) else {}),
+        **({"error": str(evidence.run["error"])} if evidence.run.get("error") else {}),  # why the run failed
     }
 
 

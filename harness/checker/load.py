@@ -46,6 +46,7 @@ from harness.checker.file_readers import (
 from harness.checker.record_ids import RecordIds
 from harness.checker.rid_sets import Positions
 from harness.checker.selection import Selection
+from harness.evidence.acks import ACK_TYPES
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.layout import RunLayout
 
@@ -102,6 +103,16 @@ def _pipeline(layout: RunLayout) -> PipelineDescription:
         ) from None
 
 
+ACK_TYPES_EMPTY = pa.table({name: pa.array([], kind) for name, kind in ACK_TYPES.items()})
+
+
+def never_began(ack_log: Path, run: dict, history: list[dict] | None) -> bool:
+    """A run that ended before its workload began (a job that exited at start): no ack log, the run's end recorded
+    with nothing acknowledged, and no generator ever started. Its report says why it ended; its verdict is unknown."""
+    started = any(e["event"] == "process_started" and e.get("process") == "generator" for e in history or [])
+    return not ack_log.exists() and bool(run.get("status")) and run.get("acked") == 0 and not started
+
+
 def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence:
     """The run directory's evidence; with a `selection`, every table holds only the rows of its records (named by its
     RecordIds), read a segment or a block at a time so that the rest is never held."""
@@ -116,7 +127,15 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
     scenario_file = read_json(layout.scenario, gaps, "the run's seed, duration and schedule")
     run = read_json(layout.summary, gaps, "how the run ended")
     ack_log = layout.written_ack_log
-    ack_table = read_acks(ack_log, gaps, selection)
+    history = read_history(layout.history, gaps)
+    if never_began(ack_log, run, history):
+        ack_table = ACK_TYPES_EMPTY
+        gaps.append(
+            f"{ack_log.name}: none: the run ended ({run.get('status')}) before its workload began; nothing was sent, "
+            "so nothing can be judged"
+        )
+    else:
+        ack_table = read_acks(ack_log, gaps, selection)
     ids = selection.ids if selection is not None else RecordIds(ack_table["key"].combine_chunks())
     sent = read_sent(ack_table, ids, gaps, ack_log.name + ("/" if ack_log.is_dir() else ""))
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
@@ -153,7 +172,6 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
         except Exception as exc:  # ADBC raises driver-specific errors for corrupt databases
             gaps.append(f"egress/{s.name}.sqlite: unreadable ({str(exc).splitlines()[0]})")
     progress = read_progress(layout, streamlets, gaps)
-    history = read_history(layout.history, gaps)
     _recording_gaps(history or [], gaps)
     resolved = scenario_file.get("resolved")
     return Evidence(

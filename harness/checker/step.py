@@ -109,14 +109,14 @@ class Context:
 class Step:
     """One analysis: `run(context)` sets the context's fields it owns; `unknown(context)` sets them to what is
     known when it could not run (None for a count, "unknown" for a verdict). `needs`: the steps it reads.
-    `section(context)`: the part of the report it adds, after it ran (a check of harness/checker/checks/); where it
-    could not run, a gap names it instead."""
+    `section(context)`: the part of the report it adds, after it ran (a check of harness/checker/checks/; None:
+    nothing to say of this run); where it could not run, a gap names it instead."""
 
     name: str
     run: Callable[[Context], None] = lambda context: None  # a check that only adds its section sets no field
     unknown: Callable[[Context], None] = lambda context: None
     needs: tuple[str, ...] = ()
-    section: Callable[[Context], Section] | None = None
+    section: Callable[[Context], Section | None] | None = None
 
 
 def strict_default() -> bool:
@@ -133,8 +133,9 @@ def run_steps(steps: list[Step], context: Context, strict: bool) -> None:
             continue
         try:
             step.run(context)
-            if step.section is not None:
-                context.sections[step.name] = step.section(context)
+            section = step.section(context) if step.section is not None else None
+            if section is not None:  # a check may have nothing to say of this run
+                context.sections[step.name] = section
         except HarnessError:
             raise  # the run directory cannot be judged as asked (not the step's fault): the check stops, and says why
         except Exception as exc:

@@ -79,10 +79,10 @@ def _run_once(
     allow_unknown: bool,
     judge_every: float | None = None,
 ) -> int:
-    """One run, then its report, written whenever the run's workload began: a run that failed before its workload
-    (bad input, the environment) raises (exit 2) with nothing to judge; one interrupted raises (130) after its
-    report is written."""
-    from harness.judging import began, run_and_judge
+    """One run, then its report: a run that failed (bad input, the environment, a job that exited at start) raises
+    (exit 2) after its report is written whenever its run directory says how it ended; one interrupted raises (130)
+    after its report is written."""
+    from harness.judging import reported, run_and_judge
     from harness.report.index import write_index
     from harness.runner.console import Console
 
@@ -91,7 +91,7 @@ def _run_once(
     try:
         judged = run_and_judge(scenario, run_dir, console, duration, seed, play_faults, judge_every=judge_every)
     except BaseException:
-        if began(run_dir):
+        if reported(run_dir):
             click.echo(f"reports in {run_dir}; index: {write_index(Path(run_dir).parent)}")
         raise
     summary = judged.summary

@@ -56,6 +56,13 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
         ("report", str(Path(report.run_dir) / "report.html")),
     ):
         ET.SubElement(properties, "property", name=key, value=str(value))
+    error = report.run_info.get("error")
+    if report.status == "failed" and error:  # the run's own failure, with what the checks say of it (its logs' ends)
+        element = ET.SubElement(suite, "testcase", classname=f"harness.{report.scenario}", name="run", time="0")
+        text = "\n\n".join([error, *(_section_text(s) for s in report.sections.values())])
+        ET.SubElement(element, "failure", message=error, type="RunFailed").text = text
+        suite.set("tests", str(int(suite.get("tests")) + 1))
+        suite.set("failures", str(int(suite.get("failures")) + 1))
     if report.doubts:  # a gate must not read passing cases as a pass when the run itself is in doubt
         element = ET.SubElement(suite, "testcase", classname=f"harness.{report.scenario}", name="run", time="0")
         ET.SubElement(element, "error", message=report.doubts[0], type="RunInDoubt").text = "\n".join(report.doubts)

@@ -9,6 +9,7 @@ the faults and the checker treat them as they treat streamlets, and pipeline.jso
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,7 +217,46 @@ def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str],
         raise BlueprintError(f"{path}.command", f"names no application after {command[0]}")
     for i, arg in enumerate(command):
         _check_placeholders(arg, known, f"{path}.command[{i}]")
+    _check_runs_something(command, cwd, f"{path}.command")
     return list(command), None, {}
+
+
+# Options taking a value: Python's before its script; spark-submit's all do but these flags.
+PYTHON_VALUED = {"-X", "-W", "-Q"}
+SPARK_SUBMIT_FLAGS = {"--verbose", "-v", "--supervise", "--help", "-h", "--version"}
+
+
+def _check_runs_something(command: tuple[str, ...], cwd: Path, path: str) -> None:
+    """The script a command runs exists in its folder, or the module of `python -m` can be found there or in the
+    harness's Python: a wrong name is one line now rather than a job that exits at start."""
+    args, i = list(command), 1
+    while i < len(args) and args[i].startswith("-") and args[i] != "-m":
+        if args[i] == "-c":
+            return  # code on the command line: nothing to look for
+        valued = args[i] in PYTHON_VALUED if args[0] == "python" else args[i] not in SPARK_SUBMIT_FLAGS
+        i += 2 if valued and "=" not in args[i] else 1
+    if i >= len(args):
+        raise BlueprintError(path, f"names no script or module to run after {' '.join(args[:i])}")
+    if args[i] == "-m" and args[0] == "python":
+        if i + 1 >= len(args):
+            raise BlueprintError(f"{path}[{i}]", "-m names no module")
+        module = args[i + 1]
+        local = cwd / module.replace(".", "/")
+        found = local.with_suffix(".py").is_file() or local.is_dir() or _installed(module.split(".")[0])
+        if not found and not PLACEHOLDER.search(module):
+            raise BlueprintError(f"{path}[{i + 1}]", f"no module {module} in {cwd} or the harness's Python")
+        return
+    script = args[i]
+    if not PLACEHOLDER.search(script) and script.endswith(".py") and not (cwd / script).is_file():
+        raise BlueprintError(f"{path}[{i}]", f"no such script: {cwd / script}")
+
+
+def _installed(top_level: str) -> bool:
+    """A top-level module or package the harness's Python can import (found, not imported)."""
+    try:
+        return importlib.util.find_spec(top_level) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _declared_filter(sql: str | None, record: dict | None, path: str) -> str | None:

@@ -20,7 +20,7 @@ elif [ -n "${HARNESS_INDEX_URL:-}" ] && [ -n "${HARNESS_VERSION:-}" ]; then
   index=(--index-url "$HARNESS_INDEX_URL")
 else
   echo "install-harness: set HARNESS_WHEEL_URL and HARNESS_WHEEL_SHA256, or HARNESS_INDEX_URL and" \
-    "HARNESS_VERSION, in the CI recipe's env (`harness docs ci`: where the harness comes from)" >&2
+    "HARNESS_VERSION, in the CI recipe's env (see: harness docs ci)" >&2
   exit 1
 fi
 test -x "$venv/bin/python" || python3 -m venv "$venv"
