@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 # The harness's own top-level packages: imported before any folder of a user's, so a package of theirs by one of
 # these names is never imported (docs/streamlets.md).
@@ -32,6 +33,7 @@ def import_named(spec: str, what: str) -> object:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise PluginError(f"expected package.module:{what}, got {spec!r}")
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in a user's folder
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -50,6 +52,8 @@ def import_named(spec: str, what: str) -> object:
             f"cannot import {module_name!r}: {type(exc).__name__}{where}: "
             f"{str(exc).splitlines()[0] if str(exc) else ''}"
         ) from None
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     found = getattr(module, attr, None)
     if found is None:
         raise PluginError(f"module {module_name!r} has no attribute {attr!r}")

@@ -27,6 +27,7 @@ from harness.workload.template import RecordMaker, TemplateError, parse_template
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "enrich-kafka" / "scenario.yaml"
 SCRATCH = Path("/runs/r 1/spark-local/orders")  # a space: the java option keeps it one argument
+HOME = Path("/runs/r 1/work/orders")
 
 
 def _scenario(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
@@ -277,7 +278,7 @@ def test_a_file_output_is_an_egress_read_from_its_files_and_its_writer_gets_delt
     assert scenario.blueprint.streamlets["orders"].cls.spark_jars == ("delta",)
     parquet = load_scenario(FILES_EXAMPLE.parent / "parquet.yaml")
     assert parquet.blueprint.streamlets["orders"].cls.spark_jars == ()
-    argv, env = application_command(["python", "job.py"], {}, runtime(None), SCRATCH, ("delta",))
+    argv, env = application_command(["python", "job.py"], {}, runtime(None), SCRATCH, HOME, ("delta",))
     assert any(a.startswith("spark.driver.extraClassPath=") and "delta-spark" in a for a in env[SUBMIT_ARGS].split())
 
 
@@ -398,7 +399,7 @@ def test_identities_in_the_message_key_or_a_header():
 def test_the_connector_reaches_the_job_on_its_class_path_and_its_own_submit_args_are_kept():
     own = runtime(None)
     submit_args = {SUBMIT_ARGS: "--driver-memory 1g pyspark-shell"}
-    argv, env = application_command(["python", "job.py", "--x"], submit_args, own, SCRATCH)
+    argv, env = application_command(["python", "job.py", "--x"], submit_args, own, SCRATCH, HOME)
     assert argv == [own.python, "job.py", "--x"]
     args = shlex.split(env[SUBMIT_ARGS])
     assert args[-3:] == ["--driver-memory", "1g", "pyspark-shell"] and "--jars" not in args
@@ -406,11 +407,14 @@ def test_the_connector_reaches_the_job_on_its_class_path_and_its_own_submit_args
     # A killed driver's scratch (its block manager's and context's folders) stays in the run, not in /tmp.
     assert f"spark.local.dir={SCRATCH}" in args
     assert f'"-Djava.io.tmpdir={SCRATCH}"' in args[args.index("--driver-java-options") + 1]
-    argv, env = application_command(["spark-submit", "--master", "local[2]", "job.py"], {}, own, SCRATCH)
+    # What Spark would leave in the job's folder is kept in the run instead, across the job's restarts.
+    assert f"spark.sql.warehouse.dir={HOME / 'spark-warehouse'}" in args
+    assert f'"-Dderby.system.home={HOME}"' in args[args.index("--driver-java-options") + 1]
+    argv, env = application_command(["spark-submit", "--master", "local[2]", "job.py"], {}, own, SCRATCH, HOME)
     assert argv[0].endswith("/spark-submit") and argv[-3:] == ["--master", "local[2]", "job.py"]
     assert SUBMIT_ARGS not in env and "--conf" in argv and f"spark.local.dir={SCRATCH}" in argv
     with pytest.raises(HarnessError, match="must end in pyspark-shell"):
-        application_command(["python", "job.py"], {SUBMIT_ARGS: "--jars a.jar"}, own, SCRATCH)
+        application_command(["python", "job.py"], {SUBMIT_ARGS: "--jars a.jar"}, own, SCRATCH, HOME)
 
 
 def test_an_applications_progress_is_read_from_its_checkpoint(tmp_path):
@@ -514,7 +518,7 @@ def test_executor_faults_on_a_job_setting_its_own_master_are_refused_and_others_
     options = cluster_options("spark://127.0.0.1:7077", "harness-r1-orders", "/jobs/orders", runtime(None))
     assert options[:4] == ["--master", "spark://127.0.0.1:7077", "--name", "harness-r1-orders"]
     assert "spark.executorEnv.HARNESS_APPLICATION=harness-r1-orders" in options
-    argv, env = application_command(["python", "job.py"], {}, runtime(None), SCRATCH, (), options)
+    argv, env = application_command(["python", "job.py"], {}, runtime(None), SCRATCH, HOME, (), options)
     assert "--master spark://127.0.0.1:7077" in env[SUBMIT_ARGS] and env[SUBMIT_ARGS].endswith("pyspark-shell")
 
 

@@ -51,6 +51,36 @@ def enrich_run(tmp_path_factory):
     return run_dir, history(run_dir), report
 
 
+def test_the_jobs_folder_is_left_as_it_was_though_its_driver_was_killed(enrich_run):
+    """Nothing of the run in the job's folder, hidden files included: no Spark artifacts, warehouse or metastore,
+    no byte-code cache; what killed drivers left is in the run directory instead."""
+    run_dir, _, _ = enrich_run
+    left = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", str(EXAMPLE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert left == "", left
+    assert list((run_dir / "work" / "enrich" / "artifacts").glob("spark-*"))  # the two killed sessions' own
+
+
+def test_the_sources_records_are_read_back_as_acks_csv_acknowledged_them(enrich_run):
+    """Record for record: partition, offset and identity (the value's own order_id) against the ack log's lines."""
+    run_dir, events, _ = enrich_run
+    [read] = [e for e in events if e["event"] == "source_read"]
+    source = pd.read_parquet(run_dir / "source" / "orders.parquet")
+    assert read["missing"] == [] and read["records"] == len(source) > 1000
+    copies = Counter(
+        (int(row.partition), int(row.offset), *json.loads(row.value)["order_id"].rsplit("-", 1))
+        for row in source.itertuples()
+    )
+    acks = pd.read_csv(run_dir / "acks.csv", dtype={"key": str, "seq": str})
+    acked = acks[acks.status == "acked"]
+    assert copies == Counter(zip(acked.partition.astype(int), acked.offset.astype(int), acked.key, acked.seq))
+
+
 def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_topics_count(enrich_run):
     run_dir, events, report = enrich_run
     # The independent count: every record of the two output topics as the run recorded them, its identity parsed

@@ -72,7 +72,8 @@ class RunLayout:
         return self.root / "egress" / f"{streamlet}.audit"
 
     def workdir(self, streamlet: str) -> Path:
-        """A folder of the streamlet's own (a user's egress may keep its store there)."""
+        """A folder of the streamlet's own (a user's egress may keep its store there; a job's Spark its warehouse,
+        its Derby metastore and, moved here at the end, the session artifacts a kill left in the job's folder)."""
         return self.root / "work" / streamlet
 
     def egress_state(self, streamlet: str) -> Path:
@@ -121,6 +122,10 @@ class RunLayout:
     def topic_dump(self, topic: str) -> Path:
         """A topic recorded as JSON lines (harness/evidence/topics.py)."""
         return self.topics / f"{topic}.jsonl"
+
+    def source_records(self, topic: str) -> Path:
+        """The source topic's records, read back after the workload (harness/runner/source_read.py)."""
+        return self.root / "source" / f"{topic}.parquet"
 
     def topic_segments(self, topic: str) -> Path:
         """A topic recorded in columnar form: a folder of segments (harness/evidence/topics.py)."""

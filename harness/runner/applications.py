@@ -38,11 +38,13 @@ SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 SHELL = "pyspark-shell"
 
 
-def connector_options(runtime: SparkRuntime, scratch: Path, jar_sets: tuple[str, ...] = ()) -> list[str]:
+def connector_options(runtime: SparkRuntime, scratch: Path, home: Path, jar_sets: tuple[str, ...] = ()) -> list[str]:
     """spark-submit options putting the drivers' Spark's Kafka connector (and the jar sets the job's outputs need:
     Delta's) on the driver's and executors' class path, the driver JVM's collector and JIT flags the harness's
     own drivers use (harness/spark/session.py: several drivers share two cores; the flags change how fast the JVM
-    runs, never what the job does), and its scratch space in `scratch` (spark.local.dir and java.io.tmpdir)."""
+    runs, never what the job does), its scratch space in `scratch` (spark.local.dir and java.io.tmpdir), and what
+    Spark would otherwise leave in the job's folder in `home`, kept across its restarts: its warehouse
+    (spark-warehouse) and its Derby metastore (metastore_db, derby.log); a job's own settings still win."""
     paths = [*jars.connector_jars(runtime.jar_set), *(p for name in jar_sets for p in jars.jar_set(name))]
     classpath = ":".join(str(p) for p in paths)
     return [
@@ -54,8 +56,12 @@ def connector_options(runtime: SparkRuntime, scratch: Path, jar_sets: tuple[str,
         # over a night of kills; here they are measured with the run and cleared at the application's next start.
         "--conf",
         f"spark.local.dir={scratch}",
+        "--conf",
+        f"spark.sql.warehouse.dir={home / 'spark-warehouse'}",
         "--driver-java-options",
-        " ".join([*GC_OPTIONS, *jit_options(DRIVER_JIT), f'"-Djava.io.tmpdir={scratch}"']),
+        " ".join(
+            [*GC_OPTIONS, *jit_options(DRIVER_JIT), f'"-Djava.io.tmpdir={scratch}"', f'"-Dderby.system.home={home}"']
+        ),
     ]
 
 
@@ -68,6 +74,7 @@ def cluster_options(master: str, app_name: str, cwd: str, runtime: SparkRuntime)
         **executor_conf(),
         "spark.pyspark.python": runtime.python,
         "spark.executorEnv.PYTHONPATH": cwd,
+        "spark.executorEnv.PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ in the job's folder
         f"spark.executorEnv.{APPLICATION_TAG}": app_name,
     }
     return ["--master", master, "--name", app_name, *(x for k, v in conf.items() for x in ("--conf", f"{k}={v}"))]
@@ -78,14 +85,15 @@ def application_command(
     env: dict[str, str],
     runtime: SparkRuntime,
     scratch: Path,
+    home: Path,
     jar_sets: tuple[str, ...] = (),
     cluster: list[str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment additions that start `command` (placeholders already filled) on `runtime`'s
     Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's;
-    `scratch`: the driver's scratch space; `cluster`: the options that run it on the harness's standalone cluster
-    (cluster_options)."""
-    options = [*connector_options(runtime, scratch, jar_sets), *(cluster or [])]
+    `scratch` and `home`: connector_options'; `cluster`: the options that run it on the harness's standalone
+    cluster (cluster_options)."""
+    options = [*connector_options(runtime, scratch, home, jar_sets), *(cluster or [])]
     bin_dir = Path(runtime.python).parent
     if command[0] == "spark-submit":
         return [str(bin_dir / "spark-submit"), *options, *command[1:]], dict(env)
@@ -131,6 +139,7 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
         filled = {k: fill(v, values) if isinstance(v, str) else v for k, v in settings["settings"].items()}
         entry.write_text(json.dumps({"name": name, "entry": settings["entry"], "settings": filled}, indent=2))
         command = ["python", "-m", "pipelines.entry", str(entry)]
+    run.job_folders.note(name, Path(settings["cwd"]))
     scratch = run.layout.spark_local(name)
     shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver of an application at once
     scratch.mkdir(parents=True)
@@ -139,6 +148,7 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
         {key: fill(value, values) for key, value in settings["env"].items()},
         run.prepare_spark(),
         scratch,
+        run.layout.workdir(name),
         run.scenario.blueprint.streamlets[name].cls.spark_jars,
         cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark())
         if (master := run.spark_master())

@@ -33,6 +33,7 @@ from harness.network import NetworkLinks
 from harness.outputs import Probe
 from harness.process import ManagedProcess, Supervisor
 from harness.runner.generator import Generator
+from harness.runner.job_folders import JobFolders
 from harness.runner.kafka_service import ADMIN_PATIENCE_S, KafkaService
 from harness.runner.outputs import Outputs
 from harness.runner.recording import Recording
@@ -58,6 +59,7 @@ class PipelineRun:
         self.history = History(self.layout.history)
         self.undos = Undos(self.history)  # faults' undos that failed, tried again at the drain
         self.supervisor = Supervisor(self.layout.pids)
+        self.job_folders = JobFolders()  # what Spark leaves in a team's job folder, moved here at the end
         shared = RunShared(scenario, self.layout, self.history, self.supervisor, say)
         self.run_id = shared.run_id
         self.topology = Topology(scenario, self.run_id)
@@ -212,6 +214,7 @@ class PipelineRun:
         """After the drivers stopped: the topics' recording completed, the egresses' states exported, the
         PostgreSQL stores copied, the outputs exported. A step that fails is recorded (evidence_incomplete) and the
         others still run; the first failure is raised once all have had their turn."""
+        self.recording.read_source()  # for audits, not the checker: a failure is recorded, the run goes on
         errors = []
         steps = {
             "save_topics": self.recording.save,
@@ -249,6 +252,7 @@ class PipelineRun:
         self.spark.close()
         self.recording.close()
         self.supervisor.close(timeout=30)
+        self.job_folders.tidy(self.layout)
         self.brokers.close()
         self.history.record("run_ended")
         self.history.close()

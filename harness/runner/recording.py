@@ -1,7 +1,7 @@
 """The recording of the run's intermediate topics: every record as it is written, from their first offset, so the
 checker sees everything a hop carried even where retention (routine or a fault's) has deleted it since, and a run
-cut short keeps what it recorded. The source needs none: the generator's acknowledgement log has each record's
-partition and offset."""
+cut short keeps what it recorded. The source needs none while the run goes on (the generator's acknowledgement log
+has each record's partition and offset); it is read back once at the end, values and all, for audits."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from harness.cluster.follow import PartitionRecorder
 from harness.evidence.recording_forms import COLUMNAR
 from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
+from harness.runner.source_read import read_source
 from harness.runner.topology import Topology
 
 
@@ -57,6 +58,19 @@ class Recording:
             renewals=self.recorder.renewals,
         )
         self.recorder = None
+
+    def read_source(self) -> None:
+        """The source topic's records, read back once into the run directory (the workload over, nothing writes)."""
+        topic = self.topology.topic_name(self.shared.scenario.workload.topic)
+        path = self.shared.layout.source_records(topic)
+        try:
+            starts = {p: o for (t, p), o in self.kafka.log_starts([topic]).items() if t == topic}
+            ends = {p: o for (t, p), o in self.kafka.log_ends().items() if t == topic}
+            read = read_source(self.kafka.kafka, topic, starts, ends, self.topology.value_decoders()[topic], path)
+        except Exception as exc:  # an audit's copy, which the checker does not read: said, and the run goes on
+            self.shared.history.record("source_read", topic=topic, error=str(exc) or type(exc).__name__)
+            return
+        self.shared.history.record("source_read", topic=topic, records=read.records, missing=read.missing)
 
     def close(self) -> None:
         if self.recorder is not None:

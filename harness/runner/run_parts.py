@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from harness.evidence.progress import ProgressFollower
     from harness.outputs import Sink
     from harness.process import Supervisor
+    from harness.runner.job_folders import JobFolders
     from harness.scenario import Scenario
     from harness.scenario.blueprint import TopicSpec
     from harness.spark.versions import SparkRuntime
@@ -27,6 +28,7 @@ class ApplicationRun(OutputRun, Protocol):
     supervisor: Supervisor
     progress: dict[str, ProgressFollower | CheckpointFollower]
     source_overrides: dict[str, SourceOptions]
+    job_folders: JobFolders  # what Spark leaves in a job's folder, noted before its first start
 
     def driver_env(self) -> dict[str, str]: ...
 

@@ -79,6 +79,7 @@ class SparkService:
             **executor_conf(),
             "spark.pyspark.python": sys.executable,
             "spark.executorEnv.PYTHONPATH": os.pathsep.join(paths),
+            "spark.executorEnv.PYTHONDONTWRITEBYTECODE": "1",
         }
 
     def prepare(self) -> SparkRuntime:
@@ -98,6 +99,9 @@ class SparkService:
     def driver_env(self) -> dict[str, str]:
         password = split_password(self.shared.scenario.store_url)[1]
         env = {"PGPASSWORD": password} if password else {}  # the settings file holds no password
+        # No byte-code cache written beside a user's code (the harness's own and pyspark's, compiled at install, are
+        # still read): a run leaves a team's folders as it found them.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.update(self.kafka.kafka.child_env())  # nor the Kafka user's
         env.update(launcher_env(self.prepare()))
         paths = [*filter(None, [self.prepare().pythonpath()]), *self.shared.scenario.import_paths]
