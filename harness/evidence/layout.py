@@ -123,6 +123,11 @@ class RunLayout:
         """A topic recorded as JSON lines (harness/evidence/topics.py)."""
         return self.topics / f"{topic}.jsonl"
 
+    @property
+    def job_folders(self) -> Path:
+        """The artifacts folders of a team's jobs as they were before the run (harness/runner/job_folders.py)."""
+        return self.root / "work" / "job-folders.json"
+
     def source_records(self, topic: str) -> Path:
         """The source topic's records, read back after the workload (harness/runner/source_read.py)."""
         return self.root / "source" / f"{topic}.parquet"

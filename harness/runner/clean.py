@@ -5,7 +5,8 @@ Whatever is frozen is thawed first (a paused broker, a driver frozen for an in-f
 process the pid files name is stopped (pid and start time checked), and the harness's broker containers are
 removed by label. The broker containers of a cluster one runs (named in the history) are left running, as the
 run found them: unpaused, started again. What a fault left undone on a cluster one runs (a topic's retention)
-is named, for a person to undo. The evidence stays.
+is named, for a person to undo. What the run's killed drivers left in a team's job folder is moved into the run.
+The evidence stays.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 from harness.process import stop_all_recorded
 from harness.process.supervisor import ManagedProcess, live_recorded
+from harness.runner.job_folders import JobFolders
 
 
 def clean_run(run_dir: Path) -> list[str]:
@@ -38,6 +40,8 @@ def clean_run(run_dir: Path) -> list[str]:
     ) == ContainerCluster.runtime:
         stopped += [f"container {name}" for name in remove_containers(layout.cluster)]
     lines = [f"stopped {', '.join(stopped)}"] if stopped else []
+    moved = JobFolders(layout).tidy()  # what killed drivers left in a team's job folder
+    lines += [f"moved {len(moved)} folder(s) Spark left in a job's folder into {layout.root / 'work'}"] if moved else []
     history = _history(layout.history)
     lines += _foreign_brokers_running(history)
     external = any(e["event"] == "cluster" and e.get("kind") == "external" for e in history)

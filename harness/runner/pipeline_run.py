@@ -59,7 +59,7 @@ class PipelineRun:
         self.history = History(self.layout.history)
         self.undos = Undos(self.history)  # faults' undos that failed, tried again at the drain
         self.supervisor = Supervisor(self.layout.pids)
-        self.job_folders = JobFolders()  # what Spark leaves in a team's job folder, moved here at the end
+        self.job_folders = JobFolders(self.layout)  # what Spark leaves in a team's job folder, moved here at the end
         shared = RunShared(scenario, self.layout, self.history, self.supervisor, say)
         self.run_id = shared.run_id
         self.topology = Topology(scenario, self.run_id)
@@ -252,7 +252,7 @@ class PipelineRun:
         self.spark.close()
         self.recording.close()
         self.supervisor.close(timeout=30)
-        self.job_folders.tidy(self.layout)
+        self.job_folders.tidy()
         self.brokers.close()
         self.history.record("run_ended")
         self.history.close()
