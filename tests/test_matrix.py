@@ -150,7 +150,7 @@ def test_a_row_and_a_column_cannot_both_name_a_whole_scenario(tmp_path):
         load_matrix(path)
 
 
-def _result(row, column, seed, verdict, lost, duplicated=0):
+def _result(row, column, seed, verdict, lost, duplicated=0, cost=(None, None, None)):
     return RunResult(
         row,
         column,
@@ -170,6 +170,8 @@ def _result(row, column, seed, verdict, lost, duplicated=0):
         0,
         60.0,
         0,
+        None,
+        *cost,
     )
 
 
@@ -178,8 +180,8 @@ def test_the_grid_shows_agreement_differences_and_unknown_counts():
         "m", "", "d", ["append", "upsert"], ["kill", "pause"], [1, 2], None, "2026-11-23 02:00", {"cpus": 2}
     )
     state.runs = [
-        _result("append", "kill", 1, "at-least-once", 0, 40),
-        _result("append", "kill", 2, "at-least-once", 0, 52),
+        _result("append", "kill", 1, "at-least-once", 0, 40, (195.2, 1.24, 3.4)),
+        _result("append", "kill", 2, "at-least-once", 0, 52, (210.4, 1.21, 4.06)),
         _result("upsert", "kill", 1, "effectively-exactly-once", 0, 40),
         _result("upsert", "kill", 2, "exactly-once", 0),
         _result("append", "pause", 1, "unknown", None),
@@ -192,6 +194,10 @@ def test_the_grid_shows_agreement_differences_and_unknown_counts():
     assert "2 of 2 agree" in text and "runs differ: effectively-exactly-once, exactly-once" in text
     assert "1 of 2 runs so far" in text and "lost unknown" in text and "duplicated" in text
     assert "[seed 1](runs/append--kill--seed1/report.html)" in text
+    # What the guarantee cost, from the same runs; a run that measured none leaves the cell's cost unknown.
+    assert "throughput 195-210 records/s, latency p50 1.2 s, p99 3.4-4.1 s" in text
+    assert "throughput unknown, latency p50 unknown, p99 unknown" in text
+    assert "| 195 | 1.24 | 3.40 |" in text and "| unknown | unknown | unknown |" in text
 
 
 def test_a_folder_holding_another_matrix_is_not_resumed(tmp_path):

@@ -19,6 +19,7 @@ from harness.judging import Judged, run_and_judge
 from harness.matrix.render import cells_json, render_html, render_markdown
 from harness.matrix.spec import Cell, MatrixSpec
 from harness.matrix.state import STATE_VERSION, MatrixState, RunResult, load_state
+from harness.report.tables import records_per_s
 from harness.runner.console import Console
 
 
@@ -58,6 +59,9 @@ def _result(cell: Cell, seed: int, out: Path, judged: Judged) -> RunResult:
         judged.elapsed_s,
         len(report.expectations),
         (report.run_info.get("versions") or {}).get("pyspark"),
+        records_per_s(c.acked, (report.timeline or {}).get("marks", {})),
+        report.latency.p50_s if report.latency else None,
+        report.latency.p99_s if report.latency else None,
     )
 
 

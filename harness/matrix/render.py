@@ -1,5 +1,6 @@
 """The matrix's report: one grid, rows by columns, each cell the verdict its runs saw (and whether they agreed),
-what was lost, the extra copies and the slowest recovery, with a link to every run's own report.
+what was lost, the extra copies, the slowest recovery and what the guarantee cost (throughput until drained,
+latency p50 and p99, from the same runs), with a link to every run's own report.
 
 matrix.html is self-contained (inline CSS, no network); matrix.md is the same grid for a README or a wiki; the
 cells also go into matrix.json for machines.
@@ -43,6 +44,10 @@ class CellSummary:
     failed_runs: int  # runs that could not complete
     outcomes: list[str]  # per run: its expectations' outcome (pass | fail | unknown)
     links: list[tuple[int, str]]  # (seed, the run's report.html, relative to the matrix folder)
+    # what the guarantee cost, per run (None: not measured): records/s until drained, latency p50 and p99
+    records_per_s: list[float | None]
+    latency_p50_s: list[float | None]
+    latency_p99_s: list[float | None]
 
     @property
     def verdict(self) -> str:
@@ -75,6 +80,9 @@ def summarize(state: MatrixState) -> list[CellSummary]:
                     sum(r.status != "complete" for r in runs),
                     [r.outcome for r in runs],
                     [(r.seed, f"{r.run_dir}/report.html") for r in runs],
+                    [r.records_per_s for r in runs],
+                    [r.latency_p50_s for r in runs],
+                    [r.latency_p99_s for r in runs],
                 )
             )
     return cells
@@ -92,6 +100,22 @@ def _span(values: list[int | None]) -> str:
         return "unknown"
     low, high = min(values), max(values)
     return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def _span_of(values: list[float | None], unit: str) -> str:
+    """Measured figures of a cell's runs, as _span: one when they agree to the shown precision, else low-high."""
+    if not values or None in values:
+        return "unknown"
+    low, high = (f"{v:,.0f}" if v >= 10 else f"{v:.1f}" for v in (min(values), max(values)))
+    return f"{low} {unit}" if low == high else f"{low}-{high} {unit}"
+
+
+def _cost(cell: CellSummary) -> str:
+    """What the guarantee cost in the same runs: throughput until drained, and latency to the egress."""
+    return (
+        f"throughput {_span_of(cell.records_per_s, 'records/s')}, latency p50 {_span_of(cell.latency_p50_s, 's')}, "
+        f"p99 {_span_of(cell.latency_p99_s, 's')}"
+    )
 
 
 def _agreement(cell: CellSummary) -> str:
@@ -176,6 +200,7 @@ def render_markdown(state: MatrixState) -> str:
                 f"lost {_span(c.lost)}",
                 f"extra copies kept {_span(c.extra_kept)}, absorbed {_span(c.extra_absorbed)}",
                 f"recovery {_recovery(c)}",
+                _cost(c),
             ] + _notes(c)
             parts.append(" ".join(f"[seed {seed}]({link})" for seed, link in c.links))
             entries.append("<br>".join(parts))
@@ -205,6 +230,9 @@ RUN_HEADER = [
     "absorbed",
     "faults",
     "slowest recovery (s)",
+    "records/s",
+    "latency p50 (s)",
+    "latency p99 (s)",
     "time (s)",
     "report",
 ]
@@ -225,6 +253,9 @@ def _run_cells(r: RunResult) -> list[str]:
         _n(r.extra_absorbed),
         str(r.faults_played),
         "-" if r.recovery_max_s is None else f"{r.recovery_max_s:.1f}",
+        "unknown" if r.records_per_s is None else f"{r.records_per_s:,.0f}",
+        "unknown" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f}",
+        "unknown" if r.latency_p99_s is None else f"{r.latency_p99_s:.2f}",
         f"{r.elapsed_s:.0f}",
     ]
 
@@ -242,6 +273,7 @@ def _cell_html(c: CellSummary) -> str:
         f"lost {escape(_span(c.lost))}",
         f"extra copies: kept {escape(_span(c.extra_kept))}, absorbed {escape(_span(c.extra_absorbed))}",
         f"recovery {escape(_recovery(c))}",
+        escape(_cost(c)),
     ] + [f"<b>{escape(n)}</b>" for n in _notes(c)]
     lines.append(" ".join(f"<a href='{escape(link)}'>seed {seed}</a>" for seed, link in c.links))
     return "<td>" + "<br>".join(lines) + "</td>"

@@ -38,6 +38,11 @@ class RunResult:
     elapsed_s: float
     expectations: int  # how many the cell had
     spark: str | None = None  # the pyspark its drivers ran (versions.json; a column can name another version)
+    # what the guarantee cost in the same run: acknowledged records per second until drained, and the latency from a
+    # record's event time to its first arrival at the egress (None: not measured, or a state from before them)
+    records_per_s: float | None = None
+    latency_p50_s: float | None = None
+    latency_p99_s: float | None = None
 
 
 @dataclass

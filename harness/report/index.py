@@ -14,7 +14,7 @@ import numpy as np
 from harness.files import write_atomically
 from harness.report.html import GUARANTEE, OUTCOME_COLORS, STYLE, table
 from harness.report.plots import svg
-from harness.report.tables import count
+from harness.report.tables import count, records_per_s
 
 
 def _runs(folder: Path) -> list[dict]:
@@ -39,12 +39,7 @@ def _recovery_percentiles(run: dict) -> tuple[float | None, float | None]:
 
 
 def _throughput(run: dict) -> float | None:
-    """Acknowledged records per second from the workload's start until the pipeline had drained them."""
-    marks = run.get("timeline", {}).get("marks", {})
-    acked, start, drained = run["counts"].get("acked"), marks.get("workload_started"), marks.get("drained")
-    if acked is None or start is None or drained is None or drained <= start:
-        return None
-    return acked / (drained - start)
+    return records_per_s(run["counts"].get("acked"), run.get("timeline", {}).get("marks", {}))
 
 
 def _trend_svg(name: str, runs: list[dict]) -> str:
