@@ -27,6 +27,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "harness" / "templates"
+GITHUB = yaml.safe_load((TEMPLATES / "github-actions.yml").read_text())  # the recipe harness init writes
 UNSET_SOURCE = "set HARNESS_WHEEL_URL and HARNESS_WHEEL_SHA256, or HARNESS_INDEX_URL and HARNESS_VERSION"
 
 
@@ -63,10 +64,9 @@ def release(folder: Path, env: dict[str, str]) -> Path:
 
 def recipe_env(project: Path, wheel: Path | None, env: dict[str, str]) -> dict[str, str]:
     """The GitHub recipe's env as the team would fill it in: the source is the wheel's URL and sha256."""
-    workflow = yaml.safe_load((TEMPLATES / "github-actions.yml").read_text())
     filled = {
         name: str(value).replace("${{ github.workspace }}", str(project))
-        for name, value in workflow["jobs"]["gate"]["env"].items()
+        for name, value in GITHUB["jobs"]["gate"]["env"].items()
     }
     if wheel is not None:
         filled["HARNESS_WHEEL_URL"] = wheel.as_uri()
@@ -76,8 +76,7 @@ def recipe_env(project: Path, wheel: Path | None, env: dict[str, str]) -> dict[s
 
 def recipe_steps() -> list[tuple[str, str]]:
     """(name, shell command): the GitHub recipe's `run:` steps, then the GitLab recipe's other `script:` lines."""
-    workflow = yaml.safe_load((TEMPLATES / "github-actions.yml").read_text())
-    found = [(f"github: {step['name']}", step["run"]) for step in workflow["jobs"]["gate"]["steps"] if "run" in step]
+    found = [(f"github: {step['name']}", step["run"]) for step in GITHUB["jobs"]["gate"]["steps"] if "run" in step]
     gate = next(command for _, command in found if " gate " in command)
     gitlab = yaml.safe_load((TEMPLATES / "gitlab-ci.yml").read_text())
     for line in gitlab["harness-gate"]["script"]:
@@ -92,8 +91,7 @@ def recipe_steps() -> list[tuple[str, str]]:
 
 def uploaded(project: Path) -> dict[str, int]:
     """How many files the GitHub recipe's upload step takes, by kind (logs, reports, junit)."""
-    workflow = yaml.safe_load((TEMPLATES / "github-actions.yml").read_text())
-    [upload] = [s for s in workflow["jobs"]["gate"]["steps"] if s.get("uses", "").startswith("actions/upload")]
+    [upload] = [s for s in GITHUB["jobs"]["gate"]["steps"] if s.get("uses", "").startswith("actions/upload")]
     files = {p for pattern in upload["with"]["path"].split() for p in project.glob(pattern)}
     files = {f for p in files for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()}
     kinds = {"logs": "/logs/", "reports": "report.", "junit": "junit.xml"}
@@ -128,8 +126,9 @@ def main() -> int:
         if refused.returncode == 0 or UNSET_SOURCE not in refused.stderr:
             print("the install step, with no source set, did not fail saying what to set", flush=True)
             return 1
+        sourced = recipe_env(project, wheel, env)  # the wheel hashed once, as the team pins it once
         for name, command in steps:
-            run_step(name, command, project, recipe_env(project, wheel, env))
+            run_step(name, command, project, sourced)
     except StepFailed as failed:
         return failed.code
     print(f"uploaded files: {uploaded(project)}", flush=True)

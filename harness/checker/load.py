@@ -46,7 +46,7 @@ from harness.checker.file_readers import (
 from harness.checker.record_ids import RecordIds
 from harness.checker.rid_sets import Positions
 from harness.checker.selection import Selection
-from harness.evidence.acks import ACK_TYPES
+from harness.evidence.acks import ack_batch
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.evidence.layout import RunLayout
 
@@ -103,9 +103,6 @@ def _pipeline(layout: RunLayout) -> PipelineDescription:
         ) from None
 
 
-ACK_TYPES_EMPTY = pa.table({name: pa.array([], kind) for name, kind in ACK_TYPES.items()})
-
-
 def never_began(ack_log: Path, run: dict, history: list[dict] | None) -> bool:
     """A run that ended before its workload began (a job that exited at start): no ack log, the run's end recorded
     with nothing acknowledged, and no generator ever started. Its report says why it ended; its verdict is unknown."""
@@ -129,7 +126,7 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
     ack_log = layout.written_ack_log
     history = read_history(layout.history, gaps)
     if never_began(ack_log, run, history):
-        ack_table = ACK_TYPES_EMPTY
+        ack_table = pa.Table.from_batches([ack_batch([])])
         gaps.append(
             f"{ack_log.name}: none: the run ended ({run.get('status')}) before its workload began; nothing was sent, "
             "so nothing can be judged"

@@ -225,7 +225,7 @@ class ManagedProcess:
         Returns the exit code when known."""
         if not asked:
             stop_recorded(self.record, timeout=timeout)
-        elif session_members(self.record) and not _wait_gone(self.record, timeout):
+        elif not _wait_gone(self.record, timeout):
             _force_kill(self.record)
         return self.wait_exit()
 

@@ -18,6 +18,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from harness.cluster.access import KafkaAccess
 from harness.errors import HarnessError
+from harness.evidence.topics import dump_record
 
 SCHEMA = pa.schema(
     [
@@ -38,15 +39,6 @@ class SourceRead:
 
     records: int = 0
     missing: list[list[int]] = field(default_factory=list)
-
-
-def _value_text(value: bytes | None, decode: Callable[[bytes], Any]) -> str | None:
-    if value is None:
-        return None
-    try:
-        return json.dumps(decode(value))
-    except ValueError:
-        return json.dumps(value.decode("utf-8", "replace"))  # a value that does not decode is kept as text
 
 
 def read_source(
@@ -83,17 +75,9 @@ def _copy(consumer: KafkaConsumer, topic: str, remaining: dict[int, int], decode
     while remaining and time.monotonic() - last < STALL_S:
         for tp, records in consumer.poll(timeout_ms=500, max_records=10_000).items():
             end = remaining.get(tp.partition, -1)
-            rows += [
-                (
-                    r.partition,
-                    r.offset,
-                    r.timestamp,
-                    r.key and r.key.decode("utf-8", "replace"),
-                    _value_text(r.value, decode),
-                )
-                for r in records
-                if r.offset < end
-            ]
+            for line in (dump_record(r, decode) for r in records if r.offset < end):  # as a topic dump reads it
+                value = None if line["value"] is None else json.dumps(line["value"])
+                rows.append((line["partition"], line["offset"], line["timestamp_ms"], line["key"], value))
             last = time.monotonic()
         for p, end in list(remaining.items()):
             if consumer.position(TopicPartition(topic, p)) >= end:

@@ -92,7 +92,8 @@ def own_master(settings: dict) -> str | None:
         module = settings["entry"].split(":")[0]
         candidates = [cwd / (module.replace(".", "/") + ".py"), cwd / module.replace(".", "/") / "__init__.py"]
     else:
-        candidates = [cwd / arg for arg in settings["command"][1:] if arg.endswith(".py")][:1]
+        command, i = settings["command"], runs_at(settings["command"])
+        candidates = [cwd / command[i]] if i is not None and i < len(command) and command[i].endswith(".py") else []
     for file in candidates:
         try:
             lines = file.read_text().splitlines()
@@ -226,27 +227,36 @@ PYTHON_VALUED = {"-X", "-W", "-Q"}
 SPARK_SUBMIT_FLAGS = {"--verbose", "-v", "--supervise", "--help", "-h", "--version"}
 
 
+def runs_at(command: list[str] | tuple[str, ...]) -> int | None:
+    """Where in a command the script it runs is, or `-m` (python's module): the first argument past the launcher's
+    options; len(command) when it names nothing; None for code on the command line (`python -c`)."""
+    i = 1
+    while i < len(command) and command[i].startswith("-") and command[i] != "-m":
+        if command[i] == "-c":
+            return None
+        valued = command[i] in PYTHON_VALUED if command[0] == "python" else command[i] not in SPARK_SUBMIT_FLAGS
+        i += 2 if valued and "=" not in command[i] else 1
+    return i
+
+
 def _check_runs_something(command: tuple[str, ...], cwd: Path, path: str) -> None:
     """The script a command runs exists in its folder, or the module of `python -m` can be found there or in the
     harness's Python: a wrong name is one line now rather than a job that exits at start."""
-    args, i = list(command), 1
-    while i < len(args) and args[i].startswith("-") and args[i] != "-m":
-        if args[i] == "-c":
-            return  # code on the command line: nothing to look for
-        valued = args[i] in PYTHON_VALUED if args[0] == "python" else args[i] not in SPARK_SUBMIT_FLAGS
-        i += 2 if valued and "=" not in args[i] else 1
-    if i >= len(args):
-        raise BlueprintError(path, f"names no script or module to run after {' '.join(args[:i])}")
-    if args[i] == "-m" and args[0] == "python":
-        if i + 1 >= len(args):
+    i = runs_at(command)
+    if i is None:
+        return  # code on the command line: nothing to look for
+    if i >= len(command):
+        raise BlueprintError(path, f"names no script or module to run after {' '.join(command[:i])}")
+    if command[i] == "-m" and command[0] == "python":
+        if i + 1 >= len(command):
             raise BlueprintError(f"{path}[{i}]", "-m names no module")
-        module = args[i + 1]
+        module = command[i + 1]
         local = cwd / module.replace(".", "/")
         found = local.with_suffix(".py").is_file() or local.is_dir() or _installed(module.split(".")[0])
         if not found and not PLACEHOLDER.search(module):
             raise BlueprintError(f"{path}[{i + 1}]", f"no module {module} in {cwd} or the harness's Python")
         return
-    script = args[i]
+    script = command[i]
     if not PLACEHOLDER.search(script) and script.endswith(".py") and not (cwd / script).is_file():
         raise BlueprintError(f"{path}[{i}]", f"no such script: {cwd / script}")
 
