@@ -3,7 +3,10 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# The drivers' Spark by default: the newest whose Kafka connector, Avro, Delta and Iceberg all resolve
+# (harness/spark/lines.py, docs/spark.md). Any verified version works: `make setup SPARK=4.2.0`.
+SPARK  ?= 4.2.0
+STAMP  := $(VENV)/.installed-spark-$(SPARK)
 
 .PHONY: run test test-fast test-caveats test-long setup jars docker-packages lint
 
@@ -39,7 +42,8 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "make: Python 3.10+ is required (found " + sys.version.split()[0] + ")")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test]' 'pyspark==$(SPARK)'
+	@rm -f $(VENV)/.installed*
 	@touch $@
 
 # Idempotent: Maven runs only for a jar set that is missing or whose pom changed.

@@ -68,7 +68,7 @@ t0 = time.monotonic()
 from pyspark.sql import SparkSession
 from harness import jars
 from harness.spark import versions
-connector = ",".join(str(p) for p in jars.connector_jars(versions.runtime(None).jar_set))
+connector = ",".join(str(p) for p in jars.jar_set(versions.runtime(None).jars()))
 spark = (SparkSession.builder.appName("bare-probe").master("local[1]").config("spark.jars", connector)
          .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
 """

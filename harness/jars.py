@@ -2,9 +2,11 @@
 
 Jars come from the poms the harness ships (jars/ in a clone) and are copied by
 `mvn dependency:copy-dependencies` into the cache, <cache>/jars/<set>/
-(harness/paths.py; HARNESS_JARS_DIR overrides). A set is complete when its
-marker file holds the hash of the pom it came from, so an interrupted download
-is redone, never used, and a changed pom fetches again. HARNESS_SEED_JARS may
+(harness/paths.py; HARNESS_JARS_DIR overrides). A pom built per Spark version
+(the connector's, Delta's, Iceberg's) is given that version's Maven properties
+and keeps each version's jars in a folder of their own. A set is complete when
+its marker file holds the hash of the pom and properties it came from, so an
+interrupted download is redone, never used, and a changed pom fetches again. HARNESS_SEED_JARS may
 name a read-only folder of sets fetched elsewhere (a clone's .cache/jars): a
 current set there is used in place, and nothing is downloaded for it.
 """
@@ -19,18 +21,37 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.paths import cache_dir, shipped
 
 POM_DIR = shipped("jars")
-CORE_SETS = ("kafka", "spark-kafka")  # the brokers' and the drivers' Kafka connector; the other sets are asked for
+BROKER = "kafka"  # the brokers' and their tools' jars; the drivers' sets are of their Spark (harness.spark.versions)
+
+
+@dataclass(frozen=True)
+class JarSet:
+    """The jars of one shipped pom (jars/<pom>/pom.xml), fetched with `properties` as Maven's -D settings; `label`
+    tells one such fetch from another in the cache (a Spark version)."""
+
+    pom: str
+    label: str = ""
+    properties: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.pom}-{self.label}" if self.label else self.pom
+
+
+def _as_set(spec: str | JarSet) -> JarSet:
+    return spec if isinstance(spec, JarSet) else JarSet(spec)
 
 
 def shipped_sets() -> list[str]:
-    """Every jar set the harness has a pom for (jars/<set>/pom.xml): the core ones, those streamlet and output kinds
-    need (spark_jars, jar_sets), and other Spark versions' connectors."""
+    """Every pom the harness ships (jars/<pom>/pom.xml): the brokers', and those of the drivers' Spark (the
+    connector, and what streamlet and output kinds need: spark_jars, jar_sets)."""
     return sorted(p.parent.name for p in POM_DIR.glob("*/pom.xml"))
 
 
@@ -70,43 +91,41 @@ def _checked(java: str) -> str:
     return java
 
 
-def _set_dir(name: str) -> Path:
+def set_dir(spec: str | JarSet) -> Path:
     """Where a set is: the cache's, or the seed's when only that one is current (used in place, read-only)."""
-    own = jars_dir() / name
-    seed = Path(os.environ["HARNESS_SEED_JARS"]) / name if os.environ.get("HARNESS_SEED_JARS") else None
-    if seed is not None and not _current_in(own, name) and _current_in(seed, name):
+    spec = _as_set(spec)
+    own = jars_dir() / spec.name
+    seed = Path(os.environ["HARNESS_SEED_JARS"]) / spec.name if os.environ.get("HARNESS_SEED_JARS") else None
+    if seed is not None and not _current_in(own, spec) and _current_in(seed, spec):
         return seed
     return own
 
 
-def _pom_hash(name: str) -> str:
-    return hashlib.sha256((POM_DIR / name / "pom.xml").read_bytes()).hexdigest()
+def _pom_hash(spec: JarSet) -> str:
+    pom = (POM_DIR / spec.pom / "pom.xml").read_bytes()
+    return hashlib.sha256(pom + repr(spec.properties).encode() if spec.properties else pom).hexdigest()
 
 
-def _current_in(folder: Path, name: str) -> bool:
+def _current_in(folder: Path, spec: JarSet) -> bool:
     marker = folder / _MARKER
-    return marker.exists() and marker.read_text().strip() == _pom_hash(name)
+    return marker.exists() and marker.read_text().strip() == _pom_hash(spec)
 
 
-def _is_current(name: str) -> bool:
-    return _current_in(_set_dir(name), name)
+def _is_current(spec: JarSet) -> bool:
+    return _current_in(set_dir(spec), spec)
 
 
-def jar_set(name: str) -> list[Path]:
+def jar_set(spec: str | JarSet) -> list[Path]:
     """The jars of one set, or a clear error saying how to fetch them."""
-    folder = _set_dir(name)
+    folder = set_dir(spec)
     if not (folder / _MARKER).exists():
+        name = _as_set(spec).name
         raise HarnessError(f"{name} jars missing in {folder}: run `harness jars` (needs Maven) to fetch them")
     return sorted(folder.glob("*.jar"))
 
 
 def kafka_classpath() -> str:
-    return os.pathsep.join(str(p) for p in jar_set("kafka"))
-
-
-def connector_jars(name: str = "spark-kafka") -> list[Path]:
-    """The Kafka connector's jar set: the harness's own Spark's, or another version's (harness.spark.versions)."""
-    return jar_set(name)
+    return os.pathsep.join(str(p) for p in jar_set(BROKER))
 
 
 def _version_in(jars: list[Path], artifact: str) -> str:
@@ -118,18 +137,20 @@ def _version_in(jars: list[Path], artifact: str) -> str:
 
 
 def kafka_version() -> str:
-    return _version_in(jar_set("kafka"), "kafka_2.13")
+    return _version_in(jar_set(BROKER), "kafka_2.13")
 
 
-def connector_version(name: str = "spark-kafka", artifact: str = "spark-sql-kafka-0-10_2.13") -> str:
-    return _version_in(connector_jars(name), artifact)
+def version_in(spec: str | JarSet, artifact: str) -> str:
+    """The version of `artifact`'s jar in a fetched set."""
+    return _version_in(jar_set(spec), artifact)
 
 
-def fetch(names: tuple[str, ...] = CORE_SETS, quiet: bool = True) -> None:
+def fetch(specs: tuple[str | JarSet, ...] = (BROKER,), quiet: bool = True) -> None:
     """Copy each missing jar set from Maven into the cache (idempotent)."""
-    for name in names:
-        if _is_current(name):
+    for spec in map(_as_set, specs):
+        if _is_current(spec):
             continue
+        name = spec.name
         target = jars_dir() / name
         mvn = shutil.which("mvn")
         if not mvn:
@@ -141,9 +162,10 @@ def fetch(names: tuple[str, ...] = CORE_SETS, quiet: bool = True) -> None:
             mvn,
             "-B",
             "-f",
-            str(POM_DIR / name / "pom.xml"),
+            str(POM_DIR / spec.pom / "pom.xml"),
             "dependency:copy-dependencies",
             f"-DoutputDirectory={staging}",
+            *(f"-D{key}={value}" for key, value in spec.properties),
         ]
         if quiet:
             cmd.insert(1, "-q")
@@ -153,7 +175,7 @@ def fetch(names: tuple[str, ...] = CORE_SETS, quiet: bool = True) -> None:
             errors = [line for line in result.stdout.splitlines() if "[ERROR]" in line]
             first = errors[0].replace("[ERROR]", "").strip() if errors else result.stderr.strip()[:300]
             raise HarnessError(f"fetching {name} jars with Maven failed: {first}")
-        (staging / _MARKER).write_text(_pom_hash(name))
+        (staging / _MARKER).write_text(_pom_hash(spec))
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)

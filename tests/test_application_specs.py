@@ -293,6 +293,12 @@ FILES_BAD = [
     ),
     ("writer", _set("outputs.lake.written_by", "someone"), "outputs.lake.written_by: expected the application"),
     ("identity", _set("outputs.lake.identity", {"key": "a"}), "outputs.lake.identity: expected key and seq"),
+    (
+        "a Spark without an Iceberg runtime",
+        _both(_set("outputs.lake.format", "iceberg"), _set("cluster", {"spark": {"version": "4.2.0"}})),
+        "cluster.spark.version: orders (application) needs iceberg, and no iceberg release built for Spark 4.2 is "
+        "served",
+    ),
 ]
 
 

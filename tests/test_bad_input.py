@@ -76,7 +76,8 @@ def test_unreachable_broker_is_a_clear_error():
 
 def test_spark_session_refuses_missing_connector(tmp_path, monkeypatch):
     from harness.spark.session import spark_session
+    from harness.spark.versions import own_version
 
     monkeypatch.setenv("HARNESS_JARS_DIR", str(tmp_path))
-    with pytest.raises(HarnessError, match="spark-kafka jars missing"):
+    with pytest.raises(HarnessError, match=f"spark-kafka-{own_version()} jars missing"):
         spark_session("nothing")

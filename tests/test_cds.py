@@ -113,9 +113,7 @@ def test_the_launchers_flags_are_for_the_harnesss_own_spark_and_ones_own_are_kep
     monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
     flags = launcher_env()["SPARK_LAUNCHER_OPTS"].split()
     assert "-XX:+UseSerialGC" in flags and "-Xlog:all=warning:stderr" in flags  # its stdout is the driver's command
-    other = SparkRuntime(
-        version="3.5.7", python="/elsewhere/bin/python", jar_set="spark-kafka-3.5", scala="2.12", own=False
-    )
+    other = SparkRuntime(version="3.5.7", python="/elsewhere/bin/python", own=False)
     assert launcher_env(other) == {}
     monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "-Xmx64m")
     assert launcher_env() == {}

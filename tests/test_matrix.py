@@ -43,7 +43,7 @@ columns:
 """
 
 
-OTHER_SPARK = next(iter(versions.OTHER_VERSIONS))
+OTHER_SPARK = versions.other_versions()[0]  # the oldest verified Spark besides the harness's own
 SPARK_AXIS = f"""name: spark-axis
 base: base.yaml
 duration_s: 10

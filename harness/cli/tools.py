@@ -262,21 +262,39 @@ def images_build(runner: bool, force: bool, if_engine: bool):
 
 @main.command()
 def jars():
-    """Fetch the Kafka broker and Spark connector jars with Maven, and the jar sets the built-in streamlet and output
-    kinds need; train the JVMs' CDS archives (both idempotent)."""
+    """Fetch the Kafka broker's jars and, for the pyspark installed beside the harness, its Kafka connector and the
+    jar sets the built-in streamlet and output kinds need (Delta, Iceberg) with Maven; train the JVMs' CDS archives
+    (both idempotent). A pyspark whose connector is not served is refused in one line.
+
+    \b
+    Examples:
+      harness jars      Kafka 4.3.1, pyspark 4.1.1's connector (Scala 2.13) and delta, iceberg in .cache/jars
+    """
     from harness import cds_training
     from harness import jars as jar_sets
+    from harness.errors import HarnessError
     from harness.outputs import builtin_output_kinds
+    from harness.spark import lines, versions
     from pipelines.kinds import builtin_kinds
 
+    own = versions.runtime(None)
     needed = [s for cls in builtin_kinds().values() for s in cls.spark_jars]
     needed += [s for kind in builtin_output_kinds().values() for s in kind.jar_sets]
-    extra = tuple(dict.fromkeys(s for s in needed if s not in jar_sets.CORE_SETS))
-    jar_sets.fetch((*jar_sets.CORE_SETS, *extra))
+    extra, missing = [], []
+    for pom in dict.fromkeys(needed):
+        try:
+            lines.maven_properties(pom, own.version)
+            extra.append(pom)
+        except HarnessError as exc:
+            missing.append(str(exc))
+    jar_sets.fetch((jar_sets.BROKER,))
+    versions.fetch_connector(own, tuple(extra))
     click.echo(
-        f"Kafka {jar_sets.kafka_version()}, Spark Kafka connector {jar_sets.connector_version()} and the jar sets "
-        f"{', '.join(extra)} in {jar_sets.jar_set('kafka')[0].parent.parent}"
+        f"Kafka {jar_sets.kafka_version()}, pyspark {own.version}'s connector (Scala {own.scala}) and the jar sets "
+        f"{', '.join(extra)} in {jar_sets.jars_dir()}"
     )
+    for line in missing:
+        click.echo(f"not fetched: {line}")
     cds_training.train(say=click.echo)
 
 
@@ -290,12 +308,13 @@ def spark_env(version):
     \b
     Examples:
       harness spark-env 3.5.7      pyspark 3.5.7 and spark-sql-kafka-0-10_2.12 3.5.7
+      harness spark-env 4.2.0      pyspark 4.2.0 and spark-sql-kafka-0-10_2.13 4.2.0
     """
     from harness.spark import versions
 
     runtime = versions.ensure(version, say=click.echo)
     click.echo(
-        f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jar_set} jars"
+        f"Spark {runtime.version} (Scala {runtime.scala}): {runtime.python}, connector in {runtime.jars().name} jars"
     )
 
 

@@ -26,6 +26,7 @@ from harness.outputs.tables import schema_name
 from harness.process import ManagedProcess, free_ports
 from harness.scenario.applications import fill
 from harness.secrets import split_password
+from harness.spark import versions
 from harness.spark.launcher import driver_env
 from harness.spark.session import DRIVER_JIT, GC_OPTIONS, check_connector_version
 from harness.spark.standalone import APPLICATION_TAG, executor_conf
@@ -45,7 +46,7 @@ def connector_options(runtime: SparkRuntime, scratch: Path, home: Path, jar_sets
     runs, never what the job does), its scratch space in `scratch` (spark.local.dir and java.io.tmpdir), and what
     Spark would otherwise leave in the job's folder in `home`, kept across its restarts: its warehouse
     (spark-warehouse) and its Derby metastore (metastore_db, derby.log); a job's own settings still win."""
-    paths = [*jars.connector_jars(runtime.jar_set), *(p for name in jar_sets for p in jars.jar_set(name))]
+    paths = [p for pom in (versions.CONNECTOR, *jar_sets) for p in jars.jar_set(runtime.jars(pom))]
     classpath = ":".join(str(p) for p in paths)
     return [
         "--conf",

@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-from harness import jars
 from harness.process import ManagedProcess
 from harness.runner.executors import ExecutorWatch
 from harness.runner.kafka_service import KafkaService
@@ -130,7 +129,7 @@ class SparkService:
         spark = self.prepare()
         return {
             "pyspark": spark.version,  # the drivers' (cluster.spark.version, or the harness's own)
-            "spark_kafka_connector": jars.connector_version(spark.jar_set, spark.connector_artifact),
+            "spark_kafka_connector": spark.connector_version(),
             "spark_environment": "the harness's own" if spark.own else spark.python,
         }
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import APPLICATION
+from harness.errors import HarnessError
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
@@ -25,7 +26,7 @@ from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
-from harness.spark import versions
+from harness.spark import lines, versions
 from harness.workload.template import TemplateError, parse_template
 from pipelines.kinds import add_import_paths
 from pipelines.model import CODECS
@@ -329,6 +330,16 @@ def _docker(raw: dict | None, external: str | None) -> tuple[bool, str | None, t
     return False, None, tuple(containers)
 
 
+def _check_jars_served(blueprint: Blueprint, spark: str) -> None:
+    """Every jar set a streamlet or job needs (Delta's, Iceberg's) has a release built for the drivers' Spark."""
+    for name, inst in blueprint.streamlets.items():
+        for pom in inst.cls.spark_jars:
+            try:
+                lines.maven_properties(pom, spark)
+            except HarnessError as exc:
+                raise BlueprintError("cluster.spark.version", f"{name} ({inst.kind}) needs {pom}, and {exc}") from None
+
+
 def _spark(raw: dict) -> tuple[str, int, str | None]:
     """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster), and
     which Spark they run (version)."""
@@ -420,17 +431,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     store = f.get("store", str, "sqlite")
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
-    other_spark = [
-        f"{name} ({inst.kind}: {', '.join(inst.cls.spark_jars)})"
-        for name, inst in blueprint.streamlets.items()
-        if inst.cls.spark_jars and cluster.spark_version
-    ]
-    if other_spark:
-        raise BlueprintError(
-            "cluster.spark.version",
-            f"{', '.join(other_spark)} needs jars built for Spark "
-            f"{versions.own_version()}, not {cluster.spark_version}",
-        )
+    _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)

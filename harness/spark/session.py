@@ -34,25 +34,21 @@ SMALL_MACHINE_CONF: dict[str, str] = {
     "spark.sql.streaming.minBatchesToRetain": "20",
     "spark.sql.streaming.stateStore.maintenanceInterval": "10s",
 }
-# For the harness's own Spark only (a class of its version): checkpoint files through Hadoop's FileSystem, not its
-# FileContext. Without Hadoop's native library, FileContext's rename ran a `readlink` process for each file a batch
-# commits (about four a second per driver); the same files are written to a temporary name and renamed. Measured: a
-# 40-second run of three drivers took 11% less CPU.
-OWN_SPARK_CONF: dict[str, str] = {
-    "spark.sql.streaming.checkpointFileManagerClass": (
-        "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
-    ),
-}
+# Checkpoint files through Hadoop's FileSystem, not its FileContext (the class's name is the drivers' Spark line's,
+# harness/spark/lines.py). Without Hadoop's native library, FileContext's rename ran a `readlink` process for each
+# file a batch commits (about four a second per driver); the same files are written to a temporary name and renamed.
+# Measured: a 40-second run of three drivers took 11% less CPU.
+CHECKPOINT_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 
 
 def check_connector_version(runtime: SparkRuntime | None = None) -> str:
     """The connector jar's version, after checking it equals the drivers' pyspark's (the harness's own by default)."""
     runtime = runtime or versions.runtime(None)
-    connector = jars.connector_version(runtime.jar_set, runtime.connector_artifact)
+    connector = runtime.connector_version()
     if connector != runtime.version:
         raise HarnessError(
-            f"Spark Kafka connector {connector} in {jars.jars_dir() / runtime.jar_set} does not match "
-            f"pyspark {runtime.version}: update jars/{runtime.jar_set}/pom.xml and run "
+            f"Spark Kafka connector {connector} in {jars.set_dir(runtime.jars())} does not match "
+            f"pyspark {runtime.version}: run "
             + ("`harness jars`" if runtime.own else f"`harness spark-env {runtime.version}`")
         )
     return connector
@@ -69,7 +65,8 @@ def _own_extra_classpath() -> str:
     and the Kafka connector's jars. Class-data sharing archives classes of the JVM's own classpath whole; classes of
     spark.jars come through Spark's class loader, which reads and checks every one from its jar on each start and
     which the archive's training cannot link (about 300 of Kafka's classes were left out as "not linked")."""
-    return ":".join([unsigned.classpath(_pyspark_jars()), *(str(p) for p in jars.connector_jars())])
+    connector = jars.jar_set(versions.runtime(None).jars())
+    return ":".join([unsigned.classpath(_pyspark_jars()), *(str(p) for p in connector)])
 
 
 def driver_classpath() -> str:
@@ -128,17 +125,16 @@ def session_conf(
     """The configuration of a SparkSession that can read and write Kafka, after checking the connector and Java.
 
     `conf` overrides the defaults above; spark.jars always includes the connector (of `runtime`'s Spark: the
-    harness's own by default), then the jars of `jar_sets` (a streamlet's spark_jars, built for the harness's own
-    Spark: the scenario parser refuses them with another version). A streamlet driver is given this in its settings
-    (pipelines/ builds its session from them).
+    harness's own by default), then the jars of `jar_sets` (a streamlet's spark_jars), both built for that Spark.
+    A streamlet driver is given this in its settings (pipelines/ builds its session from them).
     """
     runtime = runtime or versions.runtime(None)
     check_connector_version(runtime)
     jars.java_executable()  # a clear error now rather than a Py4J one later
-    settings = {**SMALL_MACHINE_CONF, **(OWN_SPARK_CONF if runtime.own else {}), **(conf or {})}
+    settings = {**SMALL_MACHINE_CONF, CHECKPOINT_MANAGER: runtime.line.checkpoint_manager, **(conf or {})}
     extra = [j for j in settings.pop("spark.jars", "").split(",") if j]
-    sets = [str(p) for name in jar_sets for p in jars.jar_set(name)]
-    settings["spark.jars"] = ",".join([str(p) for p in jars.connector_jars(runtime.jar_set)] + sets + extra)
+    sets = [str(p) for pom in jar_sets for p in jars.jar_set(runtime.jars(pom))]
+    settings["spark.jars"] = ",".join([str(p) for p in jars.jar_set(runtime.jars())] + sets + extra)
     settings["spark.driver.extraJavaOptions"] = driver_java_options(
         settings.get("spark.driver.extraJavaOptions", ""), runtime
     )

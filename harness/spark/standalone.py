@@ -20,6 +20,7 @@ from harness.errors import HarnessError
 from harness.jit import QUICK, jit_options
 from harness.process import ManagedProcess, Supervisor, free_ports
 from harness.process.supervisor import session_members
+from harness.spark import versions
 from harness.spark.session import DRIVER_JIT, GC_OPTIONS
 from harness.waiting import wait_for
 
@@ -103,7 +104,7 @@ class StandaloneCluster:
         return {
             **os.environ,
             "SPARK_HOME": str(spark_home()),
-            "SPARK_SCALA_VERSION": "2.13",
+            "SPARK_SCALA_VERSION": versions.runtime(None).scala,
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(self.log_dir),
             "SPARK_LOCAL_DIRS": str(self.workdir / "local"),

@@ -1,11 +1,13 @@
 """Which Spark the streamlet drivers run on: the harness's own pyspark, or another version in an environment of its
 own, built on request.
 
-Teams gate Spark upgrades, so a scenario (or a matrix column) can name `cluster.spark.version`. Another version
-gets a virtualenv under .cache/spark-envs/pyspark-<version>/ with that pyspark and what the drivers import, and
-its Kafka connector jars from a committed pom (jars/<set>/pom.xml, Scala 2.12 for Spark 3.5); the drivers and
-their Python workers run that interpreter, with the project on their path. An environment is complete when its
-marker holds the hash of what it was built from, so an interrupted build is redone, never used.
+The harness's own is the pyspark installed beside it, a team's (any version of harness/spark/lines.py's lines). Teams
+gate Spark upgrades, so a scenario (or a matrix column) can name `cluster.spark.version`, one of the verified
+versions: another version gets a virtualenv under .cache/spark-envs/pyspark-<version>/ with that pyspark and what
+the drivers import; the drivers and their Python workers run that interpreter, with the project on their path.
+Either way the drivers' jars (the Kafka connector; Delta, Iceberg) are fetched for exactly their version. An
+environment is complete when its marker holds the hash of what it was built from, so an interrupted build is redone,
+never used.
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from typing import Callable
 from harness import jars
 from harness.errors import HarnessError
 from harness.paths import SOURCE_ROOT, cache_dir
+from harness.spark import lines
 
-# Spark versions other than the harness's own that the drivers can run on: version -> (jar set, Scala version).
-OTHER_VERSIONS = {"3.5.7": ("spark-kafka-3.5", "2.12")}
-OWN_JAR_SET, OWN_SCALA = "spark-kafka", "2.13"
+CONNECTOR = "spark-kafka"  # the pom of the drivers' Kafka connector and Avro functions
 # What a driver imports besides the project itself (pipelines/: pyspark, pyarrow for Arrow batches, psycopg for a
 # PostgreSQL store); pandas and pyarrow are what pyspark's Arrow support needs.
 DRIVER_REQUIREMENTS = ("pyarrow>=15", "pandas>=2.2,<3", "psycopg[binary]>=3.1")
@@ -35,13 +36,27 @@ _MARKER = ".complete"
 class SparkRuntime:
     version: str
     python: str  # the interpreter of the drivers and their Python workers
-    jar_set: str  # the connector's jar set (harness.jars)
-    scala: str
-    own: bool  # the harness's own pyspark (its CDS archive, its standalone cluster, its Delta jars)
+    own: bool  # the harness's own pyspark (its CDS archive, its standalone cluster)
+
+    @property
+    def line(self) -> lines.SparkLine:
+        return lines.line(self.version)
+
+    @property
+    def scala(self) -> str:
+        return self.line.scala
 
     @property
     def connector_artifact(self) -> str:
         return f"spark-sql-kafka-0-10_{self.scala}"
+
+    def jars(self, pom: str = CONNECTOR) -> jars.JarSet:
+        """The jar set of `pom` (the connector by default; "delta", "iceberg") built for this Spark."""
+        properties = lines.maven_properties(pom, self.version)
+        return jars.JarSet(pom, self.version, tuple(sorted(properties.items())))
+
+    def connector_version(self) -> str:
+        return jars.version_in(self.jars(), self.connector_artifact)
 
     def pythonpath(self) -> str | None:
         """Where another environment's interpreter finds the project's packages (the harness's own has it installed)."""
@@ -54,8 +69,13 @@ def own_version() -> str:
     return pyspark.__version__
 
 
+def other_versions() -> tuple[str, ...]:
+    """The verified versions the drivers can run on besides the harness's own."""
+    return tuple(v for v in lines.VERIFIED if v != own_version())
+
+
 def known_versions() -> tuple[str, ...]:
-    return (own_version(), *OTHER_VERSIONS)
+    return (own_version(), *other_versions())
 
 
 def envs_dir() -> Path:
@@ -83,22 +103,33 @@ def runtime(version: str | None) -> SparkRuntime:
     """The drivers' Spark for a scenario's `cluster.spark.version` (None: the harness's own). Another version must
     have been built (`ensure`)."""
     if version is None or version == own_version():
-        return SparkRuntime(own_version(), sys.executable, OWN_JAR_SET, OWN_SCALA, own=True)
-    if version not in OTHER_VERSIONS:
+        return SparkRuntime(own_version(), sys.executable, own=True)
+    if version not in other_versions():
         raise HarnessError(f"Spark {version}: not one the drivers can run on (known: {', '.join(known_versions())})")
     if not _is_built(version):
         raise HarnessError(f"Spark {version}: its environment is not built; run `harness spark-env {version}`")
-    jar_set, scala = OTHER_VERSIONS[version]
-    return SparkRuntime(version, str(_env_dir(version) / "bin" / "python"), jar_set, scala, own=False)
+    return SparkRuntime(version, str(_env_dir(version) / "bin" / "python"), own=False)
 
 
 def ensure(version: str | None, say: Callable[[str], None] = print) -> SparkRuntime:
-    """The runtime for `version`, building its environment and fetching its jars first if they are missing."""
-    if version is not None and version != own_version() and version in OTHER_VERSIONS:
+    """The runtime for `version`, building its environment and fetching its connector first if they are missing."""
+    if version is not None and version != own_version() and version in other_versions():
         if not _is_built(version):
             _build(version, say)
-        jars.fetch((OTHER_VERSIONS[version][0],))
+        fetch_connector(runtime(version))
     return runtime(version)
+
+
+def fetch_connector(spark: SparkRuntime, also: tuple[str, ...] = ()) -> None:
+    """Fetch the connector of `spark` (and the jar sets `also` names, built for it), or say in one line that this
+    version's is not served."""
+    sets = (spark.jars(), *(spark.jars(pom) for pom in also))
+    try:
+        jars.fetch(sets)
+    except HarnessError as exc:
+        raise HarnessError(
+            f"Spark {spark.version}: its jars could not be fetched (verified: {', '.join(lines.VERIFIED)}): {exc}"
+        ) from None
 
 
 def _build(version: str, say: Callable[[str], None]) -> None:

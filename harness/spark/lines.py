@@ -1,0 +1,63 @@
+"""The Spark versions the harness knows: each release line's Scala, its Delta and Iceberg releases, and what its
+classes are called; the versions verified with a real run each.
+
+A driver's Kafka connector (spark-sql-kafka-0-10, its token provider, spark-avro) is of exactly its pyspark's
+version, fetched from the shipped poms (jars/spark-kafka, jars/delta, jars/iceberg), which take what is here as
+Maven properties (`maven_properties`). Nothing else in the harness names a Spark version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.errors import HarnessError
+
+
+@dataclass(frozen=True)
+class SparkLine:
+    """A Spark release line (major.minor): what its drivers need that differs from one line to the next."""
+
+    scala: str  # the Scala binary version its jars are built for
+    delta: str | None  # the Delta Lake release built for it (delta-spark); None: none is served
+    iceberg: str | None  # the Iceberg release with a Spark runtime for it; None: none is served
+    checkpoint_manager: str  # the checkpoint file manager writing through Hadoop's FileSystem (spark/session.py)
+
+
+_STREAMING = "org.apache.spark.sql.execution.streaming"
+LINES = {
+    "3.5": SparkLine("2.12", "3.3.2", "1.10.0", f"{_STREAMING}.FileSystemBasedCheckpointFileManager"),
+    "4.0": SparkLine("2.13", "4.0.0", "1.10.0", f"{_STREAMING}.FileSystemBasedCheckpointFileManager"),
+    # Spark 4.1 moved the checkpoint classes into a package of their own.
+    "4.1": SparkLine("2.13", "4.1.0", "1.11.0", f"{_STREAMING}.checkpointing.FileSystemBasedCheckpointFileManager"),
+    "4.2": SparkLine("2.13", "4.4.0", None, f"{_STREAMING}.checkpointing.FileSystemBasedCheckpointFileManager"),
+}
+# The versions a real run verified on this harness (docs/spark-versions-report.md): a scenario's cluster.spark.version
+# is one of these or the harness's own, and pyproject.toml's pyspark range ends at the newest. The Makefile's default
+# (SPARK) is 4.2.0: 4.1.1, the newest whose line has Iceberg too, is the only 4.1 whose connector is served, and its
+# Kafka source fails the first batch of a query restarted with a batch planned (SPARK-55271, fixed in 4.2.0).
+VERIFIED = ("3.5.7", "4.0.0", "4.1.1", "4.2.0")
+
+
+def line_of(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def line(version: str) -> SparkLine:
+    """The release line of Spark `version`, or one line saying which the harness knows."""
+    found = LINES.get(line_of(version))
+    if found is None:
+        raise HarnessError(f"Spark {version}: not a release line the harness knows ({', '.join(LINES)})")
+    return found
+
+
+def maven_properties(jar_set: str, version: str) -> dict[str, str]:
+    """What the pom of `jar_set` (spark-kafka, delta, iceberg) is given for Spark `version`'s drivers, or one line
+    saying that none of its releases is built for that Spark."""
+    found = line(version)
+    properties = {"spark.version": version, "spark.line": line_of(version), "scala.binary": found.scala}
+    releases = {"delta": found.delta, "iceberg": found.iceberg}
+    if jar_set in releases:
+        if releases[jar_set] is None:
+            raise HarnessError(f"no {jar_set} release built for Spark {line_of(version)} is served")
+        properties[f"{jar_set}.version"] = releases[jar_set]
+    return properties
