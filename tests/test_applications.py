@@ -62,8 +62,7 @@ def test_the_jobs_folder_is_left_as_it_was_though_its_driver_was_killed(enrich_r
         text=True,
         check=True,
     ).stdout
-    assert left == "", left
-    assert list((run_dir / "work" / "enrich" / "artifacts").glob("spark-*"))  # the two killed sessions' own
+    assert left == "", left  # Spark up to 4.0 made an artifacts/ folder in its working directory: it is in work/
 
 
 def test_the_sources_records_are_read_back_as_acks_csv_acknowledged_them(enrich_run):

@@ -18,6 +18,7 @@ from harness import jars
 from harness.errors import HarnessError
 from harness.paths import shipped
 from harness.scaffold import FILES, TEMPLATES, scaffold
+from harness.spark import versions
 from tests.conftest import run_harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,11 +105,26 @@ def test_a_seed_of_jars_is_used_in_place_and_a_missing_set_fetched_into_the_cach
     monkeypatch.setenv("HARNESS_JARS_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_SEED_JARS", str(seed))
     assert jars.jar_set("kafka")[0].parent == seed / "kafka"
-    jars.fetch()  # every set current in the seed: nothing to do, nothing written
+    jars.fetch((jars.BROKER, versions.runtime(None).jars()))  # every set current in the seed: nothing written
     assert not (tmp_path / "cache").exists()
     monkeypatch.setenv("HARNESS_SEED_JARS", str(tmp_path / "no-seed"))
     with pytest.raises(HarnessError, match=f"kafka jars missing in {tmp_path / 'cache' / 'kafka'}"):
         jars.jar_set("kafka")
+
+
+def test_a_pyspark_whose_connector_is_not_served_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Maven asked for real: 4.0.5's connector is not served here (nor 3.4's line known)."""
+    monkeypatch.setenv("HARNESS_JARS_DIR", str(tmp_path / "cache"))
+    unserved = versions.SparkRuntime("4.0.5", sys.executable, own=True)
+    with pytest.raises(HarnessError) as refused:
+        versions.fetch_connector(unserved)
+    message = str(refused.value)
+    assert message.startswith("Spark 4.0.5: its jars could not be fetched (verified: 3.5.7, 4.0.0, 4.1.1, 4.2.0)")
+    assert "spark-sql-kafka-0-10_2.13:jar:4.0.5" in message and "\n" not in message, message
+    assert not list((tmp_path / "cache").glob("spark-kafka-4.0.5*")), "nothing half-fetched is left as a set"
+    unknown = r"^Spark 3.4.1: not a release line the harness knows \(3.5, 4.0, 4.1, 4.2\)$"
+    with pytest.raises(HarnessError, match=unknown):
+        versions.SparkRuntime("3.4.1", sys.executable, own=True).jars()
 
 
 def test_an_old_java_is_refused_in_one_line(tmp_path, monkeypatch):

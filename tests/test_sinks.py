@@ -247,9 +247,10 @@ def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samp
         assert max(s["rss_mb"][name]["mb"] for s in samples if name in s["rss_mb"]) > 250
     # The disk figures are the run directory's, and the drivers' Spark scratch space is in it, not in /tmp.
     assert {"cluster", "checkpoints", "spark-local"} <= set(samples[-1]["disk_mb"])
-    # It is also the drivers' working directory: what Spark leaves there after a kill (artifacts/) stays in the run.
+    # It is also the drivers' working directory: what Spark up to 4.0 left there after a kill (artifacts/) stays in the
+    # run (from 4.1 a killed session leaves none).
     streamlets = set(SINKS["blueprint"]["streamlets"])
-    assert {p.name for p in (sinks_run / "spark-local").iterdir()} == {"artifacts", *streamlets}
+    assert {p.name for p in (sinks_run / "spark-local").iterdir()} - {"artifacts"} == streamlets
     use = check_run(sinks_run).resources
     assert use.samples == len(samples) and use.max_growth is None  # minutes, not the 10 a process needs to be warm
     assert use.disk_last_mb == round(sum(samples[-1]["disk_mb"].values()), 1)

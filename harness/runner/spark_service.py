@@ -83,9 +83,11 @@ class SparkService:
 
     def prepare(self) -> SparkRuntime:
         """The drivers' Spark: the harness's own, or the scenario's cluster.spark.version, its environment built and
-        its connector fetched first if missing."""
+        its connector and the jar sets the streamlets need fetched first if missing."""
         if self.runtime is None:
-            self.runtime = ensure(self.shared.scenario.cluster.spark_version, self.shared.say)
+            streamlets = self.shared.scenario.blueprint.streamlets.values()
+            jar_sets = tuple(dict.fromkeys(pom for inst in streamlets for pom in inst.cls.spark_jars))
+            self.runtime = ensure(self.shared.scenario.cluster.spark_version, self.shared.say, jar_sets)
         return self.runtime
 
     def conf(self, cls) -> dict[str, str]:

@@ -111,13 +111,14 @@ def runtime(version: str | None) -> SparkRuntime:
     return SparkRuntime(version, str(_env_dir(version) / "bin" / "python"), own=False)
 
 
-def ensure(version: str | None, say: Callable[[str], None] = print) -> SparkRuntime:
-    """The runtime for `version`, building its environment and fetching its connector first if they are missing."""
-    if version is not None and version != own_version() and version in other_versions():
-        if not _is_built(version):
-            _build(version, say)
-        fetch_connector(runtime(version))
-    return runtime(version)
+def ensure(version: str | None, say: Callable[[str], None] = print, jar_sets: tuple[str, ...] = ()) -> SparkRuntime:
+    """The runtime for `version`, building its environment and fetching its connector and `jar_sets` (Delta's,
+    Iceberg's) first if they are missing."""
+    if version is not None and version != own_version() and version in other_versions() and not _is_built(version):
+        _build(version, say)
+    spark = runtime(version)
+    fetch_connector(spark, jar_sets)
+    return spark
 
 
 def fetch_connector(spark: SparkRuntime, also: tuple[str, ...] = ()) -> None:
