@@ -2,7 +2,9 @@
 # Installs the harness pinned, from the source this project's CI recipe names in its env (`harness docs ci`):
 #   HARNESS_WHEEL_URL + HARNESS_WHEEL_SHA256   a wheel, checked against its sha256 before pip sees it
 #   HARNESS_INDEX_URL + HARNESS_VERSION        that version from that index only (--index-url, never an extra one)
-# Never a bare name from the default index: anyone could publish it. Usage: bash ci/install-harness.sh [VENV]
+# Never a bare name from the default index: anyone could publish it. PYSPARK_VERSION, when set, is the job's own
+# pyspark, installed first: the harness keeps it and `harness jars` fetches its connector. Usage: bash
+# ci/install-harness.sh [VENV]
 set -euo pipefail
 venv="${1:-.venv}"
 if [ -n "${HARNESS_WHEEL_URL:-}" ] && [ -n "${HARNESS_WHEEL_SHA256:-}" ]; then
@@ -24,5 +26,8 @@ else
   exit 1
 fi
 test -x "$venv/bin/python" || python3 -m venv "$venv"
+if [ -n "${PYSPARK_VERSION:-}" ]; then
+  "$venv/bin/pip" install -q "pyspark==$PYSPARK_VERSION"
+fi
 "$venv/bin/pip" install -q "${index[@]}" "$requirement"
 "$venv/bin/harness" --version
