@@ -268,7 +268,7 @@ def jars():
 
     \b
     Examples:
-      harness jars      Kafka 4.3.1, pyspark 4.1.1's connector (Scala 2.13) and delta, iceberg in .cache/jars
+      harness jars      the broker's jars, and the connector, Delta and Iceberg of the pyspark installed
     """
     from harness import cds_training
     from harness import jars as jar_sets
