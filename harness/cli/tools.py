@@ -291,7 +291,7 @@ def jars():
     versions.fetch_connector(own, tuple(extra))
     click.echo(
         f"Kafka {jar_sets.kafka_version()}, pyspark {own.version}'s connector (Scala {own.scala}) and the jar sets "
-        f"{', '.join(extra)} in {jar_sets.jars_dir()}"
+        f"{', '.join(extra)} in {jar_sets.set_dir(jar_sets.BROKER).parent}"
     )
     for line in missing:
         click.echo(f"not fetched: {line}")
