@@ -272,7 +272,6 @@ def jars():
     """
     from harness import cds_training
     from harness import jars as jar_sets
-    from harness.errors import HarnessError
     from harness.outputs import builtin_output_kinds
     from harness.spark import lines, versions
     from pipelines.kinds import builtin_kinds
@@ -280,13 +279,8 @@ def jars():
     own = versions.runtime(None)
     needed = [s for cls in builtin_kinds().values() for s in cls.spark_jars]
     needed += [s for kind in builtin_output_kinds().values() for s in kind.jar_sets]
-    extra, missing = [], []
-    for pom in dict.fromkeys(needed):
-        try:
-            lines.maven_properties(pom, own.version)
-            extra.append(pom)
-        except HarnessError as exc:
-            missing.append(str(exc))
+    why = {pom: lines.unserved(pom, own.version) for pom in dict.fromkeys(needed)}
+    extra, missing = [pom for pom, no in why.items() if not no], [no for no in why.values() if no]
     jar_sets.fetch((jar_sets.BROKER,))
     versions.fetch_connector(own, tuple(extra))
     click.echo(

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import APPLICATION
-from harness.errors import HarnessError
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
@@ -334,10 +333,9 @@ def _check_jars_served(blueprint: Blueprint, spark: str) -> None:
     """Every jar set a streamlet or job needs (Delta's, Iceberg's) has a release built for the drivers' Spark."""
     for name, inst in blueprint.streamlets.items():
         for pom in inst.cls.spark_jars:
-            try:
-                lines.maven_properties(pom, spark)
-            except HarnessError as exc:
-                raise BlueprintError("cluster.spark.version", f"{name} ({inst.kind}) needs {pom}, and {exc}") from None
+            why = lines.unserved(pom, spark)
+            if why:
+                raise BlueprintError("cluster.spark.version", f"{name} ({inst.kind}) needs {pom}, and {why}")
 
 
 def _spark(raw: dict) -> tuple[str, int, str | None]:

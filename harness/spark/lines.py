@@ -50,14 +50,28 @@ def line(version: str) -> SparkLine:
     return found
 
 
+def _releases(found: SparkLine) -> dict[str, str | None]:
+    """The jar sets released per Spark line, and the release built for `found`."""
+    return {"delta": found.delta, "iceberg": found.iceberg}
+
+
+def unserved(jar_set: str, version: str) -> str | None:
+    """Why `jar_set` cannot be fetched for Spark `version` (no release of it built for that line), or None."""
+    releases = _releases(line(version))
+    if jar_set in releases and releases[jar_set] is None:
+        return f"no {jar_set} release built for Spark {line_of(version)} is served"
+    return None
+
+
 def maven_properties(jar_set: str, version: str) -> dict[str, str]:
     """What the pom of `jar_set` (spark-kafka, delta, iceberg) is given for Spark `version`'s drivers, or one line
     saying that none of its releases is built for that Spark."""
+    why = unserved(jar_set, version)
+    if why:
+        raise HarnessError(why)
     found = line(version)
     properties = {"spark.version": version, "spark.line": line_of(version), "scala.binary": found.scala}
-    releases = {"delta": found.delta, "iceberg": found.iceberg}
-    if jar_set in releases:
-        if releases[jar_set] is None:
-            raise HarnessError(f"no {jar_set} release built for Spark {line_of(version)} is served")
-        properties[f"{jar_set}.version"] = releases[jar_set]
+    release = _releases(found).get(jar_set)
+    if release is not None:
+        properties[f"{jar_set}.version"] = release
     return properties
