@@ -19,3 +19,9 @@ FULLY, PARTLY = "fully", "partly"
 # passed its end; or a row each time a window's count changes, the last one standing.
 APPEND, UPDATE = "append", "update"
 WINDOW_MODES = (APPEND, UPDATE)
+
+# How an application's query runs (its `trigger`): Spark's micro-batches, each planned (offsets/N) before it runs
+# and committed (commits/N) after; or Real-time Mode (Trigger.RealTime), one long batch per checkpoint interval,
+# emitting records as they come and writing offsets/N and commits/N only at the interval's end.
+MICRO_BATCH, REAL_TIME = "micro-batch", "real-time"
+TRIGGERS = (MICRO_BATCH, REAL_TIME)

@@ -60,6 +60,8 @@ class Flow:
     state: np.ndarray
     phantom_key: np.ndarray = field(default_factory=lambda: np.array([], np.int64))
     phantom_seq: np.ndarray = field(default_factory=lambda: np.array([], np.int64))
+    # per topic, ms added to each copy's write time (its timestamp: by default 100 ms after its event time)
+    delays: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def make_sent(keys: int, per_key: int, partitions: int = 2, seed: int = 0) -> Sent:
@@ -160,11 +162,23 @@ def _placed(sent: Sent, flow: Flow, index: np.ndarray) -> tuple[np.ndarray, ...]
     return key, seq, partition, offset, sent.event_time_ms[np.minimum(index, len(sent) - 1)]
 
 
+def _written_ms(event: np.ndarray, delay: np.ndarray | None) -> np.ndarray:
+    """When each copy was written (its timestamp): 100 ms after its event time, and its delay."""
+    return event + 100 + (0 if delay is None else delay)
+
+
 def _write_topic(
-    path: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray], slice_rows: int = 1_000_000
+    path: Path,
+    sent: Sent,
+    flow: Flow,
+    index: np.ndarray,
+    stamped: dict[str, np.ndarray],
+    slice_rows: int = 1_000_000,
+    delay: np.ndarray | None = None,
 ) -> None:
     """One JSON line per copy: partition, offset (in delivery order), timestamp, key and value with batches."""
     key, seq, partition, offset, event = _placed(sent, flow, index)
+    written = _written_ms(event, delay)
     s = lambda a: pa.array(a).cast(pa.string())  # noqa: E731
     with open(path, "wb") as out:
         for start in range(0, len(index), slice_rows):
@@ -176,7 +190,7 @@ def _write_topic(
                 ', "offset": ',
                 s(offset[part]),
                 ', "timestamp_ms": ',
-                s(event[part] + 100),
+                s(written[part]),
                 ', "key": "',
                 keys,
                 '", "value": {"key": "',
@@ -195,20 +209,27 @@ def _write_topic(
 
 
 def _write_segments(
-    folder: Path, sent: Sent, flow: Flow, index: np.ndarray, stamped: dict[str, np.ndarray], slice_rows: int = 1_000_000
+    folder: Path,
+    sent: Sent,
+    flow: Flow,
+    index: np.ndarray,
+    stamped: dict[str, np.ndarray],
+    slice_rows: int = 1_000_000,
+    delay: np.ndarray | None = None,
 ) -> None:
     """The same records as _write_topic, in the columnar form (harness/evidence/topics.py)."""
     from contract.segments import SegmentWriter
     from harness.evidence.topics import BATCH_PREFIX
 
     key, seq, partition, offset, event = _placed(sent, flow, index)
+    written = _written_ms(event, delay)
     with SegmentWriter(folder) as writer:
         for start in range(0, len(index), slice_rows):
             part = slice(start, start + slice_rows)
             columns = {
                 "partition": pa.array(partition[part], pa.int32()),
                 "offset": offset[part],
-                "timestamp_ms": event[part] + 100,
+                "timestamp_ms": written[part],
                 "key": _key_text(key[part]),
                 "seq": seq[part],
             }
@@ -391,10 +412,11 @@ def write_run(
     stamped = stamps(flow, WRITER if output_topic else None)
     recorded = [(hop, flow.topics[hop], stamped[hop]) for hop in HOPS]
     for topic, index, stamp in recorded + ([(output_topic, flow.audit, stamped["egress"])] if output_topic else []):
+        delay = flow.delays.get(topic)
         if recordings == "columnar":
-            _write_segments(root / "topics" / topic, sent, flow, index, stamp)
+            _write_segments(root / "topics" / topic, sent, flow, index, stamp, delay=delay)
         else:
-            _write_topic(root / "topics" / f"{topic}.jsonl", sent, flow, index, stamp)
+            _write_topic(root / "topics" / f"{topic}.jsonl", sent, flow, index, stamp, delay=delay)
     if not output_topic:
         audit = root / "egress" / "egress.audit" if recordings == "columnar" else None
         _write_egress(root / "egress" / "egress.sqlite", sent, flow, mode, stamped["egress"], audit_folder=audit)

@@ -4,6 +4,7 @@ the connector given to the job without touching its code (no broker, no Spark)."
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import shlex
@@ -21,6 +22,7 @@ from harness.runner.applications import SUBMIT_ARGS, application_command
 from harness.scenario import load_scenario
 from harness.scenario.applications import declared_filters
 from harness.scenario.source import ScenarioError
+from harness.spark import lines, versions
 from harness.spark.versions import runtime
 from harness.workload.template import RecordMaker, TemplateError, parse_template
 
@@ -532,3 +534,53 @@ def test_executor_faults_on_a_job_setting_its_own_master_are_refused_and_others_
 def test_a_command_running_a_script_or_module_there_is_accepted(tmp_path, command):
     scenario = load_scenario(_scenario(tmp_path, _set("applications.enrich.command", command)))
     assert scenario.blueprint.streamlets["enrich"].settings["command"] == command
+
+
+REAL_TIME_EXAMPLE = ROOT / "examples" / "realtime-kafka" / "scenario.yaml"
+
+
+def test_a_real_time_application_is_declared_by_its_trigger_and_its_deduplicating_variant_is_refused():
+    assert load_scenario(REAL_TIME_EXAMPLE).blueprint.streamlets["screen"].settings["trigger"] == "real-time"
+    assert load_scenario(EXAMPLE).blueprint.streamlets["enrich"].settings["trigger"] == "micro-batch"
+    dedup = REAL_TIME_EXAMPLE.parent / "dedup.yaml"
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(dedup)
+    assert str(err.value) == (
+        f"{dedup}: applications.screen.deduplicates: Real-time Mode with a deduplication or an aggregation needs "
+        "Spark 4.3 or later, which is not served (the newest here: 4.2.0)"
+    )
+
+
+REAL_TIME_BAD = [
+    (
+        "trigger",
+        _set("applications.screen.trigger", "continuous"),
+        "applications.screen.trigger: expected one of micro-batch, real-time, got 'continuous'",
+    ),
+    (
+        "no topics",
+        _both(_set("applications.screen.writes", None), _set("applications.screen.command", ["python", "job.py"])),
+        "applications.screen.trigger: a real-time application is seen running by what it writes",
+    ),
+    (
+        "spark 4.0",
+        _set("cluster", {"spark": {"version": "4.0.0"}}),
+        "applications.screen.trigger: Real-time Mode needs Spark 4.2 or later; the drivers run 4.0.0 "
+        "(set cluster.spark.version: 4.2.0)",
+    ),
+]
+
+
+def test_the_harness_runs_real_time_jobs_on_the_pyspark_whose_trigger_takes_real_time():
+    """What lines.py says of the drivers' own pyspark is what its DataStreamWriter.trigger's signature says."""
+    from pyspark.sql.streaming import DataStreamWriter
+
+    has = "realTime" in inspect.signature(DataStreamWriter.trigger).parameters
+    assert has == (lines.real_time_unsupported(versions.own_version(), stateful=False) is None)
+
+
+@pytest.mark.parametrize("case,change,message", REAL_TIME_BAD, ids=[t[0] for t in REAL_TIME_BAD])
+def test_bad_real_time_applications_are_refused_naming_the_field(tmp_path, case, change, message):
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(_scenario(tmp_path, change, REAL_TIME_EXAMPLE))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)

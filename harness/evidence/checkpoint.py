@@ -24,10 +24,14 @@ def committed_batches(checkpoint: Path) -> list[int]:
     return _batch_ids(Path(checkpoint) / "commits")
 
 
+def batch_offsets(path: Path) -> dict:
+    """{topic: {partition: offset}} of an offsets file (offsets/N, or a source's initial offsets): its last line."""
+    return json.loads(Path(path).read_text().splitlines()[-1])
+
+
 def batch_end_offsets(checkpoint: Path, batch_id: int) -> dict:
     """{topic: {partition: offset}} that batch `batch_id` reads up to (its offsets/ entry)."""
-    lines = (Path(checkpoint) / "offsets" / str(batch_id)).read_text().splitlines()
-    return json.loads(lines[-1])
+    return batch_offsets(Path(checkpoint) / "offsets" / str(batch_id))
 
 
 def batch_watermark_ms(checkpoint: Path, batch_id: int) -> int:
@@ -125,14 +129,23 @@ def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def _source_starts(checkpoint: Path) -> list[Path]:
+    """Where each source of a query starts (sources/<n>/0: the Kafka source writes its initial offsets there as the
+    query first starts, before any batch)."""
+    return sorted(checkpoint.glob("sources/*/0"))
+
+
 def planned_topics(folder: Path) -> set[str]:
-    """The topics the newest planned batch of each query checkpoint under `folder` reads."""
+    """The topics the newest planned batch of each query checkpoint under `folder` reads; before its first batch
+    is planned (a Real-time Mode query plans none until its first checkpoint interval ends), those its sources
+    start from."""
     found: set[str] = set()
     for checkpoint in _checkpoints(Path(folder)):
         try:
-            found |= set(last_planned(checkpoint).get("offsets", {}))
+            planned = last_planned(checkpoint).get("offsets", {})
+            found |= set(planned or {t for p in _source_starts(checkpoint) for t in batch_offsets(p)})
         except (OSError, ValueError, IndexError):
-            continue  # a batch file being written: the next look reads it
+            continue  # a file being written: the next look reads it
     return found
 
 
@@ -174,6 +187,14 @@ class CheckpointFollower:
                 if (checkpoint / "commits" / str(batches[-1])).stat().st_mtime >= since:
                     return True
         return False
+
+    def sources_started(self, pid: int) -> bool:
+        """Has driver `pid`, on its query's first start, resolved where its sources start (a Real-time Mode
+        query's only sign before its first checkpoint, when there may be nothing to read yet)?"""
+        since = self._started.get(pid)
+        return since is not None and any(
+            p.stat().st_mtime >= since for c in _checkpoints(self.folder) for p in _source_starts(c)
+        )
 
     def queries_ended(self, pid: int) -> bool:
         """Unknown from a checkpoint: only the job's exit says it writes nothing more."""

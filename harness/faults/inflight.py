@@ -8,6 +8,11 @@ Output is told apart by time, not by content: batch N-1 finished writing before 
 before offsets/N, so a record on an output topic whose timestamp (the producer's send time) or a finished
 data file whose modification time is later than offsets/N was written by batch N (or a later batch, which
 is not yet planned while N is in flight).
+
+A Real-time Mode query (an application's `trigger: real-time`) writes offsets/N and commits/N together, at the end
+of its long batch N: batch N is in flight from the previous commit (commits/N-1, or the query's start) until
+then, emitting as it goes. Its output later than that commit is batch N's, and a SIGKILL then makes the restart
+emit it again (real_time_in_flight).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from harness.evidence.checkpoint import committed_batches, planned_batches
 class InFlight:
     query: str
     batch: int
-    planned_ms: int  # when offsets/<batch> was written
+    planned_ms: int  # when offsets/<batch> was written (a Real-time Mode batch: when the one before it committed)
 
     def committed(self, checkpoints: Path) -> bool:
         return (checkpoints / self.query / "commits" / str(self.batch)).exists()
@@ -47,6 +52,22 @@ def batch_in_flight(checkpoints: Path) -> InFlight | None:
             except OSError:
                 continue
             return InFlight(query.name, planned[-1], mtime)
+    return None
+
+
+def real_time_in_flight(checkpoints: Path) -> InFlight | None:
+    """The first Real-time Mode query of the streamlet (its long batch is always in flight once it has started):
+    the batch after its last commit, begun when that commit was written (or when the query started: its
+    metadata), or None before any query started."""
+    if not checkpoints.is_dir():
+        return None
+    for query in sorted(p for p in checkpoints.iterdir() if p.is_dir()):
+        committed = committed_batches(query)
+        begun = query / "commits" / str(committed[-1]) if committed else query / "metadata"
+        try:
+            return InFlight(query.name, committed[-1] + 1 if committed else 0, begun.stat().st_mtime_ns // 1_000_000)
+        except OSError:
+            continue
     return None
 
 

@@ -50,6 +50,8 @@ class Pipeline(Protocol):
 
     def has_crash_point(self, name: str) -> bool: ...  # its driver holds a batch at an armed crash point (not a job's)
 
+    def real_time(self, name: str) -> bool: ...  # an application whose query runs in Real-time Mode
+
     def wait_up(self, name: str, timeout: float | None = None) -> bool: ...
 
     def exited_drivers(self) -> list[str]: ...

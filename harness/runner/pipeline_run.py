@@ -180,6 +180,9 @@ class PipelineRun:
     def start_driver(self, name: str) -> ManagedProcess:
         return self.streamlets.start(name)
 
+    def real_time(self, name: str) -> bool:
+        return self.streamlets.real_time(name)
+
     def wait_up(self, name: str, timeout: float | None = None) -> bool:
         return self.streamlets.wait_up(name, timeout)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contract.applications import APPLICATION
+from contract.applications import APPLICATION, REAL_TIME
 from contract.egress import EXPORTED, MAIN_QUERY
 from harness.errors import HarnessError, WaitTimeout
 from harness.evidence.checkpoint import CheckpointFollower, committed_positions
@@ -75,6 +75,7 @@ class Streamlets:
         self.restart_patience = Patience(floor_s=240.0)
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self.stopped: set[str] = set()  # streamlets whose drivers the run stopped at its end
+        self.written_at_start: dict[str, int] = {}  # a real-time application: its topics' records as it started
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead)
         self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
             name: CheckpointFollower(self.shared.layout.checkpoints(name))
@@ -138,7 +139,33 @@ class Streamlets:
         with Spark's own sinks, and a team's application, run unchanged, do not."""
         return self.shared.layout.crash_offered(name).exists()
 
+    def real_time(self, name: str) -> bool:
+        """Whether the streamlet is an application whose query runs in Real-time Mode (its `trigger`)."""
+        inst = self.shared.scenario.blueprint.streamlets[name]
+        return inst.kind == APPLICATION and inst.settings.get("trigger") == REAL_TIME
+
+    def _written(self, name: str) -> int:
+        """Records on the topics the streamlet writes, now (their log-end offsets, summed)."""
+        mine = set(self.topology.output_topics(name))
+        return sum(end for (topic, _), end in self.kafka.log_ends().items() if topic in mine)
+
+    def up(self, name: str, first: bool = False) -> bool:
+        """Whether the streamlet's driver is up: it has committed a batch since it started. A Real-time Mode query
+        commits only as each checkpoint interval ends (every five minutes by default): it is up once its topics
+        grew since its driver started (its first output) or, on its `first` start, when there may be nothing to
+        read yet, once its query resolved where its sources start (its offsets, in its checkpoint)."""
+        follower, proc = self.progress[name].poll(), self.procs[name]
+        if follower.reporting(proc.pid):
+            return True
+        if not self.real_time(name):
+            return False
+        if first and follower.sources_started(proc.pid):
+            return True
+        return self._written(name) > self.written_at_start[name]
+
     def start(self, name: str) -> ManagedProcess:
+        if self.real_time(name):
+            self.written_at_start[name] = self._written(name)
         if self.shared.scenario.blueprint.streamlets[name].kind == APPLICATION:
             proc = start_application(self.run, name)
         else:
@@ -160,7 +187,7 @@ class Streamlets:
                 self.start(name)
 
         def all_reporting() -> bool:
-            return all(self.progress[n].poll().reporting(p.pid) for n, p in self.procs.items())
+            return all(self.up(n, first=True) for n in self.procs)
 
         misplaced: list[str] = []
 
@@ -187,7 +214,7 @@ class Streamlets:
 
     def _silent_application(self, exc: WaitTimeout) -> None:
         """An application that runs but committed no batch where the harness follows it: said as bad input."""
-        silent = [n for n, p in self.procs.items() if p.running() and not self.progress[n].reporting(p.pid)]
+        silent = [n for n, p in self.procs.items() if p.running() and not self.up(n, first=True)]
         apps = [n for n in silent if self.shared.scenario.blueprint.streamlets[n].kind == APPLICATION]
         if apps:
             raise HarnessError(
@@ -197,7 +224,7 @@ class Streamlets:
             ) from None
 
     def wait_up(self, name: str, timeout: float | None = None) -> bool:
-        """Wait until a (re)started driver has run its first batch; False if it ended instead. An application
+        """Wait until a (re)started driver is up (self.up: its first batch); False if it ended instead. An application
         restarted with nothing left to read commits no batch (Spark plans none): it counts as up once it has run for
         APP_IDLE_S with its inputs all committed (its recovery time is then unknown: no batch shows it). Without a
         `timeout`, the run's restart patience: scaled by how long the drivers took to start."""
@@ -213,7 +240,7 @@ class Streamlets:
 
         try:
             wait_for(
-                lambda: self.progress[name].poll().reporting(proc.pid) or not proc.running() or idle(),
+                lambda: self.up(name) or not proc.running() or idle(),
                 timeout=timeout,
                 interval=0.5,
                 what=f"streamlet {name} (pid {proc.pid}) to run its first batch",

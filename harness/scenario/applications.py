@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.applications import APPLICATION, OUTPUT_KINDS
+from contract.applications import APPLICATION, MICRO_BATCH, OUTPUT_KINDS, REAL_TIME, TRIGGERS
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
@@ -152,7 +152,9 @@ class _Known:
 
 def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
-    f = Fields(raw, path, {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps", "deduplicates"})
+    f = Fields(
+        raw, path, {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps", "deduplicates", "trigger"}
+    )
     cwd = Path(f.get("cwd", str, "."))
     if not cwd.is_absolute():
         cwd = (folder or Path.cwd()) / cwd
@@ -174,7 +176,20 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
         "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
         "keeps": _declared_filter(f.get("keeps", str, None), known.record, f"{path}.keeps"),
         "deduplicates": _deduplicates(f.get("deduplicates", dict, None), f"{path}.deduplicates"),
+        "trigger": _trigger(f, path),
     }
+
+
+def _trigger(f: Fields, path: str) -> str:
+    """How the job's query runs (contract/applications.py TRIGGERS). A Real-time Mode query checkpoints only at
+    the end of each interval: the harness sees it up by its output (harness/runner/streamlets.py), so it must
+    write topics."""
+    trigger = f.choice("trigger", TRIGGERS, MICRO_BATCH)
+    if trigger == REAL_TIME and not f.raw.get("writes"):
+        raise BlueprintError(
+            f"{path}.trigger", "a real-time application is seen running by what it writes: name its topics (writes)"
+        )
+    return trigger
 
 
 def _deduplicates(raw: dict | None, path: str) -> dict | None:
@@ -460,6 +475,7 @@ def parse_applications(
         writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
         cls.spark_jars = tuple(dict.fromkeys(jar_set for o in writes for jar_set in kinds[o].jar_sets))
         settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates")}
+        settings["trigger"] = app["trigger"]
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
     streamlets.update(outputs)

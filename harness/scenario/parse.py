@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contract.applications import APPLICATION
+from contract.applications import APPLICATION, REAL_TIME
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
@@ -338,6 +338,17 @@ def _check_jars_served(blueprint: Blueprint, spark: str) -> None:
                 raise BlueprintError("cluster.spark.version", f"{name} ({inst.kind}) needs {pom}, and {why}")
 
 
+def _check_real_time(blueprint: Blueprint, spark: str) -> None:
+    """Every real-time application (its `trigger`) runs on drivers whose Spark has Real-time Mode for its query."""
+    for name, inst in blueprint.streamlets.items():
+        if inst.kind != APPLICATION or inst.settings.get("trigger") != REAL_TIME:
+            continue
+        stateful = "deduplicates" if inst.settings.get("deduplicates") else "window" if inst.settings["window"] else ""
+        why = lines.real_time_unsupported(spark, bool(stateful))
+        if why:  # a window is its output's: the job aggregates
+            raise BlueprintError(f"applications.{name}.{stateful or 'trigger'}", why)
+
+
 def _spark(raw: dict) -> tuple[str, int, str | None]:
     """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster), and
     which Spark they run (version)."""
@@ -430,6 +441,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
     _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
+    _check_real_time(blueprint, cluster.spark_version or versions.own_version())
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)

@@ -36,6 +36,10 @@ LINES = {
 # (SPARK) is 4.2.0: 4.1.1, the newest whose line has Iceberg too, is the only 4.1 whose connector is served, and its
 # Kafka source fails the first batch of a query restarted with a batch planned (SPARK-55271, fixed in 4.2.0).
 VERIFIED = ("3.5.7", "4.0.0", "4.1.1", "4.2.0")
+# Real-time Mode (Trigger.RealTime, docs/real-time-mode.md): Spark 4.1's engine runs stateless queries, but a
+# PySpark job sets it with DataStreamWriter.trigger(realTime=...), which pyspark has from 4.2 (4.1.1's has no such
+# argument); a query that deduplicates or aggregates runs from 4.3 (Spark's guide).
+REAL_TIME_SINCE = {"stateless": "4.2", "stateful": "4.3"}
 
 
 def line_of(version: str) -> str:
@@ -48,6 +52,24 @@ def line(version: str) -> SparkLine:
     if found is None:
         raise HarnessError(f"Spark {version}: not a release line the harness knows ({', '.join(LINES)})")
     return found
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in line_of(version).split("."))
+
+
+def real_time_unsupported(version: str, stateful: bool) -> str | None:
+    """Why drivers on Spark `version` cannot run a Real-time Mode query (that deduplicates, when `stateful`), and
+    which served version could, or None."""
+    needs = REAL_TIME_SINCE["stateful" if stateful else "stateless"]
+    if _numbers(version) >= _numbers(needs):
+        return None
+    what = "Real-time Mode with a deduplication or an aggregation" if stateful else "Real-time Mode"
+    served = [v for v in VERIFIED if _numbers(v) >= _numbers(needs)]
+    if served:
+        hint = f"set cluster.spark.version: {served[-1]}"
+        return f"{what} needs Spark {needs} or later; the drivers run {version} ({hint})"
+    return f"{what} needs Spark {needs} or later, which is not served (the newest here: {VERIFIED[-1]})"
 
 
 def _releases(found: SparkLine) -> dict[str, str | None]:

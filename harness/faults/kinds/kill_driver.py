@@ -6,7 +6,9 @@ while a batch is held between its write and Spark's commit: that batch is replay
 crash point (a team's own job, a streamlet writing only with Spark's own sinks) is killed after-write at the moment
 its outputs show, as for in-flight.
 `at: in-flight` needs no crash point (Spark's own sinks): it kills while a batch is planned and not
-committed and some of its output is already written (harness.faults.inflight).
+committed and some of its output is already written (harness.faults.inflight). A Real-time Mode application's
+batch is in flight from one checkpoint to the next: in-flight and after-write both kill it once it has written
+output since its last checkpoint, all of which the restart emits again.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 
 from harness.errors import WaitTimeout
 from harness.faults.drivers import restarted_after, running_driver, stop_driver
-from harness.faults.inflight import InFlight, OutputWatch, batch_in_flight
+from harness.faults.inflight import InFlight, OutputWatch, batch_in_flight, real_time_in_flight
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
 from harness.waiting import wait_for
@@ -82,6 +84,7 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, at: str, timeout_s: flo
     such a moment within `timeout_s` (no input), the history says so and the kill goes ahead at whatever moment
     it is."""
     checkpoints = run.layout.checkpoints(streamlet)
+    in_flight = real_time_in_flight if run.real_time(streamlet) else batch_in_flight
     watch = OutputWatch(
         run.kafka, run.output_topics(streamlet), run.layout.workdir(streamlet), run.output_probes(streamlet)
     )
@@ -90,7 +93,7 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, at: str, timeout_s: flo
     looks = 0
     try:
         while held is None and time.monotonic() < deadline and proc.running():
-            flight = batch_in_flight(checkpoints)
+            flight = in_flight(checkpoints)
             if flight is None:
                 watch.poll(0.01)
                 continue
