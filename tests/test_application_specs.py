@@ -8,8 +8,10 @@ import inspect
 import io
 import json
 import shlex
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ import yaml
 
 from contract.identity import IdentityReader
 from harness.errors import HarnessError
-from harness.evidence.checkpoint import CheckpointFollower, batch_events
+from harness.evidence.checkpoint import CheckpointFollower, CommitLog, batch_events, merged_events, planned_topics
 from harness.runner.applications import SUBMIT_ARGS, application_command
 from harness.scenario import load_scenario
 from harness.scenario.applications import declared_filters
@@ -447,6 +449,54 @@ def test_an_applications_progress_is_read_from_its_checkpoint(tmp_path):
         (0, 0),
         (1, 6),
     ]
+
+
+def _commit(query: Path, batch: int, offset: int) -> None:
+    """Batch `batch` of a checkpoint, read up to `offset` of orders' partition 0, committed."""
+    (query / "offsets").mkdir(parents=True, exist_ok=True)
+    (query / "commits").mkdir(exist_ok=True)
+    meta = '{"batchWatermarkMs":0,"batchTimestampMs":1}'
+    (query / "offsets" / str(batch)).write_text(f'v1\n{meta}\n{{"orders":{{"0":{offset}}}}}')
+    (query / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+
+
+def test_an_applications_batches_are_recorded_as_committed_though_spark_deletes_the_oldest(tmp_path):
+    query, log = tmp_path / "app" / "main", tmp_path / "progress" / "app.jsonl"
+    recorder = CommitLog(tmp_path / "app", log)
+    for batch in range(3):
+        _commit(query, batch, 5 * batch)
+    assert recorder.record() == 3 and recorder.record() == 0  # nothing new the second time
+    for batch in (0, 1):  # as Spark does past minBatchesToRetain
+        (query / "offsets" / str(batch)).unlink()
+        (query / "commits" / str(batch)).unlink()
+    _commit(query, 3, 17)
+    assert recorder.record() == 1
+    recorded = [json.loads(line) for line in log.read_text().splitlines()]
+    rows = [(e["progress"]["batchId"], e["progress"]["numInputRows"]) for e in recorded]
+    assert rows == [(0, 0), (1, 5), (2, 5), (3, 7)]
+    # The checkpoint alone has lost batches 0 and 1 and counts batch 2 from nothing; with the record, all four.
+    kept = batch_events(tmp_path / "app")
+    assert [(e["progress"]["batchId"], e["progress"]["numInputRows"]) for e in kept] == [(2, 10), (3, 7)]
+    _commit(query, 4, 20)  # committed after the recorder's last look: only the checkpoint has it
+    merged = merged_events(recorded, batch_events(tmp_path / "app"))
+    assert [(e["progress"]["batchId"], e["progress"]["numInputRows"]) for e in merged] == rows + [(4, 3)]
+    shutil.rmtree(query)  # a fresh checkpoint (a redeploy): its batches from 0 again, counted from nothing
+    _commit(query, 0, 30)
+    assert recorder.record() == 1
+    assert json.loads(log.read_text().splitlines()[-1])["progress"]["numInputRows"] == 30
+
+
+def test_a_real_time_query_shows_its_topics_and_its_start_before_its_first_batch(tmp_path):
+    """A Real-time Mode query writes offsets/N only as its first interval ends; where its source starts, at once."""
+    query = tmp_path / "app" / "main"
+    (query / "offsets").mkdir(parents=True)
+    follower = CheckpointFollower(tmp_path / "app")
+    follower.driver_started(4242, time.time() - 1)
+    assert planned_topics(tmp_path / "app") == set() and not follower.sources_started(4242)
+    (query / "sources" / "0").mkdir(parents=True)
+    (query / "sources" / "0" / "0").write_text('v1\n{"orders":{"0":0,"1":0}}')
+    assert planned_topics(tmp_path / "app") == {"orders"} and follower.sources_started(4242)
+    assert not follower.reporting(4242) and not follower.sources_started(1)  # no batch; a pid it did not start
 
 
 def test_a_sample_of_the_teams_own_records_is_replayed_in_turn_with_the_identity_written(tmp_path):

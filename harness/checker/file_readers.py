@@ -27,7 +27,7 @@ from harness.checker.rid_sets import isin, more_than_once
 from harness.checker.selection import Selection, selected
 from harness.errors import HarnessError
 from harness.evidence.acks import ACK_TYPES, ack_folders
-from harness.evidence.checkpoint import batch_events
+from harness.evidence.checkpoint import batch_events, merged_events
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
 from harness.evidence.topics import BATCH_PREFIX
@@ -93,13 +93,15 @@ def read_progress(
     layout: RunLayout, streamlets: tuple[StreamletDescription, ...], gaps: list[str]
 ) -> dict[str, list[dict] | None]:
     """Each streamlet's query events; None where its progress file is missing (its recovery times are unknown). An
-    application's come from its checkpoint (harness/evidence/checkpoint.py); an output runs no query."""
+    application's come from its progress file, recorded from its checkpoint as it ran, and from its checkpoint
+    (harness/evidence/checkpoint.py); an output runs no query."""
     found = {}
     for s in streamlets:
         if s.kind in OUTPUT_KINDS:
             continue
-        if s.kind == APPLICATION:
-            found[s.name] = batch_events(layout.checkpoints(s.name))
+        if s.kind == APPLICATION:  # recorded as it ran (a run before that records none), and what the checkpoint kept
+            recorded = json_lines(layout.progress(s.name), f"progress/{s.name}.jsonl", gaps, ("event",)) or []
+            found[s.name] = merged_events(recorded, batch_events(layout.checkpoints(s.name)))
             continue
         found[s.name] = json_lines(layout.progress(s.name), f"progress/{s.name}.jsonl", gaps, ("event",))
         if found[s.name] is None:

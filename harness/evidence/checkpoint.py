@@ -100,28 +100,77 @@ def batch_events(folder: Path) -> list[dict]:
     for checkpoint in _checkpoints(Path(folder)):
         before: dict = {}
         for batch in committed_batches(checkpoint):
-            try:
-                ends = batch_end_offsets(checkpoint, batch)
-                watermark_ms = batch_watermark_ms(checkpoint, batch)
-                committed_ms = int((checkpoint / "commits" / str(batch)).stat().st_mtime * 1000)
-            except (OSError, ValueError, IndexError):
-                continue  # a batch file cut by a kill: the next one has the offsets
-            ends = {t: parts for t, parts in ends.items() if isinstance(parts, dict)}
-            rows = sum(
-                max(0, int(offset) - int(before.get(topic, {}).get(p, 0)))
-                for topic, parts in ends.items()
-                for p, offset in parts.items()
-            )
-            progress = {
-                "batchId": batch,
-                "numInputRows": rows,
-                "sources": [{"startOffset": before, "endOffset": ends}],
-            }
-            if watermark_ms:  # a query with a watermark that has passed any event (0: none yet, or none at all)
-                progress["eventTime"] = {"watermark": _iso(watermark_ms)}
-            before = ends
-            events.append({"event": "progress", "ts_ms": committed_ms, "query": checkpoint.name, "progress": progress})
+            event = batch_event(checkpoint, batch, before)
+            if event is not None:
+                events.append(event)
+                before = event["progress"]["sources"][0]["endOffset"]
     return sorted(events, key=lambda e: e["ts_ms"])
+
+
+def batch_event(checkpoint: Path, batch: int, before: dict) -> dict | None:
+    """The query event of `checkpoint`'s committed batch `batch` (batch_events says what it holds), its input
+    counted from `before`, the previous batch's end offsets; None when its files were cut by a kill (the next
+    batch's have the offsets)."""
+    try:
+        ends = batch_end_offsets(checkpoint, batch)
+        watermark_ms = batch_watermark_ms(checkpoint, batch)
+        committed_ms = int((checkpoint / "commits" / str(batch)).stat().st_mtime * 1000)
+    except (OSError, ValueError, IndexError):
+        return None
+    ends = {t: parts for t, parts in ends.items() if isinstance(parts, dict)}
+    rows = sum(
+        max(0, int(offset) - int(before.get(topic, {}).get(p, 0)))
+        for topic, parts in ends.items()
+        for p, offset in parts.items()
+    )
+    progress = {"batchId": batch, "numInputRows": rows, "sources": [{"startOffset": before, "endOffset": ends}]}
+    if watermark_ms:  # a query with a watermark that has passed any event (0: none yet, or none at all)
+        progress["eventTime"] = {"watermark": _iso(watermark_ms)}
+    return {"event": "progress", "ts_ms": committed_ms, "query": checkpoint.name, "progress": progress}
+
+
+def merged_events(recorded: list[dict], found: list[dict]) -> list[dict]:
+    """An application's batches: those recorded as they were committed (CommitLog), and those its checkpoint still
+    holds that were not (committed after the last look), in commit order."""
+    known = {(e.get("query"), (e.get("progress") or {}).get("batchId"), e.get("ts_ms")) for e in recorded}
+    later = [e for e in found if (e["query"], e["progress"]["batchId"], e["ts_ms"]) not in known]
+    return sorted(recorded + later, key=lambda e: e.get("ts_ms", 0))
+
+
+class CommitLog:
+    """An application's committed batches appended to a file (its progress file, in batch_events' form) as Spark
+    commits them: a checkpoint keeps only its last batches (100 by default, spark.sql.streaming.minBatchesToRetain),
+    so by a long run's end those of its first faults are gone. `record()` appends what was committed since it last
+    looked; a checkpoint started again (batch ids from 0: a fresh one) is followed from its start."""
+
+    def __init__(self, folder: Path, path: Path):
+        self.folder, self.path = Path(folder), Path(path)
+        self._seen: set[tuple[str, int, int]] = set()  # (query, batch, its commit's mtime in ns)
+        self._last: dict[str, tuple[int, dict]] = {}  # query -> its last batch recorded and that batch's end offsets
+
+    def record(self) -> int:
+        """Append the batches committed since the last look; how many."""
+        events = []
+        for checkpoint in _checkpoints(self.folder):
+            for batch in committed_batches(checkpoint):
+                try:
+                    key = (checkpoint.name, batch, (checkpoint / "commits" / str(batch)).stat().st_mtime_ns)
+                except OSError:
+                    continue  # deleted by Spark as it looked
+                if key in self._seen:
+                    continue
+                last, before = self._last.get(checkpoint.name, (-1, {}))
+                event = batch_event(checkpoint, batch, before if batch > last else {})
+                if event is None:
+                    continue
+                self._seen.add(key)
+                self._last[checkpoint.name] = (batch, event["progress"]["sources"][0]["endOffset"])
+                events.append(event)
+        if events:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a") as out:
+                out.write("".join(json.dumps(e) + "\n" for e in sorted(events, key=lambda e: e["ts_ms"])))
+        return len(events)
 
 
 def _iso(ms: int) -> str:

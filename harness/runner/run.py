@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from contract.applications import APPLICATION
 from contract.roles import EGRESS
 from harness.chaos.player import OpenWorkload, play, record_planned
 from harness.chaos.schedule import Firing, plan
@@ -26,6 +27,7 @@ from harness.evidence.acks import AckCounter
 from harness.evidence.layout import RUN_DIR_VERSION
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.closing import close_windows
+from harness.runner.commit_recorder import CommitRecorder
 from harness.runner.console import Console
 from harness.runner.evidence_budget import Backlog, EvidenceBudget, pipeline_backlog
 from harness.runner.pipeline_run import PipelineRun
@@ -148,6 +150,7 @@ def run_scenario(
             preflight(run)
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
+            commits = CommitRecorder(run.layout, _applications(run)).start()
             budget = _watch_budget(run, sampler, console)
             try:
                 limits = {BROKERS: storm.max_brokers_down} if storm else {}
@@ -157,6 +160,7 @@ def run_scenario(
             finally:
                 sampler.stop()
                 resources.stop()
+                commits.stop()
                 if budget:
                     budget.stop()
             try:
@@ -182,6 +186,10 @@ def run_scenario(
             summary.elapsed_s = round(time.monotonic() - t0, 1)
             run.layout.summary.write_text(json.dumps(asdict(summary), indent=2))
     return summary
+
+
+def _applications(run: PipelineRun) -> list[str]:
+    return [name for name, inst in run.scenario.blueprint.streamlets.items() if inst.kind == APPLICATION]
 
 
 def _planned(rules: tuple[FaultRule, ...], seed: int, duration: float) -> tuple[list[Firing], list[FaultRule]]:
