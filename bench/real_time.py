@@ -1,11 +1,10 @@
 """What a driver kill costs in Real-time Mode, beside micro-batch mode: examples/realtime-kafka's job run by the
 harness once per mode (micro-batch, and Real-time Mode at each checkpoint interval), each run twice: SIGKILLed
-four times (at whatever moment it is; at times no interval divides, so each lands at another point of its
-interval, and far enough apart that the restarted query checkpoints before the next), and without faults (the
-latency it has when nothing breaks). From each run's report.json: the copies each kill's restart emitted again,
-how much input they span (seconds between the first and the last of their records' sends), how long before the
-kill the query last checkpointed, the first output after it, and the end-to-end latency (event time at the
-source to arrival at the output) p50 and p99.
+five times (at whatever moment it is, the gaps between kills uneven, so each lands at another point of its
+interval), and without faults (the latency it has when nothing breaks). From each run's report.json: the copies
+each kill's restart emitted again, how much input they span (seconds between the first and the last of their
+records' sends), how long before the kill the query last checkpointed, the first output after it, and the
+end-to-end latency (event time at the source to arrival at the output) p50 and p99.
 
     python bench/real_time.py [--out DIR] [--duration S] [--steady S] [--rate N] [INTERVAL ...]   (default: 5 15 30)
     python bench/real_time.py --out DIR --table [INTERVAL ...]     the table again from the runs in DIR
@@ -28,7 +27,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "realtime-kafka" / "scenario.yaml"
 INTERVAL = "--checkpoint-interval"
-KILLS = (0.185, 0.415, 0.655, 0.88)  # when the kills come, as shares of the workload
+# When the kills come, in seconds of a 240-second workload (scaled to another): gaps of 43, 52, 37 and 56 s, so that
+# each lands at another point of its interval (a restarted query checkpoints a startup and an interval after it).
+KILLS = (31, 74, 126, 163, 219)
 
 
 def variant(interval: str | None, kills: bool, duration: int, rate: int) -> dict:
@@ -46,7 +47,7 @@ def variant(interval: str | None, kills: bool, duration: int, rate: int) -> dict
     raw["name"] = f"real-time-bench-{(interval or 'micro-batch').replace(' ', '-')}-{'kills' if kills else 'steady'}"
     raw["workload"] |= {"duration_s": duration, "rate": rate}
     kill = {"kind": "kill-driver", "target": "screen", "restart_after_s": 2}
-    raw["faults"] = [kill | {"start_s": round(duration * share)} for share in KILLS] if kills else []
+    raw["faults"] = [kill | {"start_s": round(at * duration / 240)} for at in KILLS] if kills else []
     raw["expectations"] = {"max_lost": 0}
     return raw
 
@@ -92,7 +93,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("intervals", nargs="*", type=int, default=[5, 15, 30], help="checkpoint intervals (s)")
     parser.add_argument("--out", type=Path, help="where the runs go (default: a temporary folder, kept)")
-    parser.add_argument("--duration", type=int, default=200, help="the workload of each run with kills (s)")
+    parser.add_argument("--duration", type=int, default=240, help="the workload of each run with kills (s)")
     parser.add_argument("--steady", type=int, default=60, help="the workload of each run without faults (s)")
     parser.add_argument("--rate", type=int, default=100, help="records per second")
     parser.add_argument("--table", action="store_true", help="run nothing: the table from the runs in --out")

@@ -59,3 +59,25 @@ def test_a_run_without_restarts_has_no_replays_section(tmp_path):
     every = np.arange(len(sent))
     report = check_run(write_run(tmp_path / "run", sent, Flow({h: every for h in HOPS}, every, every)))
     assert "replay" not in report.sections
+
+
+def test_a_restart_killed_again_before_its_first_batch_has_no_recovery_of_its_own(tmp_path):
+    """The first batch after a second kill is the second restart's recovery, not the first's."""
+    common = {"kind": "kill-driver", "target": "processor", "signal": "SIGKILL", "scope": "streamlet"}
+    history = []
+    for number, at in ((1, KILL_MS), (2, KILL_MS + 5000)):
+        history += [
+            {"ts_ms": at, "event": "fault_begun", **common, "restarts": True, "recovers": True, "fault": number},
+            {"ts_ms": at + 500, "event": "process_started", "process": "streamlet-processor", "pid": number}
+            | {"role": "driver", "streamlet": "processor"},
+            {"ts_ms": at + 600, "event": "fault_ended", "kind": common["kind"], "target": "processor"}
+            | {"restarted": True},
+        ]
+    batch = {"ts_ms": KILL_MS + 7000, "event": "progress", "progress": {"batchId": 4, "numInputRows": 10}}
+    sent = make_sent(2, 10)
+    every = np.arange(len(sent))
+    flow = Flow({h: every for h in HOPS}, every, every)
+    report = check_run(write_run(tmp_path / "run", sent, flow, history=history, progress={"processor": [batch]}))
+    first, second = report.faults
+    assert first.recovery_s is None and first.note == "recovery unknown: killed again before its first batch"
+    assert second.recovery_s == 2.0 and second.note == ""

@@ -60,7 +60,8 @@ def main() -> None:
     screened = payments.withColumn("amount_eur", amount_eur).withColumn("review", amount_eur >= 400)
     writer = (
         screened.select(
-            "key", F.to_json(F.struct("payment_id", "account", "amount", "amount_eur", "review", "created")).alias("value")
+            "key",
+            F.to_json(F.struct("payment_id", "account", "amount", "amount_eur", "review", "created")).alias("value"),
         )
         .writeStream.format("kafka")
         .option("kafka.bootstrap.servers", args.bootstrap)

@@ -85,11 +85,12 @@ def _first_batch_with_input(events: list[dict], after_ms: int, replayed: int | N
     return next((e.get("ts_ms") for e in events if e.get("ts_ms", 0) > after_ms and done(e)), None)
 
 
-def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float | None:
+def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None], until_ms: int | None = None) -> float | None:
     """Fault start -> the first batch with input committed after the fault (or the first idle report, when
     nothing was left to read): by the restarted driver for a fault that restarts one; after the fault ended,
     by its target streamlet, or by the last streamlet to get going again for a fault of the whole cluster.
-    None when nothing restarted or the progress evidence is missing."""
+    None when nothing restarted, the progress evidence is missing, or that batch came after `until_ms` (when the
+    restarted driver was killed again: a later driver's batch is not this restart's)."""
     if not span.recovers:
         return None
     if span.restarts:
@@ -105,7 +106,18 @@ def recovery_s(span: FaultSpan, progress: dict[str, list[dict] | None]) -> float
         done = max(firsts) if firsts else None
     else:
         return None
-    return None if done is None else round((done - span.start_ms) / 1000, 3)
+    if done is None or until_ms is not None and done > until_ms:
+        return None
+    return round((done - span.start_ms) / 1000, 3)
+
+
+def restarted_again_ms(spans: list[FaultSpan], index: int) -> int | None:
+    """When the next fault restarting the same streamlet as restarting fault `index` began (None: none did)."""
+    span = spans[index]
+    if not span.restarts:
+        return None
+    later = [s.start_ms for s in spans if s.restarts and s.target == span.target and s.start_ms > span.start_ms]
+    return min(later, default=None)
 
 
 def first_output_s(span: FaultSpan, first_after_ms: int | None) -> float | None:
@@ -168,7 +180,8 @@ def _results(context: Context) -> None:
     astray = {m.number: f"{m.how}: {m.why}" for m in context.misses}
     results = []
     for i, span in enumerate(spans):
-        recovered = recovery_s(span, progress)
+        again = restarted_again_ms(spans, i)
+        recovered = recovery_s(span, progress, again)
         results.append(
             FaultResult(
                 span.kind,
@@ -178,7 +191,7 @@ def _results(context: Context) -> None:
                 span.params,
                 recovered,
                 int(redelivered[i]),
-                _note(span, recovered, progress),
+                _note(span, recovered, progress, again),
                 span.recovers,
                 span.restarted if span.restarts else None,
                 at_hops[i],
@@ -190,11 +203,13 @@ def _results(context: Context) -> None:
     context.faults = results
 
 
-def _note(span: FaultSpan, recovered: float | None, progress: dict[str, list[dict] | None]) -> str:
+def _note(span: FaultSpan, recovered: float | None, progress: dict[str, list[dict] | None], again: int | None) -> str:
     if span.restarts and span.restarted is False:
         return "did not restart"
     if span.end_ms is None:
         return "did not end before the run did"
+    if recovered is None and again is not None and recovery_s(span, progress) is not None:
+        return "recovery unknown: killed again before its first batch"
     if recovered is None and span.recovers:
         watched = [span.target] if span.restarts else disturbed(span, list(progress))
         missing = [s for s in watched if progress.get(s) is None]
