@@ -84,6 +84,10 @@ def replays(report: dict) -> list[dict]:
     ]
 
 
+def known(value) -> str:
+    return "unknown" if value is None else str(value)
+
+
 def mean(values: list) -> str:
     known = [v for v in values if v is not None]
     return f"{statistics.mean(known):,.1f}" if known else "unknown"
@@ -121,7 +125,8 @@ def main() -> int:
         rows.append(
             f"| {'micro-batch' if interval is None else 'real-time, ' + interval} | "
             f"{found[True]['verdict']['end_to_end']} | {' / '.join(format(k['copies'], ',') for k in kills)} | "
-            f"{' / '.join(str(k['checkpoint_s']) for k in kills)} | {' / '.join(str(k['span_s']) for k in kills)} | "
+            f"{' / '.join(known(k['checkpoint_s']) for k in kills)} | "
+            f"{' / '.join(known(k['span_s']) for k in kills)} | "
             f"{mean([k['output_s'] for k in kills])} | {steady.get('p50_s')} / {steady.get('p99_s')} | "
             f"{under.get('p50_s')} / {under.get('p99_s')} |"
         )

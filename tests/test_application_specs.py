@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import io
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -611,6 +612,12 @@ REAL_TIME_BAD = [
         "no topics",
         _both(_set("applications.screen.writes", None), _set("applications.screen.command", ["python", "job.py"])),
         "applications.screen.trigger: a real-time application is seen running by what it writes",
+    ),
+    (
+        "task slots",
+        _set("workload.topic.partitions", len(os.sched_getaffinity(0)) + 1),
+        f"applications.screen.trigger: Real-time Mode runs a task per partition at once: it reads "
+        f"{len(os.sched_getaffinity(0)) + 1} partitions",
     ),
     (
         "spark 4.0",

@@ -6,6 +6,7 @@ anything starts. Unknown fields are errors.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -338,8 +339,10 @@ def _check_jars_served(blueprint: Blueprint, spark: str) -> None:
                 raise BlueprintError("cluster.spark.version", f"{name} ({inst.kind}) needs {pom}, and {why}")
 
 
-def _check_real_time(blueprint: Blueprint, spark: str) -> None:
-    """Every real-time application (its `trigger`) runs on drivers whose Spark has Real-time Mode for its query."""
+def _check_real_time(blueprint: Blueprint, workload: WorkloadSpec, cluster: ClusterSpec) -> None:
+    """Every real-time application (its `trigger`) runs on drivers whose Spark has Real-time Mode for its query, and,
+    on the local master, with a task slot for each partition it reads."""
+    spark = cluster.spark_version or versions.own_version()
     for name, inst in blueprint.streamlets.items():
         if inst.kind != APPLICATION or inst.settings.get("trigger") != REAL_TIME:
             continue
@@ -347,6 +350,24 @@ def _check_real_time(blueprint: Blueprint, spark: str) -> None:
         why = lines.real_time_unsupported(spark, bool(stateful))
         if why:  # a window is its output's: the job aggregates
             raise BlueprintError(f"applications.{name}.{stateful or 'trigger'}", why)
+        if cluster.spark_master == "local" and not own_master(inst.settings):
+            _check_task_slots(name, blueprint, workload)
+
+
+def _check_task_slots(name: str, blueprint: Blueprint, workload: WorkloadSpec) -> None:
+    """Real-time Mode runs every task of a batch at once, for as long as the batch: with fewer task slots than the
+    partitions it reads, the others wait a whole interval and the job never catches up. An application on the
+    local master (Spark's local[*]: a slot per core) reads at most as many partitions as there are cores."""
+    inst = blueprint.streamlets[name]
+    topics = ([workload.topic] if inst.cls.reads_source else []) + list(blueprint.inputs_of(name).values())
+    partitions, slots = sum(t.partitions for t in topics), len(os.sched_getaffinity(0))
+    if partitions > slots:
+        read = ", ".join(f"{t.name} {t.partitions}" for t in topics)
+        raise BlueprintError(
+            f"applications.{name}.trigger",
+            f"Real-time Mode runs a task per partition at once: it reads {partitions} partitions ({read}) and "
+            f"Spark's local master has {slots} task slots (one per core): read at most {slots}",
+        )
 
 
 def _spark(raw: dict) -> tuple[str, int, str | None]:
@@ -441,7 +462,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
     _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
-    _check_real_time(blueprint, cluster.spark_version or versions.own_version())
+    _check_real_time(blueprint, workload, cluster)
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
