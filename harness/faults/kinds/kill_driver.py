@@ -151,5 +151,6 @@ KIND = FaultKind(
     help="kill a streamlet's driver (SIGKILL crash or SIGTERM graceful), restart it from its checkpoint; "
     "at: after-write kills while a batch is written but not yet committed (at its crash point; a driver without "
     "one, when its outputs show the batch); "
-    "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output",
+    "at: in-flight does the same for Spark's own sinks, watching offsets/N, commits/N and the output "
+    "(a Real-time Mode job's batch: output since its last commits/N)",
 )
