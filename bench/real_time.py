@@ -78,7 +78,7 @@ def replays(report: dict) -> list[dict]:
             "copies": row[4],
             "span_s": None if row[5] is None else round(row[5] - row[6], 1),
             "checkpoint_s": row[3],
-            "output_s": row[8],
+            "output_s": row[7],
         }
         for row in section["rows"]
     ]

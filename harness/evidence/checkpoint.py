@@ -114,7 +114,7 @@ def batch_event(checkpoint: Path, batch: int, before: dict) -> dict | None:
     try:
         ends = batch_end_offsets(checkpoint, batch)
         watermark_ms = batch_watermark_ms(checkpoint, batch)
-        committed_ms = int((checkpoint / "commits" / str(batch)).stat().st_mtime * 1000)
+        committed_ms = (checkpoint / "commits" / str(batch)).stat().st_mtime_ns // 1_000_000
     except (OSError, ValueError, IndexError):
         return None
     ends = {t: parts for t, parts in ends.items() if isinstance(parts, dict)}

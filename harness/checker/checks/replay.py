@@ -1,12 +1,13 @@
-"""What each restart replayed: the copies a restarted streamlet wrote again, and when it had first written them.
+"""What each restart replayed: the copies a restarted streamlet wrote again, and when their records were sent.
 
 A driver killed between two checkpoints loses what it did since the last one (its last batch committed before the
 kill), and its restart does it again: a micro-batch query replays the batch in flight; a Real-time Mode query (an
 application's `trigger: real-time`), whose batch is a whole checkpoint interval, emits again everything it emitted
-since that checkpoint. Per fault that restarted a streamlet: the copies made by its replay at the hops the
-streamlet writes (harness/checker/copies.py), the span of time the copies they repeat were written in (the last
-copy of each record before the kill), and how many of those came from before the last checkpoint, which no
-replay of the interval explains. Read from the copies, the history and the streamlet's query events alone.
+since that checkpoint. Per fault that restarted a streamlet, beside its recovery (to the first output after it,
+and to the first batch committed after it: harness/checker/faults.py): the copies made by its replay (at any hop:
+a Kafka output's copies are its application's; harness/checker/copies.py), the span of time their records were
+sent in, and when the streamlet last committed a batch before the kill. Read from the copies, the history and the
+streamlet's query events alone.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from contract.applications import MICRO_BATCH
-from harness.checker.intermediate import FaultSpan, HopData
+from harness.checker.intermediate import FaultSpan
 from harness.checker.rid_sets import isin
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
@@ -27,7 +28,6 @@ HEADER = (
     "copies written again",
     "of records sent from (s before the kill)",
     "to (s before the kill)",
-    "repeating copies written before the last checkpoint",
     "first output after the kill (s)",
     "recovery (s)",
 )
@@ -40,22 +40,10 @@ def last_checkpoint_ms(events: list[dict] | None, before_ms: int) -> int | None:
     return max(times) if times else None
 
 
-def repeated_times(hop: HopData, rids: np.ndarray, before_ms: int) -> np.ndarray:
-    """Per record of `rids` with a copy at `hop` written before `before_ms`: when the last such copy was written."""
-    rows = hop.rows[isin(hop.rows.rid.to_numpy(), np.unique(rids))]
-    rows = rows[rows.time_ms.to_numpy() <= before_ms]
-    return rows.groupby("rid").time_ms.max().to_numpy(dtype=np.int64)
-
-
 def _row(context: Context, index: int, span: FaultSpan, trigger: str) -> tuple:
     made = context.accounting.made
     mine = made[made.fault.to_numpy() == index]
     checkpoint = last_checkpoint_ms(context.evidence.progress.get(span.target), span.start_ms)
-    hops = {h.name: h for h in context.hops}
-    repeated = np.concatenate(
-        [np.array([], np.int64)]
-        + [repeated_times(hops[hop], group.rid.to_numpy(), span.start_ms) for hop, group in mine.groupby("hop")]
-    )
     sent = context.evidence.sent
     sent_ms = sent.event_time_ms.to_numpy()[isin(sent.rid.to_numpy(), np.unique(mine.rid.to_numpy()))]
     before_s = (span.start_ms - sent_ms.astype(np.int64)) / 1000
@@ -68,7 +56,6 @@ def _row(context: Context, index: int, span: FaultSpan, trigger: str) -> tuple:
         len(mine),
         round(float(before_s.max()), 3) if len(before_s) else None,
         round(float(before_s.min()), 3) if len(before_s) else None,
-        None if checkpoint is None else int((repeated < checkpoint).sum()),
         None if result is None else result.output_s,
         None if result is None else result.recovery_s,
     )
@@ -83,14 +70,11 @@ def _section(context: Context) -> Section | None:
     )
     if not rows:
         return None
-    lines = [
+    lines = (
         "each restart's replay: the copies its streamlet wrote again after the kill, of records it had written "
-        "since its last checkpoint (a micro-batch query: the batch in flight; a real-time one: everything since)"
-    ]
-    unexplained = sum(row[7] or 0 for row in rows)
-    if unexplained:
-        lines.append(f"{unexplained:,} copies repeat records written before their streamlet's last checkpoint")
-    return Section("Replays", tuple(lines), HEADER, rows)
+        "since its last checkpoint (a micro-batch query: the batch in flight; a real-time one: everything since)",
+    )
+    return Section("Replays", lines, HEADER, rows)
 
 
 KIND = Step("replay", section=_section, needs=("copies", "faults"))
