@@ -103,8 +103,13 @@ def batch_events(folder: Path) -> list[dict]:
             event = batch_event(checkpoint, batch, before)
             if event is not None:
                 events.append(event)
-                before = event["progress"]["sources"][0]["endOffset"]
+                before = _end_offsets(event)
     return sorted(events, key=lambda e: e["ts_ms"])
+
+
+def _end_offsets(event: dict) -> dict:
+    """What a batch_event's batch read up to: the next batch's input is counted from there."""
+    return event["progress"]["sources"][0]["endOffset"]
 
 
 def batch_event(checkpoint: Path, batch: int, before: dict) -> dict | None:
@@ -164,7 +169,7 @@ class CommitLog:
                 if event is None:
                     continue
                 self._seen.add(key)
-                self._last[checkpoint.name] = (batch, event["progress"]["sources"][0]["endOffset"])
+                self._last[checkpoint.name] = (batch, _end_offsets(event))
                 events.append(event)
         if events:
             self.path.parent.mkdir(parents=True, exist_ok=True)
