@@ -3,15 +3,15 @@
     .venv/bin/python bench/check_scale.py                               # 1M and 10M, both profiles
     .venv/bin/python bench/check_scale.py --sizes 5e7 --dir /var/tmp/bench --profile realistic
     .venv/bin/python bench/check_scale.py --recordings json             # the JSON-lines form, for comparison
-    .venv/bin/python bench/check_scale.py --sizes 5e7 --engine dense    # the hops counted in arrays by record
-    .venv/bin/python bench/check_scale.py --engine duckdb               # by DuckDB (numpy, dense, duckdb, spark)
+    .venv/bin/python bench/check_scale.py --engine numpy                # by one engine: numpy, dense, spark
     .venv/bin/python bench/check_scale.py --sizes 1e7 --steps           # and each step's time and the peak after it
     .venv/bin/python bench/check_scale.py --sizes 5e7 --keep --dir D    # kept: --reuse --dir D measures it again
 
 Each size and profile: a run directory (acks.csv, the two intermediate topics'
 recordings and the egress's evidence, in columnar form unless --recordings json),
 then two fresh processes: one only loads the evidence, one runs the whole check
-(and asserts it found the losses and copies); the peak is the check's (with an
+(and asserts it found the losses and copies) as `harness check` does, with the
+default engine unless --engine names one; the peak is the check's (with an
 engine it loads only the notable records' rows where it can). Profiles:
 synthetic (every record through both topics; 0.01% lost, 0.1% replayed at the
 egress, a SQLite store: its audit and state) and realistic (a Kafka egress: the
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.checker.summary.engines import ENGINES
+from harness.evidence.layout import RunLayout
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,7 +44,7 @@ import dataclasses, sys, time
 from bench.peak import peak_kb
 from harness.checker.check import STEPS, check_run
 from harness.checker.load import load_evidence
-from harness.checker.summary.engines import engine
+from harness.checker.summary.engines import DEFAULT, engine
 
 def timed(step):
     def run(context, inner=step.run):
@@ -56,7 +57,8 @@ t = time.perf_counter()
 if sys.argv[1] == "load":
     load_evidence(sys.argv[2])
 else:
-    report = check_run(sys.argv[2], engine=engine(sys.argv[3]), steps=[timed(s) for s in STEPS])
+    chosen = engine(sys.argv[3]) if sys.argv[3] else DEFAULT
+    report = check_run(sys.argv[2], engine=chosen, steps=[timed(s) for s in STEPS])
     assert report.counts.lost > 0 and report.counts.duplicated_deliveries > 0, report.counts
     assert not report.gaps, report.gaps
 print(time.perf_counter() - t, peak_kb())
@@ -131,16 +133,22 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
 PROFILES = {"synthetic": generate, "realistic": generate_realistic}
 
 
-def measure(what: str, root: Path, engine: str = "numpy") -> tuple[float, float, list[tuple[str, float, float]]]:
-    """Seconds, peak GiB, and (for a check) each step's seconds and the peak after it."""
+def measure(what: str, root: Path, engine: str = "") -> tuple[float, float, list[tuple[str, float, float]]]:
+    """Seconds, peak GiB, and (for a check) each step's seconds and the peak after it (`engine`: "" the default)."""
     command = [sys.executable, "-c", MEASURE, what, str(root), engine]
     out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:  # the evidence stays, to look at
         last = [line for line in out.stderr.splitlines() if line.strip()][-1:] or ["(nothing on stderr)"]
-        sys.exit(f"check_scale: the {what} of {root} with {engine} failed (exit {out.returncode}): {last[0][:500]}")
+        by = engine or "the default engine"
+        sys.exit(f"check_scale: the {what} of {root} with {by} failed (exit {out.returncode}): {last[0][:500]}")
     seconds, rss_kb = out.stdout.splitlines()[-1].split()
     steps = [line.split()[1:] for line in out.stderr.splitlines() if line.startswith("step ")]
     return float(seconds), int(rss_kb) / 1024 / 1024, [(n, float(s), int(kb) / 1024 / 1024) for n, s, kb in steps]
+
+
+def chosen_name(root: Path) -> str:
+    """The engine `harness check` chooses for the run directory (harness/checker/summary/engines.py chosen)."""
+    return "default: " + ("dense" if RunLayout(root).all_columnar else "numpy")
 
 
 def main() -> None:
@@ -158,14 +166,14 @@ def main() -> None:
         "--profile", choices=(*PROFILES, "both"), default="both", help="which evidence (see above) [both]"
     )
     parser.add_argument(
-        "--engine", choices=ENGINES, default="numpy", help="what reconciles the hops (docs/checker.md) [numpy]"
+        "--engine", choices=ENGINES, help="what reconciles the hops (docs/checker.md) [harness check's default]"
     )
     parser.add_argument(
         "--steps", action="store_true", help="also each step of the check taking 0.1 s or more: seconds, peak after it"
     )
     args = parser.parse_args()
-    if args.engine != "numpy" and args.recordings != "columnar":
-        parser.error("--engine duckdb and spark read columnar evidence")
+    if args.engine not in (None, "numpy") and args.recordings != "columnar":
+        parser.error(f"--engine {args.engine} reads columnar evidence")
     profiles = list(PROFILES) if args.profile == "both" else [args.profile]
     for size in (int(float(s)) for s in args.sizes.split(",")):
         for profile in profiles:
@@ -180,10 +188,10 @@ def main() -> None:
                 made = f"generated in {time.perf_counter() - t:.0f} s"
             disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
             load_s, load_gib, _ = measure("load", root)
-            check_s, check_gib, steps = measure("check", root, args.engine)
+            check_s, check_gib, steps = measure("check", root, args.engine or "")
             print(
                 f"{size:,} records: check {check_s:.1f} s, load {load_s:.1f} s, peak {check_gib:.2f} GiB"
-                f"  ({profile}, {args.recordings}, {args.engine}: evidence {disk:.2f} GB, "
+                f"  ({profile}, {args.recordings}, {args.engine or chosen_name(root)}: evidence {disk:.2f} GB, "
                 f"{made}, the whole load's peak {load_gib:.2f} GiB)",
                 flush=True,
             )

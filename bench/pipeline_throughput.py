@@ -15,8 +15,9 @@ On one embedded broker, in this order:
   2. ingress -> processor -> egress (upsert, SQLite) with the harness's evidence (batch stamps on every
      topic record, the egress's audit table, the progress listener);
   3. the same pipeline without stamps and audit (the listener stays: the harness waits on it);
-     steps 2 and 3 --repeat times (5), their order swapped every time (a drift of the machine cancels): the
-     evidence's cost is the median over the pairs, with its spread (the least and the most);
+     steps 2 and 3 in interleaved pairs, their order swapped every time (a drift of the machine cancels), at least
+     --repeat pairs (5) and then more until the 95% confidence interval of the evidence's cost in CPU per record
+     (the mean over the pairs, Student's t) is at most --margin either side (1 point), or --max-pairs (30);
   4. with --proxy: the pipeline with evidence again, every streamlet and the generator connected through the
      network proxy (harness/network/), no fault on: what the proxy costs.
 
@@ -53,13 +54,13 @@ from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.codecs import value_encoder
 from harness.demo import topic_size
 from harness.evidence.recording_forms import FORMATS
+from harness.jit import JIT_MODES
 from harness.network import NetworkLinks
 from harness.process import Supervisor
 from harness.process.supervisor import ProcessRecord, session_members
 from harness.runner.pipeline_run import PipelineRun
 from harness.scenario.parse import parse_scenario
 from harness.spark.launcher import launch_driver
-from harness.spark.session import JIT_MODES
 from harness.waiting import wait_for
 from harness.workload.generator_settings import WorkloadSettings
 from pipelines.model import CODECS, SOURCE_RECORD
@@ -346,6 +347,32 @@ def print_cpu(label: str, per_record_us: dict[str, float], cores: int, perf: flo
     )
 
 
+# Student's t at 97.5% for 1 to 30 degrees of freedom: the two-sided 95% interval of a mean over few pairs.
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131)
+T_975 += (2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def cpu_costs(pairs: list[dict]) -> list[float]:
+    """Per pair, what the evidence adds to the CPU per record stored (a share of it without evidence)."""
+    return [cpu_per_record(pair[True]) / cpu_per_record(pair[False]) - 1 for pair in pairs]
+
+
+def interval(values: list[float]) -> tuple[float, float, float]:
+    """The mean of `values` and its two-sided 95% confidence interval (Student's t; at least two values)."""
+    mean = statistics.fmean(values)
+    t = T_975[len(values) - 2] if len(values) <= len(T_975) + 1 else 1.96
+    half = t * statistics.stdev(values) / len(values) ** 0.5
+    return mean, mean - half, mean + half
+
+
+def narrow(values: list[float], margin: float) -> bool:
+    """Whether the interval of `values` is at most `margin` either side of their mean."""
+    if len(values) < 2:
+        return False
+    mean, _, high = interval(values)
+    return high - mean <= margin
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=40000, help="the generator's ceiling, records/s")
@@ -365,8 +392,15 @@ def main() -> None:
         help="the evidence's form (evidence.recordings): the egress's audit in its store (json) or as segments",
     )
     parser.add_argument(
-        "--repeat", type=int, default=5, help="interleaved pairs of pipeline runs with and without evidence"
+        "--repeat", type=int, default=5, help="the least interleaved pairs of pipeline runs with and without evidence"
     )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=0.01,
+        help="pairs are added until the 95%% interval of the evidence's CPU cost is this wide either side [0.01]",
+    )
+    parser.add_argument("--max-pairs", type=int, default=30, help="the most pairs, whatever the interval [30]")
     parser.add_argument(
         "--warmup",
         type=int,
@@ -418,8 +452,11 @@ def main() -> None:
                 args.codec,
                 brokers,
             )
-            pairs = []
-            for number in range(args.repeat):
+            pairs: list[dict] = []
+            while len(pairs) < max(args.repeat, 2) or (
+                len(pairs) < args.max_pairs and not narrow(cpu_costs(pairs), args.margin)
+            ):
+                number = len(pairs)
                 order = (True, False) if number % 2 == 0 else (False, True)
                 pairs.append(
                     {
@@ -438,6 +475,13 @@ def main() -> None:
                         for evidence in order
                     }
                 )
+                costs = cpu_costs(pairs)
+                so_far = (
+                    ""
+                    if len(costs) < 2
+                    else " (95%% interval so far %+.2f%% to %+.2f%%)" % tuple(100 * v for v in interval(costs)[1:])
+                )
+                print(f"pair {number + 1}: evidence's CPU cost per record {costs[-1]:+.2%}{so_far}", flush=True)
             runs = pairs[0]
             if args.proxy:
                 proxy = NetworkLinks(
@@ -490,7 +534,7 @@ def main() -> None:
     with_evidence = runs[True]["e2e"]
     print(f"ratio pipeline (with evidence) / ProducerPerformance: {with_evidence / perf:.3f}")
     throughput_costs = [1 - pair[True]["e2e"] / pair[False]["e2e"] for pair in pairs]
-    cpu_costs = [cpu_per_record(pair[True]) / cpu_per_record(pair[False]) - 1 for pair in pairs]
+    mean, low, high = interval(cpu_costs(pairs))
     print(
         f"over {len(pairs)} interleaved pair(s): with evidence "
         + ", ".join(f"{pair[True]['e2e']:,.0f}" for pair in pairs)
@@ -501,8 +545,15 @@ def main() -> None:
     print(
         f"evidence overhead (stamps, audit): median {statistics.median(throughput_costs):+.1%} of the throughput "
         f"without it (spread {min(throughput_costs):+.1%} to {max(throughput_costs):+.1%}); CPU per record: median "
-        f"{statistics.median(cpu_costs):+.1%} (spread {min(cpu_costs):+.1%} to {max(cpu_costs):+.1%})"
+        f"{statistics.median(cpu_costs(pairs)):+.1%} (spread {min(cpu_costs(pairs)):+.1%} to "
+        f"{max(cpu_costs(pairs)):+.1%})"
     )
+    print(
+        f"evidence's CPU cost per record: mean {mean:+.2%}, 95% confidence interval {low:+.2%} to {high:+.2%} "
+        f"({len(pairs)} pairs)"
+    )
+    chain = statistics.median(pair[True]["e2e"] for pair in pairs) / ceiling["records_s"]
+    print(f"pipeline with evidence (median over the pairs) / the three-relay ceiling: {chain:.3f}")
     if args.proxy:
         print(f"proxy cost (no fault on): {1 - proxied['e2e'] / with_evidence:+.1%} of the throughput without it")
 

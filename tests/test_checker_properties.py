@@ -334,3 +334,38 @@ def test_rid_sets_counted_and_looked_up_densely_match_hashing(arrays):
     assert (Positions(universe).of(values) == pd.Index(universe).get_indexer(values)).all()
     for members in (universe, np.append(universe, rids([0], [1 << 35]))):  # a flag table, then too far: hashing
         assert (Members(members).of(values) == pd.Series(values).isin(pd.Index(members)).to_numpy()).all()
+
+
+def every_class(mode: str, keys: int = 4, per_key: int = 30):
+    """One case with every anomaly class at once, a few records each (for an engine too costly to run on many
+    generated cases): lost and copied at each hop, copies of copies, unknown outcomes present and absent, a
+    reordering, phantoms, a retention window reached in part, late records (dedup), an aborted and a resent copy
+    read, after a fault."""
+    sent = make_sent(keys, per_key)
+    members = np.flatnonzero(sent.partition == 0)[10:14].tolist()
+    free = [i for i in range(len(sent)) if i not in members]
+    reordered = [next(i for i in reversed(free) if i + keys in free and i + keys < len(sent))]
+    free = [i for i in free if i not in (reordered[0], reordered[0] + keys)]
+
+    def take(k: int) -> list[int]:
+        chosen, free[:k] = free[:k], []
+        return chosen
+
+    duplicated_at = {h: take(2) for h in range(3)}
+    plan = Plan(
+        mode,
+        lost_at={h: take(2) for h in range(3)},
+        duplicated_at=duplicated_at,
+        copied_again={1: duplicated_at[0][:1], 2: duplicated_at[0][1:]},
+        unknown_present=take(2),
+        unknown_absent=take(2),
+        reordered=reordered,
+        phantoms=2,
+        retention_window=(0, int(sent.offset[members[0]]), int(sent.offset[members[-1]]) + 1),
+        retention_reached=members[:1],
+        watermark=take(2) if mode == "dedup" else [],
+        with_fault=True,
+        aborted_read=take(1),
+        resent_read=take(1),
+    )
+    return sent, plan

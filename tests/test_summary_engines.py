@@ -1,6 +1,7 @@
-"""The reconciliation's SQL (harness/checker/summary/) proven against the numpy path on the same evidence: each
-hop's lost, copied, phantom, reordered and dropped records, in the same order, and the same report. On DuckDB here;
-the Spark engine runs the same text on a real run (tests/test_real_evidence.py)."""
+"""The engines (harness/checker/summary/) proven against the numpy path on the same evidence: each hop's lost,
+copied, phantom, reordered and dropped records, in the same order, and the same report. The dense engine on
+generated evidence of every kind; Spark's SQL text on evidence with every anomaly class at once, in a local session
+(and on a real run on a standalone cluster: tests/test_real_evidence.py)."""
 
 from __future__ import annotations
 
@@ -32,18 +33,16 @@ from harness.checker.load import load_evidence
 from harness.checker.periods import planned_span_ms, sendings
 from harness.checker.selection import Selection
 from harness.checker.summary.dense_engine import run_dense
-from harness.checker.summary.duckdb_engine import run_duckdb
 from harness.checker.summary.reconciliations import reconcile_with
 from tests.conftest import refusing_port, run_harness
 from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
-from tests.test_checker_properties import build, plans
+from tests.test_checker_properties import build, every_class, plans
 
-DUCKDB = partial(reconcile_with, run_duckdb, "duckdb")
 DENSE = partial(reconcile_with, run_dense, "dense")
-ENGINES = (DUCKDB, DENSE)
+ENGINES = (DENSE,)  # the engines cheap enough for every generated case; Spark's: test_sparks_sql_...
 
 
-def assert_same_reconciliations(root, engine=DUCKDB) -> Tallies:
+def assert_same_reconciliations(root, engine=DENSE) -> Tallies:
     """The engine's reconciliation and tallies are numpy's; returns the tallies."""
     evidence = load_evidence(root)
     hops, spans = hop_data(evidence), fault_spans(evidence.history)
@@ -77,16 +76,16 @@ def report_text(root, **options) -> str:
     return json.dumps(check_run(root, strict=True, **options).to_dict(), default=str)
 
 
-def assert_same_reports(root) -> None:
+def assert_same_reports(root, engines=ENGINES) -> None:
     """Each engine's report of the run is numpy's."""
-    expected = report_text(root)
-    for engine in ENGINES:
+    expected = report_text(root, engine=None)
+    for engine in engines:
         assert report_text(root, engine=engine) == expected, engine.args[1]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(plans(), st.booleans())
-def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(case, kafka_egress):
+def test_the_dense_engine_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(case, kafka_egress):
     """Also with a Kafka egress (the output topic a third streamlet writes from the flow's egress copies)."""
     sent, plan = case
     flow, history = build(sent, plan)
@@ -99,6 +98,37 @@ def test_the_sql_finds_what_numpy_finds_hop_by_hop_and_the_report_is_the_same(ca
         assert_same_reports(root)
     finally:
         shutil.rmtree(root)
+
+
+@pytest.fixture(scope="module")
+def spark_session(tmp_path_factory):
+    """A local Spark session of the engine's own settings, which each check in this process uses and leaves running
+    (harness/checker/summary/spark_engine.py run_spark)."""
+    from harness.checker.summary.spark_engine import _session
+
+    session = _session("local[2]", str(tmp_path_factory.mktemp("spark-check")))
+    yield session
+    session.stop()
+
+
+@pytest.mark.e2e  # a JVM
+@pytest.mark.parametrize("mode, kafka_egress", [("upsert", False), ("append", True), ("dedup", False)])
+def test_sparks_sql_finds_every_anomaly_class_as_numpy_does(spark_session, tmp_path, mode, kafka_egress):
+    """Spark's SQL text on evidence with every anomaly class at once: each hop's records and tallies, and the
+    report, numpy's."""
+    from harness.checker.summary.spark_engine import run_spark
+
+    spark = partial(reconcile_with, partial(run_spark, master="local[2]"), "spark")
+    sent, plan = every_class(mode)
+    flow, history = build(sent, plan)
+    output_topic = "delivered" if kafka_egress else None
+    root = write_run(
+        tmp_path / "run", sent, flow, mode=mode, history=history, recordings="columnar", output_topic=output_topic
+    )
+    counts = check_run(root, strict=True, engine=None).counts
+    assert all(getattr(counts, c) for c in ("lost", "duplicated_deliveries", "phantom", "reordered")), counts
+    assert_same_reconciliations(root, spark)
+    assert_same_reports(root, (spark,))
 
 
 @settings(max_examples=200, deadline=None)
@@ -127,7 +157,7 @@ def test_the_stores_state_is_read_from_sqlite_once_in_a_check_and_its_copy_goes_
         folders.extend([self.path.parent] if self.path else [])  # none outside a check with an engine
 
     monkeypatch.setattr(store_copies.Copying, "__init__", noting)
-    expected = report_text(root)
+    expected = report_text(root, engine=None)
     assert '"duplicated_in_state": 7' in expected
     for engine in ENGINES:
         reads.clear()
@@ -175,8 +205,8 @@ def test_a_run_recorded_in_json_is_refused_in_one_line_with_what_to_do(tmp_path)
     sent = make_sent(2, 10)
     root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="json")
     with pytest.raises(EvidenceError, match="not in columnar form: convert it with `harness compact"):
-        DUCKDB(load_evidence(root), hop_data(load_evidence(root)), [])
-    result = run_harness("check", str(root), "--engine", "duckdb")
+        DENSE(load_evidence(root), hop_data(load_evidence(root)), [])
+    result = run_harness("check", str(root), "--engine", "dense")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and "harness compact" in result.stderr and not result.stdout
     assert run_harness("check", str(root), "--master", "local[1]").returncode == 2  # --master is Spark's
@@ -188,8 +218,8 @@ def test_seqs_too_sparse_for_the_dense_engines_blocks_are_refused_in_one_line_wi
     root = write_run(tmp_path / "run", sent, clean_flow(sent), recordings="columnar")
     result = run_harness("check", str(root), "--engine", "dense")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.count("\n") == 1 and "use --engine duckdb" in result.stderr and not result.stdout
-    assert run_harness("check", str(root), "--engine", "duckdb").returncode == 0
+    assert result.stderr.count("\n") == 1 and "use --engine spark" in result.stderr and not result.stdout
+    assert run_harness("check", str(root)).returncode == 0  # by default, numpy where dense cannot place them
 
 
 def test_a_spark_master_that_does_not_answer_is_named_in_one_line(tmp_path):

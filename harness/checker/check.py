@@ -38,6 +38,8 @@ from harness.checker.load import Evidence, load_evidence
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
+from harness.checker.summary.dense_engine import TooSparse
+from harness.checker.summary.engines import DEFAULT, chosen
 from harness.checker.unfinished import unfinished_reason
 from harness.evidence.history import FAULT_PLANNED
 
@@ -80,12 +82,17 @@ def check_run(
     running: tuple[str, ...] = (),
     steps: list[Step] | None = None,
     strict: bool | None = None,
-    engine: Callable | None = None,
+    engine: Callable | str | None = DEFAULT,
 ) -> Report:
     """Judge a run directory. `running`: processes of the run still alive (the caller looks; the checker reads
     files only). `strict`: a step that raises fails the check (default: HARNESS_CHECK_STRICT); otherwise what
     it finds is unknown and the outcome with it. `engine`: what reconciles the hops and makes the tallies
-    (harness/checker/summary/engines.py; None: numpy, in memory)."""
+    (harness/checker/summary/engines.py; None: numpy, in memory; DEFAULT: chosen by the evidence)."""
+    if engine == DEFAULT:
+        try:
+            return check_run(run_dir, running, steps, strict, chosen(run_dir))
+        except TooSparse:  # an acknowledgement log not numbered as the generator numbers: numpy places anything
+            return check_run(run_dir, running, steps, strict, None)
     if engine is None:
         evidence = load_evidence(run_dir)
     else:

@@ -70,7 +70,7 @@ def _sqlite_tables(db: Path, sql: str):
     any column, and ADBC fixes a column's type from its first rows): read with Python, odd values as text."""
     import sqlite3
 
-    # read as a stream, its blocks may be asked for from another thread (DuckDB's) than the one that connected
+    # read as a stream, its blocks may be asked for from another thread (the read-ahead's) than the one that connected
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False) as conn:
         cursor = conn.execute(sql)
         names = [d[0] for d in cursor.description]

@@ -160,20 +160,19 @@ def run_command(**options):
 @click.option(
     "--engine",
     type=click.Choice(ENGINES),
-    default="numpy",
-    show_default=True,
-    help="What reconciles the hops: numpy in memory, duckdb out of core, spark on a cluster (columnar evidence).",
+    help="What reconciles the hops: numpy in memory, dense in arrays by record, spark as SQL on a cluster or out "
+    "of core (the last two read columnar evidence) [default: dense where every recording is columnar, else numpy].",
 )
 @click.option("--master", help=f"Spark's master URL for --engine spark [{DEFAULT_SPARK_MASTER}].")
 @allow_unknown_option
-def check_command(run_dir: Path, as_json: bool, engine: str, master: str | None, allow_unknown: bool):
+def check_command(run_dir: Path, as_json: bool, engine: str | None, master: str | None, allow_unknown: bool):
     """Judge the evidence in RUN_DIR again (files only: no broker) and print the verdict.
 
     Nothing is written. A run still in progress (its processes alive) or cut
     short is said to be so first, and what it has not delivered yet is not
-    counted as lost. The engines give the same report (docs/checker.md); the
-    duckdb and spark ones read columnar evidence (`harness compact` converts a
-    run recorded in JSON), spark's executors the same RUN_DIR path. Exit codes:
+    counted as lost. The engines give the same report (docs/checker.md); all
+    but numpy read columnar evidence (`harness compact` converts a run recorded
+    in JSON), spark's executors the same RUN_DIR path. Exit codes:
     0 every expectation passed, 1 one failed, 2 the run directory cannot be
     judged (missing, no acknowledgement log, an engine that failed), 3 none
     failed but one could not be measured (0 with --allow-unknown).
@@ -182,17 +181,18 @@ def check_command(run_dir: Path, as_json: bool, engine: str, master: str | None,
     Examples:
       harness check reports/smoke-20261121-101500
       harness check reports/smoke-20261121-101500 --json | jq .verdict
-      harness check reports/nightly --engine duckdb
+      harness check reports/nightly --engine numpy
       harness check /shared/reports/nightly --engine spark --master spark://10.0.0.5:7077
     """
     import json
 
+    from harness.checker.summary.engines import DEFAULT
     from harness.checker.summary.engines import engine as reconciling
     from harness.report.write import judge_run
 
     if master and engine != "spark":
         raise click.UsageError("--master is for --engine spark")
-    report = judge_run(run_dir, reconciling(engine, master))
+    report = judge_run(run_dir, reconciling(engine, master) if engine else DEFAULT)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:

@@ -47,6 +47,15 @@ class RunLayout:
         return self.ack_segments if self.ack_segments.is_dir() else self.ack_log
 
     @property
+    def all_columnar(self) -> bool:
+        """Whether every recording of the run is in columnar form (what the engines read): the acknowledgement log's
+        segments, and no topic or exported egress state as JSON lines."""
+        as_lines = (self.topic_dump("*"), self.egress_state("*"))
+        return self.ack_segments.is_dir() and not any(
+            any(self.root.glob(str(p.relative_to(self.root)))) for p in as_lines
+        )
+
+    @property
     def generator_settings(self) -> Path:
         return self.root / "generator.json"
 

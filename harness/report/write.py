@@ -8,6 +8,7 @@ from typing import Callable
 
 from harness.checker.check import check_run
 from harness.checker.findings import Report
+from harness.checker.summary.engines import DEFAULT
 from harness.checker.witnesses import seq_ranges
 from harness.evidence.layout import RunLayout
 from harness.files import write_atomically
@@ -62,7 +63,7 @@ def still_running(run_dir: Path) -> tuple[str, ...]:
     return tuple(r.name for r in live_recorded([layout.pids, layout.cluster / "pids"]))
 
 
-def judge_run(run_dir: Path, engine: Callable | None = None) -> Report:
+def judge_run(run_dir: Path, engine: Callable | str | None = DEFAULT) -> Report:
     """The checker on a run directory, told which of the run's processes still live (`engine`: check_run's)."""
     return check_run(run_dir, running=still_running(run_dir), engine=engine)
 

@@ -51,6 +51,10 @@ CHUNK = 1 << 22  # the places the order check takes at a time (whole keys)
 ORDINAL_BITS = 29  # a kept line: its rank's three marks above its ordinal in the log (uint32)
 
 
+class TooSparse(HarnessError):
+    """The acknowledgement log's seqs are too sparse for blocks (not numbered from 0 per key, as the generator's)."""
+
+
 def _numpy(column: pa.ChunkedArray | pa.Array, fill) -> np.ndarray:
     return pc.fill_null(column, fill).to_numpy(zero_copy_only=False)
 
@@ -91,9 +95,9 @@ class Places:
             rows += batch.num_rows
         places = Places(codes, highest)
         if places.blocks > SPARSEST * rows + CHUNK:
-            raise HarnessError(
+            raise TooSparse(
                 f"the dense engine counts each key's records by seq from 0; these {rows:,} lines would take "
-                f"{places.blocks:,} places (seqs this sparse): use --engine duckdb"
+                f"{places.blocks:,} places (seqs this sparse): use --engine spark"
             )
         return places, low or 0, high or 0
 
@@ -205,7 +209,7 @@ def _count(arrays: Arrays, name: str, places: np.ndarray) -> None:
 
 def _counted(arrays: Arrays, name: str, rows: int) -> None:
     if int(arrays.at_size(name).sum(dtype=np.int64)) != rows:  # a count wrapped past its type's top
-        raise HarnessError("a record has more than 65,535 rows in one table: use --engine duckdb")
+        raise HarnessError("a record has more than 65,535 rows in one table: use --engine spark")
 
 
 @dataclass
@@ -223,7 +227,7 @@ class Sent:
         if n and pos[-1] - pos[0] != n - 1:  # a batch of a folder's segment: rows in a row
             raise HarnessError("the acknowledgement log's batches do not hold its rows in a row")
         if self.lines + n >= 1 << ORDINAL_BITS:
-            raise HarnessError(f"more than {1 << ORDINAL_BITS:,} acknowledgement lines: use --engine duckdb")
+            raise HarnessError(f"more than {1 << ORDINAL_BITS:,} acknowledgement lines: use --engine spark")
         if n:
             self.ordinals.append((self.lines, int(pos[0])))
         marks = (batch.column("line_rank").to_numpy() >> 60).astype(np.uint32)

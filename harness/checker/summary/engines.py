@@ -1,15 +1,26 @@
-"""The engines that can reconcile a run's hops, by name: numpy (in memory, the default), dense (in this process,
-arrays indexed by record: each table read once, its counts scattered), duckdb (in this process, out of core:
-DuckDB spills past its memory limit) and spark (on a cluster, the run directory on storage its executors
-share)."""
+"""The engines that can reconcile a run's hops, by name, each kept for one reason: numpy (in memory: the reference,
+small enough to read), dense (in this process, arrays indexed by record: each table read once, its counts
+scattered: the scalable default) and spark (the SQL text on a cluster, the run directory on storage its executors
+share, or out of core on this machine: evidence that outgrows one process, and identities dense cannot place);
+and the default, chosen by the run's evidence."""
 
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import Callable
 
-ENGINES = ("numpy", "dense", "duckdb", "spark")
+from harness.evidence.layout import RunLayout
+
+ENGINES = ("numpy", "dense", "spark")
+DEFAULT = "default"  # check_run's engine when none is named: chosen(run_dir)
 DEFAULT_SPARK_MASTER = "local[*]"
+
+
+def chosen(run_dir: Path) -> Callable | None:
+    """The default engine: dense where every recording is columnar (it reads them where they lie: a soak's evidence
+    in a fraction of numpy's memory), numpy otherwise (JSON recordings are parsed whole in memory whichever counts)."""
+    return engine("dense" if RunLayout(Path(run_dir)).all_columnar else "numpy")
 
 
 def engine(name: str, master: str | None = None) -> Callable | None:
@@ -18,10 +29,6 @@ def engine(name: str, master: str | None = None) -> Callable | None:
         return None
     from harness.checker.summary.reconciliations import reconcile_with
 
-    if name == "duckdb":
-        from harness.checker.summary.duckdb_engine import run_duckdb
-
-        return partial(reconcile_with, run_duckdb, name)
     if name == "dense":
         from harness.checker.summary.dense_engine import run_dense
 

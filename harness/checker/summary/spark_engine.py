@@ -124,12 +124,17 @@ def shuffle_partitions(views: dict[str, Source]) -> int:
 
 
 def run_spark(views: dict[str, Source], plan: Plan, master: str) -> dict[str, pa.Table]:
+    """The plan's statements on a session of `master`; a session already active in this process (a check called
+    from a Spark application) is used as it is, and left running."""
     from pyspark import StorageLevel
+    from pyspark.sql import SparkSession
 
-    _answering(master)
+    active = SparkSession.getActiveSession()
+    if active is None:
+        _answering(master)
     plan_statements = statements(plan)
     with tempfile.TemporaryDirectory(prefix="harness-spark-check-") as scratch:
-        spark = _session(master, scratch)
+        spark = active or _session(master, scratch)
         try:
             spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(views)))
             spark.dataSource.register(EvidenceSource)
@@ -151,4 +156,5 @@ def run_spark(views: dict[str, Source], plan: Plan, master: str) -> dict[str, pa
                     results[statement.name] = frame.toArrow()
             return results
         finally:
-            spark.stop()
+            if active is None:
+                spark.stop()

@@ -1,5 +1,5 @@
-"""The reconciliation's one SQL text, in the dialect DuckDB and Spark SQL share (CASE sums, window functions; no
-engine's own functions), so that both engines count the same by construction.
+"""The reconciliation's one SQL text, which Spark runs, in plain SQL (CASE sums, window functions; no engine's own
+functions); the dense engine answers the same plan, statement by statement, with results of the same shape.
 
 Tables (harness/checker/summary/identities.py SCHEMA, and TIMES for the timed ones): `sent` (the acknowledgement
 log's lines), and per hop i `d{i}` (its deliveries), `s{i}` (its final state, for an egress that keeps one) and
