@@ -584,6 +584,59 @@ def test_sliding_windows_count_a_record_in_each_window_it_falls_in_and_late_is_p
     assert list(late.window_start_ms) == [5_000] and list(late.batch_id) == [1]
 
 
+@st.composite
+def _batches_read(draw):
+    """Records of up to three partitions and the batches a counter ran over them, a redeploy's reading back and a
+    batch reported twice among them."""
+    parts = draw(st.integers(1, 3))
+    records = draw(
+        st.lists(st.tuples(st.integers(0, parts - 1), st.integers(0, 30), st.integers(0, 60_000)), max_size=40)
+    )
+    position, events = [0] * parts, []
+    for batch in range(draw(st.integers(0, 6))):
+        start = {str(p): position[p] for p in range(parts)}
+        for p in range(parts):
+            position[p] = max(0, position[p] + draw(st.integers(-8, 10)))  # below 0: read back (a redeploy)
+        end = {str(p): position[p] for p in range(parts)}
+        watermark = f"1970-01-01T00:00:{draw(st.integers(0, 59)):02d}.000Z"
+        events.append(
+            {
+                "event": "progress",
+                "progress": {
+                    "batchId": draw(st.sampled_from([batch, max(batch - 1, 0)])),
+                    "eventTime": {"watermark": watermark},
+                    "sources": [{"startOffset": {"t": start}, "endOffset": {"t": end}}],
+                },
+            }
+        )
+    return records, events, draw(st.sampled_from([(10_000, 10_000), (10_000, 5_000), (20_000, 10_000)]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_batches_read())
+def test_the_rows_dropped_behind_the_watermark_are_those_a_brute_force_pairing_finds(case):
+    """Every record against every batch that read it (its partition, its offset in the batch's range), late for
+    each window of it that ended at or before the watermark of the batches before: counted here with loops."""
+    import pandas as pd
+
+    from harness.evidence.watermark import batch_ranges, dropped_rows
+
+    rows, events, (size, slide) = case
+    records = pd.DataFrame(rows, columns=["partition", "offset", "event_time_ms"], dtype="int64")
+    records = records.assign(rid=np.arange(len(records)), key=records.partition * 7)
+    expected = []
+    ranges = batch_ranges(events, "t").reset_index(drop=True)
+    for r in records.itertuples():
+        for b in ranges.itertuples():
+            if b.partition == r.partition and b.start <= r.offset < b.end:
+                first = r.event_time_ms // slide * slide
+                for start in range(first, first - size, -slide):
+                    if start + size <= b.late_watermark_ms:
+                        expected.append((r.rid, b.batch_id, start))
+    found = dropped_rows(events, "t", records, size, slide)
+    assert list(zip(found.rid, found.batch_id, found.window_start_ms)) == expected
+
+
 def test_a_store_whose_seq_changes_type_after_its_first_block_is_read_once_whole(tmp_path):
     """SQLite lets a column hold any type; ADBC fixes a column's type from its first rows, so a text seq past the
     first block stops it there and Python reads on from that row: every row once, in order, each block in memory

@@ -53,15 +53,35 @@ def windows_of(event_ms: np.ndarray, size: int, slide: int) -> tuple[np.ndarray,
     return index, starts
 
 
+def _read_by(records: pd.DataFrame, ranges: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each (record, batch range) pair where the range read the record: its partition's, its offset within [start,
+    end); in the records' order, then the ranges'. Found per partition by binary search over the records sorted by
+    offset (one slice per range), not by pairing every record with every range."""
+    partition, offset = records.partition.to_numpy(), records.offset.to_numpy()
+    which_record, which_range = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for number, group in ranges.groupby("partition", sort=False).indices.items():
+        mine = np.flatnonzero(partition == number)
+        mine = mine[np.argsort(offset[mine], kind="stable")]
+        sorted_offsets = offset[mine]
+        low = np.searchsorted(sorted_offsets, ranges.start.to_numpy()[group], "left")
+        lengths = np.maximum(np.searchsorted(sorted_offsets, ranges.end.to_numpy()[group], "left") - low, 0)
+        within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        which_record.append(mine[np.repeat(low, lengths) + within])
+        which_range.append(np.repeat(group, lengths))
+    rows, taken = np.concatenate(which_record), np.concatenate(which_range)
+    order = np.lexsort((taken, rows))
+    return rows[order], taken[order]
+
+
 def dropped_rows(events: list[dict], topic: str, records: pd.DataFrame, size: int, slide: int) -> pd.DataFrame:
     """The records (partition, offset, event_time_ms, ...) dropped behind the watermark, with their batch and the
     window they were dropped from (window_start_ms: a record of sliding windows may be late for some only)."""
-    ranges = batch_ranges(events, topic)
+    ranges = batch_ranges(events, topic).reset_index(drop=True)
     if ranges.empty or records.empty:
         return records.iloc[0:0].assign(batch_id=pd.Series(dtype="int64"), window_start_ms=pd.Series(dtype="int64"))
-    merged = records.merge(ranges, on="partition")
-    merged = merged[(merged.offset >= merged.start) & (merged.offset < merged.end)].reset_index(drop=True)
-    rows, starts = windows_of(merged.event_time_ms.to_numpy(), size, slide)
-    merged = merged.iloc[rows].assign(window_start_ms=starts).reset_index(drop=True)
-    late = merged[merged.window_start_ms + size <= merged.late_watermark_ms]
-    return late.drop(columns=["start", "end"]).reset_index(drop=True)
+    rows, taken = _read_by(records, ranges)
+    read = ranges.drop(columns=["partition", "start", "end"]).iloc[taken].reset_index(drop=True)
+    merged = pd.concat([records.iloc[rows].reset_index(drop=True), read], axis=1)
+    index, starts = windows_of(merged.event_time_ms.to_numpy(), size, slide)
+    late = starts + size <= merged.late_watermark_ms.to_numpy()[index]
+    return merged.iloc[index[late]].assign(window_start_ms=starts[late]).reset_index(drop=True)
