@@ -314,16 +314,21 @@ def pipeline(
         before = cpu_snapshot(brokers + extra + run.processes())
         run.generator.start(records / rate)
         wait_for(run.generator_done, timeout=records / rate + 600, what="the generator to finish")
-        run.streamlets.drain(timeout=900)
-        after = cpu_snapshot(brokers + extra + run.processes())
         acks = read_acks(run.layout.written_ack_log, []).select(["event_time_ms", "status"]).to_pandas()  # either form
-        with sqlite3.connect(run.layout.egress_db("egress")) as db:
-            stored, last_ms = db.execute("SELECT count(*), max(written_ms) FROM records").fetchone()
+        acked = int((acks.status == "acked").sum())
+
+        def store() -> tuple[int, int]:
+            with sqlite3.connect(run.layout.egress_db("egress")) as db:
+                return db.execute("SELECT count(*), max(written_ms) FROM records").fetchone()
+
+        wait_for(lambda: store()[0] >= acked, timeout=900, interval=0.5, what="the egress to store every record")
+        after = cpu_snapshot(brokers + extra + run.processes())
+        stored, last_ms = store()
         first_ms, sent_ms = int(acks.event_time_ms.min()), int(acks.event_time_ms.max())
-        run.streamlets.stop_all()
+        run.streamlets.drain_and_stop()
     cpu = {name: after[name] - before.get(name, 0.0) for name in after}
     return {
-        "acked": int((acks.status == "acked").sum()),
+        "acked": acked,
         "stored": stored,
         "cpu": cpu,
         "generator": len(acks) / max((sent_ms - first_ms) / 1000, 1e-3),
