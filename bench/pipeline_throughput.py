@@ -362,6 +362,27 @@ def cpu_costs(pairs: list[dict]) -> list[float]:
     return [cpu_per_record(pair[True]) / cpu_per_record(pair[False]) - 1 for pair in pairs]
 
 
+def where_it_goes(pairs: list[dict]) -> str:
+    """Per process, what the evidence adds to its CPU microseconds per record stored: the mean over the pairs and
+    its 95% interval (a process's share of the cost, where the profile says to look)."""
+    per_process = [
+        name for name in pairs[0][True]["cpu"] if all(name in pair[e]["cpu"] for pair in pairs for e in (True, False))
+    ]
+    shown = []
+    for name in per_process:
+        added = [
+            (
+                pair[True]["cpu"][name] / max(pair[True]["stored"], 1)
+                - pair[False]["cpu"][name] / max(pair[False]["stored"], 1)
+            )
+            * 1e6
+            for pair in pairs
+        ]
+        mean, low, high = interval(added) if len(added) > 1 else (added[0], added[0], added[0])
+        shown.append(f"{name} {mean:+.2f} us ({low:+.2f} to {high:+.2f})")
+    return ", ".join(shown)
+
+
 def interval(values: list[float]) -> tuple[float, float, float]:
     """The mean of `values` and its two-sided 95% confidence interval (Student's t; at least two values)."""
     mean = statistics.fmean(values)
@@ -553,6 +574,7 @@ def main() -> None:
         f"{statistics.median(cpu_costs(pairs)):+.1%} (spread {min(cpu_costs(pairs)):+.1%} to "
         f"{max(cpu_costs(pairs)):+.1%})"
     )
+    print(f"where the evidence's CPU goes, per process: {where_it_goes(pairs)}")
     print(
         f"evidence's CPU cost per record: mean {mean:+.2%}, 95% confidence interval {low:+.2%} to {high:+.2%} "
         f"({len(pairs)} pairs)"
