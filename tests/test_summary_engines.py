@@ -31,11 +31,12 @@ from harness.checker.intermediate import Tallies
 from harness.checker.latency import percentiles_ms
 from harness.checker.load import load_evidence
 from harness.checker.periods import planned_span_ms, sendings
+from harness.checker.record_ids import rids, split_rid
 from harness.checker.selection import Selection
 from harness.checker.summary.dense_engine import run_dense
 from harness.checker.summary.reconciliations import reconcile_with
 from tests.conftest import refusing_port, run_harness
-from tests.synthetic_run import HOPS, T0, Flow, clean_flow, make_sent, write_run
+from tests.synthetic_run import HOPS, T0, Flow, Sent, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, every_class, plans
 
 DENSE = partial(reconcile_with, run_dense, "dense")
@@ -60,6 +61,9 @@ def assert_same_reconciliations(root, engine=DENSE) -> Tallies:
         assert tallies.sendings.unknown.tolist() == by_numpy.unknown.tolist()
     sent_rids = pd.Index(evidence.sent.rid.to_numpy())
     assert tallies.copies == [sent_copies(hop, sent_rids) for hop in hops]
+    codes, seqs = split_rid(evidence.sent.rid.to_numpy()[evidence.sent.rid.to_numpy() >= 0])
+    last = pd.Series(seqs).groupby(codes).max()  # each key's last record in the log
+    assert sorted(tallies.logged.tolist()) == sorted(rids(last.index.to_numpy(), last.to_numpy()).tolist())
     assert len(expected) == len(found) == len(hops)
     for hop, a, b in zip(hops, expected, found):
         assert a.counts == b.counts, hop.name
@@ -198,6 +202,50 @@ def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(t
     assert report.counts.phantom == 8 and report.counts.duplicated_in_state == 0, report.counts
     for engine in ENGINES:
         assert_same_reconciliations(root, engine)
+    assert_same_reports(root)
+
+
+def test_a_run_that_did_not_finish_is_judged_from_its_notable_records_as_numpy_judges_it(tmp_path):
+    """run.json missing: the processor committed a batch past six records it never wrote (proven lost: the run
+    recorded its topics whole), the last records of keys 0, 2 and 3 are still in flight (undelivered), and the
+    egress holds records of key 1 past the log's last seq (sent before the log's last write: not phantoms yet), one
+    of key 1 below it that the log never had, and one of a key never sent (phantoms). Key 1's last logged record is
+    delivered, so only the engine's count of the whole log knows where its seqs end. The default check counts it
+    with the dense engine and loads only the notable records' rows."""
+    whole = make_sent(4, 60)
+    logged = np.arange(len(whole)) != 30 * 4 + 1  # key 1's seq 30: not in the log
+    sent = Sent(
+        *(getattr(whole, f)[logged] for f in ("key", "seq", "partition", "offset", "event_time_ms", "late")),
+        whole.acked[logged],
+    )
+    every = np.arange(len(sent))
+    gone = np.arange(9, 15)  # early records: below the offsets the processor committed
+    in_flight = every[-40:][sent.key[-40:] != 1]
+    processed = np.setdiff1d(every, np.concatenate([gone, in_flight]))
+    phantoms = np.arange(len(sent), len(sent) + 4)
+    audit = np.concatenate([processed, phantoms])
+    flow = Flow(
+        {"ingested": every, "processed": processed},
+        audit,
+        audit,
+        phantom_key=np.array([1, 1, 1, 1000]),
+        phantom_seq=np.array([30, 60, 61, 0]),
+    )
+    read_to = {"0": 60, "1": 60}  # the processor committed reading ingested to here (each partition about 120)
+    progress = {
+        "processor": [
+            {"ts_ms": T0, "event": "progress", "progress": {"sources": [{"endOffset": {"ingested": read_to}}]}}
+        ]
+    }
+    recorded = [{"ts_ms": T0 + 1000, "event": "topics_recorded", "topics": ["ingested", "processed"]}]
+    root = write_run(tmp_path / "run", sent, flow, history=recorded, progress=progress, recordings="columnar")
+    (root / "run.json").unlink()
+    assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
+    report = check_run(root, strict=True)
+    assert report.unfinished.startswith("run.json missing")
+    counts = report.counts
+    assert (counts.lost, counts.undelivered, counts.phantom) == (6, len(in_flight), 2), counts
+    assert any("2 record(s) reached the pipeline before the acknowledgement log" in g for g in report.gaps)
     assert_same_reports(root)
 
 

@@ -87,6 +87,7 @@ class Tallies:
     # the records with anything to say (not ordinary, delivered out of order somewhere, or at risk in a retention
     # shrink's deleted range): rids
     notable: np.ndarray
+    logged: np.ndarray  # each key's last record in the acknowledgement log (its highest ordinary seq): rids
 
 
 @dataclass(frozen=True)

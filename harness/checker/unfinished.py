@@ -64,11 +64,12 @@ def _acknowledged(sent: pd.DataFrame) -> pd.DataFrame:
     return sent[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0)]
 
 
-def not_logged_yet(sent: pd.DataFrame, phantom: np.ndarray) -> np.ndarray:
+def not_logged_yet(logged: np.ndarray, phantom: np.ndarray) -> np.ndarray:
     """Mask over `phantom` (rids never sent): records of a key the acknowledgement log knows with a seq past the last
-    it holds of that key. The generator numbers each key's records in order and writes the log in batches, so in a
-    run still going such a record was sent after the log's last write: not a phantom yet."""
-    rid = sent.rid.to_numpy()
+    it holds of that key (`logged`: rids of the log's records, or of each key's last one). The generator numbers each
+    key's records in order and writes the log in batches, so in a run still going such a record was sent after the
+    log's last write: not a phantom yet."""
+    rid = np.asarray(logged, np.int64)
     codes, seqs = split_rid(rid[rid >= 0])
     last = np.full(int(codes.max()) + 1 if len(codes) else 0, -1, np.int64)
     np.maximum.at(last, codes, seqs)
@@ -92,7 +93,9 @@ def _split(context: Context) -> None:
     context.undelivered = lost[~proven]
     context.lost, context.lost_first, context.cause_of_lost = lost[proven], first[proven], cause[proven]
     phantom = np.unique(np.concatenate([r.phantom for r in context.results] + [np.array([], np.int64)]))
-    unlogged = phantom[not_logged_yet(context.evidence.sent, phantom)]
+    # the log's records: each key's last as an engine counted them, or the whole log loaded
+    logged = context.tallies.logged if context.tallies is not None else context.evidence.sent.rid.to_numpy()
+    unlogged = phantom[not_logged_yet(logged, phantom)]
     if len(unlogged):
         context.results = [_without(r, unlogged) for r in context.results]
         context.egress_result = context.egress_result and _without(context.egress_result, unlogged)

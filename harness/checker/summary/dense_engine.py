@@ -28,6 +28,7 @@ from harness.checker.summary.sql import (
     AT_RISK,
     FIRST_AFTER,
     LATENCIES,
+    LOGGED,
     NOTABLE,
     PARTITION_PLACE,
     SENDINGS,
@@ -364,6 +365,10 @@ class Dense:
             self.dropped.append(np.unique(np.concatenate([np.zeros(0, np.int64), *dropped])))
         self._totals_and_notable()
         self.results[SENDINGS] = self._sendings()
+        logged = self.places.highest >= 0
+        self.results[LOGGED] = pa.table(
+            {"key": pa.array(self.places.keys[logged], pa.string()), "seq": pa.array(self.places.highest[logged])}
+        )
         if egress is not None:
             self.results.update(self.arrivals.results())
         if self.plan.at_risk:

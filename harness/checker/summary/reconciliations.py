@@ -26,6 +26,7 @@ from harness.checker.summary.sql import (
     AT_RISK,
     FIRST_AFTER,
     LATENCIES,
+    LOGGED,
     NOTABLE,
     SENDINGS,
     SENT,
@@ -194,4 +195,8 @@ def reconcile_with(
     copies = [
         SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}")) for i in range(len(sources))
     ]
-    return reconciled, Tallies(_arrivals(results, after), _sendings(results[SENDINGS]), copies, notable)
+    logged = results[LOGGED].append_column("seq_text", pa.nulls(results[LOGGED].num_rows, pa.string()))
+    tallies = Tallies(
+        _arrivals(results, after), _sendings(results[SENDINGS]), copies, notable, rids_of(logged, evidence.ids)
+    )
+    return reconciled, tallies

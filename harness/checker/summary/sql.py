@@ -29,6 +29,7 @@ SENDINGS = "sendings"
 FIRST_AFTER = "first_after"
 FIRSTS = "firsts"
 AT_RISK = "at_risk"
+LOGGED = "logged"  # each key's highest ordinary seq in the acknowledgement log (harness/checker/unfinished.py)
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 
 
@@ -223,6 +224,14 @@ class Plan:
     at_risk: dict[str, list[tuple[int, int, int]]]
 
 
+def _logged() -> str:
+    """Each key's highest ordinary seq among the acknowledgement log's lines."""
+    return (
+        f"SELECT key, MAX(seq) AS seq FROM {SENT} WHERE key IS NOT NULL AND seq_text IS NULL AND seq >= 0 "
+        f"AND seq < {1 << SEQ_BITS} GROUP BY key"
+    )
+
+
 def statements(plan: Plan) -> list[Statement]:
     """The plan as statements of the one SQL text, in order."""
     hops, downtimes, after, at_risk = plan.hops, plan.downtimes, plan.after, plan.at_risk
@@ -239,5 +248,6 @@ def statements(plan: Plan) -> list[Statement]:
         *[Statement(late_result(i), _reordered(i, hop), keep=False) for i, hop in enumerate(hops)],
         *arrivals,
         Statement(SENDINGS, _sendings(plan.planned_ms), keep=False),
+        Statement(LOGGED, _logged(), keep=False),
         *([Statement(AT_RISK, _at_risk(at_risk), keep=False)] if at_risk else []),
     ]
