@@ -15,7 +15,7 @@ find from the same indices it used to inject anomalies, never from the checker.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -216,8 +216,10 @@ def _write_segments(
     stamped: dict[str, np.ndarray],
     slice_rows: int = 1_000_000,
     delay: np.ndarray | None = None,
+    header: tuple[str, np.ndarray] | None = None,
 ) -> None:
-    """The same records as _write_topic, in the columnar form (harness/evidence/topics.py)."""
+    """The same records as _write_topic, in the columnar form (harness/evidence/topics.py); `header`: its name and,
+    per copy, whether the copy carries it."""
     from contract.segments import SegmentWriter
     from harness.evidence.topics import BATCH_PREFIX
 
@@ -234,6 +236,10 @@ def _write_segments(
                 "seq": seq[part],
             }
             columns |= {BATCH_PREFIX + name: pa.array(v[part], pa.int32()) for name, v in stamped.items()}
+            if header is not None:
+                name, carried = header
+                entries = [[(name, "1")] if c else [] for c in carried[part].tolist()]
+                columns["headers"] = pa.array(entries, pa.map_(pa.string(), pa.string()))
             writer.write(pa.table(columns))
 
 
@@ -353,12 +359,14 @@ def write_run(
     ingress_deduplicates_s: float | None = None,
     recordings: str = "json",
     output_topic: str | None = None,
+    header: tuple[str, dict[str, np.ndarray]] | None = None,
 ) -> Path:
     """A run directory of the three-streamlet pipeline; `ingress_deduplicates_s`: the ingress declares a
     deduplication within that many seconds (as an application's `deduplicates`); `recordings`: the topics recorded
     as JSON lines (json) or segments (columnar, the egress's audit and the acknowledgement log too);
     `output_topic`: the egress is that Kafka topic, which a writer streamlet fills with the audit's copies (the
-    flow's state is not used: a topic keeps every copy)."""
+    flow's state is not used: a topic keeps every copy); `header`: the header every source record carries
+    (pipeline.json source_header) and, per intermediate topic, whether each copy still carries it (columnar)."""
     root = Path(root)
     for folder in ("streamlets", "topics", "egress", "progress"):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -382,7 +390,8 @@ def write_run(
         "expectations": expectations or {},
     }
     (root / "scenario.json").write_text(json.dumps({"resolved": {"seed": 1}, "scenario": scenario}))
-    _describe(scenario, egress_settings, ingress_deduplicates_s, output_topic).save(root / "pipeline.json")
+    description = _describe(scenario, egress_settings, ingress_deduplicates_s, output_topic)
+    replace(description, source_header=header[0] if header else None).save(root / "pipeline.json")
     (root / "run.json").write_text(json.dumps({"status": "complete"}))
     wiring = {
         "ingress": ({}, {"out": "ingested"}, "source"),
@@ -414,7 +423,8 @@ def write_run(
     for topic, index, stamp in recorded + ([(output_topic, flow.audit, stamped["egress"])] if output_topic else []):
         delay = flow.delays.get(topic)
         if recordings == "columnar":
-            _write_segments(root / "topics" / topic, sent, flow, index, stamp, delay=delay)
+            carried = (header[0], header[1][topic]) if header and topic in header[1] else None
+            _write_segments(root / "topics" / topic, sent, flow, index, stamp, delay=delay, header=carried)
         else:
             _write_topic(root / "topics" / f"{topic}.jsonl", sent, flow, index, stamp, delay=delay)
     if not output_topic:

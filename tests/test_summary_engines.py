@@ -118,16 +118,24 @@ def spark_session(tmp_path_factory):
 @pytest.mark.e2e  # a JVM
 @pytest.mark.parametrize("mode, kafka_egress", [("upsert", False), ("append", True), ("dedup", False)])
 def test_sparks_sql_finds_every_anomaly_class_as_numpy_does(spark_session, tmp_path, mode, kafka_egress):
-    """Spark's SQL text on evidence with every anomaly class at once: each hop's records and tallies, and the
-    report, numpy's."""
+    """Spark's SQL text on evidence with every anomaly class at once, and topic copies without the source's header:
+    each hop's records and tallies, and the report, numpy's."""
     from harness.checker.summary.spark_engine import run_spark
 
     spark = partial(reconcile_with, partial(run_spark, master="local[2]"), "spark")
     sent, plan = every_class(mode)
     flow, history = build(sent, plan)
     output_topic = "delivered" if kafka_egress else None
+    carried = {topic: np.arange(len(index)) % 7 != 3 for topic, index in flow.topics.items()}  # a seventh lost it
     root = write_run(
-        tmp_path / "run", sent, flow, mode=mode, history=history, recordings="columnar", output_topic=output_topic
+        tmp_path / "run",
+        sent,
+        flow,
+        mode=mode,
+        history=history,
+        recordings="columnar",
+        output_topic=output_topic,
+        header=("trace", carried),
     )
     counts = check_run(root, strict=True, engine=None).counts
     assert all(getattr(counts, c) for c in ("lost", "duplicated_deliveries", "phantom", "reordered")), counts
@@ -246,6 +254,27 @@ def test_a_run_that_did_not_finish_is_judged_from_its_notable_records_as_numpy_j
     counts = report.counts
     assert (counts.lost, counts.undelivered, counts.phantom) == (6, len(in_flight), 2), counts
     assert any("2 record(s) reached the pipeline before the acknowledgement log" in g for g in report.gaps)
+    assert_same_reports(root)
+
+
+def test_copies_without_the_sources_header_are_counted_per_topic_as_numpy_counts_them(tmp_path):
+    """Every source record carries a header (pipeline.json source_header); two copies at ingested lost it, and at
+    processed those two and one more; a phantom without it is no record sent, not counted. The default check
+    counts them with the dense engine and loads only the notable records' rows."""
+    sent = make_sent(4, 50)
+    every = np.arange(len(sent))
+    flow = clean_flow(sent)
+    flow.topics["processed"] = np.append(every, len(sent))  # and a phantom
+    flow.phantom_key, flow.phantom_seq = np.array([7]), np.array([0])
+    carried = {
+        "ingested": ~np.isin(every, [5, 17]),
+        "processed": ~np.isin(np.append(every, len(sent)), [5, 17, 30, 200]),
+    }
+    root = write_run(tmp_path / "run", sent, flow, recordings="columnar", header=("trace", carried))
+    assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
+    report = check_run(root, strict=True)
+    assert [h.headers_lost for h in report.hops] == [2, 3, None]
+    assert_same_reconciliations(root)
     assert_same_reports(root)
 
 

@@ -139,14 +139,13 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
 def judged_from_notable(evidence: Evidence, running: tuple[str, ...]) -> bool:
     """Whether the steps judge the run from its notable records' rows and the engine's tallies alone (a retention
     shrink's deleted ranges are among them; a run that did not finish proves its missing records lost from their
-    own rows, and the engine gives each key's last logged record). Not yet: a run still going (its files grow
-    between the engine's reading and the notable rows'), window counts (every record's window), a header looked
-    for on every copy, and the causes that read every record of a topic: a re-created source's (its eras), a record
-    the recording of a topic missed (placed by its neighbours)."""
+    own rows, and the engine gives each key's last logged record; the copies without a source's header it counts
+    too). Not yet: a run still going (its files grow between the engine's reading and the notable rows'), window
+    counts (every record's window), and the causes that read every record of a topic: a re-created source's (its
+    eras), a record the recording of a topic missed (placed by its neighbours)."""
     history = evidence.history
     return not (
         running
-        or evidence.pipeline.source_header
         or any(e.windowed for e in evidence.egresses)
         or any("count" in rows.columns for rows in evidence.topics.values())
         or any(e["event"] == "topic_recreated" for e in history)

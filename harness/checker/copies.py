@@ -85,12 +85,16 @@ def source_copies(sent: pd.DataFrame, deduplicated: bool) -> pd.Series:
 
 def sent_copies(hop: HopData, sent_rids: pd.Index) -> SentCopies:
     """The hop's copies of the records sent (`sent_rids`), counted in its rows."""
-    sent_rows = hop.rows.rid[isin(hop.rows.rid.to_numpy(), sent_rids)]
+    of_sent = isin(hop.rows.rid.to_numpy(), sent_rids)
+    sent_rows = hop.rows.rid[of_sent]
     kept = None
     if hop.stored is not None:
         in_state = copies(hop.stored)
         kept = int((in_state[isin(in_state.index, sent_rids)] - 1).clip(lower=0).sum())
-    return SentCopies(len(sent_rows), int(first_occurrences(sent_rows).sum()), kept)
+    headless = None  # the loader marks each copy of a topic with has_header where a source header is looked for
+    if "has_header" in hop.rows.columns:
+        headless = int((~hop.rows.has_header.to_numpy(dtype=bool)[of_sent]).sum())
+    return SentCopies(len(sent_rows), int(first_occurrences(sent_rows).sum()), kept, headless)
 
 
 def account(

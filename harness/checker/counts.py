@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from contract.applications import PARTLY
-from harness.checker.copies import deduplicating
+from harness.checker.copies import deduplicating, sent_copies
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
 from harness.checker.reconcile import Counts, verdict
@@ -84,8 +84,10 @@ def at_most_effectively(found: str) -> str:
 
 
 def _hops(context: Context) -> list[Hop]:
-    """Each hop's counts and verdict, where its anomalies first appear, and its copies (None: not counted)."""
+    """Each hop's counts and verdict, where its anomalies first appear, its copies (None: not counted) and its
+    copies without the source's header (None: not looked for)."""
     found = []
+    sent_rids = pd.Index(context.evidence.sent.rid.to_numpy())
     per_hop = context.accounting.per_hop if context.accounting is not None else {}
     partly = partly_observed(context.evidence)
     for index, (hop, result) in enumerate(zip(context.hops, context.results)):
@@ -100,7 +102,9 @@ def _hops(context: Context) -> list[Hop]:
             proven_here = int(isin(result.lost, context.lost).sum()) if context.lost_known else None
             undelivered = len(result.lost) - proven_here if proven_here is not None else None
             hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=undelivered), "unknown"
-        headers = _headers_lost(hop, context.evidence.sent)
+        headers = (
+            context.tallies.copies[index] if context.tallies is not None else sent_copies(hop, sent_rids)
+        ).headless
         found.append(Hop(hop.name, hop.kind, hop_verdict, hop_counts, first_seen, per_hop.get(hop.name), headers))
     return found
 
@@ -139,15 +143,6 @@ def _resent_read(hop: HopData, sent: pd.DataFrame, made: pd.DataFrame) -> int:
     here = copies(hop.rows.rid.to_numpy()[isin(hop.rows.rid.to_numpy(), resent)])
     made_here = made.rid[(made.hop == hop.name).to_numpy() & isin(made.rid.to_numpy(), resent)]
     return int((here - 1).clip(lower=0).sum() - len(made_here))
-
-
-def _headers_lost(hop: HopData, sent: pd.DataFrame) -> int | None:
-    """Copies of sent records at a topic that lack the header every source record carried (pipeline.json
-    source_header); None where it was not looked for (no such header, or an egress: its store keeps none)."""
-    if "has_header" not in hop.rows.columns:
-        return None
-    rows = hop.rows[isin(hop.rows.rid.to_numpy(), sent.rid.to_numpy())]
-    return int((~rows.has_header.to_numpy(dtype=bool)).sum())
 
 
 def _counts_unknown(context: Context) -> None:

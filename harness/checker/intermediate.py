@@ -69,12 +69,14 @@ class Sendings:
 
 @dataclass(frozen=True)
 class SentCopies:
-    """A hop's copies of the records sent: every copy, the records it has one or more of, and (an egress) the copies
-    its state kept beyond one of a record (None: a topic, whose copies all stay)."""
+    """A hop's copies of the records sent: every copy, the records it has one or more of, (an egress) the copies
+    its state kept beyond one of a record (None: a topic, whose copies all stay), and the copies without the header
+    every source record carried (None: not looked for: no such header, or an egress, whose store keeps none)."""
 
     copies: int
     distinct: int
     kept: int | None
+    headless: int | None = None
 
 
 @dataclass(frozen=True)

@@ -337,6 +337,7 @@ class Dense:
         self.at_risk: list[np.ndarray] = []
         self.firsts: list[dict[str, tuple[np.ndarray, np.ndarray]]] = []  # per hop, table: (places, first places)
         self.dropped: list[np.ndarray] = []
+        self.headless: dict[int, int] = {}  # per hop looked at for the source's header: its sent copies without it
         self.results: dict[str, pa.Table] = {}
 
     def count(self) -> dict[str, pa.Table]:
@@ -404,6 +405,9 @@ class Dense:
             rows += batch.num_rows
             _count(arrays, counts, places)
             np.minimum.at(arrays[first], places, at)
+            if hop.header:  # the copies of records sent (a line in the log) without the header
+                without = batch.column("headless").to_numpy().astype(bool) & (arrays["lines"][places] > 0)
+                self.headless[i] = self.headless.get(i, 0) + int(np.count_nonzero(without))
             if hop.egress:
                 self.arrivals.any_after(batch.column("time_ms").to_numpy())
             if not batch.num_rows:
@@ -505,6 +509,8 @@ class Dense:
             if hop.egress or hop.stored:
                 kept = arrays.at_size(f"s{i}") if hop.stored else delivered
                 totals[f"kept{i}"] = int((kept[sent & (kept > 1)].astype(np.int64) - 1).sum())
+            if hop.header:
+                totals[f"headless{i}"] = self.headless.get(i, 0)
         totals = {"records": int(np.count_nonzero(seen)), **totals}
         self.results[TOTALS] = pa.table({k: pa.array([v], pa.int64()) for k, v in totals.items()})
         notable = np.flatnonzero(seen & ~ordinary)

@@ -33,6 +33,7 @@ SCHEMA = pa.schema(
         ("pos", pa.int64()),  # the row's place in its source: folder, segment, row (the order it was written in)
         ("acked", pa.int32()),  # an acknowledgement line: 1 acked
         ("line_rank", pa.int64()),  # an acknowledgement line: a record's lowest is the line the loader keeps
+        ("headless", pa.int32()),  # 1: a topic's copy without the header looked for (Source.header), else 0
     ]
 )
 TIMES = pa.schema(  # besides, in a timed source's rows (Source.timed)
@@ -45,6 +46,7 @@ TIMES = pa.schema(  # besides, in a timed source's rows (Source.timed)
 IDENTITY = ("key", "seq", "seq_text")
 # The columns _batch reads of a segment (a segment's others, payloads among them, are dropped as soon as read)
 READ = [*IDENTITY, "partition", "offset", "status", "resend", "timestamp_ms", "received_ms", "event_time_ms", "late"]
+READ_HEADERS = [*READ, "headers"]  # and a topic's where a header is looked for
 BATCH_ROWS = 1 << 19  # a segment's rows made into batches this many at a time
 ROW_BITS, SEGMENT_BITS = 24, 20
 EMPTY = pa.table({"key": pa.array([], pa.string()), "seq": pa.array([], pa.int64())})
@@ -124,7 +126,17 @@ def _batch(table: pa.Table, pos: np.ndarray, source: Source, named: bool = False
         acked = acked.astype(np.int32)
     # an acknowledgement line without an offset keeps -1 there (acknowledged without one: the loader names it)
     offset = table["offset"].fill_null(-1).to_numpy().astype(np.int64) if source.acks else column("offset")
-    columns = [key, seq, text, column("partition"), offset, pos, acked, rank]
+    headless = np.zeros(n, np.int32)
+    if source.header:  # as the loader reads a recording (file_readers.read_topic_segments)
+        carried = (
+            pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(source.header), "first")).to_numpy(
+                zero_copy_only=False
+            )
+            if "headers" in names
+            else np.zeros(n, bool)
+        )
+        headless = (~carried).astype(np.int32)
+    columns = [key, seq, text, column("partition"), offset, pos, acked, rank, headless]
     if source.timed:
         arrived = column("timestamp_ms") if "timestamp_ms" in names else column("received_ms")
         columns += [arrived, column("event_time_ms", missing=-1), column("late").astype(np.int32)]
@@ -145,7 +157,7 @@ def part_batches(source: Source, folder: int, segment: int, path: str) -> Iterat
         if not given:
             yield _batch(identity_table(EMPTY), np.array([], np.int64), source, named=True)
         return
-    table, _ = read_segment(Path(path), READ)
+    table, _ = read_segment(Path(path), READ_HEADERS if source.header else READ)
     if table is None:
         return
     if table.num_rows >= 1 << ROW_BITS:

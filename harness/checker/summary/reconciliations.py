@@ -158,7 +158,7 @@ def reconcile_with(
     records the engine names and the planned span; `spans` the faults, whose downtimes and ends the tally needs)."""
     layout = RunLayout(evidence.root)
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
-    sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows)
+    sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows, evidence.pipeline.source_header)
     views: dict[str, Source] = {SENT: ack_source(layout)}
     for i, hop in enumerate(sources):
         views[delivered_table(i)] = hop.delivered
@@ -193,7 +193,8 @@ def reconcile_with(
     at_risk = rids_of(results[AT_RISK], evidence.ids) if AT_RISK in results else np.array([], np.int64)
     notable = np.unique(np.concatenate([rids, at_risk, *(frame.rid.to_numpy() for frame in late)]))
     copies = [
-        SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}")) for i in range(len(sources))
+        SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}"), totals.get(f"headless{i}"))
+        for i in range(len(sources))
     ]
     logged = results[LOGGED].append_column("seq_text", pa.nulls(results[LOGGED].num_rows, pa.string()))
     tallies = Tallies(

@@ -36,6 +36,7 @@ class Source:
     rows: pa.Table | None = None
     acks: bool = False  # the acknowledgement log: each line's status and resend mark besides its identity
     timed: bool = False  # its times are read too (identities.py TIMES): the acknowledgement log, an egress's arrivals
+    header: str | None = None  # a topic's copies: the header every source record carries, looked for in each
 
     def parts(self) -> list[tuple[int, int, str]]:
         """What can be read apart (a Spark partition each): (folder number, segment number, path) per segment;
@@ -57,10 +58,10 @@ class HopSources:
     tables: HopTables
 
 
-def _folder(path: Path, what: str, timed: bool = False) -> Source:
+def _folder(path: Path, what: str, timed: bool = False, header: str | None = None) -> Source:
     if not path.is_dir():
         raise EvidenceError(f"{path}: {what} is not in columnar form: {COMPACT_FIRST}")
-    return Source(folders=(str(path),), timed=timed)
+    return Source(folders=(str(path),), timed=timed, header=header)
 
 
 def ack_source(layout: RunLayout) -> Source:
@@ -101,15 +102,18 @@ def _egress(layout: RunLayout, streamlet, dropped: Source) -> HopSources:
     return HopSources(name, delivered, stored, dropped, HopTables(stored=True, topic_order=False, egress=True))
 
 
-def hop_sources(layout: RunLayout, streamlets, hops: list[HopData], dropped: list[pa.Table]) -> list[HopSources]:
+def hop_sources(
+    layout: RunLayout, streamlets, hops: list[HopData], dropped: list[pa.Table], header: str | None = None
+) -> list[HopSources]:
     """The tables of each hop the checker judges (harness/checker/hops.py hop_data), in its order; `dropped`: per
-    hop, the identities of the records dropped by design upstream of it."""
+    hop, the identities of the records dropped by design upstream of it; `header`: the one every source record
+    carries, looked for in the topics' copies (pipeline.json source_header)."""
     by_name = {s.name: s for s in streamlets}
     sources = []
     for hop, rows in zip(hops, dropped):
         if hop.kind == "topic":
-            folder = _folder(layout.topic_segments(hop.name), f"topic {hop.name}")
-            tables = HopTables(stored=False, topic_order=True)
+            folder = _folder(layout.topic_segments(hop.name), f"topic {hop.name}", header=header or None)
+            tables = HopTables(stored=False, topic_order=True, header=bool(header))
             sources.append(HopSources(hop.name, folder, None, Source(rows=rows), tables))
         else:
             sources.append(_egress(layout, by_name[hop.name], Source(rows=rows)))

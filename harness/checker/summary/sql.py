@@ -43,6 +43,7 @@ class HopTables:
     topic_order: bool
     per_partition: bool = False
     egress: bool = False  # the pipeline's output (its arrivals are tallied), else an intermediate topic
+    header: bool = False  # its copies are looked at for the header every source record carries (headless)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,11 @@ def first_egress(hops: list[HopTables]) -> int | None:
 
 
 def _summary(hops: list[HopTables]) -> str:
-    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part, off FROM {SENT}"]
+    # headless: the copies without the source's header, where it is looked for (a column of the union only then)
+    looked = any(hop.header for hop in hops)
+    h = ", 0" if looked else ""
+    named = " AS headless" if looked else ""  # a union's columns are named by its first select
+    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part, off{h}{named} FROM {SENT}"]
     columns = [
         "SUM(CASE WHEN src = 0 THEN 1 ELSE 0 END) AS lines",
         "MAX(CASE WHEN src = 0 THEN acked ELSE 0 END) AS acked",
@@ -88,17 +93,21 @@ def _summary(hops: list[HopTables]) -> str:
     ]
     for i, hop in enumerate(hops):
         tags = {"d": 3 * i + 1, "s": 3 * i + 2, "x": 3 * i + 3}
-        tagged.append(f"SELECT key, seq, seq_text, {tags['d']}, 0, 0, {_at(hop)}, part, 0 FROM {delivered_table(i)}")
-        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0, 0 FROM {dropped_table(i)}")
+        headless = (", headless" if hop.header else h) if looked else ""
+        delivered = f"{tags['d']}, 0, 0, {_at(hop)}, part, 0{headless}"
+        tagged.append(f"SELECT key, seq, seq_text, {delivered} FROM {delivered_table(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0, 0{h} FROM {dropped_table(i)}")
         columns += [
             f"SUM(CASE WHEN src = {tags['d']} THEN 1 ELSE 0 END) AS d{i}",
             f"MIN(CASE WHEN src = {tags['d']} THEN pos END) AS d{i}_at",
             f"MAX(CASE WHEN src = {tags['x']} THEN 1 ELSE 0 END) AS x{i}",
         ]
+        if hop.header:
+            columns.append(f"SUM(CASE WHEN src = {tags['d']} THEN headless ELSE 0 END) AS h{i}")
         if hop.per_partition:  # the first copy's partition: the lowest (a topic's order is by partition first)
             columns.append(f"MIN(CASE WHEN src = {tags['d']} THEN part END) AS d{i}_part")
         if hop.stored:
-            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0, 0 FROM {stored_table(i)}")
+            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0, 0{h} FROM {stored_table(i)}")
             columns += [
                 f"SUM(CASE WHEN src = {tags['s']} THEN 1 ELSE 0 END) AS s{i}",
                 f"MIN(CASE WHEN src = {tags['s']} THEN pos END) AS s{i}_at",
@@ -188,7 +197,8 @@ def _sendings(planned_ms: int) -> str:
 
 def _totals(hops: list[HopTables]) -> str:
     """The records acknowledged and of unknown outcome; per hop i, the copies of records sent (copies{i}), how many
-    records sent it has (distinct{i}) and, for an egress, the copies its state kept beyond one (kept{i})."""
+    records sent it has (distinct{i}), for an egress the copies its state kept beyond one (kept{i}), and where a
+    header is looked for the copies of records sent without it (headless{i})."""
     counted = {"acked": "lines > 0 AND acked = 1 THEN 1", "unknown": "lines > 0 AND acked = 0 THEN 1"}
     for i, hop in enumerate(hops):
         counted[f"copies{i}"] = f"lines > 0 THEN d{i}"
@@ -196,6 +206,8 @@ def _totals(hops: list[HopTables]) -> str:
         if hop.egress or hop.stored:  # its state: its own, or what it delivered (an output topic keeps it all)
             kept = f"s{i}" if hop.stored else f"d{i}"
             counted[f"kept{i}"] = f"lines > 0 AND {kept} > 1 THEN {kept} - 1"
+        if hop.header:
+            counted[f"headless{i}"] = f"lines > 0 THEN h{i}"
     sums = ", ".join(f"COALESCE(SUM(CASE WHEN {case} ELSE 0 END), 0) AS {name}" for name, case in counted.items())
     return f"SELECT COUNT(*) AS records, {sums} FROM {SUMMARY}"
 
