@@ -35,8 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.checker.summary.engines import ENGINES
-from harness.evidence.layout import RunLayout
+from harness.checker.summary.engines import ENGINES, chosen_name
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -171,11 +170,6 @@ def measure(what: str, root: Path, engine: str = "") -> tuple[float, float, list
     return float(seconds), int(rss_kb) / 1024 / 1024, [(n, float(s), int(kb) / 1024 / 1024) for n, s, kb in steps]
 
 
-def chosen_name(root: Path) -> str:
-    """The engine `harness check` chooses for the run directory (harness/checker/summary/engines.py chosen)."""
-    return "default: " + ("dense" if RunLayout(root).all_columnar else "numpy")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1e6,1e7", help="delivered records per run, comma-separated [1e6,1e7]")
@@ -212,9 +206,10 @@ def main() -> None:
             disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e9
             load_s, load_gib, _ = measure("load", root)
             check_s, check_gib, steps = measure("check", root, args.engine or "")
+            by = args.engine or f"default: {chosen_name(root)}"
             print(
                 f"{size:,} records: check {check_s:.1f} s, load {load_s:.1f} s, peak {check_gib:.2f} GiB"
-                f"  ({profile}, {args.recordings}, {args.engine or chosen_name(root)}: evidence {disk:.2f} GB, "
+                f"  ({profile}, {args.recordings}, {by}: evidence {disk:.2f} GB, "
                 f"{made}, the whole load's peak {load_gib:.2f} GiB)",
                 flush=True,
             )

@@ -70,12 +70,17 @@ def make_sent(keys: int, per_key: int, partitions: int = 2, seed: int = 0) -> Se
     key = np.tile(np.arange(keys), per_key)
     seq = np.repeat(np.arange(per_key), keys)
     partition = key % partitions
-    offset = np.zeros(n, dtype=np.int64)
-    for p in range(partitions):
+    event_time = T0 + np.arange(n) * 5
+    return Sent(key, seq, partition, offsets(partition), event_time, np.zeros(n, bool), np.ones(n, bool))
+
+
+def offsets(partition: np.ndarray) -> np.ndarray:
+    """Each row's offset in its partition, the rows written in their order."""
+    offset = np.zeros(len(partition), dtype=np.int64)
+    for p in np.unique(partition):
         mask = partition == p
         offset[mask] = np.arange(mask.sum())
-    event_time = T0 + np.arange(n) * 5
-    return Sent(key, seq, partition, offset, event_time, np.zeros(n, bool), np.ones(n, bool))
+    return offset
 
 
 def clean_flow(sent: Sent) -> Flow:
@@ -156,10 +161,7 @@ def _placed(sent: Sent, flow: Flow, index: np.ndarray) -> tuple[np.ndarray, ...]
     """Each copy's key, seq, partition (key % 2), offset (in delivery order) and event time, as a topic holds it."""
     key, seq = _ids(sent, flow, index)
     partition = key % 2
-    offset = np.zeros(len(index), dtype=np.int64)
-    for p in (0, 1):
-        offset[partition == p] = np.arange((partition == p).sum())
-    return key, seq, partition, offset, sent.event_time_ms[np.minimum(index, len(sent) - 1)]
+    return key, seq, partition, offsets(partition), sent.event_time_ms[np.minimum(index, len(sent) - 1)]
 
 
 def _written_ms(event: np.ndarray, delay: np.ndarray | None) -> np.ndarray:

@@ -21,7 +21,7 @@ import pyarrow as pa
 from contract.egress import WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.scenario.parse import parse_scenario
-from tests.synthetic_run import Flow, Sent, _batches, _batches_json, _key_text, _write_acks, _write_segments
+from tests.synthetic_run import Flow, Sent, _batches, _batches_json, _key_text, _write_acks, _write_segments, offsets
 
 WINDOW_MS = 10_000
 WATERMARK_MS = 10_000  # the counter's watermark delay
@@ -165,9 +165,7 @@ def _write_windows(root: Path, key: np.ndarray, start: np.ndarray, count: np.nda
 
     n = len(key)
     partition = key % 2
-    offset = np.zeros(n, np.int64)
-    for p in (0, 1):
-        offset[partition == p] = np.arange((partition == p).sum())
+    offset = offsets(partition)
     batch = (start // WINDOW_MS).astype(np.int64)  # emitted by the batch that moved the watermark past it
     written = start + WINDOW_MS + WATERMARK_MS + 1000
     keys = _key_text(key)

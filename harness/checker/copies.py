@@ -97,24 +97,35 @@ def sent_copies(hop: HopData, sent_rids: pd.Index) -> SentCopies:
     return SentCopies(len(sent_rows), int(first_occurrences(sent_rows).sum()), kept, headless)
 
 
+def hop_sent_copies(context: Context) -> list[SentCopies]:
+    """Each hop's copies of the records sent, as the engine counted them, or counted here once per check (the copies
+    and counts steps both read them)."""
+    if context.tallies is not None:
+        return context.tallies.copies
+    if context.sent_copies is None:
+        sent_index = pd.Index(context.evidence.sent.rid.to_numpy())
+        context.sent_copies = [sent_copies(hop, sent_index) for hop in context.hops]
+    return context.sent_copies
+
+
 def account(
     hops: list[HopData],
     sent: pd.DataFrame,
     spans: list[FaultSpan],
+    counted: list[SentCopies],
     deduplicating: frozenset = frozenset(),
-    counted: list[SentCopies] | None = None,
 ) -> CopyAccounting:
     """`sent`: rid, aborted_copies and resent_copies (copies on the source topic beyond the first committed one:
-    in aborted transactions, sent again on purpose) per record sent; `deduplicating`: the streamlets declaring a
-    deduplication (the copies they write of a re-sent record are theirs, not the source's); `counted`: each hop's
-    copies of the records sent, as an engine counted them (None: counted here)."""
+    in aborted transactions, sent again on purpose) per record sent; `counted`: each hop's copies of the records
+    sent (hop_sent_copies); `deduplicating`: the streamlets declaring a deduplication (the copies they write of a
+    re-sent record are theirs, not the source's)."""
     sent_rids = sent.rid.to_numpy()
     at_source = {dedup: source_copies(sent, dedup) for dedup in (False, True)}
     by_name = {h.name: h for h in hops}
     sent_index = pd.Index(sent_rids)
     per_hop, frames = {}, []
     for index, hop in enumerate(hops):
-        here = counted[index] if counted is not None else sent_copies(hop, sent_index)
+        here = counted[index]
         upstream = by_name.get(hop.upstream) if hop.upstream else None
         made = _made_at(hop, upstream, sent_index, at_source[hop.producer in deduplicating])
         extra = here.copies - here.distinct
@@ -162,10 +173,9 @@ def deduplicating(streamlets) -> frozenset:
 
 
 def _copies(context: Context) -> None:
-    evidence, tallies = context.evidence, context.tallies
-    counted = tallies.copies if tallies is not None else None
+    evidence = context.evidence
     context.accounting = account(
-        context.hops, evidence.sent, context.spans, deduplicating(evidence.streamlets), counted
+        context.hops, evidence.sent, context.spans, hop_sent_copies(context), deduplicating(evidence.streamlets)
     )
 
 

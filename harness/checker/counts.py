@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from contract.applications import PARTLY
-from harness.checker.copies import deduplicating, sent_copies
+from harness.checker.copies import deduplicating, hop_sent_copies
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
 from harness.checker.reconcile import Counts, verdict
@@ -87,7 +87,6 @@ def _hops(context: Context) -> list[Hop]:
     """Each hop's counts and verdict, where its anomalies first appear, its copies (None: not counted) and its
     copies without the source's header (None: not looked for)."""
     found = []
-    sent_rids = pd.Index(context.evidence.sent.rid.to_numpy())
     per_hop = context.accounting.per_hop if context.accounting is not None else {}
     partly = partly_observed(context.evidence)
     for index, (hop, result) in enumerate(zip(context.hops, context.results)):
@@ -102,9 +101,7 @@ def _hops(context: Context) -> list[Hop]:
             proven_here = int(isin(result.lost, context.lost).sum()) if context.lost_known else None
             undelivered = len(result.lost) - proven_here if proven_here is not None else None
             hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=undelivered), "unknown"
-        headers = (
-            context.tallies.copies[index] if context.tallies is not None else sent_copies(hop, sent_rids)
-        ).headless
+        headers = hop_sent_copies(context)[index].headless
         found.append(Hop(hop.name, hop.kind, hop_verdict, hop_counts, first_seen, per_hop.get(hop.name), headers))
     return found
 

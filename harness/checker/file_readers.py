@@ -334,6 +334,13 @@ def _topic_frame(columns: dict, batches: pa.Array | None, ids: RecordIds) -> pd.
     return batch_columns(frame, batches) if batches is not None else frame
 
 
+def carries_header(table: pa.Table, header: str) -> np.ndarray:
+    """Per row of a columnar recording (harness/evidence/topics.py): does the record carry `header`?"""
+    if "headers" not in table.column_names:
+        return np.zeros(table.num_rows, bool)
+    return pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(header), "first")).to_numpy(zero_copy_only=False)
+
+
 def _has_header(batch: pa.RecordBatch, header: str) -> pa.Array:
     """Per record: does it carry `header` (the dump's "headers" object, absent where a record has none)?"""
     names = batch.schema.names
@@ -448,11 +455,7 @@ def read_topic_segments(
             if name in names:
                 out[name] = table[name].to_numpy()
         if header:
-            out["has_header"] = (
-                pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(header), "first")).to_numpy()
-                if "headers" in names
-                else np.zeros(table.num_rows, bool)
-            )
+            out["has_header"] = carries_header(table, header)
         for name in names:
             if name.startswith(BATCH_PREFIX):
                 out[name] = table[name].fill_null(-1).to_numpy()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from harness.checker.declared import FaultMiss
-from harness.checker.intermediate import Arrivals, CopyAccounting, FaultSpan, HopData, Tallies
+from harness.checker.intermediate import Arrivals, CopyAccounting, FaultSpan, HopData, SentCopies, Tallies
 from harness.checker.section import Section
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
@@ -80,6 +80,7 @@ class Context:
     undelivered: np.ndarray = field(default_factory=_none)
     lost_known: bool = True  # False: which missing records are lost could not be told
     # copies (harness/checker/copies.py)
+    sent_copies: list[SentCopies] | None = None  # each hop's copies of the records sent, counted in memory
     accounting: CopyAccounting | None = None
     # counts (harness/checker/counts.py)
     counts: Counts | None = None

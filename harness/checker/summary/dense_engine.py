@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from harness.checker.periods import period_length_s, slot_of
 from harness.checker.read_ahead import read_ahead
+from harness.checker.summary.engines import TooSparse
 from harness.checker.summary.identities import ORDINARY_SEQS, source_batches
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import (
@@ -50,10 +51,6 @@ SPARE = 1 << 10  # places made ready beyond the blocks for the identities they c
 SPARSEST = 4  # places per record sent beyond which the seqs are not dense enough for blocks
 CHUNK = 1 << 22  # the places the order check takes at a time (whole keys)
 ORDINAL_BITS = 29  # a kept line: its rank's three marks above its ordinal in the log (uint32)
-
-
-class TooSparse(HarnessError):
-    """The acknowledgement log's seqs are too sparse for blocks (not numbered from 0 per key, as the generator's)."""
 
 
 def _numpy(column: pa.ChunkedArray | pa.Array, fill) -> np.ndarray:

@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
 ENGINES = ("numpy", "dense", "spark")
@@ -17,10 +18,21 @@ DEFAULT = "default"  # check_run's engine when none is named: chosen(run_dir)
 DEFAULT_SPARK_MASTER = "local[*]"
 
 
+class TooSparse(HarnessError):
+    """The acknowledgement log's seqs are too sparse for the dense engine's blocks (not numbered from 0 per key, as
+    the generator numbers them): the default falls back to numpy."""
+
+
+def chosen_name(run_dir: Path) -> str:
+    """The default engine's name: dense where every recording is columnar (it reads them where they lie: a soak's
+    evidence in a fraction of numpy's memory), numpy otherwise (JSON recordings are parsed whole in memory whichever
+    counts)."""
+    return "dense" if RunLayout(Path(run_dir)).all_columnar else "numpy"
+
+
 def chosen(run_dir: Path) -> Callable | None:
-    """The default engine: dense where every recording is columnar (it reads them where they lie: a soak's evidence
-    in a fraction of numpy's memory), numpy otherwise (JSON recordings are parsed whole in memory whichever counts)."""
-    return engine("dense" if RunLayout(Path(run_dir)).all_columnar else "numpy")
+    """The default engine (chosen_name's)."""
+    return engine(chosen_name(run_dir))
 
 
 def engine(name: str, master: str | None = None) -> Callable | None:

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from contract.segments import read_segment
 from harness.checker.egress_readers import egress_blocks
-from harness.checker.file_readers import EvidenceError
+from harness.checker.file_readers import EvidenceError, carries_header
 from harness.checker.record_ids import SEQ_BITS, RecordIds
 from harness.checker.summary.sources import Source
 
@@ -126,16 +126,7 @@ def _batch(table: pa.Table, pos: np.ndarray, source: Source, named: bool = False
         acked = acked.astype(np.int32)
     # an acknowledgement line without an offset keeps -1 there (acknowledged without one: the loader names it)
     offset = table["offset"].fill_null(-1).to_numpy().astype(np.int64) if source.acks else column("offset")
-    headless = np.zeros(n, np.int32)
-    if source.header:  # as the loader reads a recording (file_readers.read_topic_segments)
-        carried = (
-            pc.is_valid(pc.map_lookup(table["headers"], pa.scalar(source.header), "first")).to_numpy(
-                zero_copy_only=False
-            )
-            if "headers" in names
-            else np.zeros(n, bool)
-        )
-        headless = (~carried).astype(np.int32)
+    headless = (~carries_header(table, source.header)).astype(np.int32) if source.header else np.zeros(n, np.int32)
     columns = [key, seq, text, column("partition"), offset, pos, acked, rank, headless]
     if source.timed:
         arrived = column("timestamp_ms") if "timestamp_ms" in names else column("received_ms")

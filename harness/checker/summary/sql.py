@@ -80,11 +80,8 @@ def first_egress(hops: list[HopTables]) -> int | None:
 
 
 def _summary(hops: list[HopTables]) -> str:
-    # headless: the copies without the source's header, where it is looked for (a column of the union only then)
-    looked = any(hop.header for hop in hops)
-    h = ", 0" if looked else ""
-    named = " AS headless" if looked else ""  # a union's columns are named by its first select
-    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part, off{h}{named} FROM {SENT}"]
+    # every table's rows have `headless` (identities.py: 1 for a copy without the header looked for, else 0)
+    tagged = [f"SELECT key, seq, seq_text, 0 AS src, acked, line_rank, pos, 0 AS part, off, headless FROM {SENT}"]
     columns = [
         "SUM(CASE WHEN src = 0 THEN 1 ELSE 0 END) AS lines",
         "MAX(CASE WHEN src = 0 THEN acked ELSE 0 END) AS acked",
@@ -93,10 +90,9 @@ def _summary(hops: list[HopTables]) -> str:
     ]
     for i, hop in enumerate(hops):
         tags = {"d": 3 * i + 1, "s": 3 * i + 2, "x": 3 * i + 3}
-        headless = (", headless" if hop.header else h) if looked else ""
-        delivered = f"{tags['d']}, 0, 0, {_at(hop)}, part, 0{headless}"
+        delivered = f"{tags['d']}, 0, 0, {_at(hop)}, part, 0, headless"
         tagged.append(f"SELECT key, seq, seq_text, {delivered} FROM {delivered_table(i)}")
-        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0, 0{h} FROM {dropped_table(i)}")
+        tagged.append(f"SELECT key, seq, seq_text, {tags['x']}, 0, 0, 0, 0, 0, 0 FROM {dropped_table(i)}")
         columns += [
             f"SUM(CASE WHEN src = {tags['d']} THEN 1 ELSE 0 END) AS d{i}",
             f"MIN(CASE WHEN src = {tags['d']} THEN pos END) AS d{i}_at",
@@ -107,7 +103,7 @@ def _summary(hops: list[HopTables]) -> str:
         if hop.per_partition:  # the first copy's partition: the lowest (a topic's order is by partition first)
             columns.append(f"MIN(CASE WHEN src = {tags['d']} THEN part END) AS d{i}_part")
         if hop.stored:
-            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0, 0{h} FROM {stored_table(i)}")
+            tagged.append(f"SELECT key, seq, seq_text, {tags['s']}, 0, 0, pos, 0, 0, 0 FROM {stored_table(i)}")
             columns += [
                 f"SUM(CASE WHEN src = {tags['s']} THEN 1 ELSE 0 END) AS s{i}",
                 f"MIN(CASE WHEN src = {tags['s']} THEN pos END) AS s{i}_at",
