@@ -29,3 +29,8 @@ class EvidenceIncomplete(HarnessError):
     is judged as one that did not finish."""
 
     exit_code = 1
+
+
+class TooSparse(HarnessError):
+    """An acknowledgement log whose seqs are too sparse for the dense engine's blocks (not numbered from 0 per key, as
+    the generator numbers them): the check's default engine falls back to numpy."""

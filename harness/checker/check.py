@@ -38,8 +38,9 @@ from harness.checker.load import Evidence, load_evidence
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
-from harness.checker.summary.engines import DEFAULT, TooSparse, chosen
+from harness.checker.summary.engines import DEFAULT, chosen
 from harness.checker.unfinished import unfinished_reason
+from harness.errors import TooSparse
 from harness.evidence.history import FAULT_PLANNED
 
 STEPS: list[Step] = [

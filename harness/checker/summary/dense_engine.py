@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 
 from harness.checker.periods import period_length_s, slot_of
 from harness.checker.read_ahead import read_ahead
-from harness.checker.summary.engines import TooSparse
 from harness.checker.summary.identities import ORDINARY_SEQS, source_batches
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import (
@@ -43,7 +42,7 @@ from harness.checker.summary.sql import (
     late_result,
     stored_table,
 )
-from harness.errors import HarnessError
+from harness.errors import HarnessError, TooSparse
 
 Blocked = tuple[np.ndarray, np.ndarray]  # places, and which of them a block holds (Places.in_blocks)
 NONE = np.iinfo(np.int64).max  # no place yet

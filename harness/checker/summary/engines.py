@@ -10,17 +10,11 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
 ENGINES = ("numpy", "dense", "spark")
 DEFAULT = "default"  # check_run's engine when none is named: chosen(run_dir)
 DEFAULT_SPARK_MASTER = "local[*]"
-
-
-class TooSparse(HarnessError):
-    """The acknowledgement log's seqs are too sparse for the dense engine's blocks (not numbered from 0 per key, as
-    the generator numbers them): the default falls back to numpy."""
 
 
 def chosen_name(run_dir: Path) -> str:
