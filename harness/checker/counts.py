@@ -35,14 +35,15 @@ def _counts(context: Context) -> None:
     windows = None
     window_egress = next((e for e in evidence.egresses if e.windowed), None)
     if window_egress is not None:
-        reconciled = reconcile_windows(evidence, window_egress)
+        tally = context.tallies.windows if context.tallies is not None else None
+        reconciled = reconcile_windows(evidence, window_egress, tally)
         if reconciled is not None:
             windows, counts = reconciled.summary, reconciled.counts
             lost_by_cause = {c: 0 for c in LOST_CAUSES}
             lost_by_cause["watermark"] = windows.records_dropped_by_watermark
             lost_by_cause["unexplained"] = windows.records_missing - windows.records_dropped_by_watermark
             context.window_witnesses, context.witness_totals = window_witnesses(
-                evidence, window_egress.name, reconciled.table
+                window_egress.name, reconciled.anomalous
             )
     elif egress_result is None:
         context.gaps.append("no egress evidence: lost, duplicated and the end-to-end verdict are unknown")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from harness.checker.findings import HopCopies
+from harness.checker.window_cells import CellTotals
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,16 @@ class Tallies:
     # shrink's deleted range): rids
     notable: np.ndarray
     logged: np.ndarray  # each key's last record in the acknowledgement log (its highest ordinary seq): rids
+    windows: WindowTally | None = None  # a windowed count's cells, where the engine judged them
+
+
+@dataclass(frozen=True)
+class WindowTally:
+    """A windowed count's (key, window) cells judged where the records are (harness/checker/window_cells.py): their
+    totals, and the anomalous cells (key as text, window_start_ms, window_cells.COLUMNS), in any order."""
+
+    totals: CellTotals
+    anomalous: pd.DataFrame
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from harness.checker.findings import WindowCounts
+from harness.checker.intermediate import WindowTally
 from harness.checker.load import Egress, Evidence
 from harness.checker.reconcile import Counts
+from harness.checker.window_cells import judge
 from harness.evidence.intervals import interval_ms
 from harness.evidence.watermark import dropped_rows, windows_of
 
@@ -30,8 +33,8 @@ from harness.evidence.watermark import dropped_rows, windows_of
 class WindowReconciliation:
     summary: WindowCounts
     counts: Counts
-    table: pd.DataFrame  # key, window_start_ms, acked, unknown, dropped, count, missing, over, deliveries
-    dropped: pd.DataFrame  # rid, window_start_ms, batch_id of the records dropped behind the watermark (per window)
+    anomalous: pd.DataFrame  # key (text), window_start_ms, window_cells.COLUMNS: the windows any witness is of, in
+    #                          key (as first seen), then start order
 
 
 def _counter(evidence: Evidence):
@@ -39,7 +42,7 @@ def _counter(evidence: Evidence):
     return next((s for s in evidence.streamlets if s.window), None)
 
 
-def _final_watermark(events: list[dict]) -> int:
+def final_watermark(events: list[dict]) -> int:
     marks = [
         pd.Timestamp(e["progress"]["eventTime"]["watermark"]).value // 1_000_000
         for e in events
@@ -72,12 +75,53 @@ def _read(evidence: Evidence, counter) -> tuple[str, pd.DataFrame] | None:
     return None
 
 
-def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliation | None:
+def reconcile_windows(
+    evidence: Evidence, egress: Egress, tally: WindowTally | None = None
+) -> WindowReconciliation | None:
+    """The window counts judged: from the engine's `tally` where it judged the cells, else from the evidence loaded."""
     counter = _counter(evidence)
     if counter is None:
         return None
+    if tally is None:
+        tally = _tallied(evidence, egress, counter)
+    totals, anomalous = tally.totals, tally.anomalous
+    codes = evidence.ids.codes(pa.array(anomalous.key.to_numpy(), pa.string()))
+    anomalous = anomalous.iloc[np.lexsort((anomalous.window_start_ms.to_numpy(), codes))].reset_index(drop=True)
+    events = evidence.progress.get(counter.name) or []
+    summary = WindowCounts(
+        windows=totals.windows,
+        still_open=totals.still_open,
+        exact=totals.exact,
+        under_counted=totals.under_counted,
+        over_counted=totals.over_counted,
+        phantom=totals.phantom,
+        records_missing=totals.records_missing,
+        records_dropped_by_watermark=totals.records_dropped_by_watermark,
+        records_over_counted=totals.records_over_counted,
+        spark_rows_dropped_by_watermark=spark_rows_dropped(events),
+    )
+    sent = evidence.sent
+    counts = Counts(
+        acked=int(sent.acked.sum()),
+        unknown=int((~sent.acked).sum()),
+        lost=summary.records_missing,
+        duplicated_deliveries=totals.duplicated_deliveries,
+        duplicated_in_state=summary.records_over_counted,
+        phantom=summary.phantom,
+        reordered=0,
+    )
+    return WindowReconciliation(summary, counts, anomalous)
+
+
+def window_spans(counter) -> tuple[int, int]:
+    """The counter's window length and slide (ms)."""
     size = interval_ms(counter.window)
-    slide = interval_ms(counter.window_slide) if counter.window_slide else size
+    return size, interval_ms(counter.window_slide) if counter.window_slide else size
+
+
+def _tallied(evidence: Evidence, egress: Egress, counter) -> WindowTally:
+    """Every cell's tallies from the evidence loaded whole, judged."""
+    size, slide = window_spans(counter)
     sent = evidence.sent
     index, starts = windows_of(sent.event_time_ms.to_numpy(), size, slide)
     acked = sent.acked.to_numpy()[index]
@@ -93,8 +137,9 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
 
     dropped = pd.DataFrame({"rid": pd.Series(dtype="int64"), "batch_id": pd.Series(dtype="int64")})
     read = _read(evidence, counter)
+    events = evidence.progress.get(counter.name) or []
     if read is not None:
-        dropped = dropped_rows(evidence.progress.get(counter.name) or [], read[0], read[1], size, slide)
+        dropped = dropped_rows(events, read[0], read[1], size, slide)
         dropped = dropped.drop_duplicates(["rid", "window_start_ms"])
     late = pd.DataFrame(
         {
@@ -111,39 +156,22 @@ def reconcile_windows(evidence: Evidence, egress: Egress) -> WindowReconciliatio
         .merge(state, how="outer", on=["key", "window_start_ms"])
         .merge(deliveries, how="outer", on=["key", "window_start_ms"])
     )
-    phantom = table.acked.isna() & table["count"].notna()
-    # Append mode emits a window once the watermark passes its end: windows still open when the run
-    # stopped were never due at the egress and are not judged.
-    still_open = table["count"].isna() & (
-        table.window_start_ms + size > _final_watermark(evidence.progress.get(counter.name) or [])
-    )
-    table = table[~still_open.to_numpy()]
-    phantom = phantom[~still_open.to_numpy()]
+    stored = table["count"].notna().to_numpy()
     table = table.fillna(0).astype({c: "int64" for c in ("acked", "unknown", "dropped", "count", "deliveries")})
-    table["missing"] = (table.acked - table["count"]).clip(lower=0)
-    table["over"] = (table["count"] - table.acked - table.unknown).clip(lower=0)
-    explained = np.minimum(table.dropped, table.missing)
-    under = table.missing > explained  # short by more than the watermark explains
-    summary = WindowCounts(
-        windows=int((table.acked + table["count"] > 0).sum()),
-        still_open=int(still_open.sum()),
-        exact=int(((table.missing == explained) & (table.over == 0) & ~phantom).sum()),
-        under_counted=int(under.sum()),
-        over_counted=int((table.over > 0).sum()),
-        phantom=int(phantom.sum()),
-        records_missing=int(table.missing.sum()),
-        records_dropped_by_watermark=int(explained.sum()),
-        records_over_counted=int(table.over.sum()),
-        spark_rows_dropped_by_watermark=spark_rows_dropped(evidence.progress.get(counter.name) or []),
+    start = table.window_start_ms.to_numpy()
+    judged = judge(
+        *(table[c].to_numpy() for c in ("acked", "unknown", "dropped", "count")),
+        stored,
+        table.deliveries.to_numpy(),
+        start,
+        size,
+        final_watermark(events),
     )
-    counts = Counts(
-        acked=int(sent.acked.sum()),
-        unknown=int((~sent.acked).sum()),
-        lost=summary.records_missing,
-        duplicated_deliveries=int((table.deliveries > 1).sum()),
-        duplicated_in_state=summary.records_over_counted,
-        phantom=summary.phantom,
-        reordered=0,
-    )
-    table = table.assign(phantom=phantom.to_numpy(), watermark=explained)
-    return WindowReconciliation(summary, counts, table, dropped)
+    keys, code = evidence.keys, table.key.to_numpy()[judged.judged]
+    known = (code >= 0) & (code < len(keys))
+    text = np.where(known, keys[np.where(known, code, 0)] if len(keys) else None, None)
+    anomalous = judged.anomalous
+    cells = pd.DataFrame({"key": text, "window_start_ms": start[judged.judged]})
+    for name, values in judged.columns.items():
+        cells[name] = values
+    return WindowTally(judged.totals, cells[anomalous].reset_index(drop=True))

@@ -121,7 +121,9 @@ def witnesses(
     return found
 
 
-def window_witnesses(evidence: Evidence, egress: str, table: pd.DataFrame) -> tuple[list[Witness], dict[str, int]]:
+def window_witnesses(egress: str, table: pd.DataFrame) -> tuple[list[Witness], dict[str, int]]:
+    """The first windows of each anomaly class (`table`: windows.WindowReconciliation.anomalous), and each class's
+    total."""
     found, totals = [], {}
     for anomaly, rows in (
         ("window_under_counted", table[table.missing > table.watermark]),
@@ -138,7 +140,7 @@ def window_witnesses(evidence: Evidence, egress: str, table: pd.DataFrame) -> tu
             found.append(
                 Witness(
                     anomaly,
-                    str(evidence.keys[int(row.key)]) if 0 <= row.key < len(evidence.keys) else None,
+                    None if row.key is None else str(row.key),
                     None,
                     None,
                     None,
