@@ -4,6 +4,8 @@ it, copies a replay counted again over-count their windows, and windows the wate
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from harness.checker.check import check_run
@@ -51,3 +53,63 @@ def test_copies_a_replay_counted_again_over_count_their_windows(tmp_path):
     assert windows.over_counted == len({(sent.key[i], starts[i]) for i in again})
     assert windows.records_missing == windows.under_counted == 0
     assert report.verdict == "at-least-once"
+
+
+def _tamper(root, sql: list[str]) -> None:
+    """The window egress's store changed by hand (sqlite3): what a faulty counter or egress would leave."""
+    import sqlite3
+
+    with sqlite3.connect(root / "egress" / "egress.sqlite") as conn:
+        for statement in sql:
+            conn.execute(statement)
+
+
+def _same_reports(root) -> dict:
+    """The default engine's report (the cells judged where the records are: dense) is numpy's; returns it."""
+    by_numpy = check_run(root, engine=None, strict=True).to_dict()
+    by_default = check_run(root, strict=True).to_dict()
+    assert by_default == by_numpy
+    return by_default
+
+
+def test_the_dense_engine_judges_every_window_anomaly_as_numpy_does(tmp_path):
+    """Every anomaly class of windows at once, and the cells outside the dense grid (a key never sent, a record whose
+    time is not known, a window not on the grid's step), in tumbling and then sliding windows."""
+    sent = _sent()
+    late = np.arange(300, len(sent), 97)
+    sent.late[late] = True
+    sent.event_time_ms[late] -= 60_000
+    sent.acked[[5, 77, 410]] = False
+    sent.event_time_ms[[9, 11]] = 0  # no time known: a window of 1970
+    every = np.arange(len(sent))
+    again = np.arange(100, 130)
+    root = tmp_path / "run"
+    write_windowed_run(root, sent, np.insert(every, 130, again), counter_rows=100)
+    phantoms = [("k9999", T0, 4, 1), ("k0001", T0 + 5, 1, 1), ("k0002", T0 - WINDOW_MS * 50, 1, 1)]
+    _tamper(
+        root,
+        [
+            "UPDATE windows SET count = count - 2 WHERE rowid IN (3, 40)",  # under-counted beyond the watermark
+            "UPDATE windows SET count = count + 1 WHERE rowid = 41",  # over-counted
+            "DELETE FROM windows WHERE rowid = 50",  # a window due and never stored
+            # phantoms: a key never sent, a window off the step, one long before any record
+            *(f"INSERT INTO windows (key, window_start_ms, count, batch_id) VALUES {row}" for row in phantoms),
+            "INSERT INTO window_audit SELECT * FROM window_audit WHERE rowid IN (7, 8)",  # delivered twice
+        ],
+    )
+    report = _same_reports(root)
+    windows = report["windows"]
+    assert windows["under_counted"] >= 2 and windows["over_counted"] > 1 and windows["phantom"] == 3
+    assert windows["records_dropped_by_watermark"] > 0 and report["counts"]["duplicated_deliveries"] == 2
+    assert {w["anomaly"] for w in report["witnesses"]} >= {
+        "window_under_counted",
+        "window_over_counted",
+        "window_phantom",
+    }
+
+    description = json.loads((root / "pipeline.json").read_text())
+    counter = next(s for s in description["streamlets"] if s.get("window"))
+    counter["window_slide"] = f"{WINDOW_MS // 2000} seconds"  # every record in two windows, each late alone or both
+    (root / "pipeline.json").write_text(json.dumps(description))
+    sliding = _same_reports(root)["windows"]
+    assert sliding["windows"] > windows["windows"] and sliding["records_dropped_by_watermark"] > 0

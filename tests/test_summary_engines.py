@@ -33,13 +33,13 @@ from harness.checker.load import load_evidence
 from harness.checker.periods import planned_span_ms, sendings
 from harness.checker.record_ids import rids, split_rid
 from harness.checker.selection import Selection
-from harness.checker.summary.dense_engine import run_dense
-from harness.checker.summary.reconciliations import reconcile_with
+from harness.checker.summary.engines import Engine
+from harness.checker.summary.engines import engine as named_engine
 from tests.conftest import refusing_port, run_harness
 from tests.synthetic_run import HOPS, T0, Flow, Sent, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, every_class, plans
 
-DENSE = partial(reconcile_with, run_dense, "dense")
+DENSE = named_engine("dense")
 ENGINES = (DENSE,)  # the engines cheap enough for every generated case; Spark's: test_sparks_sql_...
 
 
@@ -84,7 +84,7 @@ def assert_same_reports(root, engines=ENGINES) -> None:
     """Each engine's report of the run is numpy's."""
     expected = report_text(root, engine=None)
     for engine in engines:
-        assert report_text(root, engine=engine) == expected, engine.args[1]
+        assert report_text(root, engine=engine) == expected, engine.name
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -122,7 +122,7 @@ def test_sparks_sql_finds_every_anomaly_class_as_numpy_does(spark_session, tmp_p
     each hop's records and tallies, and the report, numpy's."""
     from harness.checker.summary.spark_engine import run_spark
 
-    spark = partial(reconcile_with, partial(run_spark, master="local[2]"), "spark")
+    spark = Engine("spark", partial(run_spark, master="local[2]"))
     sent, plan = every_class(mode)
     flow, history = build(sent, plan)
     output_topic = "delivered" if kafka_egress else None
@@ -173,8 +173,8 @@ def test_the_stores_state_is_read_from_sqlite_once_in_a_check_and_its_copy_goes_
     assert '"duplicated_in_state": 7' in expected
     for engine in ENGINES:
         reads.clear()
-        assert report_text(root, engine=engine) == expected, engine.args[1]
-        assert reads.count(STATE_QUERY) == 1, (engine.args[1], reads)
+        assert report_text(root, engine=engine) == expected, engine.name
+        assert reads.count(STATE_QUERY) == 1, (engine.name, reads)
     assert folders and not any(folder.exists() for folder in folders)
     db = root / "egress" / "egress.sqlite"
     with store_copies.kept_for_one_check():

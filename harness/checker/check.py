@@ -38,7 +38,7 @@ from harness.checker.load import Evidence, load_evidence
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
-from harness.checker.summary.engines import DEFAULT, chosen
+from harness.checker.summary.engines import DEFAULT, Engine, chosen
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import TooSparse
 from harness.evidence.history import FAULT_PLANNED
@@ -130,24 +130,25 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
     so; otherwise the whole evidence, and the engine's reconciliation in its turn."""
     with kept_for_one_check():  # the store's large tables read from SQLite once, not in each pass
         structure = load_evidence(run_dir, Selection.nothing())
-        if judged_from_notable(structure, running):
+        if judged_from_notable(structure, running, isinstance(engine, Engine) and engine.windows):
             counted = engine(structure, hop_data(structure), fault_spans(structure.history))
             return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
     return load_evidence(run_dir), engine
 
 
-def judged_from_notable(evidence: Evidence, running: tuple[str, ...]) -> bool:
+def judged_from_notable(evidence: Evidence, running: tuple[str, ...], windows: bool = False) -> bool:
     """Whether the steps judge the run from its notable records' rows and the engine's tallies alone (a retention
     shrink's deleted ranges are among them; a run that did not finish proves its missing records lost from their
     own rows, and the engine gives each key's last logged record; the copies without a source's header it counts
-    too). Not yet: a run still going (its files grow between the engine's reading and the notable rows'), window
-    counts (every record's window), and the causes that read every record of a topic: a re-created source's (its
-    eras), a record the recording of a topic missed (placed by its neighbours)."""
+    too; with `windows`, it judges a windowed count's cells). Not yet: a run still going (its files grow between the
+    engine's reading and the notable rows'), window counts an engine does not judge (every record's window), and the
+    causes that read every record of a topic: a re-created source's (its eras), a record the recording of a topic
+    missed (placed by its neighbours)."""
     history = evidence.history
     return not (
         running
-        or any(e.windowed for e in evidence.egresses)
-        or any("count" in rows.columns for rows in evidence.topics.values())
+        or (not windows and any(e.windowed for e in evidence.egresses))
+        or (not windows and any("count" in rows.columns for rows in evidence.topics.values()))
         or any(e["event"] == "topic_recreated" for e in history)
         or any(e["event"] == "topics_recorded" and e.get("missed") for e in history)
     )

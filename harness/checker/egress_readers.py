@@ -90,17 +90,19 @@ class _MixedTypes(Exception):
     pass
 
 
-def egress_blocks(db: Path, sql: str, convert: Callable[[pa.RecordBatch | pa.Table], T]) -> Iterator[T]:
+def egress_blocks(
+    db: Path, sql: str, convert: Callable[[pa.RecordBatch | pa.Table], T], keep: bool = True
+) -> Iterator[T]:
     """A query's rows, a block at a time (one block in memory), each converted; read with Python from where ADBC
     stopped when a column does not keep one type (ADBC then raises, or turns a whole seq column into text with
     integers written as floats, or gives a type the conversion cannot take). Both read the same query, so in the
-    same order."""
+    same order. `keep`: copied for the check's later passes (store_copies.py; not for a query read once)."""
     copy = copied(db, sql)
     if copy is not None:  # read whole before in this check (store_copies.py)
         for block in read_ahead(blocks_of(copy)):
             yield convert(block)
         return
-    given, copying = 0, Copying(db, sql)
+    given, copying = 0, Copying(db, sql if keep else None)
     try:
         for block in read_ahead(_sqlite_batches(db, sql)):
             seq = block.schema.field("seq").type if "seq" in block.schema.names else pa.int64()
@@ -160,8 +162,11 @@ def _exported_state(path: Path, ids: RecordIds, gaps: list[str]) -> pd.DataFrame
 
 
 def _windows(read: EgressRead) -> Egress:
-    """Window counts: the built-in store's window audit and window state."""
+    """Window counts: the built-in store's window audit and window state (none with a selection: an engine judges
+    the windows where they lie, harness/checker/summary/dense_windows.py)."""
     streamlet, ids = read.streamlet, read.ids
+    if read.selection is not None:
+        return Egress(streamlet.name, True, concat([], WINDOW_AUDIT_DTYPES), concat([], WINDOW_STATE_DTYPES))
     db = read.layout.egress_db(streamlet.name)
     audit = egress_rows(
         db,

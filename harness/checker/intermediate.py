@@ -97,10 +97,13 @@ class Tallies:
 @dataclass(frozen=True)
 class WindowTally:
     """A windowed count's (key, window) cells judged where the records are (harness/checker/window_cells.py): their
-    totals, and the anomalous cells (key as text, window_start_ms, window_cells.COLUMNS), in any order."""
+    totals, the anomalous cells (key as text, window_start_ms, window_cells.COLUMNS), in any order, and the records
+    sent, acknowledged and of unknown outcome."""
 
     totals: CellTotals
     anomalous: pd.DataFrame
+    acked: int
+    unknown: int
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from contract.egress import TOPIC
+from contract.egress import TOPIC, WINDOWS
 from contract.roles import EGRESS, INGRESS
 from harness.checker.egress_readers import Egress, egress
 from harness.checker.file_readers import (
@@ -137,19 +137,7 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
     sent = read_sent(ack_table, ids, gaps, ack_log.name + ("/" if ack_log.is_dir() else ""))
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
     streamlets = pipeline.streamlets
-    topics: dict[str, pd.DataFrame] = {}
-    # An output topic (egress evidence `topic`) is read as its egress's evidence, not as a hop of its own.
-    for topic in [t for s in streamlets if s.role != INGRESS and s.egress_evidence != TOPIC for t in s.inputs]:
-        path, segments = layout.topic_dump(topic), layout.topic_segments(topic)
-        try:
-            if segments.is_dir():
-                topics[topic] = read_topic_segments(segments, ids, gaps, pipeline.source_header, selection)
-            else:
-                topics[topic] = read_topic_dump(path, ids, gaps, pipeline.source_header, selection)
-        except FileNotFoundError:
-            gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
-        except (pa.ArrowInvalid, KeyError, OSError) as exc:
-            gaps.append(f"topics/{topic}.jsonl: unreadable ({str(exc).splitlines()[0]}); hop {topic} not judged")
+    topics = _topics(layout, streamlets, ids, gaps, pipeline.source_header, selection)
     egresses = []
     for s in streamlets:
         if s.role != EGRESS:
@@ -189,6 +177,33 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
         versions=read_json(layout.versions, [], "versions"),
         dropped=read_dropped(layout, streamlets, ids, gaps),
     )
+
+
+def _topics(
+    layout: RunLayout, streamlets, ids: RecordIds, gaps: list[str], header: str | None, selection: Selection | None
+) -> dict[str, pd.DataFrame]:
+    """The recordings of the topics judged as hops (each read by its form: segments, or JSON lines)."""
+    topics: dict[str, pd.DataFrame] = {}
+    # An output topic (egress evidence `topic`) is read as its egress's evidence, not as a hop of its own; with a
+    # selection, a window egress's topic of counts is not read either: it holds no record, and an engine judges the
+    # windows (naming its rows' identities, each key's count as a record of its own, took longer than the rest).
+    for topic in [t for s in streamlets if s.role != INGRESS and not _unread(s, selection) for t in s.inputs]:
+        path, segments = layout.topic_dump(topic), layout.topic_segments(topic)
+        try:
+            if segments.is_dir():
+                topics[topic] = read_topic_segments(segments, ids, gaps, header, selection)
+            else:
+                topics[topic] = read_topic_dump(path, ids, gaps, header, selection)
+        except FileNotFoundError:
+            gaps.append(f"topics/{topic}.jsonl: missing (hop {topic} not judged)")
+        except (pa.ArrowInvalid, KeyError, OSError) as exc:
+            gaps.append(f"topics/{topic}.jsonl: unreadable ({str(exc).splitlines()[0]}); hop {topic} not judged")
+    return topics
+
+
+def _unread(streamlet: StreamletDescription, selection: Selection | None) -> bool:
+    """Whether the topics a streamlet reads are not read as hops (see load_evidence)."""
+    return streamlet.egress_evidence == TOPIC or (selection is not None and streamlet.egress_evidence == WINDOWS)
 
 
 def _recording_gaps(history: list[dict], gaps: list[str]) -> None:

@@ -52,9 +52,10 @@ class Copying:
     """A query's blocks written to a copy as they are read; kept by `done()` only when every block went in with one
     schema and there were at least FEWEST_ROWS of them (otherwise, and when the reading stops short, let go)."""
 
-    def __init__(self, db: Path, sql: str):
+    def __init__(self, db: Path, sql: str | None):
+        """`sql`: the query copied (None: none is)."""
         self.key, self.stamp = (str(db), sql), _stamp(db)
-        folder = _state["folder"]
+        folder = _state["folder"] if sql is not None else None
         self.path = None
         if folder is not None:
             handle, name = tempfile.mkstemp(suffix=".arrows", dir=folder)

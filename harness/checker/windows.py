@@ -37,7 +37,7 @@ class WindowReconciliation:
     #                          key (as first seen), then start order
 
 
-def _counter(evidence: Evidence):
+def counter_of(evidence: Evidence):
     """The keyed windowed aggregation whose counts the window egress holds."""
     return next((s for s in evidence.streamlets if s.window), None)
 
@@ -79,7 +79,7 @@ def reconcile_windows(
     evidence: Evidence, egress: Egress, tally: WindowTally | None = None
 ) -> WindowReconciliation | None:
     """The window counts judged: from the engine's `tally` where it judged the cells, else from the evidence loaded."""
-    counter = _counter(evidence)
+    counter = counter_of(evidence)
     if counter is None:
         return None
     if tally is None:
@@ -100,10 +100,9 @@ def reconcile_windows(
         records_over_counted=totals.records_over_counted,
         spark_rows_dropped_by_watermark=spark_rows_dropped(events),
     )
-    sent = evidence.sent
     counts = Counts(
-        acked=int(sent.acked.sum()),
-        unknown=int((~sent.acked).sum()),
+        acked=tally.acked,
+        unknown=tally.unknown,
         lost=summary.records_missing,
         duplicated_deliveries=totals.duplicated_deliveries,
         duplicated_in_state=summary.records_over_counted,
@@ -174,4 +173,5 @@ def _tallied(evidence: Evidence, egress: Egress, counter) -> WindowTally:
     cells = pd.DataFrame({"key": text, "window_start_ms": start[judged.judged]})
     for name, values in judged.columns.items():
         cells[name] = values
-    return WindowTally(judged.totals, cells[anomalous].reset_index(drop=True))
+    acked_records = int(sent.acked.sum())
+    return WindowTally(judged.totals, cells[anomalous].reset_index(drop=True), acked_records, len(sent) - acked_records)

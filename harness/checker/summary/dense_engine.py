@@ -84,7 +84,7 @@ class Places:
                 times = batch.column("event_ms").to_numpy()
                 low = int(times.min()) if low is None else min(low, int(times.min()))
                 high = int(times.max()) if high is None else max(high, int(times.max()))
-            code = _key_codes(batch.column("key"), codes, grow=True)
+            code = key_codes(batch.column("key"), codes, grow=True)
             seq, plain = _plain(batch, code)
             if len(highest) < len(codes):
                 highest = np.concatenate([highest, np.full(len(codes) - len(highest), -1, np.int64)])
@@ -101,7 +101,7 @@ class Places:
     def in_blocks(self, batch: pa.RecordBatch) -> Blocked:
         """The places of the rows whose identity a block holds. It only reads what of_sent made, so the reader
         thread works it out while the caller counts the batch before (the key coding is a third of the counting)."""
-        code = _key_codes(batch.column("key"), self.codes, grow=False)
+        code = key_codes(batch.column("key"), self.codes, grow=False)
         seq, plain = _plain(batch, code)
         plain[plain] &= seq[plain] <= self.highest[code[plain]]
         places = np.empty(batch.num_rows, np.int64)
@@ -147,7 +147,7 @@ class Places:
         )
 
 
-def _key_codes(key: pa.Array, codes: dict[str, int], grow: bool) -> np.ndarray:
+def key_codes(key: pa.Array, codes: dict[str, int], grow: bool) -> np.ndarray:
     """Each row's key code (-1: no key, or one not known and not `grow`n)."""
     encoded = pc.dictionary_encode(key)
     names = encoded.dictionary.to_pylist()
@@ -209,6 +209,13 @@ def _counted(arrays: Arrays, name: str, rows: int) -> None:
         raise HarnessError("a record has more than 65,535 rows in one table: use --engine spark")
 
 
+def line_ranks(batch: pa.RecordBatch, first: int) -> np.ndarray:
+    """The ranks of a batch of the acknowledgement log's lines, the first of them its line number `first` (each line
+    its own: the lowest of a record's is the line kept)."""
+    marks = (batch.column("line_rank").to_numpy() >> 60).astype(np.uint32)
+    return (marks << ORDINAL_BITS) | np.arange(first, first + batch.num_rows, dtype=np.uint32)
+
+
 @dataclass
 class Sent:
     """The acknowledgement log counted: per place its lines, whether any says acknowledged, whether any has no
@@ -227,8 +234,7 @@ class Sent:
             raise HarnessError(f"more than {1 << ORDINAL_BITS:,} acknowledgement lines: use --engine spark")
         if n:
             self.ordinals.append((self.lines, int(pos[0])))
-        marks = (batch.column("line_rank").to_numpy() >> 60).astype(np.uint32)
-        rank = (marks << ORDINAL_BITS) | np.arange(self.lines, self.lines + n, dtype=np.uint32)
+        rank = line_ranks(batch, self.lines)
         self.lines += n
         _count(arrays, "lines", places)
         np.maximum.at(arrays["acked"], places, batch.column("acked").to_numpy().astype(np.uint8))
@@ -348,7 +354,7 @@ class Dense:
         ]:
             arrays.new(name, dtype, fill)
         rows = 0
-        for batch, blocked in self._read(SENT):
+        for batch, blocked in self.read_placed(SENT):
             places = self._placed(batch, blocked, SENT)
             self.sent.count(arrays, places, batch)
             rows += batch.num_rows
@@ -374,7 +380,7 @@ class Dense:
             )
         return self.results
 
-    def _read(self, table: str) -> Iterator[tuple[pa.RecordBatch, Blocked]]:
+    def read_placed(self, table: str) -> Iterator[tuple[pa.RecordBatch, Blocked]]:
         """A table's batches, each with its rows' places in blocks, both made in the reader thread."""
         return read_ahead((batch, self.places.in_blocks(batch)) for batch in source_batches(self.views[table]))
 
@@ -396,7 +402,7 @@ class Dense:
         arrays.new(counts, np.uint16)
         arrays.new(first, np.int64, NONE)
         in_order, last, rows = True, -1, 0
-        for batch, blocked in self._read(name):
+        for batch, blocked in self.read_placed(name):
             places, at = self._placed(batch, blocked, name), _place(batch, hop)
             rows += batch.num_rows
             _count(arrays, counts, places)
@@ -415,7 +421,7 @@ class Dense:
         _counted(arrays, counts, rows)
         if timed_firsts and not in_order:  # read again, each record's first place known
             self.arrivals.tallied.clear()
-            for batch, blocked in self._read(name):
+            for batch, blocked in self.read_placed(name):
                 self._firsts(self.places.of(batch, blocked), _place(batch, hop), batch)
         firsts = arrays.drop(first)
         delivered = arrays.at_size(counts)
@@ -434,7 +440,7 @@ class Dense:
         arrays.new(counts, np.uint16)
         arrays.new(first, np.int64, NONE)
         rows = 0
-        for batch, blocked in self._read(stored_table(i)):
+        for batch, blocked in self.read_placed(stored_table(i)):
             places = self._placed(batch, blocked)
             rows += batch.num_rows
             _count(arrays, counts, places)
@@ -628,7 +634,3 @@ def _late_rows(slots, code, seq, firsts, per_partition):
     late = seq[order] < before
     chosen = order[late]
     return slots[chosen], at[chosen], before[late]
-
-
-def run_dense(views: dict[str, Source], plan: Plan) -> dict[str, pa.Table]:
-    return Dense(views, plan).count()

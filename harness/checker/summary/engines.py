@@ -6,6 +6,7 @@ and the default, chosen by the run's evidence."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -24,23 +25,36 @@ def chosen_name(run_dir: Path) -> str:
     return "dense" if RunLayout(Path(run_dir)).all_columnar else "numpy"
 
 
-def chosen(run_dir: Path) -> Callable | None:
+def chosen(run_dir: Path) -> Engine | None:
     """The default engine (chosen_name's)."""
     return engine(chosen_name(run_dir))
 
 
-def engine(name: str, master: str | None = None) -> Callable | None:
+@dataclass(frozen=True)
+class Engine:
+    """What check_run is given to reconcile with: the engine `name`'s run (reconciliations.Run), and whether it also
+    judges a windowed count's cells where the records lie (otherwise a windowed run is loaded whole)."""
+
+    name: str
+    run: Callable
+    windows: bool = False
+
+    def __call__(self, evidence, hops, spans):
+        from harness.checker.summary.reconciliations import reconcile_with
+
+        return reconcile_with(self.run, self.name, evidence, hops, spans, self.windows)
+
+
+def engine(name: str, master: str | None = None) -> Engine | None:
     """What check_run is given to reconcile with the engine `name` (None: numpy); `master`: Spark's master URL."""
     if name == "numpy":
         return None
-    from harness.checker.summary.reconciliations import reconcile_with
-
     if name == "dense":
-        from harness.checker.summary.dense_engine import run_dense
+        from harness.checker.summary.dense_windows import run_dense
 
-        return partial(reconcile_with, run_dense, name)
+        return Engine(name, run_dense, windows=True)
     if name == "spark":
         from harness.checker.summary.spark_engine import run_spark
 
-        return partial(reconcile_with, partial(run_spark, master=master or DEFAULT_SPARK_MASTER), name)
+        return Engine(name, partial(run_spark, master=master or DEFAULT_SPARK_MASTER))
     raise ValueError(f"no engine {name!r} (one of {', '.join(ENGINES)})")

@@ -12,10 +12,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from contract.egress import WINDOW_AUDIT, WINDOW_STATE
 from harness.checker.arrivals import boundaries, downtimes
 from harness.checker.causes import shrinks
 from harness.checker.hops import dropped_upstream
-from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, SentCopies, Tallies
+from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, SentCopies, Tallies, WindowTally
 from harness.checker.load import Evidence
 from harness.checker.periods import planned_span_ms
 from harness.checker.reconcile import Reconciliation, reconciliation
@@ -31,15 +32,23 @@ from harness.checker.summary.sql import (
     SENDINGS,
     SENT,
     TOTALS,
+    WINDOW_CELLS,
+    WINDOW_COUNTS,
+    WINDOW_DELIVERIES,
+    WINDOW_TOTALS,
     HopTables,
     Plan,
+    WindowPlan,
     delivered_table,
     dropped_table,
     late_result,
     stored_table,
 )
+from harness.checker.window_cells import CellTotals
+from harness.checker.windows import counter_of, final_watermark, window_spans
 from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
+from harness.evidence.watermark import batch_ranges
 
 # An engine: the tables (name -> where its rows are) and the plan in, each result statement's rows out.
 Run = Callable[[dict[str, Source], Plan], dict[str, pa.Table]]
@@ -122,7 +131,8 @@ def _arrivals(results: dict[str, pa.Table], after: list[int | None]) -> Arrivals
         histogram = tuple(latencies[c].to_numpy().astype(np.int64) for c in ("latency_ms", "records"))
         waiting = int(pc.sum(latencies["waiting_ms"]).as_py() or 0)
     found = iter(results[FIRST_AFTER].to_pylist()[0].values()) if FIRST_AFTER in results else iter(())
-    first_after = [None if ms is None else next(found) for ms in after]  # in the order of `after`, its Nones kept
+    # in the order of `after`, its Nones kept; none found without an egress of records (a windowed count only)
+    first_after = [None if ms is None else next(found, None) for ms in after]
     return Arrivals(*histogram, waiting, [None if t is None else int(t) for t in first_after])
 
 
@@ -150,12 +160,44 @@ def _at_risk(evidence: Evidence, hops: list[HopData]) -> dict[str, list[tuple[in
     return {table: within for table, within in ranges.items() if within}
 
 
+def _window_plan(evidence: Evidence, hops: list[HopData], views: dict[str, Source]) -> WindowPlan | None:
+    """The windowed count to judge (none: the pipeline has no window egress), its egress's tables added to `views`."""
+    counter = counter_of(evidence)
+    egress = next((e for e in evidence.egresses if e.windowed), None)
+    if counter is None or egress is None:
+        return None
+    db = str(RunLayout(evidence.root).egress_db(egress.name))
+    views[WINDOW_DELIVERIES] = Source(db=db, sql=f"SELECT key, window_start_ms FROM {WINDOW_AUDIT} ORDER BY rowid")
+    views[WINDOW_COUNTS] = Source(db=db, sql=f"SELECT key, window_start_ms, count FROM {WINDOW_STATE}")
+    topic = counter.inputs[0] if counter.inputs else None
+    tables = {h.name: delivered_table(i) for i, h in enumerate(hops) if h.kind == "topic"}
+    reads = tables.get(topic, SENT if topic is not None and topic == evidence.pipeline.source_topic else None)
+    events = evidence.progress.get(counter.name) or []
+    ranges = batch_ranges(events, topic) if reads is not None else None
+    rows = () if ranges is None else ranges[["partition", "start", "end", "late_watermark_ms"]].itertuples(index=False)
+    size, slide = window_spans(counter)
+    return WindowPlan(size, slide, reads, tuple(tuple(int(v) for v in row) for row in rows), final_watermark(events))
+
+
+def _window_tally(results: dict[str, pa.Table], totals: dict[str, int]) -> WindowTally | None:
+    if WINDOW_TOTALS not in results:
+        return None
+    cells = CellTotals(**{k: int(v[0]) for k, v in results[WINDOW_TOTALS].to_pydict().items()})
+    return WindowTally(cells, results[WINDOW_CELLS].to_pandas(), totals["acked"], totals["unknown"])
+
+
 def reconcile_with(
-    run: Run, name: str, evidence: Evidence, hops: list[HopData], spans: list[FaultSpan]
+    run: Run,
+    name: str,
+    evidence: Evidence,
+    hops: list[HopData],
+    spans: list[FaultSpan],
+    windows: bool = False,
 ) -> tuple[list[Reconciliation], Tallies]:
     """Every hop reconciled, and the arrivals and sendings tallied, by the engine `run` (called `name`) reading the
     run directory's segments (the loaded evidence gives the hops, the records dropped by design, the rids of the
-    records the engine names and the planned span; `spans` the faults, whose downtimes and ends the tally needs)."""
+    records the engine names and the planned span; `spans` the faults, whose downtimes and ends the tally needs);
+    with `windows`, a windowed count's cells judged too."""
     layout = RunLayout(evidence.root)
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows, evidence.pipeline.source_header)
@@ -174,6 +216,7 @@ def reconcile_with(
         known_after,
         planned_ms,
         _at_risk(evidence, hops),
+        _window_plan(evidence, hops, views) if windows else None,
     )
     try:
         results = run(views, plan)
@@ -198,6 +241,11 @@ def reconcile_with(
     ]
     logged = results[LOGGED].append_column("seq_text", pa.nulls(results[LOGGED].num_rows, pa.string()))
     tallies = Tallies(
-        _arrivals(results, after), _sendings(results[SENDINGS]), copies, notable, rids_of(logged, evidence.ids)
+        _arrivals(results, after),
+        _sendings(results[SENDINGS]),
+        copies,
+        notable,
+        rids_of(logged, evidence.ids),
+        _window_tally(results, totals),
     )
     return reconciled, tallies

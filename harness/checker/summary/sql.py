@@ -31,6 +31,12 @@ FIRSTS = "firsts"
 AT_RISK = "at_risk"
 LOGGED = "logged"  # each key's highest ordinary seq in the acknowledgement log (harness/checker/unfinished.py)
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
+# A windowed count's tables and results, which the dense engine answers (no statement of the SQL text: Spark's
+# checks of windowed runs load the evidence whole)
+WINDOW_DELIVERIES = "window_deliveries"  # key, window_start_ms: each window delivered to the egress
+WINDOW_COUNTS = "window_counts"  # key, window_start_ms, count: the egress's final state
+WINDOW_TOTALS = "window_totals"  # window_cells.CellTotals, one row
+WINDOW_CELLS = "window_cells"  # the anomalous cells: key, window_start_ms, window_cells.COLUMNS
 
 
 @dataclass(frozen=True)
@@ -219,17 +225,33 @@ def _at_risk(ranges: dict[str, list[tuple[int, int, int]]]) -> str:
 
 
 @dataclass(frozen=True)
+class WindowPlan:
+    """A keyed count per event-time window to judge, cell by cell (harness/checker/windows.py): windows `size_ms`
+    long every `slide_ms`; the table whose copies the counter read (SENT, a hop's deliveries; None: not recorded, so
+    no record is known dropped) and the batches' offset ranges it read them by (partition, first offset, end offset,
+    the watermark that batch filtered late rows with); the counter's last watermark (a window ending after it was not
+    due); the egress's tables WINDOW_DELIVERIES and WINDOW_COUNTS."""
+
+    size_ms: int
+    slide_ms: int
+    reads: str | None
+    ranges: tuple[tuple[int, int, int, int], ...]
+    final_watermark_ms: int
+
+
+@dataclass(frozen=True)
 class Plan:
     """What an engine counts: the reconciliation of a run with these hops, in order, and the tallies: of its
     arrivals (their latencies and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its
     sendings (per period of a run planned to send for `planned_ms`); and the records in the offset ranges `at_risk`
-    (per table: partition, first offset, end offset)."""
+    (per table: partition, first offset, end offset); a windowed count's cells (`windows`, the dense engine's alone)."""
 
     hops: list[HopTables]
     downtimes: list[tuple[int, int]]
     after: list[int]
     planned_ms: int
     at_risk: dict[str, list[tuple[int, int, int]]]
+    windows: WindowPlan | None = None
 
 
 def _logged() -> str:
