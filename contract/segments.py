@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -123,26 +124,48 @@ def replace_segments(folder: Path, tables: Iterable[pa.Table], rows_per_segment:
     return rows
 
 
+_first: dict | None = None  # within as_first_read(): the segments each folder listed, the batches each segment gave
+
+
+@contextmanager
+def as_first_read() -> Iterator[None]:
+    """Within it, a folder lists the segments it listed the first time and a segment gives the batches it gave the
+    first time: a reader that reads evidence still being written in several passes reads the same rows in each."""
+    global _first
+    _first = {"folders": {}, "batches": {}}
+    try:
+        yield
+    finally:
+        _first = None
+
+
 def segments(folder: Path) -> list[Path]:
     """The folder's segments in the order they were written."""
-    return sorted(p for p in Path(folder).glob(f"*{SUFFIX}") if p.stem.isdigit())
+    found = sorted(p for p in Path(folder).glob(f"*{SUFFIX}") if p.stem.isdigit())
+    return found if _first is None else _first["folders"].setdefault(str(Path(folder).resolve()), found)
 
 
 def read_segment(path: Path, columns: list[str] | None = None) -> tuple[pa.Table | None, str | None]:
     """Every whole batch of one segment (with `columns`, only those of them it has), and what could not be read (its
     name and what was kept; None: nothing). None for a segment with no batch readable at all."""
     batches, problem = [], None
+    first = _first["batches"] if _first is not None else None
+    given = first.get(str(Path(path).resolve())) if first is not None else None
     try:
         with pa.memory_map(str(path)) as source, pa.ipc.open_stream(source) as reader:
             schema = reader.schema
             try:
                 for batch in reader:
+                    if given is not None and len(batches) == given:
+                        break
                     batches.append(batch)
             except (pa.ArrowInvalid, OSError) as exc:
                 kept = sum(b.num_rows for b in batches)
                 problem = f"{path.name}: cut mid-batch after {kept:,} rows, kept ({str(exc).splitlines()[0]})"
     except (pa.ArrowInvalid, OSError) as exc:
         return None, f"{path.name}: unreadable, skipped ({str(exc).splitlines()[0]})"
+    if first is not None:
+        first.setdefault(str(Path(path).resolve()), len(batches))
     table = pa.Table.from_batches(batches, schema=schema)
     if columns is not None:
         table = table.select([c for c in columns if c in table.column_names])

@@ -248,13 +248,16 @@ def test_a_run_that_did_not_finish_is_judged_from_its_notable_records_as_numpy_j
     recorded = [{"ts_ms": T0 + 1000, "event": "topics_recorded", "topics": ["ingested", "processed"]}]
     root = write_run(tmp_path / "run", sent, flow, history=recorded, progress=progress, recordings="columnar")
     (root / "run.json").unlink()
-    assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
+    assert judged_from_notable(load_evidence(root, Selection.nothing()))
     report = check_run(root, strict=True)
     assert report.unfinished.startswith("run.json missing")
     counts = report.counts
     assert (counts.lost, counts.undelivered, counts.phantom) == (6, len(in_flight), 2), counts
     assert any("2 record(s) reached the pipeline before the acknowledgement log" in g for g in report.gaps)
     assert_same_reports(root)
+    # the same run still going (its egress alive): read as one snapshot, judged from its notable rows too
+    still = report_text(root, engine=DENSE, running=("egress",))
+    assert still == report_text(root, engine=None, running=("egress",)) and '"status": "running"' in still
 
 
 def test_copies_without_the_sources_header_are_counted_per_topic_as_numpy_counts_them(tmp_path):
@@ -271,7 +274,7 @@ def test_copies_without_the_sources_header_are_counted_per_topic_as_numpy_counts
         "processed": ~np.isin(np.append(every, len(sent)), [5, 17, 30, 200]),
     }
     root = write_run(tmp_path / "run", sent, flow, recordings="columnar", header=("trace", carried))
-    assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
+    assert judged_from_notable(load_evidence(root, Selection.nothing()))
     report = check_run(root, strict=True)
     assert [h.headers_lost for h in report.hops] == [2, 3, None]
     assert_same_reconciliations(root)
@@ -381,7 +384,7 @@ def test_a_retention_shrink_of_an_intermediate_topic_is_judged_from_the_records_
     [window] = report.retention
     assert (window["acked_in_window"], window["reached_downstream"], window["lost"]) == (10, 3, 7), window
     assert report.counts.lost == 7 and report.causes["lost"]["retention"] == 7, (report.counts, report.causes)
-    assert judged_from_notable(load_evidence(root, Selection.nothing()), ())
+    assert judged_from_notable(load_evidence(root, Selection.nothing()))
     assert_same_reports(root)
 
 

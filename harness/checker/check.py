@@ -11,6 +11,7 @@ new check is one module there (docs/architecture.md).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +27,7 @@ from harness.checker import (
     latency,
     periods,
     resources,
+    snapshot,
     timeline,
     unfinished,
 )
@@ -127,27 +129,28 @@ def check_run(
 def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) -> tuple[Evidence, Callable]:
     """With an engine: every record counted where it lies first, then only the rows of the records with anything
     to say loaded (the rest of the check runs on those and the engine's tallies), where the steps can judge the run
-    so; otherwise the whole evidence, and the engine's reconciliation in its turn."""
-    with kept_for_one_check():  # the store's large tables read from SQLite once, not in each pass
+    so; otherwise the whole evidence, and the engine's reconciliation in its turn. A run still going is read as one
+    snapshot (snapshot.py): each pass sees the rows the first saw."""
+    # the store's large tables read from SQLite once, not in each pass
+    with kept_for_one_check(), snapshot.taken() if running else nullcontext():
         structure = load_evidence(run_dir, Selection.nothing())
-        if judged_from_notable(structure, running, isinstance(engine, Engine) and engine.windows):
+        if judged_from_notable(structure, isinstance(engine, Engine) and engine.windows):
             counted = engine(structure, hop_data(structure), fault_spans(structure.history))
             return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
     return load_evidence(run_dir), engine
 
 
-def judged_from_notable(evidence: Evidence, running: tuple[str, ...], windows: bool = False) -> bool:
+def judged_from_notable(evidence: Evidence, windows: bool = False) -> bool:
     """Whether the steps judge the run from its notable records' rows and the engine's tallies alone (a retention
-    shrink's deleted ranges are among them; a run that did not finish proves its missing records lost from their
-    own rows, and the engine gives each key's last logged record; the copies without a source's header it counts
-    too; with `windows`, it judges a windowed count's cells). Not yet: a run still going (its files grow between the
-    engine's reading and the notable rows'), window counts an engine does not judge (every record's window), and the
-    causes that read every record of a topic: a re-created source's (its eras), a record the recording of a topic
-    missed (placed by its neighbours)."""
+    shrink's deleted ranges are among them; a run that did not finish, or is still going, proves its missing records
+    lost from their own rows, and the engine gives each key's last logged record; the copies without a source's
+    header it counts too; with `windows`, it judges a windowed count's cells). Not yet: window counts an engine does
+    not judge (every record's window), and the causes that read every record of a topic: a re-created source's (its
+    eras), a record the recording of a topic missed (placed by its neighbours). A run still going is read as one
+    snapshot (`_counted_first`)."""
     history = evidence.history
     return not (
-        running
-        or (not windows and any(e.windowed for e in evidence.egresses))
+        (not windows and any(e.windowed for e in evidence.egresses))
         or (not windows and any("count" in rows.columns for rows in evidence.topics.values()))
         or any(e["event"] == "topic_recreated" for e in history)
         or any(e["event"] == "topics_recorded" and e.get("missed") for e in history)

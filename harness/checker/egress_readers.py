@@ -28,6 +28,7 @@ from harness.checker.file_readers import (
 from harness.checker.read_ahead import read_ahead
 from harness.checker.record_ids import RecordIds
 from harness.checker.selection import Selection, selected
+from harness.checker.snapshot import database
 from harness.checker.store_copies import Copying, blocks_of, copied
 from harness.evidence.description import StreamletDescription
 from harness.evidence.layout import RunLayout
@@ -97,6 +98,7 @@ def egress_blocks(
     stopped when a column does not keep one type (ADBC then raises, or turns a whole seq column into text with
     integers written as floats, or gives a type the conversion cannot take). Both read the same query, so in the
     same order. `keep`: copied for the check's later passes (store_copies.py; not for a query read once)."""
+    db = database(db)  # a run still going: its store as the check first read it
     copy = copied(db, sql)
     if copy is not None:  # read whole before in this check (store_copies.py)
         for block in read_ahead(blocks_of(copy)):

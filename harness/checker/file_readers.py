@@ -25,6 +25,7 @@ from harness.checker.read_ahead import read_ahead
 from harness.checker.record_ids import INTEGER, RecordIds
 from harness.checker.rid_sets import isin, more_than_once
 from harness.checker.selection import Selection, selected
+from harness.checker.snapshot import as_first
 from harness.errors import HarnessError
 from harness.evidence.acks import ACK_TYPES, ack_folders
 from harness.evidence.checkpoint import batch_events, merged_events
@@ -57,7 +58,7 @@ def json_lines(path: Path, name: str, gaps: list[str], required: tuple[str, ...]
     """Every whole JSON object line with the required fields (None: no such file). A cut last line and
     damaged lines in the middle are skipped and listed in gaps."""
     try:
-        text = path.read_bytes()
+        text = as_first(path, path.read_bytes())  # a run still going: as the check first read it
     except FileNotFoundError:
         return None
     lines = text.split(b"\n")
