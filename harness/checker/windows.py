@@ -14,7 +14,7 @@ state (0 when the window is absent).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -88,18 +88,9 @@ def reconcile_windows(
     codes = evidence.ids.codes(pa.array(anomalous.key.to_numpy(), pa.string()))
     anomalous = anomalous.iloc[np.lexsort((anomalous.window_start_ms.to_numpy(), codes))].reset_index(drop=True)
     events = evidence.progress.get(counter.name) or []
-    summary = WindowCounts(
-        windows=totals.windows,
-        still_open=totals.still_open,
-        exact=totals.exact,
-        under_counted=totals.under_counted,
-        over_counted=totals.over_counted,
-        phantom=totals.phantom,
-        records_missing=totals.records_missing,
-        records_dropped_by_watermark=totals.records_dropped_by_watermark,
-        records_over_counted=totals.records_over_counted,
-        spark_rows_dropped_by_watermark=spark_rows_dropped(events),
-    )
+    spark = "spark_rows_dropped_by_watermark"  # Spark's own count, from its progress; the rest are the cells'
+    judged = {f.name: getattr(totals, f.name) for f in fields(WindowCounts) if f.name != spark}
+    summary = WindowCounts(**judged, spark_rows_dropped_by_watermark=spark_rows_dropped(events))
     counts = Counts(
         acked=tally.acked,
         unknown=tally.unknown,
