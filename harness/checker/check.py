@@ -130,11 +130,12 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
     """With an engine: every record counted where it lies first, then only the rows of the records with anything
     to say loaded (the rest of the check runs on those and the engine's tallies), where the steps can judge the run
     so; otherwise the whole evidence, and the engine's reconciliation in its turn. A run still going is read as one
-    snapshot (snapshot.py): each pass sees the rows the first saw."""
+    snapshot (snapshot.py), each pass seeing the rows the first saw, by an engine reading in this process."""
     # the store's large tables read from SQLite once, not in each pass
     with kept_for_one_check(), snapshot.taken() if running else nullcontext():
         structure = load_evidence(run_dir, Selection.nothing())
-        if judged_from_notable(structure, isinstance(engine, Engine) and engine.windows):
+        ours = isinstance(engine, Engine)
+        if judged_from_notable(structure, ours and engine.windows) and (not running or ours and engine.in_process):
             counted = engine(structure, hop_data(structure), fault_spans(structure.history))
             return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
     return load_evidence(run_dir), engine
