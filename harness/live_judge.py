@@ -25,6 +25,7 @@ from harness.runner.periodic import PeriodicSampler
 
 NICENESS = 10
 SETTLE = 0.2  # of an interval: how long after a period's end it is judged
+STOP_GRACE_S = 5.0  # a check stopping at SIGTERM removes its copies; one stuck in a long call is killed after this
 
 
 def judge_every_s(planned_s: float, asked_s: float | None) -> float | None:
@@ -111,9 +112,20 @@ class LiveJudge(PeriodicSampler):
             self._stopping = True
             child = self._child
         if child is not None and child.poll() is None:
-            try:
-                os.killpg(child.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            child.wait()
+            _stop_group(child)
         super().stop()
+
+
+def _stop_group(child: subprocess.Popen) -> None:
+    """SIGTERM to the check's process group (it removes its temporary copies as it stops: checker/scratch.py), then
+    SIGKILL if it has not ended within STOP_GRACE_S."""
+    for signum, grace_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            pass
+        try:
+            child.wait(grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue

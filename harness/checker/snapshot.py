@@ -7,13 +7,13 @@ copy made when it is first read (SQLite's online backup: one consistent state of
 from __future__ import annotations
 
 import sqlite3
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from contract.segments import as_first_read
+from harness.checker.scratch import scratch
 
 _state: dict = {"folder": None, "copies": {}, "lengths": {}}  # shared with the reader threads
 _lock = threading.Lock()
@@ -22,8 +22,8 @@ _lock = threading.Lock()
 @contextmanager
 def taken() -> Iterator[None]:
     """The run directory as first read, until the end (its copies removed then)."""
-    with tempfile.TemporaryDirectory(prefix="harness-snapshot-") as folder, as_first_read():
-        _state.update(folder=Path(folder), copies={}, lengths={})
+    with scratch("snapshot") as folder, as_first_read():
+        _state.update(folder=folder, copies={}, lengths={})
         try:
             yield
         finally:

@@ -17,6 +17,8 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from harness.checker.scratch import scratch
+
 FEWEST_ROWS = 1 << 20  # a query with fewer rows is read again from SQLite (quick): no copy is kept
 _state: dict = {"folder": None, "copies": {}}  # one check's: shared with the reader threads, hence not a ContextVar
 
@@ -24,8 +26,8 @@ _state: dict = {"folder": None, "copies": {}}  # one check's: shared with the re
 @contextmanager
 def kept_for_one_check() -> Iterator[None]:
     """The store's large query results copied as they are first read, and read again from the copies, until the end."""
-    with tempfile.TemporaryDirectory(prefix="harness-store-") as folder:
-        _state["folder"], _state["copies"] = Path(folder), {}
+    with scratch("store") as folder:
+        _state["folder"], _state["copies"] = folder, {}
         try:
             yield
         finally:
