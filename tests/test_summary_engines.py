@@ -467,3 +467,31 @@ def test_spark_shuffles_into_more_partitions_as_the_evidence_grows(tmp_path):
     hops = (folder("b", [PARTITION_BYTES * 30]), folder("c", [PARTITION_BYTES * 20, PARTITION_BYTES * 10]))
     assert shuffle_partitions({**small, "hop": Source(folders=hops)}) == 60
     assert shuffle_partitions({"huge": Source(folders=(folder("d", [PARTITION_BYTES * 10**4]),))}) == PARTITIONS[1]
+
+
+def test_offsets_a_recording_missed_outside_any_retention_shrink_are_judged_from_the_notable_records(tmp_path):
+    """The recording of `ingested` missed offsets 10 to 19 of partition 0 (routine retention, no shrink): the records
+    there are missing at that hop and named in a gap, and no cause places them, so the default check judges the run
+    from its notable records' rows as numpy judges it whole. With a shrink over those offsets it would not."""
+    sent = make_sent(4, 25)
+    every = np.arange(len(sent))
+    unrecorded = (sent.partition == 0) & (sent.offset >= 10) & (sent.offset < 20)
+    flow = clean_flow(sent)
+    flow.topics["ingested"] = every[~unrecorded]
+    missed = [{"ts_ms": T0, "event": "topics_recorded", "topics": ["ingested"], "missed": [["ingested", 0, 10, 20]]}]
+    root = write_run(tmp_path / "run", sent, flow, history=missed, recordings="columnar")
+    assert judged_from_notable(load_evidence(root, Selection.nothing()))
+    report = check_run(root, strict=True)
+    assert report.hops[0].counts.lost == int(unrecorded.sum()) > 0 and report.counts.lost == 0
+    assert any("offsets 10 to 19 of partition 0 were deleted by retention" in g for g in report.gaps)
+    assert_same_reports(root)
+    shrink = [
+        {"ts_ms": 1, "event": "consumer_position", "streamlet": "processor", "partitions": [["ingested", 0, 5]]},
+        {"ts_ms": 2, "event": "log_start_observed", "streamlet": "processor", "partitions": [["ingested", 0, 25]]},
+    ]
+    assert not judged_from_notable(
+        load_evidence(
+            write_run(tmp_path / "shrunk", sent, flow, history=shrink + missed, recordings="columnar"),
+            Selection.nothing(),
+        )
+    )

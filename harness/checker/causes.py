@@ -157,6 +157,12 @@ def retention_windows(
     return windows, explained
 
 
+def placed_by_neighbours(history: list[dict]) -> bool:
+    """Whether some retention shrink deleted offsets of a topic that its recording missed: the records lost there are
+    placed by the records written before and after them (_placed), which reads every record of the topic."""
+    return any(_missed(history, topic, ranges) for _, topic, ranges in shrinks(history))
+
+
 def _missed(history: list[dict], topic: str, ranges: dict[int, tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:
     """Per partition of `topic`, the offsets inside `ranges` that retention deleted before the run's recording
     of the topic reached them (history topics_recorded missed)."""

@@ -32,6 +32,7 @@ from harness.checker import (
     unfinished,
 )
 from harness.checker import witnesses as witness_step
+from harness.checker.causes import placed_by_neighbours
 from harness.checker.declared import misses
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
@@ -147,14 +148,15 @@ def judged_from_notable(evidence: Evidence, windows: bool = False) -> bool:
     lost from their own rows, and the engine gives each key's last logged record; the copies without a source's
     header it counts too; with `windows`, it judges a windowed count's cells). Not yet: window counts an engine does
     not judge (every record's window), and the causes that read every record of a topic: a re-created source's (its
-    eras), a record the recording of a topic missed (placed by its neighbours). A run still going is read as one
+    eras), a record the recording of a topic missed where a retention shrink deleted (placed by its neighbours;
+    offsets missed elsewhere are only named in a gap). A run still going is read as one
     snapshot (`_counted_first`)."""
     history = evidence.history
     return not (
         (not windows and any(e.windowed for e in evidence.egresses))
         or (not windows and any("count" in rows.columns for rows in evidence.topics.values()))
         or any(e["event"] == "topic_recreated" for e in history)
-        or any(e["event"] == "topics_recorded" and e.get("missed") for e in history)
+        or placed_by_neighbours(history)
     )
 
 
