@@ -468,7 +468,7 @@ class Dense:
                 code = known if known is not None else unsent.setdefault(key, len(places.codes) + len(unsent))
                 by_code.setdefault(code, []).append((slot, seq))
         found = []
-        for c0, c1 in _chunks(places.highest + 1):
+        for c0, c1 in key_runs(places.highest + 1):
             low, high = int(places.base[c0]), int(places.base[c1])
             slots = np.flatnonzero(delivered[low:high] > 0) + low
             code = np.searchsorted(places.base, slots, side="right") - 1
@@ -533,18 +533,22 @@ class Dense:
             table = table.append_column(name, pa.array(values, pa.int64()))
         self.results[NOTABLE] = table
 
-    def _sent_chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def sent_places(self, low: int, high: int) -> np.ndarray:
+        """The places from `low` to `high` of records with a line in the acknowledgement log."""
+        return np.flatnonzero(self.arrays.at_size("lines")[low:high] > 0) + low
+
+    def sent_chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The records sent, CHUNK places at a time (whole arrays of temporaries at 50M records took 1.7 GB): their
         kept line's event time and lateness, and whether acknowledged."""
         arrays, size = self.arrays, self.places.size
         for low in range(0, size, CHUNK):
-            sent = np.flatnonzero(arrays["lines"][low : min(low + CHUNK, size)] > 0) + low
+            sent = self.sent_places(low, min(low + CHUNK, size))
             yield self.sent.event_ms(arrays, sent), arrays["late"][sent], arrays["acked"][sent].astype(np.int64)
 
     def _sendings(self) -> pa.Table:
         """The records sent, by their kept line's event time, per period (sql.py _sendings)."""
         start = end = first = None  # the first on-time event time known, the last known, the first known
-        for event_ms, late, _ in self._sent_chunks():
+        for event_ms, late, _ in self.sent_chunks():
             known = event_ms > 0
             if known.any():
                 on_time = event_ms[known & (late == 0)]
@@ -559,7 +563,7 @@ class Dense:
         length = period_length_s(max(end - start, self.plan.planned_ms)) * 1000
         last = (end - start) // length
         counted, acks = np.zeros(last + 2, np.int64), np.zeros(last + 2, np.int64)
-        for event_ms, _, acked in self._sent_chunks():
+        for event_ms, _, acked in self.sent_chunks():
             slot = slot_of(event_ms, start, end, length)
             counted += np.bincount(slot, minlength=last + 2)
             acks += np.bincount(slot, weights=acked, minlength=last + 2).astype(np.int64)
@@ -588,8 +592,9 @@ def _at_places(firsts: tuple[np.ndarray, np.ndarray], notable: np.ndarray) -> np
     return out
 
 
-def _chunks(sizes: np.ndarray):
-    """(first key, end key) of runs of whole keys of at most CHUNK places (or one key, larger)."""
+def key_runs(sizes: np.ndarray):
+    """(first key, end key) of runs of whole keys of at most CHUNK (of their `sizes`: places, or what they take), or
+    one key, larger."""
     start, total = 0, 0
     for code, size in enumerate(sizes.tolist()):
         if total and total + size > CHUNK:

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.checker.egress_readers import egress_blocks
-from harness.checker.summary.dense_engine import CHUNK, SPARSEST, Dense, key_codes, line_ranks
+from harness.checker.summary.dense_engine import CHUNK, SPARSEST, Dense, key_codes, key_runs, line_ranks
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import (
     SENT,
@@ -208,15 +208,11 @@ class Windows:
         kept[filtered] = -((marks[filtered] - latest[filtered] - size) // slide)
         return np.where(filtered, self.per - np.clip(kept, 0, self.per), 0).astype(np.uint8)
 
-    def _sent(self, low: int, high: int) -> np.ndarray:
-        return np.flatnonzero(self.dense.arrays.at_size("lines")[low:high] > 0) + low
-
     def _grid(self) -> Grid:
         """The grid over every known key's windows from the first event time known to the last."""
         places, slide = self.dense.places, self.plan.slide_ms
         low = high = None
-        for start in range(0, places.size, CHUNK):
-            event_ms = self._event_ms(self._sent(start, min(start + CHUNK, places.size)))
+        for event_ms, _, _ in self.dense.sent_chunks():
             known = event_ms[event_ms > 0]
             if len(known):
                 low = int(known.min()) if low is None else min(low, int(known.min()))
@@ -230,16 +226,9 @@ class Windows:
         return Grid(len(places.codes), first, windows, slide)
 
     def _blocks(self, windows: int) -> Iterator[tuple[int, int]]:
-        """(first key, end key) of runs of whole keys of at most CHUNK places and CELLS cells (or one key)."""
-        places, start, total = self.dense.places, 0, 0
-        sizes = (places.highest + 1).tolist()
-        for code, size in enumerate(sizes):
-            if code > start and (total + size > CHUNK or (code + 1 - start) * windows > CELLS):
-                yield start, code
-                start, total = code, 0
-            total += size
-        if start < len(sizes):
-            yield start, len(sizes)
+        """(first key, end key) of runs of whole keys whose places and cells (CELLS of them weighing as CHUNK places)
+        stay within CHUNK, or one key."""
+        return key_runs(self.dense.places.highest + 1 + windows * (CHUNK // CELLS))
 
     def _tallies(self, places: np.ndarray) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
         """Per window of the records at `places` (the j-th latest, for each j): its start, and each record's
@@ -255,7 +244,7 @@ class Windows:
     def _block(self, grid: Grid, c0: int, c1: int) -> None:
         """The cells of keys c0 to c1: tallied, judged; those of the block's records outside the grid set apart."""
         places, windows = self.dense.places, grid.windows
-        sent = self._sent(int(places.base[c0]), int(places.base[c1]))
+        sent = self.dense.sent_places(int(places.base[c0]), int(places.base[c1]))
         code = np.searchsorted(places.base, sent, side="right") - 1
         others = [p for p in self.others if c0 <= p[1] < c1]
         if others:
