@@ -20,7 +20,9 @@ recording of the output topic a third streamlet writes; replayed batches at ever
 hop, about 1% copies with copies of copies, a retention shrink's loss the history
 explains, records of unknown outcome) and windowed (a keyed count per 10-second
 window over 10,000 keys, 1% of the records late beyond its watermark, the ingress's
-replayed batches counted again; columnar only). One line each:
+replayed batches counted again; columnar only) and recreated (the realistic
+profile with its source topic deleted and created again at four fifths of the
+run: the old topic's last unread records and the new one's first lost). One line each:
 
     10,000,000 records: check 44.3 s, load 27.4 s, peak 4.12 GiB  (synthetic, columnar: ...)
 """
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -94,12 +97,13 @@ def _replayed(rows: np.ndarray, share: float, rng, batch: int = 50) -> np.ndarra
     return np.insert(rows, np.minimum(at, len(rows)), again)
 
 
-def generate_realistic(root: Path, records: int, recordings: str = "json") -> None:
+def generate_realistic(root: Path, records: int, recordings: str = "json", recreated: bool = False) -> None:
     """The realistic profile: three hops (two topics and the egress), each batch a replay makes written again right
     after itself, about 1% of the records copied in all, copies of copies among them (a replay at the processor of
     a batch holding the ingress's copies); a retention shrink deleting 0.05% of the records before the ingress read
     them (and the history saying so); 0.1% of the records sent with an unknown outcome; a Kafka egress (the output
-    topic `delivered`, which a writer streamlet fills from `processed`, replaying batches too)."""
+    topic `delivered`, which a writer streamlet fills from `processed`, replaying batches too). `recreated`: the
+    source topic deleted and created again at four fifths of the run (_recreate)."""
     from tests.synthetic_run import T0, Flow, make_sent, write_run
 
     keys = 64
@@ -111,11 +115,16 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
     first = len(in_partition) // 3
     deleted = in_partition[first : first + max(1, n // 2000)]
     window = (0, int(sent.offset[deleted[0]]), int(sent.offset[deleted[-1]]) + 1)
+    history, progress = [], {}
+    if recreated:
+        history, progress["ingress"], unread = _recreate(sent)
+        deleted = np.union1d(deleted, unread)
     read = np.setdiff1d(np.arange(n), deleted)
     ingested = _replayed(read, 0.004, rng)
     processed = _replayed(ingested, 0.004, rng)  # a replayed batch may hold the ingress's copies: copies of copies
     audit = _replayed(processed, 0.002, rng)
     history = [
+        *history,
         {
             "ts_ms": T0 - 900,
             "event": "consumer_position",
@@ -130,7 +139,43 @@ def generate_realistic(root: Path, records: int, recordings: str = "json") -> No
         },
     ]
     flow = Flow({"ingested": ingested, "processed": processed}, audit, np.unique(processed))
-    write_run(root, sent, flow, history=history, recordings=recordings, output_topic="delivered")
+    write_run(root, sent, flow, history=history, progress=progress, recordings=recordings, output_topic="delivered")
+
+
+def _recreate(sent) -> tuple[list[dict], list[dict], np.ndarray]:
+    """The source topic deleted at four fifths of the records sent and created again (the records after it at
+    offsets from 0 in each partition): the ingress had read all but the last 0.005% of each partition's old
+    records, and its first batch after the re-creation went back to 0.005% of the new topic's offsets, so it never
+    read those. The history's event, the ingress's batches, and the records lost so."""
+    n = len(sent)
+    cut, backlog = n * 4 // 5, max(1, n // 20_000)
+    deleted_ms = int(sent.event_time_ms[cut])
+    unread, read_to, skip_to = [], {}, {}
+    for p in np.unique(sent.partition).tolist():
+        old, new = (np.flatnonzero(sent.partition[:cut] == p), cut + np.flatnonzero(sent.partition[cut:] == p))
+        sent.offset[new] = np.arange(len(new))
+        read_to[p], skip_to[p] = int(sent.offset[old[-backlog]]), min(backlog, len(new))
+        unread += [old[-backlog:], new[:backlog]]
+    batch = {"event": "progress", "query": "main"}
+
+    def ended(ts_ms: int, ends: dict[int, int]) -> dict:
+        source = {"endOffset": {"source": {str(p): o for p, o in ends.items()}}}
+        return {"ts_ms": ts_ms, **batch, "progress": {"batchId": 0, "numInputRows": 1, "sources": [source]}}
+
+    history = [
+        {
+            "ts_ms": deleted_ms + 50,
+            "event": "topic_recreated",
+            "streamlet": "ingress",
+            "topics": ["source"],
+            "deleted_ms": deleted_ms,
+            "created_ms": deleted_ms + 50,
+            "read_to": [["source", p, o] for p, o in read_to.items()],
+        }
+    ]
+    ends = {p: int(sent.offset[np.flatnonzero(sent.partition == p)[-1]]) + 1 for p in read_to}
+    progress = [ended(deleted_ms - 100, read_to), ended(deleted_ms + 100, skip_to), ended(deleted_ms + 10**7, ends)]
+    return history, progress, np.concatenate(unread)
 
 
 def generate_windowed(root: Path, records: int, recordings: str = "columnar") -> None:
@@ -155,7 +200,12 @@ def generate_windowed(root: Path, records: int, recordings: str = "columnar") ->
     write_windowed_run(root, sent, _replayed(np.arange(n), 0.004, rng))
 
 
-PROFILES = {"synthetic": generate, "realistic": generate_realistic, "windowed": generate_windowed}
+PROFILES = {
+    "synthetic": generate,
+    "realistic": generate_realistic,
+    "windowed": generate_windowed,
+    "recreated": partial(generate_realistic, recreated=True),
+}
 
 
 def measure(what: str, root: Path, engine: str = "") -> tuple[float, float, list[tuple[str, float, float]]]:

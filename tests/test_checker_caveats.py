@@ -13,7 +13,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.checker.causes import source_eras
-from harness.checker.check import check_run
+from harness.checker.check import check_run, judged_from_notable
+from harness.checker.eras import Recreation
+from harness.checker.load import load_evidence
+from harness.checker.selection import Selection
 from harness.checker.witnesses import spread
 from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
 
@@ -44,7 +47,8 @@ def _recreated_source():
 def _judge_recreation(tmp_path, sent, lost, samples=(), ends=(20, 8, 25), progress=None):
     """The ingress had committed offset 20 when the topic went; its first batch after the re-creation ended at 8
     (`ends`: its batches' end offsets, before the deletion and after the re-creation; `progress`: its events
-    instead)."""
+    instead). Judged by default (the dense engine counts, the records the causes read are loaded: eras.py), and
+    that report is the one the whole evidence in memory gives."""
     keep = np.flatnonzero(~lost)
     history = [
         {
@@ -58,17 +62,18 @@ def _judge_recreation(tmp_path, sent, lost, samples=(), ends=(20, 8, 25), progre
         },
         *samples,
     ]
-    return check_run(
-        write_run(
-            tmp_path / "run",
-            sent,
-            Flow({"ingested": keep, "processed": keep}, keep, keep),
-            history=history,
-            progress={
-                "ingress": progress or [_progress(ts, end) for ts, end in zip((T0 + 100, T0 + 300, T0 + 600), ends)]
-            },
-        )
+    root = write_run(
+        tmp_path / "run",
+        sent,
+        Flow({"ingested": keep, "processed": keep}, keep, keep),
+        history=history,
+        progress={"ingress": progress or [_progress(ts, end) for ts, end in zip((T0 + 100, T0 + 300, T0 + 600), ends)]},
+        recordings="columnar",
     )
+    assert judged_from_notable(load_evidence(root, Selection.nothing()), complete=True)
+    report = check_run(root, strict=True)
+    assert json.dumps(report.to_dict(), default=str) == json.dumps(check_run(root, engine=None).to_dict(), default=str)
+    return report
 
 
 def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_topic_and_the_new(tmp_path):
@@ -244,7 +249,7 @@ def test_every_acknowledged_record_is_placed_in_the_topic_that_holds_it(partitio
     later, first, shift, _ = partitions[0]
     boundaries = [min(max(first + shift, 0), len(zero) - 1)] + list(np.cumsum([first] + later)[1:-1])
     deleted = [int(zero.event_time_ms.iloc[b]) for b in boundaries]
-    placed = source_eras(sent, [{"deleted_ms": d, "created_ms": d + 5} for d in deleted])
+    placed = source_eras(sent, [Recreation(d, d + 5, "ingress", {}) for d in deleted])
     expected = sent.topic.to_numpy().copy()
     # A partition whose first topic held nothing shows no offset going back there: split at the deletion by send time.
     for p, (later, first, *_) in enumerate(partitions):

@@ -45,6 +45,8 @@ import numpy as np
 import pandas as pd
 
 from contract.roles import EGRESS
+from harness.checker.eras import Recreation, recreations
+from harness.checker.eras import source_eras as eras_of
 from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
@@ -261,41 +263,27 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     return explained
 
 
-def _recreations(evidence: Evidence) -> list[dict]:
-    """The source topic's re-creations (history topic_recreated), in order."""
-    return [
-        e for e in evidence.history if e["event"] == "topic_recreated" and evidence.source_topic in e.get("topics", [])
-    ]
+def _recreations(evidence: Evidence) -> list[Recreation]:
+    """The source topic's re-creations, in order."""
+    return recreations(evidence.history, evidence.source_topic)
 
 
-def source_eras(sent: pd.DataFrame, recreations: list[dict]) -> np.ndarray:
-    """Per row of `sent`: which topic holds it, 0 for the first and k for the one the k-th re-creation made.
-
-    The idempotent producer writes a partition's records in send order (the ack log's), each at an offset higher than
-    those before it in the same topic. So in each partition the next topic begins at the first record acknowledged at
-    an offset not above one acknowledged before it in the current one: a retry may write a record sent before the
-    deletion there, and a record sent after the deletion may still land in the old topic while the broker has it. A
-    partition with no such point (nothing acknowledged in it on one side) is split at the deletion by send time."""
+def source_eras(sent: pd.DataFrame, made: list[Recreation]) -> np.ndarray:
+    """Per row of `sent`: which topic holds it, 0 for the first and k for the one the k-th re-creation made
+    (harness/checker/eras.py tells them by send order; a record not acknowledged stays 0)."""
     era = np.zeros(len(sent), dtype=np.int64)
-    if not recreations:
-        return era
-    acked, partition = sent.acked.to_numpy(), sent.partition.to_numpy()
-    offset, sent_at = sent.offset.to_numpy(), sent.event_time_ms.to_numpy()
-    for k, event in enumerate(recreations, start=1):
-        for p in np.unique(partition[acked]):
-            rows = np.flatnonzero(acked & (partition == p) & (era == k - 1))
-            highest_before = np.maximum.accumulate(np.concatenate([[-1], offset[rows][:-1]]))
-            back = np.flatnonzero((offset[rows] >= 0) & (offset[rows] <= highest_before))
-            after = np.flatnonzero(sent_at[rows] >= event["deleted_ms"])
-            era[rows[back[0] if len(back) else after[0] if len(after) else len(rows) :]] = k
+    if made:
+        rows = np.flatnonzero(sent.acked.to_numpy())
+        columns = (sent[c].to_numpy()[rows] for c in ("partition", "offset", "event_time_ms"))
+        era[rows] = eras_of(*columns, made)
     return era
 
 
-def era_windows(recreations: list[dict]) -> list[tuple[float, float]]:
+def era_windows(made: list[Recreation]) -> list[tuple[float, float]]:
     """Per topic era (source_eras), the times its offsets were observed alone: from its creation to the next
     deletion."""
-    starts = [-np.inf] + [e["created_ms"] for e in recreations]
-    ends = [e["deleted_ms"] for e in recreations] + [np.inf]
+    starts = [-np.inf] + [r.created_ms for r in made]
+    ends = [r.deleted_ms for r in made] + [np.inf]
     return list(zip(starts, ends))
 
 
@@ -305,25 +293,25 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     set back) are left to the watermark cause."""
     explained = np.zeros(len(lost), dtype=bool)
     sent = evidence.sent
-    recreations = _recreations(evidence)
-    if not recreations:
+    made = _recreations(evidence)
+    if not made:
         return explained
-    era = source_eras(sent, recreations)
+    era = source_eras(sent, made)
     lowest, highest = _offset_bounds(sent, era)
     # the places each record can be at, made once: _at_offsets reads only these two columns
     at_lowest, at_highest = (pd.DataFrame({"partition": sent.partition, "offset": o}) for o in (lowest, highest))
     acked, never = sent.acked.to_numpy(), np.iinfo(np.int64).max
-    for k, event in enumerate(recreations, start=1):
-        read_to = {int(p): int(o) for t, p, o in event.get("read_to", []) if t == evidence.source_topic}
-        events = evidence.progress.get(event.get("streamlet")) or []
-        skipped_to = _offsets_after_going_back(events, evidence.source_topic, read_to, event["created_ms"])
-        skipped_to |= _carried_on(events, evidence.source_topic, read_to, skipped_to, event["created_ms"])
+    for k, recreation in enumerate(made, start=1):
+        read_to = recreation.read_to
+        events = evidence.progress.get(recreation.streamlet) or []
+        skipped_to = _offsets_after_going_back(events, evidence.source_topic, read_to, recreation.created_ms)
+        skipped_to |= _carried_on(events, evidence.source_topic, read_to, skipped_to, recreation.created_ms)
         old, new = acked & (era == k - 1), acked & (era == k)
         unread = old & _at_offsets(at_lowest, {p: (o, never) for p, o in read_to.items()})
         skipped = new & _at_offsets(at_highest, {p: (0, o) for p, o in skipped_to.items()})
         reached = new & _at_offsets(sent, {p: (o, never) for p, o in read_to.items()})
         short = np.zeros(len(sent), dtype=bool)
-        for ranges in _read_short(events, evidence.source_topic, event["created_ms"]):
+        for ranges in _read_short(events, evidence.source_topic, recreation.created_ms):
             short |= new & _at_offsets(at_lowest, ranges)
         explained |= isin(
             lost,
@@ -415,9 +403,9 @@ def _deleted_before_read(
     if samples.empty or not len(lost):
         return explained
     acked = evidence.sent.acked.to_numpy()
-    recreations = _recreations(evidence)
-    acked_source = evidence.sent[acked].assign(era=source_eras(evidence.sent, recreations)[acked])
-    windows = era_windows(recreations)
+    made = _recreations(evidence)
+    acked_source = evidence.sent[acked].assign(era=source_eras(evidence.sent, made)[acked])
+    windows = era_windows(made)
     for index, hop in enumerate(hops):
         here = first_hop == index
         if not here.any():
@@ -444,7 +432,7 @@ def _deleted_before_read(
             offsets = group.offset.to_numpy()
             observed = samples[(samples.topic == topic) & (samples.partition == partition)]
             batches = read[read.partition == partition]
-            if recreations and not hop.upstream:
+            if made and not hop.upstream:
                 observed, batches = _of_era(observed, windows[era]), _of_era(batches, windows[era])
             # Sampled once a second, a deletion is known to within a sample: the record was last seen retained at
             # `retained_until` and gone at the next sample. It counts when it was not seen retained after the batch

@@ -44,7 +44,7 @@ from harness.checker.store_copies import kept_for_one_check
 from harness.checker.summary.engines import DEFAULT, Engine, chosen
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import TooSparse
-from harness.evidence.history import FAULT_PLANNED
+from harness.evidence.history import FAULT_PLANNED, TOPIC_RECREATED
 
 STEPS: list[Step] = [
     hops.STEP,
@@ -136,26 +136,26 @@ def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) ->
     with kept_for_one_check(), snapshot.taken() if running else nullcontext():
         structure = load_evidence(run_dir, Selection.nothing())
         ours = isinstance(engine, Engine)
-        if judged_from_notable(structure, ours and engine.windows) and (not running or ours and engine.in_process):
+        if judged_from_notable(structure, ours and engine.complete) and (not running or ours and engine.in_process):
             counted = engine(structure, hop_data(structure), fault_spans(structure.history))
             return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
     return load_evidence(run_dir), engine
 
 
-def judged_from_notable(evidence: Evidence, windows: bool = False) -> bool:
+def judged_from_notable(evidence: Evidence, complete: bool = False) -> bool:
     """Whether the steps judge the run from its notable records' rows and the engine's tallies alone (a retention
     shrink's deleted ranges are among them; a run that did not finish, or is still going, proves its missing records
     lost from their own rows, and the engine gives each key's last logged record; the copies without a source's
-    header it counts too; with `windows`, it judges a windowed count's cells). Not yet: window counts an engine does
-    not judge (every record's window), and the causes that read every record of a topic: a re-created source's (its
-    eras), a record the recording of a topic missed where a retention shrink deleted (placed by its neighbours;
-    offsets missed elsewhere are only named in a gap). A run still going is read as one
-    snapshot (`_counted_first`)."""
+    header it counts too). With a `complete` engine, it judges a windowed count's cells and names the records a
+    re-created source's causes read (eras.py); otherwise such runs are loaded whole. Not yet: a record the recording
+    of a topic missed where a retention shrink deleted (placed by its neighbours, which reads every record of the
+    topic; offsets missed elsewhere are only named in a gap). A run still going is read as one snapshot
+    (`_counted_first`)."""
     history = evidence.history
     return not (
-        (not windows and any(e.windowed for e in evidence.egresses))
-        or (not windows and any("count" in rows.columns for rows in evidence.topics.values()))
-        or any(e["event"] == "topic_recreated" for e in history)
+        (not complete and any(e.windowed for e in evidence.egresses))
+        or (not complete and any("count" in rows.columns for rows in evidence.topics.values()))
+        or (not complete and any(e["event"] == TOPIC_RECREATED for e in history))
         or placed_by_neighbours(history)
     )
 

@@ -12,6 +12,7 @@ BUDGET = "evidence_budget"  # the run's evidence budget, as the workload starts
 BUDGET_REACHED = "evidence_budget_reached"  # the workload ended early at the run's evidence budget
 FAULT_PLANNED = "fault_planned"  # a fault the run means to play: its number, kind, target, planned_s and window_s
 MOMENT_MISSED = "crash_point_missed"  # a fault's moment (a batch written, or in flight) did not come in time
+TOPIC_RECREATED = "topic_recreated"  # topics deleted and created again under a streamlet, what it had read of them
 
 
 class History:

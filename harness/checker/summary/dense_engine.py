@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.checker.eras import Chunk, Recreation, needed
 from harness.checker.periods import period_length_s, slot_of
 from harness.checker.read_ahead import read_ahead
 from harness.checker.summary.identities import ORDINARY_SEQS, source_batches
@@ -532,6 +533,22 @@ class Dense:
         for name, values in columns.items():
             table = table.append_column(name, pa.array(values, pa.int64()))
         self.results[NOTABLE] = table
+
+    def era_rows(self, made: list[Recreation]) -> pa.Table:
+        """The records the causes of the source's re-creations read besides the notable ones (eras.py)."""
+        return self.places.identities(needed(made, self._acknowledged))
+
+    def _acknowledged(self) -> Iterator[Chunk]:
+        """The kept lines that say acknowledged (the loader's rows of the records sent), in send order, a batch at a
+        time: partition, offset, event time, ordinal in the log, place."""
+        kept, line = self.arrays["kept"], 0
+        for batch, blocked in self.read_placed(SENT):
+            places = self.places.of(batch, blocked)
+            mine = (kept[places] == line_ranks(batch, line)) & (batch.column("acked").to_numpy() == 1)
+            ordinals = np.arange(line, line + batch.num_rows, dtype=np.int64)[mine]
+            line += batch.num_rows
+            columns = (batch.column(c).to_numpy()[mine] for c in ("part", "off", "event_ms"))
+            yield (*columns, ordinals, places[mine])
 
     def sent_places(self, low: int, high: int) -> np.ndarray:
         """The places from `low` to `high` of records with a line in the acknowledgement log."""

@@ -32,20 +32,21 @@ def chosen(run_dir: Path) -> Engine | None:
 
 @dataclass(frozen=True)
 class Engine:
-    """What check_run is given to reconcile with: the engine `name`'s run (reconciliations.Run), whether it also
-    judges a windowed count's cells where the records lie (otherwise a windowed run is loaded whole), and whether it
-    reads the run directory in this process, where a run still going is read as one snapshot (checker/snapshot.py;
-    otherwise such a run is loaded whole)."""
+    """What check_run is given to reconcile with: the engine `name`'s run (reconciliations.Run), whether it is
+    `complete`: it also judges a windowed count's cells where the records lie and names the records a re-created
+    source's causes read (otherwise such a run is loaded whole), and whether it reads the run directory in this
+    process, where a run still going is read as one snapshot (checker/snapshot.py; otherwise such a run is loaded
+    whole)."""
 
     name: str
     run: Callable
-    windows: bool = False
+    complete: bool = False
     in_process: bool = False
 
     def __call__(self, evidence, hops, spans):
         from harness.checker.summary.reconciliations import reconcile_with
 
-        return reconcile_with(self.run, self.name, evidence, hops, spans, self.windows)
+        return reconcile_with(self.run, self.name, evidence, hops, spans, self.complete)
 
 
 def engine(name: str, master: str | None = None) -> Engine | None:
@@ -55,7 +56,7 @@ def engine(name: str, master: str | None = None) -> Engine | None:
     if name == "dense":
         from harness.checker.summary.dense_windows import run_dense
 
-        return Engine(name, run_dense, windows=True, in_process=True)
+        return Engine(name, run_dense, complete=True, in_process=True)
     if name == "spark":
         from harness.checker.summary.spark_engine import run_spark
 

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from contract.egress import WINDOW_AUDIT, WINDOW_STATE
 from harness.checker.arrivals import boundaries, downtimes
 from harness.checker.causes import shrinks
+from harness.checker.eras import recreations
 from harness.checker.hops import dropped_upstream
 from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, SentCopies, Tallies, WindowTally
 from harness.checker.load import Evidence
@@ -25,6 +26,7 @@ from harness.checker.summary.identities import named_identity
 from harness.checker.summary.sources import Source, ack_source, hop_sources
 from harness.checker.summary.sql import (
     AT_RISK,
+    ERA_ROWS,
     FIRST_AFTER,
     LATENCIES,
     LOGGED,
@@ -192,12 +194,13 @@ def reconcile_with(
     evidence: Evidence,
     hops: list[HopData],
     spans: list[FaultSpan],
-    windows: bool = False,
+    complete: bool = False,
 ) -> tuple[list[Reconciliation], Tallies]:
     """Every hop reconciled, and the arrivals and sendings tallied, by the engine `run` (called `name`) reading the
     run directory's segments (the loaded evidence gives the hops, the records dropped by design, the rids of the
     records the engine names and the planned span; `spans` the faults, whose downtimes and ends the tally needs);
-    with `windows`, a windowed count's cells judged too."""
+    `complete` (an engine that can), a windowed count's cells judged too and the records a re-created source's causes
+    read named (eras.py)."""
     layout = RunLayout(evidence.root)
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows, evidence.pipeline.source_header)
@@ -216,7 +219,8 @@ def reconcile_with(
         known_after,
         planned_ms,
         _at_risk(evidence, hops),
-        _window_plan(evidence, hops, views) if windows else None,
+        _window_plan(evidence, hops, views) if complete else None,
+        tuple(recreations(evidence.history, evidence.source_topic)) if complete else (),
     )
     try:
         results = run(views, plan)
@@ -233,8 +237,8 @@ def reconcile_with(
     rids = rids_of(notable, evidence.ids)
     late = [_late(results[late_result(i)], evidence.ids) for i in range(len(sources))]
     reconciled = [_hop(columns, rids, i, hop.tables, late[i], totals) for i, hop in enumerate(sources)]
-    at_risk = rids_of(results[AT_RISK], evidence.ids) if AT_RISK in results else np.array([], np.int64)
-    notable = np.unique(np.concatenate([rids, at_risk, *(frame.rid.to_numpy() for frame in late)]))
+    read = [rids_of(results[name], evidence.ids) for name in (AT_RISK, ERA_ROWS) if name in results]
+    notable = np.unique(np.concatenate([rids, *read, *(frame.rid.to_numpy() for frame in late)]))
     copies = [
         SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}"), totals.get(f"headless{i}"))
         for i in range(len(sources))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.checker.eras import Recreation
 from harness.checker.periods import LENGTHS_S, MOST_PERIODS
 from harness.checker.record_ids import SEQ_BITS
 
@@ -29,6 +30,7 @@ SENDINGS = "sendings"
 FIRST_AFTER = "first_after"
 FIRSTS = "firsts"
 AT_RISK = "at_risk"
+ERA_ROWS = "era_rows"  # the records a re-created source's causes read (eras.py): the dense engine's alone
 LOGGED = "logged"  # each key's highest ordinary seq in the acknowledgement log (harness/checker/unfinished.py)
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 # A windowed count's tables and results, which the dense engine answers (no statement of the SQL text: Spark's
@@ -244,7 +246,8 @@ class Plan:
     """What an engine counts: the reconciliation of a run with these hops, in order, and the tallies: of its
     arrivals (their latencies and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its
     sendings (per period of a run planned to send for `planned_ms`); and the records in the offset ranges `at_risk`
-    (per table: partition, first offset, end offset); a windowed count's cells (`windows`, the dense engine's alone)."""
+    (per table: partition, first offset, end offset); a windowed count's cells (`windows`) and the records the causes
+    of the source topic's re-creations read (`recreations`), the dense engine's alone."""
 
     hops: list[HopTables]
     downtimes: list[tuple[int, int]]
@@ -252,6 +255,7 @@ class Plan:
     planned_ms: int
     at_risk: dict[str, list[tuple[int, int, int]]]
     windows: WindowPlan | None = None
+    recreations: tuple[Recreation, ...] = ()
 
 
 def _logged() -> str:

@@ -17,6 +17,7 @@ import time
 
 from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError, WaitTimeout
+from harness.evidence.history import TOPIC_RECREATED
 from harness.faults.drivers import running_driver
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
@@ -46,7 +47,7 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
             for topic, (partitions, replication, config) in shape.items():
                 _create_when_gone(admin, topic, partitions, replication, config, timeout_s)
             run.history.record(
-                "topic_recreated",
+                TOPIC_RECREATED,
                 streamlet=streamlet,
                 topics=topics,
                 deleted_ms=deleted_ms,
