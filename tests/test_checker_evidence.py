@@ -11,8 +11,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.checker.causes import key_homes
 from harness.checker.check import check_run
 from harness.checker.egress_readers import SQLITE_BATCH_ROWS, egress_blocks
+from harness.checker.record_ids import rids
 from harness.errors import HarnessError
 from tests.conftest import run_harness
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
@@ -651,3 +653,13 @@ def test_a_store_whose_seq_changes_type_after_its_first_block_is_read_once_whole
     assert len(blocks) == 2 and blocks[0].num_rows == SQLITE_BATCH_ROWS, [b.num_rows for b in blocks]
     seqs = [v for block in blocks for v in block.column("seq").to_pylist()]
     assert [int(s) for s in seqs[:n]] == list(range(n)) and seqs[n:] == ["x7", "5"]
+
+
+def test_a_key_records_absent_from_a_recording_are_homed_where_its_records_around_them_went():
+    """Key 0 went to partition 0, then (partitions added) to partition 1: its record missing between the two is
+    homed by the one before it, one after the last by the last; key 1's first, missing, by the one after it; a key
+    with no record recorded, or an identity that is not a key's seq, has no home."""
+    present = rids(np.array([0] * 20 + [1]), np.array([*range(10), *range(20, 30), 5]))
+    partitions = np.array([0] * 10 + [1] * 10 + [1])
+    absent = np.concatenate([rids(np.array([0, 0, 1, 2]), np.array([15, 35, 0, 3])), [-5]])
+    assert key_homes(present, partitions, absent).tolist() == [0, 1, 1, -1, -1]

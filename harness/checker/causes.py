@@ -50,6 +50,7 @@ from harness.checker.eras import source_eras as eras_of
 from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
+from harness.checker.record_ids import split_rid
 from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
 from harness.evidence.progress import source_offsets
@@ -197,19 +198,14 @@ def _placed(evidence: Evidence, topic: str, missed: dict[int, list[tuple[int, in
         {
             "partition": first.partition.to_numpy(),
             "offset": first.offset.to_numpy(),
-            "key": source.key.to_numpy(),
             "from": source.partition.to_numpy(),
             "at": source.offset.to_numpy(),
         }
     )
-    home = first.groupby("key").partition.agg(lambda p: p.mode().iloc[0])  # the output partition of each key
     absent = lost[isin(lost, sent.index) & ~isin(lost, rows.rid.to_numpy())]
-    candidates = sent.loc[absent]  # each absent record's source partition, offset and key's output partition
-    origins, wheres, homes = (
-        candidates.partition.to_numpy(),
-        candidates["offset"].to_numpy(),
-        candidates.key.map(home).to_numpy(),
-    )
+    candidates = sent.loc[absent]  # each absent record's source partition and offset
+    origins, wheres = candidates.partition.to_numpy(), candidates["offset"].to_numpy()
+    homes = key_homes(source.index.to_numpy(), first.partition.to_numpy(), absent)
     placed = []
     for (partition, origin), group in first.groupby(["partition", "from"]):
         if partition not in missed:
@@ -224,6 +220,24 @@ def _placed(evidence: Evidence, topic: str, missed: dict[int, list[tuple[int, in
             if any(max(after, low) < min(before, high) for low, high in missed[partition]):
                 placed.append(rid)
     return np.asarray(placed, dtype=lost.dtype)
+
+
+def key_homes(present: np.ndarray, partitions: np.ndarray, absent: np.ndarray) -> np.ndarray:
+    """The output partition each `absent` record's key went to around it: where the first copy of its key's nearest
+    record before it (by seq) among the `present` ones went (`partitions`), else of the nearest after it; -1 with
+    neither. A key's records go to one partition, until partitions are added (then the records around it tell)."""
+    order = np.argsort(present, kind="stable")
+    present, partitions = present[order], partitions[order]
+    absent = np.asarray(absent, np.int64)
+    homes = np.full(len(absent), -1, np.int64)
+    at = np.searchsorted(present, absent)
+    for i in (at, at - 1):  # the one after first, overwritten by the one before where there is one
+        inside = (i >= 0) & (i < len(present))
+        mine = inside & (absent >= 0)
+        j = np.where(inside, i, 0)
+        mine &= (present[j] >= 0) & (split_rid(present[j])[0] == split_rid(np.maximum(absent, 0))[0])
+        homes[mine] = partitions[j[mine]]
+    return homes
 
 
 def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.ndarray) -> np.ndarray:
