@@ -62,6 +62,8 @@ class Flow:
     phantom_seq: np.ndarray = field(default_factory=lambda: np.array([], np.int64))
     # per topic, ms added to each copy's write time (its timestamp: by default 100 ms after its event time)
     delays: dict[str, np.ndarray] = field(default_factory=dict)
+    # per topic, the copies its recording never saw (a mask over its copies: their offsets stay taken; columnar only)
+    unrecorded: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def make_sent(keys: int, per_key: int, partitions: int = 2, seed: int = 0) -> Sent:
@@ -227,6 +229,12 @@ def _write_segments(
 
     key, seq, partition, offset, event = _placed(sent, flow, index)
     written = _written_ms(event, delay)
+    unseen = flow.unrecorded.get(folder.name)
+    if unseen is not None:
+        seen = ~unseen
+        key, seq, partition, offset, written, index = (a[seen] for a in (key, seq, partition, offset, written, index))
+        stamped = {name: v[seen] for name, v in stamped.items()}
+        header = (header[0], header[1][seen]) if header is not None else None
     with SegmentWriter(folder) as writer:
         for start in range(0, len(index), slice_rows):
             part = slice(start, start + slice_rows)

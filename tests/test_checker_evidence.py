@@ -12,10 +12,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.checker.causes import key_homes
-from harness.checker.check import check_run
+from harness.checker.check import check_run, judged_from_notable
 from harness.checker.egress_readers import SQLITE_BATCH_ROWS, egress_blocks
+from harness.checker.faults import fault_spans
+from harness.checker.hops import hop_data
+from harness.checker.load import load_evidence
 from harness.checker.record_ids import rids
+from harness.checker.selection import Selection
+from harness.checker.summary import identities
+from harness.checker.summary.engines import engine
 from harness.errors import HarnessError
+from harness.evidence.compact import compact_run
 from tests.conftest import run_harness
 from tests.synthetic_run import Flow, clean_flow, make_sent, write_run
 from tests.test_bad_input import assert_one_line_error
@@ -436,39 +443,45 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
     assert report.causes["lost"]["unexplained"] == 10
 
 
-def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed_by_their_neighbours(tmp_path):
+def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed_by_their_neighbours(
+    tmp_path, monkeypatch
+):
     """The processor is stopped and its input's retention shrunk; the run's recording of `ingested` stalled (a broker
-    fault) and retention deleted offsets 10 to 19 of partition 0 before it saw them. Those lost records are placed
-    in the deleted range by the records written before and after them: retention's. A record missing from an offset
-    the recording did see (partition 1, offset 40) stays unexplained."""
-    sent = make_sent(4, 25)
+    fault) and retention deleted offsets 10 and 11 of partition 0 (all it deleted there) before it saw them. Those
+    lost records are placed in the deleted range by the records written before and after them: retention's. A record
+    missing from an offset the recording did see (partition 1, offset 40) stays unexplained, as does one the ingress
+    never wrote (partition 0, offset 14: placed by its neighbours 13 and 15, outside the range). Compacted, the run is
+    judged by default from its notable records and those placing them, named by the dense engine a few lines at a
+    time, as the whole evidence judges it; the records named do not depend on how the log is cut into batches."""
+    sent = make_sent(8, 13)  # four keys a partition: a key's records in the range have no neighbour of their own key
     every = np.arange(len(sent))
     partition = sent.key % 2
     offset = np.zeros(len(sent), dtype=np.int64)  # each record's offset in `ingested` (every record, in order)
     for p in (0, 1):
         offset[partition == p] = np.arange((partition == p).sum())
-    unrecorded = (partition == 0) & (offset >= 10) & (offset < 20)
-    in_window = (offset >= 5) & (offset < 25)
+    unrecorded = (partition == 0) & (offset >= 10) & (offset < 12)
+    in_window = unrecorded | ((partition == 1) & (offset >= 5) & (offset < 25))
     never_written = (partition == 1) & (offset == 40)
-    processed = every[~(in_window | never_written)]
+    never_ingested = (partition == 0) & (offset == 14)
+    processed = every[~(in_window | never_written | never_ingested)]
     history = [
         {
             "ts_ms": 1,
             "event": "consumer_position",
             "streamlet": "processor",
-            "partitions": [["ingested", 0, 5], ["ingested", 1, 5]],
+            "partitions": [["ingested", 0, 10], ["ingested", 1, 5]],
         },
         {
             "ts_ms": 2,
             "event": "log_start_observed",
             "streamlet": "processor",
-            "partitions": [["ingested", 0, 25], ["ingested", 1, 25]],
+            "partitions": [["ingested", 0, 12], ["ingested", 1, 25]],
         },
         {
             "ts_ms": 3,
             "event": "topics_recorded",
             "topics": ["ingested", "processed"],
-            "missed": [["ingested", 0, 10, 20]],
+            "missed": [["ingested", 0, 10, 12]],
         },
     ]
     root = write_run(
@@ -476,13 +489,24 @@ def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed
     )
     dump = root / "topics" / "ingested.jsonl"
     lines = dump.read_text().splitlines(keepends=True)
-    dump.write_text("".join(line for line, gone in zip(lines, unrecorded | never_written) if not gone))
+    dump.write_text("".join(line for line, gone in zip(lines, unrecorded | never_written | never_ingested) if not gone))
     report = check_run(root)
-    assert report.counts.lost == int((in_window | never_written).sum()) == 41
-    assert report.causes["lost"]["retention"] == 40 and report.causes["lost"]["unexplained"] == 1
+    assert report.counts.lost == int((in_window | never_written | never_ingested).sum()) == 24
+    assert report.causes["lost"]["retention"] == 22 and report.causes["lost"]["unexplained"] == 2
     lost = report.records["lost"]
-    assert set(lost[lost.cause == "unexplained"].seq) == set(sent.seq[never_written])
-    assert any("offsets 10 to 19 of partition 0 were deleted by retention" in g for g in report.gaps)
+    assert set(lost[lost.cause == "unexplained"].seq) == set(sent.seq[never_written | never_ingested])
+    assert any("offsets 10 to 11 of partition 0 were deleted by retention" in g for g in report.gaps)
+    compact_run(root)
+    monkeypatch.setattr(identities, "BATCH_ROWS", 4)  # the log's lines 20 and 24 (offsets 10 and 12) begin batches
+    assert judged_from_notable(load_evidence(root, Selection.nothing()), complete=True)
+    whole = check_run(root, engine=None).to_dict()
+    assert whole["causes"] == report.to_dict()["causes"]
+    assert json.dumps(check_run(root, strict=True).to_dict(), default=str) == json.dumps(whole, default=str)
+    evidence = load_evidence(root)
+    hops, spans = hop_data(evidence), fault_spans(evidence.history)
+    named = engine("dense")(evidence, hops, spans)[1].notable
+    monkeypatch.setattr(identities, "BATCH_ROWS", 1 << 19)
+    assert named.tolist() == engine("dense")(evidence, hops, spans)[1].notable.tolist()
 
 
 def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_start(tmp_path):

@@ -160,10 +160,13 @@ def retention_windows(
     return windows, explained
 
 
-def placed_by_neighbours(history: list[dict]) -> bool:
-    """Whether some retention shrink deleted offsets of a topic that its recording missed: the records lost there are
-    placed by the records written before and after them (_placed), which reads every record of the topic."""
-    return any(_missed(history, topic, ranges) for _, topic, ranges in shrinks(history))
+def placed_by_neighbours(history: list[dict]) -> dict[str, tuple[int, ...]]:
+    """Per topic, the partitions where a retention shrink deleted offsets its recording missed: the records lost
+    there are placed by the records written before and after them (_placed)."""
+    found: dict[str, set[int]] = {}
+    for _, topic, ranges in shrinks(history):
+        found.setdefault(topic, set()).update(_missed(history, topic, ranges))
+    return {topic: tuple(sorted(partitions)) for topic, partitions in found.items() if partitions}
 
 
 def _missed(history: list[dict], topic: str, ranges: dict[int, tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:

@@ -147,16 +147,15 @@ def judged_from_notable(evidence: Evidence, complete: bool = False) -> bool:
     shrink's deleted ranges are among them; a run that did not finish, or is still going, proves its missing records
     lost from their own rows, and the engine gives each key's last logged record; the copies without a source's
     header it counts too). With a `complete` engine, it judges a windowed count's cells and names the records a
-    re-created source's causes read (eras.py); otherwise such runs are loaded whole. Not yet: a record the recording
-    of a topic missed where a retention shrink deleted (placed by its neighbours, which reads every record of the
-    topic; offsets missed elsewhere are only named in a gap). A run still going is read as one snapshot
-    (`_counted_first`)."""
+    re-created source's causes read (eras.py) and those placing a record the recording of a topic missed where a
+    retention shrink deleted (summary/dense_placed.py); otherwise such runs are loaded whole. A run still going is
+    read as one snapshot (`_counted_first`)."""
     history = evidence.history
     return not (
         (not complete and any(e.windowed for e in evidence.egresses))
         or (not complete and any("count" in rows.columns for rows in evidence.topics.values()))
         or (not complete and any(e["event"] == TOPIC_RECREATED for e in history))
-        or placed_by_neighbours(history)
+        or (not complete and bool(placed_by_neighbours(history)))
     )
 
 

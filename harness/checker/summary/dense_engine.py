@@ -47,6 +47,7 @@ from harness.errors import HarnessError, TooSparse
 
 Blocked = tuple[np.ndarray, np.ndarray]  # places, and which of them a block holds (Places.in_blocks)
 NONE = np.iinfo(np.int64).max  # no place yet
+NOWHERE = -1  # no copy in a topic (first_partitions)
 SPARE = 1 << 10  # places made ready beyond the blocks for the identities they cannot hold
 SPARSEST = 4  # places per record sent beyond which the seqs are not dense enough for blocks
 CHUNK = 1 << 22  # the places the order check takes at a time (whole keys)
@@ -425,6 +426,9 @@ class Dense:
             for batch, blocked in self.read_placed(name):
                 self._firsts(self.places.of(batch, blocked), _place(batch, hop), batch)
         firsts = arrays.drop(first)
+        if any(hop_index == i for hop_index, _ in self.plan.placed):  # where each record's first copy is, kept
+            arrays.new(f"t{i}", np.int16, -1)
+            arrays[f"t{i}"][: len(firsts)] = first_partitions(firsts)
         delivered = arrays.at_size(counts)
         lines = arrays.at_size("lines")
         self.results[late_result(i)] = self._late(delivered, firsts, hop.per_partition)
@@ -536,9 +540,9 @@ class Dense:
 
     def era_rows(self, made: list[Recreation]) -> pa.Table:
         """The records the causes of the source's re-creations read besides the notable ones (eras.py)."""
-        return self.places.identities(needed(made, self._acknowledged))
+        return self.places.identities(needed(made, self.acknowledged))
 
-    def _acknowledged(self) -> Iterator[Chunk]:
+    def acknowledged(self) -> Iterator[Chunk]:
         """The kept lines that say acknowledged (the loader's rows of the records sent), in send order, a batch at a
         time: partition, offset, event time, ordinal in the log, place."""
         kept, line = self.arrays["kept"], 0
@@ -607,6 +611,11 @@ def _at_places(firsts: tuple[np.ndarray, np.ndarray], notable: np.ndarray) -> np
     out = np.zeros(len(notable), np.int64)
     out[hit] = at[found[hit]]
     return out
+
+
+def first_partitions(firsts: np.ndarray) -> np.ndarray:
+    """Per place, the partition of its record's first copy in a topic (its first place there), NOWHERE without one."""
+    return np.where(firsts == NONE, NOWHERE, firsts // PARTITION_PLACE).astype(np.int16)
 
 
 def key_runs(sizes: np.ndarray):

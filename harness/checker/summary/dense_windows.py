@@ -23,9 +23,11 @@ import pyarrow.compute as pc
 
 from harness.checker.egress_readers import egress_blocks
 from harness.checker.summary.dense_engine import CHUNK, SPARSEST, Dense, key_codes, key_runs, line_ranks
+from harness.checker.summary.dense_placed import neighbour_rows
 from harness.checker.summary.sources import Source
 from harness.checker.summary.sql import (
     ERA_ROWS,
+    NEIGHBOURS,
     SENT,
     WINDOW_CELLS,
     WINDOW_COUNTS,
@@ -325,12 +327,15 @@ class Windows:
 
 
 def run_dense(views: dict[str, Source], plan: Plan) -> dict[str, pa.Table]:
-    """The dense engine: the records counted (dense_engine.py), the records a re-created source's causes read, then
-    a windowed count's cells, if the plan has them."""
+    """The dense engine: the records counted (dense_engine.py), the records a re-created source's causes read and
+    those placing a record a recording missed (dense_placed.py), then a windowed count's cells, if the plan has
+    them."""
     dense = Dense(views, plan)
     results = dense.count()
     if plan.recreations:
         results[ERA_ROWS] = dense.era_rows(list(plan.recreations))
+    if plan.placed:
+        results[NEIGHBOURS] = neighbour_rows(dense, plan.placed)
     if plan.windows is not None:
         results.update(Windows(dense, plan.windows).count())
     return results

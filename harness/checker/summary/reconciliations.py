@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from contract.egress import WINDOW_AUDIT, WINDOW_STATE
 from harness.checker.arrivals import boundaries, downtimes
-from harness.checker.causes import shrinks
+from harness.checker.causes import placed_by_neighbours, shrinks
 from harness.checker.eras import recreations
 from harness.checker.hops import dropped_upstream
 from harness.checker.intermediate import Arrivals, FaultSpan, HopData, Sendings, SentCopies, Tallies, WindowTally
@@ -30,6 +30,7 @@ from harness.checker.summary.sql import (
     FIRST_AFTER,
     LATENCIES,
     LOGGED,
+    NEIGHBOURS,
     NOTABLE,
     SENDINGS,
     SENT,
@@ -162,6 +163,12 @@ def _at_risk(evidence: Evidence, hops: list[HopData]) -> dict[str, list[tuple[in
     return {table: within for table, within in ranges.items() if within}
 
 
+def _placed(evidence: Evidence, hops: list[HopData]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """Per topic hop, the partitions where a retention shrink deleted offsets its recording missed."""
+    missed = placed_by_neighbours(evidence.history)
+    return tuple((i, missed[h.name]) for i, h in enumerate(hops) if h.kind == "topic" and h.name in missed)
+
+
 def _window_plan(evidence: Evidence, hops: list[HopData], views: dict[str, Source]) -> WindowPlan | None:
     """The windowed count to judge (none: the pipeline has no window egress), its egress's tables added to `views`."""
     counter = counter_of(evidence)
@@ -221,6 +228,7 @@ def reconcile_with(
         _at_risk(evidence, hops),
         _window_plan(evidence, hops, views) if complete else None,
         tuple(recreations(evidence.history, evidence.source_topic)) if complete else (),
+        _placed(evidence, hops) if complete else (),
     )
     try:
         results = run(views, plan)
@@ -237,7 +245,7 @@ def reconcile_with(
     rids = rids_of(notable, evidence.ids)
     late = [_late(results[late_result(i)], evidence.ids) for i in range(len(sources))]
     reconciled = [_hop(columns, rids, i, hop.tables, late[i], totals) for i, hop in enumerate(sources)]
-    read = [rids_of(results[name], evidence.ids) for name in (AT_RISK, ERA_ROWS) if name in results]
+    read = [rids_of(results[name], evidence.ids) for name in (AT_RISK, ERA_ROWS, NEIGHBOURS) if name in results]
     notable = np.unique(np.concatenate([rids, *read, *(frame.rid.to_numpy() for frame in late)]))
     copies = [
         SentCopies(totals[f"copies{i}"], totals[f"distinct{i}"], totals.get(f"kept{i}"), totals.get(f"headless{i}"))

@@ -31,6 +31,7 @@ FIRST_AFTER = "first_after"
 FIRSTS = "firsts"
 AT_RISK = "at_risk"
 ERA_ROWS = "era_rows"  # the records a re-created source's causes read (eras.py): the dense engine's alone
+NEIGHBOURS = "neighbours"  # the records placing one a recording missed (dense_placed.py): the dense engine's alone
 LOGGED = "logged"  # each key's highest ordinary seq in the acknowledgement log (harness/checker/unfinished.py)
 PARTITION_PLACE = 1 << 40  # a topic's copy is at partition * this + offset (offsets stay below it)
 # A windowed count's tables and results, which the dense engine answers (no statement of the SQL text: Spark's
@@ -247,7 +248,8 @@ class Plan:
     arrivals (their latencies and waiting within `downtimes` (ms), the first after each of `after` (ms)) and of its
     sendings (per period of a run planned to send for `planned_ms`); and the records in the offset ranges `at_risk`
     (per table: partition, first offset, end offset); a windowed count's cells (`windows`) and the records the causes
-    of the source topic's re-creations read (`recreations`), the dense engine's alone."""
+    of the source topic's re-creations read (`recreations`) and those placing a record a topic's recording missed
+    where a retention shrink deleted (`placed`: per topic hop, those partitions), the dense engine's alone."""
 
     hops: list[HopTables]
     downtimes: list[tuple[int, int]]
@@ -256,6 +258,7 @@ class Plan:
     at_risk: dict[str, list[tuple[int, int, int]]]
     windows: WindowPlan | None = None
     recreations: tuple[Recreation, ...] = ()
+    placed: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 def _logged() -> str:
