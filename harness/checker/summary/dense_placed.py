@@ -13,6 +13,8 @@ import pyarrow as pa
 from harness.checker.summary.dense_engine import NOWHERE, Dense, key_runs
 from harness.errors import TooSparse
 
+HOMES_SHARE = 8  # the homes are found over 1/8 of the engine's chunk of places at a time (a dozen temporaries each)
+
 
 def neighbour_rows(dense: Dense, placed: tuple[tuple[int, tuple[int, ...]], ...]) -> pa.Table:
     """The identities of the records placing the absent ones, for each (topic hop, its partitions with missed
@@ -35,7 +37,7 @@ def _homes(dense: Dense, where: np.ndarray, sourced: np.ndarray, partitions: tup
     """Each absent record's home (causes.key_homes: its key's nearest record with a copy, before it by seq, else
     after), kept in `where` where it is one of `partitions`; the places of the records homing them."""
     places, found = dense.places, []
-    for k0, k1 in key_runs(places.highest + 1):
+    for k0, k1 in key_runs((places.highest + 1) * HOMES_SHARE):
         low, high = int(places.base[k0]), int(places.base[k1])
         index = np.arange(low, high)
         starts = np.repeat(places.base[k0:k1], places.highest[k0:k1] + 1)
