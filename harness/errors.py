@@ -31,6 +31,8 @@ class EvidenceIncomplete(HarnessError):
     exit_code = 1
 
 
-class TooSparse(HarnessError):
-    """An acknowledgement log whose seqs are too sparse for the dense engine's blocks (not numbered from 0 per key, as
-    the generator numbers them): the check's default engine falls back to numpy."""
+class BeyondDense(HarnessError):
+    """Evidence the dense engine cannot judge in its arrays: an acknowledgement log whose seqs are too sparse for its
+    blocks (not numbered from 0 per key, as the generator numbers them), a window's count beyond 32 bits, a source
+    partition whose offsets do not rise in the log's order where a cause needs them to: the check's default engine
+    falls back to numpy."""

@@ -35,6 +35,7 @@ from harness.checker.record_ids import rids, split_rid
 from harness.checker.selection import Selection
 from harness.checker.summary.engines import Engine
 from harness.checker.summary.engines import engine as named_engine
+from harness.errors import BeyondDense
 from tests.conftest import refusing_port, run_harness
 from tests.synthetic_run import HOPS, T0, Flow, Sent, clean_flow, make_sent, write_run
 from tests.test_checker_properties import build, every_class, plans
@@ -493,3 +494,26 @@ def test_offsets_a_recording_missed_outside_any_retention_shrink_are_judged_from
     shrunk = write_run(tmp_path / "shrunk", sent, flow, history=shrink + missed, recordings="columnar")
     structure = load_evidence(shrunk, Selection.nothing())
     assert not judged_from_notable(structure) and judged_from_notable(structure, complete=True)
+
+
+def test_offsets_missed_in_a_shrink_with_source_offsets_out_of_send_order_are_judged_whole(tmp_path):
+    """The recording of `ingested` missed offsets a shrink deleted, and the acknowledgement log's offsets of source
+    partition 0 fall as its lines go on (not one producer's log in send order): the dense engine cannot name the
+    records placing the lost ones by offset (named, it says so in one line), so the default check judges the run
+    whole, by numpy."""
+    sent = make_sent(4, 25)
+    zero = np.flatnonzero(sent.partition == 0)
+    sent.offset[zero] = sent.offset[zero][::-1]
+    flow = clean_flow(sent)
+    every = np.arange(len(sent))
+    flow.topics["ingested"] = every[~((sent.partition == 0) & (sent.offset >= 10) & (sent.offset < 20))]
+    history = [
+        {"ts_ms": 1, "event": "consumer_position", "streamlet": "processor", "partitions": [["ingested", 0, 5]]},
+        {"ts_ms": 2, "event": "log_start_observed", "streamlet": "processor", "partitions": [["ingested", 0, 25]]},
+        {"ts_ms": 3, "event": "topics_recorded", "topics": ["ingested"], "missed": [["ingested", 0, 10, 20]]},
+    ]
+    root = write_run(tmp_path / "run", sent, flow, history=history, recordings="columnar")
+    evidence = load_evidence(root)
+    with pytest.raises(BeyondDense, match="source partition 0's offsets do not rise"):
+        DENSE(evidence, hop_data(evidence), fault_spans(evidence.history))
+    assert report_text(root) == report_text(root, engine=None)

@@ -43,7 +43,7 @@ from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
 from harness.checker.summary.engines import DEFAULT, Engine, chosen
 from harness.checker.unfinished import unfinished_reason
-from harness.errors import TooSparse
+from harness.errors import BeyondDense
 from harness.evidence.history import FAULT_PLANNED, TOPIC_RECREATED
 
 STEPS: list[Step] = [
@@ -94,7 +94,7 @@ def check_run(
     if engine == DEFAULT:
         try:
             return check_run(run_dir, running, steps, strict, chosen(run_dir))
-        except TooSparse:  # an acknowledgement log not numbered as the generator numbers: numpy places anything
+        except BeyondDense:  # evidence the dense engine cannot hold (seqs not numbered as the generator numbers...)
             return check_run(run_dir, running, steps, strict, None)
     if engine is None:
         evidence = load_evidence(run_dir)

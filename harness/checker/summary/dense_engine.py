@@ -43,7 +43,7 @@ from harness.checker.summary.sql import (
     late_result,
     stored_table,
 )
-from harness.errors import HarnessError, TooSparse
+from harness.errors import BeyondDense, HarnessError
 
 Blocked = tuple[np.ndarray, np.ndarray]  # places, and which of them a block holds (Places.in_blocks)
 NONE = np.iinfo(np.int64).max  # no place yet
@@ -94,7 +94,7 @@ class Places:
             rows += batch.num_rows
         places = Places(codes, highest)
         if places.blocks > SPARSEST * rows + CHUNK:
-            raise TooSparse(
+            raise BeyondDense(
                 f"the dense engine counts each key's records by seq from 0; these {rows:,} lines would take "
                 f"{places.blocks:,} places (seqs this sparse): use --engine spark"
             )

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from harness.checker.summary.dense_engine import NOWHERE, Dense, key_runs
-from harness.errors import TooSparse
+from harness.errors import BeyondDense
 
 HOMES_SHARE = 8  # the homes are found over 1/8 of the engine's chunk of places at a time (a dozen temporaries each)
 
@@ -97,5 +97,5 @@ def _rising(partition: np.ndarray, offset: np.ndarray, highest: dict[int, int]) 
     for p in np.unique(partition).tolist():
         mine = offset[partition == p]
         if mine[0] <= highest.get(p, -1) or (len(mine) > 1 and np.any(mine[1:] <= mine[:-1])):
-            raise TooSparse(f"source partition {p}'s offsets do not rise in the acknowledgement log's order")
+            raise BeyondDense(f"source partition {p}'s offsets do not rise in the acknowledgement log's order")
         highest[p] = int(mine[-1])

@@ -37,7 +37,7 @@ from harness.checker.summary.sql import (
     WindowPlan,
 )
 from harness.checker.window_cells import COLUMNS, CellTotals, judge
-from harness.errors import HarnessError, TooSparse
+from harness.errors import BeyondDense, HarnessError
 
 ABSENT = np.iinfo(np.int32).min  # a cell the egress's state has no count for
 UNFILTERED = np.iinfo(np.int64).min  # the watermark of a copy no batch range read
@@ -84,7 +84,7 @@ class Grid:
             cell, inside = self.cells(key_codes(batch.column("key"), codes, grow=False), batch.column(1).to_numpy())
             count = batch.column("count").to_numpy()
             if np.any((count[inside] <= ABSENT) | (count[inside] > np.iinfo(np.int32).max)):
-                raise TooSparse("a window's count beyond 32 bits")
+                raise BeyondDense("a window's count beyond 32 bits")
             self.count[cell[inside]] = count[inside]
             self._apart(batch, ~inside, count=count)
 
@@ -111,7 +111,7 @@ def _window_rows(source: Source, columns: tuple[str, ...]) -> Iterator[pa.Record
         for name in columns[1:]:
             kind = block.schema.field(name).type
             if not (pa.types.is_integer(kind) or pa.types.is_null(kind)):
-                raise TooSparse(f"a window table's {name} is not a whole number everywhere")
+                raise BeyondDense(f"a window table's {name} is not a whole number everywhere")
         yield pa.record_batch(
             {c: block[c].combine_chunks() if c == "key" else _whole(block[c].combine_chunks()) for c in columns}
         )
@@ -158,7 +158,7 @@ class Windows:
         self.dense, self.plan = dense, plan
         self.per = plan.size_ms // plan.slide_ms
         if self.per > 255:
-            raise TooSparse(f"{self.per} windows per record")
+            raise BeyondDense(f"{self.per} windows per record")
         self.dropped = np.zeros(dense.places.size, np.uint8)  # per place: its earliest windows dropped, how many
         self.totals = CellTotals()
         self.found: list[pd.DataFrame] = []
@@ -225,7 +225,7 @@ class Windows:
         first = low // slide * slide - (self.per - 1) * slide
         windows = (high // slide * slide - first) // slide + 1
         if len(places.codes) * windows > SPARSEST * places.blocks + CHUNK:
-            raise TooSparse(f"{len(places.codes):,} keys over {windows:,} windows")
+            raise BeyondDense(f"{len(places.codes):,} keys over {windows:,} windows")
         return Grid(len(places.codes), first, windows, slide)
 
     def _blocks(self, windows: int) -> Iterator[tuple[int, int]]:
