@@ -94,7 +94,7 @@ def check_run(
     if engine == DEFAULT:
         try:
             return check_run(run_dir, running, steps, strict, chosen(run_dir))
-        except BeyondDense:  # evidence the dense engine cannot hold (seqs not numbered as the generator numbers...)
+        except BeyondDense:  # evidence the dense engine cannot hold in its arrays: numpy judges anything
             return check_run(run_dir, running, steps, strict, None)
     if engine is None:
         evidence = load_evidence(run_dir)
@@ -151,11 +151,11 @@ def judged_from_notable(evidence: Evidence, complete: bool = False) -> bool:
     retention shrink deleted (summary/dense_placed.py); otherwise such runs are loaded whole. A run still going is
     read as one snapshot (`_counted_first`)."""
     history = evidence.history
-    return not (
-        (not complete and any(e.windowed for e in evidence.egresses))
-        or (not complete and any("count" in rows.columns for rows in evidence.topics.values()))
-        or (not complete and any(e["event"] == TOPIC_RECREATED for e in history))
-        or (not complete and bool(placed_by_neighbours(history)))
+    return complete or not (
+        any(e.windowed for e in evidence.egresses)
+        or any("count" in rows.columns for rows in evidence.topics.values())
+        or any(e["event"] == TOPIC_RECREATED for e in history)
+        or placed_by_neighbours(history)
     )
 
 

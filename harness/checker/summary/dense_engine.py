@@ -427,7 +427,7 @@ class Dense:
                 self._firsts(self.places.of(batch, blocked), _place(batch, hop), batch)
         firsts = arrays.drop(first)
         if any(hop_index == i for hop_index, _ in self.plan.placed):  # where each record's first copy is, kept
-            arrays.new(f"t{i}", np.int16, -1)
+            arrays.new(f"t{i}", np.int16, NOWHERE)
             first_partitions(firsts, arrays[f"t{i}"])
         delivered = arrays.at_size(counts)
         lines = arrays.at_size("lines")

@@ -33,8 +33,9 @@ def chosen(run_dir: Path) -> Engine | None:
 @dataclass(frozen=True)
 class Engine:
     """What check_run is given to reconcile with: the engine `name`'s run (reconciliations.Run), whether it is
-    `complete`: it also judges a windowed count's cells where the records lie and names the records a re-created
-    source's causes read (otherwise such a run is loaded whole), and whether it reads the run directory in this
+    `complete`: it also judges a windowed count's cells where the records lie and names the records the causes of a
+    re-created source or of a recording's missed offsets read (otherwise such a run is loaded whole), and whether it
+    reads the run directory in this
     process, where a run still going is read as one snapshot (checker/snapshot.py; otherwise such a run is loaded
     whole)."""
 

@@ -206,8 +206,8 @@ def reconcile_with(
     """Every hop reconciled, and the arrivals and sendings tallied, by the engine `run` (called `name`) reading the
     run directory's segments (the loaded evidence gives the hops, the records dropped by design, the rids of the
     records the engine names and the planned span; `spans` the faults, whose downtimes and ends the tally needs);
-    `complete` (an engine that can), a windowed count's cells judged too and the records a re-created source's causes
-    read named (eras.py)."""
+    `complete` (an engine that can), a windowed count's cells judged too and the records the causes of a re-created
+    source or of a recording's missed offsets read named (eras.py, dense_placed.py)."""
     layout = RunLayout(evidence.root)
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows, evidence.pipeline.source_header)
