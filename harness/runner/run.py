@@ -137,17 +137,7 @@ def run_scenario(
         _save_resolved(run, scenario, duration, seed, firings, play_faults, storm)
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
-            run.prepare_spark()  # another Spark's environment is built before anything starts
-            run.brokers.start()
-            run.spark.start()
-            run.save_versions()
-            run.brokers.create_topics()
-            _prepare_outputs(run)
-            run.recording.start()
-            for rule in (r for r in whole_run if r.fault.prepare):
-                rule.fault.prepare(run, rule.target, rule.params)
-            run.streamlets.start_all()
-            preflight(run)
+            start_pipeline(run, whole_run)
             sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
             resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
             commits = CommitRecorder(run.layout, _applications(run)).start()
@@ -186,6 +176,23 @@ def run_scenario(
             summary.elapsed_s = round(time.monotonic() - t0, 1)
             run.layout.summary.write_text(json.dumps(asdict(summary), indent=2))
     return summary
+
+
+def start_pipeline(run: PipelineRun, whole_run: list[FaultRule]) -> None:
+    """Everything a run does before its workload: another Spark's environment (built before anything starts), the
+    brokers, the topics, the outputs, the topics' recording, the whole-run faults' preparations, the drivers up to
+    their first batch, the preflight."""
+    run.prepare_spark()
+    run.brokers.start()
+    run.spark.start()
+    run.save_versions()
+    run.brokers.create_topics()
+    _prepare_outputs(run)
+    run.recording.start()
+    for rule in (r for r in whole_run if r.fault.prepare):
+        rule.fault.prepare(run, rule.target, rule.params)
+    run.streamlets.start_all()
+    preflight(run)
 
 
 def _applications(run: PipelineRun) -> list[str]:
