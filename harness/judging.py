@@ -7,13 +7,14 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from harness.checker.findings import Report
 from harness.errors import HarnessError
 from harness.live_judge import LiveJudge, judge_every_s
 from harness.report.write import check_and_write
 from harness.runner.console import Console
+from harness.runner.pipeline_start import ReadyRun
 from harness.runner.run import RunSummary, run_scenario
 from harness.scenario import Scenario
 
@@ -71,6 +72,8 @@ def run_and_judge(
     keep_going: bool = False,
     judge_every: float | None = None,
     plots: bool = True,
+    ready: ReadyRun | None = None,
+    on_workload: Callable[[], None] | None = None,
 ) -> Judged:
     """Run `scenario` into `run_dir`, then check it and write its reports.
 
@@ -78,13 +81,20 @@ def run_and_judge(
     that raises (bad input, the environment, an interrupt) is judged first whenever its run directory allows, then the
     exception goes on, unless `keep_going` and it is a HarnessError: then it is the Judged's error (a suite or a
     matrix goes on to its next run). Without `plots` its report.html leaves its plots out (`harness report` draws
-    them)."""
+    them). `ready` and `on_workload`: see run_scenario."""
     t0 = time.monotonic()
     interval_s = judge_every_s(scenario.workload.duration_s if duration_s is None else duration_s, judge_every)
     live = LiveJudge(run_dir, interval_s, console.say).start() if interval_s else None
     try:
         summary = run_scenario(
-            scenario, run_dir, duration_s=duration_s, seed=seed, play_faults=play_faults, console=console
+            scenario,
+            run_dir,
+            duration_s=duration_s,
+            seed=seed,
+            play_faults=play_faults,
+            console=console,
+            ready=ready,
+            on_workload=on_workload,
         )
     except BaseException as exc:
         if live:

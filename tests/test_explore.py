@@ -21,8 +21,13 @@ from harness.chaos.explore import (
     said,
     signature,
     simpler,
+    started_ahead,
 )
-from harness.cli.explore import budget_seconds, scenario_raw, write_outputs
+from harness.cli.explore import _set_up, budget_seconds, scenario_raw, write_outputs
+from harness.errors import HarnessError
+from harness.faults import load_fault_kind
+from harness.runner.console import Console
+from harness.runner.pipeline_start import ReadyRun
 from harness.scenario import load_scenario
 from harness.scenario.parse import parse_scenario
 from harness.scenario.shipped import scenario_path
@@ -213,3 +218,36 @@ def test_paths_in_a_scenario_are_made_absolute_for_the_minimal_copy(tmp_path):
     assert made["applications"]["job"]["cwd"] == str(tmp_path) and made["imports"] == [str(tmp_path / "lib")]
     assert made["outputs"]["o"]["avro"] == str(tmp_path / "o.avsc") and made["faults"] == []
     assert "storm" not in made and "explore" not in made and made["workload"]["duration_s"] == 12.0
+
+
+def test_runs_are_started_ahead_only_when_no_fault_of_the_space_shapes_a_start():
+    scenario = load_scenario(SCENARIO)
+    spec = scenario.explore
+    assert started_ahead(spec, scenario)  # kill-driver: it needs nothing before the drivers start
+
+    def drawing(*kinds):
+        return replace(spec, space=replace(spec.space, kinds=kinds, targets=None))
+
+    assert not started_ahead(drawing("kill-driver", "network-delay"), scenario)  # its link is proxied from the start
+    assert started_ahead(drawing("kill-driver", "broker-stop"), scenario)
+    # a whole-run kind prepares what it needs before the drivers start (none of them can be drawn)
+    assert all(load_fault_kind(kind).shapes_start for kind in ("late-events", "resend", "executor-crash"))
+
+
+def test_a_run_readied_ahead_is_played_only_with_its_own_set_up_and_faults_that_shape_no_start(tmp_path):
+    scenario = load_scenario(SCENARIO)
+    ready = ReadyRun(_set_up(scenario, SCENARIO.parent, 1), tmp_path / "001", Console(quiet=True))  # not begun
+    faster = parse_scenario({**scenario_raw(scenario.raw, SCENARIO.parent, (), 10, 1), "name": "other"}, Path("/"))
+    with pytest.raises(HarnessError, match="readied for another scenario than other"):
+        ready.ready(faster, ())
+    linked = parse_scenario(
+        {
+            **scenario_raw(scenario.raw, SCENARIO.parent, (), 10, 1),
+            "faults": [{"kind": "network-delay", "target": "egress", "start_s": 2}],
+        },
+        Path("/"),
+    )
+    with pytest.raises(HarnessError, match="cannot play network-delay: it shapes a start"):
+        ready.ready(linked, linked.faults)
+    ready.discard()
+    assert not (tmp_path / "001").exists()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Hashable
 
 from harness.chaos.shrink import Judge, Shrunk, reproduce, shrink
-from harness.chaos.storm import draw_storm
+from harness.chaos.storm import draw_storm, playable_kinds
 from harness.faults import load_fault_kind
 from harness.scenario import Scenario
 from harness.scenario.explore_spec import ExploreSpec
@@ -73,6 +73,14 @@ def empty_space(spec: ExploreSpec, scenario: Scenario) -> str | None:
         return None
     why = "; ".join(f"{kind}: {reason}" for kind, reason in sorted(storm.left_out.items()))
     return f"explore: no fault of the space can play here ({why or 'no timed fault kind'})"
+
+
+def started_ahead(spec: ExploreSpec, scenario: Scenario) -> bool:
+    """Whether the search's runs can be started before their schedules are known: no kind the space draws, nor a
+    weaker kind the shrinking tries in its place, shapes a run's start (FaultKind.shapes_start)."""
+    kinds, _, _ = playable_kinds(spec.space, scenario)
+    kinds += [load_fault_kind(kind.weaker) for kind in kinds if kind.weaker]
+    return not any(kind.shapes_start for kind in kinds)
 
 
 def simpler(fault: Fault, spec: ExploreSpec) -> list[Fault]:

@@ -61,10 +61,7 @@ def draw_storm(spec: StormSpec, scenario: Scenario, seed: int, duration_s: float
     planned for a run that would not play it."""
     end = scenario.workload.duration_s if duration_s is None else duration_s
     rng = random.Random(f"storm:{seed}")
-    kinds = {name: load_fault_kind(name) for name in spec.kinds} if spec.kinds else builtin_fault_kinds()
-    budget = broker_budget(scenario) if spec.max_brokers_down is None else spec.max_brokers_down
-    left_out = {name: why for name, kind in kinds.items() if (why := _why_not(kind, scenario, spec, budget))}
-    playable = [kind for name, kind in sorted(kinds.items()) if name not in left_out]
+    playable, left_out, budget = playable_kinds(spec, scenario)
     timed = [k for k in playable if k.scheduled]
     rules = []
     at = spec.start_s
@@ -77,6 +74,15 @@ def draw_storm(spec: StormSpec, scenario: Scenario, seed: int, duration_s: float
     ]
     kept = tuple(r for r in rules if not r.fault.scheduled or r.start_s < end)
     return Storm(kept, left_out, budget, len(rules) - len(kept))
+
+
+def playable_kinds(spec: StormSpec, scenario: Scenario) -> tuple[list[FaultKind], dict[str, str], int]:
+    """The kinds `spec` draws from that can play on this pipeline and cluster, by name; why each other one cannot;
+    how many brokers may be down at once."""
+    kinds = {name: load_fault_kind(name) for name in spec.kinds} if spec.kinds else builtin_fault_kinds()
+    budget = broker_budget(scenario) if spec.max_brokers_down is None else spec.max_brokers_down
+    left_out = {name: why for name, kind in kinds.items() if (why := _why_not(kind, scenario, spec, budget))}
+    return [kind for name, kind in sorted(kinds.items()) if name not in left_out], left_out, budget
 
 
 def _rule(kind: FaultKind, scenario: Scenario, spec: StormSpec, rng: random.Random, start_s: float = 0.0) -> FaultRule:

@@ -114,7 +114,7 @@ def explore_command(
       harness explore explore-append --budget 20m --out reports/explore
       harness explore my-pipeline.yaml --budget 1h --seed 7 --collect
     """
-    from harness.chaos.explore import empty_space, explore, said
+    from harness.chaos.explore import empty_space, explore, said, started_ahead
     from harness.runner.console import Console
     from harness.scenario import load_scenario
     from harness.scenario.shipped import scenario_path
@@ -148,9 +148,13 @@ def explore_command(
         faults = "; ".join(f.label() for f in run.schedule) or "no fault"
         console.say(f"run {run.number} ({run.phase}, {run.seconds:.0f}s): {said(run.signature)}  [{faults}]")
 
-    judge = _judge(scenario, folder, out, seed, shared, console, run_dirs)
+    ahead = _Ahead(None if shared or not started_ahead(spec, scenario) else _set_up(scenario, folder, seed), out)
+    judge = _judge(scenario, folder, out, seed, shared, console, run_dirs, ahead)
     t0 = time.monotonic()
-    found = explore(scenario, spec, judge, seconds, seed, k=k, replays=replays, collect=collect, on_run=progress)
+    try:
+        found = explore(scenario, spec, judge, seconds, seed, k=k, replays=replays, collect=collect, on_run=progress)
+    finally:
+        ahead.close()
     elapsed = time.monotonic() - t0
     write_outputs(out, scenario, folder, found, seed, elapsed, run_dirs)
     click.echo(summary_text(found, spec, out, elapsed))
@@ -168,8 +172,52 @@ def _shared_cluster(scenario, out: Path, settle_s: float):
     return SharedCluster(external_access(scenario, None, out), cluster.containers, settle_s)
 
 
-def _judge(scenario, folder: Path, out: Path, seed: int, shared, console, run_dirs: list):
-    """judge(schedule, workload_s, phase): one run of the schedule in OUT/runs, its failure signature."""
+def _set_up(scenario, folder: Path, seed: int):
+    """The scenario every run of the search starts as: no fault, the search's workload."""
+    from harness.scenario.parse import parse_scenario
+
+    return parse_scenario(scenario_raw(scenario.raw, folder, (), scenario.explore.workload_s, seed), folder)
+
+
+class _Ahead:
+    """The search's next run, its pipeline started as the workload of the run before begins (ReadyRun,
+    harness/runner/pipeline_start.py): a run's fixed cost then overlaps the run before it. `set_up` is None when runs
+    cannot be started so (they share a cluster, or a fault of the space shapes a run's start)."""
+
+    def __init__(self, set_up, out: Path):
+        self.set_up = set_up
+        self.out = out
+        self.next = None  # the ReadyRun of the next run
+
+    def take(self):
+        """The next run's ReadyRun, if one was started."""
+        ready, self.next = self.next, None
+        return ready
+
+    def begin(self, number: int):
+        """What to call as a run's workload begins: the start of run `number`, after it (None: runs are not started
+        ahead)."""
+        if self.set_up is None:
+            return None
+
+        def start() -> None:
+            from harness.runner.console import Console
+            from harness.runner.pipeline_start import ReadyRun
+
+            self.next = ReadyRun(self.set_up, self.out / "runs" / f"{number:03d}", Console(quiet=True)).begin()
+
+        return start
+
+    def close(self) -> None:
+        """The next run stopped and removed when the search ends before it plays (its folder was never a run's)."""
+        ready = self.take()
+        if ready is not None:
+            ready.discard()
+
+
+def _judge(scenario, folder: Path, out: Path, seed: int, shared, console, run_dirs: list, ahead: _Ahead):
+    """judge(schedule, workload_s, phase): one run of the schedule in OUT/runs/NNN, its failure signature; it starts
+    the next run as its workload begins (`ahead`)."""
     from harness.chaos.explore import ANOMALIES, DISCARDED, signature
     from harness.judging import run_and_judge
     from harness.runner.console import Console
@@ -181,11 +229,20 @@ def _judge(scenario, folder: Path, out: Path, seed: int, shared, console, run_di
             console.say(f"the cluster is not healthy, run discarded: {'; '.join(problems[:5])}")
             run_dirs.append(None)
             return DISCARDED
-        run_dir = out / "runs" / f"{len(run_dirs) + 1:03d}-{phase}"
+        number = len(run_dirs) + 1
+        run_dir = out / "runs" / f"{number:03d}"  # named before its phase is known: it may be started ahead
         run_dirs.append(run_dir)
         variant = parse_scenario(scenario_raw(scenario.raw, folder, schedule, workload_s, seed), folder)
         # Its plots are left out: a search judges its runs by the hundred (`harness report RUN` draws them).
-        judged = run_and_judge(variant, run_dir, Console(quiet=True), keep_going=True, plots=False)
+        judged = run_and_judge(
+            variant,
+            run_dir,
+            Console(quiet=True),
+            keep_going=True,
+            plots=False,
+            ready=ahead.take(),
+            on_workload=ahead.begin(number + 1),
+        )
         report = judged.report
         if judged.status != "complete" or report is None:
             return signature("unknown", [], {})

@@ -133,6 +133,13 @@ class FaultKind:
             raise ValueError(f"fault kind {self.name!r}: give play (a timed fault) or prepare/finish (a whole-run one)")
 
     @property
+    def shapes_start(self) -> bool:
+        """Whether a run must know of it before its pipeline starts: it prepares something then, or its target is a
+        network link (proxied from the start). A run whose faults shape nothing can be started before its schedule is
+        drawn (harness/runner/pipeline_start.py)."""
+        return self.prepare is not None or self.target == "link"
+
+    @property
     def scheduled(self) -> bool:
         """Timed (start_s, every_s, times) rather than active for the whole run."""
         return self.play is not None

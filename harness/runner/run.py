@@ -31,7 +31,7 @@ from harness.runner.commit_recorder import CommitRecorder
 from harness.runner.console import Console
 from harness.runner.evidence_budget import Backlog, EvidenceBudget, pipeline_backlog
 from harness.runner.pipeline_run import PipelineRun
-from harness.runner.preflight import preflight
+from harness.runner.pipeline_start import ReadyRun, start_pipeline
 from harness.runner.resource_sampler import ResourceSampler
 from harness.runner.sampler import OffsetSampler
 from harness.scenario import Scenario
@@ -113,14 +113,19 @@ def run_scenario(
     seed: int | None = None,
     play_faults: bool = True,
     console: Console | None = None,
+    ready: ReadyRun | None = None,
+    on_workload: Callable[[], None] | None = None,
 ) -> RunSummary:
     """Run `scenario` (its faults too, unless `play_faults` is False) and keep the evidence in `run_dir`.
 
     What fails before the workload starts (the cluster, a driver's first batch) raises, the evidence so far
     kept. Once the workload runs, nothing that fails ends the run before its evidence is saved: a fault that
     fails is recorded and played past, an error of the workload (the generator, the schedule) stops it, and
-    either way the pipeline is drained (with a deadline) and its evidence saved, so that it can be judged."""
-    console = console or Console()
+    either way the pipeline is drained (with a deadline) and its evidence saved, so that it can be judged.
+
+    `ready`: the run, its pipeline started ahead of its schedule (its console is then the run's); `on_workload` is
+    called as the workload begins (harness explore readies its next run then)."""
+    console = ready.console if ready else console or Console()
     bound_malloc_arenas()  # before the run starts its threads
     duration = scenario.workload.duration_s if duration_s is None else duration_s
     seed = scenario.workload.seed if seed is None else seed
@@ -128,31 +133,28 @@ def run_scenario(
     if storm is not None:  # drawn before the run starts: its network faults' links are proxied from the start
         scenario = replace(scenario, faults=scenario.faults + storm.rules)
     rules = scenario.faults if play_faults else tuple(r for r in scenario.faults if r.fault.of_workload)
-    firings, whole_run = _planned(rules, seed, duration)
+    planned = _planned(rules, seed, duration)
     summary = RunSummary(
-        str(Path(run_dir).resolve()), scenario.name, seed, duration, faults_planned=len(whole_run) + len(firings)
+        str(Path(run_dir).resolve()),
+        scenario.name,
+        seed,
+        duration,
+        faults_planned=len(planned.whole_run) + len(planned.firings),
     )
     t0 = time.monotonic()
-    with PipelineRun(scenario, run_dir, console.say) as run:
-        _save_resolved(run, scenario, duration, seed, firings, play_faults, storm)
+    if ready is not None and ready.run_dir != Path(run_dir).resolve():
+        raise HarnessError(f"{run_dir}: the run readied for it is in {ready.run_dir}")
+    with ready.run if ready else PipelineRun(scenario, run_dir, console.say) as run:
+        _save_resolved(run, scenario, duration, seed, planned.firings, play_faults, storm)
         summary.topics = {t.name: run.topic_name(t) for t in run.all_topics()}
         try:
-            start_pipeline(run, whole_run)
-            sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
-            resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
-            commits = CommitRecorder(run.layout, _applications(run)).start()
-            budget = _watch_budget(run, sampler, console)
-            try:
-                limits = {BROKERS: storm.max_brokers_down} if storm else {}
-                cut = (lambda: budget.why) if budget else (lambda: None)
-                error = _play_workload(run, summary, firings, rules, whole_run, console, sampler, limits, cut)
-                unfinished = _drain_and_stop(run, summary, console)
-            finally:
-                sampler.stop()
-                resources.stop()
-                commits.stop()
-                if budget:
-                    budget.stop()
+            if ready is None:
+                start_pipeline(run, planned.whole_run)
+            else:
+                ready.ready(scenario, rules)
+            if on_workload is not None:
+                on_workload()
+            error, unfinished = _play_and_drain(run, summary, planned, console, storm)
             try:
                 run.save_evidence()
             except EvidenceIncomplete as exc:
@@ -178,43 +180,55 @@ def run_scenario(
     return summary
 
 
-def start_pipeline(run: PipelineRun, whole_run: list[FaultRule]) -> None:
-    """Everything a run does before its workload: another Spark's environment (built before anything starts), the
-    brokers, the topics, the outputs, the topics' recording, the whole-run faults' preparations, the drivers up to
-    their first batch, the preflight."""
-    run.prepare_spark()
-    run.brokers.start()
-    run.spark.start()
-    run.save_versions()
-    run.brokers.create_topics()
-    _prepare_outputs(run)
-    run.recording.start()
-    for rule in (r for r in whole_run if r.fault.prepare):
-        rule.fault.prepare(run, rule.target, rule.params)
-    run.streamlets.start_all()
-    preflight(run)
+def _play_and_drain(
+    run: PipelineRun, summary: RunSummary, planned: _Planned, console: Console, storm: Storm | None
+) -> tuple[str | None, str | None]:
+    """The workload and its faults, with the samplers beside them, then the drain and the stop: the error that cut
+    the workload short and why the pipeline did not drain (None: it did)."""
+    sampler = OffsetSampler(run.kafka, [run.topic_name(t) for t in run.all_topics()], run.history).start()
+    resources = ResourceSampler(run.processes, run.layout.root, run.history).start()
+    commits = CommitRecorder(run.layout, _applications(run)).start()
+    budget = _watch_budget(run, sampler, console)
+    try:
+        limits = {BROKERS: storm.max_brokers_down} if storm else {}
+        cut = (lambda: budget.why) if budget else (lambda: None)
+        error = _play_workload(run, summary, planned, console, sampler, limits, cut)
+        return error, _drain_and_stop(run, summary, console)
+    finally:
+        sampler.stop()
+        resources.stop()
+        commits.stop()
+        if budget:
+            budget.stop()
 
 
 def _applications(run: PipelineRun) -> list[str]:
     return [name for name, inst in run.scenario.blueprint.streamlets.items() if inst.kind == APPLICATION]
 
 
-def _planned(rules: tuple[FaultRule, ...], seed: int, duration: float) -> tuple[list[Firing], list[FaultRule]]:
+@dataclass(frozen=True)
+class _Planned:
+    """What a run plays: its fault rules, the timed ones' firings, the whole-run ones."""
+
+    rules: tuple[FaultRule, ...]
+    firings: list[Firing]
+    whole_run: list[FaultRule]
+
+
+def _planned(rules: tuple[FaultRule, ...], seed: int, duration: float) -> _Planned:
     """The timed faults' firings and the whole-run faults; a fault the workload cannot hold (a --duration shorter
     than the scenario's) is refused before anything starts, as the scenario would be."""
     cannot = unplayable(list(rules), duration)
     if cannot:
         rule = rules[cannot[0]]
         raise HarnessError(f"faults[{cannot[0]}] ({rule.kind} {rule.target}): {cannot[1]}: it would not be played")
-    return plan(list(rules), seed, duration), whole_run_rules(list(rules))
+    return _Planned(rules, plan(list(rules), seed, duration), whole_run_rules(list(rules)))
 
 
 def _play_workload(
     run: PipelineRun,
     summary: RunSummary,
-    firings: list[Firing],
-    rules,
-    whole_run: list[FaultRule],
+    planned: _Planned,
     console: Console,
     sampler: OffsetSampler,
     group_limits: dict[str, int],
@@ -232,17 +246,17 @@ def _play_workload(
             + ("" if until is None else f" and until {until}")
             + f"; {summary.faults_planned} fault(s) planned (seed {seed})"
         )
-        _begin_continuous_faults(run, whole_run)
-        overrun = max([duration] + [f.at_s for f in firings]) + 300
+        _begin_continuous_faults(run, planned.whole_run)
+        overrun = max([duration] + [f.at_s for f in planned.firings]) + 300
         open_workload = (
             None if until is None else OpenWorkload(duration, after_faults, lambda: run.stop_generator(until))
         )
-        summary.faults_played = len(whole_run)  # begun as the workload started
-        with _Status(run, sampler, console, duration, summary.faults_planned, len(whole_run)) as status:
+        summary.faults_played = len(planned.whole_run)  # begun as the workload started
+        with _Status(run, sampler, console, duration, summary.faults_planned, len(planned.whole_run)) as status:
             summary.faults_played += play(
                 run,
-                firings,
-                {r.kind: r.fault for r in rules},
+                planned.firings,
+                {r.kind: r.fault for r in planned.rules},
                 overrun,
                 console.say,
                 status,
@@ -251,7 +265,7 @@ def _play_workload(
                 cut,
                 summary.faults_planned,
             )
-        _end_continuous_faults(run, whole_run)
+        _end_continuous_faults(run, planned.whole_run)
         return None
     except Exception as exc:  # HarnessError or a bug: the run is still drained, saved and judged
         error = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
@@ -304,14 +318,6 @@ def _drain_and_stop(run: PipelineRun, summary: RunSummary, console: Console) -> 
     summary.drain_s = ending.drain_s
     console.say(f"drained in {summary.drain_s:.1f}s")
     return None
-
-
-def _prepare_outputs(run: PipelineRun) -> None:
-    """Each output its kind prepares (a table and its audit), before the applications start."""
-    for name, sink in run.sinks.items():
-        prepared = sink.prepare()
-        if prepared is not None:
-            run.history.record("output_prepared", output=name, **prepared)
 
 
 def _save_resolved(
