@@ -9,17 +9,22 @@ drawn, or shrunk, once the run before it has been judged.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.process.priority import Niced, renice, renice_threads
 from harness.runner.console import Console
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.scenario import Scenario
 from harness.scenario.fault_rules import FaultRule
 
+# A run started ahead takes the CPU the run playing leaves: its start must not slow that run's drivers (a restart, a
+# drain). Its processes and the harness's threads its start begins are niced; given back as the run is handed over.
+AHEAD_NICENESS = 10
 DISCARD_PATIENCE_S = 120.0  # a start's step in flight when a readied run is discarded (a broker's start, a preflight)
 
 
@@ -66,6 +71,7 @@ class ReadyRun:
         self.console = console  # the run's notes, from its start to its end
         self.run = PipelineRun(scenario, run_dir, console.say)
         self._error: BaseException | None = None
+        self._niceness = os.getpriority(os.PRIO_PROCESS, 0)  # the harness's own, given back as the run is handed over
         self._thread = threading.Thread(target=self._start, name=f"ready-{self.run.run_id}", daemon=True)
 
     @property
@@ -78,7 +84,10 @@ class ReadyRun:
 
     def _start(self) -> None:
         try:
-            start_pipeline(self.run, [])
+            # this thread's alone (Linux), and so the threads it starts; its processes' sessions as they appear
+            os.setpriority(os.PRIO_PROCESS, 0, self._niceness + AHEAD_NICENESS)
+            with Niced(self._pids, self._niceness + AHEAD_NICENESS):
+                start_pipeline(self.run, [])
         except BaseException as exc:  # raised where the run is played (ready)
             self._error = exc
 
@@ -92,7 +101,17 @@ class ReadyRun:
         self._thread.join()
         if self._error is not None:
             raise self._error
+        self._give_back_priority()
         return self.run
+
+    def _pids(self) -> list[int]:
+        return [proc.pid for proc in self.run.processes()]
+
+    def _give_back_priority(self) -> None:
+        """Its processes and the threads of this process its start began at the harness's own niceness again. Where
+        that is not allowed (RLIMIT_NICE: not root) the run plays as niced as the next run's start."""
+        renice(self._pids(), self._niceness)
+        renice_threads(self._niceness)  # the next run's start is not begun: no thread is niced but this run's
 
     def discard(self) -> None:
         """Stop it unplayed and remove its folder: it was never a run. Its supervisor is closed first, so that a driver
