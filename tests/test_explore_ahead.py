@@ -1,7 +1,7 @@
 """`harness explore` starts each run's pipeline while the run before it plays (harness/runner/pipeline_start.py), for
 real: a budget that ends with the first run, so that the search runs it, then replays its schedule once. The
-replay's brokers and drivers start during the first run's workload and wait for their own; the run started during
-the replay's is stopped unplayed and its folder removed. What the two runs found is judged as any run's."""
+replay's start begins during the first run's workload, and its workload waits for that run's end; the run started
+during the replay's is stopped unplayed and its folder removed. What the two runs found is judged as any run's."""
 
 from __future__ import annotations
 
@@ -34,12 +34,11 @@ def test_each_run_starts_while_the_one_before_plays_and_the_last_one_started_is_
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["001", "002"]  # the third, never played, removed
 
     first, replay = _events(out / "runs" / "001"), _events(out / "runs" / "002")
-    started = [e for e in replay if e["event"] == "process_started"]
-    generator = next(e["ts_ms"] for e in started if e["role"] == "generator")
-    drivers = [e["ts_ms"] for e in started if e["role"] == "driver" and e["ts_ms"] < generator]  # not the restart
-    assert len(drivers) == 2, started
+    started = {e["role"]: e["ts_ms"] for e in reversed(replay) if e["event"] == "process_started"}  # each role's first
     first_workload = next(e["ts_ms"] for e in first if e["event"] == "process_started" and e["role"] == "generator")
     first_end = next(e["ts_ms"] for e in first if e["event"] == "run_ended")
-    # the replay's drivers started during the first run's workload; its own workload began once that run ended
-    assert first_workload < min(drivers) < max(drivers) < first_end < generator, (drivers, generator, first_end)
+    # The replay's start (its broker first) began during the first run's workload, its own workload once that run
+    # ended. How much of the start that run's time hid depends on the CPU it left: the start is niced.
+    assert first_workload < started["broker"] < first_end < started["generator"], (started, first_workload, first_end)
+    assert started["broker"] < started["driver"] < started["generator"]
     assert json.loads((out / "runs" / "002" / "report.json").read_text())["counts"]["duplicated_in_state"] > 0
