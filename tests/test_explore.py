@@ -236,7 +236,7 @@ def test_runs_are_started_ahead_only_when_no_fault_of_the_space_shapes_a_start()
 
 def test_a_run_readied_ahead_is_played_only_with_its_own_set_up_and_faults_that_shape_no_start(tmp_path):
     scenario = load_scenario(SCENARIO)
-    ready = ReadyRun(_set_up(scenario, SCENARIO.parent, 1), tmp_path / "001", Console(quiet=True))  # not begun
+    ready = ReadyRun(_set_up(scenario, SCENARIO.parent, 1), tmp_path / "001", Console(quiet=True).say)  # not begun
     faster = parse_scenario({**scenario_raw(scenario.raw, SCENARIO.parent, (), 10, 1), "name": "other"}, Path("/"))
     with pytest.raises(HarnessError, match="readied for another scenario than other"):
         ready.ready(faster, ())

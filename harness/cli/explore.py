@@ -181,11 +181,12 @@ def _set_up(scenario, folder: Path, seed: int):
 
 class _Ahead:
     """The search's next run, its pipeline started as the workload of the run before begins (ReadyRun,
-    harness/runner/pipeline_start.py): a run's fixed cost then overlaps the run before it. `set_up` is None when runs
-    cannot be started so (they share a cluster, or a fault of the space shapes a run's start)."""
+    harness/runner/pipeline_start.py): a run's fixed cost then overlaps the run before it. `scenario`, what each run
+    starts as, is None when runs cannot be started so (they share a cluster, or a fault of the space shapes a run's
+    start)."""
 
-    def __init__(self, set_up, out: Path):
-        self.set_up = set_up
+    def __init__(self, scenario, out: Path):
+        self.scenario = scenario
         self.out = out
         self.next = None  # the ReadyRun of the next run
 
@@ -197,14 +198,14 @@ class _Ahead:
     def begin(self, number: int):
         """What to call as a run's workload begins: the start of run `number`, after it (None: runs are not started
         ahead)."""
-        if self.set_up is None:
+        if self.scenario is None:
             return None
 
         def start() -> None:
             from harness.runner.console import Console
             from harness.runner.pipeline_start import ReadyRun
 
-            self.next = ReadyRun(self.set_up, self.out / "runs" / f"{number:03d}", Console(quiet=True)).begin()
+            self.next = ReadyRun(self.scenario, self.out / "runs" / f"{number:03d}", Console(quiet=True).say).begin()
 
         return start
 

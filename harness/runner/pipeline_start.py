@@ -13,10 +13,10 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Callable
 
 from harness.errors import HarnessError
 from harness.process.priority import Niced, renice, renice_threads
-from harness.runner.console import Console
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
 from harness.scenario import Scenario
@@ -66,10 +66,9 @@ class ReadyRun:
     it once `ready` hands it over. `scenario` is its set-up: the scenario it is played with may differ from it only in
     its faults (none shaping a start) and its workload's length."""
 
-    def __init__(self, scenario: Scenario, run_dir: Path, console: Console):
+    def __init__(self, scenario: Scenario, run_dir: Path, say: Callable[[str], None]):
         self.scenario = scenario
-        self.console = console  # the run's notes, from its start to its end
-        self.run = PipelineRun(scenario, run_dir, console.say)
+        self.run = PipelineRun(scenario, run_dir, say)  # `say`: where its notes go, from its start to its end
         self._error: BaseException | None = None
         self._niceness = os.getpriority(os.PRIO_PROCESS, 0)  # the harness's own, given back as the run is handed over
         self._thread = threading.Thread(target=self._start, name=f"ready-{self.run.run_id}", daemon=True)
@@ -120,5 +119,4 @@ class ReadyRun:
         if self._thread.ident is not None:  # begun
             self._thread.join(timeout=DISCARD_PATIENCE_S)
         self.run.close()
-        self.console.close()
         shutil.rmtree(self.run_dir, ignore_errors=True)

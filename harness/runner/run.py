@@ -123,9 +123,9 @@ def run_scenario(
     fails is recorded and played past, an error of the workload (the generator, the schedule) stops it, and
     either way the pipeline is drained (with a deadline) and its evidence saved, so that it can be judged.
 
-    `ready`: the run, its pipeline started ahead of its schedule (its console is then the run's); `on_workload` is
-    called as the workload begins (harness explore readies its next run then)."""
-    console = ready.console if ready else console or Console()
+    `ready`: the run, its pipeline started ahead of its schedule; `on_workload` is called as the workload begins
+    (harness explore readies its next run then)."""
+    console = console or Console()
     bound_malloc_arenas()  # before the run starts its threads
     duration = scenario.workload.duration_s if duration_s is None else duration_s
     seed = scenario.workload.seed if seed is None else seed
