@@ -11,9 +11,11 @@ WRITTEN_OUTPUTS = (TABLE_OUTPUT, FILE_OUTPUT)  # outputs that name the applicati
 
 # How much of an output's writes the harness sees (pipeline.json's `observed`, refined by the history's
 # output_exported): every one (a topic keeps every copy; a table's triggers saw every write), or part of them (rows
-# changed by UPDATE statements no insert explains, writes that escape the triggers). Partly: the verdict claims no
-# more than the state shows (at most effectively-exactly-once), and the report says what it could not see.
-FULLY, PARTLY = "fully", "partly"
+# changed by UPDATE statements no insert explains, writes that escape the triggers), or none (a table using a feature
+# its reader does not implement: counted without it, its rows would be wrong). Partly: the verdict claims no more
+# than the state shows (at most effectively-exactly-once), and the report says what it could not see; none: the
+# verdict is unknown.
+FULLY, PARTLY, UNREAD = "fully", "partly", "none"
 
 # How a windowed output is written (its window's `mode`, Spark's output mode): each window once, after the watermark
 # passed its end; or a row each time a window's count changes, the last one standing.

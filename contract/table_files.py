@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -41,19 +42,63 @@ def spark_committed_files(table: Path) -> dict[str, int]:
     return {name: batch for name, batch in batch_of.items() if name not in deleted}
 
 
-def delta_live_files(table: Path) -> dict[str, int]:
-    """Data file name -> the batch that added it (its commit's txn version; -1 without one), for every file the Delta
-    log has live after its last commit (commits replayed in order: add, remove)."""
-    live: dict[str, int] = {}
+@dataclass(frozen=True)
+class DeltaLog:
+    """A Delta table's log replayed (its JSON commits in order): the data files live after its last commit, by the
+    protocol's file identity (a path and its deletion vector: a MERGE that marks rows deleted adds a file's path
+    with its new vector and removes it with its old one, in one commit), and what a reader must implement."""
+
+    version: int  # the last commit read (-1: none yet)
+    live: dict[str, int]  # data file name -> the batch that wrote its rows (its commit's txn version; -1 without one)
+    vectors: dict[str, dict]  # data file name -> the deletion vector of a live file that has one (its descriptor)
+    reader_features: frozenset[str]  # the table's protocol's readerFeatures
+    column_mapping: str | None  # delta.columnMapping.mode, where the table's metadata sets one other than none
+
+
+def _vector_id(action: dict) -> str | None:
+    """A deletion vector's unique id (storage type, path or inline bitmap, offset), None for a file without one."""
+    dv = action.get("deletionVector")
+    if not dv:
+        return None
+    return f"{dv['storageType']}{dv['pathOrInlineDv']}" + (f"@{dv['offset']}" if dv.get("offset") is not None else "")
+
+
+def delta_log(table: Path) -> DeltaLog:
+    """Replay a Delta table's log, each commit's actions in their order. A file added again with a deletion vector
+    keeps the batch of the rows it holds: they were written by the commit that first added it."""
+    live: dict[tuple[str, str | None], tuple[int, dict | None]] = {}
+    version, features, mapping = -1, frozenset(), None
     for commit in sorted((table / DELTA_LOG).glob("*.json")):
         actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-        batch = next((a["txn"]["version"] for a in actions if "txn" in a), -1)
+        version = int(commit.stem)
+        batch = int(next((a["txn"]["version"] for a in actions if "txn" in a), -1))
+        earlier = {name: written for (name, _), (written, _) in live.items()}  # of the files live before it
         for action in actions:
-            if "add" in action:
-                live[Path(unquote(action["add"]["path"])).name] = int(batch)
-            elif "remove" in action:
-                live.pop(Path(unquote(action["remove"]["path"])).name, None)
-    return live
+            if "remove" in action:
+                live.pop((Path(unquote(action["remove"]["path"])).name, _vector_id(action["remove"])), None)
+            elif "add" in action:
+                add, name = action["add"], Path(unquote(action["add"]["path"])).name
+                written = earlier.get(name, batch) if add.get("deletionVector") else batch
+                live[(name, _vector_id(add))] = (written, add.get("deletionVector"))
+        for action in actions:
+            if "protocol" in action:
+                features = frozenset(action["protocol"].get("readerFeatures") or ())
+            if "metaData" in action:
+                mode = (action["metaData"].get("configuration") or {}).get("delta.columnMapping.mode")
+                mapping = None if mode in (None, "none") else mode
+    return DeltaLog(
+        version,
+        {name: written for (name, _), (written, _) in live.items()},
+        {name: dv for (name, _), (_, dv) in live.items() if dv},
+        features,
+        mapping,
+    )
+
+
+def delta_live_files(table: Path) -> dict[str, int]:
+    """Data file name -> the batch that wrote its rows, for every file the Delta log has live after its last
+    commit (delta_log)."""
+    return delta_log(table).live
 
 
 def data_files(table: Path) -> list[Path]:

@@ -1,11 +1,14 @@
 """A team's own job writing a Delta Lake table (examples/orders-lake, unchanged), under SIGKILLs: Delta's streaming
-sink skips a replayed batch, a plain foreachBatch append writes it again (Parquet: test_application_parquet.py).
-Each report's counts equal a count made here from the table's own files and log (read by this test's own code,
-not the harness's) and acks.csv."""
+sink skips a replayed batch, a plain foreachBatch append writes it again, a MERGE into a table with deletion vectors
+absorbs it (Parquet: test_application_parquet.py). Each report's counts equal a count made here from the table's own
+files, log and deletion vectors (read by this test's own code with pyarrow and pyroaring, not the harness's
+delta-rs) and acks.csv."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from harness.checker.check import check_run
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
+from tests.delta_vectors import deleted
 from tests.evidence_helpers import acked, why
 from tests.test_faults import ROOT, history
 
@@ -24,49 +28,62 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 EXAMPLE = ROOT / "examples" / "orders-lake"
 
 
-def _run(tmp_path, scenario: str, faults: int | None = None):
+def _run(tmp_path, scenario: str, faults: int | None = None, console: Console | None = None):
     """The example's scenario run and checked; `faults`: only its first ones played."""
     raw = yaml.safe_load((EXAMPLE / f"{scenario}.yaml").read_text())
     raw["faults"] = raw.get("faults", [])[:faults]
     run_dir = tmp_path / scenario
-    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=console or Console(quiet=True))
     assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
     return run_dir, check_run(run_dir)
 
 
-def _ids(files: list[Path]) -> Counter:
-    """(key, seq) of every row of these data files (their order_id "key-seq")."""
-    if not files:
-        return Counter()
-    ids = ds.dataset([str(f) for f in files], format="parquet").to_table(columns=["order_id"]).column(0)
-    return Counter((k, int(s)) for k, s in (i.rsplit("-", 1) for i in ids.to_pylist()))
+def _ids(table: Path, files: dict[str, set[int]]) -> Counter:
+    """(key, seq) of the rows of these data files (their order_id "key-seq"; a file's path in the table -> the
+    positions of its rows deleted)."""
+    found = Counter()
+    for name, gone in files.items():
+        ids = ds.dataset(str(table / name), format="parquet").to_table(columns=["order_id"]).column(0).to_pylist()
+        found.update((k, int(s)) for i, (k, _, s) in enumerate(x.rpartition("-") for x in ids) if i not in gone)
+    return found
 
 
-def _delta_state(table: Path) -> set[str]:
-    """The data files the Delta log has live: its JSON commits replayed."""
-    live: set[str] = set()
+def _delta_state(table: Path) -> dict[str, set[int]]:
+    """The data files the Delta log has live, each with the rows its deletion vector marks deleted: its JSON
+    commits replayed, a file known by its path and its vector."""
+    live: dict[tuple[str, str], set[int]] = {}
     for commit in sorted((table / "_delta_log").glob("*.json")):
         for line in filter(None, commit.read_text().splitlines()):
             action = json.loads(line)
-            live |= {action["add"]["path"]} if "add" in action else set()
-            live -= {action["remove"]["path"]} if "remove" in action else set()
-    return live
+            for verb in ("add", "remove"):
+                if verb in action:
+                    dv = action[verb].get("deletionVector")
+                    key = (action[verb]["path"], json.dumps(dv and [dv["storageType"], dv["pathOrInlineDv"]]))
+                    if verb == "add":
+                        live[key] = deleted(table, dv) if dv else set()
+                    else:
+                        live.pop(key, None)
+    return {path: gone for (path, _), gone in live.items()}
 
 
-def _sink_state(table: Path) -> set[str]:
+def _sink_state(table: Path) -> dict[str, set[int]]:
     """The data files Spark's file sink committed: every entry of its metadata log from the last compact file on."""
     logs = [p for p in (table / "_spark_metadata").iterdir() if not p.name.startswith(".")]  # not the .crc files
     entries = sorted(logs, key=lambda p: int(p.name.split(".")[0]))
     start = max((i for i, p in enumerate(entries) if p.name.endswith(".compact")), default=0)
     listed = [json.loads(line) for p in entries[start:] for line in p.read_text().splitlines()[1:] if line]
-    return {str(Path(e["path"].removeprefix("file:")).relative_to(table)) for e in listed if e["action"] == "add"}
+    return {
+        str(Path(e["path"].removeprefix("file:")).relative_to(table)): set() for e in listed if e["action"] == "add"
+    }
 
 
-def _counted(run_dir: Path, report, state_files: set[str]) -> tuple[Counter, Counter]:
+def _counted(run_dir: Path, report, state: dict[str, set[int]]) -> tuple[Counter, Counter]:
+    """The report's counts against the table's rows (state: its live files, less their deleted rows) and every
+    data file's rows (deliveries)."""
     table = run_dir / "work" / "lake" / "table"
     written = [p for p in table.rglob("part-*.parquet") if "_delta_log" not in p.parts]
-    rows = _ids([table / f for f in state_files])
-    deliveries = _ids(written)
+    rows = _ids(table, state)
+    deliveries = _ids(table, {str(p.relative_to(table)): set() for p in written})
     sent = acked(run_dir)
     assert report.counts.lost == len(sent - set(rows)) == 0
     assert report.counts.duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
@@ -97,4 +114,32 @@ def test_a_plain_foreach_batch_append_to_delta_appends_the_replayed_batch_again(
     held = _kills(run_dir)[0]
     assert held["at"] == "in-flight" and "held_batch" in held, held
     assert report.counts.duplicated_in_state > 0 and max(rows.values()) == 2
+    assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
+
+
+def _deleted_rows(table: Path) -> int:
+    return sum(len(gone) for gone in _delta_state(table).values())
+
+
+def test_a_merge_into_a_table_with_deletion_vectors_absorbs_the_replayed_batch(tmp_path):
+    """MERGE marks the rows it updates deleted (a deletion vector) and writes their new versions: the table holds
+    each order once, its replayed batch's orders delivered twice. The status lines count the table's rows."""
+    shown = io.StringIO()
+    run_dir, report = _run(tmp_path, "delta-merge", console=Console(shown, log_interval_s=2))
+    table = run_dir / "work" / "lake" / "table"
+    rows, deliveries = _counted(run_dir, report, _delta_state(table))
+    assert _deleted_rows(table) > 0 and max(rows.values()) == 1 and report.counts.duplicated_deliveries > 0
+    assert len(_kills(run_dir)) == 2 and _kills(run_dir)[0].get("held_batch") is not None
+    assert report.verdict == "effectively-exactly-once" and report.outcome == "pass", report.expectations
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
+    assert exported["deleted_rows"] == _deleted_rows(table) and exported["observed"] == "fully"
+    counted = [int(m.replace(",", "")) for m in re.findall(r"delivered ([\d,]+)", shown.getvalue())]
+    assert counted and 0 < max(counted) <= sum(deliveries.values()), shown.getvalue()
+
+
+@pytest.mark.long  # make test-long: the same job appending, beside the merge in make test
+def test_the_same_job_appending_into_a_table_with_deletion_vectors_keeps_the_copies(tmp_path):
+    run_dir, report = _run(tmp_path, "delta-merge-append")
+    rows, _ = _counted(run_dir, report, _delta_state(run_dir / "work" / "lake" / "table"))
+    assert report.counts.duplicated_in_state > 0 and max(rows.values()) >= 2
     assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations

@@ -14,15 +14,15 @@ CHECKPOINT_MS = T0 + 700  # the processor's last batch committed before the kill
 REPLAY_DELAY_MS = 1000  # the replayed copies are written this long after the first ones (after the restart)
 
 
-def _kill() -> list[dict]:
+def _kill(number: int = 1, at: int = KILL_MS) -> list[dict]:
     common = {"kind": "kill-driver", "target": "processor"}
     return [
-        {"ts_ms": KILL_MS, "event": "fault_begun", **common, "signal": "SIGKILL", "scope": "streamlet"}
-        | {"restarts": True, "recovers": True, "fault": 1},
-        {"ts_ms": KILL_MS + 10, "event": "process_killed", "process": "streamlet-processor", "pid": 1},
-        {"ts_ms": KILL_MS + 500, "event": "process_started", "process": "streamlet-processor", "pid": 2}
+        {"ts_ms": at, "event": "fault_begun", **common, "signal": "SIGKILL", "scope": "streamlet"}
+        | {"restarts": True, "recovers": True, "fault": number},
+        {"ts_ms": at + 10, "event": "process_killed", "process": "streamlet-processor", "pid": number},
+        {"ts_ms": at + 500, "event": "process_started", "process": "streamlet-processor", "pid": number + 1}
         | {"role": "driver", "streamlet": "processor"},
-        {"ts_ms": KILL_MS + 600, "event": "fault_ended", **common, "restarted": True},
+        {"ts_ms": at + 600, "event": "fault_ended", **common, "restarted": True},
     ]
 
 
@@ -72,3 +72,42 @@ def test_a_restart_killed_again_before_its_first_batch_has_no_recovery_of_its_ow
     first, second = report.faults
     assert first.recovery_s is None and first.note == "recovery unknown: killed again before its first batch"
     assert second.recovery_s == 2.0 and second.note == ""
+
+
+def test_a_kill_right_after_a_restarts_first_output_credits_each_copy_to_the_restart_that_wrote_it(tmp_path):
+    """Two kills, the second as the first restart's first output is written; the copies carry their records'
+    send times (a job passing its input's timestamp on), so only the topic's sampled log ends tell which run wrote
+    each: the first restart's replay copies records sent before the first kill, the second's records sent after it,
+    which the first restart had written once. Each copy is fault 2's or fault 1's by that, in the records, the
+    witnesses and the replays section."""
+    sent = make_sent(2, 400)  # 800 records, one every 5 ms from T0
+    kills = (T0 + 1000, T0 + 3000)
+    first_run, second_run, third_run = np.arange(0, 200), np.arange(200, 441), np.arange(441, 800)
+    again_first, again_second = np.arange(150, 170), np.arange(400, 441)  # sent before kill 1; after kill 1
+    processed = np.concatenate([first_run, again_first, second_run, again_second, third_run])
+    every = np.arange(len(sent))
+    flow = Flow({HOPS[0]: every, HOPS[1]: processed}, processed, every)  # the egress's upsert absorbs the copies
+    history = []
+    for number, (at, written) in enumerate(
+        zip(kills, (first_run, processed[: -len(third_run) - len(again_second)])), 1
+    ):
+        history += _kill(number, at)
+        # sampled while the processor is down: the log ends its runs so far had written
+        ends = [["processed", p, 0, int((sent.key[written] % 2 == p).sum())] for p in (0, 1)]
+        history.append({"ts_ms": at + 200, "event": "offsets", "partitions": ends})
+    report = check_run(write_run(tmp_path / "run", sent, flow, history=history))
+
+    made = report.records["duplicated"]
+    by_fault = {n: set(made.seq[made.fault == n]) for n in (1, 2)} if "fault" in made else None
+    assert by_fault is not None, made.columns
+    key_seq = lambda index: {int(sent.seq[i]) for i in index}  # noqa: E731
+    assert by_fault == {1: key_seq(again_first), 2: key_seq(again_second)}
+    rows = {row[0]: row for row in report.sections["replay"].rows}
+    assert (rows[1][4], rows[2][4]) == (len(again_first), len(again_second))
+    assert rows[2][6] == (kills[1] - sent.event_time_ms[again_second].max()) / 1000 > 0  # sent before kill 2
+    assert min(rows[1][5:7]) > 0  # all sent before kill 1
+    duplicated = [w for w in report.witnesses if w.anomaly == "duplicated_deliveries"]
+    assert {w.seq in key_seq(again_first) for w in duplicated} == {True, False}, duplicated  # both faults' shown
+    for witness in duplicated:
+        number = 1 if witness.seq in key_seq(again_first) else 2
+        assert witness.cause.endswith(f"after fault {number}, kill-driver processor"), witness

@@ -11,6 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contract.applications import UNREAD
 from harness.checker.causes import key_homes
 from harness.checker.check import check_run, judged_from_notable
 from harness.checker.egress_readers import SQLITE_BATCH_ROWS, egress_blocks
@@ -313,6 +314,19 @@ def test_what_could_not_be_measured_is_unknown_never_pass(tmp_path):
     assert suite.get("errors") == "2" and suite.get("failures") == "0" and suite.get("time") and suite.get("timestamp")
     assert errors["max_recovery_s"] is not None and str(root / "report.html") in errors["max_recovery_s"].text
     assert "UNKNOWN" in (root / "report.html").read_text()
+
+
+def test_an_output_its_reader_cannot_read_is_unknown_naming_why(tmp_path):
+    """An export that met a table feature its reader does not implement wrote nothing and said why: the verdict
+    is unknown, never a count made without the feature, and the gap names it."""
+    why = "its table uses the Delta reader feature(s) columnMapping, which are not read here"
+    exported = {"ts_ms": 1_800_000_000_000, "event": "output_exported", "output": "egress", "observed": UNREAD}
+    root, _ = _run(tmp_path, history=[exported | {"unobserved": why}])
+    (root / "egress" / "egress.sqlite").unlink()  # the export wrote nothing
+    report = check_run(root)
+    assert report.verdict == "unknown" and report.outcome == "unknown", report.verdict
+    assert report.counts.lost is None and report.counts.duplicated_in_state is None
+    assert any(gap.startswith(f"output egress: not read: {why}") for gap in report.gaps), report.gaps
 
 
 def test_a_run_without_run_json_is_unfinished_not_lossy(tmp_path):

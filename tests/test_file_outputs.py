@@ -11,14 +11,16 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from contract.egress import MAIN_QUERY
 from contract.segments import read_segments
 from contract.table_files import data_files, delta_live_files, read_rows, spark_committed_files
-from harness.outputs.files import FileOutput, FileProbe
+from harness.outputs.files import FileOutput, FileProbe, UnreadTable
 from harness.outputs.kinds.delta_table import FORMAT as DELTA
 from harness.outputs.kinds.parquet_files import FORMAT as PARQUET
 from pipelines.audit import ExportedEvidence
+from tests.delta_vectors import inline, on_disk
 
 IDENTITY = {"id": "order_id"}
 
@@ -53,7 +55,14 @@ def test_delta_files_live_in_the_log_and_a_cut_file_is_named_not_counted(tmp_pat
     assert read_rows(table, cut) is None and len(data_files(table)) == 4
 
     exported = FileOutput(table, DELTA, IDENTITY).export(ExportedEvidence(tmp_path / "lake.sqlite"))
-    assert exported == {"rows": 3, "deliveries": 4, "files": 4, "uncommitted_files": 2, "cut_files": [cut.name]}
+    assert exported == {
+        "rows": 3,
+        "deliveries": 4,
+        "files": 4,
+        "uncommitted_files": 2,
+        "deleted_rows": 0,
+        "cut_files": [cut.name],
+    }
     with sqlite3.connect(tmp_path / "lake.sqlite") as db:
         state = sorted(db.execute("SELECT key, seq, batch_id FROM records"))
         deliveries = sorted(db.execute("SELECT key, seq, batch_id FROM audit"))
@@ -124,3 +133,105 @@ def test_window_rows_a_reader_sums_in_append_mode_and_takes_the_last_in_update_m
             audit = sorted(con.execute("SELECT key, window_start_ms, count, batch_id FROM window_audit"))
         assert state == [("k1", 0, 10_000, k1), ("k2", 0, 10_000, 1)], mode
         assert audit == [("k1", 0, 3, 0), ("k1", 0, 3, 1), ("k1", 10_000, 2, -1), ("k2", 0, 1, 0)]
+
+
+# A table with deletion vectors, written as Delta writes one: a protocol naming the feature, a MERGE's commit adding
+# a file's path again with its new vector and removing it with its old one, the vectors in the protocol's format.
+def _commit(table: Path, version: int, *actions: dict) -> None:
+    log = table / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    (log / f"{version:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in actions))
+
+
+def _add(path: Path, dv: dict | None = None) -> dict:
+    add = {"path": path.name, "partitionValues": {}, "size": path.stat().st_size, "modificationTime": 0}
+    add["stats"] = json.dumps({"numRecords": pq.read_metadata(path).num_rows})
+    return {"add": add | {"dataChange": True} | ({"deletionVector": dv} if dv else {})}
+
+
+def _remove(path: Path, dv: dict | None = None) -> dict:
+    remove = {"path": path.name, "deletionTimestamp": 0, "dataChange": True, "size": path.stat().st_size}
+    return {"remove": remove | ({"deletionVector": dv} if dv else {})}
+
+
+def _dv_table(table: Path, reader_features: list[str] = ("deletionVectors",), mapping: str | None = None) -> Path:
+    """Created with deletion vectors, one batch appended (txn 0: k1-1, k1-2, k1-3)."""
+    table.mkdir(parents=True)
+    schema = {
+        "type": "struct",
+        "fields": [
+            {"name": n, "type": t, "nullable": True, "metadata": {}}
+            for n, t in (("order_id", "string"), ("amount", "double"))
+        ],
+    }
+    configuration = {"delta.enableDeletionVectors": "true"} | ({"delta.columnMapping.mode": mapping} if mapping else {})
+    features = list(reader_features)
+    _commit(
+        table,
+        0,
+        {
+            "protocol": {
+                "minReaderVersion": 3,
+                "minWriterVersion": 7,
+                "readerFeatures": features,
+                "writerFeatures": features,
+            }
+        },
+        {
+            "metaData": {
+                "id": "t",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema),
+                "partitionColumns": [],
+                "configuration": configuration,
+                "createdTime": 0,
+            }
+        },
+    )
+    first = _file(table, "part-0-a.parquet", ["k1-1", "k1-2", "k1-3"])
+    _commit(table, 1, {"txn": {"appId": "q", "version": 0}}, _add(first))
+    return first
+
+
+def _state(table: Path, db: Path) -> tuple[dict, list, list]:
+    exported = FileOutput(table, DELTA, IDENTITY).export(ExportedEvidence(db))
+    with sqlite3.connect(db) as con:
+        state = sorted(con.execute("SELECT key, seq, batch_id FROM records"))
+        deliveries = sorted(con.execute("SELECT key, seq FROM audit"))
+    return exported, state, deliveries
+
+
+def test_a_merge_marking_rows_deleted_keeps_the_file_less_its_deleted_rows(tmp_path):
+    table = tmp_path / "merged"
+    first = _dv_table(table)
+    # A MERGE updating k1-2 and k1-3 (a replay): their new rows in a new file, the old ones deleted by a vector on
+    # disk; the file's path added again with it and removed with none, in one commit.
+    second = _file(table, "part-0-b.parquet", ["k1-2", "k1-3"])
+    dv = on_disk(table, [1, 2])
+    _commit(table, 2, _add(second), _add(first, dv), _remove(first))
+    assert delta_live_files(table) == {"part-0-a.parquet": 0, "part-0-b.parquet": -1}  # the kept rows are batch 0's
+    exported, state, deliveries = _state(table, tmp_path / "2.sqlite")
+    assert state == [("k1", 1, 0), ("k1", 2, -1), ("k1", 3, -1)]
+    assert deliveries == [("k1", 1), ("k1", 2), ("k1", 2), ("k1", 3), ("k1", 3)]  # each file's rows once
+    assert (exported["rows"], exported["deliveries"], exported["deleted_rows"]) == (3, 5, 2)
+
+    # Another MERGE deleting k1-1 too: the vector inline now, replacing the one on disk.
+    _commit(table, 3, _add(first, inline([0, 1, 2])), _remove(first, dv))
+    _, state, _ = _state(table, tmp_path / "3.sqlite")
+    assert state == [("k1", 2, -1), ("k1", 3, -1)]
+    rows = FileOutput(table, DELTA, IDENTITY).rows()
+    assert sorted(r["value"]["order_id"] for r in rows) == ["k1-2", "k1-3"]
+
+
+def test_a_damaged_vector_or_a_reader_feature_not_read_leaves_the_table_unread(tmp_path):
+    damaged = tmp_path / "damaged"
+    first = _dv_table(damaged)
+    _commit(damaged, 2, _add(first, on_disk(damaged, [0], damaged=True)), _remove(first))
+    for table, named in (
+        (damaged, "checksum"),
+        (_dv_table(tmp_path / "mapped", ["deletionVectors", "columnMapping"], "name").parent, "columnMapping"),
+        (_dv_table(tmp_path / "widened", ["typeWidening"]).parent, "typeWidening"),
+    ):
+        with pytest.raises(UnreadTable, match=named):
+            FileOutput(table, DELTA, IDENTITY).export(ExportedEvidence(tmp_path / f"{table.name}.sqlite"))
+        assert not (tmp_path / f"{table.name}.sqlite").exists()

@@ -8,7 +8,11 @@ table or a Parquet table partitioned by customer.
   delta-stream  Delta's streaming sink (writeStream.format("delta")): a replayed batch is skipped
   delta-txn     foreachBatch appending to Delta with txnAppId/txnVersion (Delta's idempotent writes)
   delta-append  foreachBatch appending to Delta with neither: a replayed batch is appended again
+  delta-merge   foreachBatch upserting into Delta by order_id (MERGE INTO: an order sent or run again is updated)
   parquet       Spark's file sink (writeStream.format("parquet")), partitioned by customer
+
+With --deletion-vectors the Delta table is created first with delta.enableDeletionVectors, as recent runtimes
+create tables: a MERGE then marks the rows it updates deleted instead of rewriting their files.
 
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON.
 
@@ -30,7 +34,7 @@ ORDER = StructType(
         StructField("created", StringType()),
     ]
 )
-WRITES = ("delta-stream", "delta-txn", "delta-append", "parquet")
+WRITES = ("delta-stream", "delta-txn", "delta-append", "delta-merge", "parquet")
 APP_ID = "orders-lake"  # the same across restarts: Delta skips a txnVersion it has already committed for it
 
 
@@ -42,6 +46,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--write", choices=WRITES, default="delta-stream")
     parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
+    parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
     spark = (
@@ -53,6 +58,12 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
+    if args.deletion_vectors or args.write == "delta-merge":  # a MERGE needs its table to exist
+        spark.sql(
+            f"CREATE TABLE IF NOT EXISTS delta.`{args.table}` "
+            "(order_id STRING, customer STRING, amount DOUBLE, created STRING) USING delta "
+            f"TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(args.deletion_vectors).lower()}')"
+        )
     orders = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", args.bootstrap)
@@ -70,6 +81,16 @@ def main() -> None:
         query = writer.format("delta").start(args.table)
     elif args.write == "parquet":
         query = writer.format("parquet").partitionBy("customer").start(args.table)
+    elif args.write == "delta-merge":
+
+        def upsert(batch, batch_id: int) -> None:
+            batch.dropDuplicates(["order_id"]).createOrReplaceTempView("orders_batch")
+            batch.sparkSession.sql(
+                f"MERGE INTO delta.`{args.table}` AS t USING orders_batch AS s ON t.order_id = s.order_id "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            )
+
+        query = writer.foreachBatch(upsert).start()
     else:
         idempotent = args.write == "delta-txn"
 

@@ -25,6 +25,7 @@ import pandas as pd
 from contract.roles import EGRESS
 from harness.checker.findings import HopCopies
 from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData, SentCopies
+from harness.checker.offsets import offset_samples
 from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
 from harness.checker.step import Context, Step
 
@@ -76,6 +77,25 @@ def _preceding_fault(times: np.ndarray, spans: list[FaultSpan], candidates: list
     return np.where(position >= 0, np.array(candidates)[order][np.maximum(position, 0)], -1)
 
 
+def written_after(hop: HopData, rows: pd.DataFrame, samples: pd.DataFrame) -> np.ndarray:
+    """Per row of a topic's copies, when it was last sampled with its log end at or below the copy's offset: the
+    copy was written after then (0: before any sample). A copy's own timestamp is the job's to set (a job passing its
+    input's `timestamp` column on gives its copies the source's), the broker's log end is not: a replay's copies are
+    written after the kill that made it, since the sampler looks once a second and a restart takes longer."""
+    found = np.zeros(len(rows), np.int64)
+    if hop.topic is None or samples.empty:
+        return found
+    mine = samples[samples.topic.to_numpy() == hop.topic]
+    partitions, offsets = rows.partition.to_numpy(), rows.offset.to_numpy()
+    for partition, taken in mine.groupby("partition", sort=False):
+        taken = taken.sort_values("ts", kind="stable")
+        ends = np.maximum.accumulate(taken.log_end.to_numpy())
+        here = partitions == partition
+        last = np.searchsorted(ends, offsets[here], side="right") - 1
+        found[here] = np.where(last >= 0, taken.ts.to_numpy()[np.maximum(last, 0)], 0)
+    return found
+
+
 def source_copies(sent: pd.DataFrame, deduplicated: bool) -> pd.Series:
     """Copies on the source topic per record with more than one: aborted transactions' and, unless the hop's
     producer deduplicates (a declared deduplication: it is not expected to pass them), the resend fault's."""
@@ -114,11 +134,14 @@ def account(
     spans: list[FaultSpan],
     counted: list[SentCopies],
     deduplicating: frozenset = frozenset(),
+    samples: pd.DataFrame | None = None,
 ) -> CopyAccounting:
     """`sent`: rid, aborted_copies and resent_copies (copies on the source topic beyond the first committed one:
     in aborted transactions, sent again on purpose) per record sent; `counted`: each hop's copies of the records
     sent (hop_sent_copies); `deduplicating`: the streamlets declaring a deduplication (the copies they write of a
-    re-sent record are theirs, not the source's)."""
+    re-sent record are theirs, not the source's); `samples`: the topics' offsets as sampled (offsets.py), which
+    date a topic's copies no earlier than the run of their writer that wrote them. Each copy made is credited to
+    the last fault disturbing its writer that began before it was written."""
     sent_rids = sent.rid.to_numpy()
     at_source = {dedup: source_copies(sent, dedup) for dedup in (False, True)}
     by_name = {h.name: h for h in hops}
@@ -133,11 +156,12 @@ def account(
         per_hop[hop.name] = HopCopies(here.copies, extra, len(made), extra - len(made), here.kept, absorbed)
         if len(made):
             times = made.time_ms.to_numpy(dtype=np.int64)
+            written = times if samples is None else np.maximum(times, written_after(hop, made, samples))
             # Faults that make this hop's producer run a batch again: those on it (restarts, executor crashes,
             # its network link) and those of the whole cluster (brokers).
             own = [i for i, s in enumerate(spans) if s.target == hop.producer or s.scope == "cluster"]
-            fault = _preceding_fault(times, spans, own)
-            fallback = _preceding_fault(times, spans, list(range(len(spans))))
+            fault = _preceding_fault(written, spans, own)
+            fallback = _preceding_fault(written, spans, list(range(len(spans))))
             frames.append(
                 pd.DataFrame(
                     {
@@ -175,7 +199,12 @@ def deduplicating(streamlets) -> frozenset:
 def _copies(context: Context) -> None:
     evidence = context.evidence
     context.accounting = account(
-        context.hops, evidence.sent, context.spans, hop_sent_copies(context), deduplicating(evidence.streamlets)
+        context.hops,
+        evidence.sent,
+        context.spans,
+        hop_sent_copies(context),
+        deduplicating(evidence.streamlets),
+        offset_samples(evidence.history),
     )
 
 

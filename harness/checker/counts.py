@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from contract.applications import PARTLY
+from contract.applications import PARTLY, UNREAD
 from harness.checker.copies import deduplicating, hop_sent_copies
 from harness.checker.findings import Hop
 from harness.checker.intermediate import HopData
@@ -51,6 +51,12 @@ def _counts(context: Context) -> None:
         context.gaps.append("no record was acknowledged by Kafka: there is nothing to judge, so the verdict is unknown")
     context.counts, context.windows, context.lost_by_cause = counts, windows, lost_by_cause
     context.verdict = verdict(counts) if (egress_result or windows) and not unfinished and counts.acked else "unknown"
+    unread = observed_as(evidence, UNREAD)
+    if unread:
+        context.verdict = "unknown"
+        context.gaps += [
+            f"output {name}: not read: {why}: its state and deliveries are unknown" for name, why in unread.items()
+        ]
     partly = partly_observed(evidence)
     if partly:
         context.verdict = at_most_effectively(context.verdict)
@@ -66,17 +72,23 @@ def _counts(context: Context) -> None:
     }
 
 
-def partly_observed(evidence) -> dict[str, str]:
-    """Outputs whose writes the harness saw only in part (pipeline.json's `observed`, or the history's
-    output_exported), and what it could not see."""
-    found = {s.name: "its writes are only partly observable" for s in evidence.streamlets if s.observed == PARTLY}
+def observed_as(evidence, observed: str) -> dict[str, str]:
+    """Outputs whose export the history's output_exported says was observed so (PARTLY, UNREAD), and why."""
+    found = {}
     for event in evidence.history:
-        if event.get("event") == "output_exported" and event.get("observed") == PARTLY:
+        if event.get("event") == "output_exported" and event.get("observed") == observed:
             found[event.get("output")] = event.get("unobserved") or (  # runs recorded before `unobserved`
                 f"{event.get('updates_alone')} write(s) by UPDATE statements that no insert explains (not deliveries "
                 "the audit can count)"
             )
     return found
+
+
+def partly_observed(evidence) -> dict[str, str]:
+    """Outputs whose writes the harness saw only in part (pipeline.json's `observed`, or the history's
+    output_exported), and what it could not see."""
+    found = {s.name: "its writes are only partly observable" for s in evidence.streamlets if s.observed == PARTLY}
+    return found | observed_as(evidence, PARTLY)
 
 
 def at_most_effectively(found: str) -> str:

@@ -31,13 +31,16 @@ def hop_data(evidence: Evidence) -> list[HopData]:
     for s in evidence.streamlets:
         if s.egress_evidence == TOPIC:
             reads[s.name] = next((reads.get(producers[t]) for t in s.inputs if t in producers), None)
+    topics_of = {s.name: s.inputs[0] for s in evidence.streamlets if s.egress_evidence == TOPIC and s.inputs}
     hops = []
     for topic, frame in evidence.topics.items():
         if "count" in frame.columns:
             continue
         rows = frame.rename(columns={"timestamp_ms": "time_ms"}, copy=False)  # loaded in partition/offset order
         producer = producers.get(topic, "?")
-        hops.append(HopData(topic, "topic", producer, rows, None, f"batch.{producer}", reads.get(producer)))
+        hops.append(
+            HopData(topic, "topic", producer, rows, None, f"batch.{producer}", reads.get(producer), topic=topic)
+        )
     for egress in evidence.egresses:
         if egress.windowed:
             continue
@@ -52,6 +55,7 @@ def hop_data(evidence: Evidence) -> list[HopData]:
                 "batch_id",
                 reads.get(egress.name),
                 egress.ordered_by_partition,
+                topics_of.get(egress.name),
             )
         )
     return hops

@@ -38,6 +38,7 @@ class HopData:
     batch_column: str  # the producer's batch id column
     upstream: str | None = None  # the hop the producer reads (None: it reads the source)
     ordered_by_partition: bool = False  # a key's order is judged per partition (an output keyed by its own key)
+    topic: str | None = None  # the Kafka topic its rows' partitions and offsets are of (None: an egress's store)
 
 
 @dataclass(frozen=True)

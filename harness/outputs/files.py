@@ -14,15 +14,16 @@ named, its rows uncounted: the output is then observed only in part.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
-from contract.applications import APPEND, FILE_OUTPUT, WINDOW_MODES
+from contract.applications import APPEND, FILE_OUTPUT, UNREAD, WINDOW_MODES
 from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE, WINDOW_AUDIT, WINDOW_STATE, WINDOWS
 from contract.identity import IdentityReader
-from contract.table_files import data_files, read_rows
+from contract.table_files import data_files, finished, read_rows
+from harness.errors import HarnessError
 from harness.evidence.intervals import interval_ms
 from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
 from harness.outputs.tables import identity_text, record_export
@@ -100,19 +101,43 @@ def _window(spec: OutputSpec) -> dict | None:
     }
 
 
-def record_tables(identity: dict, written: list[tuple[int | None, int, list[dict]]]) -> dict[str, list[tuple]]:
-    """The contract's egress tables of an output's records, from what was written: (the batch that committed it,
-    None when uncommitted; when it was written, epoch ms; its rows). Every row is a delivery, each committed row in
-    the state, by its identity (`identity`, read from the row). A kind of one's own exports with it too."""
+class Written(NamedTuple):
+    """A data file's rows as written: the batch that committed it (None: uncommitted), when it was written (epoch
+    ms), its rows, and the positions of those a table's deletion vectors mark deleted since."""
+
+    batch: int | None
+    written_ms: int
+    rows: list[dict]
+    deleted: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What a format's log has committed: data file name -> the batch that committed it, and the positions of the
+    rows a committed file holds no longer (deletion vectors: a reader skips them)."""
+
+    batches: dict[str, int]
+    deleted: dict[str, frozenset[int]] = field(default_factory=dict)
+
+
+class UnreadTable(HarnessError):
+    """A table its format's reader cannot read as a reader of the table would (a feature it does not implement, a
+    damaged file): none of it is counted."""
+
+
+def record_tables(identity: dict, written: list[tuple]) -> dict[str, list[tuple]]:
+    """The contract's egress tables of an output's records, from what was written (each a Written, or a tuple of
+    its first three fields). Every row is a delivery, each committed row not deleted since in the state, by its
+    identity (`identity`, read from the row). A kind of one's own exports with it too."""
     read = IdentityReader(identity)
     deliveries, state = [], []
-    for batch, written_ms, rows in written:
-        for row in rows:
+    for batch, written_ms, rows, deleted in (Written(*entry) for entry in written):
+        for position, row in enumerate(rows):
             key, seq = (identity_text(part) for part in read({"value": row}))
             deliveries.append(
                 (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
             )
-            if batch is not None:
+            if batch is not None and position not in deleted:
                 state.append((key, seq, -1, None, batch, "{}", written_ms))
     return {AUDIT: deliveries, STATE: state}
 
@@ -123,7 +148,7 @@ class TableFormat:
     last committed, and every data file on disk."""
 
     name: str  # the output's `format`
-    committed: Callable[[Path], dict[str, int]]  # data file name -> the batch that committed it
+    committed: Callable[[Path], Committed]  # raises UnreadTable where the table cannot be read as its readers do
     latest_ms: Callable[[Path], int]  # when its log last took a commit (0: none yet)
     data_files: Callable[[Path], list[Path]] = data_files  # every data file on disk, committed or not
 
@@ -165,8 +190,7 @@ class FileOutput:
     identity: dict | None
     window: dict | None = None
 
-    def committed(self) -> dict[str, int]:
-        """Data file name -> the batch that committed it."""
+    def committed(self) -> Committed:
         return self.format.committed(self.folder)
 
     def rows(self) -> list[dict]:
@@ -174,19 +198,21 @@ class FileOutput:
         not readable yet: what could be read."""
         try:
             committed = self.committed()
-        except (OSError, ValueError):  # a log entry being written
+        except (OSError, ValueError, HarnessError):  # a log entry being written, a table not read as it is
             return []
         found = []
         for path in self.format.data_files(self.folder) if self.folder.is_dir() else []:
-            if path.name in committed:
-                found.extend({"value": row} for row in read_rows(self.folder, path) or ())
+            if path.name in committed.batches:
+                deleted = committed.deleted.get(path.name, ())
+                rows = read_rows(self.folder, path) or ()
+                found.extend({"value": row} for i, row in enumerate(rows) if i not in deleted)
         return found
 
     def export(self, evidence: ExportedEvidence) -> dict:
         """Copy the committed rows (state) and every data file's rows (deliveries) into the run directory's
         evidence, as the contract's tables (records, or windows); returns what was exported and the files that could
-        not be read."""
-        committed = self.committed() if self.folder.is_dir() else {}
+        not be read. UnreadTable, nothing written, where the table cannot be read as its readers read it."""
+        committed = self.committed() if self.folder.is_dir() else Committed({})
         files = self.format.data_files(self.folder) if self.folder.is_dir() else []
         written, cut = [], []
         for path in files:
@@ -194,35 +220,35 @@ class FileOutput:
             if rows is None:
                 cut.append(path.name)
             else:
-                written.append((path, committed.get(path.name), os.stat(path).st_mtime_ns // 1_000_000, rows))
-        if self.window:
-            tables = self._window_tables(written)
-        else:
-            tables = record_tables(self.identity, [(batch, ms, rows) for _, batch, ms, rows in written])
+                batch = committed.batches.get(path.name)
+                ms = os.stat(path).st_mtime_ns // 1_000_000
+                written.append(Written(batch, ms, rows, committed.deleted.get(path.name, frozenset())))
+        tables = self._window_tables(written) if self.window else record_tables(self.identity, written)
         evidence.write(tables)
         deliveries, state = tables.values()  # each kind's deliveries table, then its state table
         return {
             "rows": len(state),
             "deliveries": len(deliveries),
             "files": len(files),
-            "uncommitted_files": sum(1 for p in files if p.name not in committed),
+            "uncommitted_files": sum(1 for p in files if p.name not in committed.batches),
+            "deleted_rows": sum(len(d) for d in committed.deleted.values()),
             "cut_files": cut,
         }
 
-    def _window_tables(self, written: list[tuple]) -> dict[str, list[tuple]]:
+    def _window_tables(self, written: list[Written]) -> dict[str, list[tuple]]:
         """Every window row a delivery; the state per (key, window) is what a reader of the table makes of its
         committed rows: their counts summed in append mode (a window appended twice counts twice), the last one
         in update mode."""
         w, size = self.window, interval_ms(self.window["size"])
         deliveries, state = [], {}
-        for _, batch, written_ms, rows in written:
-            for row in rows:
+        for batch, written_ms, rows, deleted in written:
+            for position, row in enumerate(rows):
                 key, start, count = _at(row, w["key"]), _epoch_ms(_at(row, w["start"])), _at(row, w["count"])
                 end = None if start is None else start + size
                 deliveries.append(
                     (-1 if batch is None else batch, key, start, end, count, "{}", None, -1, -1, written_ms)
                 )
-                if batch is None:
+                if batch is None or position in deleted:
                     continue
                 before = state.get((key, start))
                 if before is not None and w["mode"] == APPEND:
@@ -258,16 +284,33 @@ def _epoch_ms(value) -> int | None:
 class FileProbe:
     """When the job last committed to a file output: its log's newest entry (an in-flight kill waits for one newer
     than the batch's plan). A kill then lands after the table took the batch and before the checkpoint did, the
-    moment that tells a writer that skips a replayed batch from one that appends it again."""
+    moment that tells a writer that skips a replayed batch from one that appends it again. Its deliveries so far:
+    the rows of every data file written to its end, each file's footer read once."""
 
     def __init__(self, output: FileOutput):
         self.output = output
+        self._rows: dict[Path, int] = {}  # a finished data file -> its rows (a file is never changed once written)
 
     def latest_ms(self) -> int:
         return self.output.format.latest_ms(self.output.folder)
 
-    def delivered(self) -> None:
-        return None  # rows are counted from the files once the run is over
+    def delivered(self) -> int | None:
+        """Rows in the data files written so far, committed or not (the deliveries the export will count); None
+        when the folder could not be listed this time."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            files = self.output.format.data_files(self.output.folder) if self.output.folder.is_dir() else []
+        except OSError:  # a file removed while listed (a vacuum, a job's own clean-up)
+            return None
+        for path in files:
+            if path not in self._rows and finished(path):
+                try:
+                    self._rows[path] = pq.read_metadata(path).num_rows
+                except (pa.ArrowInvalid, OSError):  # still being written: its footer is read next time
+                    continue
+        return sum(self._rows.values())
 
     def close(self) -> None:
         pass  # holds nothing open
@@ -302,7 +345,11 @@ class FileSink:
     def export(self) -> dict:
         from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
 
-        exported = self.output.export(ExportedEvidence.of(self.run.driver_paths(self.name)))
+        try:
+            exported = self.output.export(ExportedEvidence.of(self.run.driver_paths(self.name)))
+        except UnreadTable as exc:  # nothing exported: the checker finds no evidence of the output, and says why
+            record_export(self.run, self.name, {}, str(exc), observed=UNREAD, format=self.output.format.name)
+            return {}
         cut = exported["cut_files"]
         unobserved = f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"
         record_export(self.run, self.name, exported, unobserved if cut else None, format=self.output.format.name)

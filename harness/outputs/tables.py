@@ -326,10 +326,12 @@ def identity_text(value) -> str | int | None:
     return json.dumps(value)
 
 
-def record_export(run: OutputRun, name: str, exported: dict, unobserved: str | None, **fields) -> None:
+def record_export(
+    run: OutputRun, name: str, exported: dict, unobserved: str | None, observed: str | None = None, **fields
+) -> None:
     """output_exported in the history: what an output's export read, observed only in part when `unobserved` says
-    what could not be."""
-    observed = PARTLY if unobserved else FULLY
+    what could not be (or not at all: `observed` UNREAD)."""
+    observed = observed or (PARTLY if unobserved else FULLY)
     run.history.record("output_exported", output=name, observed=observed, unobserved=unobserved, **fields, **exported)
 
 

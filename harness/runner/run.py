@@ -76,7 +76,7 @@ class _Status:
             run.topic_name(t) for n, s in egresses if not s.runs for t in run.scenario.blueprint.inputs_of(n).values()
         ]
         self.probes = run.output_probes()  # an application's outputs: the rows it offered them count as delivered
-        self._offered = [0] * len(self.probes)  # each output's last count read (kept when a read fails)
+        self._offered: list[int | None] = [None] * len(self.probes)  # each output's last count (kept when a read fails)
 
     def __call__(self, elapsed: float, played: int) -> None:
         if not self.console.due():
@@ -90,12 +90,14 @@ class _Status:
         for i, probe in enumerate(self.probes):
             offered = probe.delivered()
             self._offered[i] = self._offered[i] if offered is None else offered
-        delivered += sum(self._offered)
+        # an output whose kind cannot tell (or has not told yet) makes the total unknown: "-", never a short count
+        told = None not in self._offered
+        delivered_text = f"{delivered + sum(self._offered):,}" if told else "-"
         lag_text = " ".join(f"{n}={'-' if lag is None else lag}" for n, lag in lags.items())
         down = f"  down: {', '.join(self.run.failed)}" if self.run.failed else ""
         self.console.status(
             f"{elapsed:5.0f}s/{self.length}  faults {self.begun + played}/{self.planned}  "
-            f"acked {acks.acked:,}  delivered {delivered:,}  lag {lag_text}{down}"
+            f"acked {acks.acked:,}  delivered {delivered_text}  lag {lag_text}{down}"
         )
 
     def __enter__(self) -> _Status:

@@ -7,7 +7,8 @@ lists its manifests (Avro, its manifest list), which list the table's data files
 every Parquet file under `data/` is a delivery, committed or not (Spark's Iceberg streaming sink skips a replayed
 epoch at or below the last it committed, and the files the replay wrote stay on disk, never committed). A file's
 batch is the epoch its snapshot's summary records (`spark.sql.streaming.epochId`: the streaming sink's), -1 for a
-snapshot without one (a foreachBatch append). Appends only: delete files (a MERGE, a DELETE) are not applied yet.
+snapshot without one (a foreachBatch append). Appends only: a table whose current snapshot has delete files (a
+MERGE, UPDATE or DELETE in merge-on-read) is not read, rather than counted as if they were not there.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from urllib.parse import unquote
 
 import fastavro
 
-from harness.outputs.files import TableFormat, file_kind
+from harness.outputs.files import Committed, TableFormat, UnreadTable, file_kind
 
 HINT = "version-hint.text"  # in a table's metadata folder: the number of its current metadata file
 EPOCH = "spark.sql.streaming.epochId"  # a snapshot summary's: the streaming sink's epoch (its batch)
@@ -48,9 +49,9 @@ def _avro(path: str) -> list[dict]:
         return list(fastavro.reader(f))
 
 
-def committed_files(folder: Path) -> dict[str, int]:
+def committed_files(folder: Path) -> Committed:
     """Data file name -> the batch of the snapshot that added it, for every data file of each table's current
-    snapshot."""
+    snapshot; UnreadTable where it has delete files."""
     found: dict[str, int] = {}
     for table in tables(folder):
         metadata = current_metadata(table)
@@ -60,14 +61,21 @@ def committed_files(folder: Path) -> dict[str, int]:
             continue
         batch = {sid: int(s.get("summary", {}).get(EPOCH, -1)) for sid, s in snapshots.items()}
         for manifest in _avro(current["manifest-list"]):
-            if manifest.get("content", 0) != 0:  # delete files: no rows of their own
+            if manifest.get("content", 0) != 0:  # delete files: no rows of their own, but rows of others deleted
+                if _live(manifest["manifest_path"]):
+                    raise UnreadTable("its table has delete files (rows deleted in merge-on-read), not read here")
                 continue
             for entry in _avro(manifest["manifest_path"]):
                 if entry["status"] == DELETED:
                     continue
                 added_by = entry.get("snapshot_id") or manifest["added_snapshot_id"]  # null: inherited (format v2)
                 found[Path(unquote(entry["data_file"]["file_path"])).name] = batch.get(added_by, -1)
-    return found
+    return Committed(found)
+
+
+def _live(manifest: str) -> bool:
+    """Whether a manifest lists a file its snapshot has not removed."""
+    return any(entry["status"] != DELETED for entry in _avro(manifest))
 
 
 def latest_commit_ms(folder: Path) -> int:
