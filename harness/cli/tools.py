@@ -126,7 +126,9 @@ def validate_command(paths: tuple[Path, ...]):
       harness validate scenarios/ examples/enrich-kafka/scenario.yaml
       harness validate smoke
     """
+    from contract.applications import APPLICATION
     from harness.scenario import load_scenario
+    from harness.scenario.job_code import notes
     from harness.scenario.shipped import scenario_files
 
     bad = 0
@@ -139,6 +141,9 @@ def validate_command(paths: tuple[Path, ...]):
             continue
         parts = len(scenario.blueprint.streamlets)
         click.echo(f"ok   {path}: {scenario.name} ({parts} streamlet(s), {len(scenario.faults)} fault rule(s))")
+        apps = {n: i.settings for n, i in scenario.blueprint.streamlets.items() if i.kind == APPLICATION}
+        for line in notes(apps):
+            click.echo(f"     note {line}")
     if bad:
         raise HarnessError(f"{bad} scenario file(s) are not valid")
 

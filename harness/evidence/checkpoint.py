@@ -97,7 +97,7 @@ def batch_events(folder: Path) -> list[dict]:
     with, as Spark's progress gives it, once past 0)}}, in commit order. A batch's input is counted from the offsets
     log, so a batch a kill replayed counts again."""
     events = []
-    for checkpoint in _checkpoints(Path(folder)):
+    for checkpoint in query_checkpoints(Path(folder)):
         before: dict = {}
         for batch in committed_batches(checkpoint):
             event = batch_event(checkpoint, batch, before)
@@ -156,7 +156,7 @@ class CommitLog:
     def record(self) -> int:
         """Append the batches committed since the last look; how many."""
         events = []
-        for checkpoint in _checkpoints(self.folder):
+        for checkpoint in query_checkpoints(self.folder):
             for batch in committed_batches(checkpoint):
                 try:
                     key = (checkpoint.name, batch, (checkpoint / "commits" / str(batch)).stat().st_mtime_ns)
@@ -194,7 +194,7 @@ def planned_topics(folder: Path) -> set[str]:
     is planned (a Real-time Mode query plans none until its first checkpoint interval ends), those its sources
     start from."""
     found: set[str] = set()
-    for checkpoint in _checkpoints(Path(folder)):
+    for checkpoint in query_checkpoints(Path(folder)):
         try:
             planned = last_planned(checkpoint).get("offsets", {})
             found |= set(planned or {t for p in _source_starts(checkpoint) for t in batch_offsets(p)})
@@ -203,7 +203,10 @@ def planned_topics(folder: Path) -> set[str]:
     return found
 
 
-def _checkpoints(folder: Path) -> list[Path]:
+TEMPORARY = "temporary-"  # the prefix of the checkpoint folders Spark makes for a query given none
+
+
+def query_checkpoints(folder: Path) -> list[Path]:
     """The query checkpoints in `folder`: itself, or its subfolders with an offsets log."""
     if (folder / "offsets").is_dir():
         return [folder]
@@ -213,10 +216,13 @@ def _checkpoints(folder: Path) -> list[Path]:
 class CheckpointFollower:
     """An application's progress as its checkpoint folder shows it (the harness cannot listen to the queries of a
     job it does not change): the same questions the runner asks a streamlet's progress file (ProgressFollower).
-    `folder` holds the query's checkpoint (offsets/, commits/) or one subfolder per query."""
+    `folder` holds the query's checkpoint (offsets/, commits/) or one subfolder per query; `scratch`, the driver's
+    temporary folder, the checkpoints Spark makes there for a query given none (temporary-<uuid>: a new one at each
+    start, so every restart starts the query anew)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, scratch: Path | None = None):
         self.folder = Path(folder)
+        self.scratch = scratch
         self.failures: list[str] = []  # a job's failed query shows only as its exit (and its log)
         self.input_rows: dict[str, int] = {}  # unknown: a checkpoint does not count rows
         self._started: dict[int, float] = {}  # driver pid -> when it was started (the epoch, s)
@@ -224,18 +230,22 @@ class CheckpointFollower:
     def poll(self) -> "CheckpointFollower":
         return self
 
+    def _queries(self) -> list[Path]:
+        temporary = sorted(self.scratch.glob(f"{TEMPORARY}*")) if self.scratch is not None else []
+        return query_checkpoints(self.folder) + [p for p in temporary if (p / "offsets").is_dir()]
+
     def driver_started(self, pid: int, at: float) -> None:
         self._started[pid] = at
 
     @property
     def started(self) -> bool:
-        return any(planned_batches(c) for c in _checkpoints(self.folder))
+        return any(planned_batches(c) for c in self._queries())
 
     def reporting(self, pid: int) -> bool:
         """Has driver `pid` committed a batch since it was started (a job's first batch commits at once, empty
         or not; after a restart, the batch it replays or its next one)?"""
         since = self._started.get(pid)
-        for checkpoint in _checkpoints(self.folder):
+        for checkpoint in self._queries():
             batches = committed_batches(checkpoint)
             if since is not None and batches:
                 if (checkpoint / "commits" / str(batches[-1])).stat().st_mtime >= since:
@@ -246,9 +256,7 @@ class CheckpointFollower:
         """Has driver `pid`, on its query's first start, resolved where its sources start (a Real-time Mode
         query's only sign before its first checkpoint, when there may be nothing to read yet)?"""
         since = self._started.get(pid)
-        return since is not None and any(
-            p.stat().st_mtime >= since for c in _checkpoints(self.folder) for p in _source_starts(c)
-        )
+        return since is not None and any(p.stat().st_mtime >= since for c in self._queries() for p in _source_starts(c))
 
     def queries_ended(self, pid: int) -> bool:
         """Unknown from a checkpoint: only the job's exit says it writes nothing more."""
@@ -257,12 +265,12 @@ class CheckpointFollower:
     def stateless(self) -> bool:
         """Whether every query has committed a batch and none keeps state: Spark writes a state store under its
         checkpoint's state/ (ProgressFollower.stateless says why that matters)."""
-        checkpoints = _checkpoints(self.folder)
+        checkpoints = self._queries()
         return bool(checkpoints) and all(committed_batches(c) and not (c / "state").exists() for c in checkpoints)
 
     def lag(self, log_ends: dict[tuple[str, int], int]) -> int | None:
         """Records of `log_ends` its slowest query has not committed yet (None: no query has planned a batch)."""
-        checkpoints = _checkpoints(self.folder)
+        checkpoints = self._queries()
         if not any(planned_batches(c) for c in checkpoints):
             return None
         return max(

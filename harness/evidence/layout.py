@@ -145,6 +145,16 @@ class RunLayout:
         """A topic recorded in columnar form: a folder of segments (harness/evidence/topics.py)."""
         return self.topics / topic
 
+    def world(self, application: str) -> Path:
+        """An application's world (harness/runner/world.py): its specs, its hosts file, the files rendered for it,
+        what it writes in its own folder (folder/upper) and the folders it names that no run folder is given."""
+        return self.root / "world" / application
+
+    @property
+    def mount_points(self) -> Path:
+        """The mount points the run made on the machine for its jobs' worlds (harness/world/mountpoints.py)."""
+        return self.root / "world" / "mount-points.json"
+
     def checkpoints(self, streamlet: str) -> Path:
         """One folder per streamlet, one checkpoint per query inside it."""
         return self.root / "checkpoints" / streamlet

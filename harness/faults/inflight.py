@@ -27,7 +27,7 @@ from kafka.errors import KafkaError
 
 from contract.table_files import finished
 from harness.cluster.access import KafkaAccess
-from harness.evidence.checkpoint import committed_batches, planned_batches
+from harness.evidence.checkpoint import committed_batches, planned_batches, query_checkpoints
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,14 @@ class InFlight:
 
 def batch_in_flight(checkpoints: Path) -> InFlight | None:
     """The first query of the streamlet with a batch planned and not committed, or None."""
-    if not checkpoints.is_dir():
-        return None
-    for query in sorted(p for p in checkpoints.iterdir() if p.is_dir()):
+    for query in query_checkpoints(checkpoints):
         planned, committed = planned_batches(query), committed_batches(query)
         if planned and (not committed or planned[-1] > committed[-1]):
             try:
                 mtime = (query / "offsets" / str(planned[-1])).stat().st_mtime_ns // 1_000_000
             except OSError:
                 continue
-            return InFlight(query.name, planned[-1], mtime)
+            return InFlight(str(query.relative_to(checkpoints)), planned[-1], mtime)
     return None
 
 
@@ -61,11 +59,17 @@ def real_time_in_flight(checkpoints: Path) -> InFlight | None:
     metadata), or None before any query started."""
     if not checkpoints.is_dir():
         return None
-    for query in sorted(p for p in checkpoints.iterdir() if p.is_dir()):
+    queries = (
+        [checkpoints]
+        if (checkpoints / "metadata").is_file()
+        else sorted(p for p in checkpoints.iterdir() if p.is_dir())
+    )
+    for query in queries:
         committed = committed_batches(query)
         begun = query / "commits" / str(committed[-1]) if committed else query / "metadata"
+        name = str(query.relative_to(checkpoints))
         try:
-            return InFlight(query.name, committed[-1] + 1 if committed else 0, begun.stat().st_mtime_ns // 1_000_000)
+            return InFlight(name, committed[-1] + 1 if committed else 0, begun.stat().st_mtime_ns // 1_000_000)
         except OSError:
             continue
     return None

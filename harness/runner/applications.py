@@ -24,7 +24,8 @@ from harness.errors import HarnessError
 from harness.jit import jit_options
 from harness.outputs.tables import schema_name
 from harness.process import ManagedProcess, free_ports
-from harness.scenario.applications import fill
+from harness.runner.world import in_world, run_setup
+from harness.scenario.placeholders import fill
 from harness.secrets import split_password
 from harness.spark import versions
 from harness.spark.launcher import driver_env
@@ -119,6 +120,7 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
     return {
         "bootstrap": run.client_access(name).bootstrap_servers,
         "checkpoint": str(run.layout.checkpoints(name) / MAIN_QUERY),
+        "checkpoints": str(run.layout.checkpoints(name)),
         "scratch": str(scratch),
         "ui_port": str(free_ports(1)[0]),
         "starting_offsets": (run.source_overrides.get(name) or run.source_options(name)).starting_offsets,
@@ -158,12 +160,12 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
     path = run.layout.driver_settings(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"name": name, "argv": argv, "env": sorted(env), "cwd": settings["cwd"]}, indent=2))
+    env = driver_env({**run.driver_env(), **env}, run.prepare_spark().python)
+    if settings["world"]:  # the job's own addresses and paths reach the run's, in namespaces of its own
+        run_setup(run, name, values, env, run.prepare_spark().python)
+        argv = in_world(run, name, values, argv, "driver")
     proc = run.supervisor.start(
-        f"streamlet-{name}",
-        argv,
-        run.layout.log(f"streamlet-{name}"),
-        env=driver_env({**run.driver_env(), **env}, run.prepare_spark().python),
-        cwd=settings["cwd"],
+        f"streamlet-{name}", argv, run.layout.log(f"streamlet-{name}"), env=env, cwd=settings["cwd"]
     )
     run.progress[name].driver_started(proc.pid, time.time())
     return proc

@@ -22,6 +22,7 @@ from harness.evidence.layout import RunLayout
 from harness.process import stop_all_recorded
 from harness.process.supervisor import ManagedProcess, live_recorded
 from harness.runner.job_folders import JobFolders
+from harness.world.mountpoints import MountPoints
 
 
 def clean_run(run_dir: Path) -> list[str]:
@@ -42,6 +43,8 @@ def clean_run(run_dir: Path) -> list[str]:
     lines = [f"stopped {', '.join(stopped)}"] if stopped else []
     moved = JobFolders(layout).tidy()  # what killed drivers left in a team's job folder
     lines += [f"moved {len(moved)} folder(s) Spark left in a job's folder into {layout.root / 'work'}"] if moved else []
+    removed = MountPoints(layout.mount_points).release()  # what a killed run made for its jobs' worlds
+    lines += [f"removed {len(removed)} mount point(s) made for a job's world: {', '.join(removed)}"] if removed else []
     history = _history(layout.history)
     lines += _foreign_brokers_running(history)
     external = any(e["event"] == "cluster" and e.get("kind") == "external" for e in history)

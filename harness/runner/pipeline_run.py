@@ -45,6 +45,7 @@ from harness.scenario import Scenario
 from harness.scenario.blueprint import TopicSpec
 from harness.spark.standalone import StandaloneCluster
 from harness.spark.versions import SparkRuntime
+from harness.world.mountpoints import MountPoints
 from pipelines.settings import DriverPaths, SourceOptions
 
 
@@ -60,6 +61,7 @@ class PipelineRun:
         self.undos = Undos(self.history)  # faults' undos that failed, tried again at the drain
         self.supervisor = Supervisor(self.layout.pids)
         self.job_folders = JobFolders(self.layout)  # what Spark leaves in a team's job folder, moved here at the end
+        self.mount_points = MountPoints(self.layout.mount_points)  # made for the jobs' worlds, removed at the end
         shared = RunShared(scenario, self.layout, self.history, self.supervisor, say)
         self.run_id = shared.run_id
         self.topology = Topology(scenario, self.run_id)
@@ -256,6 +258,7 @@ class PipelineRun:
         self.recording.close()
         self.supervisor.close(timeout=30)
         self.job_folders.tidy()
+        self.mount_points.release()
         self.brokers.close()
         self.history.record("run_ended")
         self.history.close()

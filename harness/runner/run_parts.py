@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from harness.scenario import Scenario
     from harness.scenario.blueprint import TopicSpec
     from harness.spark.versions import SparkRuntime
+    from harness.world.mountpoints import MountPoints
     from pipelines.settings import SourceOptions
 
 
@@ -29,6 +30,7 @@ class ApplicationRun(OutputRun, Protocol):
     progress: dict[str, ProgressFollower | CheckpointFollower]
     source_overrides: dict[str, SourceOptions]
     job_folders: JobFolders  # what Spark leaves in a job's folder, noted before its first start
+    mount_points: MountPoints  # where the jobs' worlds mount over paths the machine does not have
 
     def driver_env(self) -> dict[str, str]: ...
 

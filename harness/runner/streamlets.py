@@ -78,7 +78,7 @@ class Streamlets:
         self.written_at_start: dict[str, int] = {}  # a real-time application: its topics' records as it started
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead)
         self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
-            name: CheckpointFollower(self.shared.layout.checkpoints(name))
+            name: CheckpointFollower(self.shared.layout.checkpoints(name), self.shared.layout.spark_local(name))
             if inst.kind == APPLICATION
             else ProgressFollower(self.shared.layout.progress(name))
             for name, inst in shared.scenario.blueprint.streamlets.items()

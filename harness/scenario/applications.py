@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,8 @@ from harness.scenario.blueprint import (
     topological_order,
 )
 from harness.scenario.fields import Fields
+from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
+from harness.scenario.world import parse_world
 from harness.workload.predicate import Predicate, PredicateError
 from harness.workload.template import record_fields
 from pipelines.kinds import add_import_paths
@@ -38,22 +39,6 @@ from pipelines.model import Inlet, Outlet, Schema, Shape, Streamlet
 # An application's records are its own: the harness neither knows nor checks their fields (JSON values).
 OWN_RECORD = Schema("ApplicationRecord", ())
 LAUNCHERS = ("python", "spark-submit")  # how a command may start: the drivers' Python, or their Spark's spark-submit
-
-PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
-# What the harness fills in a command's arguments and environment, known here alone.
-PLACEHOLDERS = {
-    "bootstrap": "the brokers' bootstrap servers",
-    "checkpoint": "the application's checkpoint folder (it resumes from there after a restart)",
-    "scratch": "a folder of its own in the run directory",
-    "ui_port": "a free port (for spark.ui.port, if the job enables its UI)",
-    "starting_offsets": "earliest, or what a redeploy restarts it from (its `starting`: earliest or latest)",
-    "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
-    "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
-    "store.schema": "the run's own schema in that store",
-}
-# ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
-OFFERED = {p.prefix: p for kind in builtin_output_kinds().values() for p in kind.placeholders}
-PLACEHOLDERS.update({f"{prefix}.NAME": p.help for prefix, p in OFFERED.items()})
 
 
 class Application(Streamlet):
@@ -81,56 +66,39 @@ class Output(Streamlet):
 
 
 SETS_MASTER = re.compile(r"\.master\(|setMaster\(|spark\.master")
+# What only Databricks' runtime gives a job: its utilities, a notebook's magics and cell markers.
+DATABRICKS = re.compile(r"\bdbutils\.|^# MAGIC|^# COMMAND -{5,}|^\s*%(run|sql|pip|fs)\b|\bspark\.databricks\.service")
 
 
-def own_master(settings: dict) -> str | None:
-    """Where an application's code sets its own Spark master ("job.py:12"), which would keep its executors off the
-    cluster the harness starts (None: nowhere the harness can see: the script its command runs, or its entry
-    point's module)."""
+def job_sources(settings: dict) -> list[Path]:
+    """The files of the job's own code the harness can see: the script its command runs, or its entry point's
+    module."""
     cwd = Path(settings["cwd"])
     if settings["entry"]:
         module = settings["entry"].split(":")[0]
-        candidates = [cwd / (module.replace(".", "/") + ".py"), cwd / module.replace(".", "/") / "__init__.py"]
-    else:
-        command, i = settings["command"], runs_at(settings["command"])
-        candidates = [cwd / command[i]] if i is not None and i < len(command) and command[i].endswith(".py") else []
-    for file in candidates:
+        return [cwd / (module.replace(".", "/") + ".py"), cwd / module.replace(".", "/") / "__init__.py"]
+    command, i = settings["command"], runs_at(settings["command"])
+    return [cwd / command[i]] if i is not None and i < len(command) and command[i].endswith(".py") else []
+
+
+def _first_line(settings: dict, pattern: re.Pattern) -> tuple[str, str] | None:
+    """Where the job's own code (job_sources) first matches `pattern`, outside comments: ("job.py:12", the line)."""
+    for file in job_sources(settings):
         try:
             lines = file.read_text().splitlines()
         except (OSError, UnicodeDecodeError):
             continue
         for number, line in enumerate(lines, 1):
-            if SETS_MASTER.search(line.split("#")[0]):
-                return f"{file.name}:{number}"
+            if pattern.search(line.split("#")[0] if pattern is SETS_MASTER else line):
+                return f"{file.name}:{number}", line.strip()
     return None
 
 
-def placeholders(text: str) -> list[str]:
-    """The placeholder names in `text` (`${bootstrap}` -> bootstrap)."""
-    return PLACEHOLDER.findall(text)
-
-
-def fill(text: str, values: dict[str, str]) -> str:
-    """`text` with every placeholder replaced by its value (all were checked when the scenario was read)."""
-    return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
-
-
-def _check_placeholders(text: str, known: "_Known", path: str) -> None:
-    for name in placeholders(text):
-        prefix, _, rest = name.partition(".")
-        if prefix == "topic" and rest:
-            if rest not in known.topics:
-                topics = ", ".join(sorted(known.topics))
-                raise BlueprintError(path, f"${{{name}}}: no topic {rest!r} (topics: {topics})")
-        elif prefix in OFFERED and rest:
-            if rest not in known.offered.get(prefix, ()):
-                what = OFFERED[prefix]
-                names = ", ".join(sorted(known.offered.get(prefix, ()))) or "none"
-                raise BlueprintError(path, f"${{{name}}}: no {what.noun} {rest!r} ({what.plural}: {names})")
-        elif prefix == "store" and name in PLACEHOLDERS and not known.store:
-            raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
-        elif name not in PLACEHOLDERS:
-            raise BlueprintError(path, f"unknown placeholder ${{{name}}} (expected one of {', '.join(PLACEHOLDERS)})")
+def own_master(settings: dict) -> str | None:
+    """Where an application's code sets its own Spark master ("job.py:12"), which would keep its executors off the
+    cluster the harness starts (None: nowhere the harness can see)."""
+    found = _first_line(settings, SETS_MASTER)
+    return found[0] if found else None
 
 
 def _strings(value: Any, path: str, what: str) -> tuple[str, ...]:
@@ -139,21 +107,12 @@ def _strings(value: Any, path: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-@dataclass(frozen=True)
-class _Known:
-    """What placeholders may name: topics, what the outputs offer (prefix -> names), and whether there is a store."""
-
-    topics: set[str]
-    offered: dict[str, set[str]]
-    store: bool
-    record: dict | None  # the workload's record template (None: the harness's own records)
-    folder: Path | None  # the scenario's folder, where relative paths start
-
-
-def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dict:
+def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
     f = Fields(
-        raw, path, {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps", "deduplicates", "trigger"}
+        raw,
+        path,
+        {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps", "deduplicates", "trigger", "world"},
     )
     cwd = Path(f.get("cwd", str, "."))
     if not cwd.is_absolute():
@@ -161,11 +120,18 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
     if not cwd.is_dir():
         raise BlueprintError(f"{path}.cwd", f"no such folder: {cwd}")
     command, entry, settings = _start(f, path, known, cwd)
+    databricks = _first_line({"cwd": cwd, "entry": entry, "command": command}, DATABRICKS)
+    if databricks:
+        raise BlueprintError(
+            path,
+            f"{databricks[0]}: {databricks[1][:60]!r} is written for Databricks' runtime, which the harness "
+            "cannot give (its dbutils, notebook magics and cells)",
+        )
     env = f.get("env", dict, {})
     for key, value in env.items():
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
-        _check_placeholders(str(value), known, f"{path}.env.{key}")
+        check_placeholders(str(value), known, f"{path}.env.{key}")
     return {
         "command": command,
         "entry": entry,
@@ -177,6 +143,7 @@ def _application(name: str, raw: Any, known: _Known, folder: Path | None) -> dic
         "keeps": _declared_filter(f.get("keeps", str, None), known.record, f"{path}.keeps"),
         "deduplicates": _deduplicates(f.get("deduplicates", dict, None), f"{path}.deduplicates"),
         "trigger": _trigger(f, path),
+        "world": parse_world(f.raw.get("world"), f"{path}.world", known, cwd.resolve(), folder),
     }
 
 
@@ -201,7 +168,7 @@ def _deduplicates(raw: dict | None, path: str) -> dict | None:
     return {"within_s": f.number("within_s", None, minimum=0.001, maximum=7 * 24 * 3600, required=True)}
 
 
-def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str], str | None, dict]:
+def _start(f: Fields, path: str, known: "Known", cwd: Path) -> tuple[list[str], str | None, dict]:
     """How the application starts: its `command`, or an `entry` point (module:function, imported from its folder
     now, so a wrong one is refused before anything starts) called with a SparkSession and its `settings`."""
     if ("command" in f.raw) == ("entry" in f.raw):
@@ -220,7 +187,7 @@ def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str],
             if not isinstance(value, (str, int, float, bool)):
                 raise BlueprintError(f"{path}.settings.{key}", f"expected text, a number or true/false, got {value!r}")
             if isinstance(value, str):
-                _check_placeholders(value, known, f"{path}.settings.{key}")
+                check_placeholders(value, known, f"{path}.settings.{key}")
         return [], entry, dict(settings)
     if "settings" in f.raw:
         raise BlueprintError(f"{path}.settings", "only with an entry (module:function): a command takes arguments")
@@ -232,7 +199,7 @@ def _start(f: Fields, path: str, known: "_Known", cwd: Path) -> tuple[list[str],
     if len(command) < 2:
         raise BlueprintError(f"{path}.command", f"names no application after {command[0]}")
     for i, arg in enumerate(command):
-        _check_placeholders(arg, known, f"{path}.command[{i}]")
+        check_placeholders(arg, known, f"{path}.command[{i}]")
     _check_runs_something(command, cwd, f"{path}.command")
     return list(command), None, {}
 
@@ -399,7 +366,7 @@ def _output_kind(name: str, raw: Any) -> OutputKind:
 
 
 def _output(
-    name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known: _Known
+    name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known: Known
 ) -> StreamletInstance:
     """An output of its kind (a Kafka topic, a table, a table of files); any may say which records the job sends it
     (`receives`: a dead-letter output, one of a fan-out), the others dropped by design."""
@@ -445,7 +412,7 @@ def parse_applications(
     for name, kind in kinds.items():
         for prefix, value in kind.offers(name, outputs_raw[name]).items():
             offered.setdefault(prefix, set()).add(value)
-    known = _Known({source.name, *written}, offered, store, record, folder)
+    known = Known({source.name, *written}, offered, store, record, folder)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
     outputs = {}
@@ -474,7 +441,7 @@ def parse_applications(
         # (never --packages).
         writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
         cls.spark_jars = tuple(dict.fromkeys(jar_set for o in writes for jar_set in kinds[o].jar_sets))
-        settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates")}
+        settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "world")}
         settings["trigger"] = app["trigger"]
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)

@@ -354,6 +354,26 @@ def _check_real_time(blueprint: Blueprint, workload: WorkloadSpec, cluster: Clus
             _check_task_slots(name, blueprint, workload)
 
 
+def _check_worlds(blueprint: Blueprint, cluster: ClusterSpec) -> None:
+    """A job in a world of its own runs on the harness's brokers, its executors in its driver (Spark's local
+    master): the executors of a standalone cluster would have to reach a driver only its namespace can."""
+    for name, inst in blueprint.streamlets.items():
+        if not (inst.kind == APPLICATION and inst.settings.get("world")):
+            continue
+        if cluster.bootstrap_servers:
+            raise BlueprintError(
+                f"applications.{name}.world",
+                "not yet on a cluster one runs (cluster.bootstrap_servers): its brokers advertise addresses the "
+                "job's world has no relay for",
+            )
+        if cluster.spark_master != "local":
+            raise BlueprintError(
+                f"applications.{name}.world",
+                f"not yet on the harness's standalone cluster (cluster.spark_master: {cluster.spark_master}): its "
+                "executors could not reach a driver in a world of its own",
+            )
+
+
 def _check_task_slots(name: str, blueprint: Blueprint, workload: WorkloadSpec) -> None:
     """Real-time Mode runs every task of a batch at once, for as long as the batch: with fewer task slots than the
     partitions it reads, the others wait a whole interval and the job never catches up. An application on the
@@ -463,6 +483,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
     _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
     _check_real_time(blueprint, workload, cluster)
+    _check_worlds(blueprint, cluster)
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)

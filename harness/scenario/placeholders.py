@@ -1,0 +1,69 @@
+"""The placeholders of an application's command, environment, world and templates: what the run fills in
+(${bootstrap}, ${checkpoint}, ${topic.NAME}, ...: what the output kinds offer too), each checked against what the
+scenario declares before anything starts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.outputs import builtin_output_kinds
+from harness.scenario.blueprint import BlueprintError
+
+PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+# What the harness fills in a command's arguments and environment, known here alone.
+PLACEHOLDERS = {
+    "bootstrap": "the brokers' bootstrap servers",
+    "checkpoint": "the application's checkpoint folder (it resumes from there after a restart)",
+    "checkpoints": "the folder holding it: a job given one base folder makes a subfolder per query there",
+    "scratch": "a folder of its own in the run directory",
+    "ui_port": "a free port (for spark.ui.port, if the job enables its UI)",
+    "starting_offsets": "earliest, or what a redeploy restarts it from (its `starting`: earliest or latest)",
+    "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
+    "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
+    "store.schema": "the run's own schema in that store",
+}
+# ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
+OFFERED = {p.prefix: p for kind in builtin_output_kinds().values() for p in kind.placeholders}
+PLACEHOLDERS.update({f"{prefix}.NAME": p.help for prefix, p in OFFERED.items()})
+
+
+@dataclass(frozen=True)
+class Known:
+    """What placeholders may name: topics, what the outputs offer (prefix -> names), and whether there is a store."""
+
+    topics: set[str]
+    offered: dict[str, set[str]]
+    store: bool
+    record: dict | None  # the workload's record template (None: the harness's own records)
+    folder: Path | None  # the scenario's folder, where relative paths start
+
+
+def placeholders(text: str) -> list[str]:
+    """The placeholder names in `text` (`${bootstrap}` -> bootstrap)."""
+    return PLACEHOLDER.findall(text)
+
+
+def fill(text: str, values: dict[str, str]) -> str:
+    """`text` with every placeholder replaced by its value (all were checked when the scenario was read)."""
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+def check_placeholders(text: str, known: "Known", path: str) -> None:
+    """BlueprintError naming `path` where `text` names a placeholder the run will not have."""
+    for name in placeholders(text):
+        prefix, _, rest = name.partition(".")
+        if prefix == "topic" and rest:
+            if rest not in known.topics:
+                topics = ", ".join(sorted(known.topics))
+                raise BlueprintError(path, f"${{{name}}}: no topic {rest!r} (topics: {topics})")
+        elif prefix in OFFERED and rest:
+            if rest not in known.offered.get(prefix, ()):
+                what = OFFERED[prefix]
+                names = ", ".join(sorted(known.offered.get(prefix, ()))) or "none"
+                raise BlueprintError(path, f"${{{name}}}: no {what.noun} {rest!r} ({what.plural}: {names})")
+        elif prefix == "store" and name in PLACEHOLDERS and not known.store:
+            raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
+        elif name not in PLACEHOLDERS:
+            raise BlueprintError(path, f"unknown placeholder ${{{name}}} (expected one of {', '.join(PLACEHOLDERS)})")

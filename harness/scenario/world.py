@@ -1,0 +1,154 @@
+"""An application's `world`: what its job names that the run must give it, when it is not an argument.
+
+    world:
+      kafka: [localhost:9092, kafka:9092]      # broker addresses the job dials: they reach the run's brokers
+      paths:                                   # a path the job names (in its folder, or absolute) -> a run folder
+        chk-point-dir: ${checkpoints}
+        /tmp/orders-out: ${path.lake}
+        /data/cache:                           # none: a folder of the run's own
+      files:                                   # a config file the job reads -> its template, placeholders filled
+        settings.ini: settings.ini.template
+      setup:                                   # commands run once, in the job's world, before its first start
+        - [python, create_tables.py]
+
+The job then runs in a network and a mount namespace of its own (harness/world/): only loopback, the team's folder
+and the machine's left as they were. Checked here, before anything starts; one line names what is wrong.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from harness.scenario.blueprint import BlueprintError
+from harness.scenario.fields import Fields
+from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
+
+FIELDS = {"kafka", "paths", "files", "setup"}
+HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$")
+# The run's folders a mapped path may be given (or none: a folder of the run's own).
+FOLDERS = ("checkpoint", "checkpoints", "scratch")
+# Where a mapped path may not be: the machine's own folders, which a job's view must keep as they are.
+SYSTEM = tuple(
+    PurePosixPath(p)
+    for p in ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
+)
+
+
+@functools.cache
+def _refusal() -> str | None:
+    from harness.world.namespaces import refusal
+
+    return refusal()
+
+
+def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | None) -> dict | None:
+    """An application's world, its paths made absolute (a relative one is in the job's folder `cwd`), its
+    templates read (relative to the scenario's `folder`); None without one."""
+    if raw is None:
+        return None
+    f = Fields(raw, path, FIELDS)
+    world = {
+        "kafka": _addresses(f.get("kafka", list, []), f"{path}.kafka"),
+        "paths": {},
+        "files": {},
+        "setup": _setup(f.get("setup", list, []), f"{path}.setup", known),
+    }
+    for key, value in f.get("paths", dict, {}).items():
+        where = _path(key, f"{path}.paths.{key}", cwd, world)
+        world["paths"][where] = _folder(value, f"{path}.paths.{key}", known)
+    for key, template in f.get("files", dict, {}).items():
+        where = _path(key, f"{path}.files.{key}", cwd, world)
+        world["files"][where] = _template(template, f"{path}.files.{key}", known, folder)
+    if not any(world.values()):
+        raise BlueprintError(path, "maps nothing: give its kafka addresses, paths, files or setup")
+    why = _refusal()
+    if why is not None:
+        raise BlueprintError(
+            path,
+            f"needs Linux namespaces, which this machine refuses ({why}); without them a job is given its brokers "
+            "and folders by the placeholders of its command (${bootstrap}, ${checkpoint}, ${path.NAME})",
+        )
+    return world
+
+
+def _addresses(raw: list, path: str) -> list[str]:
+    found: list[str] = []
+    for i, text in enumerate(raw):
+        where = f"{path}[{i}]"
+        host, _, port = str(text).rpartition(":")
+        if not isinstance(text, str) or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise BlueprintError(where, f"expected host:port, got {text!r}")
+        try:
+            loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+        except ValueError:
+            loopback = None  # a name: it resolves to loopback in the job's world
+        if loopback is False or loopback is None and not HOST.match(host):
+            raise BlueprintError(where, f"{text}: only names and loopback addresses are mapped (nothing else is used)")
+        if text in found:
+            raise BlueprintError(where, f"{text} is mapped twice")
+        found.append(text)
+    return found
+
+
+def _path(text: str, path: str, cwd: Path, world: dict) -> str:
+    """A mapped path, absolute: in the job's folder when relative; refused where it may not be mapped."""
+    given = PurePosixPath(text)
+    resolved = PurePosixPath(str((cwd / given) if not given.is_absolute() else given))
+    parts: list[str] = []
+    for part in resolved.parts[1:]:
+        if part == "..":
+            parts = parts[:-1]
+        elif part not in ("", "."):
+            parts.append(part)
+    where = PurePosixPath("/", *parts)
+    if not given.is_absolute() and not where.is_relative_to(cwd):
+        raise BlueprintError(path, f"{text} leaves the job's folder ({cwd}): name it as an absolute path")
+    if where == PurePosixPath("/") or any(where == s or where.is_relative_to(s) for s in SYSTEM):
+        raise BlueprintError(path, f"{where} is one of the machine's own folders, which are not mapped")
+    if PurePosixPath(cwd).is_relative_to(where):
+        raise BlueprintError(path, f"{where} holds the job's own folder ({cwd}), which is not mapped over")
+    if str(where) in world["paths"] or str(where) in world["files"]:
+        raise BlueprintError(path, f"{where} is mapped twice")
+    return str(where)
+
+
+def _folder(value: Any, path: str, known: Known) -> str | None:
+    """The run folder a path is given: one placeholder (${checkpoint}, ${checkpoints}, ${scratch}, ${path.NAME}),
+    or none."""
+    if value is None:
+        return None
+    names = PLACEHOLDER.fullmatch(value) if isinstance(value, str) else None
+    if names is None or not (names.group(1) in FOLDERS or names.group(1).startswith("path.")):
+        folders = "${checkpoints}, ${checkpoint}, ${scratch}, ${path.NAME}"
+        raise BlueprintError(path, f"expected one run folder ({folders}) or nothing, got {value!r}")
+    check_placeholders(value, known, path)
+    return value
+
+
+def _template(value: Any, path: str, known: Known, folder: Path | None) -> str:
+    """A config file's template (its placeholders checked, line by line), as an absolute path."""
+    if not isinstance(value, str) or not value:
+        raise BlueprintError(path, f"expected a template file, got {value!r}")
+    template = Path(value) if Path(value).is_absolute() else (folder or Path.cwd()) / value
+    try:
+        lines = template.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BlueprintError(path, f"{value}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    for number, line in enumerate(lines, 1):
+        check_placeholders(line, known, f"{path} ({template.name}:{number})")
+    return str(template.resolve())
+
+
+def _setup(raw: list, path: str, known: Known) -> list[list[str]]:
+    steps = []
+    for i, command in enumerate(raw):
+        if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
+            raise BlueprintError(f"{path}[{i}]", f"expected a command (a list of arguments), got {command!r}")
+        for j, arg in enumerate(command):
+            check_placeholders(arg, known, f"{path}[{i}][{j}]")
+        steps.append(list(command))
+    return steps
