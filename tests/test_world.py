@@ -116,6 +116,23 @@ def test_a_mount_point_stands_while_a_run_holds_it_and_the_last_one_removes_it(t
 # The real runs.
 
 
+@pytest.mark.e2e
+def test_a_setup_step_that_fails_stops_the_run_before_its_workload(tmp_path):
+    raw = yaml.safe_load((EXAMPLE / "orders-enrich.yaml").read_text())
+    world = raw["applications"]["enrich"]["world"]
+    world["setup"] = [["python", "-c", "raise SystemExit(3)"]]
+    world["files"] = {"settings.ini": str(EXAMPLE / "settings.ini.template")}
+    raw["applications"]["enrich"]["cwd"] = str(EXAMPLE)
+    (tmp_path / "scenario.yaml").write_text(yaml.safe_dump(raw))
+    out = tmp_path / "run"
+    result = run_harness("run", str(tmp_path / "scenario.yaml"), "--out", str(out), timeout=300)
+    assert_one_line_error(result, "applications.enrich.world.setup[0]: python -c raise SystemExit(3) exited 3 (see")
+    ran = [e for e in _history(out) if e["event"] == "setup_ran"]
+    assert [(e["step"], e["exit_code"]) for e in ran] == [(0, 3)]
+    assert not any(e["event"] == "process_started" and e.get("role") == "generator" for e in _history(out))
+    assert _left_behind() == []
+
+
 def _left_behind() -> list[str]:
     """What runs of the examples could leave outside their run directories."""
     status = subprocess.run(
@@ -166,7 +183,15 @@ def test_a_job_configured_by_a_file_and_a_job_without_a_checkpoint(tmp_path):
     assert enriched["counts"]["lost"] == len(acked(enrich) - set(copies)) == 0
     assert enriched["counts"]["duplicated_deliveries"] == sum(1 for n in copies.values() if n > 1) > 0
     assert (enrich / "checkpoints" / "enrich" / "main" / "commits").is_dir()
-    assert (enrich / "world" / "enrich" / "folder" / "upper" / "settings.ini").read_text().count("kafka:29092") == 1
+    upper = enrich / "world" / "enrich" / "folder" / "upper"
+    assert (upper / "settings.ini").read_text().count("kafka:29092") == 1
+    assert json.loads((upper / "tiers.json").read_text()) == {"gold": 250, "silver": 50}  # its setup step wrote it
+    assert [e["exit_code"] for e in _history(enrich) if e["event"] == "setup_ran"] == [0]
+    assert {json.loads(line)["value"]["tier"] for line in (enrich / "topics" / "orders-enriched.jsonl").open()} == {
+        "gold",
+        "silver",
+        "standard",
+    }
     # The job without a checkpoint started over at its restart, from the newest offsets: what it never read is lost.
     mirrored_ids = set(_orders(mirror / "topics" / "orders-mirror.jsonl"))
     assert (

@@ -3,11 +3,13 @@ broker container (kafka:29092 on its compose network).
 
     python orders_enrich.py
 
-settings.ini names the broker, the topics and the checkpoint; the job reads JSON orders, adds their tier and
-writes them to the enriched topic with Spark's Kafka sink.
+settings.ini names the broker, the topics and the checkpoint; tiers.json (written by make_tiers.py, the deploy's
+first step) the tiers. The job reads JSON orders, adds their tier and writes them to the enriched topic with
+Spark's Kafka sink.
 """
 
 import configparser
+import json
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -16,6 +18,7 @@ from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 config = configparser.ConfigParser()
 config.read(Path(__file__).with_name("settings.ini"))
+tiers = json.loads(Path(__file__).with_name("tiers.json").read_text())
 
 ORDER = StructType(
     [
@@ -37,7 +40,12 @@ orders = (
     .load()
     .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
     .select("order.*")
-    .withColumn("tier", F.when(F.col("amount") >= 250, "gold").otherwise("standard"))
+    .withColumn(
+        "tier",
+        F.when(F.col("amount") >= tiers["gold"], "gold")
+        .when(F.col("amount") >= tiers["silver"], "silver")
+        .otherwise("standard"),
+    )
 )
 
 query = (
