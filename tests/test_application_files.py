@@ -66,14 +66,17 @@ def _delta_state(table: Path) -> dict[str, set[int]]:
     return {path: gone for (path, _), gone in live.items()}
 
 
-def _sink_state(table: Path) -> dict[str, set[int]]:
-    """The data files Spark's file sink committed: every entry of its metadata log from the last compact file on."""
+def _sink_state(table: Path, named: Path | None = None) -> dict[str, set[int]]:
+    """The data files Spark's file sink committed: every entry of its metadata log from the last compact file on
+    (its paths as the job named the table: `named`, where it is not `table`)."""
     logs = [p for p in (table / "_spark_metadata").iterdir() if not p.name.startswith(".")]  # not the .crc files
     entries = sorted(logs, key=lambda p: int(p.name.split(".")[0]))
     start = max((i for i, p in enumerate(entries) if p.name.endswith(".compact")), default=0)
     listed = [json.loads(line) for p in entries[start:] for line in p.read_text().splitlines()[1:] if line]
     return {
-        str(Path(e["path"].removeprefix("file:")).relative_to(table)): set() for e in listed if e["action"] == "add"
+        str(Path(e["path"].removeprefix("file:")).relative_to(named or table)): set()
+        for e in listed
+        if e["action"] == "add"
     }
 
 

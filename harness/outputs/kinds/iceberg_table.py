@@ -44,8 +44,12 @@ def current_metadata(table: Path) -> dict:
     return json.loads((table / "metadata" / f"v{version}.metadata.json").read_text())
 
 
-def _avro(path: str) -> list[dict]:
-    with open(unquote(path.removeprefix("file:")), "rb") as f:
+def _avro(path: str, table: Path, location: str) -> list[dict]:
+    """An Avro file the table's metadata names, found under the table's folder where the job named the table's
+    location elsewhere (a path bound in its world: harness/runner/world.py)."""
+    path, location = (unquote(p.removeprefix("file:")).rstrip("/") for p in (path, location))
+    local = table / path[len(location) + 1 :] if path.startswith(location + "/") else Path(path)
+    with open(local, "rb") as f:
         return list(fastavro.reader(f))
 
 
@@ -60,22 +64,19 @@ def committed_files(folder: Path) -> Committed:
         if current is None:  # created, nothing committed yet
             continue
         batch = {sid: int(s.get("summary", {}).get(EPOCH, -1)) for sid, s in snapshots.items()}
-        for manifest in _avro(current["manifest-list"]):
+        location = metadata.get("location", str(table))
+        for manifest in _avro(current["manifest-list"], table, location):
+            entries = _avro(manifest["manifest_path"], table, location)
             if manifest.get("content", 0) != 0:  # delete files: no rows of their own, but rows of others deleted
-                if _live(manifest["manifest_path"]):
+                if any(entry["status"] != DELETED for entry in entries):
                     raise UnreadTable("its table has delete files (rows deleted in merge-on-read), not read here")
                 continue
-            for entry in _avro(manifest["manifest_path"]):
+            for entry in entries:
                 if entry["status"] == DELETED:
                     continue
                 added_by = entry.get("snapshot_id") or manifest["added_snapshot_id"]  # null: inherited (format v2)
                 found[Path(unquote(entry["data_file"]["file_path"])).name] = batch.get(added_by, -1)
     return Committed(found)
-
-
-def _live(manifest: str) -> bool:
-    """Whether a manifest lists a file its snapshot has not removed."""
-    return any(entry["status"] != DELETED for entry in _avro(manifest))
 
 
 def latest_commit_ms(folder: Path) -> int:
