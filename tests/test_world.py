@@ -104,9 +104,13 @@ def test_a_mount_point_stands_while_a_run_holds_it_and_the_last_one_removes_it(t
     second.ensure(str(target), folder=True)  # a second run at once: it finds it, and holds it too
     assert target.is_dir() and json.loads((tmp_path / "a.json").read_text()) == [str(machine / "data"), str(target)]
     assert first.release() == [] and target.is_dir()  # the other run holds it
-    assert second.release() == [] and target.is_dir()  # it made nothing: the first run's to remove
-    assert MountPoints(tmp_path / "a.json").release() == [str(target), str(machine / "data")]  # as `clean` does
-    assert list(machine.iterdir()) == []
+    assert second.release() == [str(target), str(machine / "data")]  # the last to let go, though it made neither
+    assert list(machine.iterdir()) == [] and MountPoints(tmp_path / "a.json").release() == []  # `clean`: nothing
+    kept = machine / "theirs"  # the machine's own folder: held while a run mounts under it, never removed
+    kept.mkdir()
+    held = MountPoints(tmp_path / "d.json")
+    held.ensure(str(kept / "orders"), folder=True)
+    assert held.release() == [str(kept / "orders")] and kept.is_dir()
     config = machine / "etc-app.ini"
     only = MountPoints(tmp_path / "c.json")
     only.ensure(str(config), folder=False)

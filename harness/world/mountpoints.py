@@ -10,6 +10,8 @@ import json
 import os
 from pathlib import Path
 
+MARK = "user.spark-kafka-harness.mount-point"
+
 
 class MountPoints:
     def __init__(self, note: Path):
@@ -27,9 +29,11 @@ class MountPoints:
         self.note.write_text(json.dumps(made, indent=2))
 
     def ensure(self, path: str, folder: bool) -> None:
-        """A mount point at `path` (a folder, or a file), made with its missing parents where absent, and held."""
+        """A mount point at `path` (a folder, or a file), made with its missing parents where absent, and held.
+        One another run made is this run's to remove too, if it is the last to let go (the mark says whose)."""
         target = Path(path)
-        missing = [p for p in (target, *target.parents) if not p.exists() and not p.is_symlink()]
+        chain = [target, *target.parents]
+        missing = [p for p in chain if not p.exists() and not p.is_symlink()]
         made = self._noted()
         for p in reversed(missing):  # the outermost first
             self._write(made := [*made, str(p)])  # noted before it is made: a kill between leaves no trace unnoted
@@ -37,6 +41,10 @@ class MountPoints:
                 p.mkdir(exist_ok=True)
             else:
                 p.touch(exist_ok=True)
+            _mark(p)
+        theirs = [str(p) for p in chain if p not in missing and _marked(p) and str(p) not in made]
+        if theirs:
+            self._write(made := [*made, *theirs])
         for p in [target, *target.parents]:  # whoever made them: a run's lock keeps any other from removing them
             if str(p) not in self._held:
                 self._held[str(p)] = _hold(p)
@@ -48,8 +56,23 @@ class MountPoints:
             os.close(fd)
         self._held.clear()
         removed = remove_unheld(self._noted())
-        self._write([p for p in self._noted() if p not in removed])
+        self._write([p for p in self._noted() if os.path.lexists(p)])
         return removed
+
+
+def _mark(path: Path) -> None:
+    """Mark a mount point as the harness's (an extended attribute): whichever run lets go of it last removes it."""
+    try:
+        os.setxattr(path, MARK, b"1")
+    except OSError:  # a file system without user attributes: only the run that made it removes it
+        pass
+
+
+def _marked(path: Path) -> bool:
+    try:
+        return MARK in os.listxattr(path)
+    except OSError:
+        return False
 
 
 def _hold(path: Path) -> int:
@@ -64,8 +87,7 @@ def remove_unheld(paths: list[str]) -> list[str]:
     for path in sorted(paths, key=lambda p: p.count("/"), reverse=True):
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:  # gone already
-            removed.append(path)
+        except OSError:  # gone already (the last run to let go removed it)
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
