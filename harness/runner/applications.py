@@ -27,7 +27,7 @@ from harness.process import ManagedProcess, free_ports
 from harness.runner.world import in_world, run_setup
 from harness.scenario.placeholders import fill
 from harness.secrets import split_password
-from harness.spark import versions
+from harness.spark import packages, versions
 from harness.spark.launcher import driver_env
 from harness.spark.session import DRIVER_JIT, GC_OPTIONS, check_connector_version
 from harness.spark.standalone import APPLICATION_TAG, executor_conf
@@ -82,6 +82,17 @@ def cluster_options(master: str, app_name: str, cwd: str, runtime: SparkRuntime)
     return ["--master", master, "--name", app_name, *(x for k, v in conf.items() for x in ("--conf", f"{k}={v}"))]
 
 
+def package_options(names: tuple[str, ...], submit: bool, scratch: Path) -> list[str]:
+    """spark-submit options resolving the packages a job asks for offline (harness/spark/packages.py): Spark's Ivy
+    pointed at the harness's repository, its cache in the job's scratch. Under `python` the job's builder passes
+    its spark.jars.packages itself; under spark-submit Spark would ignore it (the JVM is up), so they are given."""
+    if not names:
+        return []
+    settings = packages.serve([p for name in names for p in packages.parse(name, "packages")])
+    options = ["--conf", f"spark.jars.ivySettings={settings}", "--conf", f"spark.jars.ivy={scratch / 'ivy'}"]
+    return options + (["--conf", f"spark.jars.packages={','.join(names)}"] if submit else [])
+
+
 def application_command(
     command: list[str],
     env: dict[str, str],
@@ -90,14 +101,20 @@ def application_command(
     home: Path,
     jar_sets: tuple[str, ...] = (),
     cluster: list[str] | None = None,
+    names: tuple[str, ...] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment additions that start `command` (placeholders already filled) on `runtime`'s
     Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's;
     `scratch` and `home`: connector_options'; `cluster`: the options that run it on the harness's standalone
-    cluster (cluster_options)."""
-    options = [*connector_options(runtime, scratch, home, jar_sets), *(cluster or [])]
+    cluster (cluster_options); `names`: the packages it asks Spark for (package_options)."""
+    submit = command[0] == "spark-submit"
+    options = [
+        *connector_options(runtime, scratch, home, jar_sets),
+        *(cluster or []),
+        *package_options(names, submit, scratch),
+    ]
     bin_dir = Path(runtime.python).parent
-    if command[0] == "spark-submit":
+    if submit:
         return [str(bin_dir / "spark-submit"), *options, *command[1:]], dict(env)
     theirs = env.get(SUBMIT_ARGS, os.environ.get(SUBMIT_ARGS, "")).split()
     if theirs and theirs[-1] != SHELL:
@@ -156,6 +173,7 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
         cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark())
         if (master := run.spark_master())
         else None,
+        tuple(settings.get("packages") or ()),
     )
     path = run.layout.driver_settings(name)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from contract.applications import APPLICATION, MICRO_BATCH, OUTPUT_KINDS, REAL_T
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
+from harness.errors import HarnessError
 from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
 from harness.scenario.blueprint import (
     Blueprint,
@@ -29,8 +30,10 @@ from harness.scenario.blueprint import (
     topological_order,
 )
 from harness.scenario.fields import Fields
+from harness.scenario.job_code import job_sources, packages_named, runs_at
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
 from harness.scenario.world import parse_world
+from harness.spark.packages import parse as parse_packages
 from harness.workload.predicate import Predicate, PredicateError
 from harness.workload.template import record_fields
 from pipelines.kinds import add_import_paths
@@ -70,17 +73,6 @@ SETS_MASTER = re.compile(r"\.master\(|setMaster\(|spark\.master")
 DATABRICKS = re.compile(r"\bdbutils\.|^# MAGIC|^# COMMAND -{5,}|^\s*%(run|sql|pip|fs)\b|\bspark\.databricks\.service")
 
 
-def job_sources(settings: dict) -> list[Path]:
-    """The files of the job's own code the harness can see: the script its command runs, or its entry point's
-    module."""
-    cwd = Path(settings["cwd"])
-    if settings["entry"]:
-        module = settings["entry"].split(":")[0]
-        return [cwd / (module.replace(".", "/") + ".py"), cwd / module.replace(".", "/") / "__init__.py"]
-    command, i = settings["command"], runs_at(settings["command"])
-    return [cwd / command[i]] if i is not None and i < len(command) and command[i].endswith(".py") else []
-
-
 def _first_line(settings: dict, pattern: re.Pattern) -> tuple[str, str] | None:
     """Where the job's own code (job_sources) first matches `pattern`, outside comments: ("job.py:12", the line)."""
     for file in job_sources(settings):
@@ -112,7 +104,20 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
     f = Fields(
         raw,
         path,
-        {"command", "entry", "settings", "env", "cwd", "reads", "writes", "keeps", "deduplicates", "trigger", "world"},
+        {
+            "command",
+            "entry",
+            "settings",
+            "env",
+            "cwd",
+            "reads",
+            "writes",
+            "keeps",
+            "deduplicates",
+            "trigger",
+            "world",
+            "packages",
+        },
     )
     cwd = Path(f.get("cwd", str, "."))
     if not cwd.is_absolute():
@@ -144,7 +149,24 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "deduplicates": _deduplicates(f.get("deduplicates", dict, None), f"{path}.deduplicates"),
         "trigger": _trigger(f, path),
         "world": parse_world(f.raw.get("world"), f"{path}.world", known, cwd.resolve(), folder),
+        "packages": _packages(f, path, {"cwd": str(cwd), "entry": entry, "command": command}),
     }
+
+
+def _packages(f: Fields, path: str, start: dict) -> list[str]:
+    """The packages the job asks Spark for: those its code names (spark.jars.packages) and those the scenario adds
+    (`packages`, for a list the code builds), each checked to be group:artifact:version."""
+    named = [(f"{path} ({where})", text) for where, text in packages_named(start)]
+    named += [(f"{path}.packages[{i}]", text) for i, text in enumerate(f.get("packages", list, []))]
+    found: list[str] = []
+    for where, text in named:
+        if not isinstance(text, str):
+            raise BlueprintError(where, f"expected group:artifact:version, got {text!r}")
+        try:
+            found += [str(p) for p in parse_packages(text, where) if str(p) not in found]
+        except HarnessError as exc:
+            raise BlueprintError(where, str(exc).split(": ", 1)[-1]) from None
+    return found
 
 
 def _trigger(f: Fields, path: str) -> str:
@@ -202,23 +224,6 @@ def _start(f: Fields, path: str, known: "Known", cwd: Path) -> tuple[list[str], 
         check_placeholders(arg, known, f"{path}.command[{i}]")
     _check_runs_something(command, cwd, f"{path}.command")
     return list(command), None, {}
-
-
-# Options taking a value: Python's before its script; spark-submit's all do but these flags.
-PYTHON_VALUED = {"-X", "-W", "-Q"}
-SPARK_SUBMIT_FLAGS = {"--verbose", "-v", "--supervise", "--help", "-h", "--version"}
-
-
-def runs_at(command: list[str] | tuple[str, ...]) -> int | None:
-    """Where in a command the script it runs is, or `-m` (python's module): the first argument past the launcher's
-    options; len(command) when it names nothing; None for code on the command line (`python -c`)."""
-    i = 1
-    while i < len(command) and command[i].startswith("-") and command[i] != "-m":
-        if command[i] == "-c":
-            return None
-        valued = command[i] in PYTHON_VALUED if command[0] == "python" else command[i] not in SPARK_SUBMIT_FLAGS
-        i += 2 if valued and "=" not in command[i] else 1
-    return i
 
 
 def _check_runs_something(command: tuple[str, ...], cwd: Path, path: str) -> None:
@@ -441,7 +446,8 @@ def parse_applications(
         # (never --packages).
         writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
         cls.spark_jars = tuple(dict.fromkeys(jar_set for o in writes for jar_set in kinds[o].jar_sets))
-        settings = {k: app[k] for k in ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "world")}
+        kept = ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "world", "packages")
+        settings = {k: app[k] for k in kept}
         settings["trigger"] = app["trigger"]
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)

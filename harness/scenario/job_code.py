@@ -1,5 +1,6 @@
-"""What a job's code names of its world, read from its folder without running it: broker addresses, checkpoint
-folders and Spark masters written as literals. `validate` lists those the scenario does not map."""
+"""What a job's code names of its world, read from its own files without running them: broker addresses, checkpoint
+folders and Spark masters written as literals, the packages it asks Spark for. `validate` lists those the scenario
+does not map; the packages are served offline (harness/spark/packages.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.scenario.applications import job_sources
-
 SOURCES = (".py",)
 CONFIGS = (".ini", ".cfg", ".conf", ".properties", ".yaml", ".yml", ".json", ".toml", ".env")
 MOST_FILES, MOST_BYTES = 200, 1_000_000  # a job's own files, not a repository's
@@ -18,15 +17,44 @@ KAFKA_PORTS = {9092, 9093, 9094, 19092, 29092, 39092}
 ADDRESS = re.compile(r"(?<![\w.:/-])([A-Za-z][\w.-]*|\d+\.\d+\.\d+\.\d+):(\d{2,5})\b")
 CHECKPOINT = re.compile(r"^\s*[\w.-]*checkpoint[\w.-]*\s*[:=]\s*['\"]?([^'\"{}\s,]+)", re.IGNORECASE)
 MASTER = re.compile(r"spark://([\w.-]+:\d+)")
+PACKAGES = re.compile(r"^spark\.jars\.packages = (\S+)$|--packages[ =](\S+)")
 
 
 @dataclass(frozen=True)
 class Named:
-    """Something a job's code names: what it is (kafka, checkpoint, master), the text, where."""
+    """Something a job's code names: what it is (kafka, checkpoint, master, packages), the text, where."""
 
     kind: str
     text: str
     where: str  # file:line, the file relative to the job's folder
+
+
+# Options taking a value: Python's before its script; spark-submit's all do but these flags.
+PYTHON_VALUED = {"-X", "-W", "-Q"}
+SPARK_SUBMIT_FLAGS = {"--verbose", "-v", "--supervise", "--help", "-h", "--version"}
+
+
+def runs_at(command: list[str] | tuple[str, ...]) -> int | None:
+    """Where in a command the script it runs is, or `-m` (python's module): the first argument past the launcher's
+    options; len(command) when it names nothing; None for code on the command line (`python -c`)."""
+    i = 1
+    while i < len(command) and command[i].startswith("-") and command[i] != "-m":
+        if command[i] == "-c":
+            return None
+        valued = command[i] in PYTHON_VALUED if command[0] == "python" else command[i] not in SPARK_SUBMIT_FLAGS
+        i += 2 if valued and "=" not in command[i] else 1
+    return i
+
+
+def job_sources(settings: dict) -> list[Path]:
+    """The files of the job's own code the harness can see: the script its command runs, or its entry point's
+    module."""
+    cwd = Path(settings["cwd"])
+    if settings["entry"]:
+        module = settings["entry"].split(":")[0]
+        return [cwd / (module.replace(".", "/") + ".py"), cwd / module.replace(".", "/") / "__init__.py"]
+    command, i = settings["command"], runs_at(settings["command"])
+    return [cwd / command[i]] if i is not None and i < len(command) and command[i].endswith(".py") else []
 
 
 def _files(settings: dict) -> list[Path]:
@@ -62,17 +90,26 @@ def _files(settings: dict) -> list[Path]:
 
 def _in_code(text: str) -> list[tuple[int, str, str]]:
     """What a Python file names: (line, kind, text) for each string it passes as an option's value or binds to a
-    name (`CHECKPOINT = "/tmp/ck"`, `.option("checkpointLocation", ...)`) and each address literal; none where it
-    does not parse."""
+    name (`CHECKPOINT = "/tmp/ck"`, `.option("checkpointLocation", ...)`, an option given a constant bound so) and
+    each address literal; none where it does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
+    constants = {
+        target.id: node.value.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     found = []
     for node in ast.walk(tree):
         named, value = None, None
         if isinstance(node, ast.Call) and len(node.args) == 2 and isinstance(node.args[0], ast.Constant):
             named, value = str(node.args[0].value), node.args[1]
+            if isinstance(value, ast.Name) and value.id in constants:
+                value = ast.Constant(constants[value.id])
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             named = " ".join(t.id for t in targets if isinstance(t, ast.Name)) or None
@@ -91,6 +128,7 @@ def _named(text: str) -> list[tuple[str, str]]:
             found.append(("kafka", f"{host}:{port}"))
     found += [("checkpoint", path) for path in CHECKPOINT.findall(text)]
     found += [("master", f"spark://{address}") for address in MASTER.findall(text)]
+    found += [("packages", a or b) for a, b in PACKAGES.findall(text)]
     return found
 
 
@@ -155,3 +193,9 @@ def notes(applications: dict[str, dict]) -> list[str]:
             if not passed[item.kind]:  # the command gives it: what the code names is a default it does not use
                 lines.append(f"applications.{name}: {item.where} names {item.text}: {WHY[item.kind]}")
     return lines
+
+
+def packages_named(settings: dict) -> list[tuple[str, str]]:
+    """The packages the job's code asks Spark for (`spark.jars.packages`, a `--packages` in PYSPARK_SUBMIT_ARGS):
+    (where, the comma-separated list)."""
+    return [(item.where, item.text) for item in scan(settings) if item.kind == "packages"]

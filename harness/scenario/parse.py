@@ -26,7 +26,7 @@ from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
-from harness.spark import lines, versions
+from harness.spark import lines, packages, versions
 from harness.workload.template import TemplateError, parse_template
 from pipelines.kinds import add_import_paths
 from pipelines.model import CODECS
@@ -354,6 +354,17 @@ def _check_real_time(blueprint: Blueprint, workload: WorkloadSpec, cluster: Clus
             _check_task_slots(name, blueprint, workload)
 
 
+def _check_packages(blueprint: Blueprint, cluster: ClusterSpec) -> None:
+    """Every package a job asks Spark for runs on the drivers' Spark: none built for another Scala line (Spark's
+    Kafka connector and Avro functions are the harness's own, whatever the job names: harness/spark/packages.py)."""
+    spark = cluster.spark_version or versions.own_version()
+    for name, inst in blueprint.streamlets.items():
+        for text in inst.settings.get("packages") or () if inst.kind == APPLICATION else ():
+            why = packages.refusal(packages.parse(text, name)[0], lines.line(spark).scala, spark)
+            if why:
+                raise BlueprintError(f"applications.{name}.packages", why)
+
+
 def _check_worlds(blueprint: Blueprint, cluster: ClusterSpec) -> None:
     """A job in a world of its own runs on the harness's brokers, its executors in its driver (Spark's local
     master): the executors of a standalone cluster would have to reach a driver only its namespace can."""
@@ -484,6 +495,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
     _check_real_time(blueprint, workload, cluster)
     _check_worlds(blueprint, cluster)
+    _check_packages(blueprint, cluster)
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)

@@ -1,0 +1,93 @@
+"""The packages a job asks Spark for (harness/spark/packages.py), served offline: its builder's spark.jars.packages
+found in its code, a Kafka connector for another Spark served by the harness's own, any other package from the
+harness's repository, a package for another Scala line or one no one can fetch refused in one line. The real runs:
+examples/packages started with python and with spark-submit, at once, each judged, each count equal to one made
+here from the output topic's recording."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.errors import HarnessError
+from harness.scenario import load_scenario
+from harness.spark.packages import Package, parse, refusal
+from tests.conftest import run_harness
+from tests.evidence_helpers import acked
+from tests.test_bad_input import assert_one_line_error
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "packages"
+
+
+def _scenario(tmp_path: Path, packages: list) -> Path:
+    raw = yaml.safe_load((EXAMPLE / "packages.yaml").read_text())
+    raw["applications"]["audit"]["packages"] = packages
+    raw["applications"]["audit"]["cwd"] = str(EXAMPLE)
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_the_packages_in_a_jobs_builder_are_found_and_the_ones_spark_has_are_the_harnesss():
+    found = load_scenario(EXAMPLE / "packages.yaml").blueprint.streamlets["audit"].settings["packages"]
+    assert found == ["org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.1", "org.postgresql:postgresql:42.7.4"]
+    connector, driver = (parse(p, "x")[0] for p in found)
+    assert connector.served and not driver.served
+    assert refusal(connector, "2.13", "4.2.0") is None  # another Scala, but the harness's own serves it
+    assert refusal(Package("org.apache.spark", "spark-avro_2.12", "3.5.0"), "2.13", "4.2.0") is None
+
+
+@pytest.mark.parametrize(
+    "packages, message",
+    [
+        (
+            ["io.delta:delta-spark_2.12:3.2.0"],
+            "applications.audit.packages: io.delta:delta-spark_2.12:3.2.0 is built for Scala 2.12; the drivers' "
+            "Spark 4.2.0 runs Scala 2.13: name io.delta:delta-spark_2.13 at a release built for Spark 4.2",
+        ),
+        (["postgresql"], "applications.audit.packages[0]: 'postgresql' is not a package (expected group:artifact"),
+        ([42], "applications.audit.packages[0]: expected group:artifact:version, got 42"),
+    ],
+)
+def test_a_package_that_cannot_run_is_one_line(tmp_path, packages, message):
+    with pytest.raises(HarnessError) as caught:
+        load_scenario(_scenario(tmp_path, packages))
+    assert message in str(caught.value) and "\n" not in str(caught.value), caught.value
+
+
+@pytest.mark.e2e
+def test_a_package_no_one_can_fetch_stops_the_run_before_its_workload(tmp_path):
+    out = tmp_path / "run"
+    result = run_harness("run", str(_scenario(tmp_path, ["org.example.none:nothing:0.0.1"])), "--out", str(out))
+    assert_one_line_error(
+        result, "package org.example.none:nothing:0.0.1: not in the harness's cache and Maven cannot fetch it ("
+    )
+    events = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    assert not any(e["event"] == "process_started" and e.get("role") == "generator" for e in events)
+
+
+@pytest.mark.e2e
+def test_a_job_naming_its_packages_runs_offline_under_python_and_spark_submit(tmp_path):
+    def one(scenario: str) -> tuple[Path, dict, int]:
+        out = tmp_path / scenario
+        done = run_harness("run", str(EXAMPLE / f"{scenario}.yaml"), "--out", str(out), timeout=900)
+        return out, json.loads((out / "report.json").read_text()), done.returncode
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(one, ["packages", "packages-submit"]))
+    for out, report, code in runs:
+        assert code == 0, (out, report["outcome"], report["gaps"], report["expectations"])
+        log = (out / "logs" / "streamlet-audit.log").read_text()
+        # Spark's Ivy read only the harness's repository: the connector's alias and the JDBC driver found there.
+        assert "found org.postgresql#postgresql;42.7.4 in harness" in log, log[-2000:]
+        assert "found org.apache.spark#spark-sql-kafka-0-10_2.12;3.5.1 in harness" in log
+        ids = [json.loads(line)["value"] for line in (out / "topics" / "orders-audited.jsonl").open()]
+        copies = Counter((k, int(s)) for k, _, s in (v["order_id"].rpartition("-") for v in ids) if s.isdigit())
+        assert report["counts"]["lost"] == len(acked(out) - set(copies)) == 0
+        assert report["counts"]["duplicated_deliveries"] == sum(1 for n in copies.values() if n > 1)
