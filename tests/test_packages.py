@@ -91,3 +91,56 @@ def test_a_job_naming_its_packages_runs_offline_under_python_and_spark_submit(tm
         copies = Counter((k, int(s)) for k, _, s in (v["order_id"].rpartition("-") for v in ids) if s.isdigit())
         assert report["counts"]["lost"] == len(acked(out) - set(copies)) == 0
         assert report["counts"]["duplicated_deliveries"] == sum(1 for n in copies.values() if n > 1)
+
+
+# A job's own requirements (harness/spark/requirements.py).
+
+
+def test_a_jobs_requirements_are_installed_once_beside_the_drivers_pyspark(tmp_path, monkeypatch):
+    import sys
+
+    from harness.spark.requirements import install
+    from harness.spark.versions import own_version
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    # tenacity, as the example's; and a requirement that depends on pyspark: the drivers' own is kept, not a copy
+    first = install(("tenacity>=8.2", "pyspark"), sys.executable, own_version(), "applications.x.requirements")
+    assert not first.cached and [p.split("==")[0] for p in first.packages] == ["tenacity"], first
+    assert not list(first.folder.glob("pyspark*")) and (first.folder / "tenacity" / "__init__.py").is_file()
+    again = install(("tenacity>=8.2", "pyspark"), sys.executable, own_version(), "applications.x.requirements")
+    assert again.cached and again.folder == first.folder and again.packages == first.packages
+    with pytest.raises(HarnessError, match=r"^applications\.x\.requirements: pip cannot install them \(") as caught:
+        install(
+            ("no-such-package-of-the-harness==0.0.1",), sys.executable, own_version(), "applications.x.requirements"
+        )
+    assert "\n" not in str(caught.value) and not list((tmp_path / "cache" / "requirements").glob(".*"))
+
+
+@pytest.mark.parametrize(
+    "requirements, message",
+    [
+        ("missing.txt", "applications.audit.requirements: missing.txt: cannot be read"),
+        (["-r other.txt"], "'-r other.txt': pip's options are not read here"),
+        ({"tenacity": 8}, "expected a requirements file or a list of requirements"),
+    ],
+)
+def test_requirements_that_cannot_be_read_are_one_line(tmp_path, requirements, message):
+    path = _scenario(tmp_path, [])
+    raw = yaml.safe_load(path.read_text())
+    raw["applications"]["audit"]["requirements"] = requirements
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(HarnessError) as caught:
+        load_scenario(path)
+    assert message in str(caught.value) and "\n" not in str(caught.value), caught.value
+
+
+@pytest.mark.e2e
+def test_a_job_importing_its_own_requirement_runs_and_is_judged(tmp_path):
+    out = tmp_path / "run"
+    done = run_harness("run", str(EXAMPLE / "requirements.yaml"), "--out", str(out), timeout=900)
+    report = json.loads((out / "report.json").read_text())
+    assert done.returncode == 0, (report["outcome"], report["gaps"], report["expectations"])
+    [installed] = [json.loads(line) for line in (out / "history.jsonl").open() if "requirements_installed" in line]
+    assert [p.split("==")[0] for p in installed["installed"]] == ["tenacity"] and installed["took_s"] >= 0
+    ids = [json.loads(line)["value"]["order_id"] for line in (out / "topics" / "orders-copied.jsonl").open()]
+    assert report["counts"]["lost"] == len(acked(out) - {(k, int(s)) for k, _, s in (i.rpartition("-") for i in ids)})

@@ -13,6 +13,7 @@ BUDGET_REACHED = "evidence_budget_reached"  # the workload ended early at the ru
 FAULT_PLANNED = "fault_planned"  # a fault the run means to play: its number, kind, target, planned_s and window_s
 MOMENT_MISSED = "crash_point_missed"  # a fault's moment (a batch written, or in flight) did not come in time
 WORLD_PREPARED = "world_prepared"  # an application's world: its relays, its binds, its folder, its rendered files
+REQUIREMENTS_INSTALLED = "requirements_installed"  # an application's own requirements: where, what, how long
 SETUP_RAN = "setup_ran"  # an application's setup step ran in its world: its command, exit code and time
 TOPIC_RECREATED = "topic_recreated"  # topics deleted and created again under a streamlet, what it had read of them
 

@@ -179,6 +179,9 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"name": name, "argv": argv, "env": sorted(env), "cwd": settings["cwd"]}, indent=2))
     env = driver_env({**run.driver_env(), **env}, run.prepare_spark().python)
+    own = run.job_requirements(name)
+    if own is not None:  # the job's own requirements first, then what the harness gives every driver
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(own), env.get("PYTHONPATH")]))
     if settings["world"]:  # the job's own addresses and paths reach the run's, in namespaces of its own
         run_setup(run, name, values, env, run.prepare_spark().python)
         argv = in_world(run, name, values, argv, "driver")

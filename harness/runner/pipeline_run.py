@@ -161,6 +161,9 @@ class PipelineRun:
     def spark_master(self) -> str | None:
         return self.spark.master()
 
+    def job_requirements(self, name: str) -> Path | None:
+        return self.spark.requirements.get(name)
+
     def app_name(self, name: str) -> str:
         return self.spark.app_name(name)
 

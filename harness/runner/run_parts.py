@@ -3,6 +3,7 @@ the run that imports them (the output kinds' is harness/outputs/run.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from harness.outputs.run import OutputRun
@@ -35,6 +36,8 @@ class ApplicationRun(OutputRun, Protocol):
     def driver_env(self) -> dict[str, str]: ...
 
     def prepare_spark(self) -> SparkRuntime: ...
+
+    def job_requirements(self, name: str) -> Path | None: ...  # where its own requirements are installed
 
     def spark_master(self) -> str | None: ...
 

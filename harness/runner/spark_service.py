@@ -8,12 +8,15 @@ import sys
 import time
 from pathlib import Path
 
+from contract.applications import APPLICATION
+from harness.evidence.history import REQUIREMENTS_INSTALLED
 from harness.process import ManagedProcess
 from harness.runner.executors import ExecutorWatch
 from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
 from harness.secrets import split_password
 from harness.spark.launcher import launch_driver
+from harness.spark.requirements import install
 from harness.spark.session import launcher_env, session_conf
 from harness.spark.standalone import StandaloneCluster, executor_conf
 from harness.spark.versions import SparkRuntime, ensure
@@ -30,6 +33,7 @@ class SparkService:
         self.cluster: StandaloneCluster | None = None  # cluster.spark.master: standalone
         self._executor_watch: ExecutorWatch | None = None
         self.runtime: SparkRuntime | None = None  # the drivers' Spark (prepare)
+        self.requirements: dict[str, Path] = {}  # an application -> where its own requirements are installed
         self._conf: dict[type, dict[str, str]] = {}
 
     def start(self) -> None:
@@ -88,7 +92,29 @@ class SparkService:
             streamlets = self.shared.scenario.blueprint.streamlets.values()
             jar_sets = tuple(dict.fromkeys(pom for inst in streamlets for pom in inst.cls.spark_jars))
             self.runtime = ensure(self.shared.scenario.cluster.spark_version, self.shared.say, jar_sets)
+            self._install_requirements()
         return self.runtime
+
+    def _install_requirements(self) -> None:
+        """Each application's own requirements, installed (or found installed) before anything starts."""
+        for name, inst in self.shared.scenario.blueprint.streamlets.items():
+            lines = inst.settings.get("requirements") if inst.kind == APPLICATION else None
+            if lines:
+                done = install(
+                    tuple(lines), self.runtime.python, self.runtime.version, f"applications.{name}.requirements"
+                )
+                self.requirements[name] = done.folder
+                self.shared.history.record(
+                    REQUIREMENTS_INSTALLED,
+                    application=name,
+                    folder=str(done.folder),
+                    installed=list(done.packages),
+                    took_s=done.took_s,
+                    cached=done.cached,
+                )
+                how = "found installed" if done.cached else "installed"
+                count = len(done.packages)
+                self.shared.say(f"{name}: its requirements {how} in {done.took_s:.1f}s ({count} package(s))")
 
     def conf(self, cls) -> dict[str, str]:
         """A driver's Spark configuration: the connector, the jar sets and settings its class declares (checks

@@ -117,6 +117,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
             "trigger",
             "world",
             "packages",
+            "requirements",
         },
     )
     cwd = Path(f.get("cwd", str, "."))
@@ -150,6 +151,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "trigger": _trigger(f, path),
         "world": parse_world(f.raw.get("world"), f"{path}.world", known, cwd.resolve(), folder),
         "packages": _packages(f, path, {"cwd": str(cwd), "entry": entry, "command": command}),
+        "requirements": _requirements(f.raw.get("requirements"), f"{path}.requirements", cwd),
     }
 
 
@@ -167,6 +169,26 @@ def _packages(f: Fields, path: str, start: dict) -> list[str]:
         except HarnessError as exc:
             raise BlueprintError(where, str(exc).split(": ", 1)[-1]) from None
     return found
+
+
+def _requirements(raw: Any, path: str, cwd: Path) -> list[str]:
+    """The job's own Python requirements: a requirements file (in its folder) or a list, one requirement a line
+    (installed before the run starts: harness/spark/requirements.py)."""
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        file = Path(raw) if Path(raw).is_absolute() else cwd / raw
+        try:
+            raw = file.read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BlueprintError(path, f"{raw}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    if not isinstance(raw, list) or not all(isinstance(line, str) for line in raw):
+        raise BlueprintError(path, f"expected a requirements file or a list of requirements, got {raw!r}")
+    lines = [line.split("#")[0].strip() for line in raw]
+    for line in filter(None, lines):
+        if line.startswith("-"):
+            raise BlueprintError(path, f"{line!r}: pip's options are not read here: list the requirements themselves")
+    return [line for line in lines if line]
 
 
 def _trigger(f: Fields, path: str) -> str:
@@ -446,7 +468,18 @@ def parse_applications(
         # (never --packages).
         writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
         cls.spark_jars = tuple(dict.fromkeys(jar_set for o in writes for jar_set in kinds[o].jar_sets))
-        kept = ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "world", "packages")
+        kept = (
+            "command",
+            "entry",
+            "settings",
+            "env",
+            "cwd",
+            "keeps",
+            "deduplicates",
+            "world",
+            "packages",
+            "requirements",
+        )
         settings = {k: app[k] for k in kept}
         settings["trigger"] = app["trigger"]
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
