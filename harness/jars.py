@@ -62,6 +62,12 @@ def jars_dir() -> Path:
     return Path(os.environ.get("HARNESS_JARS_DIR") or cache_dir() / "jars")
 
 
+def maven_repository() -> Path:
+    """The one Maven repository every artifact the harness fetches lands in (its jar sets, the packages a job asks
+    Spark for: harness/spark/packages.py), and Spark's Ivy reads: Maven's own (HARNESS_MAVEN_REPO overrides)."""
+    return Path(os.environ.get("HARNESS_MAVEN_REPO") or Path.home() / ".m2" / "repository")
+
+
 MIN_JAVA = 17
 
 
@@ -165,6 +171,7 @@ def fetch(specs: tuple[str | JarSet, ...] = (BROKER,), quiet: bool = True) -> No
             str(POM_DIR / spec.pom / "pom.xml"),
             "dependency:copy-dependencies",
             f"-DoutputDirectory={staging}",
+            f"-Dmaven.repo.local={maven_repository()}",
             *(f"-D{key}={value}" for key, value in spec.properties),
         ]
         if quiet:

@@ -84,9 +84,9 @@ def test_a_job_naming_its_packages_runs_offline_under_python_and_spark_submit(tm
     for out, report, code in runs:
         assert code == 0, (out, report["outcome"], report["gaps"], report["expectations"])
         log = (out / "logs" / "streamlet-audit.log").read_text()
-        # Spark's Ivy read only the harness's repository: the connector's alias and the JDBC driver found there.
-        assert "found org.postgresql#postgresql;42.7.4 in harness" in log, log[-2000:]
-        assert "found org.apache.spark#spark-sql-kafka-0-10_2.12;3.5.1 in harness" in log
+        # Spark's Ivy read only the harness's repositories: the connector's alias, the JDBC driver fetched with Maven.
+        assert "found org.postgresql#postgresql;42.7.4 in maven" in log, log[-2000:]
+        assert "found org.apache.spark#spark-sql-kafka-0-10_2.12;3.5.1 in aliases" in log
         ids = [json.loads(line)["value"] for line in (out / "topics" / "orders-audited.jsonl").open()]
         copies = Counter((k, int(s)) for k, _, s in (v["order_id"].rpartition("-") for v in ids) if s.isdigit())
         assert report["counts"]["lost"] == len(acked(out) - set(copies)) == 0
@@ -144,3 +144,17 @@ def test_a_job_importing_its_own_requirement_runs_and_is_judged(tmp_path):
     assert [p.split("==")[0] for p in installed["installed"]] == ["tenacity"] and installed["took_s"] >= 0
     ids = [json.loads(line)["value"]["order_id"] for line in (out / "topics" / "orders-copied.jsonl").open()]
     assert report["counts"]["lost"] == len(acked(out) - {(k, int(s)) for k, _, s in (i.rpartition("-") for i in ids)})
+
+
+def test_harness_jars_serves_what_a_scenarios_jobs_ask_for_ahead_of_its_run(tmp_path, monkeypatch):
+    from harness.spark.packages import prefetch
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    apps = {"audit": {"packages": ["org.apache.spark:spark-avro_2.12:3.5.0"], "requirements": []}, "other": {}}
+    assert prefetch(apps, "python", "4.2.0") == [
+        "audit: its packages org.apache.spark:spark-avro_2.12:3.5.0 served offline"
+    ]
+    alias = tmp_path / "packages" / "aliases" / "org" / "apache" / "spark" / "spark-avro_2.12" / "3.5.0"
+    assert sorted(p.name for p in alias.iterdir()) == ["spark-avro_2.12-3.5.0.jar", "spark-avro_2.12-3.5.0.pom"]
+    settings = (tmp_path / "packages" / "ivysettings.xml").read_text()
+    assert alias.parents[4].as_uri() in settings and "/.m2/repository" in settings

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from contract.applications import APPLICATION
 from harness.cli.app import main
 from harness.cli.options import default_run_dir
 from harness.errors import HarnessError
@@ -126,7 +127,6 @@ def validate_command(paths: tuple[Path, ...]):
       harness validate scenarios/ examples/enrich-kafka/scenario.yaml
       harness validate smoke
     """
-    from contract.applications import APPLICATION
     from harness.scenario import load_scenario
     from harness.scenario.job_code import notes
     from harness.scenario.shipped import scenario_files
@@ -266,19 +266,23 @@ def images_build(runner: bool, force: bool, if_engine: bool):
 
 
 @main.command()
-def jars():
+@click.argument("scenarios", nargs=-1, type=click.Path(path_type=Path))
+def jars(scenarios: tuple[Path, ...]):
     """Fetch the Kafka broker's jars and, for the pyspark installed beside the harness, its Kafka connector and the
     jar sets the built-in streamlet and output kinds need (Delta, Iceberg) with Maven; train the JVMs' CDS archives
-    (both idempotent). A pyspark whose connector is not served is refused in one line.
+    (both idempotent); and what the applications of SCENARIOS ask for (their packages, their requirements), so that
+    their runs need no network. A pyspark whose connector is not served is refused in one line.
 
     \b
     Examples:
-      harness jars      the broker's jars, and the connector, Delta and Iceberg of the pyspark installed
+      harness jars                                 the broker's jars, the connector, Delta and Iceberg
+      harness jars examples/packages/*.yaml        and what those scenarios' jobs ask for
     """
     from harness import cds_training
     from harness import jars as jar_sets
     from harness.outputs import builtin_output_kinds
-    from harness.spark import lines, versions
+    from harness.scenario import load_scenario
+    from harness.spark import lines, packages, versions
     from pipelines.kinds import builtin_kinds
 
     own = versions.runtime(None)
@@ -294,6 +298,10 @@ def jars():
     )
     for line in missing:
         click.echo(f"not fetched: {line}")
+    for path in scenarios:
+        apps = {n: i.settings for n, i in load_scenario(path).blueprint.streamlets.items() if i.kind == APPLICATION}
+        for line in packages.prefetch(apps, own.python, own.version):
+            click.echo(line)
     cds_training.train(say=click.echo)
 
 

@@ -2,11 +2,13 @@
 offline: Spark's own resolution (Ivy, at the JVM's start) pointed at a local Maven repository the harness fills.
 
 - Spark's Kafka connector and Avro functions, at any version and for any Scala line, are the ones the harness
-  already puts on the job's class path (matching the drivers' pyspark): the repository holds an alias at the
-  coordinates the job names, an empty jar with no dependencies.
-- Any other package is fetched once with Maven (its dependencies too) into <cache>/packages/repository, and read
-  from there ever after, without the internet. One built for another Scala line than the drivers' Spark is refused,
-  naming the one that fits.
+  already puts on the job's class path (matching the drivers' pyspark): a repository of aliases
+  (<cache>/packages/aliases) holds one at the coordinates the job names, an empty jar with no dependencies.
+- Any other package is fetched once with Maven (its dependencies too) into the Maven repository the harness's jar
+  sets are fetched into (harness/jars.py maven_repository), and read from there ever after, without the internet.
+  One built for another Scala line than the drivers' Spark is refused, naming the one that fits.
+
+Spark's Ivy reads the aliases first, then that repository, and nothing else.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.jars import maven_repository
 from harness.paths import cache_dir
 
 COORDINATES = re.compile(r"^([\w.-]+):([\w.-]+):([\w.+-]+)$")
@@ -27,7 +30,10 @@ SERVED = ("spark-sql-kafka-0-10", "spark-token-provider-kafka-0-10", "spark-avro
 SETTINGS = """<ivysettings>
   <settings defaultResolver="harness"/>
   <resolvers>
-    <ibiblio name="harness" m2compatible="true" usepoms="true" root="{root}"/>
+    <chain name="harness" returnFirst="true">
+      <ibiblio name="aliases" m2compatible="true" usepoms="true" root="{aliases}"/>
+      <ibiblio name="maven" m2compatible="true" usepoms="true" root="{maven}"/>
+    </chain>
   </resolvers>
 </ivysettings>
 """
@@ -74,8 +80,8 @@ def refusal(package: Package, scala: str, spark: str) -> str | None:
     )
 
 
-def repository() -> Path:
-    return cache_dir() / "packages" / "repository"
+def aliases() -> Path:
+    return cache_dir() / "packages" / "aliases"
 
 
 def _alias(package: Package, root: Path) -> None:
@@ -107,13 +113,33 @@ def _fetch(package: Package, root: Path) -> None:
         raise HarnessError(f"package {package}: not in the harness's cache and Maven cannot fetch it ({why[:200]})")
 
 
+def prefetch(applications: dict[str, dict], python: str, spark: str) -> list[str]:
+    """Fetch what each application (name -> its settings) asks for ahead of a run, as its start would: its
+    packages and its requirements; a line each for `harness jars`."""
+    from harness.spark.requirements import install
+
+    lines = []
+    for name, settings in applications.items():
+        named = [p for text in settings.get("packages") or () for p in parse(text, f"applications.{name}.packages")]
+        if named:
+            serve(named)
+            lines.append(f"{name}: its packages {', '.join(map(str, named))} served offline")
+        if settings.get("requirements"):
+            done = install(tuple(settings["requirements"]), python, spark, f"applications.{name}.requirements")
+            lines.append(f"{name}: its requirements {', '.join(done.packages)} in {done.folder}")
+    return lines
+
+
 def serve(packages: list[Package]) -> Path:
-    """The Ivy settings that resolve `packages` from the repository, every one of them there (fetched, or an
-    alias of the harness's own jars)."""
-    root = repository()
-    root.mkdir(parents=True, exist_ok=True)
+    """The Ivy settings that resolve `packages` offline, every one of them there: an alias of the harness's own
+    jars, or fetched into the Maven repository."""
+    own, maven = aliases(), maven_repository()
     for package in packages:
-        (_alias if package.served else _fetch)(package, root)
-    settings = root.parent / "ivysettings.xml"
-    settings.write_text(SETTINGS.format(root=root.as_uri()))
+        if package.served:
+            _alias(package, own)
+        else:
+            _fetch(package, maven)
+    own.mkdir(parents=True, exist_ok=True)
+    settings = own.parent / "ivysettings.xml"
+    settings.write_text(SETTINGS.format(aliases=own.as_uri(), maven=maven.as_uri()))
     return settings
