@@ -413,6 +413,10 @@ def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
     return found
 
 
+# What pipeline.json keeps of an application's fields (with its trigger and the window it writes), and the runner reads.
+SETTINGS = ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "world", "packages", "requirements")
+
+
 def parse_applications(
     raw_apps: Any,
     raw_outputs: Any,
@@ -468,19 +472,7 @@ def parse_applications(
         # (never --packages).
         writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
         cls.spark_jars = tuple(dict.fromkeys(jar_set for o in writes for jar_set in kinds[o].jar_sets))
-        kept = (
-            "command",
-            "entry",
-            "settings",
-            "env",
-            "cwd",
-            "keeps",
-            "deduplicates",
-            "world",
-            "packages",
-            "requirements",
-        )
-        settings = {k: app[k] for k in kept}
+        settings = {k: app[k] for k in SETTINGS}
         settings["trigger"] = app["trigger"]
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
