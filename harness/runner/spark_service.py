@@ -15,6 +15,7 @@ from harness.runner.executors import ExecutorWatch
 from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
 from harness.secrets import split_password
+from harness.spark import packages
 from harness.spark.launcher import launch_driver
 from harness.spark.requirements import install
 from harness.spark.session import launcher_env, session_conf
@@ -92,13 +93,19 @@ class SparkService:
             streamlets = self.shared.scenario.blueprint.streamlets.values()
             jar_sets = tuple(dict.fromkeys(pom for inst in streamlets for pom in inst.cls.spark_jars))
             self.runtime = ensure(self.shared.scenario.cluster.spark_version, self.shared.say, jar_sets)
-            self._install_requirements()
+            self._serve_applications()
         return self.runtime
 
-    def _install_requirements(self) -> None:
-        """Each application's own requirements, installed (or found installed) before anything starts."""
+    def _serve_applications(self) -> None:
+        """What each application asks for, before anything starts: its packages (fetched once, or refused), its own
+        requirements (installed, or found installed)."""
         for name, inst in self.shared.scenario.blueprint.streamlets.items():
-            lines = inst.settings.get("requirements") if inst.kind == APPLICATION else None
+            if inst.kind != APPLICATION:
+                continue
+            named = inst.settings.get("packages") or ()
+            if named:
+                packages.serve([p for text in named for p in packages.parse(text, f"applications.{name}.packages")])
+            lines = inst.settings.get("requirements")
             if lines:
                 done = install(
                     tuple(lines), self.runtime.python, self.runtime.version, f"applications.{name}.requirements"
