@@ -83,12 +83,13 @@ def cluster_options(master: str, app_name: str, cwd: str, runtime: SparkRuntime)
 
 
 def package_options(names: tuple[str, ...], submit: bool, scratch: Path) -> list[str]:
-    """spark-submit options resolving the packages a job asks for offline (harness/spark/packages.py): Spark's Ivy
-    pointed at the harness's repository, its cache in the job's scratch. Under `python` the job's builder passes
-    its spark.jars.packages itself; under spark-submit Spark would ignore it (the JVM is up), so they are given."""
+    """spark-submit options resolving the packages a job asks for offline (served as the run began:
+    harness/runner/spark_service.py): Spark's Ivy pointed at the harness's repositories, its cache in the job's
+    scratch. Under `python` the job's builder passes its spark.jars.packages itself; under spark-submit Spark would
+    ignore it (the JVM is up), so they are given."""
     if not names:
         return []
-    settings = packages.serve([p for name in names for p in packages.parse(name, "packages")])
+    settings = packages.ivy_settings()
     options = ["--conf", f"spark.jars.ivySettings={settings}", "--conf", f"spark.jars.ivy={scratch / 'ivy'}"]
     return options + (["--conf", f"spark.jars.packages={','.join(names)}"] if submit else [])
 

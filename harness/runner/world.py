@@ -37,14 +37,16 @@ def _slug(path: str) -> str:
 def _routes(run: ApplicationRun, name: str, world: dict) -> list[list[str]]:
     """[listen inside, upstream outside]: each advertised address as it is, then each address the job names."""
     servers = run.client_access(name).bootstrap_servers.split(",")
-    routes = {int(s.rpartition(":")[2]): [s, s] for s in servers}
+    routes = [[s, s] for s in servers]
+    taken = {s.rpartition(":")[2] for s in servers}  # a broker's own port inside stays its own
     for text in world["kafka"]:
         host, _, port = text.rpartition(":")
-        if int(port) not in routes:
-            routes[int(port)] = [f"127.0.0.1:{port}", servers[0]]
+        if port not in taken:
+            taken.add(port)
+            routes.append([f"127.0.0.1:{port}", servers[0]])
             if host in ("localhost", "[::1]", "::1") and socket.has_ipv6:
-                routes[-int(port)] = [f"[::1]:{port}", servers[0]]  # localhost may resolve to ::1 first
-    return list(routes.values())
+                routes.append([f"[::1]:{port}", servers[0]])  # localhost may resolve to ::1 first
+    return routes
 
 
 def _hosts(folder: Path, world: dict) -> str:

@@ -84,6 +84,11 @@ def aliases() -> Path:
     return cache_dir() / "packages" / "aliases"
 
 
+def ivy_settings() -> Path:
+    """The Ivy settings `serve` writes: Spark's resolution pointed at the aliases, then the Maven repository."""
+    return aliases().parent / "ivysettings.xml"
+
+
 def _alias(package: Package, root: Path) -> None:
     """The package, as a pom of no dependencies and an empty jar: its classes are the harness's already."""
     folder = package.folder(root)
@@ -140,6 +145,5 @@ def serve(packages: list[Package]) -> Path:
         else:
             _fetch(package, maven)
     own.mkdir(parents=True, exist_ok=True)
-    settings = own.parent / "ivysettings.xml"
-    settings.write_text(SETTINGS.format(aliases=own.as_uri(), maven=maven.as_uri()))
-    return settings
+    ivy_settings().write_text(SETTINGS.format(aliases=own.as_uri(), maven=maven.as_uri()))
+    return ivy_settings()
