@@ -2,7 +2,8 @@
 given to it in a world of its own (harness/world/). Every bad world is one line before anything starts; validate
 names what a job's code names that its scenario does not map; mount points for paths the machine lacks are removed
 by the last run to let go. The real runs: two at once of the job that hard-codes localhost:9092, its checkpoint and
-its table; the job configured by a file naming a container's broker, beside the job with no checkpoint. Each count
+its table; the job configured by a file naming a container's broker, beside the job with no checkpoint; the job
+setting its master by name. Each count
 equals one made here from the run's raw outputs; the example's folder and /tmp are as they were."""
 
 from __future__ import annotations
@@ -142,7 +143,9 @@ def _left_behind() -> list[str]:
     status = subprocess.run(
         ["git", "status", "--porcelain", "--ignored", str(EXAMPLE)], capture_output=True, text=True, cwd=ROOT
     )
-    return status.stdout.splitlines() + [p for p in ("/tmp/orders-parquet", "/data/checkpoints") if Path(p).exists()]
+    return status.stdout.splitlines() + [
+        p for p in ("/tmp/orders-parquet", "/data/checkpoints", "/opt/spark") if Path(p).exists()
+    ]
 
 
 def _runs(tmp_path: Path, scenarios: list[str]) -> list[tuple[Path, dict]]:
@@ -203,6 +206,22 @@ def test_a_job_configured_by_a_file_and_a_job_without_a_checkpoint(tmp_path):
         and mirrored["verdict"]["end_to_end"] == "at-most-once"
     )
     assert mirrored["sections"]["world"]["rows"][0][-1].startswith("none: Spark's temporary one")
+    assert _left_behind() == []
+
+
+@pytest.mark.e2e
+def test_a_job_that_sets_its_master_by_name_runs_on_a_cluster_in_its_world(tmp_path):
+    """spark://spark-master:7077 in its code: a master and a worker of its own start in its world at each start,
+    and its executors (the worker's children) read and write through kafka:9092 as its driver does."""
+    assert _left_behind() == []
+    [(run_dir, report)] = _runs(tmp_path, ["orders-on-cluster"])
+    copies = _orders(run_dir / "topics" / "orders-banded.jsonl")
+    assert report["counts"]["lost"] == len(acked(run_dir) - set(copies)) == 0
+    assert report["counts"]["duplicated_deliveries"] == sum(1 for n in copies.values() if n > 1)
+    executors = list((run_dir / "world" / "banded" / "spark" / "worker").glob("app-*/*/stderr"))
+    assert len(executors) == 2, executors  # one application per start, its executor on the world's worker
+    assert (run_dir / "checkpoints" / "banded" / "orders-banded" / "commits").is_dir()
+    assert "spark://spark-master:7077 -> a Spark master" in report["sections"]["world"]["rows"][0][1]
     assert _left_behind() == []
 
 

@@ -164,6 +164,8 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
     scratch = run.layout.spark_local(name)
     shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver of an application at once
     scratch.mkdir(parents=True)
+    own = (settings["world"] or {}).get("master")  # a master its code names, started in its world (runner/world.py)
+    master = run.spark_master() or (f"spark://{own}" if own else None)
     argv, env = application_command(
         command,
         {key: fill(value, values) for key, value in settings["env"].items()},
@@ -171,9 +173,7 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
         scratch,
         run.layout.workdir(name),
         run.scenario.blueprint.streamlets[name].cls.spark_jars,
-        cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark())
-        if (master := run.spark_master())
-        else None,
+        cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark()) if master else None,
         tuple(settings.get("packages") or ()),
     )
     path = run.layout.driver_settings(name)

@@ -9,6 +9,8 @@ it before the job's first start.
   config file it reads there is rendered into that layer, the team's file beneath it unchanged.
 - Its paths: each bound to the run folder the scenario gives it (or one of the world's own); an absolute one that
   does not exist gets a mount point for as long as runs use it (harness/world/mountpoints.py).
+- Its master: where its code names one (spark://NAME:PORT), a Spark master there and a worker start in its world
+  at each start, before it (world/<app>/spark: their logs, its executors'); its executors dial what it dials.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 from harness.errors import HarnessError
 from harness.evidence.history import SETUP_RAN, WORLD_PREPARED
 from harness.scenario.placeholders import fill
+from harness.spark.standalone import in_a_world
 
 if TYPE_CHECKING:
     from harness.runner.run_parts import ApplicationRun
@@ -50,8 +53,10 @@ def _routes(run: ApplicationRun, name: str, world: dict) -> list[list[str]]:
 
 
 def _hosts(folder: Path, world: dict) -> str:
-    """A hosts file in which the job's names for the brokers (and the machine's own name) are loopback."""
-    names = {t.rpartition(":")[0] for t in world["kafka"]} - {"localhost", "127.0.0.1", "[::1]", "::1"}
+    """A hosts file in which the job's names for the brokers and its master (and the machine's own name) are
+    loopback."""
+    named = [*world["kafka"], *([world["master"]] if world["master"] else [])]
+    names = {t.rpartition(":")[0] for t in named} - {"localhost", "127.0.0.1", "[::1]", "::1"}
     names = sorted(n for n in names if not n.replace(".", "").isdigit()) + [socket.gethostname()]
     hosts = folder / "hosts"
     hosts.write_text(f"127.0.0.1\tlocalhost {' '.join(names)}\n::1\tlocalhost ip6-localhost ip6-loopback\n")
@@ -97,6 +102,7 @@ def world_spec(run: ApplicationRun, name: str, values: dict[str, str], argv: lis
         "hosts": _hosts(root, world),
         "overlays": [{"folder": cwd, "upper": str(upper), "work": str(work)}],
         "binds": binds,
+        "cluster": in_a_world(root / "spark", world["master"]) if world["master"] else None,
         "argv": argv,
     }
 
@@ -110,8 +116,8 @@ def in_world(run: ApplicationRun, name: str, values: dict[str, str], argv: list[
     path.write_text(json.dumps(spec, indent=2))
     if first:
         shown = {k: spec[k] for k in ("routes", "binds")} | {"folder": spec["overlays"][0]["folder"]}
-        files = {p: t for p, t in run.scenario.blueprint.streamlets[name].settings["world"]["files"].items()}
-        run.history.record(WORLD_PREPARED, application=name, **shown, files=files)
+        world = run.scenario.blueprint.streamlets[name].settings["world"]
+        run.history.record(WORLD_PREPARED, application=name, **shown, files=world["files"], master=world["master"])
     return [sys.executable, "-m", "harness.world.enter", str(path)]
 
 

@@ -159,14 +159,14 @@ def scan(settings: dict) -> list[Named]:
 WHY = {
     "kafka": "a broker address its world does not map (world.kafka)",
     "checkpoint": "a checkpoint folder its world does not map (world.paths)",
-    "master": "a Spark master of its own: not yet given in a job's world",
+    "master": "a Spark master its world does not give it (world.master)",
 }
 
 
 def unmapped(named: list[Named], world: dict | None, cwd: Path) -> list[Named]:
     """What the job names that its world does not map (the brokers' addresses, its checkpoint folders, a master);
     a config file the world renders anew is not the job's any more."""
-    world = world or {"kafka": [], "paths": {}, "files": {}}
+    world = world or {"kafka": [], "master": None, "paths": {}, "files": {}}
     left = []
     for item in named:
         if str(cwd / item.where.rpartition(":")[0]) in world["files"]:
@@ -177,7 +177,7 @@ def unmapped(named: list[Named], world: dict | None, cwd: Path) -> list[Named]:
             where = os.path.normpath(item.text if os.path.isabs(item.text) else cwd / item.text)
             if not any(where == p or where.startswith(p.rstrip("/") + "/") for p in world["paths"]):
                 left.append(item)
-        elif item.kind == "master":
+        elif item.kind == "master" and item.text != f"spark://{world['master']}":
             left.append(item)
     return left
 

@@ -367,7 +367,8 @@ def _check_packages(blueprint: Blueprint, cluster: ClusterSpec) -> None:
 
 def _check_worlds(blueprint: Blueprint, cluster: ClusterSpec) -> None:
     """A job in a world of its own runs on the harness's brokers, its executors in its driver (Spark's local
-    master): the executors of a standalone cluster would have to reach a driver only its namespace can."""
+    master) or on the master its world gives it: the executors of the run's standalone cluster would have to reach
+    a driver only its namespace can."""
     for name, inst in blueprint.streamlets.items():
         if not (inst.kind == APPLICATION and inst.settings.get("world")):
             continue
@@ -382,6 +383,13 @@ def _check_worlds(blueprint: Blueprint, cluster: ClusterSpec) -> None:
                 f"applications.{name}.world",
                 f"not yet on the harness's standalone cluster (cluster.spark_master: {cluster.spark_master}): its "
                 "executors could not reach a driver in a world of its own",
+            )
+        spark = cluster.spark_version or versions.own_version()
+        if inst.settings["world"]["master"] and spark != versions.own_version():
+            raise BlueprintError(
+                f"applications.{name}.world.master",
+                f"the master and worker started in a job's world run the harness's own Spark "
+                f"({versions.own_version()}), not cluster.spark.version {spark}",
             )
 
 

@@ -2,6 +2,7 @@
 
     world:
       kafka: [localhost:9092, kafka:9092]      # broker addresses the job dials: they reach the run's brokers
+      master: spark-master:7077                # the spark:// master its code names: one of its own, in its world
       paths:                                   # a path the job names (in its folder, or absolute) -> a run folder
         chk-point-dir: ${checkpoints}
         /tmp/orders-out: ${path.lake}
@@ -27,7 +28,7 @@ from harness.scenario.blueprint import BlueprintError
 from harness.scenario.fields import Fields
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
 
-FIELDS = {"kafka", "paths", "files", "setup"}
+FIELDS = {"kafka", "master", "paths", "files", "setup"}
 HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$")
 # The run's folders a mapped path may be given (or none: a folder of the run's own).
 FOLDERS = ("checkpoint", "checkpoints", "scratch")
@@ -53,6 +54,7 @@ def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | Non
     f = Fields(raw, path, FIELDS)
     world = {
         "kafka": _addresses(f.get("kafka", list, []), f"{path}.kafka"),
+        "master": _master(f.get("master", str, None), f"{path}.master"),
         "paths": {},
         "files": {},
         "setup": _setup(f.get("setup", list, []), f"{path}.setup", known),
@@ -64,7 +66,7 @@ def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | Non
         where = _path(key, f"{path}.files.{key}", cwd, world)
         world["files"][where] = _template(template, f"{path}.files.{key}", known, folder)
     if not any(world.values()):
-        raise BlueprintError(path, "maps nothing: give its kafka addresses, paths, files or setup")
+        raise BlueprintError(path, "maps nothing: give its kafka addresses, master, paths, files or setup")
     why = _refusal()
     if why is not None:
         raise BlueprintError(
@@ -75,23 +77,35 @@ def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | Non
     return world
 
 
+def _address(text: Any, where: str) -> str:
+    """host:port, a name (it resolves to loopback in the job's world) or a loopback address."""
+    host, _, port = str(text).rpartition(":")
+    if not isinstance(text, str) or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BlueprintError(where, f"expected host:port, got {text!r}")
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = None
+    if loopback is False or loopback is None and not HOST.match(host):
+        raise BlueprintError(where, f"{text}: only names and loopback addresses are mapped (nothing else is used)")
+    return text
+
+
 def _addresses(raw: list, path: str) -> list[str]:
     found: list[str] = []
     for i, text in enumerate(raw):
-        where = f"{path}[{i}]"
-        host, _, port = str(text).rpartition(":")
-        if not isinstance(text, str) or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise BlueprintError(where, f"expected host:port, got {text!r}")
-        try:
-            loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
-        except ValueError:
-            loopback = None  # a name: it resolves to loopback in the job's world
-        if loopback is False or loopback is None and not HOST.match(host):
-            raise BlueprintError(where, f"{text}: only names and loopback addresses are mapped (nothing else is used)")
-        if text in found:
-            raise BlueprintError(where, f"{text} is mapped twice")
+        if _address(text, f"{path}[{i}]") in found:
+            raise BlueprintError(f"{path}[{i}]", f"{text} is mapped twice")
         found.append(text)
     return found
+
+
+def _master(raw: str | None, path: str) -> str | None:
+    """The master the job's code names (spark://HOST:PORT, given as HOST:PORT): a Spark master and worker of its
+    own start in its world at each of its starts."""
+    if raw is None:
+        return None
+    return _address(raw.removeprefix("spark://"), path)
 
 
 def _path(text: str, path: str, cwd: Path, world: dict) -> str:

@@ -28,6 +28,9 @@ from harness.waiting import wait_for
 # job names its Spark application as its code says, so this is how its executors are found.
 APPLICATION_TAG = "HARNESS_APPLICATION"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+MASTER_CLASS = "org.apache.spark.deploy.master.Master"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+REGISTERED = "Successfully registered with master"  # what a worker logs once its master has it
 WORKER_CORES = 8  # slots, not CPUs: one executor of one core per streamlet application fits on any worker
 WORKER_MEMORY = "6g"
 # How long the master and a worker may take to start and register (a deadline, not a wait): JVMs start slowly
@@ -52,6 +55,29 @@ def executor_conf() -> dict[str, str]:
     }
 
 
+def in_a_world(workdir: Path, master: str) -> dict:
+    """A master at `master` (host:port, the job's own name for it) and one worker, to run in a job's world
+    (harness/world/enter.py) before the job: their commands, logs and environment, and the line the worker logs
+    once it is ready. In a network namespace of its own every port is free: the others are the kernel's pick."""
+    host, _, port = master.rpartition(":")
+    logs = workdir / "logs"
+    return {
+        "env": daemon_env(workdir, logs),
+        "daemons": [
+            {
+                "argv": daemon_argv(MASTER_CLASS, ["--host", host, "--port", port, "--webui-port", "0"]),
+                "log": str(logs / "spark-master.log"),
+            },
+            {
+                "argv": daemon_argv(WORKER_CLASS, worker_args(0, 0, workdir / "worker", f"spark://{master}")),
+                "log": str(logs / "spark-worker.log"),
+                "ready": REGISTERED,
+            },
+        ],
+        "timeout_s": READY_TIMEOUT_S,
+    }
+
+
 @dataclass(frozen=True)
 class Executor:
     app_id: str
@@ -64,6 +90,45 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).parent
+
+
+def daemon_argv(main: str, args: list[str], memory: str = "256m") -> list[str]:
+    """The command of a master or a worker (`main`): a JVM on the pyspark installation's jars."""
+    return [
+        jars.java_executable(),
+        f"-Xmx{memory}",
+        *DAEMON_JVM_OPTIONS,
+        "-cp",
+        f"{spark_home() / 'jars'}/*",
+        main,
+        *args,
+    ]
+
+
+def daemon_env(workdir: Path, log_dir: Path) -> dict[str, str]:
+    """What a master and a worker add to their environment. SPARK_HOME lets a worker build its executors' command
+    (their classpath is SPARK_HOME/jars); SPARK_LOCAL_DIRS keeps the executors' scratch space in the run, even
+    when one is killed, and so does java.io.tmpdir for every JVM of the cluster (the executors inherit the
+    worker's environment): the native libraries an executor extracts there (lz4's, for the broadcasts) stay
+    behind when it is killed."""
+    tool_options = os.environ.get("JAVA_TOOL_OPTIONS", "")
+    return {
+        "SPARK_HOME": str(spark_home()),
+        "SPARK_SCALA_VERSION": versions.runtime(None).scala,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOG_DIR": str(log_dir),
+        "SPARK_LOCAL_DIRS": str(workdir / "local"),
+        "JAVA_TOOL_OPTIONS": f'{tool_options} "-Djava.io.tmpdir={workdir / "tmp"}"'.strip(),  # quoted: a space
+    }
+
+
+def worker_args(port: int, ui: int, work: Path, master_url: str) -> list[str]:
+    """A worker's arguments: its ports, its slots and memory, its work folder (its executors' logs), its master."""
+    return [
+        *("--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)),
+        *("--cores", str(WORKER_CORES), "--memory", WORKER_MEMORY, "--work-dir", str(work)),
+        master_url,
+    ]
 
 
 class StandaloneCluster:
@@ -84,32 +149,8 @@ class StandaloneCluster:
     def worker_names(self) -> list[str]:
         return list(self.worker_ports)
 
-    def _java(self, main: str, args: list[str], memory: str = "256m") -> list[str]:
-        return [
-            jars.java_executable(),
-            f"-Xmx{memory}",
-            *DAEMON_JVM_OPTIONS,
-            "-cp",
-            f"{spark_home() / 'jars'}/*",
-            main,
-            *args,
-        ]
-
     def _env(self) -> dict[str, str]:
-        """SPARK_HOME lets a worker build its executors' command (their classpath is SPARK_HOME/jars);
-        SPARK_LOCAL_DIRS keeps the executors' scratch space in the run, even when one is killed, and so does
-        java.io.tmpdir for every JVM of the cluster (the executors inherit the worker's environment): the native
-        libraries an executor extracts there (lz4's, for the broadcasts) stay behind when it is killed."""
-        tool_options = os.environ.get("JAVA_TOOL_OPTIONS", "")
-        return {
-            **os.environ,
-            "SPARK_HOME": str(spark_home()),
-            "SPARK_SCALA_VERSION": versions.runtime(None).scala,
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_LOG_DIR": str(self.log_dir),
-            "SPARK_LOCAL_DIRS": str(self.workdir / "local"),
-            "JAVA_TOOL_OPTIONS": f'{tool_options} "-Djava.io.tmpdir={self.scratch}"'.strip(),  # quoted: a space
-        }
+        return {**os.environ, **daemon_env(self.workdir, self.log_dir)}
 
     @property
     def scratch(self) -> Path:
@@ -120,8 +161,8 @@ class StandaloneCluster:
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.master = self.supervisor.start(
             "spark-master",
-            self._java(
-                "org.apache.spark.deploy.master.Master",
+            daemon_argv(
+                MASTER_CLASS,
                 ["--host", "127.0.0.1", "--port", str(self.master_port), "--webui-port", str(self.master_ui)],
             ),
             self.log_dir / "spark-master.log",
@@ -146,24 +187,7 @@ class StandaloneCluster:
         work.mkdir(parents=True, exist_ok=True)
         proc = self.supervisor.start(
             f"spark-{name}",
-            self._java(
-                "org.apache.spark.deploy.worker.Worker",
-                [
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--webui-port",
-                    str(ui),
-                    "--cores",
-                    str(WORKER_CORES),
-                    "--memory",
-                    WORKER_MEMORY,
-                    "--work-dir",
-                    str(work),
-                    self.master_url,
-                ],
-            ),
+            daemon_argv(WORKER_CLASS, worker_args(port, ui, work, self.master_url)),
             self.log_dir / f"spark-{name}.log",
             env=self._env(),
             cwd=work,

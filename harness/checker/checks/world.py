@@ -28,6 +28,8 @@ def _row(name: str, prepared: dict | None, setups: list[dict], checkpoint: str) 
     if prepared is None:
         return (name, "its own (no world)", None, None, None, checkpoint)
     addresses = ", ".join(f"{inside} -> {outside}" for inside, outside in prepared.get("routes", []))
+    if prepared.get("master"):
+        addresses += f", spark://{prepared['master']} -> a Spark master and worker of its own, in its world"
     paths = ", ".join(f"{named} -> {given}" for given, named in prepared.get("binds", []))
     files = ", ".join(prepared.get("files", {})) or "none"
     setup = ", ".join(f"{' '.join(s.get('command', []))}: exit {s.get('exit_code')}" for s in setups) or "none"
