@@ -151,3 +151,31 @@ def test_every_fault_target_has_its_meaning_in_one_rule():
     from harness.scenario.targets import RULES
 
     assert set(RULES) == set(TARGETS)
+
+
+# A kind is one module of its folder, found by discovery (contract/plugins.py builtin_kinds), as docs/architecture.md's
+# table "What each takes" says: (its folder, the package scanned, the class its KIND is).
+KINDS = (
+    ("harness/faults/kinds", "harness.faults.kinds", "harness.faults.kind:FaultKind"),
+    ("harness/outputs/kinds", "harness.outputs.kinds", "harness.outputs.kind:OutputKind"),
+    ("harness/checker/checks", "harness.checker.checks", "harness.checker.step:Step"),
+    (
+        "harness/checker/expectations/kinds",
+        "harness.checker.expectations.kinds",
+        "harness.checker.expectations.kind:ExpectationKind",
+    ),
+)
+
+
+def test_each_kind_is_one_module_of_its_folder_as_the_architecture_table_says():
+    import importlib
+    import pkgutil
+
+    from contract.plugins import builtin_kinds, import_named
+
+    table = (ROOT / "docs" / "architecture.md").read_text().split("What each takes, in files:")[1].split("\n\n")[1]
+    for folder, package, cls in KINDS:
+        assert f"| `{folder}/<" in table, folder
+        found = builtin_kinds(package, import_named(cls, "class"))
+        modules = [m.name for m in pkgutil.iter_modules(importlib.import_module(package).__path__)]
+        assert len(found) == len(modules) > 0, (folder, sorted(found), modules)  # every module one kind, none two

@@ -12,10 +12,10 @@ import click
 import pytest
 
 from harness.checker.expect import judge
+from harness.checker.expectations.kind import Found
 from harness.checker.reconcile import Counts
 from harness.checker.resources import WARMUP_S, WINDOW_S, resource_use
 from harness.cli.options import UntilType
-from harness.evidence.description import Expectations
 from harness.evidence.history import BUDGET
 from harness.process.supervisor import ProcessRecord, start_ticks_of
 from harness.process.usage import rss_bytes, session_rss_bytes, tree_bytes
@@ -24,6 +24,23 @@ from harness.report.tables import disk_text
 
 MINUTE_MS = 60_000
 COUNTS = Counts(acked=1, unknown=0, lost=0, duplicated_deliveries=0, duplicated_in_state=0, phantom=0, reordered=0)
+
+
+def _found(**found) -> Found:
+    """What the expectations read of a finished exactly-once run, with `found` in place."""
+    return Found(
+        **{
+            "verdict": "exactly-once",
+            "counts": COUNTS,
+            "hops": [],
+            "lost_by_cause": {},
+            "faults": [],
+            "query_failures": [],
+            "unfinished": "",
+            "resources": None,
+            **found,
+        }
+    )
 
 
 def _sample(minute: float, rss: dict[str, tuple[int, float]], disk: float = 10.0) -> dict:
@@ -65,22 +82,22 @@ def test_a_restarted_driver_starts_a_new_life_and_is_not_warm_until_ten_minutes_
 def test_a_run_shorter_than_the_warm_up_has_no_growth_and_the_expectation_is_unknown_never_pass():
     use = resource_use(_soak(8, broker_mb=lambda m: 400 + 50 * m), workload_start_ms=0)
     assert use.max_growth is None
-    result = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=use)[0]
+    result = judge({"max_memory_growth": 0.1}, _found(resources=use))[0]
     assert result.status == "unknown" and "10 minutes past its 10-minute warm-up" in result.detail
-    result = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=None)[0]
+    result = judge({"max_memory_growth": 0.1}, _found(resources=None))[0]
     assert result.status == "unknown"
     assert resource_use([{"ts_ms": 1, "event": "offsets"}], 0) is None
 
 
 def test_growth_beyond_the_limit_fails_and_names_the_process():
     use = resource_use(_soak(30, broker_mb=lambda m: 400 + 10 * m), workload_start_ms=0)
-    failed = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=use)[0]
+    failed = judge({"max_memory_growth": 0.1}, _found(resources=use))[0]
     assert failed.status == "fail" and "broker-1 +30.8%" in failed.detail
     # One sample's spike (a JVM's collection) moves no median.
     spiky = resource_use(_soak(30, broker_mb=lambda m: 900 if m == 30 else 400), workload_start_ms=0)
     assert spiky.max_growth == 0.0
     flat = resource_use(_soak(30, broker_mb=lambda m: 400 + (m % 2)), workload_start_ms=0)
-    passed = judge(Expectations(max_memory_growth=0.1), "exactly-once", COUNTS, [], {}, [], [], resources=flat)[0]
+    passed = judge({"max_memory_growth": 0.1}, _found(resources=flat))[0]
     assert passed.status == "pass"
 
 

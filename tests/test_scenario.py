@@ -346,7 +346,7 @@ def test_a_good_scenario_loads(tmp_path):
     scenario = load_scenario(tmp_path / "s.yaml")
     assert scenario.workload.rate == 50 and scenario.blueprint.order() == ["ingress", "egress"]
     assert scenario.options_for("egress").fail_on_data_loss is True
-    assert scenario.faults == () and scenario.expectations.end_to_end is None
+    assert scenario.faults == () and "end_to_end" not in scenario.expectations
 
 
 def test_faults_and_expectations_load_with_defaults(tmp_path):
@@ -370,7 +370,7 @@ def test_faults_and_expectations_load_with_defaults(tmp_path):
         redeploy.params == {"starting": "latest", "timestamp_back_s": 0.0, "down_s": 3.0, "checkpoint": "delete"}
         and redeploy.times == 1
     )
-    assert scenario.expectations.end_to_end == "at-least-once" and scenario.expectations.max_lost == 0
+    assert scenario.expectations == {"end_to_end": "at-least-once", "max_lost": 0}
 
 
 def test_late_events_are_a_fault_or_the_same_fault_as_a_workload_setting_but_not_both(tmp_path):

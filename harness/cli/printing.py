@@ -11,7 +11,6 @@ def _n(value) -> str:
 
 def plan_text(scenario) -> str:
     """What a run of `scenario` would do, checked and started nowhere (`run --dry-run`)."""
-    from dataclasses import asdict
 
     w, blueprint = scenario.workload, scenario.blueprint
     lines = [f"scenario {scenario.name}: valid; nothing started (--dry-run)"]
@@ -40,7 +39,7 @@ def plan_text(scenario) -> str:
         f"  evidence  {scenario.recordings}"
         + ("" if budget is None else f", budget {budget / 1e6:,.0f} MB (the workload ends at {MARK:.0%} of it)")
     )
-    expected = {k: v for k, v in asdict(scenario.expectations).items() if v not in (None, {}, ())}
+    expected = {k: v for k, v in scenario.expectations.items() if v not in (None, {}, ())}
     lines.append("  expect    " + (", ".join(f"{k}: {v}" for k, v in expected.items()) or "nothing (a verdict only)"))
     return "\n".join(lines)
 

@@ -86,7 +86,7 @@ def scenarios_command(folder: Path):
             or "no faults"
         )
         e = scenario.expectations
-        expected = f"exactly {e.verdict}" if e.verdict else e.end_to_end or "see expectations"
+        expected = f"exactly {e['verdict']}" if "verdict" in e else e.get("end_to_end") or "see expectations"
         click.echo(f"{path.stem:<{width}}  {scenario.workload.duration_s:>6g}s  {expected:<24}  [{faults}]")
         click.echo(
             textwrap.fill(" ".join(scenario.description.split()), 100, initial_indent="    ", subsequent_indent="    ")

@@ -15,26 +15,9 @@ from contract.egress import EVIDENCE_KINDS
 from contract.identity import problem as identity_problem
 from contract.roles import ROLES
 from harness.files import write_atomically
-from harness.semantics import GUARANTEES
 
 SCHEMA_VERSION = 1
 EGRESS_EVIDENCE = (None, *EVIDENCE_KINDS)  # None: not an egress
-
-
-@dataclass(frozen=True)
-class Expectations:
-    """What the run must show for the scenario to pass (the scenario's `expectations`, validated)."""
-
-    end_to_end: str | None = None
-    verdict: str | None = None  # the end-to-end verdict exactly (a caveat reproduced: a weaker one is what must show)
-    per_hop: dict = field(default_factory=dict)  # blueprint topic name or egress streamlet -> guarantee
-    max_lost: int | None = None
-    lost_causes: tuple[str, ...] | None = None
-    min_duplicated_deliveries: int | None = None
-    query_failure: str | None = None
-    max_recovery_s: float | None = None
-    max_memory_growth: float | None = None  # a fraction: 0.10 is 10%
-    headers_kept: bool | None = None  # every copy at every topic carries the source's header (or, false: some do not)
 
 
 @dataclass(frozen=True)
@@ -64,7 +47,7 @@ class PipelineDescription:
     description: str
     source_topic: str
     streamlets: tuple[StreamletDescription, ...]  # from the ingress to the egresses
-    expectations: Expectations = field(default_factory=Expectations)
+    expectations: dict = field(default_factory=dict)  # name -> value: what the run must show to pass
     source_header: str | None = None  # a header every source record carries (the checker looks for it at each hop)
 
     def save(self, path: Path) -> None:
@@ -86,7 +69,6 @@ class PipelineDescription:
                 "streamlets": tuple(
                     _typed(StreamletDescription, s, f"streamlets[{i}]") for i, s in enumerate(streamlets)
                 ),
-                "expectations": _typed(Expectations, data.get("expectations", {}), "expectations"),
             },
             "",
         )
@@ -117,7 +99,7 @@ def _typed(cls, raw, path: str):
                 raise ValueError(f"{where}: missing")
             continue
         value = raw[f.name]
-        if f.type.startswith(("tuple[", "Expectations")) and isinstance(value, (tuple, Expectations)):
+        if f.type.startswith("tuple[") and isinstance(value, tuple):
             values[f.name] = value  # already built
             continue
         if not _fits(value, f.type):
@@ -136,15 +118,5 @@ _CHECKS = {
         lambda s: None if s.role in ROLES else f"role {s.role!r} is not one of {', '.join(ROLES)}",
         lambda s: None if s.egress_evidence in EGRESS_EVIDENCE else f"unknown egress_evidence {s.egress_evidence!r}",
         lambda s: None if s.identity is None or not identity_problem(s.identity) else identity_problem(s.identity),
-    ),
-    Expectations: (
-        lambda e: next(
-            (
-                f"{g!r} is not a guarantee"
-                for g in [e.end_to_end, *e.per_hop.values()]
-                if g is not None and g not in GUARANTEES
-            ),
-            None,
-        ),
     ),
 }

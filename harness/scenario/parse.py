@@ -18,7 +18,7 @@ from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import own_master, parse_applications
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
-from harness.scenario.expectations import Expectations, parse_expectations
+from harness.scenario.expectations import parse_expectations
 from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
 from harness.scenario.fields import Fields
@@ -96,7 +96,7 @@ class Scenario:
     store_url: str | None = None
     source_options: dict[str, SourceOptions] = field(default_factory=dict)  # per streamlet
     faults: tuple[FaultRule, ...] = ()
-    expectations: Expectations = field(default_factory=Expectations)
+    expectations: dict = field(default_factory=dict)  # name -> value (harness/checker/expectations/kinds/)
     raw: dict = field(default_factory=dict)  # the parsed file, for the run directory
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
     kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
@@ -506,11 +506,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_packages(blueprint, cluster)
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
-    expectations = parse_expectations(f.get("expectations", dict, {}), blueprint)
-    if expectations.headers_kept is not None and not workload.headers:
-        raise BlueprintError(
-            "expectations.headers_kept", "the source records carry no header to keep: set workload.headers: true"
-        )
+    expectations = parse_expectations(f.get("expectations", dict, {}), blueprint, workload.headers)
     evidence = Fields(f.get("evidence", dict, {}), "evidence", {"recordings", "budget"})
     return Scenario(
         name=f.get("name", str, required=True),

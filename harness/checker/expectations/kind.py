@@ -1,0 +1,106 @@
+"""What an expectation kind is: its name, the value it takes, and its judgement of what the checker found.
+
+One module per kind (harness/checker/expectations/kinds/) defines `KIND = ExpectationKind(...)`. The scenario
+type-checks a value against `types` and `minimum` and hands it to `read` for the rest (a guarantee's name, a hop
+that must exist); the checker calls `judge` with the value pipeline.json kept and what the steps found (`Found`),
+and gets one result, pass, fail or unknown, per thing expected (per_hop: one per hop named).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from contract.plugins import builtin_kinds
+from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.semantics import GUARANTEES, satisfies
+
+if TYPE_CHECKING:
+    from harness.checker.findings import FaultResult, Hop, ResourceUse
+    from harness.checker.reconcile import Counts
+
+
+class Invalid(ValueError):
+    """A value an expectation does not take: `where` below its name ("" for the value itself) and why."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(message)
+        self.where, self.message = where, message
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a value is read against: the hops it may name and whether the source's records carry a header (None:
+    read from pipeline.json, where the scenario checked them already)."""
+
+    hops: frozenset[str] | None = None
+    headers: bool | None = None
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the expectations read of the checker's findings."""
+
+    verdict: str
+    counts: Counts
+    hops: list[Hop]
+    lost_by_cause: dict | None  # None: losses could not be counted
+    faults: list[FaultResult]
+    query_failures: list[dict] | None  # None: no history to read them from
+    unfinished: str  # why the run is not finished ("" when it is): every loss-based result is unknown
+    resources: ResourceUse | None
+
+
+@dataclass(frozen=True)
+class ExpectationKind:
+    """`types`: what the scenario's value may be (bool is never an int); `read(value, scope)`: the value kept, or
+    Invalid; `rank`: where its results come among the others'; `fault_free`: its result does not depend on the
+    faults having struck as declared; `made_by_faults`: what it asks for is made by the faults, so too little of
+    it is unknown when one did not strike."""
+
+    name: str
+    help: str
+    types: tuple[type, ...]
+    judge: Callable[[Any, Found], list[ExpectationResult]]
+    rank: int
+    read: Callable[[Any, Scope], Any] = lambda value, scope: value
+    minimum: float | None = None
+    fault_free: bool = False
+    made_by_faults: bool = False
+
+
+def kinds() -> dict[str, ExpectationKind]:
+    """The built-in expectation kinds, by name, in the order their results are reported."""
+    found = builtin_kinds("harness.checker.expectations.kinds", ExpectationKind)
+    return dict(sorted(found.items(), key=lambda item: (item[1].rank, item[0])))
+
+
+def guarantee(value: Any, where: str = "") -> str:
+    """One of harness.semantics' guarantees, or Invalid."""
+    if value not in GUARANTEES:
+        raise Invalid(where, f"expected one of {', '.join(GUARANTEES)}, got {value!r}")
+    return value
+
+
+def status(ok: bool) -> str:
+    return PASS if ok else FAIL
+
+
+def guaranteed(name: str, expected: str, actual: str | None, what: str, why_unknown: str) -> ExpectationResult:
+    """A guarantee expected: met by this one or a stronger; unknown where none was measured."""
+    if actual is None or actual == "unknown":
+        return ExpectationResult(
+            name, expected, actual, UNKNOWN, f"{what}: unknown ({why_unknown}), expected {expected} or stronger"
+        )
+    return ExpectationResult(
+        name,
+        expected,
+        actual,
+        status(satisfies(actual, expected)),
+        f"{what}: {actual}, expected {expected} or stronger",
+    )
+
+
+def lost(found: Found) -> tuple[int | None, str]:
+    """The records lost, None where unknown (a run not finished: what is missing is not lost yet), and why not."""
+    return (None if found.unfinished else found.counts.lost), (found.unfinished or "no egress evidence")

@@ -1,0 +1,1 @@
+"""The built-in expectation kinds, one module each (harness/checker/expectations/kind.py)."""
