@@ -7,7 +7,8 @@ field by field, report.md, report.html and junit.xml whole.
 Each checkout checks every run directory in a process of its own (its code first on the path; the checker
 reads files only, and the reports are rendered in memory, so the run directories are not changed). Prints the run
 directories whose reports differ and what does (report.json's top-level fields, the other files by name), then a
-count; exit 1 when any differs. report.json's schema_version may differ (a refactor may say what it changed).
+count; exit 1 when any differs. report.json's schema_version may differ (a refactor may say what it changed), and
+what an older harness drew differently at each drawing is not compared (its plots' date and clip paths' ids).
 `--kept` lists the run directories pytest kept of the latest suite (under /tmp/pytest-of-$USER) and the frozen
 ones of tests/frozen_runs. A refactor of the checker keeps every report identical: compare the old and the new
 code on them.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,6 +47,8 @@ with open(sys.argv[1], "w") as out:
         out.write(json.dumps({"dir": root, "reports": data}, sort_keys=True, default=str) + "\\n")
 """
 ROOT = Path(__file__).resolve().parent.parent
+# What a report of an older harness drew differently each time (its plots' date, their clip paths' random ids).
+UNSTABLE = re.compile(r"<dc:date>[^<]*</dc:date>|(?<=id=\")[mp][0-9a-f]{10}|(?<=#)[mp][0-9a-f]{10}")
 
 
 def reports(checkout: Path, run_dirs: list[str]) -> dict[str, dict]:
@@ -59,6 +63,7 @@ def differences(old: dict, new: dict) -> list[str]:
     """What differs between two checkouts' reports of one run directory."""
     if "error" in old or "error" in new:
         return [] if old == new else [f"error: {old.get('error')} / {new.get('error')}"]
+    old["report.html"], new["report.html"] = (UNSTABLE.sub("", r["report.html"]) for r in (old, new))
     found = [name for name in ("report.md", "report.html", "junit.xml") if old[name] != new[name]]
     before, after = old["report.json"], new["report.json"]
     fields = (set(before) | set(after)) - {"schema_version"}
