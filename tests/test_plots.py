@@ -1,4 +1,5 @@
-"""The report's charts (harness/report/plots.py): one with nothing to draw is left out of report.html."""
+"""The report's charts (harness/report/plots.py): one with nothing to draw is left out of report.html, and one drawn
+again is drawn alike."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def test_a_chart_with_nothing_to_draw_is_left_out_and_one_with_copies_is_drawn(t
         check_run(write_run(tmp_path / "copied", sent, Flow({"ingested": every, "processed": twice}, twice, every)))
     )
     assert copied.count("<svg") == 2 and ANOMALIES in copied
+    redrawn = render_html(check_run(tmp_path / "copied"))
+    assert redrawn == copied  # a report drawn again is the same page: no date, no random ids in its plots
 
 
 def test_a_report_written_without_its_plots_says_how_to_draw_them_and_differs_by_nothing_else(tmp_path):
