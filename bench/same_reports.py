@@ -48,7 +48,7 @@ with open(sys.argv[1], "w") as out:
 """
 ROOT = Path(__file__).resolve().parent.parent
 # What a report of an older harness drew differently each time (its plots' date, their clip paths' random ids).
-UNSTABLE = re.compile(r"<dc:date>[^<]*</dc:date>|(?<=id=\")[mp][0-9a-f]{10}|(?<=#)[mp][0-9a-f]{10}")
+UNSTABLE = re.compile(r"\n[ \t]*<dc:date>[^<]*</dc:date>|(?<=id=\")[mp][0-9a-f]{10}|(?<=#)[mp][0-9a-f]{10}")
 
 
 def reports(checkout: Path, run_dirs: list[str]) -> dict[str, dict]:

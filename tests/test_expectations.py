@@ -19,11 +19,11 @@ def test_an_exact_verdict_passes_only_on_that_verdict_and_is_unknown_when_the_ve
 
 
 def test_an_expectation_no_kind_judges_or_a_value_its_kind_does_not_take_is_unknown():
-    results = judge({"max_lost": 0, "end_to_end": "twice", "max_lag": 5}, _found())
+    results = judge({"max_lost": 0, "end_to_end": "twice", "max_wobble": 5}, _found())
     assert [(r.name, r.status) for r in results] == [
         ("end_to_end", "unknown"),
         ("max_lost", "pass"),
-        ("max_lag", "unknown"),
+        ("max_wobble", "unknown"),
     ]
     assert results[0].detail.startswith("expectations.end_to_end: expected one of exactly-once")
-    assert results[2].detail == "max_lag: no such expectation in this harness"
+    assert results[2].detail == "max_wobble: no such expectation in this harness"

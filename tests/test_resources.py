@@ -36,6 +36,7 @@ def _found(**found) -> Found:
             "lost_by_cause": {},
             "faults": [],
             "query_failures": [],
+            "sections": {},
             "unfinished": "",
             "resources": None,
             **found,

@@ -4,9 +4,9 @@ A check is the composition of its steps (harness/checker/step.py), in this order
 the first hop of each anomaly -> the egresses' arrivals tallied -> causes of loss (retention, redeploy,
 re-creation, watermark, failed query) -> what a run that did not finish proves lost -> extra copies per hop (made
 here or inherited, by which batch, after which fault) -> counts and verdicts (window counts of stateful pipelines)
--> the same per period of sending -> faults and recovery -> latency -> witnesses -> timeline -> resources ->
-expectations. Then the checks of harness/checker/checks/, each a module whose Step adds a section to the report: a
-new check is one module there (docs/architecture.md).
+-> the same per period of sending -> faults and recovery -> latency -> witnesses -> timeline -> resources. Then
+the checks of harness/checker/checks/, each a module whose Step adds a section to the report (a new check is one
+module there: docs/architecture.md), and last the expectations, the checks' own among them.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
 from harness.checker.hops import hop_data
 from harness.checker.load import Evidence, load_evidence
+from harness.checker.own_checks import own_checks
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
@@ -45,6 +46,7 @@ from harness.checker.summary.engines import DEFAULT, Engine, chosen
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import BeyondDense
 from harness.evidence.history import FAULT_PLANNED, TOPIC_RECREATED
+from harness.evidence.layout import RunLayout
 
 STEPS: list[Step] = [
     hops.STEP,
@@ -59,16 +61,15 @@ STEPS: list[Step] = [
     witness_step.STEP,
     timeline.STEP,
     resources.STEP,
-    expect.STEP,
 ]
 
 
-def _in_order(steps: list[Step]) -> list[Step]:
-    """`steps` in their order, each moved after the steps it needs."""
+def _in_order(steps: list[Step], before: tuple[Step, ...] = ()) -> list[Step]:
+    """`steps` in their order, each moved after the steps it needs (of STEPS, `before`, or `steps`)."""
     placed: list[Step] = []
     waiting = list(steps)
     while waiting:
-        names = {s.name for s in STEPS + placed}
+        names = {s.name for s in [*STEPS, *before, *placed]}
         ready = next((s for s in waiting if set(s.needs) <= names), None)
         if ready is None:
             raise ValueError(f"checks needing steps that are not there: {', '.join(s.name for s in waiting)}")
@@ -78,6 +79,12 @@ def _in_order(steps: list[Step]) -> list[Step]:
 
 
 CHECKS: list[Step] = _in_order(list(builtin_kinds("harness.checker.checks", Step).values()))
+
+
+def all_steps(own: tuple[Step, ...] = ()) -> list[Step]:
+    """The whole check: STEPS, the built-in checks, the scenario's `own` ones, and last the expectations (those the
+    checks carry read their sections)."""
+    return [*STEPS, *CHECKS, *_in_order(list(own), tuple(CHECKS)), expect.STEP]
 
 
 def check_run(
@@ -105,18 +112,25 @@ def check_run(
         for e in evidence.history
         if e["event"] == "query_failed"
     ]
+    own, unloaded = own_checks(evidence.pipeline.checks, RunLayout(evidence.root).own_checks)
     context = Context(
         evidence,
         running,
         unfinished_reason(evidence, running),
         fault_spans(evidence.history),
-        list(evidence.gaps),
+        list(evidence.gaps) + unloaded,
         query_failures,
         doubts(evidence.history),
         misses(evidence.history),
         engine=engine,
+        own_checks=tuple(own),
     )
-    run_steps(STEPS + CHECKS if steps is None else steps, context, strict_default() if strict is None else strict)
+    context.doubts += unloaded
+    run_steps(
+        all_steps(context.own_checks) if steps is None else steps,
+        context,
+        strict_default() if strict is None else strict,
+    )
     if context.unfinished:
         context.gaps.insert(
             0,

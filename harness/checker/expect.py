@@ -11,15 +11,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.checker.declared import FaultMiss
-from harness.checker.expectations.kind import Found, Invalid, Scope, kinds
+from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, kinds
 from harness.checker.findings import PASS, UNKNOWN, ExpectationResult
 from harness.checker.step import Context, Step
 
 
-def judge(expected: dict, found: Found) -> list[ExpectationResult]:
-    """Each expectation of `expected` (name -> the value pipeline.json kept) judged by its kind, in the kinds'
-    order; one named that no kind judges is unknown (a run directory written by another harness)."""
-    known, results = kinds(), []
+def judge(expected: dict, found: Found, known: dict[str, ExpectationKind] | None = None) -> list[ExpectationResult]:
+    """Each expectation of `expected` (name -> the value pipeline.json kept) judged by its kind (of `known`: the
+    built-in ones by default), in the kinds' order; one named that no kind judges is unknown (a run directory
+    written by another harness, or a check of its own that could not be loaded)."""
+    known, results = known or kinds(), []
     for name, kind in known.items():
         if expected.get(name) in (None, {}):
             continue
@@ -37,12 +38,14 @@ def judge(expected: dict, found: Found) -> list[ExpectationResult]:
     ]
 
 
-def undeclared(results: list[ExpectationResult], misses: list[FaultMiss]) -> list[ExpectationResult]:
+def undeclared(
+    results: list[ExpectationResult], misses: list[FaultMiss], known: dict[str, ExpectationKind]
+) -> list[ExpectationResult]:
     """With faults that did not strike as declared, what depends on them is not shown: a pass is unknown, and so
     is too few duplicates (the fault that would have made them did not play); any other failure stands."""
     if not misses:
         return results
-    why, known = "; ".join(m.text for m in misses), kinds()
+    why = "; ".join(m.text for m in misses)
 
     def shown(result: ExpectationResult) -> bool:
         kind = known.get(result.name.partition(".")[0])
@@ -62,8 +65,10 @@ def _expectations(context: Context) -> None:
         context.query_failures if evidence.has_history else None,
         context.unfinished,
         context.resources,
+        context.sections,
     )
-    context.expectations = undeclared(judge(evidence.pipeline.expectations, found), context.misses)
+    known = kinds(context.own_checks)
+    context.expectations = undeclared(judge(evidence.pipeline.expectations, found, known), context.misses, known)
 
 
 def _expectations_unknown(context: Context) -> None:

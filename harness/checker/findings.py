@@ -261,4 +261,7 @@ class Report:
         data["partial"] = bool(self.gaps or self.unfinished or self.doubts or self.fault_misses)
         for result, expectation in zip(data["expectations"], self.expectations):
             result["passed"] = expectation.passed
+        for section in data["sections"].values():
+            if not section["data"]:
+                del section["data"]
         return data

@@ -3,18 +3,20 @@ junit.xml), so a new check is its module alone (harness/checker/checks/)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Section:
     """A titled part of the report: lines of text, then a table (a header and its rows; none: no table). A value
-    that could not be measured is None, shown as "unknown"."""
+    that could not be measured is None, shown as "unknown". `data`: what the check's expectations read (report.json
+    keeps it, the readers' renderings do not show it)."""
 
     title: str
     lines: tuple[str, ...] = ()
     header: tuple[str, ...] = ()
     rows: tuple[tuple, ...] = ()
+    data: dict = field(default_factory=dict)
 
     def cells(self) -> list[list[str]]:
         """The rows as text, None as "unknown"."""

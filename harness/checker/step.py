@@ -1,11 +1,11 @@
 """The check's seam: named steps, each (evidence, what the steps before it found) -> its own findings.
 
-A check is a list of steps (harness/checker/check.py STEPS, then each check of harness/checker/checks/). Each reads
-the Context and sets the fields it owns, or adds its section to the report (`section`); one that needs a step that
-failed is not run. A step that raises, in a run, is check-safe: its fields take what
-its `unknown` gives (counts None, not 0), a gap names it, its traceback goes to logs/check.log in the run
-directory, and a doubt makes the outcome unknown. In strict mode (HARNESS_CHECK_STRICT=1, as the test suite
-sets it) it raises instead, so a bug cannot hide as UNKNOWN.
+A check is a list of steps (harness/checker/check.py all_steps: STEPS, the checks of harness/checker/checks/ and
+the scenario's own, then the expectations). Each reads the Context and sets the fields it owns, or adds its section
+to the report (`section`); one that needs a step that failed is not run. A step that raises, in a run, is
+check-safe: its fields take what its `unknown` gives (counts None, not 0), a gap names it, its traceback goes to
+logs/check.log in the run directory, and a doubt makes the outcome unknown. In strict mode
+(HARNESS_CHECK_STRICT=1, as the test suite sets it) it raises instead, so a bug cannot hide as UNKNOWN.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from harness.errors import HarnessError
 from harness.evidence.layout import RunLayout
 
 if TYPE_CHECKING:  # the analyses import this module: their types are annotations here only
+    from harness.checker.expectations.kind import ExpectationKind
     from harness.checker.findings import (
         ExpectationResult,
         FaultResult,
@@ -104,6 +105,7 @@ class Context:
     expectations: list[ExpectationResult] = field(default_factory=list)
     # the sections the checks of harness/checker/checks/ add, by step name
     sections: dict[str, Section] = field(default_factory=dict)
+    own_checks: tuple[Step, ...] = ()  # the scenario's (harness/checker/own_checks.py): their expectations too
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,15 @@ class Step:
     """One analysis: `run(context)` sets the context's fields it owns; `unknown(context)` sets them to what is
     known when it could not run (None for a count, "unknown" for a verdict). `needs`: the steps it reads.
     `section(context)`: the part of the report it adds, after it ran (a check of harness/checker/checks/; None:
-    nothing to say of this run); where it could not run, a gap names it instead."""
+    nothing to say of this run); where it could not run, a gap names it instead. `expectations`: those a scenario
+    may state of what it finds, judged from its section (harness/checker/expectations/kind.py)."""
 
     name: str
     run: Callable[[Context], None] = lambda context: None  # a check that only adds its section sets no field
     unknown: Callable[[Context], None] = lambda context: None
     needs: tuple[str, ...] = ()
     section: Callable[[Context], Section | None] | None = None
+    expectations: tuple[ExpectationKind, ...] = ()
 
 
 def strict_default() -> bool:

@@ -49,6 +49,7 @@ class PipelineDescription:
     streamlets: tuple[StreamletDescription, ...]  # from the ingress to the egresses
     expectations: dict = field(default_factory=dict)  # name -> value: what the run must show to pass
     source_header: str | None = None  # a header every source record carries (the checker looks for it at each hop)
+    checks: tuple[str, ...] = ()  # the scenario's own checks (package.module:NAME), kept in checks/
 
     def save(self, path: Path) -> None:
         write_atomically(Path(path), json.dumps({"schema_version": SCHEMA_VERSION, **asdict(self)}, indent=2))

@@ -24,6 +24,11 @@ class RunLayout:
         return self.root / "pipeline.json"
 
     @property
+    def own_checks(self) -> Path:
+        """The scenario's own checks' modules, kept as the run began (harness/checker/own_checks.py)."""
+        return self.root / "checks"
+
+    @property
     def versions(self) -> Path:
         return self.root / "versions.json"
 

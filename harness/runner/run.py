@@ -22,6 +22,7 @@ from contract.roles import EGRESS
 from harness.chaos.player import OpenWorkload, play, record_planned
 from harness.chaos.schedule import Firing, plan
 from harness.chaos.storm import BROKERS, Storm, draw_storm
+from harness.checker.own_checks import keep_sources
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.acks import AckCounter
 from harness.evidence.layout import RUN_DIR_VERSION
@@ -341,6 +342,7 @@ def _save_resolved(
     }
     run.layout.scenario.write_text(json.dumps({"resolved": resolved, "scenario": scenario.raw}, indent=2, default=str))
     run.topology.describe().save(run.layout.pipeline)
+    keep_sources(run.scenario.checks, run.layout.own_checks)
 
 
 def _begin_continuous_faults(run: PipelineRun, whole_run: list[FaultRule]) -> None:

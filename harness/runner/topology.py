@@ -121,4 +121,5 @@ class Topology:
             tuple(streamlets),
             self.scenario.expectations,
             TRACE_HEADER if self.scenario.workload.headers else None,
+            self.scenario.checks,
         )

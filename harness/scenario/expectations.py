@@ -22,13 +22,15 @@ from typing import Any
 
 from contract.roles import EGRESS
 from harness.checker.expectations.kind import Invalid, Scope, kinds
+from harness.checker.step import Step
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
 
 
-def parse_expectations(raw: Any, blueprint: Blueprint, headers: bool) -> dict[str, Any]:
-    """name -> value, each checked by its kind against the blueprint's hops and the workload's `headers`."""
-    known = kinds()
+def parse_expectations(raw: Any, blueprint: Blueprint, headers: bool, checks: dict[str, Step]) -> dict[str, Any]:
+    """name -> value, each checked by its kind (a built-in one, or one the scenario's own `checks` carry) against
+    the blueprint's hops and the workload's `headers`."""
+    known = kinds(tuple(checks.values()))
     f = Fields(raw, "expectations", set(known))
     hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == EGRESS}
     scope = Scope(frozenset(hops), headers)

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import APPLICATION, REAL_TIME
+from contract.plugins import PluginError
+from harness.checker.own_checks import load_check
+from harness.checker.step import Step
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
@@ -97,6 +100,7 @@ class Scenario:
     source_options: dict[str, SourceOptions] = field(default_factory=dict)  # per streamlet
     faults: tuple[FaultRule, ...] = ()
     expectations: dict = field(default_factory=dict)  # name -> value (harness/checker/expectations/kinds/)
+    checks: tuple[str, ...] = ()  # its own checks: package.module:NAME, each a Step (harness/checker/own_checks.py)
     raw: dict = field(default_factory=dict)  # the parsed file, for the run directory
     import_paths: tuple[str, ...] = ()  # where user streamlets are imported from (absolute folders)
     kafka: KafkaClientSpec | None = None  # how clients speak to the brokers (None: plaintext)
@@ -365,6 +369,19 @@ def _check_packages(blueprint: Blueprint, cluster: ClusterSpec) -> None:
                 raise BlueprintError(f"applications.{name}.packages", why)
 
 
+def _own_checks(raw: list) -> dict[str, Step]:
+    """`checks`: the scenario's own checks (package.module:NAME, from its import paths), each a Step."""
+    found = {}
+    for i, spec in enumerate(raw):
+        try:
+            found[spec] = load_check(spec) if isinstance(spec, str) else None
+        except PluginError as exc:
+            raise BlueprintError(f"checks[{i}]", str(exc)) from None
+        if found[spec] is None:
+            raise BlueprintError(f"checks[{i}]", f"expected package.module:NAME, got {spec!r}")
+    return found
+
+
 def _check_worlds(blueprint: Blueprint, cluster: ClusterSpec) -> None:
     """A job in a world of its own runs on the harness's brokers, its executors in its driver (Spark's local
     master) or on the master its world gives it: the executors of the run's standalone cluster would have to reach
@@ -475,6 +492,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
             "source_options",
             "faults",
             "expectations",
+            "checks",
             "imports",
             "kafka",
             "storm",
@@ -506,7 +524,8 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_packages(blueprint, cluster)
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
-    expectations = parse_expectations(f.get("expectations", dict, {}), blueprint, workload.headers)
+    checks = _own_checks(f.get("checks", list, []))
+    expectations = parse_expectations(f.get("expectations", dict, {}), blueprint, workload.headers, checks)
     evidence = Fields(f.get("evidence", dict, {}), "evidence", {"recordings", "budget"})
     return Scenario(
         name=f.get("name", str, required=True),
@@ -518,6 +537,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         source_options=_source_options(f.get("source_options", dict, {}), blueprint),
         faults=faults,
         expectations=expectations,
+        checks=tuple(checks),
         raw=_saved(raw, store),
         import_paths=import_paths,
         kafka=kafka,

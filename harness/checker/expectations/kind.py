@@ -18,6 +18,8 @@ from harness.semantics import GUARANTEES, satisfies
 if TYPE_CHECKING:
     from harness.checker.findings import FaultResult, Hop, ResourceUse
     from harness.checker.reconcile import Counts
+    from harness.checker.section import Section
+    from harness.checker.step import Step
 
 
 class Invalid(ValueError):
@@ -49,6 +51,7 @@ class Found:
     query_failures: list[dict] | None  # None: no history to read them from
     unfinished: str  # why the run is not finished ("" when it is): every loss-based result is unknown
     resources: ResourceUse | None
+    sections: dict[str, Section]  # the checks' sections (harness/checker/checks/), by check: what their kinds read
 
 
 @dataclass(frozen=True)
@@ -69,10 +72,19 @@ class ExpectationKind:
     made_by_faults: bool = False
 
 
-def kinds() -> dict[str, ExpectationKind]:
-    """The built-in expectation kinds, by name, in the order their results are reported."""
-    found = builtin_kinds("harness.checker.expectations.kinds", ExpectationKind)
-    return dict(sorted(found.items(), key=lambda item: (item[1].rank, item[0])))
+def kinds(checks: tuple[Step, ...] = ()) -> dict[str, ExpectationKind]:
+    """The expectation kinds, by name, in the order their results are reported: the built-in ones, and those the
+    built-in checks and `checks` (a scenario's own) carry."""
+    from harness.checker.step import Step
+
+    found = list(builtin_kinds("harness.checker.expectations.kinds", ExpectationKind).values())
+    carriers = [*builtin_kinds("harness.checker.checks", Step).values(), *checks]
+    found += [kind for check in carriers for kind in check.expectations]
+    named: dict[str, ExpectationKind] = {}
+    for kind in found:
+        if named.setdefault(kind.name, kind) is not kind:
+            raise ValueError(f"two expectations named {kind.name}")
+    return dict(sorted(named.items(), key=lambda item: (item[1].rank, item[0])))
 
 
 def guarantee(value: Any, where: str = "") -> str:

@@ -1,0 +1,78 @@
+"""The consumer lag check (harness/checker/checks/lag.py) and its expectation, max_lag, on a recorded run (the
+frozen chain: four streamlets, the runner's offset samples in its history): the most records each fell behind, as
+counted here from the samples and the streamlets' commits; a limit below the worst fails naming who fell behind,
+one above passes, and a run without samples is unknown, never a pass."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from harness.checker.check import check_run
+from harness.report.write import write_reports
+
+FROZEN = Path(__file__).resolve().parent / "frozen_runs" / "chain"
+
+
+def _run(tmp_path: Path, max_lag: int, samples: bool = True) -> Path:
+    run = tmp_path / f"chain-{max_lag}-{samples}"
+    shutil.copytree(FROZEN, run)
+    pipeline = json.loads((run / "pipeline.json").read_text())
+    pipeline["expectations"] = {"max_lag": max_lag}
+    (run / "pipeline.json").write_text(json.dumps(pipeline))
+    if not samples:
+        history = (run / "history.jsonl").read_text().splitlines()
+        kept = [line for line in history if json.loads(line)["event"] != "offsets"]
+        (run / "history.jsonl").write_text("\n".join(kept) + "\n")
+    return run
+
+
+def _most_behind(run: Path, streamlet: str, inputs: list[str]) -> int:
+    """From the raw files: at each offset sample ([topic, partition, log start, log end] rows), log end minus the
+    end offset the streamlet's last finished batch had read to (else the log start), summed over its input
+    partitions; the largest."""
+    events = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
+    progress = [json.loads(line) for line in (run / "progress" / f"{streamlet}.jsonl").read_text().splitlines()]
+    read = []  # (when, topic, partition, end offset)
+    for p in (p for p in progress if p["event"] == "progress"):
+        for source in p["progress"].get("sources", []):
+            ends = source.get("endOffset") or {}
+            for topic, parts in (json.loads(ends) if isinstance(ends, str) else ends).items():
+                read += [(p["ts_ms"], topic, int(part), int(end)) for part, end in parts.items()]
+    worst = 0
+    for sample in (e for e in events if e["event"] == "offsets"):
+        behind = 0
+        for topic, partition, log_start, log_end in sample["partitions"]:
+            if topic in inputs:
+                done = [
+                    end
+                    for ts, t, part, end in sorted(read)
+                    if ts <= sample["ts_ms"] and (t, part) == (topic, partition)
+                ]
+                behind += max(log_end - (done[-1] if done else log_start), 0)
+        worst = max(worst, behind)
+    return worst
+
+
+def test_the_lag_each_streamlet_fell_behind_and_its_limit(tmp_path):
+    run = _run(tmp_path, 500)
+    report = check_run(run)
+    section = report.sections["lag"]
+    streamlets = {s["name"]: s["inputs"] for s in json.loads((FROZEN / "pipeline.json").read_text())["streamlets"]}
+    most = {row[0]: row[2] for row in section.rows}
+    assert most == {name: _most_behind(FROZEN, name, streamlets[name]) for name in most}
+    [failed] = report.expectations
+    over = sorted(name for name, n in most.items() if n > 500)
+    assert failed.status == "fail" and over and all(f"{name} {most[name]:,} records" in failed.detail for name in over)
+    [passed] = check_run(_run(tmp_path, max(most.values()))).expectations
+    assert passed.status == "pass" and passed.actual == max(most.values())
+    unsampled = check_run(_run(tmp_path, 10**9, samples=False))
+    assert unsampled.expectations[0].status == "unknown" and unsampled.outcome == "unknown"
+    write_reports(report, run)
+    assert "## Consumer lag" in (run / "report.md").read_text() and "Consumer lag" in (run / "report.html").read_text()
+    saved = json.loads((run / "report.json").read_text())["sections"]["lag"]
+    assert (
+        saved["data"] == {"most_behind": most}
+        and "data" not in json.loads((run / "report.json").read_text())["sections"]["drivers"]
+    )
