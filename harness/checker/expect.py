@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from harness.checker.declared import FaultMiss
 from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, kinds
-from harness.checker.findings import PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import PASS, UNKNOWN, ExpectationResult
 from harness.checker.step import Context, Step
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from harness.checker.declared import FaultMiss
+from harness.checker.expectations.result import PASS, UNKNOWN, ExpectationResult, merge
 from harness.checker.reconcile import Counts
 from harness.checker.section import Section
 
@@ -140,31 +141,6 @@ class Latency:
     p99_s: float | None
     max_s: float | None
     restart_share: float | None  # share of all that time spent while a fault's target was down (fault -> recovered)
-
-
-PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
-
-
-@dataclass(frozen=True)
-class ExpectationResult:
-    """One expectation, three-valued (Jepsen's :valid? true / false / :unknown): unknown when the evidence it
-    needs is missing, unreadable or empty. Unknown is never a pass."""
-
-    name: str  # e.g. end_to_end, per_hop.processed, max_lost
-    expected: object
-    actual: object  # None when it could not be measured
-    status: str  # pass | fail | unknown
-    detail: str
-
-    @property
-    def passed(self) -> bool:
-        return self.status == PASS
-
-
-def merge(statuses) -> str:
-    """fail beats unknown beats pass (an empty set passes)."""
-    statuses = set(statuses)
-    return FAIL if FAIL in statuses else UNKNOWN if UNKNOWN in statuses else PASS
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from harness.evidence.layout import RunLayout
 
 if TYPE_CHECKING:  # the analyses import this module: their types are annotations here only
     from harness.checker.expectations.kind import ExpectationKind
+    from harness.checker.expectations.result import ExpectationResult
     from harness.checker.findings import (
-        ExpectationResult,
         FaultResult,
         Hop,
         Latency,

@@ -42,7 +42,7 @@ def gate_command(suite: Path, out: Path | None, duration: float | None, seed: in
       harness gate scenarios/ --out reports/release-1.4
       harness gate release.suite --duration 60     # release.suite: one scenario path per line
     """
-    from harness.checker.findings import merge
+    from harness.checker.expectations.result import merge
     from harness.runner.console import Console
     from harness.scenario import load_scenario
     from harness.suite import default_out, run_suite, suite_files
@@ -92,7 +92,7 @@ def matrix_command(matrix_file: Path, out: Path | None, only_check: bool, allow_
       harness matrix scenarios/matrix/guarantees.yaml --out reports/matrix-nightly   # again: resumes
       harness matrix my-grid.yaml --check
     """
-    from harness.checker.findings import merge
+    from harness.checker.expectations.result import merge
     from harness.matrix.execution import run_matrix
     from harness.matrix.spec import load_matrix, slug
     from harness.runner.console import Console

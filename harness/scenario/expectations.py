@@ -18,19 +18,23 @@ the values read are what pipeline.json keeps (harness/evidence/description.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contract.roles import EGRESS
-from harness.checker.expectations.kind import Invalid, Scope, kinds
-from harness.checker.step import Step
+from harness.checker.expectations.kind import Invalid, Scope, builtin, kinds
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
+
+if TYPE_CHECKING:
+    from harness.checker.step import Step
 
 
 def parse_expectations(raw: Any, blueprint: Blueprint, headers: bool, checks: dict[str, Step]) -> dict[str, Any]:
     """name -> value, each checked by its kind (a built-in one, or one the scenario's own `checks` carry) against
     the blueprint's hops and the workload's `headers`."""
-    known = kinds(tuple(checks.values()))
+    known = builtin()
+    if checks or set(raw if isinstance(raw, dict) else ()) - set(known):  # the checks' own: their modules imported
+        known = kinds(tuple(checks.values()))
     f = Fields(raw, "expectations", set(known))
     hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == EGRESS}
     scope = Scope(frozenset(hops), headers)

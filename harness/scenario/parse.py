@@ -13,8 +13,6 @@ from typing import Any
 
 from contract.applications import APPLICATION, REAL_TIME
 from contract.plugins import PluginError
-from harness.checker.own_checks import load_check
-from harness.checker.step import Step
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
@@ -369,8 +367,12 @@ def _check_packages(blueprint: Blueprint, cluster: ClusterSpec) -> None:
                 raise BlueprintError(f"applications.{name}.packages", why)
 
 
-def _own_checks(raw: list) -> dict[str, Step]:
+def _own_checks(raw: list) -> dict:
     """`checks`: the scenario's own checks (package.module:NAME, from its import paths), each a Step."""
+    if not raw:
+        return {}
+    from harness.checker.own_checks import load_check  # the checker's steps: imported only for a scenario naming one
+
     found = {}
     for i, spec in enumerate(raw):
         try:

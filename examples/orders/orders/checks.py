@@ -3,7 +3,7 @@ each streamlet ran, from its query events, and the expectation the team gates on
 streamlet may take longer (their latency promise). A streamlet with no timed batch is unknown, never a pass."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 

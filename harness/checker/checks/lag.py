@@ -6,7 +6,7 @@ up"); a streamlet never sampled is unknown, never a pass."""
 from __future__ import annotations
 
 from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from contract.plugins import builtin_kinds
-from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
 from harness.semantics import GUARANTEES, satisfies
 
 if TYPE_CHECKING:
@@ -72,14 +72,18 @@ class ExpectationKind:
     made_by_faults: bool = False
 
 
+def builtin() -> dict[str, ExpectationKind]:
+    """The expectation kinds of kinds/, by name (those the checks carry are kinds()')."""
+    return builtin_kinds("harness.checker.expectations.kinds", ExpectationKind)
+
+
 def kinds(checks: tuple[Step, ...] = ()) -> dict[str, ExpectationKind]:
     """The expectation kinds, by name, in the order their results are reported: the built-in ones, and those the
     built-in checks and `checks` (a scenario's own) carry."""
-    from harness.checker.step import Step
+    from harness.checker.step import Step  # the checks' module, which the scenario imports only when it must
 
-    found = list(builtin_kinds("harness.checker.expectations.kinds", ExpectationKind).values())
     carriers = [*builtin_kinds("harness.checker.checks", Step).values(), *checks]
-    found += [kind for check in carriers for kind in check.expectations]
+    found = [*builtin().values(), *(kind for check in carriers for kind in check.expectations)]
     named: dict[str, ExpectationKind] = {}
     for kind in found:
         if named.setdefault(kind.name, kind) is not kind:

@@ -1,7 +1,7 @@
 """headers_kept: every copy at every topic carries the source's header (true), or some copy lacks it (false)."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, status
-from harness.checker.findings import UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import UNKNOWN, ExpectationResult
 
 
 def _read(value: bool, scope: Scope) -> bool:

@@ -1,7 +1,7 @@
 """lost_causes: every lost record explained by one of these causes."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, lost, status
-from harness.checker.findings import UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import UNKNOWN, ExpectationResult
 from harness.semantics import EXPECTABLE_CAUSES
 
 

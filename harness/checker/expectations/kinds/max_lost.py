@@ -1,7 +1,7 @@
 """max_lost: at most this many records lost."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found, lost, status
-from harness.checker.findings import UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import UNKNOWN, ExpectationResult
 
 
 def _judge(limit: int, found: Found) -> list:

@@ -1,7 +1,7 @@
 """max_memory_growth: no process's memory grew more than this fraction once warm (soaks)."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
 
 NAME = "max_memory_growth"
 

@@ -1,7 +1,7 @@
 """max_recovery_s: every fault recovered within this many seconds."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.findings import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
 
 
 def _judge(limit: float, found: Found) -> list:

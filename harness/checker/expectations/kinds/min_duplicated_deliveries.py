@@ -1,7 +1,7 @@
 """min_duplicated_deliveries: the faults must have made at least this many records delivered more than once."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found, status
-from harness.checker.findings import UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import UNKNOWN, ExpectationResult
 
 NAME = "min_duplicated_deliveries"
 

@@ -1,9 +1,13 @@
 """per_hop: a guarantee per intermediate topic (its blueprint name) or egress streamlet."""
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, guarantee, guaranteed
-from harness.checker.findings import Hop
+
+if TYPE_CHECKING:
+    from harness.checker.findings import Hop
 
 
 def _hop_named(hops: list[Hop], blueprint_topic: str) -> Hop | None:

@@ -1,7 +1,7 @@
 """query_failure: a query must stop with Spark's data-loss error (data-loss), or none may fail (none)."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, status
-from harness.checker.findings import UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import UNKNOWN, ExpectationResult
 
 CHOICES = ("data-loss", "none")
 DATA_LOSS_MARKERS = ("data may have been lost", "failondataloss", "offsetoutofrange", "some data may have been lost")

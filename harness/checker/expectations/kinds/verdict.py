@@ -1,7 +1,7 @@
 """verdict: exactly this end-to-end verdict (a caveat reproduced: the weaker guarantee is what must show)."""
 
 from harness.checker.expectations.kind import ExpectationKind, Found, guarantee, status
-from harness.checker.findings import UNKNOWN, ExpectationResult
+from harness.checker.expectations.result import UNKNOWN, ExpectationResult
 
 
 def _judge(expected: str, found: Found) -> list:
