@@ -1,0 +1,80 @@
+"""How long each streamlet stalled: the longest it had records waiting in its inputs (its lag above zero at the
+runner's offset samples) while none of its batches read a row, from when it last read (or its lag rose) to the last
+sample still waiting. A job that hangs after a fault (a broker bounced, a network cut healed) stalls until the run
+ends; `max_stall_s` fails a run in which a streamlet stalled longer than it allows. A streamlet never sampled is
+unknown, never a pass."""
+
+from __future__ import annotations
+
+from harness.checker.expectations.kind import ExpectationKind, Found
+from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.section import Section
+from harness.checker.step import Context, Step
+
+HEADER = ("streamlet", "longest stall (s)", "from (s)", "to (s)")
+NAME = "max_stall_s"
+
+
+def _reads_s(events: list[dict], t0: int) -> list[float]:
+    """When each batch that read a row finished, in seconds from time zero."""
+    return sorted(
+        (e["ts_ms"] - t0) / 1000
+        for e in events
+        if e.get("event") == "progress" and (e.get("progress") or {}).get("numInputRows", 0) > 0
+    )
+
+
+def _stall(lag: dict, reads: list[float]) -> tuple[float | None, float | None, float | None]:
+    """(longest, from, to) in seconds; None where the streamlet was never sampled."""
+    if not lag["t"]:
+        return (None, None, None)
+    longest, waiting_since = (0.0, None, None), None
+    for t, behind in zip(lag["t"], lag["records"]):
+        if behind <= 0:
+            waiting_since = None
+            continue
+        waiting_since = t if waiting_since is None else waiting_since
+        since = max([waiting_since, *(r for r in reads if r <= t)])
+        if t - since > longest[0]:
+            longest = (round(t - since, 1), round(since, 1), t)
+    return longest
+
+
+def _section(context: Context) -> Section | None:
+    lag, t0 = context.timeline.get("lag", {}), context.timeline.get("start_ms", 0)
+    empty = {"t": [], "records": []}
+    rows = tuple(
+        (name, *_stall(lag.get(name, empty), _reads_s(events or [], t0)))
+        for name, events in context.evidence.progress.items()
+    )
+    if not rows:
+        return None
+    lines = ("the longest each streamlet had records waiting in its inputs while none of its batches read a row",)
+    return Section("Stalls", lines, HEADER, rows, data={"longest_s": {row[0]: row[1] for row in rows}})
+
+
+def _judge(limit: float, found: Found) -> list[ExpectationResult]:
+    section = found.sections.get("stalls")
+    longest = section.data["longest_s"] if section is not None else {}
+    over = {name: s for name, s in longest.items() if s is not None and s > limit}
+    worst = max((s for s in longest.values() if s is not None), default=None)
+    if over:
+        detail = "stalled longer: " + ", ".join(f"{name} {s:g}s" for name, s in over.items())
+        return [ExpectationResult(NAME, limit, worst, FAIL, detail)]
+    unsampled = [name for name, s in longest.items() if s is None]
+    if not longest or unsampled:
+        why = ", ".join(unsampled) or "no streamlet"
+        return [ExpectationResult(NAME, limit, worst, UNKNOWN, f"stalls: unknown (no offset sample of {why})")]
+    return [ExpectationResult(NAME, limit, worst, PASS, f"longest stall {worst:g}s, at most {limit:g}s allowed")]
+
+
+MAX_STALL_S = ExpectationKind(
+    NAME,
+    "no streamlet had records waiting and read none for longer than this many seconds",
+    (int, float),
+    _judge,
+    rank=96,
+    read=lambda value, scope: float(value),
+    minimum=0,
+)
+KIND = Step("stalls", section=_section, needs=("timeline",), expectations=(MAX_STALL_S,))
