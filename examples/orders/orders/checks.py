@@ -2,8 +2,8 @@
 each streamlet ran, from its query events, and the expectation the team gates on, max_batch_s: no batch of any
 streamlet may take longer (their latency promise). A streamlet with no timed batch is unknown, never a pass."""
 
-from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.kind import ExpectationKind, Found, at_most_each
+from harness.checker.expectations.result import ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 
@@ -27,14 +27,7 @@ def _section(context: Context) -> Section:
 def _judge(limit: float, found: Found) -> list[ExpectationResult]:
     section = found.sections.get("longest_batch")
     longest = section.data["longest_s"] if section is not None else {}
-    slow = {name: s for name, s in longest.items() if s is not None and s > limit}
-    worst = max((s for s in longest.values() if s is not None), default=None)
-    if slow:
-        detail = "slower: " + ", ".join(f"{name} {s:g}s" for name, s in slow.items())
-        return [ExpectationResult("max_batch_s", limit, worst, FAIL, detail)]
-    if not longest or None in longest.values():
-        return [ExpectationResult("max_batch_s", limit, worst, UNKNOWN, "a streamlet ran no timed batch")]
-    return [ExpectationResult("max_batch_s", limit, worst, PASS, f"longest batch {worst:g}s, at most {limit:g}s")]
+    return [at_most_each("max_batch_s", limit, longest, "longest batch", "s")]
 
 
 MAX_BATCH_S = ExpectationKind(

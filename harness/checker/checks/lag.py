@@ -5,8 +5,8 @@ up"); a streamlet never sampled is unknown, never a pass."""
 
 from __future__ import annotations
 
-from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.kind import ExpectationKind, Found, at_most_each
+from harness.checker.expectations.result import ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 
@@ -34,17 +34,7 @@ def _section(context: Context) -> Section | None:
 def _judge(limit: int, found: Found) -> list[ExpectationResult]:
     section = found.sections.get("lag")
     most = section.data["most_behind"] if section is not None else {}
-    over = {name: n for name, n in most.items() if n is not None and n > limit}
-    unsampled = [name for name, n in most.items() if n is None]
-    worst = max((n for n in most.values() if n is not None), default=None)
-    if over:
-        detail = "fell further behind: " + ", ".join(f"{name} {n:,} records" for name, n in over.items())
-        return [ExpectationResult(NAME, limit, worst, FAIL, detail)]
-    if not most or unsampled:
-        why = ", ".join(unsampled) or "no streamlet"
-        return [ExpectationResult(NAME, limit, worst, UNKNOWN, f"consumer lag: unknown (no offset sample of {why})")]
-    detail = f"at most {worst:,} records behind, at most {limit:,} allowed"
-    return [ExpectationResult(NAME, limit, worst, PASS, detail)]
+    return [at_most_each(NAME, limit, most, "records behind", " records")]
 
 
 MAX_LAG = ExpectationKind(

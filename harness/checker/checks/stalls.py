@@ -6,8 +6,8 @@ unknown, never a pass."""
 
 from __future__ import annotations
 
-from harness.checker.expectations.kind import ExpectationKind, Found
-from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.expectations.kind import ExpectationKind, Found, at_most_each
+from harness.checker.expectations.result import ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 
@@ -56,16 +56,7 @@ def _section(context: Context) -> Section | None:
 def _judge(limit: float, found: Found) -> list[ExpectationResult]:
     section = found.sections.get("stalls")
     longest = section.data["longest_s"] if section is not None else {}
-    over = {name: s for name, s in longest.items() if s is not None and s > limit}
-    worst = max((s for s in longest.values() if s is not None), default=None)
-    if over:
-        detail = "stalled longer: " + ", ".join(f"{name} {s:g}s" for name, s in over.items())
-        return [ExpectationResult(NAME, limit, worst, FAIL, detail)]
-    unsampled = [name for name, s in longest.items() if s is None]
-    if not longest or unsampled:
-        why = ", ".join(unsampled) or "no streamlet"
-        return [ExpectationResult(NAME, limit, worst, UNKNOWN, f"stalls: unknown (no offset sample of {why})")]
-    return [ExpectationResult(NAME, limit, worst, PASS, f"longest stall {worst:g}s, at most {limit:g}s allowed")]
+    return [at_most_each(NAME, limit, longest, "longest stall", "s")]
 
 
 MAX_STALL_S = ExpectationKind(

@@ -120,3 +120,21 @@ def guaranteed(name: str, expected: str, actual: str | None, what: str, why_unkn
 def lost(found: Found) -> tuple[int | None, str]:
     """The records lost, None where unknown (a run not finished: what is missing is not lost yet), and why not."""
     return (None if found.unfinished else found.counts.lost), (found.unfinished or "no egress evidence")
+
+
+def at_most_each(name: str, limit: float, values: dict[str, float | None], what: str, unit: str) -> ExpectationResult:
+    """A limit on a value each streamlet has (`values`: its section's data, None where it was not measured): fail
+    naming those over it, else unknown where one was not measured (or none was), else pass with the largest."""
+    over = {who: v for who, v in values.items() if v is not None and v > limit}
+    worst = max((v for v in values.values() if v is not None), default=None)
+    if over:
+        detail = f"{what} over {limit:,g}{unit}: " + ", ".join(f"{who} {v:,g}{unit}" for who, v in over.items())
+        return ExpectationResult(name, limit, worst, FAIL, detail)
+    unmeasured = [who for who, v in values.items() if v is None] or ([] if values else ["any streamlet"])
+    if unmeasured:
+        return ExpectationResult(
+            name, limit, worst, UNKNOWN, f"{what}: unknown (not measured of {', '.join(unmeasured)})"
+        )
+    return ExpectationResult(
+        name, limit, worst, PASS, f"{what}: at most {worst:,g}{unit}, at most {limit:,g}{unit} allowed"
+    )
