@@ -21,6 +21,8 @@ import time
 from functools import cached_property
 from pathlib import Path
 
+from contract.query_events import QUERY_IDLE, QUERY_PROGRESS, QUERY_STARTED, QUERY_TERMINATED
+
 
 class JsonLinesListener:
     def __init__(self, path: Path, streamlet: str, spark_version: str):
@@ -48,7 +50,7 @@ class JsonLinesListener:
 
     def onQueryStarted(self, event) -> None:
         self._write(
-            "started",
+            QUERY_STARTED,
             query=event.name(),
             id=event.id().toString(),
             run_id=event.runId().toString(),
@@ -57,16 +59,16 @@ class JsonLinesListener:
 
     def onQueryProgress(self, event) -> None:
         progress = json.loads(event.progress().json())
-        self._write("progress", query=progress.get("name"), progress=progress)
+        self._write(QUERY_PROGRESS, query=progress.get("name"), progress=progress)
 
     def onQueryIdle(self, event) -> None:
         """No new data: the query is up and caught up (a restart with nothing to replay reports only this)."""
-        self._write("idle", id=event.id().toString(), run_id=event.runId().toString())
+        self._write(QUERY_IDLE, id=event.id().toString(), run_id=event.runId().toString())
 
     def onQueryTerminated(self, event) -> None:
         exception = event.exception()
         self._write(
-            "terminated",
+            QUERY_TERMINATED,
             id=event.id().toString(),
             run_id=event.runId().toString(),
             exception=exception.get() if exception.isDefined() else None,

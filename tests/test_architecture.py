@@ -179,3 +179,40 @@ def test_each_kind_is_one_module_of_its_folder_as_the_architecture_table_says():
         found = builtin_kinds(package, import_named(cls, "class"))
         modules = [m.name for m in pkgutil.iter_modules(importlib.import_module(package).__path__)]
         assert len(found) == len(modules) > 0, (folder, sorted(found), modules)  # every module one kind, none two
+
+
+def _event_literals(path: Path) -> list[str]:
+    """Where a module writes or compares an event name as a literal: a `record("...")`, an `e["event"] == "..."` (or
+    `.get("event")`, `in (...)`), an `{"event": "..."}`."""
+
+    def literals(node: ast.AST) -> list[ast.Constant]:
+        items = node.elts if isinstance(node, (ast.Tuple, ast.Set, ast.List)) else [node]
+        return [i for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+
+    def names_event(node: ast.AST) -> bool:
+        key = node.slice if isinstance(node, ast.Subscript) else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            key = node.args[0] if node.args else None
+        return isinstance(key, ast.Constant) and key.value == "event"
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "record":
+            found += literals(node.args[0]) if node.args else []
+        elif isinstance(node, ast.Compare) and any(map(names_event, [node.left, *node.comparators])):
+            found += [c for side in [node.left, *node.comparators] for c in literals(side)]
+        elif isinstance(node, ast.Dict):
+            found += [
+                c
+                for k, v in zip(node.keys, node.values)
+                if isinstance(k, ast.Constant) and k.value == "event"
+                for c in literals(v)
+            ]
+    return [f"{path.relative_to(ROOT)}:{c.lineno} {c.value!r}" for c in found]
+
+
+def test_no_module_writes_or_compares_an_event_name_as_a_literal():
+    """The history's events are harness/evidence/history.py's names, the progress files' contract/query_events.py's:
+    a typo is an import error, not a silent gap in the evidence."""
+    modules = [p for package in ("harness", "pipelines") for p in sorted((ROOT / package).rglob("*.py"))]
+    assert [hit for path in modules for hit in _event_literals(path)] == []

@@ -23,7 +23,7 @@ from typing import Callable
 
 from harness.chaos.schedule import Firing
 from harness.errors import HarnessError
-from harness.evidence.history import FAULT_PLANNED
+from harness.evidence.history import FAULT_FAILED, FAULT_PLANNED, FAULT_SKIPPED
 from harness.faults import FaultKind
 from harness.faults.kind import FiringContext, TargetGone, has_begun, play_begins
 from harness.faults.target import Pipeline
@@ -105,7 +105,7 @@ class _Playing:
             return
         undo = isinstance(exc, UndoFailed)
         self.run.history.record(
-            "fault_failed",
+            FAULT_FAILED,
             kind=firing.kind,
             target=firing.target,
             fault=firing.number,
@@ -131,7 +131,7 @@ class _Playing:
 
 def _skipped(run: Pipeline, firing: Firing, why: str) -> None:
     run.history.record(
-        "fault_skipped",
+        FAULT_SKIPPED,
         kind=firing.kind,
         target=firing.target,
         fault=firing.number,

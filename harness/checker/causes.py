@@ -44,6 +44,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from contract.query_events import QUERY_PROGRESS
 from contract.roles import EGRESS
 from harness.checker.eras import Recreation, recreations
 from harness.checker.eras import source_eras as eras_of
@@ -53,6 +54,15 @@ from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.record_ids import split_rid
 from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
+from harness.evidence.history import (
+    CONSUMER_POSITION,
+    LOG_START_OBSERVED,
+    PROCESS_EXITED,
+    PROCESS_KILLED,
+    PROCESS_STOPPED,
+    QUERY_FAILED,
+    TOPICS_RECORDED,
+)
 from harness.evidence.progress import source_offsets
 
 
@@ -110,7 +120,7 @@ def _deleted(rows: pd.DataFrame, ranges: dict[int, tuple[int, int]], acked: pd.I
 def shrinks(history: list[dict]) -> Iterator[tuple[dict, str, dict[int, tuple[int, int]]]]:
     """Every retention shrink's deleted ranges: (the stopped streamlet's consumer_position event, a topic it read,
     per partition [the position it had committed, the log start observed when it resumed))."""
-    for stopped, resumed in _paired(history, "consumer_position", "log_start_observed"):
+    for stopped, resumed in _paired(history, CONSUMER_POSITION, LOG_START_OBSERVED):
         committed = _positions(stopped)
         log_start = {(row[0], int(row[1])): int(row[2]) for row in resumed.get("partitions", [])}
         for topic in sorted({t for t, _ in committed}):
@@ -174,7 +184,7 @@ def _missed(history: list[dict], topic: str, ranges: dict[int, tuple[int, int]])
     of the topic reached them (history topics_recorded missed)."""
     missed: dict[int, list[tuple[int, int]]] = {}
     for event in history:
-        if event["event"] != "topics_recorded":
+        if event["event"] != TOPICS_RECORDED:
             continue
         for row in event.get("missed") or []:
             if isinstance(row, list) and len(row) == 4 and row[0] == topic and int(row[1]) in ranges:
@@ -248,7 +258,7 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
     topic's dump) after the position it had committed when stopped, and there before its new query's
     first batch (it started from `latest` or a later timestamp, so it never read them)."""
     explained = np.zeros(len(lost), dtype=bool)
-    positions = [e for e in evidence.history if e["event"] == "consumer_position"]
+    positions = [e for e in evidence.history if e["event"] == CONSUMER_POSITION]
     for span in spans:
         if not span.params.get("skips_to") or span.restart_ms is None:
             continue
@@ -257,7 +267,7 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
         )
         events = evidence.progress.get(span.target) or []
         resumed = next(
-            (e["ts_ms"] for e in events if e.get("event") == "progress" and e["ts_ms"] > span.restart_ms), None
+            (e["ts_ms"] for e in events if e.get("event") == QUERY_PROGRESS and e["ts_ms"] > span.restart_ms), None
         )
         if stopped is None or resumed is None:
             continue
@@ -346,7 +356,7 @@ def _read_short(events: list[dict], topic: str, after_ms: int) -> list[dict[int,
     (Seen on a loaded machine: a batch planned from 234/244 to 1123/1104 read 1,105 records.)"""
     found = []
     for event in events:
-        if event.get("event") != "progress" or event["ts_ms"] <= after_ms:
+        if event.get("event") != QUERY_PROGRESS or event["ts_ms"] <= after_ms:
             continue
         for source in event["progress"].get("sources", []):
             start = source_offsets(source.get("startOffset")).get(topic) or {}
@@ -493,7 +503,7 @@ def _driver_deaths(history: list[dict], streamlet: str) -> np.ndarray:
             [
                 e["ts_ms"]
                 for e in history
-                if e.get("process") == process and e["event"] in ("process_killed", "process_exited", "process_stopped")
+                if e.get("process") == process and e["event"] in (PROCESS_KILLED, PROCESS_EXITED, PROCESS_STOPPED)
             ],
             dtype=float,
         )
@@ -537,7 +547,7 @@ def lost_causes(
         if _uses_watermark(evidence)
         else np.zeros(len(lost), bool)
     )
-    failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
+    failed = {e.get("streamlet") for e in evidence.history if e["event"] == QUERY_FAILED}
     # The output of a failed streamlet is where its losses first show.
     after_failed = np.array([hop.producer in failed for hop in hops] or [False])
     by_failure = after_failed[first_hop] if len(hops) else np.zeros(len(lost), bool)

@@ -45,7 +45,7 @@ from harness.checker.store_copies import kept_for_one_check
 from harness.checker.summary.engines import DEFAULT, Engine, chosen
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import BeyondDense
-from harness.evidence.history import FAULT_PLANNED, TOPIC_RECREATED
+from harness.evidence.history import FAULT_PLANNED, QUERY_FAILED, TOPIC_RECREATED
 from harness.evidence.layout import RunLayout
 
 STEPS: list[Step] = [
@@ -110,7 +110,7 @@ def check_run(
     query_failures = [
         {"streamlet": e.get("streamlet"), "ts_ms": e["ts_ms"], "error": str(e.get("error", ""))[:2000]}
         for e in evidence.history
-        if e["event"] == "query_failed"
+        if e["event"] == QUERY_FAILED
     ]
     own, unloaded = own_checks(evidence.pipeline.checks, RunLayout(evidence.root).own_checks)
     context = Context(

@@ -18,6 +18,7 @@ from harness.checker.rid_sets import copies, isin
 from harness.checker.step import Context, Step
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import window_witnesses
+from harness.evidence.history import OUTPUT_EXPORTED
 from harness.semantics import LOST_CAUSES
 
 
@@ -76,7 +77,7 @@ def observed_as(evidence, observed: str) -> dict[str, str]:
     """Outputs whose export the history's output_exported says was observed so (PARTLY, UNREAD), and why."""
     found = {}
     for event in evidence.history:
-        if event.get("event") == "output_exported" and event.get("observed") == observed:
+        if event.get("event") == OUTPUT_EXPORTED and event.get("observed") == observed:
             found[event.get("output")] = event.get("unobserved") or (  # runs recorded before `unobserved`
                 f"{event.get('updates_alone')} write(s) by UPDATE statements that no insert explains (not deliveries "
                 "the audit can count)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.evidence.history import FAULT_PLANNED, MOMENT_MISSED
+from harness.evidence.history import FAULT_BEGUN, FAULT_FAILED, FAULT_PLANNED, FAULT_SKIPPED, MOMENT_MISSED
 
 # how it went astray: what the fault table and the report say
 SKIPPED, MOMENT, LATE, NOT_PLAYED = "skipped", "moment missed", "late", "not played"
@@ -38,16 +38,16 @@ def misses(history: list[dict]) -> list[FaultMiss]:
     """The faults of the run that did not strike as declared, in the order of their numbers."""
     planned = {e["fault"]: e for e in history if e["event"] == FAULT_PLANNED}
     if not planned:  # an older run: its skips and missed moments only
-        return [_miss(e) for e in history if e["event"] in ("fault_skipped", MOMENT_MISSED)]
+        return [_miss(e) for e in history if e["event"] in (FAULT_SKIPPED, MOMENT_MISSED)]
     by_number: dict[int, list[dict]] = {}
     for e in history:
-        if e["event"] in ("fault_begun", "fault_skipped", "fault_failed", MOMENT_MISSED) and e.get("fault") in planned:
+        if e["event"] in (FAULT_BEGUN, FAULT_SKIPPED, FAULT_FAILED, MOMENT_MISSED) and e.get("fault") in planned:
             by_number.setdefault(e["fault"], []).append(e)
     found = []
     for number, plan in sorted(planned.items()):
         events = by_number.get(number, [])
-        astray = next((e for e in events if e["event"] in ("fault_skipped", MOMENT_MISSED)), None)
-        begun = next((e for e in events if e["event"] == "fault_begun"), None)
+        astray = next((e for e in events if e["event"] in (FAULT_SKIPPED, MOMENT_MISSED)), None)
+        begun = next((e for e in events if e["event"] == FAULT_BEGUN), None)
         if astray is not None:
             found.append(_miss(astray, plan))
         elif begun is not None and _late(begun, plan):

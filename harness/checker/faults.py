@@ -8,10 +8,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from contract.query_events import QUERY_IDLE, QUERY_PROGRESS
 from harness.checker.findings import FaultResult
 from harness.checker.intermediate import FaultSpan
 from harness.checker.step import Context, Step
-from harness.evidence.history import BUDGET_REACHED
+from harness.evidence.history import (
+    BUDGET_REACHED,
+    FAULT_BEGUN,
+    FAULT_ENDED,
+    FAULT_FAILED,
+    FAULT_SKIPPED,
+    FAULT_UNDO_FAILED,
+    FAULT_UNDONE,
+    PROCESS_STARTED,
+    RUN_ERROR,
+)
 
 CLASSIFICATION = ("scope", "restarts", "recovers")
 FIRING = ("fault", "planned_s", "late_s")  # which firing of the schedule it was: the span's number, and how late
@@ -23,9 +34,9 @@ def fault_spans(history: list[dict]) -> list[FaultSpan]:
     spans, open_faults = [], {}
     for i, event in enumerate(history):
         kind, target = event.get("kind"), event.get("target")
-        if event["event"] == "fault_begun":
+        if event["event"] == FAULT_BEGUN:
             open_faults[(kind, target)] = i
-        elif event["event"] == "fault_ended" and (kind, target) in open_faults:
+        elif event["event"] == FAULT_ENDED and (kind, target) in open_faults:
             begun = history[open_faults.pop((kind, target))]
             spans.append(_span(history, begun, event))
     spans += [_span(history, history[i], None) for i in open_faults.values()]
@@ -42,7 +53,7 @@ def _span(history: list[dict], begun: dict, ended: dict | None) -> FaultSpan:
             (
                 e["ts_ms"]
                 for e in history
-                if e["event"] == "process_started"
+                if e["event"] == PROCESS_STARTED
                 and e.get("streamlet") == begun["target"]
                 and e["ts_ms"] >= start
                 and (end is None or e["ts_ms"] <= end)
@@ -77,8 +88,8 @@ def _first_batch_with_input(events: list[dict], after_ms: int, replayed: int | N
     def done(e: dict) -> bool:
         progress = e.get("progress") or {}
         return (
-            e.get("event") == "idle"
-            or e.get("event") == "progress"
+            e.get("event") == QUERY_IDLE
+            or e.get("event") == QUERY_PROGRESS
             and (progress.get("numInputRows", 0) > 0 or replayed is not None and progress.get("batchId") == replayed)
         )
 
@@ -139,7 +150,7 @@ def skipped_faults(history: list[dict]) -> list[dict]:
     return [
         {"kind": e.get("kind"), "target": e.get("target"), "fault": e.get("fault"), "reason": e.get("reason", "")}
         for e in history
-        if e["event"] == "fault_skipped"
+        if e["event"] == FAULT_SKIPPED
     ]
 
 
@@ -150,17 +161,17 @@ def doubts(history: list[dict]) -> list[str]:
     found = [
         f"fault {e.get('fault')} ({e.get('kind')} {e.get('target')}) failed after it began: {e.get('reason')}"
         for e in history
-        if e["event"] == "fault_failed" and e.get("stage") != "undo"
+        if e["event"] == FAULT_FAILED and e.get("stage") != "undo"
     ]
-    undone = {e.get("undo") for e in history if e["event"] == "fault_undone"}
+    undone = {e.get("undo") for e in history if e["event"] == FAULT_UNDONE}
     failed_undos = {
-        e.get("undo"): e for e in history if e["event"] == "fault_undo_failed" and e.get("undo") not in undone
+        e.get("undo"): e for e in history if e["event"] == FAULT_UNDO_FAILED and e.get("undo") not in undone
     }
     found += [
         f"{e.get('kind')} {e.get('target')}: could not {e.get('what')} ({e.get('reason')})"
         for e in failed_undos.values()
     ]
-    found += [f"the workload stopped early: {e.get('error')}" for e in history if e["event"] == "run_error"]
+    found += [f"the workload stopped early: {e.get('error')}" for e in history if e["event"] == RUN_ERROR]
     found += [
         f"the workload ended early: the run's evidence reached {e.get('evidence_bytes', 0) / 1e6:,.1f} MB of its "
         f"budget of {e.get('budget_bytes', 0) / 1e6:,.1f} MB; the faults after it were not played and the periods "

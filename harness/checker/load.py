@@ -48,6 +48,7 @@ from harness.checker.rid_sets import Positions
 from harness.checker.selection import Selection
 from harness.evidence.acks import ack_batch
 from harness.evidence.description import PipelineDescription, StreamletDescription
+from harness.evidence.history import PROCESS_STARTED, TOPICS_RECORDED
 from harness.evidence.layout import RunLayout
 
 
@@ -106,7 +107,7 @@ def _pipeline(layout: RunLayout) -> PipelineDescription:
 def never_began(ack_log: Path, run: dict, history: list[dict] | None) -> bool:
     """A run that ended before its workload began (a job that exited at start): no ack log, the run's end recorded
     with nothing acknowledged, and no generator ever started. Its report says why it ended; its verdict is unknown."""
-    started = any(e["event"] == "process_started" and e.get("process") == "generator" for e in history or [])
+    started = any(e["event"] == PROCESS_STARTED and e.get("process") == "generator" for e in history or [])
     return not ack_log.exists() and bool(run.get("status")) and run.get("acked") == 0 and not started
 
 
@@ -211,7 +212,7 @@ def _recording_gaps(history: list[dict], gaps: list[str]) -> None:
     that hop although the topic had them, so its counts there are not exact (a lost record is placed there by
     the records written before and after it: harness/checker/causes.py)."""
     for event in history:
-        if event["event"] != "topics_recorded":
+        if event["event"] != TOPICS_RECORDED:
             continue
         for row in event.get("missed") or []:
             if isinstance(row, list) and len(row) == 4:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from contract.query_events import QUERY_PROGRESS
+from harness.evidence.history import OFFSETS
 from harness.evidence.progress import source_offsets
 
 SAMPLE_COLUMNS = ["ts", "topic", "partition", "log_start", "log_end"]
@@ -15,7 +17,7 @@ def offset_samples(history: list[dict]) -> pd.DataFrame:
     rows = [
         (e["ts_ms"], r[0], int(r[1]), int(r[2]), int(r[3]))
         for e in history
-        if e["event"] == "offsets"
+        if e["event"] == OFFSETS
         for r in e.get("partitions", [])
     ]
     return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
@@ -26,7 +28,7 @@ def committed_ends(events: list[dict], inputs: tuple[str, ...] | list[str]) -> p
     rows = [
         (e["ts_ms"], topic, int(p), int(o))
         for e in events
-        if e.get("event") == "progress"
+        if e.get("event") == QUERY_PROGRESS
         for source in e["progress"].get("sources", [])
         for topic, parts in source_offsets(source.get("endOffset")).items()
         if topic in inputs

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.checker.findings import ProcessMemory, ResourceUse
 from harness.checker.step import Context, Step
 from harness.checker.timeline import run_start_ms
-from harness.evidence.history import BUDGET, MIB
+from harness.evidence.history import BUDGET, MIB, RESOURCES
 from harness.evidence.layout import RunLayout
 
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
@@ -37,7 +37,7 @@ def _warm_and_end(life: list[tuple[int, float]], warm_from_ms: float) -> tuple[f
 
 def resource_use(history: list[dict], workload_start_ms: int | None) -> ResourceUse | None:
     """The trend over the run, or None when the run recorded no samples (an older harness, or none taken)."""
-    samples = [e for e in history if e.get("event") == "resources" and isinstance(e.get("rss_mb"), dict)]
+    samples = [e for e in history if e.get("event") == RESOURCES and isinstance(e.get("rss_mb"), dict)]
     if not samples:
         return None
     first = samples[0]["ts_ms"]

@@ -17,10 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from contract.query_events import QUERY_PROGRESS
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
+from harness.evidence.history import DRAINED, PROCESS_STARTED, QUERY_FAILED
 
 
 def _first(history: list[dict], event: str, **fields) -> int | None:
@@ -34,7 +36,7 @@ def run_start_ms(context: Context) -> int:
     """Time zero: the workload's start (the generator started), else the first event, else the first record sent
     (0: none known)."""
     history = context.evidence.history
-    started = _first(history, "process_started", process="generator")
+    started = _first(history, PROCESS_STARTED, process="generator")
     if started is not None:
         return started
     if history:
@@ -63,11 +65,11 @@ def _marks(evidence: Evidence, t0: int, end: int, last_sent: int | None) -> dict
     history = evidence.history
     points = {
         "drivers_started": next(
-            (int(e["ts_ms"]) for e in history if e["event"] == "process_started" and e.get("role") == "driver"), None
+            (int(e["ts_ms"]) for e in history if e["event"] == PROCESS_STARTED and e.get("role") == "driver"), None
         ),
-        "workload_started": _first(history, "process_started", process="generator"),
+        "workload_started": _first(history, PROCESS_STARTED, process="generator"),
         "workload_ended": last_sent,
-        "drained": _first(history, "drained"),
+        "drained": _first(history, DRAINED),
         "ended": end,
     }
     return {name: None if ms is None else round((ms - t0) / 1000, 1) for name, ms in points.items()}
@@ -78,7 +80,7 @@ def _bin_s(duration_s: float) -> int:
 
 
 def _throughput(events: list[dict], t0: int, bin_s: int) -> dict:
-    rows = [(e["ts_ms"], e["progress"].get("numInputRows", 0)) for e in events if e.get("event") == "progress"]
+    rows = [(e["ts_ms"], e["progress"].get("numInputRows", 0)) for e in events if e.get("event") == QUERY_PROGRESS]
     if not rows:
         return {"t": [], "rows_per_s": []}
     frame = pd.DataFrame(rows, columns=["ts", "rows"])
@@ -142,7 +144,7 @@ def timeline(
     lost = sent[isin(sent.rid, lost_rids)]
     duplicated = sent[isin(sent.rid, duplicated_rids)]
     marks = _marks(evidence, t0, end, last_sent)
-    failed = {e.get("streamlet") for e in evidence.history if e["event"] == "query_failed"}
+    failed = {e.get("streamlet") for e in evidence.history if e["event"] == QUERY_FAILED}
     return {
         "start_ms": t0,
         "duration_s": round((end - t0) / 1000, 1),

@@ -21,7 +21,7 @@ from harness.checker.reconcile import Reconciliation
 from harness.checker.record_ids import split_rid
 from harness.checker.rid_sets import isin
 from harness.checker.step import Context, Step
-from harness.evidence.history import TOPIC_RECREATED
+from harness.evidence.history import TOPIC_RECREATED, TOPICS_RECORDED
 
 
 def unfinished_reason(evidence: Evidence, running: tuple[str, ...]) -> str:
@@ -41,7 +41,7 @@ def proven_lost(
 ) -> np.ndarray:
     """Mask over `lost` (records missing at the egress): those the evidence of an unfinished run proves lost."""
     proven = np.asarray(cause_of_lost) == "retention"
-    recorded = any(e["event"] == "topics_recorded" for e in evidence.history)
+    recorded = any(e["event"] == TOPICS_RECORDED for e in evidence.history)
     recreated = {t for e in evidence.history if e["event"] == TOPIC_RECREATED for t in e.get("topics", [])}
     for index, hop in enumerate(hops):
         at = np.flatnonzero(np.asarray(lost_first) == index)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from contract.query_events import QUERY_PROGRESS
 from harness.checker.findings import WindowCounts
 from harness.checker.intermediate import WindowTally
 from harness.checker.load import Egress, Evidence
@@ -46,7 +47,7 @@ def final_watermark(events: list[dict]) -> int:
     marks = [
         pd.Timestamp(e["progress"]["eventTime"]["watermark"]).value // 1_000_000
         for e in events
-        if e.get("event") == "progress" and e["progress"].get("eventTime", {}).get("watermark")
+        if e.get("event") == QUERY_PROGRESS and e["progress"].get("eventTime", {}).get("watermark")
     ]
     return max(marks, default=0)
 
@@ -54,7 +55,7 @@ def final_watermark(events: list[dict]) -> int:
 def spark_rows_dropped(events: list[dict]) -> int | None:
     """Spark's own count, numRowsDroppedByWatermark summed over the counter's batches and stateful operators: rows
     reaching the stateful operator, which after partial aggregation stand for any number of input records."""
-    progress = [e["progress"] for e in events if e.get("event") == "progress"]
+    progress = [e["progress"] for e in events if e.get("event") == QUERY_PROGRESS]
     if not any("stateOperators" in p for p in progress):  # no progress of Spark's own (an application's checkpoint)
         return None
     return sum(int(op.get("numRowsDroppedByWatermark") or 0) for p in progress for op in p.get("stateOperators") or [])

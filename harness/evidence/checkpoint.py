@@ -7,6 +7,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from contract.query_events import QUERY_PROGRESS
+
 
 def _batch_ids(folder: Path) -> list[int]:
     if not folder.is_dir():
@@ -131,7 +133,7 @@ def batch_event(checkpoint: Path, batch: int, before: dict) -> dict | None:
     progress = {"batchId": batch, "numInputRows": rows, "sources": [{"startOffset": before, "endOffset": ends}]}
     if watermark_ms:  # a query with a watermark that has passed any event (0: none yet, or none at all)
         progress["eventTime"] = {"watermark": _iso(watermark_ms)}
-    return {"event": "progress", "ts_ms": committed_ms, "query": checkpoint.name, "progress": progress}
+    return {"event": QUERY_PROGRESS, "ts_ms": committed_ms, "query": checkpoint.name, "progress": progress}
 
 
 def merged_events(recorded: list[dict], found: list[dict]) -> list[dict]:

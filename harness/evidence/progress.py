@@ -7,6 +7,7 @@ import threading
 from collections import defaultdict
 from pathlib import Path
 
+from contract.query_events import QUERY_IDLE, QUERY_PROGRESS, QUERY_STARTED, QUERY_TERMINATED
 from harness.evidence.tail import LineTail
 
 
@@ -65,16 +66,16 @@ class ProgressFollower:
         return self
 
     def _apply(self, event: dict) -> None:
-        if event["event"] == "started":
+        if event["event"] == QUERY_STARTED:
             self.started.add(event["query"])
             self._runs[event.get("pid")].add(event.get("run_id"))
-        elif event["event"] == "idle":
+        elif event["event"] == QUERY_IDLE:
             self.reporting_pids.add(event.get("pid"))
-        elif event["event"] == "terminated":
+        elif event["event"] == QUERY_TERMINATED:
             self._ended.add(event.get("run_id"))
             if event.get("exception"):
                 self.failures.append(event["exception"])
-        elif event["event"] == "progress":
+        elif event["event"] == QUERY_PROGRESS:
             query, progress = event["query"], event["progress"]
             self.reporting_pids.add(event.get("pid"))
             self.input_rows[query] += progress.get("numInputRows", 0)

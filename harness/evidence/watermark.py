@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from contract.query_events import QUERY_PROGRESS
 from harness.evidence.progress import source_offsets
 
 
@@ -26,7 +27,7 @@ def batch_ranges(events: list[dict], topic: str) -> pd.DataFrame:
     watermark its late-row filter used."""
     rows = []
     for e in events:
-        if e.get("event") != "progress":
+        if e.get("event") != QUERY_PROGRESS:
             continue
         p = e["progress"]
         watermark = _iso_ms(p.get("eventTime", {}).get("watermark", "1970-01-01T00:00:00Z"))

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from harness.errors import HarnessError
+from harness.evidence.history import CONSUMER_POSITION, PROCESS_KILLED
 from harness.faults.kind import FaultKind, TargetGone
 from harness.faults.target import Pipeline
 
@@ -36,7 +37,7 @@ def stop_driver(run: Pipeline, streamlet: str, sig: str) -> None:
     """SIGKILL the driver's whole session (a crash), or SIGTERM it (a graceful stop between batches)."""
     proc = run.drivers[streamlet]
     code = proc.kill() if sig == "SIGKILL" else proc.stop(timeout=60)
-    run.history.record("process_killed", process=f"streamlet-{streamlet}", pid=proc.pid, signal=sig, exit_code=code)
+    run.history.record(PROCESS_KILLED, process=f"streamlet-{streamlet}", pid=proc.pid, signal=sig, exit_code=code)
 
 
 def restart(run: Pipeline, kind: FaultKind, streamlet: str, **fields) -> None:
@@ -54,6 +55,6 @@ def record_position(run: Pipeline, streamlet: str) -> dict[tuple[str, int], int]
     if it does not resume from there."""
     committed = run.committed_offsets(streamlet)
     run.history.record(
-        "consumer_position", streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())]
+        CONSUMER_POSITION, streamlet=streamlet, partitions=[[t, p, o] for (t, p), o in sorted(committed.items())]
     )
     return committed

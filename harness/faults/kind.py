@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from harness.errors import HarnessError
-from harness.evidence.history import MOMENT_MISSED
+from harness.evidence.history import FAULT_BEGUN, FAULT_ENDED, MOMENT_MISSED
 
 REQUIRED = object()  # a Param without a default must be given
 TARGETS = {
@@ -165,7 +165,7 @@ class FaultKind:
         the checker needs no list of kinds."""
         _PLAYING.begun = True
         run.history.record(
-            "fault_begun", kind=self.name, target=target, **{**_firing_fields(), **self.classification(), **fields}
+            FAULT_BEGUN, kind=self.name, target=target, **{**_firing_fields(), **self.classification(), **fields}
         )
 
     def missed(self, run, target: str, reason: str) -> None:
@@ -174,4 +174,4 @@ class FaultKind:
         run.history.record(MOMENT_MISSED, kind=self.name, target=target, reason=reason, **_firing_fields())
 
     def ended(self, run, target: str, **fields) -> None:
-        run.history.record("fault_ended", kind=self.name, target=target, **fields)
+        run.history.record(FAULT_ENDED, kind=self.name, target=target, **fields)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from harness.evidence.history import PROCESS_KILLED, PROCESS_STARTED, PROCESS_STOPPED
 from harness.faults.kind import FaultKind, TargetGone
 from harness.faults.target import Pipeline
 
@@ -35,7 +36,7 @@ def kill_then_start(
     ):
         kill()
         run.history.record(
-            "process_stopped" if graceful else "process_killed",
+            PROCESS_STOPPED if graceful else PROCESS_KILLED,
             process=process,
             pid=pid,
             signal="SIGTERM" if graceful else "SIGKILL",
@@ -56,7 +57,7 @@ def _started(
     was_down = not running()
     new_pid = start()
     if was_down:
-        run.history.record("process_started", process=process, pid=new_pid, role=role)
+        run.history.record(PROCESS_STARTED, process=process, pid=new_pid, role=role)
     kind.ended(run, target, new_pid=new_pid)
 
 

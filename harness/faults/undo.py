@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from harness.errors import HarnessError
-from harness.evidence.history import History
+from harness.evidence.history import FAULT_UNDO_FAILED, FAULT_UNDONE, History
 
 
 class UndoFailed(HarnessError):
@@ -62,7 +62,7 @@ class Undos:
         except Exception as exc:  # the undo of a fault fails like the fault can: recorded, retried later
             reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
             self.history.record(
-                "fault_undo_failed",
+                FAULT_UNDO_FAILED,
                 undo=undo.number,
                 kind=undo.kind,
                 target=undo.target,
@@ -76,7 +76,7 @@ class Undos:
             return False
         if undo.tries > 1:
             self.history.record(
-                "fault_undone", undo=undo.number, kind=undo.kind, target=undo.target, what=undo.what, tries=undo.tries
+                FAULT_UNDONE, undo=undo.number, kind=undo.kind, target=undo.target, what=undo.what, tries=undo.tries
             )
             with self._lock:
                 self.pending.remove(undo)

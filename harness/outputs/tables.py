@@ -25,6 +25,7 @@ from contract.applications import FULLY, PARTLY, TABLE_OUTPUT
 from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
+from harness.evidence.history import OUTPUT_EXPORTED
 from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
 
 if TYPE_CHECKING:
@@ -332,7 +333,7 @@ def record_export(
     """output_exported in the history: what an output's export read, observed only in part when `unobserved` says
     what could not be (or not at all: `observed` UNREAD)."""
     observed = observed or (PARTLY if unobserved else FULLY)
-    run.history.record("output_exported", output=name, observed=observed, unobserved=unobserved, **fields, **exported)
+    run.history.record(OUTPUT_EXPORTED, output=name, observed=observed, unobserved=unobserved, **fields, **exported)
 
 
 class TableSink:

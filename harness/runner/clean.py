@@ -18,6 +18,7 @@ from pathlib import Path
 from harness.cluster import EmbeddedCluster
 from harness.docker.cluster import ContainerCluster, remove_containers
 from harness.errors import HarnessError
+from harness.evidence.history import CLUSTER, FAULT_UNDO_FAILED, FAULT_UNDONE
 from harness.evidence.layout import RunLayout
 from harness.process import stop_all_recorded
 from harness.process.supervisor import ManagedProcess, live_recorded
@@ -47,7 +48,7 @@ def clean_run(run_dir: Path) -> list[str]:
     lines += [f"removed {len(removed)} mount point(s) made for a job's world: {', '.join(removed)}"] if removed else []
     history = _history(layout.history)
     lines += _foreign_brokers_running(history)
-    external = any(e["event"] == "cluster" and e.get("kind") == "external" for e in history)
+    external = any(e["event"] == CLUSTER and e.get("kind") == "external" for e in history)
     if external:
         lines += [
             f"still to undo by hand on {e.get('bootstrap_servers', 'the cluster')}: {e['what']}"
@@ -69,16 +70,16 @@ def _history(path: Path) -> list[dict]:
 
 def _undos_left(history: list[dict]) -> list[dict]:
     """Undos that failed and never worked since, with where the cluster is."""
-    undone = {e.get("undo") for e in history if e["event"] == "fault_undone"}
-    servers = next((e.get("bootstrap_servers") for e in history if e["event"] == "cluster"), None)
-    left = {e.get("undo"): e for e in history if e["event"] == "fault_undo_failed" and e.get("undo") not in undone}
+    undone = {e.get("undo") for e in history if e["event"] == FAULT_UNDONE}
+    servers = next((e.get("bootstrap_servers") for e in history if e["event"] == CLUSTER), None)
+    left = {e.get("undo"): e for e in history if e["event"] == FAULT_UNDO_FAILED and e.get("undo") not in undone}
     return [{**e, "bootstrap_servers": servers} for e in left.values()]
 
 
 def _foreign_brokers_running(history: list[dict]) -> list[str]:
     """The broker containers of a cluster one runs, as the run found them: running."""
     names = next(
-        (e.get("containers") or [] for e in history if e["event"] == "cluster" and e.get("kind") == "external"), []
+        (e.get("containers") or [] for e in history if e["event"] == CLUSTER and e.get("kind") == "external"), []
     )
     if not names:
         return []

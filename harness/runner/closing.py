@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from contract.applications import APPEND, APPLICATION
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import batch_watermark_ms, committed_batches
+from harness.evidence.history import CLOSING_SENT, WINDOWS_CLOSED, WINDOWS_NOT_CLOSED
 from harness.evidence.intervals import interval_ms
 from harness.runner.preflight import canary_value, send_canary, source_encoder
 from harness.scenario.applications import declared_filters
@@ -64,7 +65,7 @@ def close_windows(run: PipelineRun) -> None:
     t0 = time.monotonic()
     try:
         send_canary(run.kafka, run.topic_name(w.topic), run.ack_log, message, event_ms, key=CLOSING_KEY)
-        run.history.record("closing_sent", key=CLOSING_KEY, seq=0, event_ms=event_ms, due=due)
+        run.history.record(CLOSING_SENT, key=CLOSING_KEY, seq=0, event_ms=event_ms, due=due)
         wait_for(
             lambda: all(_passed(run.layout.checkpoints(n), due[n]) for n in counters),
             timeout=CLOSE_TIMEOUT_S,
@@ -73,8 +74,8 @@ def close_windows(run: PipelineRun) -> None:
             abort=run.dead_driver,
         )
     except HarnessError as exc:  # not written, not passed in time, or the job died: the drain sees to the rest
-        run.history.record("windows_not_closed", reason=str(exc))
+        run.history.record(WINDOWS_NOT_CLOSED, reason=str(exc))
         run.say(f"windows not closed: {exc} (windows still open are not judged)")
         return
-    run.history.record("windows_closed", seconds=round(time.monotonic() - t0, 3))
+    run.history.record(WINDOWS_CLOSED, seconds=round(time.monotonic() - t0, 3))
     run.say(f"closing record: every window due was emitted in {time.monotonic() - t0:.1f}s")

@@ -7,7 +7,7 @@ that appears is `executor_added`, one that is gone (killed, lost with its worker
 
 from __future__ import annotations
 
-from harness.evidence.history import History
+from harness.evidence.history import EXECUTOR_ADDED, EXECUTOR_REMOVED, SPARK_APPLICATION, History
 from harness.runner.periodic import PeriodicSampler
 from harness.spark.standalone import StandaloneCluster, executor_tag
 
@@ -31,7 +31,7 @@ class ExecutorWatch(PeriodicSampler):
             streamlet = self.apps.get(app.get("name")) or tagged.get(app["id"])
             if streamlet is not None and app["id"] not in self._ids:
                 self._ids[app["id"]] = streamlet
-                self.history.record("spark_application", streamlet=streamlet, app_id=app["id"])
+                self.history.record(SPARK_APPLICATION, streamlet=streamlet, app_id=app["id"])
         now = {}
         for e in executors:
             if e.app_id in self._ids and e.pid is not None:  # its JVM runs
@@ -43,7 +43,7 @@ class ExecutorWatch(PeriodicSampler):
                     "pid": e.pid,
                 }
         for key in now.keys() - self._running.keys():
-            self.history.record("executor_added", **now[key])
+            self.history.record(EXECUTOR_ADDED, **now[key])
         for key in self._running.keys() - now.keys():
-            self.history.record("executor_removed", **self._running[key])
+            self.history.record(EXECUTOR_REMOVED, **self._running[key])
         self._running = now

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.evidence.history import PROCESS_EXITED, PROCESS_STARTED, WORKLOAD_STOPPED
 from harness.evidence.recording_forms import COLUMNAR
 from harness.faults.kind import GENERATOR
 from harness.process import ManagedProcess
@@ -77,7 +78,7 @@ class Generator:
             # this process's environment (a container's LD_LIBRARY_PATH, the locale, HOME) and the password
             env={**os.environ, **kafka.child_env()},
         )
-        self.shared.history.record("process_started", process="generator", pid=self.proc.pid, role="generator")
+        self.shared.history.record(PROCESS_STARTED, process="generator", pid=self.proc.pid, role="generator")
 
     def stop(self, reason: str) -> None:
         """End a workload that has no end of its own: SIGTERM, after which the generator waits for the outcome
@@ -85,7 +86,7 @@ class Generator:
         if self.proc is None or self._stopped:
             return
         self._stopped = True
-        self.shared.history.record("workload_stopped", pid=self.proc.pid, reason=reason)
+        self.shared.history.record(WORKLOAD_STOPPED, pid=self.proc.pid, reason=reason)
         self.proc.signal(signal.SIGTERM)
 
     def wait(self, timeout: float = 120.0) -> None:
@@ -105,7 +106,7 @@ class Generator:
         code = self.proc.wait_exit()
         if not self._exit_recorded:
             self._exit_recorded = True
-            self.shared.history.record("process_exited", process="generator", pid=self.proc.pid, exit_code=code)
+            self.shared.history.record(PROCESS_EXITED, process="generator", pid=self.proc.pid, exit_code=code)
         if code != 0:
             raise HarnessError(f"the generator failed with exit code {code} (see {self.proc.record.log_path})")
         return True

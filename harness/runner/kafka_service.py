@@ -14,6 +14,7 @@ from harness.cluster.truststore import truststore_pem
 from harness.docker.cluster import ContainerCluster
 from harness.docker.foreign import ForeignBrokers
 from harness.errors import HarnessError
+from harness.evidence.history import CLUSTER, PROCESS_STARTED, TOPIC_CREATED
 from harness.network import NetworkLinks
 from harness.network.links import PROCESS as PROXY
 from harness.process import ManagedProcess
@@ -96,7 +97,7 @@ class KafkaService:
                 f"broker faults touch only these containers, and leave them running: {self.foreign_brokers.describe()}"
             )
         self.shared.history.record(
-            "cluster",
+            CLUSTER,
             kind="external",
             bootstrap_servers=spec.bootstrap_servers,
             security=self.kafka.describe(),
@@ -129,7 +130,7 @@ class KafkaService:
             )
         self.cluster.start()
         for broker in self.cluster.brokers:
-            self.shared.history.record("process_started", process=broker.name, pid=broker.pid, role="broker")
+            self.shared.history.record(PROCESS_STARTED, process=broker.name, pid=broker.pid, role="broker")
         self.kafka = self.cluster.client_access()
         if security is not None and security.mode == "sasl_ssl":
             # The scenario's user, or one of the run's own whose password exists only in memory.
@@ -146,7 +147,7 @@ class KafkaService:
             self.cluster.link_routes(),
         ).start()
         self.shared.history.record(
-            "process_started",
+            PROCESS_STARTED,
             process=PROXY,
             pid=self.network.process.pid,
             role="network-proxy",
@@ -165,7 +166,7 @@ class KafkaService:
                 name = self.topology.topic_name(spec)
                 admin.create_topic(name, spec.partitions, replication, spec.config)
                 self.shared.history.record(
-                    "topic_created", topic=name, partitions=spec.partitions, replication=replication, config=spec.config
+                    TOPIC_CREATED, topic=name, partitions=spec.partitions, replication=replication, config=spec.config
                 )
 
     def log_ends(self) -> dict[tuple[str, int], int]:

@@ -5,6 +5,7 @@ directory: the checker reads files only."""
 from __future__ import annotations
 
 from contract.roles import EGRESS
+from harness.evidence.history import STORE_COPIED
 from harness.outputs import Probe, Sink, sinks
 from harness.outputs.run import OutputRun
 from harness.scenario import Scenario
@@ -43,4 +44,4 @@ class Outputs:
             if inst.role == EGRESS and inst.runs:
                 paths = self.run.driver_paths(name)
                 copied = egress_store(paths, self.scenario.store_url).copy_to(egress_store(paths))
-                self.run.history.record("store_copied", streamlet=name, rows=copied)
+                self.run.history.record(STORE_COPIED, streamlet=name, rows=copied)

@@ -26,7 +26,7 @@ from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
 from harness.codecs import Decode
 from harness.errors import EvidenceIncomplete
-from harness.evidence.history import History
+from harness.evidence.history import EVIDENCE_INCOMPLETE, RUN_ENDED, History
 from harness.evidence.layout import RunLayout
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
@@ -235,7 +235,7 @@ class PipelineRun:
                 step()
             except Exception as exc:  # the evidence of the other steps is still worth keeping
                 error = str(exc) or type(exc).__name__
-                self.history.record("evidence_incomplete", step=name, error=error)
+                self.history.record(EVIDENCE_INCOMPLETE, step=name, error=error)
                 errors.append(f"{name}: {error}")
         if errors:
             raise EvidenceIncomplete("; ".join(errors))
@@ -263,7 +263,7 @@ class PipelineRun:
         self.job_folders.tidy()
         self.mount_points.release()
         self.brokers.close()
-        self.history.record("run_ended")
+        self.history.record(RUN_ENDED)
         self.history.close()
 
     def __enter__(self) -> "PipelineRun":

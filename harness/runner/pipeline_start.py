@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.errors import HarnessError
+from harness.evidence.history import OUTPUT_PREPARED
 from harness.process.priority import Niced, renice, renice_threads
 from harness.runner.pipeline_run import PipelineRun
 from harness.runner.preflight import preflight
@@ -50,7 +51,7 @@ def _prepare_outputs(run: PipelineRun) -> None:
     for name, sink in run.sinks.items():
         prepared = sink.prepare()
         if prepared is not None:
-            run.history.record("output_prepared", output=name, **prepared)
+            run.history.record(OUTPUT_PREPARED, output=name, **prepared)
 
 
 def set_up(raw: dict) -> dict:

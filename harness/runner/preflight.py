@@ -20,6 +20,7 @@ from contract.identity import IdentityReader, compose
 from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import planned_topics
+from harness.evidence.history import CANARY_ARRIVED, CANARY_SENT
 from harness.faults.kind import GENERATOR
 from harness.outputs import Reader
 from harness.scenario.applications import declared_filters
@@ -174,9 +175,9 @@ def preflight(run: PipelineRun) -> None:
     }
     encode = source_encoder(w)
     send_canary(run.kafka, run.topic_name(w.topic), run.ack_log, (encode(value), key, headers), event_ms)
-    run.history.record("canary_sent", key=CANARY_KEY, seq=0)
+    run.history.record(CANARY_SENT, key=CANARY_KEY, seq=0)
     took = wait_canary(awaited, run.dead_driver, run.scenario.canary_timeout_s)
-    run.history.record("canary_arrived", seconds=round(took, 3))
+    run.history.record(CANARY_ARRIVED, seconds=round(took, 3))
     run.say(f"preflight: the canary record reached every output in {took:.1f}s")
 
 

@@ -6,6 +6,7 @@ has each record's partition and offset); it is read back once at the end, values
 from __future__ import annotations
 
 from harness.cluster.follow import PartitionRecorder
+from harness.evidence.history import SOURCE_READ, TOPICS_RECORDED
 from harness.evidence.recording_forms import COLUMNAR
 from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
@@ -51,7 +52,7 @@ class Recording:
         self.wait_recorded()
         self.recorder.stop()
         self.shared.history.record(
-            "topics_recorded",
+            TOPICS_RECORDED,
             topics=self.recorder.topics,
             records=self.recorder.records,
             missed=self.recorder.missed,
@@ -63,7 +64,7 @@ class Recording:
         """The source topic's records, read back once into the run directory (the workload over, nothing writes)."""
         topic = self.topology.topic_name(self.shared.scenario.workload.topic)
         if self.shared.scenario.evidence_budget_bytes is not None:  # the budget is for what the checker needs
-            self.shared.history.record("source_read", topic=topic, skipped="the run has an evidence budget")
+            self.shared.history.record(SOURCE_READ, topic=topic, skipped="the run has an evidence budget")
             return
         path = self.shared.layout.source_records(topic)
         try:
@@ -71,9 +72,9 @@ class Recording:
             ends = {p: o for (t, p), o in self.kafka.log_ends().items() if t == topic}
             read = read_source(self.kafka.kafka, topic, starts, ends, self.topology.value_decoders()[topic], path)
         except Exception as exc:  # an audit's copy, which the checker does not read: said, and the run goes on
-            self.shared.history.record("source_read", topic=topic, error=str(exc) or type(exc).__name__)
+            self.shared.history.record(SOURCE_READ, topic=topic, error=str(exc) or type(exc).__name__)
             return
-        self.shared.history.record("source_read", topic=topic, records=read.records, missing=read.missing)
+        self.shared.history.record(SOURCE_READ, topic=topic, records=read.records, missing=read.missing)
 
     def close(self) -> None:
         if self.recorder is not None:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from harness.evidence.history import MIB, History
+from harness.evidence.history import MIB, RESOURCES, History
 from harness.process import ManagedProcess
 from harness.process.usage import entries_bytes, rss_bytes, session_rss_bytes
 from harness.runner.periodic import PeriodicSampler
@@ -33,7 +33,7 @@ class ResourceSampler(PeriodicSampler):
             if size is not None:
                 rss[proc.name] = {"pid": proc.pid, "mb": _mb(size)}
         disk = {name: _mb(size) for name, size in entries_bytes(self.run_dir).items()}
-        self.history.record("resources", rss_mb=rss, disk_mb=disk)
+        self.history.record(RESOURCES, rss_mb=rss, disk_mb=disk)
 
     def stop(self) -> None:
         """Stop sampling, after one last sample: the run's end state is part of the trend."""

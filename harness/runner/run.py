@@ -25,6 +25,7 @@ from harness.chaos.storm import BROKERS, Storm, draw_storm
 from harness.checker.own_checks import keep_sources
 from harness.errors import EvidenceIncomplete, HarnessError, WaitTimeout
 from harness.evidence.acks import AckCounter
+from harness.evidence.history import DRAIN_INCOMPLETE, RUN_ERROR, RUN_INTERRUPTED
 from harness.evidence.layout import RUN_DIR_VERSION
 from harness.process.arenas import bound_malloc_arenas
 from harness.runner.closing import close_windows
@@ -168,7 +169,7 @@ def run_scenario(
             summary.error = unfinished or error
         except KeyboardInterrupt:
             summary.status = "interrupted"
-            run.history.record("run_interrupted")
+            run.history.record(RUN_INTERRUPTED)
             raise
         except Exception as exc:
             summary.status, summary.error = "failed", str(exc)
@@ -274,7 +275,7 @@ def _play_workload(
         error = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
         run.layout.log_dir.mkdir(parents=True, exist_ok=True)
         run.layout.log("run-error").write_text("".join(traceback.format_exception(exc)))
-        run.history.record("run_error", error=error)
+        run.history.record(RUN_ERROR, error=error)
         console.say(f"the workload stopped early: {error}")
         run.stop_generator(f"run error: {error}")
         return error
@@ -315,7 +316,7 @@ def _drain_and_stop(run: PipelineRun, summary: RunSummary, console: Console) -> 
     ending = run.streamlets.drain_and_stop(behind)
     summary.driver_exit_codes = ending.exit_codes
     if ending.behind is not None:
-        run.history.record("drain_incomplete", reason=ending.behind)
+        run.history.record(DRAIN_INCOMPLETE, reason=ending.behind)
         console.say(f"not drained: {ending.behind}")
         return f"the pipeline did not drain: {ending.behind}"
     summary.drain_s = ending.drain_s

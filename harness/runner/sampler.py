@@ -10,7 +10,7 @@ from __future__ import annotations
 from harness.cluster import KafkaAdmin
 from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import offset_rows
-from harness.evidence.history import History
+from harness.evidence.history import OFFSETS, OFFSETS_AVAILABLE, OFFSETS_UNAVAILABLE, History
 from harness.runner.periodic import PeriodicSampler
 
 
@@ -30,16 +30,16 @@ class OffsetSampler(PeriodicSampler):
         except Exception as exc:  # any failure to sample is an observation, never the end of the sampler
             if not self._unavailable:
                 self.history.record(
-                    "offsets_unavailable", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                    OFFSETS_UNAVAILABLE, error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 )
                 self._unavailable = True
             self._close_admin()
             return
         if self._unavailable:
-            self.history.record("offsets_available")
+            self.history.record(OFFSETS_AVAILABLE)
             self._unavailable = False
         self.latest = {(o.topic, o.partition): (o.log_start, o.log_end) for o in offsets}
-        self.history.record("offsets", partitions=offset_rows(offsets))
+        self.history.record(OFFSETS, partitions=offset_rows(offsets))
 
     def log_ends(self) -> dict[tuple[str, int], int]:
         """The latest log-end offset sampled per (topic, partition)."""

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from contract.applications import APPLICATION
-from harness.evidence.history import REQUIREMENTS_INSTALLED
+from harness.evidence.history import PROCESS_STARTED, REQUIREMENTS_INSTALLED
 from harness.process import ManagedProcess
 from harness.runner.executors import ExecutorWatch
 from harness.runner.kafka_service import KafkaService
@@ -53,7 +53,7 @@ class SparkService:
         ).start()
         for proc in [self.cluster.master, *self.cluster.worker_procs.values()]:
             self.shared.history.record(
-                "process_started", process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0]
+                PROCESS_STARTED, process=proc.name, pid=proc.pid, role=proc.name.rsplit("-", 1)[0]
             )
         apps = {self.app_name(name): name for name in self.shared.scenario.blueprint.streamlets}
         self._executor_watch = ExecutorWatch(self.cluster, apps, self.shared.history).start()

@@ -13,6 +13,14 @@ from contract.applications import APPLICATION, REAL_TIME
 from contract.egress import EXPORTED, MAIN_QUERY
 from harness.errors import HarnessError, WaitTimeout
 from harness.evidence.checkpoint import CheckpointFollower, committed_positions
+from harness.evidence.history import (
+    DRAINED,
+    PROCESS_EXITED,
+    PROCESS_STARTED,
+    PROCESS_STOPPED,
+    QUERY_FAILED,
+    STATE_EXPORTED,
+)
 from harness.evidence.progress import ProgressFollower
 from harness.evidence.recording_forms import COLUMNAR
 from harness.process import ManagedProcess
@@ -174,7 +182,7 @@ class Streamlets:
         self.procs[name] = proc
         self.failed.pop(name, None)
         self.shared.history.record(
-            "process_started", process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name
+            PROCESS_STARTED, process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name
         )
         return proc
 
@@ -262,10 +270,10 @@ class Streamlets:
             reason = failures[-1] if failures else f"exit code {proc.returncode}{_last_error(proc.record.log_path)}"
             self.failed[name] = reason
             self.shared.history.record(
-                "process_exited", process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode
+                PROCESS_EXITED, process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode
             )
             if failures:
-                self.shared.history.record("query_failed", streamlet=name, pid=proc.pid, error=reason)
+                self.shared.history.record(QUERY_FAILED, streamlet=name, pid=proc.pid, error=reason)
             exited.append(name)
         return exited
 
@@ -319,7 +327,7 @@ class Streamlets:
                 remaining = [n for n in remaining if n not in step]
                 if not remaining and ending.behind is None:
                     ending.drain_s = time.monotonic() - t0
-                    self.shared.history.record("drained", failed=sorted(self.failed))
+                    self.shared.history.record(DRAINED, failed=sorted(self.failed))
                 exits.update(self._stop_writing(step, pool))
             ending.exit_codes = {name: exit.result() for name, exit in exits.items()}
         return ending
@@ -352,7 +360,7 @@ class Streamlets:
             return proc.returncode
         code = proc.stop(timeout=STOP_S, asked=True)
         self.shared.history.record(
-            "process_stopped", process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
+            PROCESS_STOPPED, process=f"streamlet-{name}", pid=proc.pid, signal="SIGTERM", exit_code=code
         )
         return code
 
@@ -375,7 +383,7 @@ class Streamlets:
             if code is None:
                 proc.kill()
             self.shared.history.record(
-                "state_exported",
+                STATE_EXPORTED,
                 streamlet=name,
                 exit_code=code,
                 path=str(self.shared.layout.egress_state(name).relative_to(self.shared.layout.root)),

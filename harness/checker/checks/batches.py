@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 
+from contract.query_events import QUERY_PROGRESS
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 
@@ -21,7 +22,7 @@ def _batches(events: list[dict]) -> list[dict]:
     application's, which have no durations."""
     found = []
     for event in events:
-        progress = event.get("progress") if event.get("event") == "progress" else None
+        progress = event.get("progress") if event.get("event") == QUERY_PROGRESS else None
         if not isinstance(progress, dict):
             continue
         durations = progress.get("durationMs")

@@ -8,14 +8,15 @@ from collections import Counter
 
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
+from harness.evidence.history import PROCESS_EXITED, PROCESS_KILLED, PROCESS_STARTED, PROCESS_STOPPED
 
 HEADER = ("streamlet", "starts", "killed", "ended by itself", "stopped at the end", "its last driver")
-ENDS = {"process_killed": "killed", "process_exited": "ended by itself", "process_stopped": "stopped"}
+ENDS = {PROCESS_KILLED: "killed", PROCESS_EXITED: "ended by itself", PROCESS_STOPPED: "stopped"}
 
 
 def _section(context: Context) -> Section:
     events = context.evidence.history
-    started = [e for e in events if e["event"] == "process_started" and e.get("role") == "driver"]
+    started = [e for e in events if e["event"] == PROCESS_STARTED and e.get("role") == "driver"]
     starts = Counter(e.get("streamlet") for e in started)
     ends = {end: Counter() for end in ENDS}
     last: dict[str, str] = {}
@@ -25,15 +26,15 @@ def _section(context: Context) -> Section:
             name = process.removeprefix("streamlet-")
             ends[event["event"]][name] += 1
             last[name] = ENDS[event["event"]]
-        elif event["event"] == "process_started" and event.get("role") == "driver":
+        elif event["event"] == PROCESS_STARTED and event.get("role") == "driver":
             last.pop(event.get("streamlet"), None)  # a restart: how it ends is to come
     rows = tuple(
         (
             name,
             starts[name],
-            ends["process_killed"][name],
-            ends["process_exited"][name],
-            ends["process_stopped"][name],
+            ends[PROCESS_KILLED][name],
+            ends[PROCESS_EXITED][name],
+            ends[PROCESS_STOPPED][name],
             last.get(name),  # None: still running, or its end not recorded
         )
         for name in context.evidence.progress  # the streamlets that run a driver (an output runs none)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
+from harness.evidence.history import PROCESS_EXITED
 from harness.evidence.layout import RunLayout
 
 TAIL_LINES = 15  # of a failed process's log: enough for a Python traceback's end or a JVM's exception
@@ -28,7 +29,7 @@ def _section(context: Context) -> Section | None:
     lines = [f"the run failed: {run.get('error') or 'no error recorded'}"]
     ended = {}  # process -> how it ended, in the order they ended
     for event in context.evidence.history:
-        if event["event"] == "process_exited" and event.get("exit_code") not in (0, None):
+        if event["event"] == PROCESS_EXITED and event.get("exit_code") not in (0, None):
             ended[str(event.get("process"))] = f"exit code {event['exit_code']}"
     for name, how in (run.get("failed_streamlets") or {}).items():
         ended.setdefault(f"streamlet-{name}", str(how))

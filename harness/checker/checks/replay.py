@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from contract.applications import MICRO_BATCH
+from contract.query_events import QUERY_PROGRESS
 from harness.checker.intermediate import FaultSpan
 from harness.checker.rid_sets import isin
 from harness.checker.section import Section
@@ -36,7 +37,7 @@ HEADER = (
 def last_checkpoint_ms(events: list[dict] | None, before_ms: int) -> int | None:
     """When the streamlet last committed a batch before `before_ms` (its query events), None when it had not or
     its events are missing."""
-    times = [e["ts_ms"] for e in events or () if e.get("event") == "progress" and e.get("ts_ms", 0) <= before_ms]
+    times = [e["ts_ms"] for e in events or () if e.get("event") == QUERY_PROGRESS and e.get("ts_ms", 0) <= before_ms]
     return max(times) if times else None
 
 

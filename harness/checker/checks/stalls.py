@@ -6,6 +6,7 @@ unknown, never a pass."""
 
 from __future__ import annotations
 
+from contract.query_events import QUERY_PROGRESS
 from harness.checker.expectations.kind import ExpectationKind, Found, at_most_each
 from harness.checker.expectations.result import ExpectationResult
 from harness.checker.section import Section
@@ -20,7 +21,7 @@ def _reads_s(events: list[dict], t0: int) -> list[float]:
     return sorted(
         (e["ts_ms"] - t0) / 1000
         for e in events
-        if e.get("event") == "progress" and (e.get("progress") or {}).get("numInputRows", 0) > 0
+        if e.get("event") == QUERY_PROGRESS and (e.get("progress") or {}).get("numInputRows", 0) > 0
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from harness.errors import WaitTimeout
+from harness.evidence.history import FAULT_INCOMPLETE, PARTITIONS_ADDED
 from harness.faults.drivers import running_driver
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
@@ -27,7 +28,7 @@ def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float
         t0 = time.monotonic()
         for topic, count in before.items():
             admin.add_partitions(topic, count + add)
-            run.history.record("partitions_added", topic=topic, partitions=count + add)
+            run.history.record(PARTITIONS_ADDED, topic=topic, partitions=count + add)
             run.record_new_partitions(topic)
     new = {(t, p) for t, count in before.items() for p in range(count, count + add)}
     try:
@@ -39,7 +40,7 @@ def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float
         )
         picked_up_s = round(time.monotonic() - t0, 1)
     except WaitTimeout as exc:
-        run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
+        run.history.record(FAULT_INCOMPLETE, kind=KIND.name, target=streamlet, reason=str(exc))
         picked_up_s = None
     KIND.ended(run, streamlet, picked_up_s=picked_up_s)
 

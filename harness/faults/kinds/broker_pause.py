@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from harness.evidence.history import PROCESS_PAUSED, PROCESS_RESUMED
 from harness.faults.kind import FaultKind, Param, TargetGone
 from harness.faults.target import Pipeline
 
@@ -16,13 +17,13 @@ def pause_broker(run: Pipeline, target: str, paused_s: float = 10.0) -> None:
     KIND.begun(run, target, pid=node.pid)
     with run.undos.undoing(KIND.name, target, f"resume {node.name}", lambda: _resumed(run, node)):
         node.pause()
-        run.history.record("process_paused", process=node.name, pid=node.pid, signal=node.paused_by)
+        run.history.record(PROCESS_PAUSED, process=node.name, pid=node.pid, signal=node.paused_by)
         time.sleep(paused_s)
 
 
 def _resumed(run: Pipeline, node) -> None:
     node.resume()
-    run.history.record("process_resumed", process=node.name, pid=node.pid)
+    run.history.record(PROCESS_RESUMED, process=node.name, pid=node.pid)
     KIND.ended(run, node.name)
 
 

@@ -11,6 +11,7 @@ import signal
 import time
 
 from harness.errors import HarnessError, WaitTimeout
+from harness.evidence.history import PROCESS_KILLED
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
 from harness.process.supervisor import start_ticks_of
@@ -90,7 +91,7 @@ def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> No
     except ProcessLookupError:
         pass
     run.history.record(
-        "process_killed", process=f"executor-{app_id}-{victim.executor_id}", pid=victim.pid, signal="SIGKILL"
+        PROCESS_KILLED, process=f"executor-{app_id}-{victim.executor_id}", pid=victim.pid, signal="SIGKILL"
     )
     killed = time.monotonic()
     replacement = wait_for(

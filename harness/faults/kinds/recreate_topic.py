@@ -17,7 +17,7 @@ import time
 
 from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError, WaitTimeout
-from harness.evidence.history import TOPIC_RECREATED
+from harness.evidence.history import FAULT_INCOMPLETE, TOPIC_RECREATED
 from harness.faults.drivers import running_driver
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
@@ -63,7 +63,7 @@ def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> N
         )
         outcome = "query failed" if streamlet in run.failed else "offsets went back"
     except WaitTimeout as exc:
-        run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
+        run.history.record(FAULT_INCOMPLETE, kind=KIND.name, target=streamlet, reason=str(exc))
         outcome = None
     KIND.ended(run, streamlet, outcome=outcome)
 

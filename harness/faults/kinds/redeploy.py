@@ -12,6 +12,7 @@ import shutil
 import time
 from dataclasses import replace
 
+from harness.evidence.history import CHECKPOINT_DELETED
 from harness.faults.drivers import record_position, restarted_after, running_driver, stop_driver
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
@@ -39,7 +40,7 @@ def redeploy(
             if checkpoints.exists():
                 retired.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(checkpoints), str(retired))
-            run.history.record("checkpoint_deleted", streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
+            run.history.record(CHECKPOINT_DELETED, streamlet=streamlet, path=str(checkpoints), kept_as=str(retired))
         time.sleep(down_s)
         options = run.source_options(streamlet)
         if starting == "timestamp":

@@ -15,6 +15,7 @@ import time
 from harness.cluster import KafkaAdmin
 from harness.cluster.admin import offset_rows
 from harness.errors import WaitTimeout
+from harness.evidence.history import FAULT_INCOMPLETE, LOG_START_OBSERVED, TOPIC_CONFIG_CHANGED
 from harness.faults.drivers import record_position, restarted_after, running_driver, stop_driver
 from harness.faults.kind import FaultKind, Param
 from harness.faults.target import Pipeline
@@ -44,10 +45,10 @@ def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, ti
             ):
                 for topic in topics:
                     admin.alter_topic_config(topic, shrunk)
-                    run.history.record("topic_config_changed", topic=topic, configs=shrunk)
+                    run.history.record(TOPIC_CONFIG_CHANGED, topic=topic, configs=shrunk)
                 _wait_deleted(admin, streamlet, topics, committed, timeout_s, run)
             log_start = _settled_offsets(admin, topics)
-        run.history.record("log_start_observed", streamlet=streamlet, partitions=offset_rows(log_start))
+        run.history.record(LOG_START_OBSERVED, streamlet=streamlet, partitions=offset_rows(log_start))
 
 
 def _wait_deleted(
@@ -69,7 +70,7 @@ def _wait_deleted(
             what=f"log-start offsets of {', '.join(topics)} to pass {streamlet}'s committed offsets",
         )
     except WaitTimeout as exc:
-        run.history.record("fault_incomplete", kind=KIND.name, target=streamlet, reason=str(exc))
+        run.history.record(FAULT_INCOMPLETE, kind=KIND.name, target=streamlet, reason=str(exc))
 
 
 def _restore(run: Pipeline, original: dict[str, dict], timeout_s: float) -> None:
@@ -77,7 +78,7 @@ def _restore(run: Pipeline, original: dict[str, dict], timeout_s: float) -> None
     with run.admin(patience_s=timeout_s) as admin:
         for topic, configs in original.items():
             admin.alter_topic_config(topic, configs)
-            run.history.record("topic_config_changed", topic=topic, configs=configs)
+            run.history.record(TOPIC_CONFIG_CHANGED, topic=topic, configs=configs)
 
 
 def _settled_offsets(admin: KafkaAdmin, topics: list[str], quiet_s: float = 3.0, timeout_s: float = 30.0):
