@@ -13,6 +13,7 @@ import pytest
 from harness.checker.check import check_run
 from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError
+from harness.faults.kind import FaultKind, Param
 from harness.faults.kinds.broker_kill import kill_broker
 from harness.faults.kinds.broker_pause import pause_broker
 from harness.runner.console import Console
@@ -407,3 +408,20 @@ def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_sa
     assert report.causes["lost"]["redeploy"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
     assert {h.name: h.first_seen["lost"] for h in report.hops}["egress"] == len(expected_lost)
     assert report.passed
+
+
+@pytest.mark.parametrize(
+    "play, message",
+    [
+        (
+            lambda run, target, down_s=5.0: None,
+            "play's down_s has a default of its own (5.0): state it once, in its Param",
+        ),
+        (lambda run, target, down_s, up_s: None, "play takes up_s, which is not one of its params (down_s)"),
+        (lambda run, target: None, "play does not take its param down_s"),
+    ],
+)
+def test_a_fault_kind_whose_play_disagrees_with_its_params_is_refused_naming_both(play, message):
+    with pytest.raises(ValueError) as caught:
+        FaultKind("pause-it", "broker", "pauses a broker", play=play, params={"down_s": Param((int, float), 10.0)})
+    assert str(caught.value).startswith(f"fault kind 'pause-it': {message}")

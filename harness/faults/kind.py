@@ -9,6 +9,7 @@ checker reads it from the history and keeps no list of kinds.
 
 from __future__ import annotations
 
+import inspect
 import random
 import threading
 import time
@@ -74,6 +75,22 @@ def has_begun() -> bool:
     return getattr(_PLAYING, "begun", False)
 
 
+def _signature_problem(play: Callable[..., None], params: dict[str, "Param"]) -> str | None:
+    """What is wrong with `play`'s signature for `params`: it takes (run, target) and then each parameter by its
+    name (or all of them as **keywords), none with a default of its own (the Param's is its one default); None when
+    nothing is."""
+    taken = list(inspect.signature(play).parameters.values())[2:]
+    if any(arg.kind is arg.VAR_KEYWORD for arg in taken):
+        return None
+    for arg in taken:
+        if arg.name not in params:
+            return f"play takes {arg.name}, which is not one of its params ({', '.join(params) or 'none'})"
+        if arg.default is not inspect.Parameter.empty:
+            return f"play's {arg.name} has a default of its own ({arg.default!r}): state it once, in its Param"
+    missing = [name for name in params if name not in {arg.name for arg in taken}]
+    return f"play does not take its param {missing[0]}" if missing else None
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a fault kind: its type(s), default, bounds or choices."""
@@ -131,6 +148,9 @@ class FaultKind:
             raise ValueError(f"fault kind {self.name!r}: needs must be among {', '.join(NEEDS)}, not {self.needs!r}")
         if (self.play is None) == (self.prepare is None and self.finish is None):
             raise ValueError(f"fault kind {self.name!r}: give play (a timed fault) or prepare/finish (a whole-run one)")
+        problem = _signature_problem(self.play, self.params) if self.play is not None else None
+        if problem:
+            raise ValueError(f"fault kind {self.name!r}: {problem}")
 
     @property
     def shapes_start(self) -> bool:

@@ -19,7 +19,7 @@ from harness.faults.target import Pipeline
 from harness.waiting import wait_for
 
 
-def add_partitions(run: Pipeline, streamlet: str, add: int = 2, timeout_s: float = 120.0) -> None:
+def add_partitions(run: Pipeline, streamlet: str, add: int, timeout_s: float) -> None:
     running_driver(run, KIND.name, streamlet)
     topics = run.input_topics(streamlet)
     with run.admin(patience_s=timeout_s) as admin:

@@ -7,7 +7,7 @@ from harness.faults.processes import kill_then_start, start_broker
 from harness.faults.target import Pipeline
 
 
-def kill_broker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
+def kill_broker(run: Pipeline, target: str, down_s: float) -> None:
     """Returns once the restarted broker is listed again."""
     node = run.broker(target)
     kill_then_start(

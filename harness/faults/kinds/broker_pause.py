@@ -10,7 +10,7 @@ from harness.faults.kind import FaultKind, Param, TargetGone
 from harness.faults.target import Pipeline
 
 
-def pause_broker(run: Pipeline, target: str, paused_s: float = 10.0) -> None:
+def pause_broker(run: Pipeline, target: str, paused_s: float) -> None:
     node = run.broker(target)
     if not node.running():
         raise TargetGone(f"{node.name} is not running")

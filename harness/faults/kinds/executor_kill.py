@@ -61,7 +61,7 @@ def _frozen_tasks(run: Pipeline, victim) -> set[int]:
     return tasks
 
 
-def kill_executor(run: Pipeline, streamlet: str, timeout_s: float = 240.0) -> None:
+def kill_executor(run: Pipeline, streamlet: str, timeout_s: float) -> None:
     cluster = run.spark_cluster
     if cluster is None:
         raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")

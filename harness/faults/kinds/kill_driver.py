@@ -24,9 +24,7 @@ from harness.faults.target import Pipeline
 from harness.waiting import wait_for
 
 
-def kill_driver(
-    run: Pipeline, streamlet: str, signal: str = "SIGKILL", restart_after_s: float = 3.0, at: str = "anytime"
-) -> None:
+def kill_driver(run: Pipeline, streamlet: str, signal: str, restart_after_s: float, at: str) -> None:
     proc = running_driver(run, KIND.name, streamlet)
     if at == "in-flight" or at == "after-write" and not run.has_crash_point(streamlet):
         _kill_in_flight(run, streamlet, proc, at)

@@ -24,7 +24,7 @@ from harness.faults.target import Pipeline
 from harness.waiting import wait_for
 
 
-def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float = 120.0) -> None:
+def recreate_topic(run: Pipeline, streamlet: str, timeout_s: float) -> None:
     running_driver(run, KIND.name, streamlet)
     topics = run.input_topics(streamlet)  # the source topic: the scenario parser allows only an ingress as target
     KIND.begun(run, streamlet, topics=topics)

@@ -21,10 +21,10 @@ from harness.faults.target import Pipeline
 def redeploy(
     run: Pipeline,
     streamlet: str,
-    starting: str = "earliest",
-    timestamp_back_s: float = 0.0,
-    down_s: float = 3.0,
-    checkpoint: str = "delete",
+    starting: str,
+    timestamp_back_s: float,
+    down_s: float,
+    checkpoint: str,
 ) -> None:
     running_driver(run, KIND.name, streamlet)
     # skips_to: the new query starts past what it had not read (the checker attributes those records to it)

@@ -24,7 +24,7 @@ from harness.waiting import wait_for
 RETENTION_KEYS = ("retention.ms", "segment.ms")
 
 
-def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int = 1000, timeout_s: float = 90.0) -> None:
+def shrink_retention(run: Pipeline, streamlet: str, retention_ms: int, timeout_s: float) -> None:
     """Every admin call outlasts broker faults that overlap it for `timeout_s`; the retention is restored and the
     driver restarted whatever happens (undos, retried at the drain when they fail)."""
     running_driver(run, KIND.name, streamlet)

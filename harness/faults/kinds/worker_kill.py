@@ -11,7 +11,7 @@ from harness.faults.target import Pipeline
 from harness.spark.standalone import READY_TIMEOUT_S
 
 
-def kill_worker(run: Pipeline, target: str, down_s: float = 10.0) -> None:
+def kill_worker(run: Pipeline, target: str, down_s: float) -> None:
     cluster = run.spark_cluster
     if cluster is None:
         raise HarnessError(f"{KIND.name}: needs the Spark standalone cluster the harness starts")
