@@ -153,7 +153,9 @@ class TableFormat:
     data_files: Callable[[Path], list[Path]] = data_files  # every data file on disk, committed or not
 
 
-def file_kind(name: str, help: str, table_format: TableFormat, jar_sets: tuple[str, ...] = ()) -> OutputKind:
+def file_kind(
+    name: str, help: str, table_format: TableFormat, jar_sets: dict[str, dict[str, str | None]] | None = None
+) -> OutputKind:
     """The output kind of a table of files in `table_format` (`format: <its name>`), its Sink a FileSink."""
     return OutputKind(
         name,
@@ -167,7 +169,7 @@ def file_kind(name: str, help: str, table_format: TableFormat, jar_sets: tuple[s
         placeholders=(PATH,),
         offers=offers_path,
         variant=("format", table_format.name),
-        jar_sets=jar_sets,
+        jar_sets=jar_sets or {},
     )
 
 

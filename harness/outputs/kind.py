@@ -94,7 +94,8 @@ class OutputKind:
     `offers(name, raw)` the NAME it offers for each prefix (from its mapping as given, before `parse`).
     `needs_store`: why it needs the scenario's PostgreSQL store (None: it does not). `sink(run, name, settings)`
     makes the Sink of output `name` for a run. `jar_sets`: what the application writing it needs on its Spark's
-    class path (jars/<set>/pom.xml)."""
+    class path (jars/<set>/pom.xml), each with its release built for each Spark line ("4.1" -> "1.11.0"; a line
+    it leaves out or gives None has none served), which its pom is given (harness/spark/lines.py)."""
 
     name: str
     family: str
@@ -109,7 +110,7 @@ class OutputKind:
     placeholders: tuple[Placeholder, ...] = ()
     offers: Callable[[str, dict], dict[str, str]] = field(default=lambda name, raw: {})
     needs_store: str | None = None
-    jar_sets: tuple[str, ...] = ()
+    jar_sets: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.family not in OUTPUT_KINDS:

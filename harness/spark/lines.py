@@ -1,9 +1,10 @@
-"""The Spark versions the harness knows: each release line's Scala, its Delta and Iceberg releases, and what its
-classes are called; the versions verified with a real run each.
+"""The Spark versions the harness knows: each release line's Scala and what its classes are called; the versions
+verified with a real run each.
 
 A driver's Kafka connector (spark-sql-kafka-0-10, its token provider, spark-avro) is of exactly its pyspark's
-version, fetched from the shipped poms (jars/spark-kafka, jars/delta, jars/iceberg), which take what is here as
-Maven properties (`maven_properties`). Nothing else in the harness names a Spark version.
+version, fetched from the shipped poms (jars/spark-kafka, and the jar sets of the output kinds), which take what is
+here as Maven properties (`maven_properties`), with the release of a jar set its output kind declares for the line
+(harness/outputs/kind.py jar_sets). Nothing else in the harness names a Spark version.
 """
 
 from __future__ import annotations
@@ -18,18 +19,16 @@ class SparkLine:
     """A Spark release line (major.minor): what its drivers need that differs from one line to the next."""
 
     scala: str  # the Scala binary version its jars are built for
-    delta: str | None  # the Delta Lake release built for it (delta-spark); None: none is served
-    iceberg: str | None  # the Iceberg release with a Spark runtime for it; None: none is served
     checkpoint_manager: str  # the checkpoint file manager writing through Hadoop's FileSystem (spark/session.py)
 
 
 _STREAMING = "org.apache.spark.sql.execution.streaming"
 LINES = {
-    "3.5": SparkLine("2.12", "3.3.2", "1.10.0", f"{_STREAMING}.FileSystemBasedCheckpointFileManager"),
-    "4.0": SparkLine("2.13", "4.0.0", "1.10.0", f"{_STREAMING}.FileSystemBasedCheckpointFileManager"),
+    "3.5": SparkLine("2.12", f"{_STREAMING}.FileSystemBasedCheckpointFileManager"),
+    "4.0": SparkLine("2.13", f"{_STREAMING}.FileSystemBasedCheckpointFileManager"),
     # Spark 4.1 moved the checkpoint classes into a package of their own.
-    "4.1": SparkLine("2.13", "4.1.0", "1.11.0", f"{_STREAMING}.checkpointing.FileSystemBasedCheckpointFileManager"),
-    "4.2": SparkLine("2.13", "4.4.0", None, f"{_STREAMING}.checkpointing.FileSystemBasedCheckpointFileManager"),
+    "4.1": SparkLine("2.13", f"{_STREAMING}.checkpointing.FileSystemBasedCheckpointFileManager"),
+    "4.2": SparkLine("2.13", f"{_STREAMING}.checkpointing.FileSystemBasedCheckpointFileManager"),
 }
 # The versions a real run verified on this harness (docs/spark-versions-report.md): a scenario's cluster.spark.version
 # is one of these or the harness's own, and pyproject.toml's pyspark range ends at the newest. The Makefile's default
@@ -72,14 +71,18 @@ def real_time_unsupported(version: str, stateful: bool) -> str | None:
     return f"{what} needs Spark {needs} or later, which is not served (the newest here: {VERIFIED[-1]})"
 
 
-def _releases(found: SparkLine) -> dict[str, str | None]:
-    """The jar sets released per Spark line, and the release built for `found`."""
-    return {"delta": found.delta, "iceberg": found.iceberg}
+def _releases(version: str) -> dict[str, str | None]:
+    """The jar sets released per Spark line (the output kinds'), and the release built for `version`'s line."""
+    from harness.outputs import builtin_output_kinds  # the kinds, only when a jar set is asked for
+
+    line(version)  # a line the harness does not know: one line saying which it knows
+    sets = {name: per_line for kind in builtin_output_kinds().values() for name, per_line in kind.jar_sets.items()}
+    return {name: per_line.get(line_of(version)) for name, per_line in sets.items()}
 
 
 def unserved(jar_set: str, version: str) -> str | None:
     """Why `jar_set` cannot be fetched for Spark `version` (no release of it built for that line), or None."""
-    releases = _releases(line(version))
+    releases = _releases(version)
     if jar_set in releases and releases[jar_set] is None:
         return f"no {jar_set} release built for Spark {line_of(version)} is served"
     return None
@@ -93,7 +96,7 @@ def maven_properties(jar_set: str, version: str) -> dict[str, str]:
         raise HarnessError(why)
     found = line(version)
     properties = {"spark.version": version, "spark.line": line_of(version), "scala.binary": found.scala}
-    release = _releases(found).get(jar_set)
+    release = _releases(version).get(jar_set)
     if release is not None:
         properties[f"{jar_set}.version"] = release
     return properties

@@ -90,4 +90,8 @@ def committed(table: Path) -> Committed:
 
 FORMAT = TableFormat("delta", committed, lambda folder: newest_entry_ms(folder / DELTA_LOG))
 
-KIND = file_kind("delta-table", "a Delta Lake table the job writes in ${path.NAME}", FORMAT, jar_sets=("delta",))
+# The Delta Lake release (delta-spark) built for each Spark line (jars/delta/pom.xml).
+RELEASES = {"3.5": "3.3.2", "4.0": "4.0.0", "4.1": "4.1.0", "4.2": "4.4.0"}
+KIND = file_kind(
+    "delta-table", "a Delta Lake table the job writes in ${path.NAME}", FORMAT, jar_sets={"delta": RELEASES}
+)

@@ -92,10 +92,12 @@ def data_files(folder: Path) -> list[Path]:
 
 
 FORMAT = TableFormat("iceberg", committed_files, latest_commit_ms, data_files)
+# The Iceberg release with a Spark runtime for each Spark line (jars/iceberg/pom.xml); none is served for 4.2 yet.
+RELEASES = {"3.5": "1.10.0", "4.0": "1.10.0", "4.1": "1.11.0", "4.2": None}
 
 KIND = file_kind(
     "iceberg-table",
     "an Apache Iceberg table the job writes in a Hadoop-style catalog whose warehouse is ${path.NAME}",
     FORMAT,
-    jar_sets=("iceberg",),
+    jar_sets={"iceberg": RELEASES},
 )
