@@ -23,7 +23,7 @@ from harness.chaos.explore import (
     simpler,
     started_ahead,
 )
-from harness.cli.explore import _set_up, budget_seconds, scenario_raw, write_outputs
+from harness.cli.explore import budget_seconds, write_outputs
 from harness.errors import HarnessError
 from harness.faults import load_fault_kind
 from harness.runner.console import Console
@@ -31,6 +31,7 @@ from harness.runner.pipeline_start import ReadyRun
 from harness.scenario import load_scenario
 from harness.scenario.parse import parse_scenario
 from harness.scenario.shipped import scenario_path
+from harness.search_runs import scenario_raw, set_up
 
 SCENARIO = scenario_path("explore-append")
 BROKEN = (("end_to_end",), ("duplicated_in_state",))
@@ -236,7 +237,7 @@ def test_runs_are_started_ahead_only_when_no_fault_of_the_space_shapes_a_start()
 
 def test_a_run_readied_ahead_is_played_only_with_its_own_set_up_and_faults_that_shape_no_start(tmp_path):
     scenario = load_scenario(SCENARIO)
-    ready = ReadyRun(_set_up(scenario, SCENARIO.parent, 1), tmp_path / "001", Console(quiet=True).say)  # not begun
+    ready = ReadyRun(set_up(scenario, SCENARIO.parent, 1), tmp_path / "001", Console(quiet=True).say)  # not begun
     faster = parse_scenario({**scenario_raw(scenario.raw, SCENARIO.parent, (), 10, 1), "name": "other"}, Path("/"))
     with pytest.raises(HarnessError, match="readied for another scenario than other"):
         ready.ready(faster, ())
