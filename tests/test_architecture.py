@@ -216,3 +216,9 @@ def test_no_module_writes_or_compares_an_event_name_as_a_literal():
     a typo is an import error, not a silent gap in the evidence."""
     modules = [p for package in ("harness", "pipelines") for p in sorted((ROOT / package).rglob("*.py"))]
     assert [hit for path in modules for hit in _event_literals(path)] == []
+
+
+def test_the_command_line_is_thin():
+    """A command module declares its commands and prints; the work is done in the rooms it calls."""
+    sizes = {p.name: len(p.read_text().splitlines()) for p in (ROOT / "harness" / "cli").glob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > 300} == {}
