@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from harness.faults.kind import FaultKind, Param
-from harness.faults.processes import kill_then_start, start_broker
+from harness.faults.processes import Restartable, kill_then_start, start_broker
 from harness.faults.target import Pipeline
 
 
 def kill_broker(run: Pipeline, target: str, down_s: float) -> None:
     """Returns once the restarted broker is listed again."""
     node = run.broker(target)
-    kill_then_start(
-        run, KIND, target, node.name, node.pid, "broker", node.kill, lambda: start_broker(node), node.running, down_s
-    )
+    broker = Restartable(node.name, node.pid, "broker", node.kill, lambda: start_broker(node), node.running)
+    kill_then_start(run, KIND, target, broker, down_s)
 
 
 KIND = FaultKind(

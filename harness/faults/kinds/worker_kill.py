@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.errors import HarnessError
 from harness.faults.kind import FaultKind, Param
-from harness.faults.processes import kill_then_start
+from harness.faults.processes import Restartable, kill_then_start
 from harness.faults.target import Pipeline
 from harness.spark.standalone import READY_TIMEOUT_S
 
@@ -18,19 +18,15 @@ def kill_worker(run: Pipeline, target: str, down_s: float) -> None:
     worker = cluster.worker(target)
     lost = [e for e in cluster.executors() if e.worker == target]
     # worker.kill(): SIGKILL to the whole session, the worker and the executor JVMs it started
-    kill_then_start(
-        run,
-        KIND,
-        target,
+    victim = Restartable(
         worker.name,
         worker.pid,
         "spark-worker",
         worker.kill,
         lambda: _start_worker(cluster, target),
         lambda: cluster.worker(target).running(),
-        down_s,
-        executors=[[e.app_id, e.executor_id] for e in lost],
     )
+    kill_then_start(run, KIND, target, victim, down_s, executors=[[e.app_id, e.executor_id] for e in lost])
 
 
 def _start_worker(cluster, target: str) -> int:
