@@ -66,6 +66,7 @@ def run_and_judge(
     scenario: Scenario,
     run_dir: Path,
     console: Console,
+    *,
     duration_s: float | None = None,
     seed: int | None = None,
     play_faults: bool = True,

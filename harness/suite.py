@@ -69,7 +69,7 @@ def run_suite(
     for number, (path, scenario) in enumerate(scenarios, 1):
         run_dir = out / path.stem
         console.say(f"[{number}/{len(scenarios)}] {path.stem}: evidence in {run_dir}")
-        judged = run_and_judge(scenario, run_dir, console, duration, seed, keep_going=True)
+        judged = run_and_judge(scenario, run_dir, console, duration_s=duration, seed=seed, keep_going=True)
         expectations = judged.report.expectations if judged.report else []
         suites.append(
             suite_element(judged.report, name=path.stem)

@@ -162,6 +162,7 @@ def play(
     kinds: dict[str, FaultKind],
     overrun_s: float,
     say: Callable[[str], None],
+    *,
     on_tick: Callable[[float, int], None] = lambda elapsed, played: None,
     open_workload: OpenWorkload | None = None,
     group_limits: dict[str, int] | None = None,

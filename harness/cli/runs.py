@@ -22,6 +22,7 @@ def _run(
     duration: float | None,
     seed: int | None,
     play_faults: bool,
+    *,
     allow_unknown: bool = False,
     repeat: int = 1,
     until: float | None = None,
@@ -50,8 +51,8 @@ def _run(
                 duration,
                 seed,
                 play_faults,
-                allow_unknown,
-                judge_every,
+                allow_unknown=allow_unknown,
+                judge_every=judge_every,
             )
         )
     from harness.judging import repeated_seeds
@@ -62,7 +63,11 @@ def _run(
         until_text = f", repeating until {time.strftime('%H:%M', time.localtime(until))}" if until else ""
         click.echo(f"run {number + 1}" + (f" of {repeat}" if until is None else until_text) + f" (seed {run_seed})")
         each = folder / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        codes.append(_run_once(scenario, each, duration, run_seed, play_faults, allow_unknown, judge_every))
+        codes.append(
+            _run_once(
+                scenario, each, duration, run_seed, play_faults, allow_unknown=allow_unknown, judge_every=judge_every
+            )
+        )
     click.echo(
         f"{len(codes)} runs: {codes.count(EXIT_PASS)} passed, {codes.count(EXIT_FAIL)} failed, "
         f"{codes.count(EXIT_UNKNOWN)} unknown; the trend is in {folder / 'index.html'}"
@@ -76,6 +81,7 @@ def _run_once(
     duration: float | None,
     seed: int | None,
     play_faults: bool,
+    *,
     allow_unknown: bool,
     judge_every: float | None = None,
 ) -> int:
@@ -89,7 +95,9 @@ def _run_once(
     console = Console()
     console.say(f"scenario {scenario.name}: evidence in {run_dir}")
     try:
-        judged = run_and_judge(scenario, run_dir, console, duration, seed, play_faults, judge_every=judge_every)
+        judged = run_and_judge(
+            scenario, run_dir, console, duration_s=duration, seed=seed, play_faults=play_faults, judge_every=judge_every
+        )
     except BaseException:
         if reported(run_dir):
             click.echo(f"reports in {run_dir}; index: {write_index(Path(run_dir).parent)}")

@@ -101,7 +101,9 @@ def run_matrix(spec: MatrixSpec, out: Path, console: Console) -> MatrixState:
                 f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: evidence in {run_dir}; "
                 + _left(state, total - number + 1, spec.duration_s)
             )
-            judged = run_and_judge(cell.scenario, run_dir, console, spec.duration_s, seed, keep_going=True)
+            judged = run_and_judge(
+                cell.scenario, run_dir, console, duration_s=spec.duration_s, seed=seed, keep_going=True
+            )
             if judged.summary is None:  # this run could not complete; the matrix goes on, the cell says so
                 console.say(
                     f"[{number}/{total}] {cell.row} x {cell.column}, seed {seed}: the run could not complete: "

@@ -263,11 +263,11 @@ def _play_workload(
                 {r.kind: r.fault for r in planned.rules},
                 overrun,
                 console.say,
-                status,
-                open_workload,
-                group_limits,
-                cut,
-                summary.faults_planned,
+                on_tick=status,
+                open_workload=open_workload,
+                group_limits=group_limits,
+                cut=cut,
+                total=summary.faults_planned,
             )
         _end_continuous_faults(run, planned.whole_run)
         return None
