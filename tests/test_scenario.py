@@ -69,7 +69,7 @@ BAD = [
     (
         "bad trigger",
         GOOD + "source_options:\n  egress: {trigger: sometimes}\n",
-        "source_options.egress.trigger: expected default, processingTime or availableNow",
+        "source_options.egress.trigger: expected one of default, processingTime, availableNow",
     ),
     ("bad store", GOOD + "store: mysql://x\n", "store: expected sqlite or a postgresql:// URL"),
     ("faults not a list", GOOD + "faults: {kind: kill-driver}\n", "faults: expected list, got"),

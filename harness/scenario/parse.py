@@ -24,6 +24,7 @@ from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
+from harness.scenario.sections import Field, Section
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
@@ -114,50 +115,66 @@ class Scenario:
         return self.source_options.get(streamlet, SourceOptions())
 
 
+NUMBER = (int, float)
+TRIGGERS = ("default", "processingTime", "availableNow")
+WORKLOAD = Section(
+    "workload",
+    (
+        Field("topic", dict, {}, "the source topic (workload.topic)"),
+        Field("keys", int, 8, "record keys, each with its own sequence", minimum=1, maximum=MAX_KEYS),
+        Field("rate", NUMBER, 200.0, "records per second", minimum=0.1, maximum=MAX_RATE),
+        Field("duration_s", NUMBER, 30.0, "how long the generator sends", minimum=0, maximum=MAX_DURATION_S),
+        Field("after_faults_s", NUMBER, None, "also until this long after the last fault", 0, MAX_DURATION_S),
+        Field("payload_bytes", int, 64, "padding per record", minimum=0, maximum=MAX_PAYLOAD_BYTES),
+        Field("late_share", NUMBER, 0.0, "a share of records sent with old event times", minimum=0, maximum=1),
+        Field("late_by_s", NUMBER, 0.0, "how old their event times are", minimum=0),
+        Field("late_after_s", NUMBER, 0.0, "late ones only after this long", minimum=0),
+        Field("idempotence", bool, True, "the producer's enable.idempotence"),
+        Field("seed", int, 1, "what the keys, payloads and storms are drawn from"),
+        Field("transactions", dict, None, "a transactional producer (workload.transactions)"),
+        Field("headers", bool, False, "every record carries the trace header"),
+        Field("record", dict, None, "the records in the application's own format"),
+        Field("workers", int, 1, "generator processes sharing the keys", minimum=1, maximum=MAX_WORKERS),
+    ),
+)
+TOPIC = Section(
+    "workload.topic",
+    (
+        Field("name", str, "source", "its name"),
+        Field("partitions", int, 2, "its partitions", minimum=1),
+        Field("replication", int, 1, "its replication factor", minimum=1),
+        Field("config", dict, {}, "topic configs (retention.ms, ...)"),
+        Field("codec", str, "json", "json or avro", choices=CODECS),
+    ),
+)
+TRANSACTIONS = Section(
+    "workload.transactions",
+    (
+        Field("records", int, 50, "records per transaction", minimum=1, maximum=100_000),
+        Field("abort_every", int, 0, "every n-th transaction aborted and written again (0: none)", minimum=0),
+    ),
+)
+
+
 def _workload(raw: Any, folder: Path | None = None) -> WorkloadSpec:
-    f = Fields(
-        raw,
-        "workload",
-        {
-            "topic",
-            "keys",
-            "rate",
-            "duration_s",
-            "after_faults_s",
-            "payload_bytes",
-            "late_share",
-            "late_by_s",
-            "late_after_s",
-            "idempotence",
-            "seed",
-            "transactions",
-            "headers",
-            "record",
-            "workers",
-        },
-    )
-    topic_raw = f.get("topic", dict, {})
-    t = Fields(topic_raw, "workload.topic", {"name", "partitions", "replication", "config", "codec"})
+    w = WORKLOAD.read(raw)
+    t = TOPIC.read(w["topic"])
     topic = TopicSpec(
-        t.get("name", str, "source"),
-        t.get("partitions", int, 2, minimum=1),
-        t.get("replication", int, 1, minimum=1),
-        {str(k): str(v) for k, v in t.get("config", dict, {}).items()},
-        t.choice("codec", CODECS, "json"),
+        t["name"], t["partitions"], t["replication"], {str(k): str(v) for k, v in t["config"].items()}, t["codec"]
     )
     spec = WorkloadSpec(
         topic=topic,
-        keys=f.get("keys", int, 8, minimum=1, maximum=MAX_KEYS),
-        rate=float(f.get("rate", (int, float), 200.0, minimum=0.1, maximum=MAX_RATE)),
-        duration_s=float(f.get("duration_s", (int, float), 30.0, minimum=0, maximum=MAX_DURATION_S)),
-        after_faults_s=f.number("after_faults_s", None, minimum=0, maximum=MAX_DURATION_S),
-        payload_bytes=f.get("payload_bytes", int, 64, minimum=0, maximum=MAX_PAYLOAD_BYTES),
-        idempotence=f.get("idempotence", bool, True),
-        seed=f.get("seed", int, 1),
-        headers=f.get("headers", bool, False),
-        **_transactions(f.get("transactions", dict, None), f.get("idempotence", bool, True)),
-        record=_record(f.get("record", dict, None), topic, folder),
-        workers=f.get("workers", int, 1, minimum=1, maximum=MAX_WORKERS),
+        keys=w["keys"],
+        rate=w["rate"],
+        duration_s=w["duration_s"],
+        after_faults_s=w["after_faults_s"],
+        payload_bytes=w["payload_bytes"],
+        idempotence=w["idempotence"],
+        seed=w["seed"],
+        headers=w["headers"],
+        **_transactions(w["transactions"], w["idempotence"]),
+        record=_record(w["record"], topic, folder),
+        workers=w["workers"],
     )
     if spec.workers > spec.keys:
         raise BlueprintError("workload.workers", f"{spec.workers} workers for {spec.keys} keys: each needs a key")
@@ -185,15 +202,10 @@ def _record(raw: dict | None, topic: TopicSpec, folder: Path | None) -> dict | N
 
 def _late_events(raw: dict) -> tuple[FaultRule, ...]:
     """workload.late_share (late_by_s, late_after_s): the late-events fault written as a workload setting."""
-    f = Fields(raw, "workload", set(raw))  # the workload's other fields are checked by _workload
-    share = float(f.get("late_share", (int, float), 0.0, minimum=0, maximum=1))
-    if share == 0:
+    w = WORKLOAD.read(raw)
+    if w["late_share"] == 0:
         return ()
-    params = {
-        "share": share,
-        "late_by_s": float(f.get("late_by_s", (int, float), 0.0, minimum=0)),
-        "after_s": float(f.get("late_after_s", (int, float), 0.0, minimum=0)),
-    }
+    params = {"share": w["late_share"], "late_by_s": w["late_by_s"], "after_s": w["late_after_s"]}
     return (FaultRule(LATE_EVENTS.name, GENERATOR, 0.0, params=params, fault=LATE_EVENTS),)
 
 
@@ -228,18 +240,34 @@ def _transactions(raw: dict | None, idempotence: bool) -> dict:
     """workload.transactions {records, abort_every}: a transactional producer upstream."""
     if raw is None:
         return {}
-    f = Fields(raw, "workload.transactions", {"records", "abort_every"})
+    t = TRANSACTIONS.read(raw)
     if not idempotence:
         raise BlueprintError(
             "workload.idempotence", "a transactional producer is idempotent; remove idempotence: false"
         )
-    abort_every = f.get("abort_every", int, 0, minimum=0)
+    abort_every = t["abort_every"]
     if abort_every == 1:
         raise BlueprintError(
             "workload.transactions.abort_every",
             "1 would abort every transaction (and write its records again forever); use 0 (never) or 2 and up",
         )
-    return {"transaction_records": f.get("records", int, 50, minimum=1, maximum=100_000), "abort_every": abort_every}
+    return {"transaction_records": t["records"], "abort_every": abort_every}
+
+
+SOURCE_OPTIONS = Section(
+    "source_options.NAME",
+    (
+        Field("trigger", str, "processingTime", "how its batches are triggered", choices=TRIGGERS),
+        Field("trigger_interval", str, "1 second", "the processing-time trigger's interval"),
+        Field("max_offsets_per_trigger", int, None, "Spark's maxOffsetsPerTrigger", minimum=1),
+        Field("fail_on_data_loss", bool, True, "Spark's failOnDataLoss"),
+        Field("starting_offsets", str, "earliest", "where a first start begins", choices=("earliest", "latest")),
+        Field("starting_timestamp_ms", int, None, "or from this time", minimum=0),
+        Field("group_id", str, None, "Spark's kafka.group.id"),
+        Field("isolation_level", str, None, "kafka.isolation.level", choices=("read_committed", "read_uncommitted")),
+        Field("include_headers", bool, False, "Spark's includeHeaders"),
+    ),
+)
 
 
 def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
@@ -248,40 +276,7 @@ def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
         path = f"source_options.{name}"
         if name not in blueprint.streamlets:
             raise BlueprintError(path, f"unknown streamlet {name!r} (declared: {', '.join(blueprint.streamlets)})")
-        f = Fields(
-            body,
-            path,
-            {
-                "trigger",
-                "trigger_interval",
-                "max_offsets_per_trigger",
-                "fail_on_data_loss",
-                "starting_offsets",
-                "starting_timestamp_ms",
-                "group_id",
-                "isolation_level",
-                "include_headers",
-            },
-        )
-        trigger = f.get("trigger", str, "processingTime")
-        if trigger not in ("default", "processingTime", "availableNow"):
-            raise BlueprintError(
-                f"{path}.trigger", f"expected default, processingTime or availableNow, got {trigger!r}"
-            )
-        starting = f.get("starting_offsets", str, "earliest")
-        if starting not in ("earliest", "latest"):
-            raise BlueprintError(f"{path}.starting_offsets", f"expected earliest or latest, got {starting!r}")
-        options[name] = SourceOptions(
-            trigger=trigger,
-            trigger_interval=f.get("trigger_interval", str, "1 second"),
-            max_offsets_per_trigger=f.get("max_offsets_per_trigger", int, None, minimum=1),
-            fail_on_data_loss=f.get("fail_on_data_loss", bool, True),
-            starting_offsets=starting,
-            starting_timestamp_ms=f.get("starting_timestamp_ms", int, None, minimum=0),
-            group_id=f.get("group_id", str, None),
-            isolation_level=f.choice("isolation_level", ("read_committed", "read_uncommitted"), None),
-            include_headers=f.get("include_headers", bool, False),
-        )
+        options[name] = SourceOptions(**SOURCE_OPTIONS.read(body, path))
     return options
 
 
@@ -301,14 +296,60 @@ def _import_paths(raw: Any, folder: Path | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
+CLUSTER = Section(
+    "cluster",
+    (
+        Field("brokers", int, 1, "the embedded cluster's brokers: 1 or 3"),
+        Field("bootstrap_servers", str, None, "a cluster you run instead (its namespace keeps the run's topics)"),
+        Field("spark", dict, {}, "where the drivers run their executors, and which Spark (cluster.spark)"),
+        Field("docker", dict, None, "the brokers as containers (cluster.docker)"),
+        Field("security", str, None, "the embedded cluster's listeners secured", choices=("sasl_ssl", "ssl")),
+    ),
+)
+SPARK = Section(
+    "cluster.spark",
+    (
+        Field("master", str, "local", "local, standalone, or a spark:// or k8s:// URL of your own"),
+        Field("workers", int, 2, "a standalone cluster's workers", minimum=1, maximum=4),
+        Field("version", str, None, "the drivers' Spark (the harness's own pyspark by default)"),
+    ),
+)
+DOCKER = Section(
+    "cluster.docker",
+    (
+        Field("image", str, None, "the brokers' image (the harness's own, built when missing)"),
+        Field("containers", list, None, "with bootstrap_servers: your broker containers, broker-1... in order"),
+    ),
+)
+EVIDENCE = Section(
+    "evidence",
+    (
+        Field("recordings", str, JSON_LINES, "json, or columnar (Arrow segments)", choices=RECORDING_FORMATS),
+        Field(
+            "budget", (int, str), None, "the run directory's evidence may take so much", MIN_EVIDENCE_BUDGET, size=True
+        ),
+    ),
+)
+PREFLIGHT = Section(
+    "preflight",
+    (
+        Field("canary", bool, True, "a canary record sent through every output before the workload"),
+        Field("canary_timeout_s", NUMBER, CANARY_TIMEOUT_S, "how long it may take", minimum=1, maximum=3600),
+    ),
+)
+
+
+# Every declared section, in the order docs/scenarios.md lists them.
+SECTIONS = (WORKLOAD, TOPIC, TRANSACTIONS, SOURCE_OPTIONS, CLUSTER, SPARK, DOCKER, EVIDENCE, PREFLIGHT)
+
+
 def _docker(raw: dict | None, external: str | None) -> tuple[bool, str | None, tuple[str, ...]]:
     """`cluster.docker`: the brokers the harness starts as containers (`{}`, or `{image: TAG}`), or, with
     cluster.bootstrap_servers, the broker containers of a cluster one runs that broker faults may touch."""
     if raw is None:
         return False, None, ()
-    f = Fields(raw, "cluster.docker", {"image", "containers"})
-    image = f.get("image", str, None)
-    containers = f.get("containers", list, None)
+    d = DOCKER.read(raw)
+    image, containers = d["image"], d["containers"]
     if external is None:
         if containers is not None:
             raise BlueprintError(
@@ -431,13 +472,13 @@ def _check_task_slots(name: str, blueprint: Blueprint, workload: WorkloadSpec) -
 def _spark(raw: dict) -> tuple[str, int, str | None]:
     """`cluster.spark`: where the drivers run their executors (master, and workers for a standalone cluster), and
     which Spark they run (version)."""
-    f = Fields(raw, "cluster.spark", {"master", "workers", "version"})
-    master = f.get("master", str, "local")
+    s = SPARK.read(raw)
+    master = s["master"]
     if master not in ("local", "standalone") and not master.startswith(("spark://", "k8s://")):
         raise BlueprintError(
             "cluster.spark.master", f"expected local, standalone, or a spark:// or k8s:// URL, got {master!r}"
         )
-    version = f.get("version", str, None)
+    version = s["version"]
     if version is not None:
         if version not in versions.known_versions():
             raise BlueprintError(
@@ -454,16 +495,14 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
         if "workers" in raw:
             raise BlueprintError("cluster.spark.workers", "only for master: standalone (a cluster the harness starts)")
         return master, 0, version
-    return master, f.get("workers", int, 2, minimum=1, maximum=4), version
+    return master, s["workers"], version
 
 
 def _cluster(raw: dict) -> ClusterSpec:
-    c = Fields(raw, "cluster", {"brokers", "bootstrap_servers", "spark", "docker", "security"})
-    brokers = c.get("brokers", int, 1)
+    c = CLUSTER.read(raw)
+    brokers, external, security = c["brokers"], c["bootstrap_servers"], c["security"]
     if brokers not in (1, 3):
         raise BlueprintError("cluster.brokers", f"expected 1 or 3, got {brokers}")
-    external = c.get("bootstrap_servers", str, None)
-    security = c.choice("security", ("sasl_ssl", "ssl"), None)
     if security and external:
         raise BlueprintError(
             "cluster.security",
@@ -473,8 +512,8 @@ def _cluster(raw: dict) -> ClusterSpec:
     return ClusterSpec(
         brokers,
         external,
-        *_spark(c.get("spark", dict, {})),
-        *_docker(c.get("docker", dict, None), external),
+        *_spark(c["spark"]),
+        *_docker(c["docker"], external),
         security=security,
     )
 
@@ -528,7 +567,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_own_masters(faults, blueprint)
     checks = _own_checks(f.get("checks", list, []))
     expectations = parse_expectations(f.get("expectations", dict, {}), blueprint, workload.headers, checks)
-    evidence = Fields(f.get("evidence", dict, {}), "evidence", {"recordings", "budget"})
+    evidence = EVIDENCE.read(f.get("evidence", dict, {}))
     return Scenario(
         name=f.get("name", str, required=True),
         description=f.get("description", str, ""),
@@ -546,8 +585,8 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         storm=parse_storm(f.get("storm", dict, None)),
         explore=parse_explore(f.get("explore", dict, None)),
         canary_timeout_s=_preflight(f),
-        recordings=evidence.choice("recordings", RECORDING_FORMATS, JSON_LINES),
-        evidence_budget_bytes=evidence.size("budget", MIN_EVIDENCE_BUDGET),
+        recordings=evidence["recordings"],
+        evidence_budget_bytes=evidence["budget"],
     )
 
 
@@ -582,9 +621,8 @@ def _preflight(f: Fields) -> float | None:
         return CANARY_TIMEOUT_S
     if "applications" not in f.raw:
         raise BlueprintError("preflight", "only with applications (a blueprint's streamlets are the harness's own)")
-    p = Fields(raw, "preflight", {"canary", "canary_timeout_s"})
-    timeout = p.number("canary_timeout_s", CANARY_TIMEOUT_S, minimum=1, maximum=3600)
-    return timeout if p.get("canary", bool, True) else None
+    p = PREFLIGHT.read(raw)
+    return p["canary_timeout_s"] if p["canary"] else None
 
 
 def _saved(raw: dict, store: str) -> dict:
