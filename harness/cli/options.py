@@ -50,8 +50,8 @@ class SizeType(click.ParamType):
     name = "SIZE"
 
     def convert(self, value, param, ctx):
+        from harness.scenario.declared import MIN_EVIDENCE_BUDGET
         from harness.scenario.fields import parse_size
-        from harness.scenario.parse import MIN_EVIDENCE_BUDGET
 
         try:
             size = parse_size(value)

@@ -13,38 +13,37 @@ from typing import Any
 
 from contract.applications import APPLICATION, REAL_TIME
 from contract.plugins import PluginError
-from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import own_master, parse_applications
 from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
+from harness.scenario.declared import (
+    CANARY_TIMEOUT_S,
+    CLUSTER,
+    DOCKER,
+    EVIDENCE,
+    MAX_RECORDS,
+    PREFLIGHT,
+    SCENARIO,
+    SOURCE_OPTIONS,
+    SPARK,
+    TOPIC,
+    TRANSACTIONS,
+    WORKLOAD,
+)
 from harness.scenario.expectations import parse_expectations
 from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
 from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
-from harness.scenario.sections import Field, Section
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
 from harness.spark import lines, packages, versions
 from harness.workload.template import TemplateError, parse_template
 from pipelines.kinds import add_import_paths
-from pipelines.model import CODECS
 from pipelines.settings import SourceOptions
-
-MIN_EVIDENCE_BUDGET = 10**6  # a run writes its description, logs and first recordings before its workload starts
-
-# What one machine can do: a Python generator sends at most tens of thousands of records a second,
-# and the checker holds about 0.35 GiB per million delivered records (docs/checker.md).
-MAX_RATE = 100_000.0
-MAX_DURATION_S = 7 * 24 * 3600.0
-MAX_KEYS = 1_000_000
-MAX_PAYLOAD_BYTES = 900_000  # under Kafka's default message size limit (1 MB) with the record's other fields
-MAX_RECORDS = 50_000_000
-MAX_WORKERS = 64  # generator processes: one per core offers the most load
-CANARY_TIMEOUT_S = 120.0  # a batch of a job on a busy machine may take tens of seconds
 
 
 @dataclass(frozen=True)
@@ -113,47 +112,6 @@ class Scenario:
 
     def options_for(self, streamlet: str) -> SourceOptions:
         return self.source_options.get(streamlet, SourceOptions())
-
-
-NUMBER = (int, float)
-TRIGGERS = ("default", "processingTime", "availableNow")
-WORKLOAD = Section(
-    "workload",
-    (
-        Field("topic", dict, {}, "the source topic (workload.topic)"),
-        Field("keys", int, 8, "record keys, each with its own sequence", minimum=1, maximum=MAX_KEYS),
-        Field("rate", NUMBER, 200.0, "records per second", minimum=0.1, maximum=MAX_RATE),
-        Field("duration_s", NUMBER, 30.0, "how long the generator sends", minimum=0, maximum=MAX_DURATION_S),
-        Field("after_faults_s", NUMBER, None, "also until this long after the last fault", 0, MAX_DURATION_S),
-        Field("payload_bytes", int, 64, "padding per record", minimum=0, maximum=MAX_PAYLOAD_BYTES),
-        Field("late_share", NUMBER, 0.0, "a share of records sent with old event times", minimum=0, maximum=1),
-        Field("late_by_s", NUMBER, 0.0, "how old their event times are", minimum=0),
-        Field("late_after_s", NUMBER, 0.0, "late ones only after this long", minimum=0),
-        Field("idempotence", bool, True, "the producer's enable.idempotence"),
-        Field("seed", int, 1, "what the keys, payloads and storms are drawn from"),
-        Field("transactions", dict, None, "a transactional producer (workload.transactions)"),
-        Field("headers", bool, False, "every record carries the trace header"),
-        Field("record", dict, None, "the records in the application's own format"),
-        Field("workers", int, 1, "generator processes sharing the keys", minimum=1, maximum=MAX_WORKERS),
-    ),
-)
-TOPIC = Section(
-    "workload.topic",
-    (
-        Field("name", str, "source", "its name"),
-        Field("partitions", int, 2, "its partitions", minimum=1),
-        Field("replication", int, 1, "its replication factor", minimum=1),
-        Field("config", dict, {}, "topic configs (retention.ms, ...)"),
-        Field("codec", str, "json", "json or avro", choices=CODECS),
-    ),
-)
-TRANSACTIONS = Section(
-    "workload.transactions",
-    (
-        Field("records", int, 50, "records per transaction", minimum=1, maximum=100_000),
-        Field("abort_every", int, 0, "every n-th transaction aborted and written again (0: none)", minimum=0),
-    ),
-)
 
 
 def _workload(raw: Any, folder: Path | None = None) -> WorkloadSpec:
@@ -254,22 +212,6 @@ def _transactions(raw: dict | None, idempotence: bool) -> dict:
     return {"transaction_records": t["records"], "abort_every": abort_every}
 
 
-SOURCE_OPTIONS = Section(
-    "source_options.NAME",
-    (
-        Field("trigger", str, "processingTime", "how its batches are triggered", choices=TRIGGERS),
-        Field("trigger_interval", str, "1 second", "the processing-time trigger's interval"),
-        Field("max_offsets_per_trigger", int, None, "Spark's maxOffsetsPerTrigger", minimum=1),
-        Field("fail_on_data_loss", bool, True, "Spark's failOnDataLoss"),
-        Field("starting_offsets", str, "earliest", "where a first start begins", choices=("earliest", "latest")),
-        Field("starting_timestamp_ms", int, None, "or from this time", minimum=0),
-        Field("group_id", str, None, "Spark's kafka.group.id"),
-        Field("isolation_level", str, None, "kafka.isolation.level", choices=("read_committed", "read_uncommitted")),
-        Field("include_headers", bool, False, "Spark's includeHeaders"),
-    ),
-)
-
-
 def _source_options(raw: Any, blueprint: Blueprint) -> dict[str, SourceOptions]:
     options = {}
     for name, body in (raw or {}).items():
@@ -294,53 +236,6 @@ def _import_paths(raw: Any, folder: Path | None) -> tuple[str, ...]:
             raise BlueprintError(f"imports[{i}]", f"no such folder: {path}")
         paths.append(str(path.resolve()))
     return tuple(paths)
-
-
-CLUSTER = Section(
-    "cluster",
-    (
-        Field("brokers", int, 1, "the embedded cluster's brokers: 1 or 3"),
-        Field("bootstrap_servers", str, None, "a cluster you run instead (its namespace keeps the run's topics)"),
-        Field("spark", dict, {}, "where the drivers run their executors, and which Spark (cluster.spark)"),
-        Field("docker", dict, None, "the brokers as containers (cluster.docker)"),
-        Field("security", str, None, "the embedded cluster's listeners secured", choices=("sasl_ssl", "ssl")),
-    ),
-)
-SPARK = Section(
-    "cluster.spark",
-    (
-        Field("master", str, "local", "local, standalone, or a spark:// or k8s:// URL of your own"),
-        Field("workers", int, 2, "a standalone cluster's workers", minimum=1, maximum=4),
-        Field("version", str, None, "the drivers' Spark (the harness's own pyspark by default)"),
-    ),
-)
-DOCKER = Section(
-    "cluster.docker",
-    (
-        Field("image", str, None, "the brokers' image (the harness's own, built when missing)"),
-        Field("containers", list, None, "with bootstrap_servers: your broker containers, broker-1... in order"),
-    ),
-)
-EVIDENCE = Section(
-    "evidence",
-    (
-        Field("recordings", str, JSON_LINES, "json, or columnar (Arrow segments)", choices=RECORDING_FORMATS),
-        Field(
-            "budget", (int, str), None, "the run directory's evidence may take so much", MIN_EVIDENCE_BUDGET, size=True
-        ),
-    ),
-)
-PREFLIGHT = Section(
-    "preflight",
-    (
-        Field("canary", bool, True, "a canary record sent through every output before the workload"),
-        Field("canary_timeout_s", NUMBER, CANARY_TIMEOUT_S, "how long it may take", minimum=1, maximum=3600),
-    ),
-)
-
-
-# Every declared section, in the order docs/scenarios.md lists them.
-SECTIONS = (WORKLOAD, TOPIC, TRANSACTIONS, SOURCE_OPTIONS, CLUSTER, SPARK, DOCKER, EVIDENCE, PREFLIGHT)
 
 
 def _docker(raw: dict | None, external: str | None) -> tuple[bool, str | None, tuple[str, ...]]:
@@ -520,43 +415,20 @@ def _cluster(raw: dict) -> ClusterSpec:
 
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
-    f = Fields(
-        raw,
-        "scenario",
-        {
-            "name",
-            "description",
-            "cluster",
-            "blueprint",
-            "workload",
-            "store",
-            "source_options",
-            "faults",
-            "expectations",
-            "checks",
-            "imports",
-            "kafka",
-            "storm",
-            "explore",
-            "applications",
-            "outputs",
-            "topics",
-            "preflight",
-            "evidence",
-        },
-    )
-    import_paths = _import_paths(raw.get("imports") if isinstance(raw, dict) else None, folder)
+    top = SCENARIO.read(raw)
+    f = Fields(raw, "scenario", SCENARIO.names)  # for the parts that look at which sections are given
+    import_paths = _import_paths(top["imports"], folder)
     add_import_paths(import_paths)
-    workload = _workload(f.get("workload", dict, required=True), folder)
+    workload = _workload(top["workload"], folder)
     blueprint = _pipeline(f, workload, folder)
-    cluster = _cluster(f.get("cluster", dict, {}))
-    kafka = parse_kafka(f.get("kafka", dict, None), folder, cluster.bootstrap_servers is not None, cluster.security)
+    cluster = _cluster(top["cluster"])
+    kafka = parse_kafka(top["kafka"], folder, cluster.bootstrap_servers is not None, cluster.security)
     if "applications" in f.raw and (cluster.security or (kafka and kafka.security_protocol != "PLAINTEXT")):
         # a job sets its kafka.* options in its own code: it would need them as placeholders, which it has not
         raise BlueprintError(
             "applications", "a secured cluster is not supported for applications yet: they reach Kafka in plaintext"
         )
-    store = f.get("store", str, "sqlite")
+    store = top["store"]
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
     _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
@@ -565,25 +437,25 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_packages(blueprint, cluster)
     faults = _faults(f, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
-    checks = _own_checks(f.get("checks", list, []))
-    expectations = parse_expectations(f.get("expectations", dict, {}), blueprint, workload.headers, checks)
-    evidence = EVIDENCE.read(f.get("evidence", dict, {}))
+    checks = _own_checks(top["checks"])
+    expectations = parse_expectations(top["expectations"], blueprint, workload.headers, checks)
+    evidence = EVIDENCE.read(top["evidence"])
     return Scenario(
-        name=f.get("name", str, required=True),
-        description=f.get("description", str, ""),
+        name=top["name"],
+        description=top["description"],
         blueprint=blueprint,
         workload=workload,
         cluster=cluster,
         store_url=None if store == "sqlite" else store,
-        source_options=_source_options(f.get("source_options", dict, {}), blueprint),
+        source_options=_source_options(top["source_options"], blueprint),
         faults=faults,
         expectations=expectations,
         checks=tuple(checks),
         raw=_saved(raw, store),
         import_paths=import_paths,
         kafka=kafka,
-        storm=parse_storm(f.get("storm", dict, None)),
-        explore=parse_explore(f.get("explore", dict, None)),
+        storm=parse_storm(top["storm"]),
+        explore=parse_explore(top["explore"]),
         canary_timeout_s=_preflight(f),
         recordings=evidence["recordings"],
         evidence_budget_bytes=evidence["budget"],

@@ -24,6 +24,7 @@ class Field:
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
     size: bool = False  # a size in bytes (500MB, 2GB, 1.5GiB, or a number of bytes) of at least `minimum`
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,9 @@ class Section:
             elif spec.types == (int, float):
                 values[spec.name] = f.number(spec.name, spec.default, spec.minimum, spec.maximum)
             else:
-                values[spec.name] = f.get(spec.name, spec.types, spec.default, spec.minimum, spec.maximum)
+                values[spec.name] = f.get(
+                    spec.name, spec.types, spec.default, spec.minimum, spec.maximum, required=spec.required
+                )
         return values
 
 
@@ -64,7 +67,7 @@ def _row(spec: Field) -> str:
         kind = " \\| ".join(spec.choices)
     bounds = [f"{sign} {_number(v)}" for sign, v in ((">=", spec.minimum), ("<=", spec.maximum)) if v is not None]
     shown = f"{kind} ({', '.join(bounds)})" if bounds else kind
-    default = "" if spec.default is None else f"`{spec.default}`"
+    default = "required" if spec.required else "" if spec.default is None else f"`{spec.default}`"
     return f"`{spec.name}` | {shown} | {default} | {spec.help}"
 
 

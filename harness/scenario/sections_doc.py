@@ -1,4 +1,4 @@
-"""docs/scenarios.md's field tables, written from the sections' declarations (harness/scenario/parse.py SECTIONS):
+"""docs/scenarios.md's field tables, written from the sections' declarations (harness/scenario/declared.py SECTIONS):
 
     .venv/bin/python -m harness.scenario.sections_doc docs/scenarios.md
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.scenario.parse import SECTIONS
+from harness.scenario.declared import SECTIONS
 from harness.scenario.sections import BEGIN, END
 
 

@@ -1,0 +1,149 @@
+"""The scenario file's sections, each declared once (harness/scenario/sections.py): the fields harness/scenario/
+parse.py reads through them, and docs/scenarios.md's tables are written from (harness/scenario/sections_doc.py)."""
+
+from __future__ import annotations
+
+from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
+from harness.evidence.recording_forms import JSON_LINES
+from harness.scenario.sections import Field, Section
+from pipelines.model import CODECS
+
+MIN_EVIDENCE_BUDGET = 10**6  # a run writes its description, logs and first recordings before its workload starts
+
+# What one machine can do: a Python generator sends at most tens of thousands of records a second,
+# and the checker holds about 0.35 GiB per million delivered records (docs/checker.md).
+MAX_RATE = 100_000.0
+MAX_DURATION_S = 7 * 24 * 3600.0
+MAX_KEYS = 1_000_000
+MAX_PAYLOAD_BYTES = 900_000  # under Kafka's default message size limit (1 MB) with the record's other fields
+MAX_RECORDS = 50_000_000
+MAX_WORKERS = 64  # generator processes: one per core offers the most load
+CANARY_TIMEOUT_S = 120.0  # a batch of a job on a busy machine may take tens of seconds
+
+
+NUMBER = (int, float)
+TRIGGERS = ("default", "processingTime", "availableNow")
+WORKLOAD = Section(
+    "workload",
+    (
+        Field("topic", dict, {}, "the source topic (workload.topic)"),
+        Field("keys", int, 8, "record keys, each with its own sequence", minimum=1, maximum=MAX_KEYS),
+        Field("rate", NUMBER, 200.0, "records per second", minimum=0.1, maximum=MAX_RATE),
+        Field("duration_s", NUMBER, 30.0, "how long the generator sends", minimum=0, maximum=MAX_DURATION_S),
+        Field("after_faults_s", NUMBER, None, "also until this long after the last fault", 0, MAX_DURATION_S),
+        Field("payload_bytes", int, 64, "padding per record", minimum=0, maximum=MAX_PAYLOAD_BYTES),
+        Field("late_share", NUMBER, 0.0, "a share of records sent with old event times", minimum=0, maximum=1),
+        Field("late_by_s", NUMBER, 0.0, "how old their event times are", minimum=0),
+        Field("late_after_s", NUMBER, 0.0, "late ones only after this long", minimum=0),
+        Field("idempotence", bool, True, "the producer's enable.idempotence"),
+        Field("seed", int, 1, "what the keys, payloads and storms are drawn from"),
+        Field("transactions", dict, None, "a transactional producer (workload.transactions)"),
+        Field("headers", bool, False, "every record carries the trace header"),
+        Field("record", dict, None, "the records in the application's own format"),
+        Field("workers", int, 1, "generator processes sharing the keys", minimum=1, maximum=MAX_WORKERS),
+    ),
+)
+TOPIC = Section(
+    "workload.topic",
+    (
+        Field("name", str, "source", "its name"),
+        Field("partitions", int, 2, "its partitions", minimum=1),
+        Field("replication", int, 1, "its replication factor", minimum=1),
+        Field("config", dict, {}, "topic configs (retention.ms, ...)"),
+        Field("codec", str, "json", "json or avro", choices=CODECS),
+    ),
+)
+TRANSACTIONS = Section(
+    "workload.transactions",
+    (
+        Field("records", int, 50, "records per transaction", minimum=1, maximum=100_000),
+        Field("abort_every", int, 0, "every n-th transaction aborted and written again (0: none)", minimum=0),
+    ),
+)
+
+
+SOURCE_OPTIONS = Section(
+    "source_options.NAME",
+    (
+        Field("trigger", str, "processingTime", "how its batches are triggered", choices=TRIGGERS),
+        Field("trigger_interval", str, "1 second", "the processing-time trigger's interval"),
+        Field("max_offsets_per_trigger", int, None, "Spark's maxOffsetsPerTrigger", minimum=1),
+        Field("fail_on_data_loss", bool, True, "Spark's failOnDataLoss"),
+        Field("starting_offsets", str, "earliest", "where a first start begins", choices=("earliest", "latest")),
+        Field("starting_timestamp_ms", int, None, "or from this time", minimum=0),
+        Field("group_id", str, None, "Spark's kafka.group.id"),
+        Field("isolation_level", str, None, "kafka.isolation.level", choices=("read_committed", "read_uncommitted")),
+        Field("include_headers", bool, False, "Spark's includeHeaders"),
+    ),
+)
+
+
+CLUSTER = Section(
+    "cluster",
+    (
+        Field("brokers", int, 1, "the embedded cluster's brokers: 1 or 3"),
+        Field("bootstrap_servers", str, None, "a cluster you run instead (its namespace keeps the run's topics)"),
+        Field("spark", dict, {}, "where the drivers run their executors, and which Spark (cluster.spark)"),
+        Field("docker", dict, None, "the brokers as containers (cluster.docker)"),
+        Field("security", str, None, "the embedded cluster's listeners secured", choices=("sasl_ssl", "ssl")),
+    ),
+)
+SPARK = Section(
+    "cluster.spark",
+    (
+        Field("master", str, "local", "local, standalone, or a spark:// or k8s:// URL of your own"),
+        Field("workers", int, 2, "a standalone cluster's workers", minimum=1, maximum=4),
+        Field("version", str, None, "the drivers' Spark (the harness's own pyspark by default)"),
+    ),
+)
+DOCKER = Section(
+    "cluster.docker",
+    (
+        Field("image", str, None, "the brokers' image (the harness's own, built when missing)"),
+        Field("containers", list, None, "with bootstrap_servers: your broker containers, broker-1... in order"),
+    ),
+)
+EVIDENCE = Section(
+    "evidence",
+    (
+        Field("recordings", str, JSON_LINES, "json, or columnar (Arrow segments)", choices=RECORDING_FORMATS),
+        Field(
+            "budget", (int, str), None, "the run directory's evidence may take so much", MIN_EVIDENCE_BUDGET, size=True
+        ),
+    ),
+)
+PREFLIGHT = Section(
+    "preflight",
+    (
+        Field("canary", bool, True, "a canary record sent through every output before the workload"),
+        Field("canary_timeout_s", NUMBER, CANARY_TIMEOUT_S, "how long it may take", minimum=1, maximum=3600),
+    ),
+)
+
+
+SCENARIO = Section(
+    "scenario",
+    (
+        Field("name", str, None, "the scenario's name (its reports' and run directories')", required=True),
+        Field("description", str, "", "what the run shows"),
+        Field("cluster", dict, {}, "the brokers, and where the drivers run (cluster)"),
+        Field("blueprint", dict, None, "the harness's streamlets and their connections (or applications)"),
+        Field("applications", dict, None, "your own jobs, unchanged (docs/applications.md)"),
+        Field("outputs", dict, None, "what the applications write and the harness reads (docs/applications.md)"),
+        Field("topics", dict, None, "the applications' own topics"),
+        Field("workload", dict, None, "what the generator sends (workload)", required=True),
+        Field("store", str, "sqlite", "the egress store: sqlite, or a postgresql:// URL"),
+        Field("source_options", dict, {}, "per streamlet: its Kafka source and trigger (source_options.NAME)"),
+        Field("faults", list, [], "what to break, when (docs/faults.md)"),
+        Field("storm", dict, None, "faults drawn from the seed (docs/faults.md)"),
+        Field("explore", dict, None, "the space `harness explore` searches (docs/explore.md)"),
+        Field("expectations", dict, {}, "what the run must show to pass"),
+        Field("checks", list, [], "checks of your own, package.module:NAME"),
+        Field("imports", list, None, "folders your streamlets and checks are imported from (the scenario's)"),
+        Field("kafka", dict, None, "how clients reach a secured cluster (docs/security.md)"),
+        Field("preflight", dict, None, "the canary before an application's workload (preflight)"),
+        Field("evidence", dict, {}, "how the evidence is recorded (evidence)"),
+    ),
+)
+# Every declared section, in the order docs/scenarios.md lists them.
+SECTIONS = (SCENARIO, WORKLOAD, TOPIC, TRANSACTIONS, SOURCE_OPTIONS, CLUSTER, SPARK, DOCKER, EVIDENCE, PREFLIGHT)
