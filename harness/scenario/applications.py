@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from contract.applications import APPLICATION, MICRO_BATCH, OUTPUT_KINDS, REAL_TIME, TRIGGERS
+from contract.applications import APPLICATION, OUTPUT_KINDS, REAL_TIME
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
@@ -29,6 +29,7 @@ from harness.scenario.blueprint import (
     topic_spec,
     topological_order,
 )
+from harness.scenario.declared import APPLICATION_FIELDS
 from harness.scenario.fields import Fields
 from harness.scenario.job_code import job_sources, packages_named, runs_at
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
@@ -101,31 +102,13 @@ def _strings(value: Any, path: str, what: str) -> tuple[str, ...]:
 
 def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict:
     path = f"applications.{name}"
-    f = Fields(
-        raw,
-        path,
-        {
-            "command",
-            "entry",
-            "settings",
-            "env",
-            "cwd",
-            "reads",
-            "writes",
-            "keeps",
-            "deduplicates",
-            "trigger",
-            "world",
-            "packages",
-            "requirements",
-        },
-    )
-    cwd = Path(f.get("cwd", str, "."))
+    v = APPLICATION_FIELDS.read(raw, path)
+    cwd = Path(v["cwd"])
     if not cwd.is_absolute():
         cwd = (folder or Path.cwd()) / cwd
     if not cwd.is_dir():
         raise BlueprintError(f"{path}.cwd", f"no such folder: {cwd}")
-    command, entry, settings = _start(f, path, known, cwd)
+    command, entry, settings = _start(v, set(raw), path, known, cwd)
     databricks = _first_line({"cwd": cwd, "entry": entry, "command": command}, DATABRICKS)
     if databricks:
         raise BlueprintError(
@@ -133,7 +116,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
             f"{databricks[0]}: {databricks[1][:60]!r} is written for Databricks' runtime, which the harness "
             "cannot give (its dbutils, notebook magics and cells)",
         )
-    env = f.get("env", dict, {})
+    env = v["env"]
     for key, value in env.items():
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
@@ -144,22 +127,22 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "settings": settings,
         "env": {str(k): str(v) for k, v in env.items()},
         "cwd": str(cwd.resolve()),
-        "reads": _strings(f.get("reads", list, required=True), f"{path}.reads", "topic names"),
-        "writes": _strings(f.get("writes", list), f"{path}.writes", "topic names") if f.raw.get("writes") else (),
-        "keeps": _declared_filter(f.get("keeps", str, None), known.record, f"{path}.keeps"),
-        "deduplicates": _deduplicates(f.get("deduplicates", dict, None), f"{path}.deduplicates"),
-        "trigger": _trigger(f, path),
-        "world": parse_world(f.raw.get("world"), f"{path}.world", known, cwd.resolve(), folder),
-        "packages": _packages(f, path, {"cwd": str(cwd), "entry": entry, "command": command}),
-        "requirements": _requirements(f.raw.get("requirements"), f"{path}.requirements", cwd),
+        "reads": _strings(v["reads"], f"{path}.reads", "topic names"),
+        "writes": _strings(v["writes"], f"{path}.writes", "topic names") if v["writes"] else (),
+        "keeps": _declared_filter(v["keeps"], known.record, f"{path}.keeps"),
+        "deduplicates": _deduplicates(v["deduplicates"], f"{path}.deduplicates"),
+        "trigger": _trigger(v, path),
+        "world": parse_world(v["world"], f"{path}.world", known, cwd.resolve(), folder),
+        "packages": _packages(v["packages"], path, {"cwd": str(cwd), "entry": entry, "command": command}),
+        "requirements": _requirements(v["requirements"], f"{path}.requirements", cwd),
     }
 
 
-def _packages(f: Fields, path: str, start: dict) -> list[str]:
+def _packages(given: list, path: str, start: dict) -> list[str]:
     """The packages the job asks Spark for: those its code names (spark.jars.packages) and those the scenario adds
     (`packages`, for a list the code builds), each checked to be group:artifact:version."""
     named = [(f"{path} ({where})", text) for where, text in packages_named(start)]
-    named += [(f"{path}.packages[{i}]", text) for i, text in enumerate(f.get("packages", list, []))]
+    named += [(f"{path}.packages[{i}]", text) for i, text in enumerate(given)]
     found: list[str] = []
     for where, text in named:
         if not isinstance(text, str):
@@ -191,12 +174,12 @@ def _requirements(raw: Any, path: str, cwd: Path) -> list[str]:
     return [line for line in lines if line]
 
 
-def _trigger(f: Fields, path: str) -> str:
+def _trigger(v: dict, path: str) -> str:
     """How the job's query runs (contract/applications.py TRIGGERS). A Real-time Mode query checkpoints only at
     the end of each interval: the harness sees it up by its output (harness/runner/streamlets.py), so it must
     write topics."""
-    trigger = f.choice("trigger", TRIGGERS, MICRO_BATCH)
-    if trigger == REAL_TIME and not f.raw.get("writes"):
+    trigger = v["trigger"]
+    if trigger == REAL_TIME and not v["writes"]:
         raise BlueprintError(
             f"{path}.trigger", "a real-time application is seen running by what it writes: name its topics (writes)"
         )
@@ -212,13 +195,13 @@ def _deduplicates(raw: dict | None, path: str) -> dict | None:
     return {"within_s": f.number("within_s", None, minimum=0.001, maximum=7 * 24 * 3600, required=True)}
 
 
-def _start(f: Fields, path: str, known: "Known", cwd: Path) -> tuple[list[str], str | None, dict]:
+def _start(v: dict, given: set, path: str, known: "Known", cwd: Path) -> tuple[list[str], str | None, dict]:
     """How the application starts: its `command`, or an `entry` point (module:function, imported from its folder
     now, so a wrong one is refused before anything starts) called with a SparkSession and its `settings`."""
-    if ("command" in f.raw) == ("entry" in f.raw):
+    if ("command" in given) == ("entry" in given):
         raise BlueprintError(path, "give its command (an argument list) or its entry (module:function), one of them")
-    if "entry" in f.raw:
-        entry = f.get("entry", str)
+    if "entry" in given:
+        entry = v["entry"]
         add_import_paths([cwd])
         try:
             function = import_named(entry, "function")
@@ -226,16 +209,16 @@ def _start(f: Fields, path: str, known: "Known", cwd: Path) -> tuple[list[str], 
             raise BlueprintError(f"{path}.entry", str(exc)) from None
         if not callable(function):
             raise BlueprintError(f"{path}.entry", f"{entry} is not a function")
-        settings = f.get("settings", dict, {})
+        settings = v["settings"]
         for key, value in settings.items():
             if not isinstance(value, (str, int, float, bool)):
                 raise BlueprintError(f"{path}.settings.{key}", f"expected text, a number or true/false, got {value!r}")
             if isinstance(value, str):
                 check_placeholders(value, known, f"{path}.settings.{key}")
         return [], entry, dict(settings)
-    if "settings" in f.raw:
+    if "settings" in given:
         raise BlueprintError(f"{path}.settings", "only with an entry (module:function): a command takes arguments")
-    command = _strings(f.get("command", list), f"{path}.command", "arguments")
+    command = _strings(v["command"], f"{path}.command", "arguments")
     if command[0] not in LAUNCHERS:
         raise BlueprintError(
             f"{path}.command", f"expected it to start with {' or '.join(LAUNCHERS)}, got {command[0]!r}"

@@ -3,6 +3,8 @@ parse.py reads through them, and docs/scenarios.md's tables are written from (ha
 
 from __future__ import annotations
 
+from contract.applications import MICRO_BATCH
+from contract.applications import TRIGGERS as APPLICATION_TRIGGERS
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.scenario.sections import Field, Section
@@ -22,7 +24,7 @@ CANARY_TIMEOUT_S = 120.0  # a batch of a job on a busy machine may take tens of 
 
 
 NUMBER = (int, float)
-TRIGGERS = ("default", "processingTime", "availableNow")
+SOURCE_TRIGGERS = ("default", "processingTime", "availableNow")
 WORKLOAD = Section(
     "workload",
     (
@@ -65,7 +67,7 @@ TRANSACTIONS = Section(
 SOURCE_OPTIONS = Section(
     "source_options.NAME",
     (
-        Field("trigger", str, "processingTime", "how its batches are triggered", choices=TRIGGERS),
+        Field("trigger", str, "processingTime", "how its batches are triggered", choices=SOURCE_TRIGGERS),
         Field("trigger_interval", str, "1 second", "the processing-time trigger's interval"),
         Field("max_offsets_per_trigger", int, None, "Spark's maxOffsetsPerTrigger", minimum=1),
         Field("fail_on_data_loss", bool, True, "Spark's failOnDataLoss"),
@@ -145,5 +147,36 @@ SCENARIO = Section(
         Field("evidence", dict, {}, "how the evidence is recorded (evidence)"),
     ),
 )
+APPLICATION_FIELDS = Section(
+    "applications.NAME",
+    (
+        Field("command", list, None, "how it starts: python or spark-submit and its arguments (placeholders filled)"),
+        Field("entry", str, None, "or a function of yours, module:function, given a SparkSession and its settings"),
+        Field("settings", dict, {}, "what an entry function is given"),
+        Field("env", dict, {}, "its environment (placeholders filled)"),
+        Field("cwd", str, ".", "its folder (relative to the scenario's)"),
+        Field("reads", list, None, "the topics it reads", required=True),
+        Field("writes", list, None, "the topics it writes"),
+        Field("keeps", str, None, "the filter it applies, declared: what it drops is not lost"),
+        Field("deduplicates", dict, None, "it drops a record's copies within within_s of the first"),
+        Field("trigger", str, MICRO_BATCH, "how its query runs", choices=APPLICATION_TRIGGERS),
+        Field("world", (dict,), None, "what its code names that the run gives it (world)"),
+        Field("packages", list, [], "packages it asks Spark for that its code does not name"),
+        Field("requirements", object, None, "its own Python requirements: a file in its folder, or a list"),
+    ),
+)
+
 # Every declared section, in the order docs/scenarios.md lists them.
-SECTIONS = (SCENARIO, WORKLOAD, TOPIC, TRANSACTIONS, SOURCE_OPTIONS, CLUSTER, SPARK, DOCKER, EVIDENCE, PREFLIGHT)
+SECTIONS = (
+    SCENARIO,
+    WORKLOAD,
+    TOPIC,
+    TRANSACTIONS,
+    SOURCE_OPTIONS,
+    APPLICATION_FIELDS,
+    CLUSTER,
+    SPARK,
+    DOCKER,
+    EVIDENCE,
+    PREFLIGHT,
+)
