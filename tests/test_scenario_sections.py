@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.scenario.declared import SECTIONS
 from harness.scenario.parse import parse_scenario
-from harness.scenario.sections_doc import rewritten
+from harness.scenario.sections_doc import SECTIONS, rewritten
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAMLETS = {"ingress": {"kind": "ingress"}, "egress": {"kind": "egress"}}

@@ -165,18 +165,3 @@ APPLICATION_FIELDS = Section(
         Field("requirements", object, None, "its own Python requirements: a file in its folder, or a list"),
     ),
 )
-
-# Every declared section, in the order docs/scenarios.md lists them.
-SECTIONS = (
-    SCENARIO,
-    WORKLOAD,
-    TOPIC,
-    TRANSACTIONS,
-    SOURCE_OPTIONS,
-    APPLICATION_FIELDS,
-    CLUSTER,
-    SPARK,
-    DOCKER,
-    EVIDENCE,
-    PREFLIGHT,
-)

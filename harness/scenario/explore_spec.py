@@ -16,13 +16,20 @@ parameters (kill-driver's moment: anytime or after a write) and a moment a drawn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.scenario.fields import Fields
-from harness.scenario.storm_spec import StormSpec, parse_storm
+from harness.scenario.sections import Field, Section
+from harness.scenario.storm_spec import STORM_FIELDS, StormSpec, parse_storm
 
-DEFAULT = {"faults": 3, "start_s": 5, "spacing_s": [1, 6]}
+DEFAULT = {"faults": 3, "start_s": 5.0, "spacing_s": [1, 6]}  # a search's: fewer faults, sooner, closer
+EXPLORE = Section(
+    "explore",
+    (
+        *(replace(spec, default=DEFAULT.get(spec.name, spec.default)) for spec in STORM_FIELDS),
+        Field("workload_s", (int, float), 20.0, "each run's workload (short: many runs in a budget)", 5, 3600),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,4 @@ class ExploreSpec:
 def parse_explore(raw: Any) -> ExploreSpec | None:
     if raw is None:
         return None
-    f = Fields(raw, "explore", set(raw) if isinstance(raw, dict) else set())  # the fields are parse_storm's to check
-    space = parse_storm({**DEFAULT, **f.raw}, "explore", frozenset({"workload_s"}))
-    workload_s = f.number("workload_s", 20.0, minimum=5, maximum=3600)
-    return ExploreSpec(space, float(workload_s))
+    return ExploreSpec(parse_storm(raw, EXPLORE), EXPLORE.read(raw)["workload_s"])

@@ -1,4 +1,4 @@
-"""docs/scenarios.md's field tables, written from the sections' declarations (harness/scenario/declared.py SECTIONS):
+"""docs/scenarios.md's field tables, written from the sections' declarations (SECTIONS below):
 
     .venv/bin/python -m harness.scenario.sections_doc docs/scenarios.md
 
@@ -10,8 +10,29 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.scenario.declared import SECTIONS
+from harness.scenario import declared
+from harness.scenario.explore_spec import EXPLORE
 from harness.scenario.sections import BEGIN, END
+from harness.scenario.storm_spec import STORM
+from harness.scenario.world import WORLD
+
+# Every declared section, in the order docs/scenarios.md lists them.
+SECTIONS = (
+    declared.SCENARIO,
+    declared.WORKLOAD,
+    declared.TOPIC,
+    declared.TRANSACTIONS,
+    declared.SOURCE_OPTIONS,
+    declared.APPLICATION_FIELDS,
+    WORLD,
+    declared.CLUSTER,
+    declared.SPARK,
+    declared.DOCKER,
+    STORM,
+    EXPLORE,
+    declared.EVIDENCE,
+    declared.PREFLIGHT,
+)
 
 
 def tables() -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.faults import FaultKindError, builtin_fault_kinds, load_fault_kind
 from harness.scenario.blueprint import BlueprintError
-from harness.scenario.fields import Fields
+from harness.scenario.sections import Field, Section
 
 
 @dataclass(frozen=True)
@@ -34,55 +34,65 @@ class StormSpec:
     moments: tuple[str, ...] | None = None  # None: the moment each kind draws (kill-driver's `at`)
 
 
-STORM_FIELDS = {"faults", "start_s", "spacing_s", "kinds", "max_brokers_down", "targets", "moments"}
+STORM_FIELDS = (
+    Field("faults", int, 6, "how many faults", minimum=1, maximum=200),
+    Field("start_s", (int, float), 10.0, "the first one's time", minimum=0),
+    Field("spacing_s", list, [2.0, 8.0], "[least, most] seconds between two faults"),
+    Field("kinds", list, None, "the fault kinds drawn from (every one that can play here by default)"),
+    Field("max_brokers_down", int, None, "brokers down at once (what the topics' replication allows)", minimum=0),
+    Field("targets", list, None, "the targets drawn from (every target of each kind)"),
+    Field("moments", list, None, "the moments drawn from (kill-driver's `at`: after-write, in-flight)"),
+)
+STORM = Section("storm", STORM_FIELDS)
 MOMENT = "at"  # the parameter by which a kind says when, in a batch, it strikes (kill-driver's)
 
 
-def parse_storm(raw: Any, section: str = "storm", extra: frozenset = frozenset()) -> StormSpec | None:
-    """The storm section, or another drawing faults the same way (`section`: the schedule search's `explore`, which
-    adds `extra` fields, read by its own parser)."""
+def parse_storm(raw: Any, section: Section = STORM) -> StormSpec | None:
+    """The storm section, or another drawing faults the same way (`section`: the schedule search's `explore`, whose
+    own fields its parser reads)."""
     if raw is None:
         return None
-    f = Fields(raw, section, STORM_FIELDS | extra)
-    spacing = f.get("spacing_s", list, [2.0, 8.0])
+    v = section.read(raw)
+    section_path = section.path
+    spacing = v["spacing_s"]
     if (
         len(spacing) != 2
         or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spacing)
         or not 0 <= spacing[0] <= spacing[1]
     ):
         raise BlueprintError(
-            f"{section}.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}"
+            f"{section_path}.spacing_s", f"expected [least, most] seconds with 0 <= least <= most, got {spacing!r}"
         )
-    kinds = f.get("kinds", list, None)
+    kinds = v["kinds"]
     if kinds is not None:
         if not kinds or not all(isinstance(k, str) for k in kinds):
-            raise BlueprintError(f"{section}.kinds", f"expected a list of fault kind names, got {kinds!r}")
+            raise BlueprintError(f"{section_path}.kinds", f"expected a list of fault kind names, got {kinds!r}")
         for i, name in enumerate(kinds):
             try:
                 load_fault_kind(name)
             except FaultKindError as exc:
-                raise BlueprintError(f"{section}.kinds[{i}]", str(exc)) from None
+                raise BlueprintError(f"{section_path}.kinds[{i}]", str(exc)) from None
     return StormSpec(
-        f.get("faults", int, 6, minimum=1, maximum=200),
-        f.number("start_s", 10.0, minimum=0),
+        v["faults"],
+        v["start_s"],
         (float(spacing[0]), float(spacing[1])),
         None if kinds is None else tuple(kinds),
-        f.get("max_brokers_down", int, None, minimum=0),
-        _names(f, section, "targets"),
-        _moments(f, section),
+        v["max_brokers_down"],
+        _names(v, section_path, "targets"),
+        _moments(v, section_path),
     )
 
 
-def _names(f: Fields, section: str, name: str) -> tuple[str, ...] | None:
-    values = f.get(name, list, None)
-    if values is not None and (not values or not all(isinstance(v, str) for v in values)):
+def _names(v: dict, section: str, name: str) -> tuple[str, ...] | None:
+    values = v[name]
+    if values is not None and (not values or not all(isinstance(x, str) for x in values)):
         raise BlueprintError(f"{section}.{name}", f"expected a list of names, got {values!r}")
     return None if values is None else tuple(values)
 
 
-def _moments(f: Fields, section: str) -> tuple[str, ...] | None:
+def _moments(v: dict, section: str) -> tuple[str, ...] | None:
     """The moments asked for, each one some kind's (the choices of its `at` parameter)."""
-    moments = _names(f, section, "moments")
+    moments = _names(v, section, "moments")
     known = sorted(
         {c for kind in builtin_fault_kinds().values() if MOMENT in kind.params for c in kind.params[MOMENT].choices}
     )

@@ -25,10 +25,19 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.scenario.blueprint import BlueprintError
-from harness.scenario.fields import Fields
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
+from harness.scenario.sections import Field, Section
 
-FIELDS = {"kafka", "master", "paths", "files", "setup"}
+WORLD = Section(
+    "applications.NAME.world",
+    (
+        Field("kafka", list, [], "the broker addresses its code dials (host:port: a name or loopback)"),
+        Field("master", str, None, "the spark:// master its code names (host:port): one of its own, in its world"),
+        Field("paths", dict, {}, "a path it names (in its folder, or absolute) -> a run folder, or none"),
+        Field("files", dict, {}, "a config file it reads -> its template, the run's placeholders filled"),
+        Field("setup", list, [], "commands run once in its world before its first start"),
+    ),
+)
 HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$")
 # The run's folders a mapped path may be given (or none: a folder of the run's own).
 FOLDERS = ("checkpoint", "checkpoints", "scratch")
@@ -51,18 +60,18 @@ def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | Non
     templates read (relative to the scenario's `folder`); None without one."""
     if raw is None:
         return None
-    f = Fields(raw, path, FIELDS)
+    v = WORLD.read(raw, path)
     world = {
-        "kafka": _addresses(f.get("kafka", list, []), f"{path}.kafka"),
-        "master": _master(f.get("master", str, None), f"{path}.master"),
+        "kafka": _addresses(v["kafka"], f"{path}.kafka"),
+        "master": _master(v["master"], f"{path}.master"),
         "paths": {},
         "files": {},
-        "setup": _setup(f.get("setup", list, []), f"{path}.setup", known),
+        "setup": _setup(v["setup"], f"{path}.setup", known),
     }
-    for key, value in f.get("paths", dict, {}).items():
+    for key, value in v["paths"].items():
         where = _path(key, f"{path}.paths.{key}", cwd, world)
         world["paths"][where] = _folder(value, f"{path}.paths.{key}", known)
-    for key, template in f.get("files", dict, {}).items():
+    for key, template in v["files"].items():
         where = _path(key, f"{path}.files.{key}", cwd, world)
         world["files"][where] = _template(template, f"{path}.files.{key}", known, folder)
     if not any(world.values()):
