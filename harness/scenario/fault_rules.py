@@ -24,14 +24,44 @@ from typing import Any
 from harness.faults import FaultKind, FaultKindError, load_fault_kind
 from harness.faults.kind import GENERATOR, REQUIRED
 from harness.scenario.blueprint import Blueprint, BlueprintError
-from harness.scenario.fields import Fields
+from harness.scenario.sections import Field, Section
 from harness.scenario.targets import RULES
 
-SCHEDULE_FIELDS = {"kind", "target", "start_s", "every_s", "jitter_s", "times", "window_s"}
 # How long after its planned time a fault may begin and still be played as declared: as long as a kill waits for
 # its moment (harness/faults/kinds/kill_driver.py), which outlasts a restart upstream on a busy machine. Later, the
 # checker says it missed.
 WINDOW_S = 150.0
+NUMBER = (int, float)
+SCHEDULE = (
+    Field(
+        "kind", str, None, "a fault kind (harness faults), or package.module:attr for one of your own", required=True
+    ),
+    Field("target", str, None, "what it strikes (the generator's kinds need none)"),
+    Field("start_s", NUMBER, 10.0, "its first firing, seconds into the workload", minimum=0),
+    Field("every_s", NUMBER, None, "repeat period (none: once)", minimum=0.1),
+    Field("jitter_s", NUMBER, 0.0, "each firing moves by up to +/- this", minimum=0),
+    Field("times", int, None, "this many firings (with every_s and none: until the workload ends)", minimum=1),
+    Field("window_s", NUMBER, WINDOW_S, "each must begin within this long of its planned time", minimum=1),
+)
+FAULT = Section("faults[N]", SCHEDULE)  # and the kind's own parameters (its params)
+
+
+def _fields(fault: FaultKind, path: str) -> Section:
+    """What a fault of `fault`'s kind takes: its schedule (only kind and target for a whole-run kind) and its params."""
+    params = tuple(
+        Field(
+            name,
+            p.types,
+            None if p.default is REQUIRED else p.default,
+            "",
+            p.minimum,
+            p.maximum,
+            p.choices,
+            required=p.default is REQUIRED,
+        )
+        for name, p in fault.params.items()
+    )
+    return Section(path, (SCHEDULE if fault.scheduled else SCHEDULE[:2]) + params)
 
 
 @dataclass(frozen=True)
@@ -110,47 +140,38 @@ def parse_faults(raw: Any, blueprint: Blueprint, cluster) -> list[FaultRule]:
             fault = load_fault_kind(name)
         except FaultKindError as exc:
             raise BlueprintError(f"{path}.kind", str(exc)) from None
-        schedule = SCHEDULE_FIELDS if fault.scheduled else {"kind", "target"}
-        f = Fields(item, path, schedule | set(fault.params))
-        # the workload's kinds have one target, the generator: it need not be named
-        target = f.get(
-            "target", str, GENERATOR if fault.target == GENERATOR else None, required=fault.target != GENERATOR
-        )
+        v = {spec.name: spec.default for spec in SCHEDULE} | _fields(fault, path).read(item)  # a whole-run kind's too
+        target = v["target"] or (GENERATOR if fault.target == GENERATOR else None)  # the generator need not be named
+        if target is None:
+            raise BlueprintError(f"{path}.target", "required field is missing")
         unmet = unmet_need(fault, cluster)
         if unmet:
             raise BlueprintError(f"{path}.kind", unmet)
         wrong = RULES[fault.target].wrong(fault, target, blueprint, cluster)
         if wrong:
             raise BlueprintError(f"{path}.target", wrong)
-        params = {}
-        for pname, p in fault.params.items():
-            default = None if p.default is REQUIRED else p.default
-            if p.choices:
-                value = f.choice(pname, p.choices, default)
-            else:
-                value = f.get(pname, p.types, default, p.minimum, p.maximum, required=p.default is REQUIRED)
-            params[pname] = float(value) if p.numeric and value is not None else value
+        params = {pname: v[pname] for pname in fault.params}
         try:
             clash = fault.check(params) if fault.check else None
         except Exception as exc:  # a kind of one's own whose check fails: one line, naming it
             raise BlueprintError(f"{path}.kind", f"{name}: its check failed: {type(exc).__name__}: {exc}") from None
         if clash:
             raise BlueprintError(f"{path}.{clash[0]}", clash[1])
-        every = f.number("every_s", None, minimum=0.1)
-        times = f.get("times", int, 1 if every is None else None, minimum=1)
+        every = v["every_s"]
+        times = v["times"] if v["times"] is not None or every is not None else 1
         if times is not None and times > 1 and every is None:
             raise BlueprintError(f"{path}.every_s", f"required when times is {times}")
         rules.append(
             FaultRule(
                 name,
                 target,
-                f.number("start_s", 10.0, minimum=0),
+                v["start_s"],
                 every,
-                f.number("jitter_s", 0.0, minimum=0),
+                v["jitter_s"],
                 times,
                 params,
                 fault,
-                window_s=f.number("window_s", WINDOW_S, minimum=1),
+                window_s=v["window_s"],
             )
         )
     return rules

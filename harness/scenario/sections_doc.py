@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.scenario import declared
 from harness.scenario.explore_spec import EXPLORE
+from harness.scenario.fault_rules import FAULT
 from harness.scenario.sections import BEGIN, END
 from harness.scenario.storm_spec import STORM
 from harness.scenario.world import WORLD
@@ -28,6 +29,7 @@ SECTIONS = (
     declared.CLUSTER,
     declared.SPARK,
     declared.DOCKER,
+    FAULT,
     STORM,
     EXPLORE,
     declared.EVIDENCE,
