@@ -29,7 +29,7 @@ from harness.scenario.blueprint import (
     topic_spec,
     topological_order,
 )
-from harness.scenario.declared import APPLICATION_FIELDS
+from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES
 from harness.scenario.fields import Fields
 from harness.scenario.job_code import job_sources, packages_named, runs_at
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
@@ -191,8 +191,7 @@ def _deduplicates(raw: dict | None, path: str) -> dict | None:
     (its watermark's delay: Spark's dropDuplicatesWithinWatermark); behind its watermark it drops late records."""
     if raw is None:
         return None
-    f = Fields(raw, path, {"within_s"})
-    return {"within_s": f.number("within_s", None, minimum=0.001, maximum=7 * 24 * 3600, required=True)}
+    return DEDUPLICATES.read(raw, path)
 
 
 def _start(v: dict, given: set, path: str, known: "Known", cwd: Path) -> tuple[list[str], str | None, dict]:

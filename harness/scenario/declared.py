@@ -158,10 +158,14 @@ APPLICATION_FIELDS = Section(
         Field("reads", list, None, "the topics it reads", required=True),
         Field("writes", list, None, "the topics it writes"),
         Field("keeps", str, None, "the filter it applies, declared: what it drops is not lost"),
-        Field("deduplicates", dict, None, "it drops a record's copies within within_s of the first"),
+        Field("deduplicates", dict, None, "it drops a record's copies within within_s of the first (deduplicates)"),
         Field("trigger", str, MICRO_BATCH, "how its query runs", choices=APPLICATION_TRIGGERS),
         Field("world", (dict,), None, "what its code names that the run gives it (world)"),
         Field("packages", list, [], "packages it asks Spark for that its code does not name"),
         Field("requirements", object, None, "its own Python requirements: a file in its folder, or a list"),
     ),
+)
+DEDUPLICATES = Section(
+    "applications.NAME.deduplicates",
+    (Field("within_s", NUMBER, None, "its watermark's delay", minimum=0.001, maximum=7 * 24 * 3600, required=True),),
 )

@@ -23,6 +23,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.scenario.blueprint import BlueprintError
 from harness.scenario.fields import Fields
+from harness.scenario.sections import Field, Section
 from pipelines.kafka_security import PROTOCOLS, SASL_MECHANISMS
 
 CLUSTER_SECURITY = {"sasl_ssl": "SASL_SSL", "ssl": "SSL"}  # cluster.security -> the clients' protocol
@@ -65,6 +66,25 @@ class KafkaClientSpec:
         return self.security_protocol.startswith("SASL_")
 
 
+SECRET = "the secret itself, {env: VARIABLE} or {file: PATH}"
+KAFKA = Section(
+    "kafka",
+    (
+        Field("security_protocol", str, "PLAINTEXT", "how the clients reach the brokers", choices=PROTOCOLS),
+        Field("sasl_mechanism", str, "SCRAM-SHA-256", "with SASL_*", choices=SASL_MECHANISMS),
+        Field("username", str, None, "with SASL_*"),
+        Field("password", (str, dict), None, f"with SASL_*: {SECRET}"),
+        Field("ca_file", str, None, "with *SSL: the brokers' CA (PEM)"),
+        Field("truststore", dict, None, "with *SSL: or a truststore {path, password}"),
+        Field("keystore_file", str, None, "with *SSL: the client's key and certificate (PEM), for mutual TLS"),
+    ),
+)
+TRUSTSTORE = Section(
+    "kafka.truststore",
+    (Field("path", str, None, "a JKS or PKCS12 file", required=True), Field("password", (str, dict), None, SECRET)),
+)
+
+
 def _secret(raw: Any, path: str) -> Secret:
     if isinstance(raw, str):
         return Secret(value=raw)
@@ -75,13 +95,12 @@ def _secret(raw: Any, path: str) -> Secret:
     return Secret(env=env, file=file)
 
 
-def _file(f: Fields, key: str, folder: Path | None) -> str | None:
-    name = f.get(key, str, None)
+def _file(name: str | None, where: str, folder: Path | None) -> str | None:
     if name is None:
         return None
     path = (folder or Path.cwd()) / name
     if not path.is_file():
-        raise BlueprintError(f"{f.path}.{key}", f"no such file: {path}")
+        raise BlueprintError(where, f"no such file: {path}")
     return str(path.resolve())
 
 
@@ -90,12 +109,8 @@ def parse_kafka(raw: Any, folder: Path | None, external: bool, cluster_security:
     (cluster.security) brings its own CA and creates the user given here."""
     if raw is None:
         return None
-    f = Fields(
-        raw,
-        "kafka",
-        {"security_protocol", "sasl_mechanism", "username", "password", "ca_file", "truststore", "keystore_file"},
-    )
-    protocol = f.choice("security_protocol", PROTOCOLS, "PLAINTEXT")
+    v = KAFKA.read(raw)
+    protocol = v["security_protocol"]
     sasl, tls = protocol.startswith("SASL_"), protocol.endswith("SSL")
     for key, allowed in (
         ("sasl_mechanism", sasl),
@@ -115,10 +130,8 @@ def parse_kafka(raw: Any, folder: Path | None, external: bool, cluster_security:
         raise BlueprintError("kafka.truststore", "give the brokers' CA once: ca_file or truststore")
     store_path, store_password = None, None
     if "truststore" in raw:
-        t = Fields(raw["truststore"], "kafka.truststore", {"path", "password"})
-        store_path = _file(t, "path", folder)
-        if store_path is None:
-            raise BlueprintError("kafka.truststore.path", "required field is missing")
+        t = TRUSTSTORE.read(raw["truststore"])
+        store_path = _file(t["path"], "kafka.truststore.path", folder)
         store_password = (
             _secret(raw["truststore"]["password"], "kafka.truststore.password")
             if "password" in raw["truststore"]
@@ -126,13 +139,13 @@ def parse_kafka(raw: Any, folder: Path | None, external: bool, cluster_security:
         )
     spec = KafkaClientSpec(
         security_protocol=protocol,
-        sasl_mechanism=f.choice("sasl_mechanism", SASL_MECHANISMS, "SCRAM-SHA-256") if sasl else None,
-        username=f.get("username", str, None),
+        sasl_mechanism=v["sasl_mechanism"] if sasl else None,
+        username=v["username"],
         password=_secret(raw["password"], "kafka.password") if "password" in raw else None,
-        ca_file=_file(f, "ca_file", folder),
+        ca_file=_file(v["ca_file"], "kafka.ca_file", folder),
         truststore=store_path,
         truststore_password=store_password,
-        keystore_file=_file(f, "keystore_file", folder),
+        keystore_file=_file(v["keystore_file"], "kafka.keystore_file", folder),
     )
     if not external:
         if cluster_security is None:

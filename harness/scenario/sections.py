@@ -52,7 +52,7 @@ class Section:
             elif spec.choices is not None:
                 values[spec.name] = f.choice(spec.name, spec.choices, spec.default)
             elif spec.types == (int, float):
-                values[spec.name] = f.number(spec.name, spec.default, spec.minimum, spec.maximum)
+                values[spec.name] = f.number(spec.name, spec.default, spec.minimum, spec.maximum, spec.required)
             else:
                 values[spec.name] = f.get(
                     spec.name, spec.types, spec.default, spec.minimum, spec.maximum, required=spec.required

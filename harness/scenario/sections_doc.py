@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.scenario import declared
 from harness.scenario.explore_spec import EXPLORE
 from harness.scenario.fault_rules import FAULT
+from harness.scenario.kafka import KAFKA, TRUSTSTORE
 from harness.scenario.sections import BEGIN, END
 from harness.scenario.storm_spec import STORM
 from harness.scenario.world import WORLD
@@ -25,6 +26,7 @@ SECTIONS = (
     declared.TRANSACTIONS,
     declared.SOURCE_OPTIONS,
     declared.APPLICATION_FIELDS,
+    declared.DEDUPLICATES,
     WORLD,
     declared.CLUSTER,
     declared.SPARK,
@@ -32,6 +34,8 @@ SECTIONS = (
     FAULT,
     STORM,
     EXPLORE,
+    KAFKA,
+    TRUSTSTORE,
     declared.EVIDENCE,
     declared.PREFLIGHT,
 )
