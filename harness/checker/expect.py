@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.checker.declared import FaultMiss
-from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope, kinds
+from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope
+from harness.checker.expectations.registry import kinds
 from harness.checker.expectations.result import PASS, UNKNOWN, ExpectationResult
 from harness.checker.step import Context, Step
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from contract.roles import EGRESS
-from harness.checker.expectations.kind import Invalid, Scope, builtin, kinds
+from harness.checker.expectations.kind import Invalid, Scope, builtin
 from harness.scenario.blueprint import Blueprint, BlueprintError
 from harness.scenario.fields import Fields
 
@@ -34,6 +34,8 @@ def parse_expectations(raw: Any, blueprint: Blueprint, headers: bool, checks: di
     the blueprint's hops and the workload's `headers`."""
     known = builtin()
     if checks or set(raw if isinstance(raw, dict) else ()) - set(known):  # the checks' own: their modules imported
+        from harness.checker.expectations.registry import kinds  # the checks' modules: only when one is named
+
         known = kinds(tuple(checks.values()))
     f = Fields(raw, "expectations", set(known))
     hops = {t.name for t in blueprint.hops()} | {s.name for s in blueprint.streamlets.values() if s.role == EGRESS}

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from harness.checker.findings import FaultResult, Hop, ResourceUse
     from harness.checker.reconcile import Counts
     from harness.checker.section import Section
-    from harness.checker.step import Step
 
 
 class Invalid(ValueError):
@@ -75,20 +74,6 @@ class ExpectationKind:
 def builtin() -> dict[str, ExpectationKind]:
     """The expectation kinds of kinds/, by name (those the checks carry are kinds()')."""
     return builtin_kinds("harness.checker.expectations.kinds", ExpectationKind)
-
-
-def kinds(checks: tuple[Step, ...] = ()) -> dict[str, ExpectationKind]:
-    """The expectation kinds, by name, in the order their results are reported: the built-in ones, and those the
-    built-in checks and `checks` (a scenario's own) carry."""
-    from harness.checker.step import Step  # the checks' module, which the scenario imports only when it must
-
-    carriers = [*builtin_kinds("harness.checker.checks", Step).values(), *checks]
-    found = [*builtin().values(), *(kind for check in carriers for kind in check.expectations)]
-    named: dict[str, ExpectationKind] = {}
-    for kind in found:
-        if named.setdefault(kind.name, kind) is not kind:
-            raise ValueError(f"two expectations named {kind.name}")
-    return dict(sorted(named.items(), key=lambda item: (item[1].rank, item[0])))
 
 
 def guarantee(value: Any, where: str = "") -> str:
