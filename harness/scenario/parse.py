@@ -35,7 +35,6 @@ from harness.scenario.declared import (
 from harness.scenario.expectations import parse_expectations
 from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
-from harness.scenario.fields import Fields
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
@@ -114,8 +113,8 @@ class Scenario:
         return self.source_options.get(streamlet, SourceOptions())
 
 
-def _workload(raw: Any, folder: Path | None = None) -> WorkloadSpec:
-    w = WORKLOAD.read(raw)
+def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
+    """The workload from its fields as declared (WORKLOAD.read)."""
     t = TOPIC.read(w["topic"])
     topic = TopicSpec(
         t["name"], t["partitions"], t["replication"], {str(k): str(v) for k, v in t["config"].items()}, t["codec"]
@@ -158,20 +157,21 @@ def _record(raw: dict | None, topic: TopicSpec, folder: Path | None) -> dict | N
         raise BlueprintError(exc.path, str(exc).split(": ", 1)[1]) from None
 
 
-def _late_events(raw: dict) -> tuple[FaultRule, ...]:
+def _late_events(w: dict) -> tuple[FaultRule, ...]:
     """workload.late_share (late_by_s, late_after_s): the late-events fault written as a workload setting."""
-    w = WORKLOAD.read(raw)
     if w["late_share"] == 0:
         return ()
     params = {"share": w["late_share"], "late_by_s": w["late_by_s"], "after_s": w["late_after_s"]}
     return (FaultRule(LATE_EVENTS.name, GENERATOR, 0.0, params=params, fault=LATE_EVENTS),)
 
 
-def _faults(f: Fields, blueprint: Blueprint, cluster: ClusterSpec, duration_s: float) -> tuple[FaultRule, ...]:
-    """The faults section's rules, and the workload's late events as one more; a fault the workload's `duration_s`
-    cannot hold is refused."""
-    late = _late_events(f.get("workload", dict, required=True))
-    faults = tuple(parse_faults(f.get("faults", list, []), blueprint, cluster))
+def _faults(
+    raw: list, workload: dict, blueprint: Blueprint, cluster: ClusterSpec, duration_s: float
+) -> tuple[FaultRule, ...]:
+    """The faults section's rules, and the workload's late events (its fields as declared) as one more; a fault the
+    workload's `duration_s` cannot hold is refused."""
+    late = _late_events(workload)
+    faults = tuple(parse_faults(raw, blueprint, cluster))
     cannot = unplayable(list(faults), duration_s)
     if cannot:
         raise BlueprintError(f"faults[{cannot[0]}]", f"{cannot[1]} (workload.duration_s): it would not be played")
@@ -415,15 +415,15 @@ def _cluster(raw: dict) -> ClusterSpec:
 
 def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     """Validate a scenario's parsed YAML; `folder` is where its file is (relative import paths start there)."""
-    top = SCENARIO.read(raw)
-    f = Fields(raw, "scenario", SCENARIO.names)  # for the parts that look at which sections are given
+    top, given = SCENARIO.read(raw), set(raw)
     import_paths = _import_paths(top["imports"], folder)
     add_import_paths(import_paths)
-    workload = _workload(top["workload"], folder)
-    blueprint = _pipeline(f, workload, folder)
+    workload_fields = WORKLOAD.read(top["workload"])
+    workload = _workload(workload_fields, folder)
+    blueprint = _pipeline(top, given, workload, folder)
     cluster = _cluster(top["cluster"])
     kafka = parse_kafka(top["kafka"], folder, cluster.bootstrap_servers is not None, cluster.security)
-    if "applications" in f.raw and (cluster.security or (kafka and kafka.security_protocol != "PLAINTEXT")):
+    if "applications" in given and (cluster.security or (kafka and kafka.security_protocol != "PLAINTEXT")):
         # a job sets its kafka.* options in its own code: it would need them as placeholders, which it has not
         raise BlueprintError(
             "applications", "a secured cluster is not supported for applications yet: they reach Kafka in plaintext"
@@ -435,7 +435,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_real_time(blueprint, workload, cluster)
     _check_worlds(blueprint, cluster)
     _check_packages(blueprint, cluster)
-    faults = _faults(f, blueprint, cluster, workload.duration_s)
+    faults = _faults(top["faults"], workload_fields, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
     checks = _own_checks(top["checks"])
     expectations = parse_expectations(top["expectations"], blueprint, workload.headers, checks)
@@ -456,42 +456,39 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         kafka=kafka,
         storm=parse_storm(top["storm"]),
         explore=parse_explore(top["explore"]),
-        canary_timeout_s=_preflight(f),
+        canary_timeout_s=_preflight(top, given),
         recordings=evidence["recordings"],
         evidence_budget_bytes=evidence["budget"],
     )
 
 
-def _pipeline(f: Fields, workload: WorkloadSpec, folder: Path | None) -> Blueprint:
-    """The streamlets of a `blueprint`, or the team's own `applications` with their `outputs` (and `topics`)."""
-    if "applications" not in f.raw:
+def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None) -> Blueprint:
+    """The streamlets of a `blueprint`, or the team's own `applications` with their `outputs` (and `topics`);
+    `top`: the scenario's fields as declared, `given`: those the file gives."""
+    if "applications" not in given:
         for section in ("outputs", "topics"):
-            if section in f.raw:
+            if section in given:
                 raise BlueprintError(section, "only with applications (a blueprint has blueprint.topics)")
-        return parse_blueprint(f.get("blueprint", dict, required=True))
-    if "blueprint" in f.raw:
+        if top["blueprint"] is None:
+            raise BlueprintError("scenario.blueprint", "required field is missing")
+        return parse_blueprint(top["blueprint"])
+    if "blueprint" in given:
         raise BlueprintError("applications", "give a blueprint or applications, not both")
     for section in ("source_options", "imports"):
-        if section in f.raw:
+        if section in given:
             raise BlueprintError(section, "not for applications: an application reads and imports as its code says")
-    store = f.get("store", str, "sqlite").startswith(("postgresql://", "postgres://"))
+    store = top["store"].startswith(("postgresql://", "postgres://"))
     return parse_applications(
-        f.get("applications", dict),
-        f.get("outputs", dict, None),
-        f.get("topics", dict, None),
-        workload.topic,
-        folder,
-        store,
-        workload.record,
+        top["applications"], top["outputs"], top["topics"], workload.topic, folder, store, workload.record
     )
 
 
-def _preflight(f: Fields) -> float | None:
+def _preflight(top: dict, given: set) -> float | None:
     """`preflight: {canary, canary_timeout_s}`: a run of applications' canary record (harness/runner/preflight.py)."""
-    raw = f.get("preflight", dict, None)
+    raw = top["preflight"]
     if raw is None:
         return CANARY_TIMEOUT_S
-    if "applications" not in f.raw:
+    if "applications" not in given:
         raise BlueprintError("preflight", "only with applications (a blueprint's streamlets are the harness's own)")
     p = PREFLIGHT.read(raw)
     return p["canary_timeout_s"] if p["canary"] else None
