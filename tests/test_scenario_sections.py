@@ -33,3 +33,11 @@ def test_a_declared_default_is_what_a_scenario_gets_and_an_undeclared_key_is_ref
     )
     with pytest.raises(HarnessError, match=r"workload\.speed: unknown field \(expected one of after_faults_s"):
         parse_scenario(BASE | {"workload": {"speed": 3}})
+
+
+def test_each_read_gets_a_default_of_its_own():
+    """A consumer that fills in what it was given (a mapping, a list) never changes the next scenario's default."""
+    workload = next(s for s in SECTIONS if s.path == "workload")
+    first = workload.read({})
+    first["topic"]["name"] = "changed"
+    assert workload.read({})["topic"] == {} and workload.fields[0].default == {}

@@ -4,7 +4,8 @@ naming the field), and docs/scenarios.md is checked against the declarations (te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.scenario.fields import Fields
@@ -46,7 +47,9 @@ class Section:
         BlueprintError naming it (`path`: this section's, for one of several: source_options.NAME)."""
         f = Fields({} if raw is None else raw, path or self.path, self.names)
         values = {}
-        for spec in self.fields:
+        for spec in (
+            replace(spec, default=copy.deepcopy(spec.default)) for spec in self.fields
+        ):  # a default of its own
             if spec.size:
                 values[spec.name] = f.size(spec.name, int(spec.minimum or 1))
             elif spec.choices is not None:
