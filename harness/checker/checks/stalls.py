@@ -6,6 +6,8 @@ unknown, never a pass."""
 
 from __future__ import annotations
 
+import bisect
+
 from contract.query_events import QUERY_PROGRESS
 from harness.checker.expectations.kind import ExpectationKind, Found, at_most_each
 from harness.checker.expectations.result import ExpectationResult
@@ -35,7 +37,8 @@ def _stall(lag: dict, reads: list[float]) -> tuple[float | None, float | None, f
             waiting_since = None
             continue
         waiting_since = t if waiting_since is None else waiting_since
-        since = max([waiting_since, *(r for r in reads if r <= t)])
+        read = bisect.bisect_right(reads, t)  # the reads are sorted: the last one at or before t
+        since = max(waiting_since, reads[read - 1]) if read else waiting_since
         if t - since > longest[0]:
             longest = (round(t - since, 1), round(since, 1), t)
     return longest
