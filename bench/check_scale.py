@@ -56,8 +56,9 @@ from harness.checker.summary.engines import DEFAULT, engine
 def timed(step):
     def run(context, inner=step.run):
         started = time.perf_counter()
-        inner(context)
+        found = inner(context)
         print("step", step.name, time.perf_counter() - started, peak_kb(), file=sys.stderr)
+        return found
     return dataclasses.replace(step, run=run)
 
 t = time.perf_counter()

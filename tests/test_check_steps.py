@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from harness.checker.check import STEPS, _in_order, all_steps, check_run
+from harness.checker.check import STEPS, all_steps, check_run
 from harness.checker.section import Section
-from harness.checker.step import Step
+from harness.checker.step import Key, Step, in_order
 from harness.report.write import write_reports
 from tests.synthetic_run import clean_flow, make_sent, write_run
 
@@ -75,15 +75,30 @@ def test_a_check_whose_section_raises_is_a_gap_and_the_other_sections_stay(clean
     def broken(context):
         raise ValueError("no section")
 
-    extra = Step("extra", lambda context: None, section=lambda context: Section("Extra", ("kept",)))
-    steps = STEPS + [extra, Step("broken", lambda context: None, section=broken)]
+    extra = Step("extra", section=lambda context: Section("Extra", ("kept",)))
+    steps = STEPS + [extra, Step("broken", section=broken)]
     report = check_run(clean_run, steps=steps, strict=False)
     assert report.sections == {"extra": Section("Extra", ("kept",))} and report.outcome == "unknown"
     assert any(gap.startswith("check step broken failed: ValueError: no section") for gap in report.gaps)
 
 
-def test_a_check_runs_after_the_steps_it_needs():
-    first, second = Step("first", print, needs=("second",)), Step("second", print, needs=("reconcile",))
-    assert [step.name for step in _in_order([first, second])] == ["second", "first"]
-    with pytest.raises(ValueError, match="first"):
-        _in_order([first])
+def test_a_step_runs_after_the_steps_that_find_what_it_reads_and_a_key_has_one_finder():
+    one, two = Key("one"), Key("two")
+    first = Step("first", writes=(two,), needs=(one,))
+    second = Step("second", writes=(one,), uses=(STEPS[0].writes[0],))
+    assert [step.name for step in in_order([first, second], tuple(STEPS))] == ["second", "first"]
+    with pytest.raises(ValueError, match="no step finds \\(one\\).*first"):
+        in_order([first])
+    with pytest.raises(ValueError, match="two is found by two steps: first and again"):
+        in_order([first, second, Step("again", writes=(two,))])
+
+
+def test_a_step_finds_what_it_says_it_writes_and_nothing_else(clean_run):
+    steps = [replace(s, run=lambda context: {}) if s.name == "latency" else s for s in all_steps()]
+    with pytest.raises(ValueError, match="step latency found \\[\\], not what it writes"):
+        check_run(clean_run, steps=steps, strict=True)
+
+
+def test_every_key_is_found_by_one_step_and_every_read_by_one_before_it():
+    steps = all_steps()
+    assert in_order(steps) == steps

@@ -48,12 +48,13 @@ from contract.query_events import QUERY_PROGRESS
 from contract.roles import EGRESS
 from harness.checker.eras import Recreation, recreations
 from harness.checker.eras import source_eras as eras_of
+from harness.checker.hops import HOPS, MISSING, MISSING_FIRST
 from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.record_ids import split_rid
 from harness.checker.rid_sets import isin
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
 from harness.evidence.history import (
     CONSUMER_POSITION,
     LOG_START_OBSERVED,
@@ -564,15 +565,26 @@ def lost_causes(
     return cause, windows
 
 
-def _causes(context: Context) -> None:
+# per missing record, why (LOST_CAUSES, or "unexplained"; "unknown" where this step could not run)
+CAUSE_OF_MISSING: Key[np.ndarray] = Key("cause_of_missing", lambda: np.array([], object))
+RETENTION: Key[list[dict]] = Key("retention", list)  # per retention shrink: its window, lost in it, reached on
+
+
+def _causes(context: Context) -> dict:
     cause, windows = lost_causes(
-        context.evidence, context.hops, context.lost, context.lost_first, context.spans, context.gaps
+        context.evidence, context[HOPS], context[MISSING], context[MISSING_FIRST], context.spans, context.gaps
     )
-    context.cause_of_lost, context.retention = cause, [w.__dict__ for w in windows]
+    return {CAUSE_OF_MISSING: cause, RETENTION: [w.__dict__ for w in windows]}
 
 
-def _causes_unknown(context: Context) -> None:
-    context.cause_of_lost = np.full(len(context.lost), "unknown", dtype=object)
+def _causes_unknown(context: Context) -> dict:
+    return {CAUSE_OF_MISSING: np.full(len(context[MISSING]), "unknown", dtype=object)}
 
 
-STEP = Step("causes", _causes, _causes_unknown, needs=("reconcile",))
+STEP = Step(
+    "causes",
+    _causes,
+    writes=(CAUSE_OF_MISSING, RETENTION),
+    needs=(HOPS, MISSING, MISSING_FIRST),
+    unknown=_causes_unknown,
+)

@@ -17,12 +17,13 @@ from typing import Callable
 
 from contract.plugins import builtin_kinds
 from harness.checker import (
+    anomaly_records,
     arrivals,
     causes,
     copies,
     counts,
     expect,
-    faults,
+    fault_results,
     hops,
     latency,
     periods,
@@ -31,60 +32,55 @@ from harness.checker import (
     timeline,
     unfinished,
 )
-from harness.checker import witnesses as witness_step
-from harness.checker.causes import placed_by_neighbours
+from harness.checker.anomaly_records import RECORDS, WITNESS_TOTALS, WITNESSES
+from harness.checker.causes import RETENTION, placed_by_neighbours
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT, WINDOWS
 from harness.checker.declared import misses
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.findings import Report
 from harness.checker.hops import hop_data
+from harness.checker.latency import LATENCY
 from harness.checker.load import Evidence, load_evidence
 from harness.checker.own_checks import own_checks
+from harness.checker.periods import PERIODS
+from harness.checker.resources import RESOURCE_USE
 from harness.checker.selection import Selection
-from harness.checker.step import Context, Step, run_steps, strict_default
+from harness.checker.step import Context, Step, in_order, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
 from harness.checker.summary.engines import DEFAULT, Engine, chosen
+from harness.checker.timeline import TIMELINE
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import BeyondDense
 from harness.evidence.history import FAULT_PLANNED, QUERY_FAILED, TOPIC_RECREATED
 from harness.evidence.layout import RunLayout
 
-STEPS: list[Step] = [
-    hops.STEP,
-    arrivals.STEP,
-    causes.STEP,
-    unfinished.STEP,
-    copies.STEP,
-    counts.STEP,
-    periods.STEP,
-    faults.STEP,
-    latency.STEP,
-    witness_step.STEP,
-    timeline.STEP,
-    resources.STEP,
-]
+STEPS: list[Step] = in_order(
+    [
+        hops.STEP,
+        arrivals.STEP,
+        causes.STEP,
+        unfinished.STEP,
+        copies.STEP,
+        counts.STEP,
+        periods.STEP,
+        fault_results.STEP,
+        latency.STEP,
+        anomaly_records.STEP,
+        timeline.STEP,
+        resources.STEP,
+    ]
+)
 
 
-def _in_order(steps: list[Step], before: tuple[Step, ...] = ()) -> list[Step]:
-    """`steps` in their order, each moved after the steps it needs (of STEPS, `before`, or `steps`)."""
-    placed: list[Step] = []
-    waiting = list(steps)
-    while waiting:
-        names = {s.name for s in [*STEPS, *before, *placed]}
-        ready = next((s for s in waiting if set(s.needs) <= names), None)
-        if ready is None:
-            raise ValueError(f"checks needing steps that are not there: {', '.join(s.name for s in waiting)}")
-        placed.append(ready)
-        waiting.remove(ready)
-    return placed
-
-
-CHECKS: list[Step] = _in_order(list(builtin_kinds("harness.checker.checks", Step).values()))
+CHECKS: list[Step] = in_order(list(builtin_kinds("harness.checker.checks", Step).values()), tuple(STEPS))
 
 
 def all_steps(own: tuple[Step, ...] = ()) -> list[Step]:
     """The whole check: STEPS, the built-in checks, the scenario's `own` ones, and last the expectations (those the
     checks carry read their sections)."""
-    return [*STEPS, *CHECKS, *_in_order(list(own), tuple(CHECKS)), expect.STEP]
+    return [*STEPS, *CHECKS, *in_order(list(own), (*STEPS, *CHECKS)), expect.STEP]
 
 
 def check_run(
@@ -180,28 +176,28 @@ def _report(context: Context) -> Report:
         scenario=evidence.pipeline.name,
         description=evidence.pipeline.description.strip(),
         status="running" if context.running else str(evidence.run.get("status", "unknown")),
-        verdict=context.verdict,
-        counts=context.counts,
-        hops=context.hop_findings,
-        causes=context.causes,
-        retention=context.retention,
-        faults=context.faults,
-        latency=context.latency,
-        expectations=context.expectations,
-        witnesses=context.witnesses,
+        verdict=context.get(VERDICT),
+        counts=context.get(COUNTS),
+        hops=context.get(HOP_FINDINGS),
+        causes=context.get(CAUSES),
+        retention=context.get(RETENTION),
+        faults=context.get(FAULTS),
+        latency=context.get(LATENCY),
+        expectations=context.get(EXPECTATIONS),
+        witnesses=context.get(WITNESSES),
         query_failures=context.query_failures,
-        windows=context.windows,
-        timeline=context.timeline,
+        windows=context.get(WINDOWS),
+        timeline=context.get(TIMELINE),
         gaps=context.gaps,
         unfinished=context.unfinished,
         run_info=_run_info(evidence, context.spans),
-        witness_totals=context.witness_totals,
-        resources=context.resources,
-        periods=context.periods,
+        witness_totals=context.get(WITNESS_TOTALS),
+        resources=context.get(RESOURCE_USE),
+        periods=context.get(PERIODS),
         doubts=context.doubts,
         skipped_faults=skipped_faults(evidence.history),
         fault_misses=context.misses,
-        records=context.records,
+        records=context.get(RECORDS),
         sections=context.sections,
     )
 

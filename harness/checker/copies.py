@@ -24,12 +24,15 @@ import pandas as pd
 
 from contract.roles import EGRESS
 from harness.checker.findings import HopCopies
+from harness.checker.hops import HOPS, TALLIES
 from harness.checker.intermediate import CopyAccounting, FaultSpan, HopData, SentCopies
 from harness.checker.offsets import offset_samples
 from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
 
 COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
+ACCOUNTING: Key[CopyAccounting | None] = Key("accounting")  # every extra copy: where, by which batch, after which fault
+SENT_COPIES: Key[list[SentCopies] | None] = Key("sent_copies")  # each hop's copies of the records sent
 
 
 def _stamp_columns(rows: pd.DataFrame, own: str | None) -> list[str]:
@@ -118,14 +121,15 @@ def sent_copies(hop: HopData, sent_rids: pd.Index) -> SentCopies:
 
 
 def hop_sent_copies(context: Context) -> list[SentCopies]:
-    """Each hop's copies of the records sent, as the engine counted them, or counted here once per check (the copies
-    and counts steps both read them)."""
-    if context.tallies is not None:
-        return context.tallies.copies
-    if context.sent_copies is None:
-        sent_index = pd.Index(context.evidence.sent.rid.to_numpy())
-        context.sent_copies = [sent_copies(hop, sent_index) for hop in context.hops]
-    return context.sent_copies
+    """Each hop's copies of the records sent: as this step or the engine counted them, or counted here (where this
+    step could not run)."""
+    if context.known(SENT_COPIES):
+        return context[SENT_COPIES]
+    tallies = context[TALLIES]
+    if tallies is not None:
+        return tallies.copies
+    sent_index = pd.Index(context.evidence.sent.rid.to_numpy())
+    return [sent_copies(hop, sent_index) for hop in context[HOPS]]
 
 
 def account(
@@ -196,16 +200,18 @@ def deduplicating(streamlets) -> frozenset:
     return frozenset(jobs) | outputs
 
 
-def _copies(context: Context) -> None:
+def _copies(context: Context) -> dict:
     evidence = context.evidence
-    context.accounting = account(
-        context.hops,
+    sent = hop_sent_copies(context)
+    accounting = account(
+        context[HOPS],
         evidence.sent,
         context.spans,
-        hop_sent_copies(context),
+        sent,
         deduplicating(evidence.streamlets),
         offset_samples(evidence.history),
     )
+    return {ACCOUNTING: accounting, SENT_COPIES: sent}
 
 
-STEP = Step("copies", _copies, needs=("reconcile",))
+STEP = Step("copies", _copies, writes=(ACCOUNTING, SENT_COPIES), needs=(HOPS, TALLIES))

@@ -10,67 +10,88 @@ import numpy as np
 import pandas as pd
 
 from contract.applications import PARTLY, UNREAD
-from harness.checker.copies import deduplicating, hop_sent_copies
-from harness.checker.findings import Hop
+from harness.checker.causes import CAUSE_OF_MISSING
+from harness.checker.copies import ACCOUNTING, SENT_COPIES, deduplicating, hop_sent_copies
+from harness.checker.findings import Hop, WindowCounts, Witness
+from harness.checker.hops import DUPLICATED_FIRST, HOPS, TALLIES
 from harness.checker.intermediate import HopData
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.rid_sets import copies, isin
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
+from harness.checker.unfinished import CAUSE_OF_LOST, EGRESS_RESULT, LOST, LOST_FIRST, LOST_KNOWN, RESULTS, UNDELIVERED
 from harness.checker.windows import reconcile_windows
 from harness.checker.witnesses import window_witnesses
 from harness.evidence.history import OUTPUT_EXPORTED
 from harness.semantics import LOST_CAUSES
 
+COUNTS: Key[Counts | None] = Key("counts")  # end to end
+VERDICT: Key[str] = Key("verdict", lambda: "unknown")  # end to end
+HOP_FINDINGS: Key[list[Hop]] = Key("hop_findings", list)
+CAUSES: Key[dict] = Key("causes", dict)  # lost and duplicated, by cause (None where not counted)
+LOST_BY_CAUSE: Key[dict | None] = Key("lost_by_cause")  # None: losses could not be counted
+WINDOWS: Key[WindowCounts | None] = Key("windows")  # a stateful pipeline's window counts (None: not windowed)
+WINDOW_WITNESSES: Key[list[Witness]] = Key("window_witnesses", list)  # a few anomalous windows, by class
+WINDOW_WITNESS_TOTALS: Key[dict] = Key("window_witness_totals", dict)  # anomalous windows' class -> windows in it
 
-def _counts(context: Context) -> None:
-    evidence, egress_result, unfinished = context.evidence, context.egress_result, context.unfinished
-    causes_known = "causes" not in context.failed
+
+def _counts(context: Context) -> dict:
+    evidence, egress_result, unfinished = context.evidence, context[EGRESS_RESULT], context.unfinished
     lost_by_cause = (
-        {c: int((context.cause_of_lost == c).sum()) for c in LOST_CAUSES} if egress_result and causes_known else None
+        {c: int((context[CAUSE_OF_LOST] == c).sum()) for c in LOST_CAUSES}
+        if egress_result and context.known(CAUSE_OF_MISSING)
+        else None
     )
     acked = int(evidence.sent.acked.sum())
     counts = egress_result.counts if egress_result else Counts.unmeasured(acked, len(evidence.sent) - acked)
     if egress_result and unfinished:
-        lost, undelivered = (len(context.lost), len(context.undelivered)) if context.lost_known else (None, None)
+        lost, undelivered = (len(context[LOST]), len(context[UNDELIVERED])) if context[LOST_KNOWN] else (None, None)
         counts = replace(counts, lost=lost, undelivered=undelivered)
-    windows = None
+    found: dict = {WINDOWS: None, WINDOW_WITNESSES: [], WINDOW_WITNESS_TOTALS: {}}
     window_egress = next((e for e in evidence.egresses if e.windowed), None)
     if window_egress is not None:
-        tally = context.tallies.windows if context.tallies is not None else None
+        tally = context[TALLIES].windows if context[TALLIES] is not None else None
         reconciled = reconcile_windows(evidence, window_egress, tally)
         if reconciled is not None:
             windows, counts = reconciled.summary, reconciled.counts
             lost_by_cause = {c: 0 for c in LOST_CAUSES}
             lost_by_cause["watermark"] = windows.records_dropped_by_watermark
             lost_by_cause["unexplained"] = windows.records_missing - windows.records_dropped_by_watermark
-            context.window_witnesses, context.witness_totals = window_witnesses(
-                window_egress.name, reconciled.anomalous
-            )
+            witnessed, totals = window_witnesses(window_egress.name, reconciled.anomalous)
+            found = {WINDOWS: windows, WINDOW_WITNESSES: witnessed, WINDOW_WITNESS_TOTALS: totals}
     elif egress_result is None:
         context.gaps.append("no egress evidence: lost, duplicated and the end-to-end verdict are unknown")
     if not counts.acked:
         context.gaps.append("no record was acknowledged by Kafka: there is nothing to judge, so the verdict is unknown")
-    context.counts, context.windows, context.lost_by_cause = counts, windows, lost_by_cause
-    context.verdict = verdict(counts) if (egress_result or windows) and not unfinished and counts.acked else "unknown"
-    unread = observed_as(evidence, UNREAD)
+    judged = (egress_result or found[WINDOWS]) and not unfinished and counts.acked
+    return found | {
+        COUNTS: counts,
+        LOST_BY_CAUSE: lost_by_cause,
+        VERDICT: _capped(context, verdict(counts) if judged else "unknown"),
+        HOP_FINDINGS: _hops(context),
+        CAUSES: {
+            "lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
+            "duplicated": _duplicated_causes(context),
+        },
+    }
+
+
+def _capped(context: Context, found: str) -> str:
+    """The end-to-end verdict where not every output was read (unknown) or wholly (at most effectively)."""
+    unread = observed_as(context.evidence, UNREAD)
     if unread:
-        context.verdict = "unknown"
+        found = "unknown"
         context.gaps += [
             f"output {name}: not read: {why}: its state and deliveries are unknown" for name, why in unread.items()
         ]
-    partly = partly_observed(evidence)
+    partly = partly_observed(context.evidence)
     if partly:
-        context.verdict = at_most_effectively(context.verdict)
+        found = at_most_effectively(found)
         context.gaps += [
             f"output {name}: {why}: its duplicated deliveries are a lower bound, so the verdict claims at most "
             "effectively-exactly-once"
             for name, why in partly.items()
         ]
-    context.hop_findings = _hops(context)
-    context.causes = {
-        "lost": lost_by_cause if lost_by_cause is not None else {c: None for c in LOST_CAUSES},
-        "duplicated": _duplicated_causes(context),
-    }
+    return found
 
 
 def observed_as(evidence, observed: str) -> dict[str, str]:
@@ -101,18 +122,19 @@ def _hops(context: Context) -> list[Hop]:
     """Each hop's counts and verdict, where its anomalies first appear, its copies (None: not counted) and its
     copies without the source's header (None: not looked for)."""
     found = []
-    per_hop = context.accounting.per_hop if context.accounting is not None else {}
+    accounting = context[ACCOUNTING]
+    per_hop = accounting.per_hop if accounting is not None else {}
     partly = partly_observed(context.evidence)
-    for index, (hop, result) in enumerate(zip(context.hops, context.results)):
+    for index, (hop, result) in enumerate(zip(context[HOPS], context[RESULTS])):
         first_seen = {
-            "lost": int((context.lost_first == index).sum()),
-            "duplicated": int((context.duplicated_first == index).sum()),
+            "lost": int((context[LOST_FIRST] == index).sum()),
+            "duplicated": int((context[DUPLICATED_FIRST] == index).sum()),
         }
         hop_counts, hop_verdict = result.counts, verdict(result.counts)
         if hop.name in partly:
             hop_verdict = at_most_effectively(hop_verdict)
         if context.unfinished:  # a hop's missing records are lost only where proven (end to end), its verdict unknown
-            proven_here = int(isin(result.lost, context.lost).sum()) if context.lost_known else None
+            proven_here = int(isin(result.lost, context[LOST]).sum()) if context[LOST_KNOWN] else None
             undelivered = len(result.lost) - proven_here if proven_here is not None else None
             hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=undelivered), "unknown"
         headers = hop_sent_copies(context)[index].headless
@@ -126,11 +148,11 @@ DUPLICATED_CAUSES = ("replay_after_fault", "unexplained", "aborted_read", "resen
 def _duplicated_causes(context: Context) -> dict:
     """Extra copies by where they came from: made by a replay after a fault, made unexplained, or read from the
     source where it had them (aborted transactions' copies, the resend fault's copies)."""
-    accounting = context.accounting
+    accounting = context[ACCOUNTING]
     if accounting is None:
         return dict.fromkeys(DUPLICATED_CAUSES)
     attributed = int((accounting.made.fault >= 0).sum())
-    reading_source = [h for h in context.hops if h.upstream is None]
+    reading_source = [h for h in context[HOPS] if h.upstream is None]
     read = sum(accounting.per_hop[h.name].inherited for h in reading_source)
     dedup = deduplicating(context.evidence.streamlets)
     resent = sum(
@@ -156,13 +178,19 @@ def _resent_read(hop: HopData, sent: pd.DataFrame, made: pd.DataFrame) -> int:
     return int((here - 1).clip(lower=0).sum() - len(made_here))
 
 
-def _counts_unknown(context: Context) -> None:
+def _counts_unknown(context: Context) -> dict:
     acked = int(np.sum(context.evidence.sent.acked.to_numpy()))
-    context.counts = Counts.unmeasured(acked, len(context.evidence.sent) - acked)
-    context.causes = {
-        "lost": {c: None for c in LOST_CAUSES},
-        "duplicated": dict.fromkeys(DUPLICATED_CAUSES),
+    return {
+        COUNTS: Counts.unmeasured(acked, len(context.evidence.sent) - acked),
+        CAUSES: {"lost": {c: None for c in LOST_CAUSES}, "duplicated": dict.fromkeys(DUPLICATED_CAUSES)},
     }
 
 
-STEP = Step("counts", _counts, _counts_unknown, needs=("reconcile",))
+STEP = Step(
+    "counts",
+    _counts,
+    writes=(COUNTS, VERDICT, HOP_FINDINGS, CAUSES, LOST_BY_CAUSE, WINDOWS, WINDOW_WITNESSES, WINDOW_WITNESS_TOTALS),
+    needs=(HOPS, DUPLICATED_FIRST, TALLIES),
+    uses=(EGRESS_RESULT, RESULTS, LOST, LOST_FIRST, CAUSE_OF_LOST, UNDELIVERED, LOST_KNOWN, ACCOUNTING, SENT_COPIES),
+    unknown=_counts_unknown,
+)

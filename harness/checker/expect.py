@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from harness.checker.counts import COUNTS, HOP_FINDINGS, LOST_BY_CAUSE, VERDICT
 from harness.checker.declared import FaultMiss
 from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, Scope
 from harness.checker.expectations.registry import kinds
 from harness.checker.expectations.result import PASS, UNKNOWN, ExpectationResult
-from harness.checker.step import Context, Step
+from harness.checker.fault_results import FAULTS
+from harness.checker.resources import RESOURCE_USE
+from harness.checker.step import Context, Key, Step
+
+EXPECTATIONS: Key[list[ExpectationResult]] = Key("expectations", list)
 
 
 def judge(expected: dict, found: Found, known: dict[str, ExpectationKind] | None = None) -> list[ExpectationResult]:
@@ -55,28 +60,38 @@ def undeclared(
     return [r if shown(r) else replace(r, status=UNKNOWN, detail=f"{r.detail}; unknown, as {why}") for r in results]
 
 
-def _expectations(context: Context) -> None:
+def _expectations(context: Context) -> dict:
     evidence = context.evidence
     found = Found(
-        context.verdict,
-        context.counts,
-        context.hop_findings,
-        context.lost_by_cause,
-        context.faults,
+        context[VERDICT],
+        context[COUNTS],
+        context[HOP_FINDINGS],
+        context[LOST_BY_CAUSE],
+        context[FAULTS],
         context.query_failures if evidence.has_history else None,
         context.unfinished,
-        context.resources,
+        context[RESOURCE_USE],
         context.sections,
     )
     known = kinds(context.own_checks)
-    context.expectations = undeclared(judge(evidence.pipeline.expectations, found, known), context.misses, known)
+    return {EXPECTATIONS: undeclared(judge(evidence.pipeline.expectations, found, known), context.misses, known)}
 
 
-def _expectations_unknown(context: Context) -> None:
+def _expectations_unknown(context: Context) -> dict:
     failed = ", ".join(sorted(context.failed))
-    context.expectations = [
-        ExpectationResult("expectations", None, None, UNKNOWN, f"not judged: check step(s) {failed} failed")
-    ]
+    return {
+        EXPECTATIONS: [
+            ExpectationResult("expectations", None, None, UNKNOWN, f"not judged: check step(s) {failed} failed")
+        ]
+    }
 
 
-STEP = Step("expectations", _expectations, _expectations_unknown, needs=("counts", "faults"))
+# the last step (check.py all_steps): the checks' sections are what their expectations read
+STEP = Step(
+    "expectations",
+    _expectations,
+    writes=(EXPECTATIONS,),
+    needs=(COUNTS, VERDICT, HOP_FINDINGS, LOST_BY_CAUSE, FAULTS),
+    uses=(RESOURCE_USE,),
+    unknown=_expectations_unknown,
+)

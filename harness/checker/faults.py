@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from contract.query_events import QUERY_IDLE, QUERY_PROGRESS
-from harness.checker.findings import FaultResult
 from harness.checker.intermediate import FaultSpan
-from harness.checker.step import Context, Step
 from harness.evidence.history import (
     BUDGET_REACHED,
     FAULT_BEGUN,
@@ -180,54 +178,3 @@ def doubts(history: list[dict]) -> list[str]:
         if e["event"] == BUDGET_REACHED
     ]
     return found
-
-
-def _results(context: Context) -> None:
-    """Per fault: its recovery times (or why they are unknown) and the extra copies its replays made, per hop."""
-    spans, accounting, progress = context.spans, context.accounting, context.evidence.progress
-    redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
-    # the first arrivals after each fault (None where the arrivals could not be tallied)
-    first_after = context.arrivals.first_after_ms if context.arrivals is not None else [None] * len(spans)
-    astray = {m.number: f"{m.how}: {m.why}" for m in context.misses}
-    results = []
-    for i, span in enumerate(spans):
-        again = restarted_again_ms(spans, i)
-        recovered = recovery_s(span, progress, again)
-        results.append(
-            FaultResult(
-                span.kind,
-                span.target,
-                span.start_ms,
-                span.end_ms,
-                span.params,
-                recovered,
-                int(redelivered[i]),
-                _note(span, recovered, progress, again),
-                span.recovers,
-                span.restarted if span.restarts else None,
-                at_hops[i],
-                first_output_s(span, first_after[i]),
-                span.number,
-                astray.get(span.number, ""),
-            )
-        )
-    context.faults = results
-
-
-def _note(span: FaultSpan, recovered: float | None, progress: dict[str, list[dict] | None], again: int | None) -> str:
-    if span.restarts and span.restarted is False:
-        return "did not restart"
-    if span.end_ms is None:
-        return "did not end before the run did"
-    if recovered is None and again is not None and recovery_s(span, progress) is not None:
-        return "recovery unknown: killed again before its first batch"
-    if recovered is None and span.recovers:
-        watched = [span.target] if span.restarts else disturbed(span, list(progress))
-        missing = [s for s in watched if progress.get(s) is None]
-        if missing:
-            return f"recovery unknown: progress of {', '.join(missing)} missing"
-        return "no batch and no idle report after the restart" if span.restarts else "no batch after it ended"
-    return ""
-
-
-STEP = Step("faults", _results, needs=("reconcile", "copies"))

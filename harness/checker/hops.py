@@ -12,11 +12,26 @@ import pandas as pd
 
 from contract.egress import TOPIC
 from contract.roles import EGRESS, INGRESS
-from harness.checker.intermediate import HopData
+from harness.checker.intermediate import HopData, Tallies
 from harness.checker.load import Evidence
 from harness.checker.reconcile import Reconciliation, combine, reconcile
 from harness.checker.rid_sets import isin
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
+
+
+def _no_rids() -> np.ndarray:
+    return np.array([], np.int64)
+
+
+HOPS: Key[list[HopData]] = Key("hops", list)
+RECONCILED: Key[list[Reconciliation]] = Key("reconciled", list)  # each hop's, before unfinished.py
+EGRESS_RECONCILED: Key[Reconciliation | None] = Key("egress_reconciled")  # the egresses' combined (None: no egress)
+MISSING: Key[np.ndarray] = Key("missing", _no_rids)  # the records acknowledged and not at the egress: rids
+MISSING_FIRST: Key[np.ndarray] = Key("missing_first", _no_rids)  # per missing record, the hop it first missed at
+DUPLICATED: Key[np.ndarray] = Key("duplicated", _no_rids)  # the records delivered twice somewhere: rids
+DUPLICATED_FIRST: Key[np.ndarray] = Key("duplicated_first", _no_rids)  # per duplicated record, its first hop
+# what an engine tallied with the reconciliation (None: the steps that need them tally with numpy)
+TALLIES: Key[Tallies | None] = Key("tallies")
 
 
 def hop_data(evidence: Evidence) -> list[HopData]:
@@ -117,25 +132,34 @@ def copies_of(hop: HopData, rids: np.ndarray) -> pd.DataFrame:
     return rows.assign(copy=rows.groupby("rid", sort=False).cumcount())
 
 
-def _reconcile(context: Context) -> None:
+def _reconcile(context: Context) -> dict:
     """Every hop against the acknowledged records; the egresses' results combined; where each lost and each
     duplicated record first appears."""
     evidence = context.evidence
     hops = hop_data(evidence)
+    tallies = None
     if context.engine is None:
         results = reconcile_hops(evidence, hops)
     else:  # the engine tallies the arrivals and the sendings in the same reading of the records
-        results, context.tallies = context.engine(evidence, hops, context.spans)
+        results, tallies = context.engine(evidence, hops, context.spans)
     egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
     egress_result = combine(egress_results) if egress_results else None
-    lost = egress_result.lost if egress_result else np.array([], np.int64)
-    duplicated = np.unique(
-        np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [np.array([], np.int64)])
-    )
-    context.hops, context.results, context.egress_result = hops, results, egress_result
-    context.lost = lost
-    context.lost_first = first_lost_hop(hops, results, lost) if len(hops) else np.array([], np.int64)
-    context.duplicated, context.duplicated_first = duplicated, first_duplicated_hop(hops, results, duplicated)
+    lost = egress_result.lost if egress_result else _no_rids()
+    duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [_no_rids()]))
+    return {
+        HOPS: hops,
+        RECONCILED: results,
+        EGRESS_RECONCILED: egress_result,
+        MISSING: lost,
+        MISSING_FIRST: first_lost_hop(hops, results, lost) if len(hops) else _no_rids(),
+        DUPLICATED: duplicated,
+        DUPLICATED_FIRST: first_duplicated_hop(hops, results, duplicated),
+        TALLIES: tallies,
+    }
 
 
-STEP = Step("reconcile", _reconcile)
+STEP = Step(
+    "reconcile",
+    _reconcile,
+    writes=(HOPS, RECONCILED, EGRESS_RECONCILED, MISSING, MISSING_FIRST, DUPLICATED, DUPLICATED_FIRST, TALLIES),
+)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.checker.arrivals import ARRIVALS
 from harness.checker.findings import Latency
 from harness.checker.intermediate import Arrivals
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
 
 NONE = Latency(0, None, None, None, None, None)
+LATENCY: Key[Latency] = Key("latency", lambda: NONE)
 
 
 def percentiles_ms(latency_ms: np.ndarray, records: np.ndarray, qs: tuple[float, ...]) -> list[float]:
@@ -42,12 +44,8 @@ def latency(arrivals: Arrivals) -> Latency:
     )
 
 
-def _latency(context: Context) -> None:
-    context.latency = latency(context.arrivals)
+def _latency(context: Context) -> dict:
+    return {LATENCY: latency(context[ARRIVALS])}
 
 
-def _latency_unknown(context: Context) -> None:
-    context.latency = NONE
-
-
-STEP = Step("latency", _latency, _latency_unknown, needs=("arrivals",))
+STEP = Step("latency", _latency, writes=(LATENCY,), needs=(ARRIVALS,))

@@ -17,16 +17,20 @@ import numpy as np
 import pandas as pd
 
 from contract.roles import EGRESS
+from harness.checker.counts import COUNTS, WINDOWS
 from harness.checker.findings import Period, Periods
+from harness.checker.hops import HOPS, TALLIES
 from harness.checker.intermediate import Sendings
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.rid_sets import Positions, first_occurrences, isin
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
+from harness.checker.unfinished import EGRESS_RESULT, LOST, LOST_KNOWN, UNDELIVERED
 from harness.evidence.history import BUDGET_REACHED
 
 LENGTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400)
 MOST_PERIODS = 24  # the shortest length of LENGTHS_S that makes at most this many
 SOAK_PERIOD_S = 60  # a run long enough for periods of a minute or more (12 minutes): its trend is shown as it goes
+PERIODS: Key[Periods | None] = Key("periods")  # None: not cut so (no egress, judged by windows, no time known)
 
 
 def period_length_s(span_ms: int) -> int:
@@ -58,15 +62,18 @@ def slot_of(event_ms: np.ndarray, start_ms: int, end_ms: int, length_ms: int) ->
     return np.where(event_ms > 0, np.clip((event_ms - start_ms) // length_ms, 0, last), last + 1)
 
 
-def _periods(context: Context) -> None:
-    result, sent = context.egress_result, context.evidence.sent
-    context.periods = None
-    if result is None or context.windows is not None:
-        return
+def _periods(context: Context) -> dict:
+    return {PERIODS: _cut(context)}
+
+
+def _cut(context: Context) -> Periods | None:
+    result, sent = context[EGRESS_RESULT], context.evidence.sent
+    if result is None or context[WINDOWS] is not None:
+        return None
     planned_ms = planned_span_ms(context.evidence.resolved)
-    tallied = context.tallies.sendings if context.tallies else sendings(sent, planned_ms)
+    tallied = context[TALLIES].sendings if context[TALLIES] else sendings(sent, planned_ms)
     if tallied is None:
-        return
+        return None
     start_ms, length_ms, n = tallied.start_ms, tallied.length_ms, len(tallied.acked) - 1
     # slot n: the records in no period
     period = slot_of(sent.event_time_ms.to_numpy(dtype=np.int64), start_ms, tallied.end_ms, length_ms)
@@ -77,17 +84,17 @@ def _periods(context: Context) -> None:
         at = where.of(rids)
         return np.bincount(period[at[at >= 0]], minlength=n + 1)
 
-    known = context.lost_known  # which missing records are lost, and which undelivered (harness/checker/unfinished.py)
+    known = context[LOST_KNOWN]  # which missing records are lost, and which undelivered (harness/checker/unfinished.py)
     counted = {
         "acked": tallied.acked,
         "unknown": tallied.unknown,
-        "lost": per_period(context.lost) if known else None,
+        "lost": per_period(context[LOST]) if known else None,
         "duplicated_deliveries": per_period(result.duplicated_deliveries.index.to_numpy()),
         "duplicated_in_state": per_period(result.duplicated_in_state.index.to_numpy()),
         "phantom": _phantoms(context, result.phantom, start_ms, length_ms, n),
         "reordered": per_period(result.reordered.rid.to_numpy()),
         "dropped": per_period(result.dropped),
-        "undelivered": per_period(context.undelivered) if known else None,
+        "undelivered": per_period(context[UNDELIVERED]) if known else None,
     }
     slots = [Counts(**{k: None if v is None else int(v[i]) for k, v in counted.items()}) for i in range(n + 1)]
     found = [
@@ -98,7 +105,7 @@ def _periods(context: Context) -> None:
     if any(e["event"] == BUDGET_REACHED for e in context.evidence.history):  # the periods it did not run: unknown
         not_run = range(n, -(-planned_ms // length_ms))
         found += [Period(start_ms + i * length_ms, Counts.unmeasured(0, 0), "unknown") for i in not_run]
-    context.periods = Periods(length_ms // 1000, found, slots[n], provisional=bool(context.unfinished))
+    return Periods(length_ms // 1000, found, slots[n], provisional=bool(context.unfinished))
 
 
 def planned_span_ms(resolved: dict) -> int:
@@ -112,7 +119,7 @@ def _phantoms(context: Context, phantom: np.ndarray, start_ms: int, length_ms: i
     placed = np.zeros(n + 1, np.int64)
     arrivals = [
         hop.rows[isin(hop.rows.rid.to_numpy(), phantom)][["rid", "time_ms"]]
-        for hop in context.hops
+        for hop in context[HOPS]
         if hop.kind == EGRESS and "time_ms" in hop.rows.columns
     ]
     if not len(phantom) or not arrivals:
@@ -127,8 +134,10 @@ def _phantoms(context: Context, phantom: np.ndarray, start_ms: int, length_ms: i
     return placed
 
 
-def _periods_unknown(context: Context) -> None:
-    context.periods = None
-
-
-STEP = Step("periods", _periods, _periods_unknown, needs=("reconcile", "counts"))
+STEP = Step(
+    "periods",
+    _periods,
+    writes=(PERIODS,),
+    needs=(HOPS, TALLIES, COUNTS, WINDOWS),
+    uses=(EGRESS_RESULT, LOST, LOST_KNOWN, UNDELIVERED),
+)

@@ -15,13 +15,15 @@ import statistics
 from pathlib import Path
 
 from harness.checker.findings import ProcessMemory, ResourceUse
-from harness.checker.step import Context, Step
+from harness.checker.hops import TALLIES
+from harness.checker.step import Context, Key, Step
 from harness.checker.timeline import run_start_ms
 from harness.evidence.history import BUDGET, MIB, RESOURCES
 from harness.evidence.layout import RunLayout
 
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
 WINDOW_S = 300.0  # growth compares the medians of the first and the last 5 minutes once warm
+RESOURCE_USE: Key[ResourceUse | None] = Key("resources")  # None: no samples
 
 
 def _warm_and_end(life: list[tuple[int, float]], warm_from_ms: float) -> tuple[float | None, float | None]:
@@ -98,8 +100,8 @@ def resource_use(history: list[dict], workload_start_ms: int | None) -> Resource
     )
 
 
-def _resources(context: Context) -> None:
-    context.resources = resource_use(context.evidence.history, run_start_ms(context))
+def _resources(context: Context) -> dict:
+    return {RESOURCE_USE: resource_use(context.evidence.history, run_start_ms(context))}
 
 
-STEP = Step("resources", _resources)
+STEP = Step("resources", _resources, writes=(RESOURCE_USE,), uses=(TALLIES,))

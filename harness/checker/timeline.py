@@ -18,11 +18,16 @@ import numpy as np
 import pandas as pd
 
 from contract.query_events import QUERY_PROGRESS
+from harness.checker.copies import ACCOUNTING
+from harness.checker.hops import DUPLICATED, TALLIES
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends, offset_samples
 from harness.checker.rid_sets import isin
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
+from harness.checker.unfinished import LOST
 from harness.evidence.history import DRAINED, PROCESS_STARTED, QUERY_FAILED
+
+TIMELINE: Key[dict] = Key("timeline", dict)  # the plots' series (the module's docstring)
 
 
 def _first(history: list[dict], event: str, **fields) -> int | None:
@@ -48,8 +53,8 @@ def sent_span_ms(context: Context) -> tuple[int | None, int | None]:
     """When the first and the last record were sent: the first known event time of the records' kept lines (an
     on-time one where there is one) and the latest (None: none known; a damaged or cut line's time is 0), as the
     periods' grid has them (periods.py): from an engine's tally of the sendings when one counted."""
-    if context.tallies is not None:
-        tallied = context.tallies.sendings
+    if context[TALLIES] is not None:
+        tallied = context[TALLIES].sendings
         return (tallied.start_ms, tallied.end_ms) if tallied else (None, None)
     sent = context.evidence.sent
     event_ms = sent.event_time_ms.to_numpy(np.int64)
@@ -169,10 +174,10 @@ def timeline(
     }
 
 
-def _timeline(context: Context) -> None:
-    made_ms = context.accounting.made.time_ms.to_numpy()
+def _timeline(context: Context) -> dict:
+    made_ms = context[ACCOUNTING].made.time_ms.to_numpy()
     t0, last_sent = run_start_ms(context), sent_span_ms(context)[1]
-    context.timeline = timeline(context.evidence, context.lost, context.duplicated, made_ms, t0, last_sent)
+    return {TIMELINE: timeline(context.evidence, context[LOST], context[DUPLICATED], made_ms, t0, last_sent)}
 
 
-STEP = Step("timeline", _timeline, needs=("reconcile", "copies"))
+STEP = Step("timeline", _timeline, writes=(TIMELINE,), needs=(ACCOUNTING, TALLIES), uses=(LOST, DUPLICATED))

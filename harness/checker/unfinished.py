@@ -14,13 +14,15 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from harness.checker.causes import CAUSE_OF_MISSING
+from harness.checker.hops import EGRESS_RECONCILED, HOPS, MISSING, MISSING_FIRST, RECONCILED, TALLIES
 from harness.checker.intermediate import HopData
 from harness.checker.load import Evidence
 from harness.checker.offsets import committed_ends
 from harness.checker.reconcile import Reconciliation
 from harness.checker.record_ids import split_rid
 from harness.checker.rid_sets import isin
-from harness.checker.step import Context, Step
+from harness.checker.step import Context, Key, Step
 from harness.evidence.history import TOPIC_RECREATED, TOPICS_RECORDED
 
 
@@ -84,30 +86,64 @@ def _without(result: Reconciliation, phantom: np.ndarray) -> Reconciliation:
     return replace(result, phantom=kept, counts=replace(result.counts, phantom=len(kept)))
 
 
-def _split(context: Context) -> None:
+# what reconcile and causes found of the missing records, of those proven lost only (in a finished run, all of them)
+LOST: Key[np.ndarray] = Key("lost", lambda: np.array([], np.int64))
+LOST_FIRST: Key[np.ndarray] = Key("lost_first", lambda: np.array([], np.int64))
+CAUSE_OF_LOST: Key[np.ndarray] = Key("cause_of_lost", lambda: np.array([], object))
+UNDELIVERED: Key[np.ndarray] = Key("undelivered", lambda: np.array([], np.int64))  # missing, not proven lost
+# each hop's reconciliation, and the egresses', without the records the acknowledgement log has not recorded yet
+RESULTS: Key[list[Reconciliation]] = Key("results", list)
+EGRESS_RESULT: Key[Reconciliation | None] = Key("egress_result")
+LOST_KNOWN: Key[bool] = Key("lost_known", lambda: False)  # False: which missing records are lost could not be told
+
+
+def _split(context: Context) -> dict:
     """In a run that did not finish, the missing records the evidence does not prove lost become undelivered, and
     the records that reached a hop before the acknowledgement log recorded them are not phantoms."""
+    found = _as_reconciled(context) | {LOST_KNOWN: True}
     if not context.unfinished:
-        return
-    lost, first, cause = context.lost, context.lost_first, context.cause_of_lost
-    proven = proven_lost(context.evidence, context.hops, lost, first, cause)
-    context.undelivered = lost[~proven]
-    context.lost, context.lost_first, context.cause_of_lost = lost[proven], first[proven], cause[proven]
-    phantom = np.unique(np.concatenate([r.phantom for r in context.results] + [np.array([], np.int64)]))
+        return found
+    lost, first, cause = context[MISSING], context[MISSING_FIRST], context[CAUSE_OF_MISSING]
+    proven = proven_lost(context.evidence, context[HOPS], lost, first, cause)
+    found |= {UNDELIVERED: lost[~proven], LOST: lost[proven], LOST_FIRST: first[proven], CAUSE_OF_LOST: cause[proven]}
+    results = context[RECONCILED]
+    phantom = np.unique(np.concatenate([r.phantom for r in results] + [np.array([], np.int64)]))
     # the log's records: each key's last as an engine counted them, or the whole log loaded
-    logged = context.tallies.logged if context.tallies is not None else context.evidence.sent.rid.to_numpy()
+    tallies = context[TALLIES]
+    logged = tallies.logged if tallies is not None else context.evidence.sent.rid.to_numpy()
     unlogged = phantom[not_logged_yet(logged, phantom)]
     if len(unlogged):
-        context.results = [_without(r, unlogged) for r in context.results]
-        context.egress_result = context.egress_result and _without(context.egress_result, unlogged)
+        egress = context[EGRESS_RECONCILED]
+        found |= {
+            RESULTS: [_without(r, unlogged) for r in results],
+            EGRESS_RESULT: egress and _without(egress, unlogged),
+        }
         context.gaps.append(
             f"{len(unlogged):,} record(s) reached the pipeline before the acknowledgement log recorded them (the "
             "generator writes it in batches): not counted, as phantoms or otherwise, until it does"
         )
+    return found
 
 
-def _split_unknown(context: Context) -> None:
-    context.lost_known = not context.unfinished
+def _as_reconciled(context: Context) -> dict:
+    """Every missing record lost, as reconcile and causes found them (a finished run's, or where this step could
+    not tell: which are lost is known then only if the run finished)."""
+    return {
+        LOST: context[MISSING],
+        LOST_FIRST: context[MISSING_FIRST],
+        CAUSE_OF_LOST: context[CAUSE_OF_MISSING],
+        UNDELIVERED: np.array([], np.int64),
+        RESULTS: context[RECONCILED],
+        EGRESS_RESULT: context[EGRESS_RECONCILED],
+        LOST_KNOWN: not context.unfinished,
+    }
 
 
-STEP = Step("unfinished", _split, _split_unknown, needs=("reconcile",))
+STEP = Step(
+    "unfinished",
+    _split,
+    writes=(LOST, LOST_FIRST, CAUSE_OF_LOST, UNDELIVERED, RESULTS, EGRESS_RESULT, LOST_KNOWN),
+    needs=(HOPS, MISSING, MISSING_FIRST, RECONCILED, EGRESS_RECONCILED, TALLIES),
+    uses=(CAUSE_OF_MISSING,),
+    unknown=_as_reconciled,
+)

@@ -20,7 +20,6 @@ from harness.checker.hops import copies_of
 from harness.checker.intermediate import CopyAccounting, HopData
 from harness.checker.load import Evidence
 from harness.checker.rid_sets import isin
-from harness.checker.step import Context, Step
 
 WITNESSES_PER_CLASS = 5
 MOST_WITNESSES = 12  # per class, when it has more strata (faults x hops x causes) than WITNESSES_PER_CLASS
@@ -222,72 +221,3 @@ def seq_ranges(records: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
         .reset_index()
         .drop(columns="run")
     )
-
-
-def _witnesses(context: Context) -> None:
-    """A few witnesses per anomaly class, the complete sets, and how many records each class has."""
-    lost, lost_first, cause_of_lost = context.lost, context.lost_first, context.cause_of_lost
-    egress_result, accounting, faults = context.egress_result, context.accounting, context.faults
-    lost_index = pd.Series(np.arange(len(lost)), index=lost)
-    dup_index = pd.Series(np.arange(len(context.duplicated)), index=context.duplicated)
-    made = accounting.made.drop_duplicates("rid").set_index("rid")
-    numbers = [f.number for f in faults]  # by the fault's place in the accounting (the spans' order)
-
-    def explain_lost(rid):
-        i = lost_index[rid]
-        return int(lost_first[i]), str(cause_of_lost[i])
-
-    def explain_duplicate(rid):
-        if rid not in dup_index.index:
-            return None, None
-        if rid in made.index:
-            cause = replay_cause(made, rid, faults)
-        else:  # its copies came from the source: the same cause anomalies/duplicated.csv gives it
-            cause = str(source_cause(np.array([rid], np.int64))[0])
-        return int(context.duplicated_first[dup_index[rid]]), cause
-
-    def source_cause(rids: np.ndarray) -> np.ndarray:
-        """Copies the source itself held and a job passed on: its deliberate re-sends, or aborted transactions."""
-        sent = context.evidence.sent_at(rids, ["resent_copies"])
-        return np.where(sent.resent_copies.fillna(0).to_numpy() > 0, "resent_read", "aborted_read")
-
-    def duplicate_strata(rids: np.ndarray) -> np.ndarray:
-        """The fault whose replay made the record's first extra copy, and the hop where it was made."""
-        first = made.reindex(rids)
-        return (first.fault.fillna(-2).astype(np.int64).astype(str) + "@" + first.hop.fillna("").astype(str)).to_numpy()
-
-    lost_strata = np.char.add(np.asarray(lost_first, dtype=np.int64).astype(str), np.asarray(cause_of_lost, dtype=str))
-    classes = [AnomalyClass("lost", lost, explain_lost, lost_strata if len(lost) else None)]
-    if egress_result is not None:
-        deliveries, in_state = egress_result.duplicated_deliveries, egress_result.duplicated_in_state
-        delivered_twice, kept_twice = deliveries.index.to_numpy(), in_state.index.to_numpy()
-        classes += [
-            AnomalyClass(
-                "duplicated_deliveries", delivered_twice, explain_duplicate, duplicate_strata(delivered_twice)
-            ),
-            AnomalyClass("duplicated_in_state", kept_twice, explain_duplicate, duplicate_strata(kept_twice)),
-            AnomalyClass("phantom", egress_result.phantom, lambda rid: (None, None)),
-            AnomalyClass("reordered", egress_result.reordered.rid.to_numpy(), lambda rid: (None, None)),
-        ]
-
-    def duplicated_origin(rids: np.ndarray) -> pd.DataFrame:
-        """Per duplicated record: the hop where it first had two copies, the fault whose replay made its first extra
-        copy (1-based; empty: none), and the cause: a replay after that fault, an unexplained one, or copies the
-        source itself held (aborted transactions, the resend fault) passed on."""
-        first = dup_index.reindex(rids)
-        hop = [context.hops[int(context.duplicated_first[int(i)])].name if pd.notna(i) else None for i in first]
-        origin = made.reindex(rids)
-        fault = origin.fault.where(origin.fault >= 0).map(lambda i: numbers[int(i)], na_action="ignore")
-        replayed = np.where(fault.notna(), "replay_after_fault", "unexplained")
-        cause = np.where(origin.fault.notna().to_numpy(), replayed, source_cause(rids))
-        return pd.DataFrame({"first_hop": hop, "fault": fault.astype("Int64").to_numpy(), "cause": cause})
-
-    context.witnesses = witnesses(context.evidence, context.hops, classes, accounting, numbers)
-    context.witnesses += context.window_witnesses
-    context.witness_totals = context.witness_totals | {c.name: len(c.rids) for c in classes}
-    context.records = record_sets(
-        context.evidence, context.hops, lost, lost_first, cause_of_lost, egress_result, duplicated_origin
-    )
-
-
-STEP = Step("witnesses", _witnesses, needs=("counts", "copies", "faults"))

@@ -9,6 +9,7 @@ from harness.checker.expectations.kind import ExpectationKind, Found, at_most_ea
 from harness.checker.expectations.result import ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
+from harness.checker.timeline import TIMELINE
 
 HEADER = ("streamlet", "samples", "most records behind", "at (s)", "behind at the last sample")
 NAME = "max_lag"
@@ -23,7 +24,7 @@ def _row(name: str, series: dict) -> tuple:
 
 
 def _section(context: Context) -> Section | None:
-    lag = context.timeline.get("lag", {})
+    lag = context[TIMELINE].get("lag", {})
     rows = tuple(_row(name, lag.get(name, {"t": [], "records": []})) for name in context.evidence.progress)
     if not rows:
         return None
@@ -40,4 +41,4 @@ def _judge(limit: int, found: Found) -> list[ExpectationResult]:
 MAX_LAG = ExpectationKind(
     NAME, "no streamlet fell more than this many records behind its inputs", (int,), _judge, rank=95, minimum=0
 )
-KIND = Step("lag", section=_section, needs=("timeline",), expectations=(MAX_LAG,))
+KIND = Step("lag", section=_section, needs=(TIMELINE,), expectations=(MAX_LAG,))

@@ -16,6 +16,8 @@ import numpy as np
 
 from contract.applications import MICRO_BATCH
 from contract.query_events import QUERY_PROGRESS
+from harness.checker.copies import ACCOUNTING
+from harness.checker.fault_results import FAULTS
 from harness.checker.intermediate import FaultSpan
 from harness.checker.rid_sets import isin
 from harness.checker.section import Section
@@ -42,13 +44,13 @@ def last_checkpoint_ms(events: list[dict] | None, before_ms: int) -> int | None:
 
 
 def _row(context: Context, index: int, span: FaultSpan, trigger: str) -> tuple:
-    made = context.accounting.made
+    made = context[ACCOUNTING].made
     mine = made[made.fault.to_numpy() == index]
     checkpoint = last_checkpoint_ms(context.evidence.progress.get(span.target), span.start_ms)
     sent = context.evidence.sent
     sent_ms = sent.event_time_ms.to_numpy()[isin(sent.rid.to_numpy(), np.unique(mine.rid.to_numpy()))]
     before_s = (span.start_ms - sent_ms.astype(np.int64)) / 1000
-    result = next((f for f in context.faults if f.number == span.number), None)
+    result = next((f for f in context[FAULTS] if f.number == span.number), None)
     return (
         span.number,
         span.target,
@@ -78,4 +80,4 @@ def _section(context: Context) -> Section | None:
     return Section("Replays", lines, HEADER, rows)
 
 
-KIND = Step("replay", section=_section, needs=("copies", "faults"))
+KIND = Step("replay", section=_section, needs=(ACCOUNTING, FAULTS))

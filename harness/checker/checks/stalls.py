@@ -13,6 +13,7 @@ from harness.checker.expectations.kind import ExpectationKind, Found, at_most_ea
 from harness.checker.expectations.result import ExpectationResult
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
+from harness.checker.timeline import TIMELINE
 
 HEADER = ("streamlet", "longest stall (s)", "from (s)", "to (s)")
 NAME = "max_stall_s"
@@ -45,7 +46,7 @@ def _stall(lag: dict, reads: list[float]) -> tuple[float | None, float | None, f
 
 
 def _section(context: Context) -> Section | None:
-    lag, t0 = context.timeline.get("lag", {}), context.timeline.get("start_ms", 0)
+    lag, t0 = context[TIMELINE].get("lag", {}), context[TIMELINE].get("start_ms", 0)
     empty = {"t": [], "records": []}
     rows = tuple(
         (name, *_stall(lag.get(name, empty), _reads_s(events or [], t0)))
@@ -72,4 +73,4 @@ MAX_STALL_S = ExpectationKind(
     read=lambda value, scope: float(value),
     minimum=0,
 )
-KIND = Step("stalls", section=_section, needs=("timeline",), expectations=(MAX_STALL_S,))
+KIND = Step("stalls", section=_section, needs=(TIMELINE,), expectations=(MAX_STALL_S,))
