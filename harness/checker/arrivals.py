@@ -10,13 +10,9 @@ import numpy as np
 
 from contract.roles import EGRESS
 from harness.checker.faults import recovery_s
-from harness.checker.hops import HOPS, TALLIES
 from harness.checker.intermediate import Arrivals, FaultSpan, HopData
 from harness.checker.load import Evidence
 from harness.checker.rid_sets import first_occurrences, isin
-from harness.checker.step import Context, Key, Step
-
-ARRIVALS: Key[Arrivals | None] = Key("arrivals")
 
 
 def downtimes(spans: list[FaultSpan], progress: dict[str, list[dict] | None]) -> list[tuple[int, int]]:
@@ -78,11 +74,3 @@ def tally(evidence: Evidence, hops: list[HopData], spans: list[FaultSpan]) -> Ar
     )
     latency_ms, records = np.unique(arrived_ms - sent_ms, return_counts=True)
     return Arrivals(latency_ms, records.astype(np.int64), waiting, first_after)
-
-
-def _arrivals(context: Context) -> dict:
-    tallied = context[TALLIES]  # by an engine, with the reconciliation
-    return {ARRIVALS: tallied.arrivals if tallied else tally(context.evidence, context[HOPS], context.spans)}
-
-
-STEP = Step("arrivals", _arrivals, writes=(ARRIVALS,), needs=(HOPS, TALLIES))

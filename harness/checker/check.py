@@ -18,7 +18,6 @@ from typing import Callable
 from contract.plugins import builtin_kinds
 from harness.checker import (
     anomaly_records,
-    arrivals,
     causes,
     copies,
     counts,
@@ -50,6 +49,7 @@ from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, in_order, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
 from harness.checker.summary.engines import DEFAULT, Engine, chosen
+from harness.checker.summary.in_memory import count_in_memory
 from harness.checker.timeline import TIMELINE
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import BeyondDense
@@ -59,7 +59,6 @@ from harness.evidence.layout import RunLayout
 STEPS: list[Step] = in_order(
     [
         hops.STEP,
-        arrivals.STEP,
         causes.STEP,
         unfinished.STEP,
         copies.STEP,
@@ -95,12 +94,7 @@ def check_run(
     it finds is unknown and the outcome with it. `engine`: what reconciles the hops and makes the tallies
     (harness/checker/summary/engines.py; None: numpy, in memory; DEFAULT: chosen by the evidence)."""
     if engine == DEFAULT:
-        try:
-            return check_run(run_dir, running, steps, strict, chosen(run_dir))
-        except BeyondDense:  # evidence the dense engine cannot hold in its arrays: numpy judges anything
-            return check_run(run_dir, running, steps, strict, None)
-    if engine is None:
-        evidence = load_evidence(run_dir)
+        evidence, engine = _counted_first(Path(run_dir), chosen(run_dir), running, fallback=True)
     else:
         evidence, engine = _counted_first(Path(run_dir), engine, running)
     query_failures = [
@@ -137,18 +131,29 @@ def check_run(
     return _report(context)
 
 
-def _counted_first(run_dir: Path, engine: Callable, running: tuple[str, ...]) -> tuple[Evidence, Callable]:
-    """With an engine: every record counted where it lies first, then only the rows of the records with anything
-    to say loaded (the rest of the check runs on those and the engine's tallies), where the steps can judge the run
-    so; otherwise the whole evidence, and the engine's reconciliation in its turn. A run still going is read as one
-    snapshot (snapshot.py), each pass seeing the rows the first saw, by an engine reading in this process."""
-    # the store's large tables read from SQLite once, not in each pass
-    with kept_for_one_check(), snapshot.taken() if running else nullcontext():
-        structure = load_evidence(run_dir, Selection.nothing())
-        ours = isinstance(engine, Engine)
-        if judged_from_notable(structure, ours and engine.complete) and (not running or ours and engine.in_process):
-            counted = engine(structure, hop_data(structure), fault_spans(structure.history))
-            return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
+def _counted_first(
+    run_dir: Path, engine: Callable | None, running: tuple[str, ...], fallback: bool = False
+) -> tuple[Evidence, Callable]:
+    """The evidence the steps read and what reconciles its hops. Without an engine (None), numpy: the evidence loaded
+    whole and counted in memory. With one: every record counted where it lies first, then only the rows of the
+    records with anything to say loaded (the rest of the check runs on those and the engine's tallies), where the
+    steps can judge the run so; otherwise the whole evidence, and the engine's reconciliation in its turn. A run
+    still going is read as one snapshot (snapshot.py), each pass seeing the rows the first saw, by an engine reading
+    in this process. `fallback`: evidence the engine cannot hold in its arrays (BeyondDense) is counted in memory
+    instead, decided here, before any step runs."""
+    if engine is None:
+        return load_evidence(run_dir), count_in_memory
+    try:  # the store's large tables read from SQLite once, not in each pass
+        with kept_for_one_check(), snapshot.taken() if running else nullcontext():
+            structure = load_evidence(run_dir, Selection.nothing())
+            ours = isinstance(engine, Engine)
+            if judged_from_notable(structure, ours and engine.complete) and (not running or ours and engine.in_process):
+                counted = engine(structure, hop_data(structure), fault_spans(structure.history))
+                return load_evidence(run_dir, Selection(structure.ids, counted[1].notable)), lambda *_: counted
+    except BeyondDense:
+        if not fallback:
+            raise
+        return load_evidence(run_dir), count_in_memory
     return load_evidence(run_dir), engine
 
 

@@ -32,7 +32,6 @@ from harness.checker.step import Context, Key, Step
 
 COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
 ACCOUNTING: Key[CopyAccounting | None] = Key("accounting")  # every extra copy: where, by which batch, after which fault
-SENT_COPIES: Key[list[SentCopies] | None] = Key("sent_copies")  # each hop's copies of the records sent
 
 
 def _stamp_columns(rows: pd.DataFrame, own: str | None) -> list[str]:
@@ -120,18 +119,6 @@ def sent_copies(hop: HopData, sent_rids: pd.Index) -> SentCopies:
     return SentCopies(len(sent_rows), int(first_occurrences(sent_rows).sum()), kept, headless)
 
 
-def hop_sent_copies(context: Context) -> list[SentCopies]:
-    """Each hop's copies of the records sent: as this step or the engine counted them, or counted here (where this
-    step could not run)."""
-    if context.known(SENT_COPIES):
-        return context[SENT_COPIES]
-    tallies = context[TALLIES]
-    if tallies is not None:
-        return tallies.copies
-    sent_index = pd.Index(context.evidence.sent.rid.to_numpy())
-    return [sent_copies(hop, sent_index) for hop in context[HOPS]]
-
-
 def account(
     hops: list[HopData],
     sent: pd.DataFrame,
@@ -142,7 +129,7 @@ def account(
 ) -> CopyAccounting:
     """`sent`: rid, aborted_copies and resent_copies (copies on the source topic beyond the first committed one:
     in aborted transactions, sent again on purpose) per record sent; `counted`: each hop's copies of the records
-    sent (hop_sent_copies); `deduplicating`: the streamlets declaring a deduplication (the copies they write of a
+    sent (the engine's tally); `deduplicating`: the streamlets declaring a deduplication (the copies they write of a
     re-sent record are theirs, not the source's); `samples`: the topics' offsets as sampled (offsets.py), which
     date a topic's copies no earlier than the run of their writer that wrote them. Each copy made is credited to
     the last fault disturbing its writer that began before it was written."""
@@ -202,16 +189,15 @@ def deduplicating(streamlets) -> frozenset:
 
 def _copies(context: Context) -> dict:
     evidence = context.evidence
-    sent = hop_sent_copies(context)
     accounting = account(
         context[HOPS],
         evidence.sent,
         context.spans,
-        sent,
+        context[TALLIES].copies,
         deduplicating(evidence.streamlets),
         offset_samples(evidence.history),
     )
-    return {ACCOUNTING: accounting, SENT_COPIES: sent}
+    return {ACCOUNTING: accounting}
 
 
-STEP = Step("copies", _copies, writes=(ACCOUNTING, SENT_COPIES), needs=(HOPS, TALLIES))
+STEP = Step("copies", _copies, writes=(ACCOUNTING,), needs=(HOPS, TALLIES))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from contract.applications import PARTLY, UNREAD
 from harness.checker.causes import CAUSE_OF_MISSING
-from harness.checker.copies import ACCOUNTING, SENT_COPIES, deduplicating, hop_sent_copies
+from harness.checker.copies import ACCOUNTING, deduplicating
 from harness.checker.findings import Hop, WindowCounts, Witness
 from harness.checker.hops import DUPLICATED_FIRST, HOPS, TALLIES
 from harness.checker.intermediate import HopData
@@ -49,9 +49,9 @@ def _counts(context: Context) -> dict:
     found: dict = {WINDOWS: None, WINDOW_WITNESSES: [], WINDOW_WITNESS_TOTALS: {}}
     window_egress = next((e for e in evidence.egresses if e.windowed), None)
     if window_egress is not None:
-        tally = context[TALLIES].windows if context[TALLIES] is not None else None
-        reconciled = reconcile_windows(evidence, window_egress, tally)
-        if reconciled is not None:
+        tally = context[TALLIES].windows  # None: no windowed count to judge
+        if tally is not None:
+            reconciled = reconcile_windows(evidence, tally)
             windows, counts = reconciled.summary, reconciled.counts
             lost_by_cause = {c: 0 for c in LOST_CAUSES}
             lost_by_cause["watermark"] = windows.records_dropped_by_watermark
@@ -137,7 +137,7 @@ def _hops(context: Context) -> list[Hop]:
             proven_here = int(isin(result.lost, context[LOST]).sum()) if context[LOST_KNOWN] else None
             undelivered = len(result.lost) - proven_here if proven_here is not None else None
             hop_counts, hop_verdict = replace(hop_counts, lost=proven_here, undelivered=undelivered), "unknown"
-        headers = hop_sent_copies(context)[index].headless
+        headers = context[TALLIES].copies[index].headless
         found.append(Hop(hop.name, hop.kind, hop_verdict, hop_counts, first_seen, per_hop.get(hop.name), headers))
     return found
 
@@ -191,6 +191,6 @@ STEP = Step(
     _counts,
     writes=(COUNTS, VERDICT, HOP_FINDINGS, CAUSES, LOST_BY_CAUSE, WINDOWS, WINDOW_WITNESSES, WINDOW_WITNESS_TOTALS),
     needs=(HOPS, DUPLICATED_FIRST, TALLIES),
-    uses=(EGRESS_RESULT, RESULTS, LOST, LOST_FIRST, CAUSE_OF_LOST, UNDELIVERED, LOST_KNOWN, ACCOUNTING, SENT_COPIES),
+    uses=(EGRESS_RESULT, RESULTS, LOST, LOST_FIRST, CAUSE_OF_LOST, UNDELIVERED, LOST_KNOWN, ACCOUNTING),
     unknown=_counts_unknown,
 )

@@ -3,10 +3,10 @@ output came after it, and the extra copies its replays made, per hop."""
 
 from __future__ import annotations
 
-from harness.checker.arrivals import ARRIVALS
 from harness.checker.copies import ACCOUNTING
 from harness.checker.faults import disturbed, first_output_s, recovery_s, restarted_again_ms
 from harness.checker.findings import FaultResult
+from harness.checker.hops import TALLIES
 from harness.checker.intermediate import FaultSpan
 from harness.checker.step import Context, Key, Step
 
@@ -18,8 +18,7 @@ def _results(context: Context) -> dict:
     spans, accounting, progress = context.spans, context[ACCOUNTING], context.evidence.progress
     redelivered, at_hops = accounting.per_fault(len(spans)), accounting.per_fault_and_hop(len(spans))
     # the first arrivals after each fault (None where the arrivals could not be tallied)
-    arrivals = context[ARRIVALS]
-    first_after = arrivals.first_after_ms if arrivals is not None else [None] * len(spans)
+    first_after = context[TALLIES].arrivals.first_after_ms
     astray = {m.number: f"{m.how}: {m.why}" for m in context.misses}
     results = []
     for i, span in enumerate(spans):
@@ -62,4 +61,4 @@ def _note(span: FaultSpan, recovered: float | None, progress: dict[str, list[dic
     return ""
 
 
-STEP = Step("faults", _results, writes=(FAULTS,), needs=(ACCOUNTING,), uses=(ARRIVALS,))
+STEP = Step("faults", _results, writes=(FAULTS,), needs=(ACCOUNTING, TALLIES))

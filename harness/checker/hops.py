@@ -30,7 +30,7 @@ MISSING: Key[np.ndarray] = Key("missing", _no_rids)  # the records acknowledged 
 MISSING_FIRST: Key[np.ndarray] = Key("missing_first", _no_rids)  # per missing record, the hop it first missed at
 DUPLICATED: Key[np.ndarray] = Key("duplicated", _no_rids)  # the records delivered twice somewhere: rids
 DUPLICATED_FIRST: Key[np.ndarray] = Key("duplicated_first", _no_rids)  # per duplicated record, its first hop
-# what an engine tallied with the reconciliation (None: the steps that need them tally with numpy)
+# what the engine tallied with the reconciliation (None: reconcile could not run)
 TALLIES: Key[Tallies | None] = Key("tallies")
 
 
@@ -137,11 +137,8 @@ def _reconcile(context: Context) -> dict:
     duplicated record first appears."""
     evidence = context.evidence
     hops = hop_data(evidence)
-    tallies = None
-    if context.engine is None:
-        results = reconcile_hops(evidence, hops)
-    else:  # the engine tallies the arrivals and the sendings in the same reading of the records
-        results, tallies = context.engine(evidence, hops, context.spans)
+    # the engine tallies the arrivals, the sendings and the copies in the same reading of the records
+    results, tallies = context.engine(evidence, hops, context.spans)
     egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
     egress_result = combine(egress_results) if egress_results else None
     lost = egress_result.lost if egress_result else _no_rids()

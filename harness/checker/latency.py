@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.checker.arrivals import ARRIVALS
 from harness.checker.findings import Latency
+from harness.checker.hops import TALLIES
 from harness.checker.intermediate import Arrivals
 from harness.checker.step import Context, Key, Step
 
@@ -45,7 +45,7 @@ def latency(arrivals: Arrivals) -> Latency:
 
 
 def _latency(context: Context) -> dict:
-    return {LATENCY: latency(context[ARRIVALS])}
+    return {LATENCY: latency(context[TALLIES].arrivals)}
 
 
-STEP = Step("latency", _latency, writes=(LATENCY,), needs=(ARRIVALS,))
+STEP = Step("latency", _latency, writes=(LATENCY,), needs=(TALLIES,))

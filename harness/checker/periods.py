@@ -71,7 +71,7 @@ def _cut(context: Context) -> Periods | None:
     if result is None or context[WINDOWS] is not None:
         return None
     planned_ms = planned_span_ms(context.evidence.resolved)
-    tallied = context[TALLIES].sendings if context[TALLIES] else sendings(sent, planned_ms)
+    tallied = context[TALLIES].sendings
     if tallied is None:
         return None
     start_ms, length_ms, n = tallied.start_ms, tallied.length_ms, len(tallied.acked) - 1

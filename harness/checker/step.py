@@ -58,9 +58,9 @@ class Context:
     query_failures: list[dict]  # history query_failed: streamlet, ts_ms, error
     doubts: list[str] = field(default_factory=list)
     misses: list[FaultMiss] = field(default_factory=list)  # faults that did not strike as declared (declared.py)
-    # how the hops are reconciled: (evidence, hops, spans) -> (a Reconciliation each, Tallies), the records counted
-    # where they are (harness/checker/summary); None: in memory, with numpy
-    engine: Callable | None = None
+    # how the hops are reconciled: (evidence, hops, spans) -> (a Reconciliation each, Tallies): in memory, or the
+    # records counted where they are (harness/checker/summary)
+    engine: Callable = lambda evidence, hops, spans: ([], None)
     own_checks: tuple[Step, ...] = ()  # the scenario's (harness/checker/own_checks.py): their expectations too
     found: dict[Key, Any] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)  # steps that raised or were not run

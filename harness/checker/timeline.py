@@ -53,16 +53,8 @@ def sent_span_ms(context: Context) -> tuple[int | None, int | None]:
     """When the first and the last record were sent: the first known event time of the records' kept lines (an
     on-time one where there is one) and the latest (None: none known; a damaged or cut line's time is 0), as the
     periods' grid has them (periods.py): from an engine's tally of the sendings when one counted."""
-    if context[TALLIES] is not None:
-        tallied = context[TALLIES].sendings
-        return (tallied.start_ms, tallied.end_ms) if tallied else (None, None)
-    sent = context.evidence.sent
-    event_ms = sent.event_time_ms.to_numpy(np.int64)
-    timed = event_ms > 0
-    if not timed.any():
-        return None, None
-    on_time = timed & ~sent.late.to_numpy(bool)
-    return int(event_ms[on_time if on_time.any() else timed].min()), int(event_ms[timed].max())
+    tallied = context[TALLIES].sendings if context[TALLIES] is not None else None  # None: reconcile could not run
+    return (tallied.start_ms, tallied.end_ms) if tallied else (None, None)
 
 
 def _marks(evidence: Evidence, t0: int, end: int, last_sent: int | None) -> dict:

@@ -109,8 +109,7 @@ def _split(context: Context) -> dict:
     results = context[RECONCILED]
     phantom = np.unique(np.concatenate([r.phantom for r in results] + [np.array([], np.int64)]))
     # the log's records: each key's last as an engine counted them, or the whole log loaded
-    tallies = context[TALLIES]
-    logged = tallies.logged if tallies is not None else context.evidence.sent.rid.to_numpy()
+    logged = context[TALLIES].logged
     unlogged = phantom[not_logged_yet(logged, phantom)]
     if len(unlogged):
         egress = context[EGRESS_RECONCILED]

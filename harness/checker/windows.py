@@ -76,15 +76,15 @@ def _read(evidence: Evidence, counter) -> tuple[str, pd.DataFrame] | None:
     return None
 
 
-def reconcile_windows(
-    evidence: Evidence, egress: Egress, tally: WindowTally | None = None
-) -> WindowReconciliation | None:
-    """The window counts judged: from the engine's `tally` where it judged the cells, else from the evidence loaded."""
+def window_tally(evidence: Evidence) -> WindowTally | None:
+    """A windowed count's cells judged from the evidence loaded whole (None: the run counts no windows)."""
+    egress, counter = next((e for e in evidence.egresses if e.windowed), None), counter_of(evidence)
+    return _tallied(evidence, egress, counter) if egress is not None and counter is not None else None
+
+
+def reconcile_windows(evidence: Evidence, tally: WindowTally) -> WindowReconciliation:
+    """The window counts judged, from the cells an engine tallied (`tally`)."""
     counter = counter_of(evidence)
-    if counter is None:
-        return None
-    if tally is None:
-        tally = _tallied(evidence, egress, counter)
     totals, anomalous = tally.totals, tally.anomalous
     codes = evidence.ids.codes(pa.array(anomalous.key.to_numpy(), pa.string()))
     anomalous = anomalous.iloc[np.lexsort((anomalous.window_start_ms.to_numpy(), codes))].reset_index(drop=True)

@@ -6,7 +6,7 @@ and the default, chosen by the run's evidence."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -46,8 +46,12 @@ class Engine:
 
     def __call__(self, evidence, hops, spans):
         from harness.checker.summary.reconciliations import reconcile_with
+        from harness.checker.windows import window_tally
 
-        return reconcile_with(self.run, self.name, evidence, hops, spans, self.complete)
+        results, tallies = reconcile_with(self.run, self.name, evidence, hops, spans, self.complete)
+        if not self.complete:  # a windowed count's cells judged from the evidence, loaded whole for it (check.py)
+            tallies = replace(tallies, windows=window_tally(evidence))
+        return results, tallies
 
 
 def engine(name: str, master: str | None = None) -> Engine | None:
