@@ -67,7 +67,7 @@ if sys.argv[1] == "load":
 else:
     chosen = engine(sys.argv[3]) if sys.argv[3] else DEFAULT
     report = check_run(sys.argv[2], engine=chosen, steps=[timed(s) for s in STEPS])
-    counts = report.counts
+    counts = report[COUNTS]
     assert counts.lost > 0 and counts.duplicated_deliveries + counts.duplicated_in_state > 0, counts
     assert all("before they were recorded" in g for g in report.gaps), report.gaps  # the missed profile's alone
 print(time.perf_counter() - t, peak_kb())

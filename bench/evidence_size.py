@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.checker.check import check_run  # noqa: E402
+from harness.checker.counts import COUNTS, VERDICT  # noqa: E402
 from harness.evidence.layout import RunLayout  # noqa: E402
 from harness.runner.console import Console  # noqa: E402
 from harness.runner.run import run_scenario  # noqa: E402
@@ -57,9 +58,9 @@ def main() -> None:
                 "topics": size(layout.topics),
                 "egress": size(run_dir / "egress"),
             }
-            acked = report.counts.acked or 1
+            acked = report[COUNTS].acked or 1
             print(
-                f"{form:>8}: {report.counts.acked:,} records acknowledged, verdict {report.verdict}, checked in "
+                f"{form:>8}: {report[COUNTS].acked:,} records acknowledged, verdict {report[VERDICT]}, checked in "
                 f"{checked:.2f} s; "
                 + ", ".join(f"{name} {n / 1e6:.2f} MB ({n / acked:.0f} B/record)" for name, n in parts.items())
                 + f"; together {sum(parts.values()) / acked:.0f} B/record",

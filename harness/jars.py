@@ -3,7 +3,7 @@
 Jars come from the poms the harness ships (jars/ in a clone) and are copied by
 `mvn dependency:copy-dependencies` into the cache, <cache>/jars/<set>/
 (harness/paths.py; HARNESS_JARS_DIR overrides). A pom built per Spark version
-(the connector's, Delta's, Iceberg's) is given that version's Maven properties
+(the connector's, an output kind's) is given that version's Maven properties
 and keeps each version's jars in a folder of their own. A set is complete when
 its marker file holds the hash of the pom and properties it came from, so an
 interrupted download is redone, never used, and a changed pom fetches again. HARNESS_SEED_JARS may

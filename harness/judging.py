@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from harness.checker.findings import Report
+from harness.checker.counts import VERDICT
+from harness.checker.run_report import Report
 from harness.errors import HarnessError
 from harness.live_judge import LiveJudge, judge_every_s
 from harness.report.write import check_and_write
@@ -38,7 +39,7 @@ class Judged:
 
     @property
     def verdict(self) -> str:
-        return self.report.verdict if self.report else "unknown"
+        return self.report[VERDICT] if self.report else "unknown"
 
     @property
     def gate_outcome(self) -> str:

@@ -98,6 +98,8 @@ def judge_runs(scenario, folder: Path, out: Path, seed: int, shared, console, ru
     """judge(schedule, workload_s, phase): one run of the schedule in OUT/runs/NNN, its failure signature; it starts
     the next run as its workload begins (`ahead`)."""
     from harness.chaos.explore import ANOMALIES, DISCARDED, signature
+    from harness.checker.counts import COUNTS
+    from harness.checker.expect import EXPECTATIONS
     from harness.judging import run_and_judge
     from harness.runner.console import Console
     from harness.scenario.parse import parse_scenario
@@ -125,7 +127,7 @@ def judge_runs(scenario, folder: Path, out: Path, seed: int, shared, console, ru
         report = judged.report
         if judged.status != "complete" or report is None:
             return signature("unknown", [], {})
-        failed = [e.name for e in report.expectations if e.status == "fail"]
-        return signature(report.outcome, failed, {name: getattr(report.counts, name, None) for name in ANOMALIES})
+        failed = [e.name for e in report[EXPECTATIONS] if e.status == "fail"]
+        return signature(report.outcome, failed, {name: getattr(report[COUNTS], name, None) for name in ANOMALIES})
 
     return judge

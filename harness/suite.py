@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.checker.expect import EXPECTATIONS
 from harness.errors import HarnessError
 from harness.judging import run_and_judge
 from harness.report.index import write_index
@@ -70,7 +71,7 @@ def run_suite(
         run_dir = out / path.stem
         console.say(f"[{number}/{len(scenarios)}] {path.stem}: evidence in {run_dir}")
         judged = run_and_judge(scenario, run_dir, console, duration_s=duration, seed=seed, keep_going=True)
-        expectations = judged.report.expectations if judged.report else []
+        expectations = judged.report[EXPECTATIONS] if judged.report else []
         suites.append(
             suite_element(judged.report, name=path.stem)
             if judged.report is not None

@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, VERDICT
+from harness.checker.expect import EXPECTATIONS
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -88,10 +90,10 @@ def _counted(run_dir: Path, report, state: dict[str, set[int]]) -> tuple[Counter
     rows = _ids(table, state)
     deliveries = _ids(table, {str(p.relative_to(table)): set() for p in written})
     sent = acked(run_dir)
-    assert report.counts.lost == len(sent - set(rows)) == 0
-    assert report.counts.duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
-    assert report.counts.duplicated_deliveries == sum(1 for r, n in deliveries.items() if n > 1 and r in sent)
-    assert report.counts.phantom == len((set(rows) | set(deliveries)) - sent) == 0
+    assert report[COUNTS].lost == len(sent - set(rows)) == 0
+    assert report[COUNTS].duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
+    assert report[COUNTS].duplicated_deliveries == sum(1 for r, n in deliveries.items() if n > 1 and r in sent)
+    assert report[COUNTS].phantom == len((set(rows) | set(deliveries)) - sent) == 0
     return rows, deliveries
 
 
@@ -103,8 +105,8 @@ def _kills(run_dir: Path) -> list[dict]:
 def test_deltas_streaming_sink_skips_the_replayed_batch(tmp_path):
     run_dir, report = _run(tmp_path, "delta")
     _counted(run_dir, report, _delta_state(run_dir / "work" / "lake" / "table"))
-    assert len(_kills(run_dir)) == 2 and report.counts.duplicated_in_state == 0
-    assert report.verdict in ("exactly-once", "effectively-exactly-once") and report.outcome == "pass"
+    assert len(_kills(run_dir)) == 2 and report[COUNTS].duplicated_in_state == 0
+    assert report[VERDICT] in ("exactly-once", "effectively-exactly-once") and report.outcome == "pass"
     exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
     assert exported["format"] == "delta" and exported["observed"] == "fully" and exported["cut_files"] == []
 
@@ -116,8 +118,8 @@ def test_a_plain_foreach_batch_append_to_delta_appends_the_replayed_batch_again(
     # The kill came after the table took the batch, before the checkpoint did: its rows are in the table twice.
     held = _kills(run_dir)[0]
     assert held["at"] == "in-flight" and "held_batch" in held, held
-    assert report.counts.duplicated_in_state > 0 and max(rows.values()) == 2
-    assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
+    assert report[COUNTS].duplicated_in_state > 0 and max(rows.values()) == 2
+    assert report[VERDICT] == "at-least-once" and report.outcome == "pass", report[EXPECTATIONS]
 
 
 def _deleted_rows(table: Path) -> int:
@@ -131,9 +133,9 @@ def test_a_merge_into_a_table_with_deletion_vectors_absorbs_the_replayed_batch(t
     run_dir, report = _run(tmp_path, "delta-merge", console=Console(shown, log_interval_s=2))
     table = run_dir / "work" / "lake" / "table"
     rows, deliveries = _counted(run_dir, report, _delta_state(table))
-    assert _deleted_rows(table) > 0 and max(rows.values()) == 1 and report.counts.duplicated_deliveries > 0
+    assert _deleted_rows(table) > 0 and max(rows.values()) == 1 and report[COUNTS].duplicated_deliveries > 0
     assert len(_kills(run_dir)) == 2 and _kills(run_dir)[0].get("held_batch") is not None
-    assert report.verdict == "effectively-exactly-once" and report.outcome == "pass", report.expectations
+    assert report[VERDICT] == "effectively-exactly-once" and report.outcome == "pass", report[EXPECTATIONS]
     exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
     assert exported["deleted_rows"] == _deleted_rows(table) and exported["observed"] == "fully"
     counted = [int(m.replace(",", "")) for m in re.findall(r"delivered ([\d,]+)", shown.getvalue())]
@@ -144,5 +146,5 @@ def test_a_merge_into_a_table_with_deletion_vectors_absorbs_the_replayed_batch(t
 def test_the_same_job_appending_into_a_table_with_deletion_vectors_keeps_the_copies(tmp_path):
     run_dir, report = _run(tmp_path, "delta-merge-append")
     rows, _ = _counted(run_dir, report, _delta_state(run_dir / "work" / "lake" / "table"))
-    assert report.counts.duplicated_in_state > 0 and max(rows.values()) >= 2
-    assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
+    assert report[COUNTS].duplicated_in_state > 0 and max(rows.values()) >= 2
+    assert report[VERDICT] == "at-least-once" and report.outcome == "pass", report[EXPECTATIONS]

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from harness.checker.check import check_run
+from harness.checker.counts import HOP_FINDINGS, VERDICT
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -79,7 +80,7 @@ def _counted(run_dir: Path, report, app: str) -> tuple[Counter, Counter]:
     committed = _committed(table)
     rows, deliveries = _ids([p for p in written if p.name in committed]), _ids(written)
     sent = acked(run_dir)
-    counts = next(h for h in report.hops if h.name == f"{app}_lake").counts
+    counts = next(h for h in report[HOP_FINDINGS] if h.name == f"{app}_lake").counts
     assert counts.lost == len(sent - set(rows)) == 0
     assert counts.duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
     assert counts.duplicated_deliveries == sum(1 for r, n in deliveries.items() if n > 1 and r in sent)
@@ -97,7 +98,7 @@ def test_icebergs_streaming_sink_skips_the_replayed_epoch_and_leaves_its_files_u
     run_dir, report = both_ways
     rows, deliveries = _counted(run_dir, report, "stream")
     assert [k["at"] for k in _kills(run_dir, "stream")] == ["in-flight"]
-    hop = next(h for h in report.hops if h.name == "stream_lake")
+    hop = next(h for h in report[HOP_FINDINGS] if h.name == "stream_lake")
     # The replay of the held epoch wrote its files again and was skipped: copies no reader of the table sees.
     assert hop.counts.duplicated_in_state == 0 and hop.counts.duplicated_deliveries > 0
     assert max(deliveries.values()) == 2 and max(rows.values()) == 1
@@ -111,6 +112,6 @@ def test_a_foreach_batch_append_to_iceberg_commits_the_replayed_batch_again(both
     rows, _ = _counted(run_dir, report, "append")
     held = _kills(run_dir, "append")[0]
     assert held["at"] == "in-flight" and "held_batch" in held, held
-    hop = next(h for h in report.hops if h.name == "append_lake")
+    hop = next(h for h in report[HOP_FINDINGS] if h.name == "append_lake")
     assert hop.counts.duplicated_in_state > 0 and max(rows.values()) == 2
-    assert hop.verdict == "at-least-once" and report.verdict == "at-least-once"
+    assert hop.verdict == "at-least-once" and report[VERDICT] == "at-least-once"

@@ -9,6 +9,8 @@ import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
+from harness.checker.counts import CAUSES, COUNTS, VERDICT, WINDOWS
+from harness.checker.expect import EXPECTATIONS
 from tests.test_application_files import _run, _sink_state
 from tests.test_faults import history
 
@@ -38,11 +40,11 @@ def test_a_windowed_count_in_parquet_matches_each_window_and_its_late_orders_are
     # so past the watermark once it formed (a batch read before it formed, a slow start's backlog, still counts
     # them); none is over.
     assert ((dropped >= 0) & (dropped <= late)).all() and set(counted.index) <= set(expected.index)
-    assert late.sum() > 0 and report.windows.records_dropped_by_watermark == dropped.sum()
-    assert report.windows.exact == report.windows.windows == len(expected) and report.windows.over_counted == 0
-    assert report.counts.lost == report.causes["lost"]["watermark"] == dropped.sum()
-    assert report.windows.spark_rows_dropped_by_watermark is None  # an application's progress is its checkpoint's
+    assert late.sum() > 0 and report[WINDOWS].records_dropped_by_watermark == dropped.sum()
+    assert report[WINDOWS].exact == report[WINDOWS].windows == len(expected) and report[WINDOWS].over_counted == 0
+    assert report[COUNTS].lost == report[CAUSES]["lost"]["watermark"] == dropped.sum()
+    assert report[WINDOWS].spark_rows_dropped_by_watermark is None  # an application's progress is its checkpoint's
     assert any(e["event"] == "windows_closed" for e in history(run_dir))
     # the scenario expects late orders dropped (at-most-once): a run that counted every one fails it, as it should
     expected_verdict, outcome = ("at-most-once", "pass") if dropped.sum() else ("exactly-once", "fail")
-    assert (report.verdict, report.outcome) == (expected_verdict, outcome), report.expectations
+    assert (report[VERDICT], report.outcome) == (expected_verdict, outcome), report[EXPECTATIONS]

@@ -11,7 +11,11 @@ from collections import Counter
 import pytest
 import yaml
 
+from harness.checker.anomaly_records import WITNESSES
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, VERDICT
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
 from harness.outputs.tables import schema_name
 from harness.process import Supervisor
 from harness.runner.console import Console
@@ -70,18 +74,18 @@ def _database(postgres, run_dir) -> tuple[Counter, Counter]:
 
 
 def _counted(report, rows: Counter, inserts: Counter, sent: set) -> None:
-    assert report.counts.lost == len(sent - set(rows)) == 0
-    assert report.counts.duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
-    assert report.counts.duplicated_deliveries == sum(1 for r, n in inserts.items() if n > 1 and r in sent)
-    assert report.counts.phantom == len((set(rows) | set(inserts)) - sent) == 0
+    assert report[COUNTS].lost == len(sent - set(rows)) == 0
+    assert report[COUNTS].duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
+    assert report[COUNTS].duplicated_deliveries == sum(1 for r, n in inserts.items() if n > 1 and r in sent)
+    assert report[COUNTS].phantom == len((set(rows) | set(inserts)) - sent) == 0
 
 
 def test_upserts_in_foreach_batch_absorb_the_replayed_batch_and_every_insert_is_seen(tmp_path, postgres):
     run_dir, report = _run(tmp_path, postgres, "upsert")
     rows, inserts = _database(postgres, run_dir)
     _counted(report, rows, inserts, acked(run_dir))
-    assert report.counts.duplicated_deliveries > 0 and report.counts.duplicated_in_state == 0
-    assert report.verdict == "effectively-exactly-once" and report.outcome == "pass", report.expectations
+    assert report[COUNTS].duplicated_deliveries > 0 and report[COUNTS].duplicated_in_state == 0
+    assert report[VERDICT] == "effectively-exactly-once" and report.outcome == "pass", report[EXPECTATIONS]
     exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
     assert exported["observed"] == "fully" and exported["inserts"] == sum(inserts.values())
     # The password reached the job through its environment only: in no file the run kept.
@@ -99,8 +103,8 @@ def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
         audit = "SELECT json_extract(row, '$.order_id'), min(at_ms) FROM harness_audit_orders GROUP BY 1"
         first_written = {_identity(r): at_ms for r, at_ms in db.execute(audit)}
     _counted(report, rows, inserts, acked(run_dir))
-    assert report.counts.duplicated_in_state > 0
-    assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
+    assert report[COUNTS].duplicated_in_state > 0
+    assert report[VERDICT] == "at-least-once" and report.outcome == "pass", report[EXPECTATIONS]
     # The after-write kill held a batch between its write and Spark's commit: each of its records was in the table
     # before the kill, is there twice after the replay, and the batch was committed only after the restart.
     held, events = held_batch_records(run_dir, "orders"), history(run_dir)
@@ -109,8 +113,8 @@ def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
     assert held and all(rows[r] >= 2 and first_written[r] < killed_ms for r in held), sorted(held)[:5]
     commit = run_dir / "checkpoints" / "orders" / begun["held_query"] / "commits" / str(begun["held_batch"])
     assert commit.stat().st_mtime_ns // 1_000_000 > killed_ms
-    assert report.faults[0].redelivered >= len(held) and report.faults[0].declared == ""
+    assert report[FAULTS][0].redelivered >= len(held) and report[FAULTS][0].declared == ""
     # A table has no partition or offset; its rows carry the job's batch, read from the job's checkpoint.
-    table_copies = [c for w in report.witnesses for c in w.copies if c.hop == "table"]
+    table_copies = [c for w in report[WITNESSES] for c in w.copies if c.hop == "table"]
     assert table_copies and all(c.partition is None and c.offset is None for c in table_copies)
     assert any(c.batches == {"table": begun["held_batch"]} and c.fault == 1 for c in table_copies)

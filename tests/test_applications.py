@@ -16,7 +16,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from harness.checker.anomaly_records import WITNESSES
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, VERDICT
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
 from harness.checker.summary.engines import engine
 from harness.evidence.compact import compact_run
 from harness.runner.console import Console
@@ -47,7 +51,7 @@ def enrich_run(tmp_path_factory):
     summary = run_scenario(load_scenario(EXAMPLE / "scenario.yaml"), run_dir, console=Console(quiet=True))
     assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
     report = check_run(run_dir)
-    assert [f.kind for f in report.faults] == ["resend", "kill-driver", "kill-driver"], why(summary)
+    assert [f.kind for f in report[FAULTS]] == ["resend", "kill-driver", "kill-driver"], why(summary)
     return run_dir, history(run_dir), report
 
 
@@ -96,27 +100,27 @@ def test_killed_in_flight_the_kafka_to_kafka_job_is_at_least_once_as_its_output_
     canary = {(CANARY_KEY, 0)}  # the preflight's canary: drawn to pass the filter, at the output it was routed to
     assert sum(1 for found in copies.values() if canary & set(found)) == 1
     lost = {topic: (sent & routed[topic]) - set(copies[topic]) for topic in copies}
-    assert report.counts.lost == sum(len(records) for records in lost.values()) == 0
+    assert report[COUNTS].lost == sum(len(records) for records in lost.values()) == 0
     kept = routed["orders-enriched"] | routed["orders-rejected"] | canary
-    assert report.counts.dropped == len(sent - kept) > 0  # no amount: dropped by the job, expected at neither
+    assert report[COUNTS].dropped == len(sent - kept) > 0  # no amount: dropped by the job, expected at neither
     for topic, found in copies.items():
         assert set(found) <= routed[topic] | canary and len(found) > 0, topic
     duplicated = {r for found in copies.values() for r, n in found.items() if n > 1 and r in sent}
-    assert report.counts.duplicated_deliveries == report.counts.duplicated_in_state == len(duplicated) > 0
+    assert report[COUNTS].duplicated_deliveries == report[COUNTS].duplicated_in_state == len(duplicated) > 0
     every_sent = set(pd.read_csv(run_dir / "acks.csv")[["key", "seq"]].itertuples(index=False, name=None))
-    assert report.counts.phantom == sum(len(set(found) - every_sent) for found in copies.values()) == 0
-    assert report.verdict == "at-least-once" and report.outcome == "pass", report.expectations
+    assert report[COUNTS].phantom == sum(len(set(found) - every_sent) for found in copies.values()) == 0
+    assert report[VERDICT] == "at-least-once" and report.outcome == "pass", report[EXPECTATIONS]
     # The after-write kill held a batch planned, its output partly written, not committed: the replay wrote its
     # records again (each of them is there, some twice), and the report counts the copies it made.
     held = held_batch_records(run_dir, "enrich") & kept
     assert held and all(sum(found[r] for found in copies.values()) >= 1 for r in held)
     assert any(sum(found[r] for found in copies.values()) >= 2 for r in held)
-    assert report.faults[1].redelivered > 0 and report.faults[1].declared == ""
+    assert report[FAULTS][1].redelivered > 0 and report[FAULTS][1].declared == ""
     # The source sent some orders twice (acks.csv lines with resend 1); the job declares it drops such copies, so
     # none is counted as read from the source, and each is at its output (a copy beyond one: a replay's).
     acks = pd.read_csv(run_dir / "acks.csv")
     resent = set(acks[(acks.resend == 1) & (acks.status == "acked")][["key", "seq"]].itertuples(index=False, name=None))
-    assert len(resent) > 50 and report.causes["duplicated"]["resent_read"] == 0
+    assert len(resent) > 50 and report[CAUSES]["duplicated"]["resent_read"] == 0
     assert all(sum(found[r] for found in copies.values()) >= 1 for r in resent & kept)
     absorbed = sum(1 for r in resent & kept if sum(found[r] for found in copies.values()) == 1)
     assert absorbed > len(resent & kept) / 2, (absorbed, len(resent & kept))
@@ -166,8 +170,8 @@ def test_the_driver_was_killed_and_restarted_by_its_own_command_and_its_recovery
     argv = json.loads((run_dir / "streamlets" / "enrich.json").read_text())["argv"]
     assert argv[1] == "job.py" and argv[argv.index("--orders") + 1] == "orders"
     # kill -> the first batch committed in the job's checkpoint after its restart
-    kills = report.faults[1:]
-    assert all(f.recovery_s is not None and f.recovery_s > 0 for f in kills), report.faults
+    kills = report[FAULTS][1:]
+    assert all(f.recovery_s is not None and f.recovery_s > 0 for f in kills), report[FAULTS]
     # kill -> the first record an output topic got after the restart, counted here from the topics' own timestamps
     stamps = [
         json.loads(line)["timestamp_ms"]
@@ -208,14 +212,14 @@ def test_an_undeclared_filter_and_a_redeploy_from_latest_lose_records_and_the_ru
     sent = acked(run_dir)
     lost = sent - set(_copies(run_dir, "orders-enriched"))
     skipped = lost - filtered  # records the job kept that the redeploy's new query started past
-    assert report.counts.lost == len(lost) and report.counts.dropped == 0
+    assert report[COUNTS].lost == len(lost) and report[COUNTS].dropped == 0
     # The redeploy explains the records its new query skipped (filtered ones among them: on a busy machine the job
     # may not have read any before it); nothing but the job's own filter is left unexplained.
-    causes = report.causes["lost"]
+    causes = report[CAUSES]["lost"]
     assert causes["redeploy"] >= len(skipped) > 0 and causes["redeploy"] + causes["unexplained"] == len(lost)
     assert causes["unexplained"] <= len(lost & filtered)
-    assert report.verdict == "at-most-once"
-    witnesses = {(w.key, w.seq) for w in report.witnesses if w.anomaly == "lost"}
+    assert report[VERDICT] == "at-most-once"
+    witnesses = {(w.key, w.seq) for w in report[WITNESSES] if w.anomaly == "lost"}
     assert witnesses and witnesses <= lost
 
 
@@ -361,7 +365,7 @@ def test_an_entry_point_is_called_with_a_session_and_its_settings_and_judged_the
     summary = run_scenario(parse_scenario(raw, tmp_path), run_dir, console=Console(quiet=True))
     assert summary.status == "complete", why(summary)
     report = check_run(run_dir)
-    assert report.verdict == "exactly-once" and report.outcome == "pass" and report.counts.acked == 801
+    assert report[VERDICT] == "exactly-once" and report.outcome == "pass" and report[COUNTS].acked == 801
     assert json.loads((run_dir / "streamlets" / "copy.entry.json").read_text())["settings"]["target"] == "out"
 
 
@@ -385,4 +389,4 @@ def test_the_job_under_a_network_partition_and_a_broker_kill_loses_nothing(tmp_p
     routes = json.loads((run_dir / "control" / "network" / "proxy.json").read_text())["routes"]
     proxied = {f"127.0.0.1:{r['listen']}" for r in routes if r["link"] == "enrich"}
     assert set(argv[argv.index("--bootstrap") + 1].split(",")) == proxied  # ${bootstrap} was the job's link
-    assert report.counts.lost == 0 and report.outcome == "pass", report.expectations
+    assert report[COUNTS].lost == 0 and report.outcome == "pass", report[EXPECTATIONS]

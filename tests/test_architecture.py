@@ -96,6 +96,24 @@ def test_no_class_of_the_harness_is_over_400_lines_or_built_of_mixins():
     assert not found, found
 
 
+def _fields(node: ast.ClassDef) -> int:
+    return sum(isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) for n in node.body)
+
+
+def test_no_dataclass_of_the_checker_has_over_15_fields():
+    """What a check finds is an open map of typed keys (harness/checker/step.py), not a record every step adds a
+    field to: the Context and the Report carry the keys found, and each finding is small."""
+    found = []
+    for path in (ROOT / "harness" / "checker").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            dataclass = isinstance(node, ast.ClassDef) and any(
+                "dataclass" in ast.unparse(d) for d in node.decorator_list
+            )
+            if dataclass and _fields(node) > 15:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {_fields(node)} fields")
+    assert not found, found
+
+
 def test_the_contract_imports_neither_side():
     assert not _graph().get("contract", set()), (
         "contract/ is the ground floor: it imports nothing of harness or pipelines"

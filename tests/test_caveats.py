@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
 from harness.workload.generator_settings import TRACE_HEADER
 from tests.frozen_runs import FROZEN_OR_FRESH, judged_run
 
@@ -54,16 +55,16 @@ def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_wh
     assert not any(r.get("headers") for r in uncommitted)
 
     report = check_run(run_dir)
-    hops = {h.name: h for h in report.hops}
-    assert report.counts.acked == len(acked) and report.counts.lost == 0
+    hops = {h.name: h for h in report[HOP_FINDINGS]}
+    assert report[COUNTS].acked == len(acked) and report[COUNTS].lost == 0
     assert hops["committed"].verdict == hops["kept"].verdict == "exactly-once"
     assert hops["uncommitted"].copies.inherited == extra and hops["uncommitted"].copies.made_here == 0
     assert hops["seen"].counts.duplicated_in_state == len(aborted)
-    assert report.causes["duplicated"] == {
+    assert report[CAUSES]["duplicated"] == {
         "replay_after_fault": 0,
         "unexplained": 0,
         "aborted_read": extra,
         "resent_read": 0,
     }
-    assert report.verdict == "at-least-once"
+    assert report[VERDICT] == "at-least-once"
     assert (hops["committed"].headers_lost, hops["uncommitted"].headers_lost) == (0, len(uncommitted))

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from harness.checker.check import check_run
+from harness.checker.expect import EXPECTATIONS
 from harness.report.write import write_reports
 
 FROZEN = Path(__file__).resolve().parent / "frozen_runs" / "chain"
@@ -68,13 +69,13 @@ def test_the_lag_each_streamlet_fell_behind_and_its_limit(tmp_path):
     section = report.sections["lag"]
     most = {row[0]: row[2] for row in section.rows}
     assert most == {name: max(n for _, n in behind(FROZEN, name)) for name in most}
-    [failed] = report.expectations
+    [failed] = report[EXPECTATIONS]
     over = sorted(name for name, n in most.items() if n > 500)
     assert failed.status == "fail" and over and all(f"{name} {most[name]:,} records" in failed.detail for name in over)
-    [passed] = check_run(_run(tmp_path, max(most.values()))).expectations
+    [passed] = check_run(_run(tmp_path, max(most.values())))[EXPECTATIONS]
     assert passed.status == "pass" and passed.actual == max(most.values())
     unsampled = check_run(_run(tmp_path, 10**9, samples=False))
-    assert unsampled.expectations[0].status == "unknown" and unsampled.outcome == "unknown"
+    assert unsampled[EXPECTATIONS][0].status == "unknown" and unsampled.outcome == "unknown"
     write_reports(report, run)
     assert "## Consumer lag" in (run / "report.md").read_text() and "Consumer lag" in (run / "report.html").read_text()
     saved = json.loads((run / "report.json").read_text())["sections"]["lag"]

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.checker.anomaly_records import RECORDS, WITNESSES
 from harness.checker.check import check_run
+from harness.checker.fault_results import FAULTS
 from tests.synthetic_run import HOPS, T0, Flow, make_sent, write_run
 
 KILL_MS = T0 + 1000
@@ -69,7 +71,7 @@ def test_a_restart_killed_again_before_its_first_batch_has_no_recovery_of_its_ow
     every = np.arange(len(sent))
     flow = Flow({h: every for h in HOPS}, every, every)
     report = check_run(write_run(tmp_path / "run", sent, flow, history=history, progress={"processor": [batch]}))
-    first, second = report.faults
+    first, second = report[FAULTS]
     assert first.recovery_s is None and first.note == "recovery unknown: killed again before its first batch"
     assert second.recovery_s == 2.0 and second.note == ""
 
@@ -97,7 +99,7 @@ def test_a_kill_right_after_a_restarts_first_output_credits_each_copy_to_the_res
         history.append({"ts_ms": at + 200, "event": "offsets", "partitions": ends})
     report = check_run(write_run(tmp_path / "run", sent, flow, history=history))
 
-    made = report.records["duplicated"]
+    made = report[RECORDS]["duplicated"]
     by_fault = {n: set(made.seq[made.fault == n]) for n in (1, 2)} if "fault" in made else None
     assert by_fault is not None, made.columns
     key_seq = lambda index: {int(sent.seq[i]) for i in index}  # noqa: E731
@@ -106,7 +108,7 @@ def test_a_kill_right_after_a_restarts_first_output_credits_each_copy_to_the_res
     assert (rows[1][4], rows[2][4]) == (len(again_first), len(again_second))
     assert rows[2][6] == (kills[1] - sent.event_time_ms[again_second].max()) / 1000 > 0  # sent before kill 2
     assert min(rows[1][5:7]) > 0  # all sent before kill 1
-    duplicated = [w for w in report.witnesses if w.anomaly == "duplicated_deliveries"]
+    duplicated = [w for w in report[WITNESSES] if w.anomaly == "duplicated_deliveries"]
     assert {w.seq in key_seq(again_first) for w in duplicated} == {True, False}, duplicated  # both faults' shown
     for witness in duplicated:
         number = 1 if witness.seq in key_seq(again_first) else 2

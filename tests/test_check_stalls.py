@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from harness.checker.check import check_run
+from harness.checker.expect import EXPECTATIONS
 from tests.test_check_lag import FROZEN, _run, behind, progress_events
 
 
@@ -31,12 +32,12 @@ def test_the_longest_stall_of_each_streamlet_and_its_limit(tmp_path):
     assert stalls["enrich"] > 5 and stalls["score"] > 5  # their drivers were killed with records waiting
     pipeline = json.loads((first / "pipeline.json").read_text())
     (first / "pipeline.json").write_text(json.dumps(pipeline | {"expectations": {"max_stall_s": max(stalls.values())}}))
-    assert check_run(first).expectations[0].status == "pass"
+    assert check_run(first)[EXPECTATIONS][0].status == "pass"
     run = _run(tmp_path, 1)
     (run / "pipeline.json").write_text(json.dumps(pipeline | {"expectations": {"max_stall_s": 10.0}}))
-    [failed] = check_run(run).expectations
+    [failed] = check_run(run)[EXPECTATIONS]
     over = sorted(name for name, s in stalls.items() if s > 10)
     assert failed.status == "fail" and all(f"{name} {stalls[name]:g}s" in failed.detail for name in over)
     run = _run(tmp_path, 2, samples=False)
     (run / "pipeline.json").write_text(json.dumps(pipeline | {"expectations": {"max_stall_s": 1000.0}}))
-    assert check_run(run).expectations[0].status == "unknown"
+    assert check_run(run)[EXPECTATIONS][0].status == "unknown"

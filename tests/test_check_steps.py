@@ -9,7 +9,12 @@ from dataclasses import replace
 
 import pytest
 
+from harness.checker.anomaly_records import WITNESSES
 from harness.checker.check import STEPS, all_steps, check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
+from harness.checker.latency import LATENCY
 from harness.checker.section import Section
 from harness.checker.step import Key, Step, in_order
 from harness.report.write import write_reports
@@ -31,12 +36,12 @@ def clean_run(tmp_path):
 
 def test_the_steps_compose_to_a_pass_on_a_clean_run(clean_run):
     report = check_run(clean_run, strict=True)
-    assert report.outcome == "pass" and report.counts.lost == 0 and not report.doubts
+    assert report.outcome == "pass" and report[COUNTS].lost == 0 and not report.doubts
 
 
 def test_a_peripheral_step_that_raises_leaves_the_counts_and_makes_the_outcome_unknown(clean_run):
     report = check_run(clean_run, steps=_broken("latency"), strict=False)
-    assert report.counts.lost == 0 and report.verdict != "unknown" and report.latency.records == 0
+    assert report[COUNTS].lost == 0 and report[VERDICT] != "unknown" and report[LATENCY].records == 0
     assert report.outcome == "unknown" and report.doubts == [
         "the check's step latency failed (RuntimeError: latency is broken)"
     ]
@@ -48,9 +53,9 @@ def test_a_peripheral_step_that_raises_leaves_the_counts_and_makes_the_outcome_u
 
 def test_a_core_step_that_raises_makes_every_count_it_feeds_null_and_nothing_passes(clean_run):
     report = check_run(clean_run, steps=_broken("reconcile"), strict=False)
-    assert report.counts.lost is None and report.counts.acked == 100 and report.verdict == "unknown"
-    assert [(e.name, e.status) for e in report.expectations] == [("expectations", "unknown")]
-    assert report.outcome == "unknown" and report.causes["lost"]["retention"] is None
+    assert report[COUNTS].lost is None and report[COUNTS].acked == 100 and report[VERDICT] == "unknown"
+    assert [(e.name, e.status) for e in report[EXPECTATIONS]] == [("expectations", "unknown")]
+    assert report.outcome == "unknown" and report[CAUSES]["lost"]["retention"] is None
     write_reports(report, clean_run)  # every writer copes with what is unknown
     data = json.loads((clean_run / "report.json").read_text())
     assert data["counts"]["lost"] is None and data["outcome"] == "unknown" and not data["passed"]
@@ -58,11 +63,11 @@ def test_a_core_step_that_raises_makes_every_count_it_feeds_null_and_nothing_pas
 
 def test_copies_that_cannot_be_counted_are_null_not_zero(clean_run):
     report = check_run(clean_run, steps=_broken("copies"), strict=False)
-    assert report.counts.lost == 0 and all(h.copies is None for h in report.hops)
-    assert report.causes["duplicated"]["replay_after_fault"] is None and report.outcome == "unknown"
+    assert report[COUNTS].lost == 0 and all(h.copies is None for h in report[HOP_FINDINGS])
+    assert report[CAUSES]["duplicated"]["replay_after_fault"] is None and report.outcome == "unknown"
     # The steps that need the copies are not run; only the one that failed is named.
     assert [gap.split()[2] for gap in report.gaps if gap.startswith("check step")] == ["copies"]
-    assert report.faults == [] and report.witnesses == [] and report.expectations[0].status == "unknown"
+    assert report[FAULTS] == [] and report[WITNESSES] == [] and report[EXPECTATIONS][0].status == "unknown"
     write_reports(report, clean_run)
 
 

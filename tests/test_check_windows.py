@@ -9,6 +9,7 @@ import json
 import numpy as np
 
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, VERDICT, WINDOWS
 from tests.synthetic_run import T0, make_sent
 from tests.synthetic_windows import WINDOW_MS, write_windowed_run
 
@@ -28,15 +29,15 @@ def test_late_records_are_missing_from_their_windows_and_explained_by_the_waterm
     report = check_run(tmp_path / "run", strict=True)
     dropped = made.ingested[made.dropped]
     assert len(dropped) and set(dropped) <= set(late)  # late ones, and only once a watermark existed
-    windows = report.windows
+    windows = report[WINDOWS]
     assert windows.records_missing == windows.records_dropped_by_watermark == len(dropped)
-    assert report.counts.lost == report.causes["lost"]["watermark"] == len(dropped)
+    assert report[COUNTS].lost == report[CAUSES]["lost"]["watermark"] == len(dropped)
     assert windows.under_counted == windows.over_counted == windows.phantom == 0
     starts = sent.event_time_ms // WINDOW_MS * WINDOW_MS
     open_ = {(k, s) for k, s in zip(sent.key, starts) if s + WINDOW_MS > made.final_watermark_ms}
     assert windows.still_open == len(open_) > 0
     assert windows.windows == len({(k, s) for k, s in zip(sent.key, starts)}) - len(open_)
-    assert report.verdict == "at-most-once"
+    assert report[VERDICT] == "at-most-once"
 
 
 def test_copies_a_replay_counted_again_over_count_their_windows(tmp_path):
@@ -47,12 +48,12 @@ def test_copies_a_replay_counted_again_over_count_their_windows(tmp_path):
     report = check_run(tmp_path / "run", strict=True)
     starts = sent.event_time_ms // WINDOW_MS * WINDOW_MS
     due = starts[again] + WINDOW_MS <= made.final_watermark_ms
-    windows = report.windows
+    windows = report[WINDOWS]
     assert not made.dropped.any() and due.all()
-    assert windows.records_over_counted == report.counts.duplicated_in_state == len(again)
+    assert windows.records_over_counted == report[COUNTS].duplicated_in_state == len(again)
     assert windows.over_counted == len({(sent.key[i], starts[i]) for i in again})
     assert windows.records_missing == windows.under_counted == 0
-    assert report.verdict == "at-least-once"
+    assert report[VERDICT] == "at-least-once"
 
 
 def _tamper(root, sql: list[str]) -> None:

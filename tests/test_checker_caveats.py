@@ -12,9 +12,12 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from harness.checker.anomaly_records import RECORDS, WITNESSES
 from harness.checker.causes import source_eras
 from harness.checker.check import check_run, judged_from_notable
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
 from harness.checker.eras import Recreation
+from harness.checker.expect import EXPECTATIONS
 from harness.checker.load import load_evidence
 from harness.checker.selection import Selection
 from harness.checker.witnesses import spread
@@ -85,10 +88,10 @@ def test_a_recreated_source_topic_explains_what_the_ingress_skipped_in_the_old_t
     unexplained = new & (sent.partition == 0) & (sent.offset == 15)
     assert old_unread.sum() == 10 and new_skipped.sum() == 16 and unexplained.sum() == 1
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped | unexplained)
-    assert report.counts.lost == 27
-    assert report.causes["lost"]["topic_recreated"] == 26
-    assert report.causes["lost"]["unexplained"] == 1
-    assert report.verdict == "at-most-once"
+    assert report[COUNTS].lost == 27
+    assert report[CAUSES]["lost"]["topic_recreated"] == 26
+    assert report[CAUSES]["lost"]["unexplained"] == 1
+    assert report[VERDICT] == "at-most-once"
 
 
 def test_an_ingress_that_carried_on_from_its_old_position_jumped_over_the_new_topics_lower_offsets(tmp_path):
@@ -101,8 +104,8 @@ def test_an_ingress_that_carried_on_from_its_old_position_jumped_over_the_new_to
     unexplained = new & (sent.partition == 1) & (sent.offset == 22)
     assert old_unread.sum() == 10 and jumped.sum() == 40 and unexplained.sum() == 1
     report = _judge_recreation(tmp_path, sent, old_unread | jumped | unexplained, ends=(20, 23, 25))
-    assert report.counts.lost == 51
-    assert report.causes["lost"]["topic_recreated"] == 50 and report.causes["lost"]["unexplained"] == 1
+    assert report[COUNTS].lost == 51
+    assert report[CAUSES]["lost"]["topic_recreated"] == 50 and report[CAUSES]["lost"]["unexplained"] == 1
 
 
 def test_a_batch_planned_to_the_deleted_topics_ends_skips_what_the_new_topic_wrote_there_after_it_read(tmp_path):
@@ -130,8 +133,8 @@ def test_a_batch_planned_to_the_deleted_topics_ends_skips_what_the_new_topic_wro
         report = _judge_recreation(
             tmp_path / str(rows), sent, old_unread | jumped | after_it_read, progress=progress(rows)
         )
-        assert report.counts.lost == 56 and report.causes["lost"]["topic_recreated"] == recreated, rows
-        assert report.causes["lost"]["unexplained"] == 56 - recreated
+        assert report[COUNTS].lost == 56 and report[CAUSES]["lost"]["topic_recreated"] == recreated, rows
+        assert report[CAUSES]["lost"]["unexplained"] == 56 - recreated
 
 
 def test_records_sent_before_the_deletion_that_a_retry_wrote_to_the_new_topic_are_the_recreations(tmp_path):
@@ -145,8 +148,8 @@ def test_records_sent_before_the_deletion_that_a_retry_wrote_to_the_new_topic_ar
     old_unread = ~new & (sent.offset >= 20)
     new_skipped = new & (sent.offset < 8)
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped)
-    assert report.counts.lost == 26 and report.causes["lost"]["topic_recreated"] == 26, report.causes["lost"]
-    assert report.causes["lost"]["unexplained"] == 0
+    assert report[COUNTS].lost == 26 and report[CAUSES]["lost"]["topic_recreated"] == 26, report[CAUSES]["lost"]
+    assert report[CAUSES]["lost"]["unexplained"] == 0
 
 
 def test_log_starts_sampled_around_the_recreation_do_not_turn_its_losses_into_retentions(tmp_path):
@@ -164,8 +167,8 @@ def test_log_starts_sampled_around_the_recreation_do_not_turn_its_losses_into_re
         for ts, start in ((240, 0), (255, 23), (270, 0))
     ]
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped | unexplained, samples)
-    assert report.counts.lost == 27 and report.causes["lost"]["topic_recreated"] == 26
-    assert report.causes["lost"]["retention"] == 0 and report.causes["lost"]["unexplained"] == 1
+    assert report[COUNTS].lost == 27 and report[CAUSES]["lost"]["topic_recreated"] == 26
+    assert report[CAUSES]["lost"]["retention"] == 0 and report[CAUSES]["lost"]["unexplained"] == 1
 
 
 def test_records_the_broker_still_wrote_to_the_deleted_topic_after_the_re_creation_are_its_losses(tmp_path):
@@ -184,8 +187,8 @@ def test_records_the_broker_still_wrote_to_the_deleted_topic_after_the_re_creati
     old_unread = ~new & (sent.offset >= 20)
     new_skipped = new & (sent.offset < 8)
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped)
-    assert report.counts.lost == 13 + 16
-    assert report.causes["lost"]["topic_recreated"] == 29, report.causes["lost"]
+    assert report[COUNTS].lost == 13 + 16
+    assert report[CAUSES]["lost"]["topic_recreated"] == 29, report[CAUSES]["lost"]
 
 
 def test_a_record_acknowledged_without_an_offset_is_placed_by_its_neighbours_in_send_order(tmp_path):
@@ -201,8 +204,8 @@ def test_a_record_acknowledged_without_an_offset_is_placed_by_its_neighbours_in_
     lost = old_unread | new_skipped
     lost[[above, below]] = True
     report = _judge_recreation(tmp_path, sent, lost)
-    assert report.counts.lost == 26 + 1
-    assert report.causes["lost"]["topic_recreated"] == 26 and report.causes["lost"]["unexplained"] == 1
+    assert report[COUNTS].lost == 26 + 1
+    assert report[CAUSES]["lost"]["topic_recreated"] == 26 and report[CAUSES]["lost"]["unexplained"] == 1
 
 
 RECREATED_PARTITIONS = st.integers(1, 2).flatmap(
@@ -276,9 +279,9 @@ def test_a_new_topics_record_served_with_the_deleted_topics_record_at_its_offset
     unexplained = new & ((~p1 & (sent.offset == 15)) | (p1 & (sent.offset == 24)))
     assert served_old.sum() == 3 and old_unread.sum() == 7 and replaced.sum() == 3 and unexplained.sum() == 2
     report = _judge_recreation(tmp_path, sent, old_unread | new_skipped | replaced | unexplained)
-    assert report.counts.lost == 7 + 16 + 3 + 2
-    assert report.causes["lost"]["topic_recreated"] == 7 + 16 + 3
-    assert report.causes["lost"]["unexplained"] == 2
+    assert report[COUNTS].lost == 7 + 16 + 3 + 2
+    assert report[CAUSES]["lost"]["topic_recreated"] == 7 + 16 + 3
+    assert report[CAUSES]["lost"]["unexplained"] == 2
 
 
 def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not_unexplained_replays(tmp_path):
@@ -296,17 +299,17 @@ def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not
             )
     report = check_run(root)
     assert report.gaps == []  # an aborted line is not a record logged twice
-    assert report.counts.acked == len(sent) and report.counts.lost == 0
-    assert report.counts.duplicated_deliveries == 5 and report.counts.duplicated_in_state == 0
-    assert report.causes["duplicated"] == {
+    assert report[COUNTS].acked == len(sent) and report[COUNTS].lost == 0
+    assert report[COUNTS].duplicated_deliveries == 5 and report[COUNTS].duplicated_in_state == 0
+    assert report[CAUSES]["duplicated"] == {
         "replay_after_fault": 0,
         "unexplained": 0,
         "aborted_read": 5,
         "resent_read": 0,
     }
-    ingested = next(h for h in report.hops if h.name == "ingested")
+    ingested = next(h for h in report[HOP_FINDINGS] if h.name == "ingested")
     assert ingested.copies.made_here == 0 and ingested.copies.inherited == 5
-    assert report.verdict == "effectively-exactly-once"
+    assert report[VERDICT] == "effectively-exactly-once"
 
 
 def test_copies_the_source_re_sent_are_read_from_it_unless_the_job_declares_it_deduplicates(tmp_path):
@@ -321,19 +324,22 @@ def test_copies_the_source_re_sent_are_read_from_it_unless_the_job_declares_it_d
     passed = Flow({"ingested": twice, "processed": twice}, twice, every)
     for declared, read, made in [(None, 6, 0), (30.0, 0, 6)]:
         report = check_run(write_run(tmp_path / f"passed-{declared}", sent, passed, ingress_deduplicates_s=declared))
-        assert report.gaps == [] and report.counts.acked == len(sent)  # a resend's line is not a record logged twice
-        assert report.counts.duplicated_deliveries == 6 and report.counts.lost == 0
-        assert (report.causes["duplicated"]["resent_read"], report.causes["duplicated"]["unexplained"]) == (read, made)
-        ingested = next(h for h in report.hops if h.name == "ingested")
+        assert report.gaps == [] and report[COUNTS].acked == len(sent)  # a resend's line is not a record logged twice
+        assert report[COUNTS].duplicated_deliveries == 6 and report[COUNTS].lost == 0
+        assert (report[CAUSES]["duplicated"]["resent_read"], report[CAUSES]["duplicated"]["unexplained"]) == (
+            read,
+            made,
+        )
+        ingested = next(h for h in report[HOP_FINDINGS] if h.name == "ingested")
         assert (ingested.copies.inherited, ingested.copies.made_here) == (read, made)
-        duplicated = report.records["duplicated"]  # anomalies/duplicated.csv: where each one's copy came from
+        duplicated = report[RECORDS]["duplicated"]  # anomalies/duplicated.csv: where each one's copy came from
         assert list(duplicated.columns[-3:]) == ["first_hop", "fault", "cause"]
         assert set(duplicated.first_hop) == {"ingested"} and duplicated.fault.isna().all()
         assert set(duplicated.cause) == {"resent_read" if declared is None else "unexplained"}
         if declared is None:  # report.json's witnesses give the cause duplicated.csv gives
-            assert {w.cause for w in report.witnesses if w.anomaly == "duplicated_deliveries"} == {"resent_read"}
+            assert {w.cause for w in report[WITNESSES] if w.anomaly == "duplicated_deliveries"} == {"resent_read"}
     absorbed = check_run(write_run(tmp_path / "absorbed", sent, clean_flow(sent), ingress_deduplicates_s=30.0))
-    assert absorbed.verdict == "exactly-once" and absorbed.causes["duplicated"]["resent_read"] == 0
+    assert absorbed[VERDICT] == "exactly-once" and absorbed[CAUSES]["duplicated"]["resent_read"] == 0
 
 
 def test_witnesses_are_drawn_across_what_made_them_first_one_of_each_then_the_rest():
@@ -352,7 +358,7 @@ def test_an_output_seen_only_in_part_is_never_judged_exactly_once(tmp_path):
     partly = {"ts_ms": T0, "event": "output_exported", "output": "egress", "observed": "partly", "updates_alone": 3}
     for history, found in [([], "exactly-once"), ([partly], "effectively-exactly-once")]:
         report = check_run(write_run(tmp_path / found, sent, clean_flow(sent), history=history))
-        assert report.verdict == found and report.hops[-1].verdict == found
+        assert report[VERDICT] == found and report[HOP_FINDINGS][-1].verdict == found
         assert any("output egress: 3 write(s) by UPDATE" in gap for gap in report.gaps) == bool(history)
 
 
@@ -371,7 +377,7 @@ def test_copies_without_the_source_header_are_counted_per_topic(tmp_path):
     ]
     (root / "topics" / "ingested.jsonl").write_text("\n".join(with_header + lines[30:]) + "\n")
     report = check_run(root)
-    assert {h.name: h.headers_lost for h in report.hops} == {"ingested": 10, "processed": 40, "egress": None}
-    assert report.verdict == "exactly-once"
-    result = next(e for e in report.expectations if e.name == "headers_kept")
+    assert {h.name: h.headers_lost for h in report[HOP_FINDINGS]} == {"ingested": 10, "processed": 40, "egress": None}
+    assert report[VERDICT] == "exactly-once"
+    result = next(e for e in report[EXPECTATIONS] if e.name == "headers_kept")
     assert result.status == "fail" and "10 at ingested" in result.detail and "40 at processed" in result.detail

@@ -12,9 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contract.applications import UNREAD
+from harness.checker.anomaly_records import RECORDS
 from harness.checker.causes import key_homes
 from harness.checker.check import check_run, judged_from_notable
+from harness.checker.counts import CAUSES, COUNTS, VERDICT
 from harness.checker.egress_readers import SQLITE_BATCH_ROWS, egress_blocks
+from harness.checker.expect import EXPECTATIONS
 from harness.checker.faults import fault_spans
 from harness.checker.hops import hop_data
 from harness.checker.load import load_evidence
@@ -97,7 +100,7 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
     result = run_harness("report", str(root))
     assert result.returncode == 1
     report = json.loads((root / "report.json").read_text())
-    assert report["schema_version"] == 5
+    assert report["schema_version"] == 6
     assert report["counts"]["duplicated_deliveries"] == 5 and report["counts"]["duplicated_in_state"] == 0
     assert report["verdict"]["hops"] == {
         "ingested": "exactly-once",
@@ -324,8 +327,8 @@ def test_an_output_its_reader_cannot_read_is_unknown_naming_why(tmp_path):
     root, _ = _run(tmp_path, history=[exported | {"unobserved": why}])
     (root / "egress" / "egress.sqlite").unlink()  # the export wrote nothing
     report = check_run(root)
-    assert report.verdict == "unknown" and report.outcome == "unknown", report.verdict
-    assert report.counts.lost is None and report.counts.duplicated_in_state is None
+    assert report[VERDICT] == "unknown" and report.outcome == "unknown", report[VERDICT]
+    assert report[COUNTS].lost is None and report[COUNTS].duplicated_in_state is None
     assert any(gap.startswith(f"output egress: not read: {why}") for gap in report.gaps), report.gaps
 
 
@@ -396,7 +399,7 @@ def test_any_json_in_a_small_evidence_file_is_a_report_or_one_line_error(tmp_pat
         report = check_run(root)
         # the garbage is harmless (the clean run's pass), or the report names what it could not read (a gap), or
         # takes the run as one that did not finish: never a failure of the pipeline
-        assert report.outcome == "pass" or report.gaps or report.unfinished, (name, value, report.expectations)
+        assert report.outcome == "pass" or report.gaps or report.unfinished, (name, value, report[EXPECTATIONS])
     except HarnessError as exc:
         assert "\n" not in str(exc) and name in str(exc), (name, str(exc))
     finally:
@@ -406,7 +409,7 @@ def test_any_json_in_a_small_evidence_file_is_a_report_or_one_line_error(tmp_pat
 def test_a_run_with_nothing_acknowledged_is_unknown_not_exactly_once(tmp_path):
     sent = make_sent(2, 0)
     report = check_run(write_run(tmp_path / "run", sent, clean_flow(sent), expectations=EXPECT))
-    assert report.counts.acked == 0 and report.verdict == "unknown" and report.outcome == "unknown"
+    assert report[COUNTS].acked == 0 and report[VERDICT] == "unknown" and report.outcome == "unknown"
     assert any("no record was acknowledged" in gap for gap in report.gaps)
     refused = run_harness("run", "scenarios/smoke.yaml", "--duration", "0", "--out", str(tmp_path / "never"))
     assert refused.returncode == 2 and "--duration" in refused.stderr and not (tmp_path / "never").exists()
@@ -452,9 +455,9 @@ def test_routine_retention_explains_only_what_it_deleted_before_the_streamlet_re
         progress={"processor": [_batch(t0 + 1000, "ingested", 10), _batch(t0 + 9000, "ingested", 50)]},
     )
     report = check_run(root)
-    assert report.counts.lost == 20
-    assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
-    assert report.causes["lost"]["unexplained"] == 10
+    assert report[COUNTS].lost == 20
+    assert report[CAUSES]["lost"]["retention"] == int(deleted_unread.sum()) == 10
+    assert report[CAUSES]["lost"]["unexplained"] == 10
 
 
 def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed_by_their_neighbours(
@@ -505,9 +508,9 @@ def test_lost_records_retention_deleted_before_the_recording_saw_them_are_placed
     lines = dump.read_text().splitlines(keepends=True)
     dump.write_text("".join(line for line, gone in zip(lines, unrecorded | never_written | never_ingested) if not gone))
     report = check_run(root)
-    assert report.counts.lost == int((in_window | never_written | never_ingested).sum()) == 24
-    assert report.causes["lost"]["retention"] == 22 and report.causes["lost"]["unexplained"] == 2
-    lost = report.records["lost"]
+    assert report[COUNTS].lost == int((in_window | never_written | never_ingested).sum()) == 24
+    assert report[CAUSES]["lost"]["retention"] == 22 and report[CAUSES]["lost"]["unexplained"] == 2
+    lost = report[RECORDS]["lost"]
     assert set(lost[lost.cause == "unexplained"].seq) == set(sent.seq[never_written | never_ingested])
     assert any("offsets 10 to 11 of partition 0 were deleted by retention" in g for g in report.gaps)
     compact_run(root)
@@ -549,11 +552,11 @@ def test_a_record_acknowledged_without_an_offset_is_never_placed_below_a_log_sta
     )
     assert '"acked",1,\n' in (root / "acks.csv").read_text()  # empty, as the generator writes a missing offset
     report = check_run(root)
-    assert report.counts.lost == 11
-    assert report.causes["lost"]["retention"] == int(deleted_unread.sum()) == 10
-    assert report.causes["lost"]["unexplained"] == 1
+    assert report[COUNTS].lost == 11
+    assert report[CAUSES]["lost"]["retention"] == int(deleted_unread.sum()) == 10
+    assert report[CAUSES]["lost"]["unexplained"] == 1
     assert any(g.startswith("acks.csv: 1 record(s) acknowledged without an offset") for g in report.gaps), report.gaps
-    lost = report.records["lost"]
+    lost = report[RECORDS]["lost"]
     assert lost.source_offset.isna().sum() == 1 and lost[lost.source_offset.isna()].cause.tolist() == ["unexplained"]
 
 
@@ -588,18 +591,18 @@ def test_an_egress_killed_between_receiving_and_storing_loses_to_retention_only_
     progress = {"egress": [_batch(t0 + 2000, "processed", 10), _batch(t0 + 9000, "processed", 50)]}
     with_kill = check_run(write_run(tmp_path / "killed", sent, flow, history=samples + [killed], progress=progress))
     without = check_run(write_run(tmp_path / "not-killed", sent, flow, history=samples, progress=progress))
-    assert with_kill.counts.lost == without.counts.lost == int(lost.sum()) == 20
-    assert with_kill.causes["lost"]["retention"] == int((received_by_killed | never_received).sum()) == 15
-    assert with_kill.causes["lost"]["unexplained"] == int(committed_not_stored.sum()) == 5
-    assert without.causes["lost"]["retention"] == int(never_received.sum()) == 5
-    assert without.causes["lost"]["unexplained"] == 15
+    assert with_kill[COUNTS].lost == without[COUNTS].lost == int(lost.sum()) == 20
+    assert with_kill[CAUSES]["lost"]["retention"] == int((received_by_killed | never_received).sum()) == 15
+    assert with_kill[CAUSES]["lost"]["unexplained"] == int(committed_not_stored.sum()) == 5
+    assert without[CAUSES]["lost"]["retention"] == int(never_received.sum()) == 5
+    assert without[CAUSES]["lost"]["unexplained"] == 15
     # Killed and never back: no replay needed to read what it had received, so retention did not take it.
     down = check_run(
         write_run(
             tmp_path / "down", sent, flow, history=samples + [killed], progress={"egress": progress["egress"][:1]}
         )
     )
-    assert down.causes["lost"]["retention"] == int(never_received.sum()) == 5
+    assert down[CAUSES]["lost"]["retention"] == int(never_received.sum()) == 5
 
 
 def test_sliding_windows_count_a_record_in_each_window_it_falls_in_and_late_is_per_window():

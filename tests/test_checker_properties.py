@@ -13,7 +13,13 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.checker.anomaly_records import WITNESSES
+from harness.checker.causes import RETENTION
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.fault_results import FAULTS
+from harness.checker.latency import LATENCY
+from harness.checker.periods import PERIODS
 from harness.checker.reconcile import Counts, verdict
 from harness.checker.record_ids import rids
 from harness.checker.rid_sets import Members, Positions, copies, first_occurrences, isin, more_than_once
@@ -215,9 +221,9 @@ def test_injected_anomalies_are_found_exactly(case):
         shutil.rmtree(root)
     counts, retention_lost, unexplained = expected(sent, plan)
     assert report.gaps == []
-    assert report.counts == counts
-    assert report.verdict == verdict(counts)
-    assert report.causes["lost"] == {
+    assert report[COUNTS] == counts
+    assert report[VERDICT] == verdict(counts)
+    assert report[CAUSES]["lost"] == {
         "retention": retention_lost,
         "redeploy": 0,
         "topic_recreated": 0,
@@ -227,48 +233,48 @@ def test_injected_anomalies_are_found_exactly(case):
     }
     # Copies: every extra copy made at the hop where its producer wrote it again, inherited below it.
     made = [len(plan.duplicated_at[h]) + len(plan.copied_again.get(h, [])) for h in range(3)]
-    for h, hop in enumerate(report.hops):
+    for h, hop in enumerate(report[HOP_FINDINGS]):
         extra = sum(made[: h + 1]) + len(plan.aborted_read) + len(plan.resent_read)
         assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), (
             hop.name
         )
-    egress = report.hops[-1].copies
+    egress = report[HOP_FINDINGS][-1].copies
     kept = egress.extra if plan.mode == "append" else 0
     assert (egress.extra_in_state, egress.absorbed) == (kept, egress.extra - kept)
-    assert report.causes["duplicated"] == (
+    assert report[CAUSES]["duplicated"] == (
         {"replay_after_fault": sum(made), "unexplained": 0}
         if plan.with_fault
         else {"replay_after_fault": 0, "unexplained": sum(made)}
     ) | {"aborted_read": len(plan.aborted_read), "resent_read": len(plan.resent_read)}
     if plan.with_fault:
-        assert report.faults[0].redelivered == sum(made)
-        assert report.faults[0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
+        assert report[FAULTS][0].redelivered == sum(made)
+        assert report[FAULTS][0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
     # The hop where each anomaly first appears.
     lost_first = {name: 0 for name in HOP_NAMES}
     lost_first["ingested"] += retention_lost
     lost_first["egress"] += len(plan.watermark)
     for h, records in plan.lost_at.items():
         lost_first[HOP_NAMES[h]] += len(records)
-    assert {h.name: h.first_seen["lost"] for h in report.hops} == lost_first
-    assert {h.name: h.first_seen["duplicated"] for h in report.hops} == {
+    assert {h.name: h.first_seen["lost"] for h in report[HOP_FINDINGS]} == lost_first
+    assert {h.name: h.first_seen["duplicated"] for h in report[HOP_FINDINGS]} == {
         HOP_NAMES[h]: len(v) + (len(plan.aborted_read) + len(plan.resent_read) if h == 0 else 0)
         for h, v in plan.duplicated_at.items()
     }
     if plan.retention_window[2] > plan.retention_window[1]:
-        [window] = report.retention
+        [window] = report[RETENTION]
         assert (
             window["lost"] == retention_lost
             and window["reached_downstream"] == len(plan.retention_reached)
             and window["exact"]
         )
     # The periods of sending (harness/checker/periods.py): their counts sum to the run's, each judged by one rule.
-    periods = report.periods.periods
+    periods = report[PERIODS].periods
     for name in ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered"):
         in_periods = sum(getattr(p.counts, name) for p in periods)
-        assert in_periods + getattr(report.periods.unplaced, name) == getattr(counts, name), name
+        assert in_periods + getattr(report[PERIODS].unplaced, name) == getattr(counts, name), name
     assert all(p.verdict == verdict(p.counts) for p in periods)
     # Every anomaly class that occurred has witnesses of that class, and only those classes do.
-    classes = {w.anomaly for w in report.witnesses}
+    classes = {w.anomaly for w in report[WITNESSES]}
     assert classes == {
         name
         for name in ("lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered")
@@ -296,11 +302,11 @@ def test_the_topics_recorded_in_columnar_form_give_the_same_report(case):
 def test_clean_evidence_has_no_anomaly(tmp_path):
     sent = make_sent(4, 50)
     report = check_run(write_run(tmp_path, sent, clean_flow(sent)))
-    assert report.counts == Counts(200, 0, 0, 0, 0, 0, 0)
-    assert report.verdict == "exactly-once"
-    assert [h.verdict for h in report.hops] == ["exactly-once"] * 3
-    assert report.witnesses == [] and report.gaps == []
-    assert report.causes["lost"]["unexplained"] == 0 and report.latency.records == 200
+    assert report[COUNTS] == Counts(200, 0, 0, 0, 0, 0, 0)
+    assert report[VERDICT] == "exactly-once"
+    assert [h.verdict for h in report[HOP_FINDINGS]] == ["exactly-once"] * 3
+    assert report[WITNESSES] == [] and report.gaps == []
+    assert report[CAUSES]["lost"]["unexplained"] == 0 and report[LATENCY].records == 200
 
 
 @st.composite

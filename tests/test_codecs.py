@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, HOP_FINDINGS, VERDICT
 from harness.codecs import value_decoder, value_encoder
 from harness.evidence.topics import dump_line
 from harness.runner.console import Console
@@ -77,13 +78,13 @@ def test_an_avro_pipeline_under_kills_makes_and_absorbs_copies_as_the_json_one_d
     for topic in ("source", "ingested", "relayed"):  # Avro on the topics: no field names in the values
         assert b'"seq":' not in _segment_bytes(run_dir, topic), topic
     report = check_run(run_dir)
-    assert report.counts.acked == len(acked(run_dir)) > 0
-    assert report.verdict == "effectively-exactly-once" and report.passed
-    hops = {h.name: h for h in report.hops}
-    assert [(h.name, h.verdict) for h in report.hops] == [
+    assert report[COUNTS].acked == len(acked(run_dir)) > 0
+    assert report[VERDICT] == "effectively-exactly-once" and report.passed
+    hops = {h.name: h for h in report[HOP_FINDINGS]}
+    assert [(h.name, h.verdict) for h in report[HOP_FINDINGS]] == [
         ("ingested", "exactly-once"),
         ("relayed", "at-least-once"),
         ("egress", "effectively-exactly-once"),
     ]
-    assert report.counts.lost == 0 and hops["relayed"].copies.made_here > 0
+    assert report[COUNTS].lost == 0 and hops["relayed"].copies.made_here > 0
     assert hops["egress"].copies.extra_in_state == 0 and hops["egress"].copies.absorbed > 0

@@ -8,8 +8,12 @@ import json
 
 import numpy as np
 
+from harness.checker.anomaly_records import RECORDS, WITNESSES
 from harness.checker.check import check_run
+from harness.checker.counts import VERDICT
 from harness.checker.declared import LATE, MOMENT, NOT_PLAYED, SKIPPED, misses
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
 from harness.report.markdown import render_markdown
 from harness.report.tables import fault_rows
 from tests.synthetic_run import T0, Flow, clean_flow, make_sent, write_run
@@ -96,12 +100,12 @@ def test_a_run_whose_fault_missed_its_moment_is_unknown_and_says_which_fault_and
     ]
     run = write_run(tmp_path / "run", sent, clean_flow(sent), history=history, expectations={"max_lost": 0})
     report = check_run(run)
-    assert report.verdict == "exactly-once" and report.outcome == "unknown"
-    [expectation] = report.expectations
+    assert report[VERDICT] == "exactly-once" and report.outcome == "unknown"
+    [expectation] = report[EXPECTATIONS]
     assert expectation.status == "unknown" and "fault 1 (kill-driver egress) did not strike as declared" in (
         expectation.detail
     )
-    [fault] = report.faults
+    [fault] = report[FAULTS]
     why = "no batch in flight with output written within 150s; it struck at whatever moment it was"
     assert (fault.number, fault.declared) == (1, f"{MOMENT}: {why}")
     assert report.run_info["faults_planned"] == report.run_info["faults_played"] == 1
@@ -132,11 +136,11 @@ def test_one_number_per_fault_in_the_fault_table_the_witnesses_and_the_duplicate
         {"ts_ms": T0 + 9000, "event": "fault_ended", "kind": "resend", "target": "generator"},
     ]  # fmt: skip
     report = check_run(write_run(tmp_path / "run", sent, flow, history=history))
-    assert [(f.number, f.kind) for f in report.faults] == [(1, "resend"), (3, "kill-driver")]
+    assert [(f.number, f.kind) for f in report[FAULTS]] == [(1, "resend"), (3, "kill-driver")]
     assert report.run_info["faults_planned"] == 3 and report.run_info["faults_played"] == 2
     assert [(m.number, m.how) for m in report.fault_misses] == [(2, SKIPPED)] and report.outcome == "unknown"
-    copies = [c.fault for w in report.witnesses if w.anomaly == "duplicated_deliveries" for c in w.copies]
-    causes = {w.cause for w in report.witnesses if w.anomaly == "duplicated_deliveries"}
+    copies = [c.fault for w in report[WITNESSES] if w.anomaly == "duplicated_deliveries" for c in w.copies]
+    causes = {w.cause for w in report[WITNESSES] if w.anomaly == "duplicated_deliveries"}
     assert set(copies) == {None, 3} and all("after fault 3, kill-driver processor" in c for c in causes), causes
-    assert set(report.records["duplicated"].fault) == {3}
+    assert set(report[RECORDS]["duplicated"].fault) == {3}
     assert [row[0] for row in fault_rows(report)] == [1, 3]

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, VERDICT
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -84,8 +85,8 @@ def test_nothing_restarts_and_the_upsert_egress_stores_every_acked_record_once(r
     assert sorted(e["streamlet"] for e in starts) == ["egress", "ingress", "processor"], "a driver was restarted"
     stored = egress_counts(run_dir, "egress", "records")
     assert set(stored) == acked(run_dir) and set(stored.values()) == {1}
-    assert report.verdict in ("exactly-once", "effectively-exactly-once"), report.verdict
-    assert report.counts.lost == 0
+    assert report[VERDICT] in ("exactly-once", "effectively-exactly-once"), report[VERDICT]
+    assert report[COUNTS].lost == 0
 
 
 def test_a_delayed_link_carries_the_ingress_traffic_late_and_the_ingress_rides_it_out(degraded):

@@ -35,7 +35,7 @@ def test_every_relative_link_resolves():
 
 
 def test_the_reports_pages_name_the_schema_version_runs_write():
-    from harness.checker.findings import SCHEMA_VERSION
+    from harness.checker.run_report import SCHEMA_VERSION
 
     for page in ("reports.md", "checker.md"):
         named = re.findall(r"schema_version (\d+)", (ROOT / "docs" / page).read_text())

@@ -10,7 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from harness.checker.causes import RETENTION
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.fault_results import FAULTS
 from harness.cluster import KafkaAdmin
 from harness.errors import HarnessError
 from harness.faults.kind import FaultKind, Param
@@ -93,11 +96,11 @@ def _assert_lost_to_retention_exactly(run_dir, expected_lost: set, first_hop: st
     stored = set(egress_counts(run_dir, "egress", "records"))
     assert expected_lost and acked(run_dir) - stored == expected_lost
     report = check_run(run_dir)
-    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
-    assert report.causes["lost"]["retention"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
-    [window] = report.retention
+    assert report[COUNTS].lost == len(expected_lost) and report[VERDICT] == "at-most-once"
+    assert report[CAUSES]["lost"]["retention"] == len(expected_lost) and report[CAUSES]["lost"]["unexplained"] == 0
+    [window] = report[RETENTION]
     assert window["exact"] and window["lost"] == len(expected_lost)
-    assert {h.name: h.first_seen["lost"] for h in report.hops}[first_hop] == len(expected_lost)
+    assert {h.name: h.first_seen["lost"] for h in report[HOP_FINDINGS]}[first_hop] == len(expected_lost)
     return report, window
 
 
@@ -209,7 +212,7 @@ def test_retention_shrink_under_a_stopped_processor_loses_exactly_what_it_delete
     print(
         f"retention on an intermediate topic: recorded {len(recorded)}, deleted {len(deleted)}, "
         f"reached downstream {len(deleted) - len(expected_lost)}, lost {len(expected_lost)}, attributed "
-        f"{report.causes['lost']['retention']}"
+        f"{report[CAUSES]['lost']['retention']}"
     )
 
 
@@ -224,8 +227,8 @@ def test_retention_shrink_with_fail_on_data_loss_stops_the_query_and_the_run_say
     assert [f["streamlet"] for f in report.query_failures] == ["ingress"]
     assert "data may have been lost" in report.query_failures[0]["error"].lower()
     assert (
-        report.counts.lost > 0
-        and report.causes["lost"]["query_failed"] + report.causes["lost"]["retention"] == report.counts.lost
+        report[COUNTS].lost > 0
+        and report[CAUSES]["lost"]["query_failed"] + report[CAUSES]["lost"]["retention"] == report[COUNTS].lost
     )
 
 
@@ -295,18 +298,18 @@ def test_a_kill_after_the_write_makes_append_store_that_batch_twice_and_upsert_a
     assert all(append_audit[(k, s, held["egress-append"])] == 2 for k, s in held_records), "the batch ran twice"
     assert set(stored) == acked(run_dir)
 
-    hops = {h.name: h for h in report.hops}
+    hops = {h.name: h for h in report[HOP_FINDINGS]}
     assert hops["ingested"].verdict == "exactly-once"
     assert hops["egress-append"].verdict == "at-least-once" and hops["egress-append"].counts.duplicated_in_state == len(
         held_records
     )
     assert hops["egress-upsert"].verdict == "effectively-exactly-once" and hops["egress-upsert"].counts.lost == 0
     # End to end over every egress: the weakest one (append) decides.
-    assert report.verdict == "at-least-once" and report.counts.lost == 0
-    assert report.counts.duplicated_in_state == len(held_records)
+    assert report[VERDICT] == "at-least-once" and report[COUNTS].lost == 0
+    assert report[COUNTS].duplicated_in_state == len(held_records)
     # Every extra copy is tied to the replay after its egress's kill.
-    assert report.causes["duplicated"]["unexplained"] == 0
-    redelivered = {f.target: f.redelivered for f in report.faults if f.kind == "kill-driver"}
+    assert report[CAUSES]["duplicated"]["unexplained"] == 0
+    redelivered = {f.target: f.redelivered for f in report[FAULTS] if f.kind == "kill-driver"}
     assert redelivered["egress-append"] == len(held_records) and redelivered["egress-upsert"] > 0
 
 
@@ -316,14 +319,14 @@ def test_a_kill_after_the_write_is_absorbed_by_dedup_and_transactional(kills_aft
         stored = egress_counts(run_dir, f"egress-{mode}", "records")
         assert set(stored) == acked(run_dir) and set(stored.values()) == {1}, mode
 
-    hops = {h.name: h for h in report.hops}
+    hops = {h.name: h for h in report[HOP_FINDINGS]}
     # The transactional egress audits in a transaction of its own: the replayed batch reaches the audit twice.
     assert hops["egress-transactional"].verdict == "effectively-exactly-once"
     assert hops["egress-dedup"].verdict in ("exactly-once", "effectively-exactly-once")
     for mode in ("dedup", "transactional"):
         counts = hops[f"egress-{mode}"].counts
         assert counts.lost == 0 and counts.duplicated_in_state == 0, mode
-    assert report.causes["duplicated"]["unexplained"] == 0
+    assert report[CAUSES]["duplicated"]["unexplained"] == 0
 
 
 def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothing_lost(kills_after_write):
@@ -357,7 +360,7 @@ def test_a_cut_link_stops_the_egress_without_a_restart_and_it_resumes_with_nothi
     stored = egress_counts(run_dir, "egress-upsert", "records")
     assert set(stored) == acked(run_dir) and set(stored.values()) == {1}, "nothing lost, nothing stored twice"
 
-    fault = next(f for f in report.faults if f.kind == "network-partition")
+    fault = next(f for f in report[FAULTS] if f.kind == "network-partition")
     assert fault.recovery_s is not None and fault.recovery_s >= 20 and fault.redelivered == 0
 
 
@@ -366,7 +369,7 @@ def test_a_fault_kind_of_ones_own_is_loaded_by_module_and_attr_and_played(kills_
     begun = next(e for e in history(run_dir) if e["event"] == "fault_begun" and e["kind"] == "freeze-driver")
     assert begun["target"] == "ingress" and begun["frozen_s"] == 4.0
     assert (begun["scope"], begun["restarts"], begun["recovers"]) == ("streamlet", False, True)
-    fault = next(f for f in report.faults if f.kind == "freeze-driver")
+    fault = next(f for f in report[FAULTS] if f.kind == "freeze-driver")
     assert fault.end_ms - fault.start_ms >= 4000 and fault.recovery_s is not None
 
 
@@ -404,9 +407,9 @@ def test_a_redeploy_from_latest_skips_what_arrived_while_down_and_the_checker_sa
     assert acked(run_dir) - stored == expected_lost
 
     report = check_run(run_dir)
-    assert report.counts.lost == len(expected_lost) and report.verdict == "at-most-once"
-    assert report.causes["lost"]["redeploy"] == len(expected_lost) and report.causes["lost"]["unexplained"] == 0
-    assert {h.name: h.first_seen["lost"] for h in report.hops}["egress"] == len(expected_lost)
+    assert report[COUNTS].lost == len(expected_lost) and report[VERDICT] == "at-most-once"
+    assert report[CAUSES]["lost"]["redeploy"] == len(expected_lost) and report[CAUSES]["lost"]["unexplained"] == 0
+    assert {h.name: h.first_seen["lost"] for h in report[HOP_FINDINGS]}["egress"] == len(expected_lost)
     assert report.passed
 
 

@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from harness.checker.check import check_run
-from harness.checker.periods import period_length_s
+from harness.checker.counts import COUNTS, VERDICT
+from harness.checker.periods import PERIODS, period_length_s
 from harness.checker.reconcile import verdict
 from harness.evidence.history import BUDGET_REACHED
 from tests.conftest import run_harness
@@ -21,7 +22,7 @@ def test_each_anomaly_is_counted_in_the_period_its_records_were_sent_in_and_the_
     audit = np.concatenate([kept, np.arange(1000, 1005), [len(sent)]])  # stored twice: period 5; one phantom
     flow = Flow({"ingested": every, "processed": kept}, audit, audit, np.array([9]), np.array([7]))
     report = check_run(write_run(tmp_path, sent, flow, mode="append"))
-    periods = report.periods
+    periods = report[PERIODS]
     assert periods.length_s == 1 and len(periods.periods) == 10 and not periods.provisional
     assert [p.start_ms for p in periods.periods] == [T0 + 1000 * i for i in range(10)]
     assert [p.counts.acked for p in periods.periods] == [200] * 10
@@ -33,7 +34,7 @@ def test_each_anomaly_is_counted_in_the_period_its_records_were_sent_in_and_the_
         "at-least-once"
     ] + ["exactly-once"] * 3 + ["none"]
     for name in ("acked", "unknown", "lost", "duplicated_deliveries", "duplicated_in_state", "phantom", "reordered"):
-        assert sum(getattr(p.counts, name) for p in periods.periods) == getattr(report.counts, name), name
+        assert sum(getattr(p.counts, name) for p in periods.periods) == getattr(report[COUNTS], name), name
     assert all(p.verdict == verdict(p.counts) for p in periods.periods)
     assert report.to_dict()["periods"]["periods"][2]["counts"]["lost"] == 10
 
@@ -72,10 +73,10 @@ def test_a_record_whose_time_the_ack_log_lost_is_in_no_period_and_still_counted(
     every = np.arange(len(sent))
     kept = np.setdiff1d(every, [1500])  # and one of them lost
     report = check_run(write_run(tmp_path, sent, Flow({"ingested": every, "processed": kept}, kept, kept)))
-    unplaced, periods = report.periods.unplaced, report.periods.periods
+    unplaced, periods = report[PERIODS].unplaced, report[PERIODS].periods
     assert (unplaced.acked, unplaced.lost, len(periods)) == (2, 1, 10)
-    assert [p.counts.acked for p in periods] == [199] + [200] * 6 + [199, 200, 200] and report.counts.lost == 1
-    assert [p.verdict for p in periods] == ["exactly-once"] * 10 and report.verdict == "at-most-once"
+    assert [p.counts.acked for p in periods] == [199] + [200] * 6 + [199, 200, 200] and report[COUNTS].lost == 1
+    assert [p.verdict for p in periods] == ["exactly-once"] * 10 and report[VERDICT] == "at-most-once"
 
 
 def test_a_run_whose_evidence_budget_ended_its_workload_has_its_unrun_periods_unknown_and_its_outcome_too(tmp_path):
@@ -85,12 +86,12 @@ def test_a_run_whose_evidence_budget_ended_its_workload_has_its_unrun_periods_un
     scenario = json.loads((run_dir / "scenario.json").read_text())
     (run_dir / "scenario.json").write_text(json.dumps(scenario | {"resolved": {"seed": 1, "duration_s": 20}}))
     report = check_run(run_dir)
-    periods = report.periods.periods
-    assert report.periods.length_s == 1 and len(periods) == 20
+    periods = report[PERIODS].periods
+    assert report[PERIODS].length_s == 1 and len(periods) == 20
     assert [p.verdict for p in periods] == ["exactly-once"] * 10 + ["unknown"] * 10
     assert {(p.counts.acked, p.counts.lost) for p in periods[10:]} == {(0, None)}
-    assert sum(p.counts.acked for p in periods) == report.counts.acked == 2000
-    assert report.verdict == "exactly-once" and report.outcome == "unknown"
+    assert sum(p.counts.acked for p in periods) == report[COUNTS].acked == 2000
+    assert report[VERDICT] == "exactly-once" and report.outcome == "unknown"
     assert report.doubts == [
         "the workload ended early: the run's evidence reached 45.5 MB of its budget of 50.0 MB; the faults after it "
         "were not played and the periods after it were not run"
@@ -98,5 +99,5 @@ def test_a_run_whose_evidence_budget_ended_its_workload_has_its_unrun_periods_un
     # Without the budget, a run planned longer than its records' span is cut by its plan, and has no empty periods.
     longer = write_run(tmp_path / "longer", sent, clean_flow(sent))
     (longer / "scenario.json").write_text(json.dumps(scenario | {"resolved": {"seed": 1, "duration_s": 60}}))
-    planned = check_run(longer).periods
+    planned = check_run(longer)[PERIODS]
     assert planned.length_s == 5 and [p.counts.acked for p in planned.periods] == [1000, 1000]

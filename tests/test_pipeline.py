@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT, WINDOWS
+from harness.checker.latency import LATENCY
 from harness.report.write import check_and_write
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
@@ -44,9 +46,9 @@ def test_every_egress_mode_gets_every_acknowledged_record_exactly_once(tmp_path)
         assert set(state.values()) == {1}, f"{mode}: duplicates in state"
         assert set(audit) == sent and set(audit.values()) == {1}, f"{mode}: audit should see each record once"
     report = check_run(tmp_path / "run")
-    assert report.verdict == "exactly-once" and report.counts.acked == summary.acked
-    assert all(h.verdict == "exactly-once" for h in report.hops) and report.gaps == []
-    assert report.latency.records == summary.acked
+    assert report[VERDICT] == "exactly-once" and report[COUNTS].acked == summary.acked
+    assert all(h.verdict == "exactly-once" for h in report[HOP_FINDINGS]) and report.gaps == []
+    assert report[LATENCY].records == summary.acked
 
 
 LATE = {
@@ -106,9 +108,9 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
 
     # The checker: every missing count is a row dropped behind the watermark; nothing over-counted.
     report = check_run(run_dir)
-    assert report.windows.under_counted == 0 and report.windows.over_counted == 0 and report.windows.phantom == 0
-    assert report.causes["lost"]["watermark"] == report.counts.lost > 0
-    assert report.causes["lost"]["unexplained"] == 0
+    assert report[WINDOWS].under_counted == 0 and report[WINDOWS].over_counted == 0 and report[WINDOWS].phantom == 0
+    assert report[CAUSES]["lost"]["watermark"] == report[COUNTS].lost > 0
+    assert report[CAUSES]["lost"]["unexplained"] == 0
     # Spark's own metric, summed from the progress here: rows at the stateful operator, after the partial
     # aggregation, so never more than the records dropped (and fewer when several late records share a window).
     spark_rows = sum(
@@ -117,7 +119,7 @@ def test_late_events_are_dropped_behind_the_watermark_and_reported(tmp_path):
         if e.get("event") == "progress"
         for op in e["progress"].get("stateOperators", [])
     )
-    assert report.windows.spark_rows_dropped_by_watermark == spark_rows <= len(dropped)
+    assert report[WINDOWS].spark_rows_dropped_by_watermark == spark_rows <= len(dropped)
     print(f"late records dropped {len(dropped)}, Spark's numRowsDroppedByWatermark {spark_rows}")
 
 
@@ -161,7 +163,7 @@ def test_postgres_egress_round_trip(tmp_path):
     # The tables were copied into the run directory, where the checker judges them.
     assert sorted(egress_counts(run_dir, "egress", "records")) == sorted(sent)
     report, _ = check_and_write(run_dir)
-    assert report.verdict == "exactly-once" and report.counts.acked == len(sent) and report.gaps == []
+    assert report[VERDICT] == "exactly-once" and report[COUNTS].acked == len(sent) and report.gaps == []
     # The password is in no file the run kept (settings, scenario, history, logs, reports).
     leaks = [p for p in run_dir.rglob("*") if p.is_file() and server.password.encode() in p.read_bytes()]
     assert leaks == []

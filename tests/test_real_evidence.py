@@ -18,7 +18,10 @@ from collections import Counter
 
 import pytest
 
+from harness.checker.anomaly_records import RECORDS, WITNESSES
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.fault_results import FAULTS
 from harness.process import Supervisor
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked, egress_counts
@@ -76,8 +79,8 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
     assert set(stored) == acked(chain_run) and max(stored.values()) == 1
 
     report = check_run(chain_run)
-    hops = {h.name: h for h in report.hops}
-    faults = {f.target: f for f in report.faults}
+    hops = {h.name: h for h in report[HOP_FINDINGS]}
+    faults = {f.target: f for f in report[FAULTS]}
     assert faults["enrich"].redelivered == made_by_enrich > 0
     assert faults["score"].redelivered == made_by_score
     assert faults["enrich"].redelivered_at == {"enriched": made_by_enrich}
@@ -88,8 +91,8 @@ def test_each_kill_mid_batch_makes_copies_at_its_own_hop_counted_from_the_topic_
     assert hops["scored"].verdict == "at-least-once"  # Spark's Kafka sink, as its documentation says
     egress = hops["egress"].copies
     assert egress.extra_in_state == 0 and egress.absorbed == egress.extra >= extra_at_scored
-    assert report.verdict == "effectively-exactly-once" and report.counts.lost == 0
-    assert report.causes["duplicated"]["unexplained"] == 0 and report.passed
+    assert report[VERDICT] == "effectively-exactly-once" and report[COUNTS].lost == 0
+    assert report[CAUSES]["duplicated"]["unexplained"] == 0 and report.passed
     print(
         f"chain: extra copies made by enrich's kill {made_by_enrich} (at enriched), by score's kill {made_by_score} "
         f"(at scored, Spark's Kafka sink); at scored {extra_at_scored} extra copies; egress absorbed {egress.absorbed}"
@@ -109,24 +112,24 @@ def _state_rows(run_dir, n):
 
 def test_mutations_of_real_evidence_are_found_exactly(chain_run, copy_of):
     base = check_run(chain_run)
-    c = base.counts
+    c = base[COUNTS]
 
     deleted = copy_of("deleted")
     victims = _state_rows(deleted, 3)
     _sql(deleted, *[("DELETE FROM records WHERE key = ? AND seq = ?", v) for v in victims])
     report = check_run(deleted)
-    assert report.counts.lost == c.lost + 3 and report.causes["lost"]["unexplained"] == 3
-    assert set(map(tuple, report.records["lost"][["key", "seq"]].itertuples(index=False))) == set(victims)
-    assert report.verdict == "at-most-once"
+    assert report[COUNTS].lost == c.lost + 3 and report[CAUSES]["lost"]["unexplained"] == 3
+    assert set(map(tuple, report[RECORDS]["lost"][["key", "seq"]].itertuples(index=False))) == set(victims)
+    assert report[VERDICT] == "at-most-once"
 
     audit_copy = copy_of("audit-copy")
     with sqlite3.connect(audit_copy / "egress" / "egress.sqlite") as db:
         single = db.execute("SELECT key, seq FROM audit GROUP BY key, seq HAVING COUNT(*) = 1 LIMIT 1").fetchone()
         db.execute("INSERT INTO audit SELECT * FROM audit WHERE key = ? AND seq = ?", single)
     report = check_run(audit_copy)
-    assert report.counts.duplicated_deliveries == c.duplicated_deliveries + 1
-    assert report.hops[-1].copies.extra == base.hops[-1].copies.extra + 1
-    assert (report.counts.lost, report.counts.duplicated_in_state, report.verdict) == (c.lost, 0, base.verdict)
+    assert report[COUNTS].duplicated_deliveries == c.duplicated_deliveries + 1
+    assert report[HOP_FINDINGS][-1].copies.extra == base[HOP_FINDINGS][-1].copies.extra + 1
+    assert (report[COUNTS].lost, report[COUNTS].duplicated_in_state, report[VERDICT]) == (c.lost, 0, base[VERDICT])
 
     state_copy = copy_of("state-copy")
     victim = _state_rows(state_copy, 1)[0]
@@ -138,8 +141,8 @@ def test_mutations_of_real_evidence_are_found_exactly(chain_run, copy_of):
         ("INSERT INTO records SELECT * FROM records WHERE key = ? AND seq = ?", victim),
     )
     report = check_run(state_copy)
-    assert report.counts.duplicated_in_state == 1 and report.verdict == "at-least-once"
-    assert report.hops[-1].copies.extra_in_state == 1
+    assert report[COUNTS].duplicated_in_state == 1 and report[VERDICT] == "at-least-once"
+    assert report[HOP_FINDINGS][-1].copies.extra_in_state == 1
 
     phantoms = copy_of("phantoms")
     key, seq = _state_rows(phantoms, 1)[0]
@@ -147,13 +150,13 @@ def test_mutations_of_real_evidence_are_found_exactly(chain_run, copy_of):
     for table in ("records", "audit"):
         _sql(phantoms, *[(f"INSERT INTO {table} (key, seq, batch_id) VALUES (?, ?, 0)", row) for row in odd])
     report = check_run(phantoms)
-    assert report.counts.phantom == 4 and report.verdict == "none"
-    assert (report.counts.lost, report.counts.duplicated_deliveries, report.counts.duplicated_in_state) == (
+    assert report[COUNTS].phantom == 4 and report[VERDICT] == "none"
+    assert (report[COUNTS].lost, report[COUNTS].duplicated_deliveries, report[COUNTS].duplicated_in_state) == (
         c.lost,
         c.duplicated_deliveries,
         c.duplicated_in_state,
     )
-    assert {(w.key, w.seq) for w in report.witnesses if w.anomaly == "phantom"} == set(odd)
+    assert {(w.key, w.seq) for w in report[WITNESSES] if w.anomaly == "phantom"} == set(odd)
 
     acks = copy_of("acks")
     lines = (acks / "acks.csv").read_text().splitlines(keepends=True)
@@ -161,8 +164,8 @@ def test_mutations_of_real_evidence_are_found_exactly(chain_run, copy_of):
     lines[5] = ",".join(turned[:4] + ["unknown", "", ""] + turned[7:])  # the outcome unknown, the resend column kept
     (acks / "acks.csv").write_text("".join(lines) + lines[7])  # and line 7 written twice
     report = check_run(acks)
-    assert (report.counts.acked, report.counts.unknown) == (c.acked - 1, c.unknown + 1)
-    assert (report.counts.lost, report.counts.phantom, report.verdict) == (c.lost, 0, base.verdict)
+    assert (report[COUNTS].acked, report[COUNTS].unknown) == (c.acked - 1, c.unknown + 1)
+    assert (report[COUNTS].lost, report[COUNTS].phantom, report[VERDICT]) == (c.lost, 0, base[VERDICT])
     assert any("1 record(s) have more than one line" in g for g in report.gaps)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, VERDICT
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
@@ -49,7 +50,7 @@ def _commits(run_dir: Path) -> list[tuple[int, dict[int, int]]]:
 
 def test_each_kills_replay_is_what_the_driver_emitted_since_its_last_checkpoint(real_time_run):
     run_dir, events, report = real_time_run
-    assert report.verdict == "at-least-once" and report.counts.lost == 0 and report.outcome == "pass"
+    assert report[VERDICT] == "at-least-once" and report[COUNTS].lost == 0 and report.outcome == "pass"
     kills = [e for e in events if e["event"] == "fault_begun" and e["kind"] == "kill-driver"]
     restarts = [e["ts_ms"] for e in events if e["event"] == "process_started" and e.get("streamlet") == "screen"][1:]
     assert len(kills) == len(restarts) == 2 and kills[0]["at"] == "in-flight"

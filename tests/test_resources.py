@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from types import SimpleNamespace
 
 import click
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from harness.checker.expect import judge
 from harness.checker.expectations.kind import Found
 from harness.checker.reconcile import Counts
-from harness.checker.resources import WARMUP_S, WINDOW_S, resource_use
+from harness.checker.resources import RESOURCE_USE, WARMUP_S, WINDOW_S, resource_use
 from harness.cli.options import UntilType
 from harness.evidence.history import BUDGET
 from harness.process.supervisor import ProcessRecord, start_ticks_of
@@ -110,7 +109,7 @@ def test_the_evidence_is_the_run_directory_but_the_brokers_data_and_is_shown_aga
     history[-1]["disk_mb"]["egress"] = 20.5
     use = resource_use(history, 0)
     assert (use.evidence_max_bytes, use.evidence_budget_bytes) == (int(21.5 * 1024 * 1024), 50_000_000)
-    report = SimpleNamespace(resources=use)
+    report = {RESOURCE_USE: use}  # what disk_text reads of a Report
     assert "; the evidence (all but the brokers' data) at most 22.5 MB, of its budget of 50.0 MB;" in disk_text(report)
 
 

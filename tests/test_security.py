@@ -17,6 +17,7 @@ import yaml
 
 from harness import jars
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, VERDICT
 from harness.cluster import EmbeddedCluster, KafkaAdmin, tls
 from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
@@ -85,8 +86,8 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
     stored = egress_counts(run_dir, "egress", "records")
     assert sent and set(stored) == sent and set(stored.values()) == {1}
     report = check_run(run_dir)
-    assert report.passed and report.verdict == "effectively-exactly-once"
-    assert report.counts.lost == 0 and report.counts.acked == len(sent)
+    assert report.passed and report[VERDICT] == "effectively-exactly-once"
+    assert report[COUNTS].lost == 0 and report[COUNTS].acked == len(sent)
 
     # The secret: in no file of the run directory (history, logs, settings, reports, junit, the brokers' data),
     # on no command line seen while it ran; the brokers' private keys are gone, their certificates kept.
@@ -99,7 +100,7 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
     assert files_containing(run_dir, "PRIVATE KEY") == []
     assert (run_dir / "cluster" / "tls" / "ca.pem").exists()
     print(
-        f"secured run: {len(sent)} acked, verdict {report.verdict}; {len(ps.seen)} command lines and "
+        f"secured run: {len(sent)} acked, verdict {report[VERDICT]}; {len(ps.seen)} command lines and "
         f"{sum(1 for p in run_dir.rglob('*') if p.is_file())} files scanned, no secret"
     )
 

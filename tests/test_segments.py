@@ -12,6 +12,7 @@ import pytest
 
 from contract.segments import SegmentWriter, identity_columns, read_segments, segments
 from harness.checker.check import check_run
+from harness.checker.counts import HOP_FINDINGS
 from harness.checker.egress_readers import EgressRead, _exported_state, _state_segments
 from harness.checker.file_readers import EvidenceError
 from harness.checker.load import load_evidence
@@ -131,7 +132,7 @@ def test_the_checker_judges_a_columnar_run_with_a_cut_segment_and_names_the_cut(
     segment.write_bytes(segment.read_bytes()[:-40])  # its one batch cut: nothing of the hop is left
     report = check_run(root)
     assert any(g.startswith("topics/processed/000000.arrows: cut mid-batch after 0 rows") for g in report.gaps)
-    processed = next(h for h in report.hops if h.name == "processed")
+    processed = next(h for h in report[HOP_FINDINGS] if h.name == "processed")
     assert processed.counts.lost == len(sent) and report.to_dict()["partial"]
 
 

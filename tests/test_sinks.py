@@ -14,6 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.fault_results import FAULTS
+from harness.checker.resources import RESOURCE_USE
 from harness.evidence.progress import query_events
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
@@ -160,7 +163,7 @@ def _judged_as_files_and_logs_say(run_dir: Path, names: tuple[str, ...]) -> None
         assert (run_dir / "egress" / f"{name}.records").is_dir() and (run_dir / "egress" / f"{name}.audit").is_dir()
         assert not (run_dir / "egress" / f"{name}.sqlite").exists() and not list((run_dir / "egress").glob("*.jsonl"))
     report = check_run(run_dir)
-    hops = {h.name: h for h in report.hops}
+    hops = {h.name: h for h in report[HOP_FINDINGS]}
     for name in names:
         written = sorted((run_dir / "work" / name / "table").glob("part-*.parquet"))
         assert committed[name] and committed[name] <= {p.name for p in written}
@@ -177,8 +180,8 @@ def _judged_as_files_and_logs_say(run_dir: Path, names: tuple[str, ...]) -> None
         )
     if "txn" in names:
         assert hops["txn"].counts.duplicated_deliveries == 0  # the replay wrote nothing
-    assert report.counts.phantom == 0 and report.verdict in ("exactly-once", "effectively-exactly-once")
-    assert all(f.recovery_s is not None for f in report.faults), [(f.target, f.note) for f in report.faults]
+    assert report[COUNTS].phantom == 0 and report[VERDICT] in ("exactly-once", "effectively-exactly-once")
+    assert all(f.recovery_s is not None for f in report[FAULTS]), [(f.target, f.note) for f in report[FAULTS]]
 
 
 # What the runner does in every run, seen on this one (its drivers killed and restarted, records coming until
@@ -251,6 +254,6 @@ def test_resources_are_sampled_for_every_process_and_the_report_follows_the_samp
     # run (from 4.1 a killed session leaves none).
     streamlets = set(SINKS["blueprint"]["streamlets"])
     assert {p.name for p in (sinks_run / "spark-local").iterdir()} - {"artifacts"} == streamlets
-    use = check_run(sinks_run).resources
+    use = check_run(sinks_run)[RESOURCE_USE]
     assert use.samples == len(samples) and use.max_growth is None  # minutes, not the 10 a process needs to be warm
     assert use.disk_last_mb == round(sum(samples[-1]["disk_mb"].values()), 1)

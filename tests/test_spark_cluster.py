@@ -11,6 +11,8 @@ import re
 import pytest
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS, VERDICT
+from harness.checker.fault_results import FAULTS
 from harness.evidence.layout import RunLayout
 from harness.process import Supervisor
 from harness.runner.console import Console
@@ -91,7 +93,7 @@ def test_an_executor_killed_mid_batch_is_replaced_and_its_tasks_retried(cluster_
     assert 1 <= ended["tasks_retried"] <= len(retries), ended
     # The driver's side, from its own log: it noticed the executor was lost.
     assert f"Lost executor {begun['executor']}" in (run_dir / "logs" / "streamlet-egress.log").read_text()
-    fault = next(f for f in report.faults if f.kind == "executor-kill")
+    fault = next(f for f in report[FAULTS] if f.kind == "executor-kill")
     assert fault.recovery_s is not None
 
 
@@ -108,7 +110,7 @@ def test_a_killed_worker_takes_its_executors_and_comes_back(cluster_run):
         if e["event"] == "executor_removed" and e["ts_ms"] >= begun["ts_ms"]
     }
     assert lost <= removed
-    fault = next(f for f in report.faults if f.kind == "worker-kill")
+    fault = next(f for f in report[FAULTS] if f.kind == "worker-kill")
     assert fault.recovery_s is not None
 
 
@@ -116,7 +118,7 @@ def test_nothing_is_lost_and_no_spark_process_is_left(cluster_run):
     run_dir, events, report = cluster_run
     stored = egress_counts(run_dir, "egress", "records")
     assert set(stored) == acked(run_dir) and set(stored.values()) == {1}
-    assert report.counts.lost == 0 and report.verdict in ("exactly-once", "effectively-exactly-once")
+    assert report[COUNTS].lost == 0 and report[VERDICT] in ("exactly-once", "effectively-exactly-once")
     pids = [e.get("pid") for e in events if e["event"] in ("process_started", "executor_added")]
     assert pids and not [p for p in pids if _alive(p)]
 
@@ -152,4 +154,4 @@ def test_on_a_master_of_ones_own_the_run_brings_its_own_applications_and_leaves_
             e for e in history(run_dir) if e["event"] == "process_started" and e["process"].startswith("spark-")
         ]
     stored = egress_counts(run_dir, "egress", "records")
-    assert set(stored) == acked(run_dir) and check_run(run_dir).verdict == "exactly-once"
+    assert set(stored) == acked(run_dir) and check_run(run_dir)[VERDICT] == "exactly-once"

@@ -21,16 +21,19 @@ from hypothesis import strategies as st
 from contract.segments import SegmentWriter, identity_columns, read_segment, segments
 from harness.checker import egress_readers, store_copies
 from harness.checker.arrivals import tally
+from harness.checker.causes import RETENTION
 from harness.checker.check import check_run, judged_from_notable
 from harness.checker.copies import sent_copies
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS
 from harness.checker.egress_readers import STATE_QUERY
+from harness.checker.fault_results import FAULTS
 from harness.checker.faults import fault_spans
 from harness.checker.file_readers import EvidenceError
 from harness.checker.hops import hop_data, reconcile_hops
 from harness.checker.intermediate import Tallies
-from harness.checker.latency import percentiles_ms
+from harness.checker.latency import LATENCY, percentiles_ms
 from harness.checker.load import load_evidence
-from harness.checker.periods import planned_span_ms, sendings
+from harness.checker.periods import PERIODS, planned_span_ms, sendings
 from harness.checker.record_ids import rids, split_rid
 from harness.checker.selection import Selection
 from harness.checker.summary.engines import Engine
@@ -138,7 +141,7 @@ def test_sparks_sql_finds_every_anomaly_class_as_numpy_does(spark_session, tmp_p
         output_topic=output_topic,
         header=("trace", carried),
     )
-    counts = check_run(root, strict=True, engine=None).counts
+    counts = check_run(root, strict=True, engine=None)[COUNTS]
     assert all(getattr(counts, c) for c in ("lost", "duplicated_deliveries", "phantom", "reordered")), counts
     assert_same_reconciliations(root, spark)
     assert_same_reports(root, (spark,))
@@ -208,7 +211,7 @@ def test_odd_identities_in_the_store_and_the_audit_are_the_records_numpy_names(t
         writer.write(extra)
     monkeypatch.setattr(store_copies, "FEWEST_ROWS", 1)  # the state's seqs change type: read again, not copied
     report = check_run(root, strict=True)
-    assert report.counts.phantom == 8 and report.counts.duplicated_in_state == 0, report.counts
+    assert report[COUNTS].phantom == 8 and report[COUNTS].duplicated_in_state == 0, report[COUNTS]
     for engine in ENGINES:
         assert_same_reconciliations(root, engine)
     assert_same_reports(root)
@@ -252,7 +255,7 @@ def test_a_run_that_did_not_finish_is_judged_from_its_notable_records_as_numpy_j
     assert judged_from_notable(load_evidence(root, Selection.nothing()))
     report = check_run(root, strict=True)
     assert report.unfinished.startswith("run.json missing")
-    counts = report.counts
+    counts = report[COUNTS]
     assert (counts.lost, counts.undelivered, counts.phantom) == (6, len(in_flight), 2), counts
     assert any("2 record(s) reached the pipeline before the acknowledgement log" in g for g in report.gaps)
     assert_same_reports(root)
@@ -277,7 +280,7 @@ def test_copies_without_the_sources_header_are_counted_per_topic_as_numpy_counts
     root = write_run(tmp_path / "run", sent, flow, recordings="columnar", header=("trace", carried))
     assert judged_from_notable(load_evidence(root, Selection.nothing()))
     report = check_run(root, strict=True)
-    assert [h.headers_lost for h in report.hops] == [2, 3, None]
+    assert [h.headers_lost for h in report[HOP_FINDINGS]] == [2, 3, None]
     assert_same_reconciliations(root)
     assert_same_reports(root)
 
@@ -330,7 +333,7 @@ def test_records_dropped_by_design_are_counted_dropped_not_lost_at_the_hops_afte
     (root / "dropped").mkdir(exist_ok=True)
     (root / "dropped" / "processor.jsonl").write_text("".join(json.dumps(d) + "\n" for d in declared))
     report = check_run(root, strict=True)
-    assert report.counts.lost == 0 and report.counts.dropped == 5, report.counts
+    assert report[COUNTS].lost == 0 and report[COUNTS].dropped == 5, report[COUNTS]
     for engine in ENGINES:
         assert_same_reconciliations(root, engine)
     assert_same_reports(root)
@@ -346,10 +349,10 @@ def test_a_kafka_egress_after_two_topics_inherits_their_copies_and_makes_its_wri
     flow = Flow({"ingested": every, "processed": processed}, delivered, np.array([], np.int64))
     root = write_run(tmp_path / "run", sent, flow, recordings="columnar", output_topic="delivered")
     report = check_run(root, strict=True)
-    egress = report.hops[-1]
-    assert [h.name for h in report.hops] == ["ingested", "processed", "egress"]
+    egress = report[HOP_FINDINGS][-1]
+    assert [h.name for h in report[HOP_FINDINGS]] == ["ingested", "processed", "egress"]
     assert (egress.copies.extra, egress.copies.made_here, egress.copies.inherited) == (8, 5, 3)
-    assert egress.copies.extra_in_state == 8 and report.counts.duplicated_deliveries == 8
+    assert egress.copies.extra_in_state == 8 and report[COUNTS].duplicated_deliveries == 8
     for engine in ENGINES:
         assert_same_reconciliations(root, engine)
     assert_same_reports(root)
@@ -382,9 +385,9 @@ def test_a_retention_shrink_of_an_intermediate_topic_is_judged_from_the_records_
     flow = Flow({"ingested": every, "processed": kept}, kept, kept)
     root = write_run(tmp_path / "run", sent, flow, history=history, recordings="columnar")
     report = check_run(root, strict=True)
-    [window] = report.retention
+    [window] = report[RETENTION]
     assert (window["acked_in_window"], window["reached_downstream"], window["lost"]) == (10, 3, 7), window
-    assert report.counts.lost == 7 and report.causes["lost"]["retention"] == 7, (report.counts, report.causes)
+    assert report[COUNTS].lost == 7 and report[CAUSES]["lost"]["retention"] == 7, (report[COUNTS], report[CAUSES])
     assert judged_from_notable(load_evidence(root, Selection.nothing()))
     assert_same_reports(root)
 
@@ -436,17 +439,17 @@ def test_the_arrivals_the_sql_tallies_are_numpys_and_the_latency_and_first_outpu
         tallied = assert_same_reconciliations(root, engine).arrivals
         assert int(tallied.records.sum()) == len(took) == 200 - 3 + 1 and tallied.waiting_ms == waited > 0
     report = check_run(root, strict=True)
-    assert report.latency.records == len(took) and report.latency.max_s == took.max() / 1000
-    for value, q in zip((report.latency.p50_s, report.latency.p90_s, report.latency.p99_s), (50, 90, 99)):
+    assert report[LATENCY].records == len(took) and report[LATENCY].max_s == took.max() / 1000
+    for value, q in zip((report[LATENCY].p50_s, report[LATENCY].p90_s, report[LATENCY].p99_s), (50, 90, 99)):
         assert value == pytest.approx(np.percentile(took, q) / 1000, abs=0.0006)
-    assert report.latency.restart_share == round(waited / took.sum(), 3)
-    periods = report.periods  # by the acknowledgement log's times: two not known, two records not acknowledged
+    assert report[LATENCY].restart_share == round(waited / took.sum(), 3)
+    periods = report[PERIODS]  # by the acknowledgement log's times: two not known, two records not acknowledged
     assert (periods.unplaced.acked, sum(p.counts.acked for p in periods.periods)) == (2, 200 - 2 - 2)
     assert sum(p.counts.unknown for p in periods.periods) == 2 and periods.length_s == 2
     timed = sent.event_time_ms > 0
     per_period = np.bincount((sent.event_time_ms[timed] - T0) // 2000)  # the first record is on time, at T0
     assert [p.counts.acked + p.counts.unknown for p in periods.periods] == per_period.tolist()
-    (result,) = report.faults
+    (result,) = report[FAULTS]
     assert result.output_s == (arrivals[arrivals > T0 + 800].min() - (T0 + 300)) / 1000
     assert_same_reports(root)
 
@@ -484,7 +487,7 @@ def test_offsets_a_recording_missed_outside_any_retention_shrink_are_judged_from
     root = write_run(tmp_path / "run", sent, flow, history=missed, recordings="columnar")
     assert judged_from_notable(load_evidence(root, Selection.nothing()))
     report = check_run(root, strict=True)
-    assert report.hops[0].counts.lost == int(unrecorded.sum()) > 0 and report.counts.lost == 0
+    assert report[HOP_FINDINGS][0].counts.lost == int(unrecorded.sum()) > 0 and report[COUNTS].lost == 0
     assert any("offsets 10 to 19 of partition 0 were deleted by retention" in g for g in report.gaps)
     assert_same_reports(root)
     shrink = [

@@ -9,7 +9,10 @@ import json
 
 import numpy as np
 
+from harness.checker.anomaly_records import RECORDS
 from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.periods import PERIODS
 from tests.synthetic_run import T0, Flow, make_sent, write_run
 
 
@@ -67,34 +70,34 @@ def _run(tmp_path, recorded: bool, status: str = "interrupted", every_ms: int = 
 
 
 def _lost(report) -> set:
-    return set(zip(report.records["lost"].key, report.records["lost"].seq))
+    return set(zip(report[RECORDS]["lost"].key, report[RECORDS]["lost"].seq))
 
 
 def test_an_unfinished_run_calls_lost_only_what_a_committed_batch_skipped_at_a_hop_with_complete_evidence(tmp_path):
     root, by_processor, by_egress, beyond = _run(tmp_path, recorded=False)
     report = check_run(root)
     # `processed` was recorded only in part (no topics_recorded): what is missing there proves nothing.
-    assert _lost(report) == by_egress and report.counts.lost == len(by_egress)
-    assert report.counts.undelivered == len(by_processor) + len(beyond)
-    assert report.verdict == "unknown" and {h.verdict for h in report.hops} == {"unknown"}
-    assert report.outcome == "unknown" and report.causes["lost"]["unexplained"] == len(by_egress)
+    assert _lost(report) == by_egress and report[COUNTS].lost == len(by_egress)
+    assert report[COUNTS].undelivered == len(by_processor) + len(beyond)
+    assert report[VERDICT] == "unknown" and {h.verdict for h in report[HOP_FINDINGS]} == {"unknown"}
+    assert report.outcome == "unknown" and report[CAUSES]["lost"]["unexplained"] == len(by_egress)
     recorded = check_run(_run(tmp_path, recorded=True)[0])
-    assert _lost(recorded) == by_processor | by_egress and recorded.counts.undelivered == len(beyond)
-    assert [h.counts.lost for h in recorded.hops] == [0, len(by_processor), len(by_processor | by_egress)]
+    assert _lost(recorded) == by_processor | by_egress and recorded[COUNTS].undelivered == len(beyond)
+    assert [h.counts.lost for h in recorded[HOP_FINDINGS]] == [0, len(by_processor), len(by_processor | by_egress)]
 
 
 def test_a_finished_run_calls_every_missing_record_lost(tmp_path):
     root, by_processor, by_egress, beyond = _run(tmp_path, recorded=False, status="complete")
     report = check_run(root)
-    assert _lost(report) == by_processor | by_egress | beyond and report.counts.undelivered == 0
-    assert report.verdict == "at-most-once" and report.outcome == "fail"
+    assert _lost(report) == by_processor | by_egress | beyond and report[COUNTS].undelivered == 0
+    assert report[VERDICT] == "at-most-once" and report.outcome == "fail"
 
 
 def test_the_periods_of_an_unfinished_run_judge_those_whose_every_record_is_accounted_for_provisionally(tmp_path):
     """Ten periods of ten records: the two whose missing records are proven lost are judged, as are those whose
     every record arrived; the last ones, with records not delivered yet, are unknown; all of it provisional."""
     root, by_processor, by_egress, beyond = _run(tmp_path, recorded=True, every_ms=100)
-    periods = check_run(root).periods
+    periods = check_run(root)[PERIODS]
     assert periods.length_s == 1 and len(periods.periods) == 10 and periods.provisional
     assert [p.counts.lost for p in periods.periods] == [10, 10] + [0] * 8  # sent 0-9 and 10-19
     undelivered = [p.counts.undelivered for p in periods.periods]
@@ -114,9 +117,9 @@ def test_records_the_ack_log_has_not_recorded_yet_are_not_phantoms_while_the_run
     going = write_run(tmp_path / "going", sent, flow)
     (going / "run.json").unlink()  # not written yet: the run goes on
     report = check_run(going)
-    assert report.counts.phantom == 1 and report.verdict == "unknown"
-    assert set(zip(report.records["phantom"].key, report.records["phantom"].seq)) == {("k0009", 0)}
-    assert [h.counts.phantom for h in report.hops] == [1, 1, 1]
+    assert report[COUNTS].phantom == 1 and report[VERDICT] == "unknown"
+    assert set(zip(report[RECORDS]["phantom"].key, report[RECORDS]["phantom"].seq)) == {("k0009", 0)}
+    assert [h.counts.phantom for h in report[HOP_FINDINGS]] == [1, 1, 1]
     assert any(g.startswith("2 record(s) reached the pipeline before the acknowledgement log") for g in report.gaps)
     finished = check_run(write_run(tmp_path / "finished", sent, flow))
-    assert finished.counts.phantom == 3 and finished.verdict == "none"
+    assert finished[COUNTS].phantom == 3 and finished[VERDICT] == "none"

@@ -15,8 +15,9 @@ from harness.checker.step import Context, Key, Step
 from harness.checker.unfinished import CAUSE_OF_LOST, EGRESS_RESULT, LOST, LOST_FIRST
 from harness.checker.witnesses import AnomalyClass, record_sets, replay_cause, witnesses
 
-WITNESSES: Key[list[Witness]] = Key("witnesses", list)
-WITNESS_TOTALS: Key[dict] = Key("witness_totals", dict)  # anomaly class -> records in it (witnesses show a few)
+WITNESSES: Key[list[Witness]] = Key("witnesses", list, reported=True)
+# anomaly class -> records in it (witnesses show a few)
+WITNESS_TOTALS: Key[dict] = Key("witness_totals", dict, reported=True)
 RECORDS: Key[dict] = Key("records", dict)  # anomaly -> its complete set (a DataFrame): saved as files, not in JSON
 
 

@@ -567,7 +567,8 @@ def lost_causes(
 
 # per missing record, why (LOST_CAUSES, or "unexplained"; "unknown" where this step could not run)
 CAUSE_OF_MISSING: Key[np.ndarray] = Key("cause_of_missing", lambda: np.array([], object))
-RETENTION: Key[list[dict]] = Key("retention", list)  # per retention shrink: its window, lost in it, reached on
+# per retention shrink: its window, lost in it, reached on
+RETENTION: Key[list[dict]] = Key("retention", list, reported=True)
 
 
 def _causes(context: Context) -> dict:

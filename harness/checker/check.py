@@ -31,26 +31,21 @@ from harness.checker import (
     timeline,
     unfinished,
 )
-from harness.checker.anomaly_records import RECORDS, WITNESS_TOTALS, WITNESSES
-from harness.checker.causes import RETENTION, placed_by_neighbours
-from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT, WINDOWS
+from harness.checker.anomaly_records import RECORDS
+from harness.checker.causes import placed_by_neighbours
+from harness.checker.counts import VERDICT
 from harness.checker.declared import misses
 from harness.checker.expect import EXPECTATIONS
-from harness.checker.fault_results import FAULTS
 from harness.checker.faults import doubts, fault_spans, skipped_faults
-from harness.checker.findings import Report
 from harness.checker.hops import hop_data
-from harness.checker.latency import LATENCY
 from harness.checker.load import Evidence, load_evidence
 from harness.checker.own_checks import own_checks
-from harness.checker.periods import PERIODS
-from harness.checker.resources import RESOURCE_USE
+from harness.checker.run_report import Report, outcome_of
 from harness.checker.selection import Selection
 from harness.checker.step import Context, Step, in_order, run_steps, strict_default
 from harness.checker.store_copies import kept_for_one_check
 from harness.checker.summary.engines import DEFAULT, Engine, chosen
 from harness.checker.summary.in_memory import count_in_memory
-from harness.checker.timeline import TIMELINE
 from harness.checker.unfinished import unfinished_reason
 from harness.errors import BeyondDense
 from harness.evidence.history import FAULT_PLANNED, QUERY_FAILED, TOPIC_RECREATED
@@ -175,34 +170,25 @@ def judged_from_notable(evidence: Evidence, complete: bool = False) -> bool:
 
 
 def _report(context: Context) -> Report:
+    """The Report of what the check found: each key a step of the whole check reports (what it found, or its
+    unknown() where no step of this check finds it), and the record sets."""
     evidence = context.evidence
+    shown = [key for step in all_steps(context.own_checks) for key in step.writes if key.reported] + [RECORDS]
+    found = {key: context.get(key) for key in shown}
     return Report(
         run_dir=str(evidence.root),
         scenario=evidence.pipeline.name,
         description=evidence.pipeline.description.strip(),
         status="running" if context.running else str(evidence.run.get("status", "unknown")),
-        verdict=context.get(VERDICT),
-        counts=context.get(COUNTS),
-        hops=context.get(HOP_FINDINGS),
-        causes=context.get(CAUSES),
-        retention=context.get(RETENTION),
-        faults=context.get(FAULTS),
-        latency=context.get(LATENCY),
-        expectations=context.get(EXPECTATIONS),
-        witnesses=context.get(WITNESSES),
-        query_failures=context.query_failures,
-        windows=context.get(WINDOWS),
-        timeline=context.get(TIMELINE),
+        outcome=outcome_of(found[EXPECTATIONS], found[VERDICT], context.unfinished, context.doubts, context.misses),
+        run_info=_run_info(evidence, context.spans),
+        found=found,
         gaps=context.gaps,
         unfinished=context.unfinished,
-        run_info=_run_info(evidence, context.spans),
-        witness_totals=context.get(WITNESS_TOTALS),
-        resources=context.get(RESOURCE_USE),
-        periods=context.get(PERIODS),
         doubts=context.doubts,
+        query_failures=context.query_failures,
         skipped_faults=skipped_faults(evidence.history),
         fault_misses=context.misses,
-        records=context.get(RECORDS),
         sections=context.sections,
     )
 

@@ -24,12 +24,13 @@ from harness.checker.witnesses import window_witnesses
 from harness.evidence.history import OUTPUT_EXPORTED
 from harness.semantics import LOST_CAUSES
 
-COUNTS: Key[Counts | None] = Key("counts")  # end to end
-VERDICT: Key[str] = Key("verdict", lambda: "unknown")  # end to end
-HOP_FINDINGS: Key[list[Hop]] = Key("hop_findings", list)
-CAUSES: Key[dict] = Key("causes", dict)  # lost and duplicated, by cause (None where not counted)
+COUNTS: Key[Counts | None] = Key("counts", reported=True)  # end to end
+VERDICT: Key[str] = Key("verdict", lambda: "unknown", reported=True)  # end to end
+HOP_FINDINGS: Key[list[Hop]] = Key("hops", list, reported=True)
+CAUSES: Key[dict] = Key("causes", dict, reported=True)  # lost and duplicated, by cause (None where not counted)
 LOST_BY_CAUSE: Key[dict | None] = Key("lost_by_cause")  # None: losses could not be counted
-WINDOWS: Key[WindowCounts | None] = Key("windows")  # a stateful pipeline's window counts (None: not windowed)
+# a stateful pipeline's window counts (None: not windowed)
+WINDOWS: Key[WindowCounts | None] = Key("windows", reported=True)
 WINDOW_WITNESSES: Key[list[Witness]] = Key("window_witnesses", list)  # a few anomalous windows, by class
 WINDOW_WITNESS_TOTALS: Key[dict] = Key("window_witness_totals", dict)  # anomalous windows' class -> windows in it
 

@@ -19,7 +19,7 @@ from harness.checker.fault_results import FAULTS
 from harness.checker.resources import RESOURCE_USE
 from harness.checker.step import Context, Key, Step
 
-EXPECTATIONS: Key[list[ExpectationResult]] = Key("expectations", list)
+EXPECTATIONS: Key[list[ExpectationResult]] = Key("expectations", list, reported=True)
 
 
 def judge(expected: dict, found: Found, known: dict[str, ExpectationKind] | None = None) -> list[ExpectationResult]:

@@ -10,7 +10,7 @@ from harness.checker.hops import TALLIES
 from harness.checker.intermediate import FaultSpan
 from harness.checker.step import Context, Key, Step
 
-FAULTS: Key[list[FaultResult]] = Key("faults", list)
+FAULTS: Key[list[FaultResult]] = Key("faults", list, reported=True)
 
 
 def _results(context: Context) -> dict:

@@ -1,23 +1,11 @@
-"""What the checker found: typed, plain data that every report format is written from.
-
-`Report.to_dict()` is report.json; its schema is documented in docs/checker.md
-and versioned by SCHEMA_VERSION (bumped only when a field changes meaning or
-disappears).
-"""
+"""What the checker's steps find, as typed, plain data the Report (harness/checker/run_report.py) carries and
+every report format is written from."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 
-from harness.checker.declared import FaultMiss
-from harness.checker.expectations.result import PASS, UNKNOWN, ExpectationResult, merge
 from harness.checker.reconcile import Counts
-from harness.checker.section import Section
-
-# 2: counts may be null, expectations[].status, outcome, unfinished, copies; 3: counts.undelivered (an unfinished
-# run's lost is only what is proven), doubts, skipped_faults; 4: faults[].number and declared, fault_misses, and a
-# skipped fault no longer judged as usual (docs/checker.md); 5: sections, one per check of harness/checker/checks/
-SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -176,68 +164,3 @@ class Periods:
     periods: list[Period]
     unplaced: Counts  # records in no period: a sent record's time unknown (a damaged line), a phantom's arrival
     provisional: bool  # the run did not finish: a replay still to come may copy any period's records
-
-
-@dataclass
-class Report:
-    run_dir: str
-    scenario: str
-    description: str
-    status: str  # how the run ended: complete | interrupted | failed | unknown
-    verdict: str
-    counts: Counts
-    hops: list[Hop]
-    causes: (
-        dict  # lost: {retention, redeploy, topic_recreated, watermark, query_failed, unexplained}; duplicated: {...}
-    )
-    retention: list[dict]  # per retention fault: window size, lost in it, reached downstream, exact
-    faults: list[FaultResult]
-    latency: Latency
-    expectations: list[ExpectationResult]
-    witnesses: list[Witness]
-    query_failures: list[dict]
-    windows: WindowCounts | None
-    timeline: dict  # series for the plots: throughput, lag, anomalies over time and per partition
-    gaps: list[str] = field(default_factory=list)  # evidence missing or unreadable: the report is partial
-
-    unfinished: str = ""  # why the run is not a finished one (in progress, cut short), or ""
-    # what makes the outcome unknown whatever the counts (a fault half done)
-    doubts: list[str] = field(default_factory=list)
-    skipped_faults: list[dict] = field(default_factory=list)  # faults that did nothing: kind, target, fault, reason
-    # faults that did not strike as declared (skipped, moment missed, late, not played): the outcome is not a pass
-    fault_misses: list[FaultMiss] = field(default_factory=list)
-    run_info: dict = field(default_factory=dict)  # seed, duration_s, faults planned and played, versions
-    witness_totals: dict = field(default_factory=dict)  # anomaly class -> records in it (witnesses show a few)
-    resources: ResourceUse | None = None  # memory and disk over the run (None: no samples)
-    periods: Periods | None = None  # the trend: counts and a verdict per period of sending (None: not cut so)
-    sections: dict[str, Section] = field(default_factory=dict)  # each check's of harness/checker/checks/, by name
-    # anomaly -> complete set (DataFrame); saved as files, not in JSON
-    records: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def outcome(self) -> str:
-        """pass | fail | unknown: the expectations merged; unknown too when the verdict itself is unknown,
-        the run did not finish (missing deliveries of a run in progress are not losses) or has doubts."""
-        merged = merge(e.status for e in self.expectations)
-        if merged == PASS and (self.verdict == "unknown" or self.unfinished or self.doubts or self.fault_misses):
-            return UNKNOWN
-        return merged
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == PASS
-
-    def to_dict(self) -> dict:
-        data = asdict(replace(self, records={}))
-        del data["records"]
-        data["schema_version"] = SCHEMA_VERSION
-        data["verdict"] = {"end_to_end": self.verdict, "hops": {h.name: h.verdict for h in self.hops}}
-        data["outcome"] = self.outcome
-        data["passed"] = self.passed
-        data["partial"] = bool(self.gaps or self.unfinished or self.doubts or self.fault_misses)
-        for result, expectation in zip(data["expectations"], self.expectations):
-            result["passed"] = expectation.passed
-        for section in data["sections"].values():
-            if not section["data"]:
-                del section["data"]
-        return data

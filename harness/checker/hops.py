@@ -23,7 +23,7 @@ def _no_rids() -> np.ndarray:
     return np.array([], np.int64)
 
 
-HOPS: Key[list[HopData]] = Key("hops", list)
+HOPS: Key[list[HopData]] = Key("hop_data", list)
 RECONCILED: Key[list[Reconciliation]] = Key("reconciled", list)  # each hop's, before unfinished.py
 EGRESS_RECONCILED: Key[Reconciliation | None] = Key("egress_reconciled")  # the egresses' combined (None: no egress)
 MISSING: Key[np.ndarray] = Key("missing", _no_rids)  # the records acknowledged and not at the egress: rids

@@ -12,7 +12,7 @@ from harness.checker.intermediate import Arrivals
 from harness.checker.step import Context, Key, Step
 
 NONE = Latency(0, None, None, None, None, None)
-LATENCY: Key[Latency] = Key("latency", lambda: NONE)
+LATENCY: Key[Latency] = Key("latency", lambda: NONE, reported=True)
 
 
 def percentiles_ms(latency_ms: np.ndarray, records: np.ndarray, qs: tuple[float, ...]) -> list[float]:

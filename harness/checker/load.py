@@ -62,14 +62,21 @@ class Evidence:
     sent: pd.DataFrame  # rid, key (code), event_time_ms, late, acked, partition, offset: one row per record
     history: list[dict]
     progress: dict[str, list[dict] | None]  # streamlet -> query events (None: file missing)
-    streamlets: tuple[StreamletDescription, ...]  # pipeline order
-    source_topic: str
     topics: dict[str, pd.DataFrame]  # hop topic -> partition, offset, timestamp_ms, rid, key, seq, batches
     egresses: list[Egress]
     gaps: list[str] = field(default_factory=list)
     has_history: bool = True
     versions: dict = field(default_factory=dict)  # versions.json: Spark, the connector, Kafka, Python
     dropped: dict[str, np.ndarray] = field(default_factory=dict)  # streamlet -> rids it dropped by design (declared)
+
+    @property
+    def streamlets(self) -> tuple[StreamletDescription, ...]:
+        """pipeline.json's, in pipeline order."""
+        return self.pipeline.streamlets
+
+    @property
+    def source_topic(self) -> str:
+        return self.pipeline.source_topic
 
     @property
     def keys(self) -> np.ndarray:
@@ -169,8 +176,6 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
         sent,
         history or [],
         progress,
-        streamlets,
-        pipeline.source_topic,
         topics,
         egresses,
         gaps,

@@ -30,7 +30,8 @@ from harness.evidence.history import BUDGET_REACHED
 LENGTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400)
 MOST_PERIODS = 24  # the shortest length of LENGTHS_S that makes at most this many
 SOAK_PERIOD_S = 60  # a run long enough for periods of a minute or more (12 minutes): its trend is shown as it goes
-PERIODS: Key[Periods | None] = Key("periods")  # None: not cut so (no egress, judged by windows, no time known)
+# None: not cut so (no egress, judged by windows, no time known)
+PERIODS: Key[Periods | None] = Key("periods", reported=True)
 
 
 def period_length_s(span_ms: int) -> int:

@@ -23,7 +23,7 @@ from harness.evidence.layout import RunLayout
 
 WARMUP_S = 600.0  # the first 10 minutes: JIT, caches and Spark's state stores filling up
 WINDOW_S = 300.0  # growth compares the medians of the first and the last 5 minutes once warm
-RESOURCE_USE: Key[ResourceUse | None] = Key("resources")  # None: no samples
+RESOURCE_USE: Key[ResourceUse | None] = Key("resources", reported=True)  # None: no samples
 
 
 def _warm_and_end(life: list[tuple[int, float]], warm_from_ms: float) -> tuple[float | None, float | None]:

@@ -35,10 +35,12 @@ T = TypeVar("T")
 @dataclass(frozen=True, eq=False)
 class Key(Generic[T]):
     """One thing a step finds, known by identity (two keys of one name never collide): `unknown()` is what it is
-    where its step could not run (None for a count, "unknown" for a verdict, nothing for a list)."""
+    where its step could not run (None for a count, "unknown" for a verdict, nothing for a list); `reported`: the
+    Report shows it (report.json under its name)."""
 
     name: str
     unknown: Callable[[], T] = lambda: None
+    reported: bool = False
 
     def __repr__(self) -> str:
         return f"Key({self.name})"

@@ -27,7 +27,7 @@ from harness.checker.step import Context, Key, Step
 from harness.checker.unfinished import LOST
 from harness.evidence.history import DRAINED, PROCESS_STARTED, QUERY_FAILED
 
-TIMELINE: Key[dict] = Key("timeline", dict)  # the plots' series (the module's docstring)
+TIMELINE: Key[dict] = Key("timeline", dict, reported=True)  # the plots' series (the module's docstring)
 
 
 def _first(history: list[dict], event: str, **fields) -> int | None:

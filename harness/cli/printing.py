@@ -45,29 +45,31 @@ def plan_text(scenario) -> str:
 
 
 def print_verdict(report) -> None:
-    from harness.checker.periods import SOAK_PERIOD_S
+    from harness.checker.counts import COUNTS, VERDICT
+    from harness.checker.expect import EXPECTATIONS
+    from harness.checker.periods import PERIODS, SOAK_PERIOD_S
     from harness.report.tables import doubt_lines, periods_text
 
-    c = report.counts
+    c = report[COUNTS]
     dropped = f"dropped by design {_n(c.dropped)}, " if c.dropped != 0 else ""
     undelivered = f"undelivered {_n(c.undelivered)}, " if c.undelivered != 0 else ""
     click.echo(
-        f"{report.outcome.upper()}  verdict: {report.verdict}  (acked {_n(c.acked)}, lost {_n(c.lost)}, "
+        f"{report.outcome.upper()}  verdict: {report[VERDICT]}  (acked {_n(c.acked)}, lost {_n(c.lost)}, "
         f"{undelivered}{dropped}"
         f"duplicated deliveries {_n(c.duplicated_deliveries)}, duplicated in state {_n(c.duplicated_in_state)}, "
         f"phantom {_n(c.phantom)}, reordered {_n(c.reordered)})"
     )
-    if report.periods is not None and report.periods.length_s >= SOAK_PERIOD_S:
+    if report[PERIODS] is not None and report[PERIODS].length_s >= SOAK_PERIOD_S:
         click.echo(f"periods: {periods_text(report)}")
     for line in doubt_lines(report):
         click.echo(line)
     for gap in report.gaps:
         click.echo(f"partial: {gap}")
-    for e in report.expectations:
+    for e in report[EXPECTATIONS]:
         click.echo(f"  {e.status if e.passed else e.status.upper():<7}  {e.name}: {e.detail}")
-    counted = {status: sum(e.status == status for e in report.expectations) for status in ("pass", "fail", "unknown")}
+    counted = {status: sum(e.status == status for e in report[EXPECTATIONS]) for status in ("pass", "fail", "unknown")}
     click.echo(
-        f"expectations: {counted['pass']} of {len(report.expectations)} passed"
+        f"expectations: {counted['pass']} of {len(report[EXPECTATIONS])} passed"
         + (f", {counted['fail']} failed" if counted["fail"] else "")
         + (f", {counted['unknown']} unknown" if counted["unknown"] else "")
     )

@@ -62,13 +62,13 @@ def images_build(runner: bool, force: bool, if_engine: bool):
 @click.argument("scenarios", nargs=-1, type=click.Path(path_type=Path))
 def jars(scenarios: tuple[Path, ...]):
     """Fetch the Kafka broker's jars and, for the pyspark installed beside the harness, its Kafka connector and the
-    jar sets the built-in streamlet and output kinds need (Delta, Iceberg) with Maven; train the JVMs' CDS archives
+    jar sets the built-in streamlet and output kinds need with Maven; train the JVMs' CDS archives
     (both idempotent); and what the applications of SCENARIOS ask for (their packages, their requirements), so that
     their runs need no network. A pyspark whose connector is not served is refused in one line.
 
     \b
     Examples:
-      harness jars                                 the broker's jars, the connector, Delta and Iceberg
+      harness jars                                 the broker's jars, the connector, the output kinds' jars
       harness jars examples/packages/*.yaml        and what those scenarios' jobs ask for
     """
     from harness import cds_training

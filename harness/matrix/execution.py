@@ -14,6 +14,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from contract.roles import EGRESS
+from harness.checker.counts import COUNTS, HOP_FINDINGS
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
+from harness.checker.latency import LATENCY
+from harness.checker.timeline import TIMELINE
 from harness.files import write_atomically
 from harness.judging import Judged, run_and_judge
 from harness.matrix.render import cells_json, render_html, render_markdown
@@ -36,14 +41,14 @@ def _result(cell: Cell, seed: int, out: Path, judged: Judged) -> RunResult:
     report = judged.report
     if report is None:
         return RunResult(*where, "fail", None, None, None, None, None, None, 0, None, 0, judged.elapsed_s, 0)
-    egress_copies = [h.copies for h in report.hops if h.kind == EGRESS and h.copies is not None]
+    egress_copies = [h.copies for h in report[HOP_FINDINGS] if h.kind == EGRESS and h.copies is not None]
 
     def total(values: list[int | None]) -> int | None:
         return None if not values or None in values else sum(values)
 
-    recovering = [f for f in report.faults if f.recovers]
+    recovering = [f for f in report[FAULTS] if f.recovers]
     measured = [f.recovery_s for f in recovering if f.recovery_s is not None]
-    c = report.counts
+    c = report[COUNTS]
     return RunResult(
         *where,
         judged.gate_outcome,
@@ -57,11 +62,11 @@ def _result(cell: Cell, seed: int, out: Path, judged: Judged) -> RunResult:
         max(measured) if measured else None,
         len(recovering) - len(measured),
         judged.elapsed_s,
-        len(report.expectations),
+        len(report[EXPECTATIONS]),
         (report.run_info.get("versions") or {}).get("pyspark"),
-        records_per_s(c.acked, (report.timeline or {}).get("marks", {})),
-        report.latency.p50_s if report.latency else None,
-        report.latency.p99_s if report.latency else None,
+        records_per_s(c.acked, (report[TIMELINE] or {}).get("marks", {})),
+        report[LATENCY].p50_s if report[LATENCY] else None,
+        report[LATENCY].p99_s if report[LATENCY] else None,
     )
 
 

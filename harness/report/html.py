@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from html import escape
 
-from harness.checker.findings import Report, WindowCounts
+from harness.checker.anomaly_records import WITNESSES
+from harness.checker.causes import RETENTION
+from harness.checker.counts import CAUSES, VERDICT, WINDOWS
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
+from harness.checker.findings import WindowCounts
+from harness.checker.latency import LATENCY
+from harness.checker.resources import RESOURCE_USE
+from harness.checker.run_report import Report
 from harness.report.plots import anomalies_svg, recovery_svg, resources_svg, timeline_svg
 from harness.report.tables import (
     EXPECTATION_HEADER,
@@ -72,7 +80,7 @@ def render_html(report: Report, plots: bool = True) -> str:
         parts.append(
             f"<p>Plots not drawn for this run: <code>harness report {escape(report.run_dir)}</code> draws them.</p>"
         )
-    if report.expectations:
+    if report[EXPECTATIONS]:
         parts += [
             "<h2>Expectations</h2>",
             table(EXPECTATION_HEADER, expectation_rows(report, STATUS_MARKS), raw_columns=(0,)),
@@ -87,8 +95,8 @@ def render_html(report: Report, plots: bool = True) -> str:
         "</details>",
     ]
     parts += _losses(report)
-    if report.windows:
-        parts.append(_windows_table(report.windows))
+    if report[WINDOWS]:
+        parts.append(_windows_table(report[WINDOWS]))
     trend = period_table(report)
     if trend:
         parts += [
@@ -105,7 +113,7 @@ def render_html(report: Report, plots: bool = True) -> str:
 def _head(report: Report) -> list[str]:
     """The title, the outcome and verdict badges, the description and the run's line."""
     outcome = report.outcome
-    statuses = [e.status for e in report.expectations]
+    statuses = [e.status for e in report[EXPECTATIONS]]
     summary = (
         ", ".join(
             f"<span class='{s}'>{statuses.count(s)} {word}</span>"
@@ -116,10 +124,10 @@ def _head(report: Report) -> list[str]:
     )
     return [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.scenario)}: {outcome.upper()} "
-        f"({escape(report.verdict)})</title><style>{STYLE}</style></head><body>",
+        f"({escape(report[VERDICT])})</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(report.scenario)} <span class='badge' "
         f"style='background:{OUTCOME_COLORS[outcome]}'>{outcome.upper()}</span> "
-        f"<span class='verdict'>verdict: {GUARANTEE.format(escape(report.verdict))}</span></h1>",
+        f"<span class='verdict'>verdict: {GUARANTEE.format(escape(report[VERDICT]))}</span></h1>",
         f"<p>{escape(report.description)}</p><p>run <code>{escape(report.run_dir)}</code> ({escape(report.status)}); "
         f"expectations: {summary}</p><p>{escape(run_info_text(report))}</p>",
     ]
@@ -145,7 +153,7 @@ def _notices(report: Report) -> list[str]:
 
 def _losses(report: Report) -> list[str]:
     """Losses and duplicates by cause, lost headers, retention windows and failed queries."""
-    lost = report.causes["lost"]
+    lost = report[CAUSES]["lost"]
     parts = [
         "<h2>Losses and duplicates</h2>",
         "<p>Lost: "
@@ -157,7 +165,7 @@ def _losses(report: Report) -> list[str]:
     ]
     if headers_text(report):
         parts.append(f"<p>{escape(headers_text(report)).capitalize()}.</p>")
-    for w in report.retention:
+    for w in report[RETENTION]:
         parts.append(
             f"<p>{escape(retention_text(w))}: "
             + (
@@ -198,22 +206,22 @@ def _details(report: Report, plots: bool) -> list[str]:
     """Faults and recovery, latency, resources, witnesses, the checks' sections and the links to the complete
     sets."""
     parts = []
-    if report.faults:
+    if report[FAULTS]:
         parts += ["<h2>Faults and recovery</h2>", table(FAULT_HEADER, fault_rows(report))]
         parts.append(_plot(recovery_svg, report, plots))
-    if report.latency.records:
+    if report[LATENCY].records:
         parts += [
             "<h2>Latency</h2>",
             f"<p>Event time at the source -> first arrival at the egress: {escape(latency_text(report))}.</p>",
         ]
-    if report.resources:
+    if report[RESOURCE_USE]:
         parts += [
             "<h2>Resources</h2>",
             f"<p>Disk: {escape(disk_text(report))}.</p>",
             table(RESOURCE_HEADER, resource_rows(report)),
             _plot(resources_svg, report, plots),
         ]
-    if report.witnesses:
+    if report[WITNESSES]:
         parts += ["<h2>Witnesses</h2>", table(WITNESS_HEADER, witness_rows(report))]
     for section in report.sections.values():  # each check's of harness/checker/checks/
         parts.append(f"<h2>{escape(section.title)}</h2>")

@@ -10,8 +10,12 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.checker.findings import Report
+from harness.checker.anomaly_records import WITNESSES
+from harness.checker.counts import VERDICT
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.run_report import Report
 from harness.checker.section import Section
+from harness.checker.timeline import TIMELINE
 from harness.files import write_atomically
 from harness.report.tables import causes_text, witness_line
 
@@ -19,16 +23,16 @@ EXAMPLES = 3
 
 
 def _elapsed_s(report: Report) -> float:
-    return float((report.timeline or {}).get("duration_s") or 0.0)
+    return float((report[TIMELINE] or {}).get("duration_s") or 0.0)
 
 
 def _body(report: Report, case) -> str:
     lines = [
         f"expected {case.expected}, got {'unknown' if case.actual is None else case.actual}",
         case.detail,
-        f"verdict: {report.verdict}; causes: {causes_text(report)}",
+        f"verdict: {report[VERDICT]}; causes: {causes_text(report)}",
     ]
-    examples = [w for w in report.witnesses if w.anomaly != "reordered"][:EXAMPLES]
+    examples = [w for w in report[WITNESSES] if w.anomaly != "reordered"][:EXAMPLES]
     lines += ["examples:"] + [f"  {witness_line(w)}" for w in examples] if examples else []
     lines += [f"partial evidence: {g}" for g in report.gaps]
     lines.append(f"report: {Path(report.run_dir) / 'report.html'}")
@@ -36,8 +40,8 @@ def _body(report: Report, case) -> str:
 
 
 def suite_element(report: Report, name: str | None = None) -> ET.Element:
-    cases = report.expectations
-    started = (report.timeline or {}).get("start_ms")
+    cases = report[EXPECTATIONS]
+    started = (report[TIMELINE] or {}).get("start_ms")
     suite = ET.Element(
         "testsuite",
         name=name or report.scenario,
@@ -50,7 +54,7 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
     properties = ET.SubElement(suite, "properties")
     for key, value in (
         ("outcome", report.outcome),
-        ("verdict", report.verdict),
+        ("verdict", report[VERDICT]),
         ("run_dir", report.run_dir),
         ("status", report.status),
         ("report", str(Path(report.run_dir) / "report.html")),

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from harness.checker.findings import Report
+from harness.checker.anomaly_records import WITNESSES
+from harness.checker.causes import RETENTION
+from harness.checker.counts import CAUSES, VERDICT, WINDOWS
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
+from harness.checker.latency import LATENCY
+from harness.checker.resources import RESOURCE_USE
+from harness.checker.run_report import Report
 from harness.report.tables import (
     EXPECTATION_HEADER,
     FAULT_HEADER,
@@ -36,13 +43,13 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 def _causes(report: Report) -> list[str]:
     """The causes of what was lost and copied, the retention windows, failed queries and window counts."""
     lines: list[str] = []
-    lost = report.causes["lost"]
+    lost = report[CAUSES]["lost"]
     lines += ["## Causes", "", "- lost: " + lost_text(report), "- duplicated copies: " + duplicated_text(report)]
     if headers_text(report):
         lines.append("- " + headers_text(report))
     if lost.get("unexplained"):
         lines.append(f"- **{lost['unexplained']} lost record(s) UNEXPLAINED**")
-    for w in report.retention:
+    for w in report[RETENTION]:
         lines.append(
             f"- {retention_text(w)} - "
             + (
@@ -55,8 +62,8 @@ def _causes(report: Report) -> list[str]:
         lines.append(
             f"- {f['streamlet']}'s query failed: {f['error'].splitlines()[0][:300] if f['error'] else '(no message)'}"
         )
-    if report.windows:
-        w = report.windows
+    if report[WINDOWS]:
+        w = report[WINDOWS]
         lines.append(
             f"- windows: {w.windows} counted, {w.exact} exact, {w.under_counted} under-counted, {w.over_counted} "
             "over-counted, "
@@ -82,8 +89,8 @@ def _sections(report: Report) -> list[str]:
 
 
 def render_markdown(report: Report) -> str:
-    statuses = [e.status for e in report.expectations]
-    lines = [f"# {report.scenario}: {report.outcome.upper()} ({report.verdict})", ""]
+    statuses = [e.status for e in report[EXPECTATIONS]]
+    lines = [f"# {report.scenario}: {report.outcome.upper()} ({report[VERDICT]})", ""]
     if report.description:
         lines += [report.description, ""]
     lines += [
@@ -96,7 +103,7 @@ def render_markdown(report: Report) -> str:
     if report.gaps:
         lines += ["- **partial report**, evidence missing or unreadable:"] + [f"  - {g}" for g in report.gaps]
     lines += [""]
-    if report.expectations:
+    if report[EXPECTATIONS]:
         lines += (
             ["## Expectations", ""]
             + _table(
@@ -113,17 +120,17 @@ def render_markdown(report: Report) -> str:
     trend = period_table(report)
     if trend:
         lines += ["## Periods", "", periods_text(report), ""] + _table(*trend) + [""]
-    if report.faults:
+    if report[FAULTS]:
         lines += ["## Faults", ""] + _table(FAULT_HEADER, fault_rows(report)) + [""]
-    if report.latency.records:
+    if report[LATENCY].records:
         lines += ["## Latency (event time at the source -> arrival at the egress)", "", latency_text(report), ""]
-    if report.resources:
+    if report[RESOURCE_USE]:
         lines += (
             ["## Resources", "", f"- disk: {disk_text(report)}", ""]
             + _table(RESOURCE_HEADER, resource_rows(report))
             + [""]
         )
-    if report.witnesses:
+    if report[WITNESSES]:
         lines += ["## Witnesses", ""] + _table(WITNESS_HEADER, witness_rows(report)) + [""]
     lines += _sections(report)
     files = anomaly_files(report)

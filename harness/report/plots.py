@@ -10,7 +10,10 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "spark-kafka-harness"  # the same ids at each drawing: a report redrawn alike
 import matplotlib.pyplot as plt  # noqa: E402
 
-from harness.checker.findings import Report  # noqa: E402
+from harness.checker.fault_results import FAULTS  # noqa: E402
+from harness.checker.resources import RESOURCE_USE  # noqa: E402
+from harness.checker.run_report import Report  # noqa: E402
+from harness.checker.timeline import TIMELINE  # noqa: E402
 
 FAULT_PALETTE = (
     "#d62728",
@@ -28,7 +31,7 @@ FAULT_PALETTE = (
 
 def _fault_colors(report: Report) -> dict[str, str]:
     """A color per fault kind of this run, in the order the kinds first appear (the report knows no list of kinds)."""
-    kinds = dict.fromkeys(f.kind for f in report.faults)
+    kinds = dict.fromkeys(f.kind for f in report[FAULTS])
     return {kind: FAULT_PALETTE[i % len(FAULT_PALETTE)] for i, kind in enumerate(kinds)}
 
 
@@ -51,10 +54,10 @@ TIME_AXIS = "seconds from the workload's start"
 
 def _fault_bands(axes, report: Report) -> None:
     """Every fault its own band, labelled with its number and target (the fault table's numbers)."""
-    t0 = report.timeline.get("start_ms", 0)
-    end_s = report.timeline.get("duration_s", 0)
+    t0 = report[TIMELINE].get("start_ms", 0)
+    end_s = report[TIMELINE].get("duration_s", 0)
     colors = _fault_colors(report)
-    for f in report.faults:
+    for f in report[FAULTS]:
         start = (f.start_ms - t0) / 1000
         end = (f.end_ms - t0) / 1000 if f.end_ms else end_s
         for ax in axes:
@@ -75,7 +78,7 @@ def _fault_bands(axes, report: Report) -> None:
 
 def _phase_marks(axes, report: Report) -> None:
     """Driver start-up, the workload and the drain, as dotted lines on every plot."""
-    marks = report.timeline.get("marks", {})
+    marks = report[TIMELINE].get("marks", {})
     for row, (name, label) in enumerate(MARKS.items()):
         x = marks.get(name)
         if x is None:
@@ -106,9 +109,9 @@ def _fault_legend(ax, report: Report) -> None:
 
 def timeline_svg(report: Report) -> str:
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(11, 5.8), sharex=True)
-    for name, series in report.timeline.get("throughput", {}).items():
+    for name, series in report[TIMELINE].get("throughput", {}).items():
         top.plot(series["t"], series["rows_per_s"], label=name, drawstyle="steps-post")
-    for name, series in report.timeline.get("lag", {}).items():
+    for name, series in report[TIMELINE].get("lag", {}).items():
         bottom.plot(series["t"], series["records"], label=name)
     _fault_bands([top, bottom], report)
     _phase_marks([top, bottom], report)
@@ -126,7 +129,7 @@ def timeline_svg(report: Report) -> str:
 
 def anomalies_svg(report: Report) -> str:
     """Lost records and extra copies over time and per source partition; "" when there is none to draw."""
-    t = report.timeline
+    t = report[TIMELINE]
     drawn = ("lost_over_time", "extra_copies_over_time", "lost_per_partition", "duplicated_per_partition")
     if not any(any(t.get(key, {}).values()) for key in drawn):
         return ""
@@ -169,7 +172,7 @@ def anomalies_svg(report: Report) -> str:
 
 def recovery_svg(report: Report) -> str:
     """Each fault's recovery time; "" when none was measured."""
-    faults = [(f.number, f) for f in report.faults if f.recovery_s is not None]
+    faults = [(f.number, f) for f in report[FAULTS] if f.recovery_s is not None]
     if not faults:
         return ""
     colors = _fault_colors(report)
@@ -187,7 +190,7 @@ def recovery_svg(report: Report) -> str:
 
 def resources_svg(report: Report) -> str:
     """Memory per process and the run directory's size over the run: a soak's trend lines."""
-    use = report.resources
+    use = report[RESOURCE_USE]
     figure, (memory, disk) = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
     t = use.series["t_s"]
     nan = float("nan")

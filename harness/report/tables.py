@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from harness.checker.findings import Report, Witness
+from harness.checker.anomaly_records import RECORDS, WITNESS_TOTALS, WITNESSES
+from harness.checker.counts import CAUSES, COUNTS, HOP_FINDINGS, VERDICT
+from harness.checker.expect import EXPECTATIONS
+from harness.checker.fault_results import FAULTS
+from harness.checker.findings import Witness
+from harness.checker.latency import LATENCY
+from harness.checker.periods import PERIODS
+from harness.checker.resources import RESOURCE_USE
+from harness.checker.run_report import Report
+from harness.checker.timeline import TIMELINE
 
 COUNT_NAMES = (
     "acked",
@@ -88,12 +97,12 @@ def count(value) -> str:
 
 def expectation_rows(report: Report, marks: dict[str, str]) -> list[list]:
     """`marks`: status (pass, fail, unknown) -> how the first column shows it."""
-    return [[marks[e.status], e.name, plain(e.expected), plain(e.actual), e.detail] for e in report.expectations]
+    return [[marks[e.status], e.name, plain(e.expected), plain(e.actual), e.detail] for e in report[EXPECTATIONS]]
 
 
 def count_names(report: Report) -> tuple[str, ...]:
     """The counts a hop row shows: undelivered after lost where the run has any."""
-    if not report.counts.undelivered and not any(h.counts.undelivered for h in report.hops):
+    if not report[COUNTS].undelivered and not any(h.counts.undelivered for h in report[HOP_FINDINGS]):
         return COUNT_NAMES
     at = COUNT_NAMES.index("lost") + 1
     return COUNT_NAMES[:at] + (UNDELIVERED,) + COUNT_NAMES[at:]
@@ -152,13 +161,13 @@ def hop_rows(report: Report, emphasis=str) -> list[list]:
             h.first_seen["duplicated"],
             *copy_cells(h.copies),
         ]
-        for h in report.hops
+        for h in report[HOP_FINDINGS]
     ]
     return rows + [
         [
             emphasis("end to end"),
-            emphasis(report.verdict),
-            *(count(getattr(report.counts, n)) for n in names),
+            emphasis(report[VERDICT]),
+            *(count(getattr(report[COUNTS], n)) for n in names),
             "",
             "",
             *[""] * 6,
@@ -169,10 +178,10 @@ def hop_rows(report: Report, emphasis=str) -> list[list]:
 def period_table(report: Report) -> tuple[list, list] | None:
     """The trend: (header, rows) of each period of sending, from when (seconds into the run), its verdict and counts;
     None for a run not cut in periods, or in one only."""
-    periods = report.periods
+    periods = report[PERIODS]
     if periods is None or len(periods.periods) < 2:
         return None
-    t0 = report.timeline.get("start_ms", periods.periods[0].start_ms)
+    t0 = report[TIMELINE].get("start_ms", periods.periods[0].start_ms)
     names = COUNT_NAMES[:3] + ((UNDELIVERED,) if periods.provisional else ()) + COUNT_NAMES[3:]
     rows = [
         [round((p.start_ms - t0) / 1000, 1), p.verdict, *(count(getattr(p.counts, n)) for n in names)]
@@ -183,7 +192,7 @@ def period_table(report: Report) -> tuple[list, list] | None:
 
 def periods_text(report: Report) -> str:
     """The trend in a line: how many periods of how long, and how many had each verdict."""
-    periods = report.periods
+    periods = report[PERIODS]
     verdicts = [p.verdict for p in periods.periods]
     tally = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
     outside = periods.unplaced.acked + periods.unplaced.unknown + periods.unplaced.phantom  # records, not anomalies
@@ -194,7 +203,7 @@ def periods_text(report: Report) -> str:
 
 
 def fault_rows(report: Report) -> list[list]:
-    t0 = report.timeline.get("start_ms", 0)
+    t0 = report[TIMELINE].get("start_ms", 0)
     return [
         [
             f.number,
@@ -210,7 +219,7 @@ def fault_rows(report: Report) -> list[list]:
             ", ".join(f"{n:,} at {hop}" for hop, n in f.redelivered_at.items()),
             f.note,
         ]
-        for f in report.faults
+        for f in report[FAULTS]
     ]
 
 
@@ -242,12 +251,12 @@ def witness_line(witness: Witness) -> str:
 
 def witness_rows(report: Report) -> list[list]:
     """One row per witness, numbered 'k of N' within its class (N: every record of that class)."""
-    t0 = report.timeline.get("start_ms", 0)
+    t0 = report[TIMELINE].get("start_ms", 0)
     seen: dict[str, int] = {}
     rows = []
-    for w in report.witnesses:
+    for w in report[WITNESSES]:
         seen[w.anomaly] = seen.get(w.anomaly, 0) + 1
-        total = report.witness_totals.get(w.anomaly)
+        total = report[WITNESS_TOTALS].get(w.anomaly)
         rows.append(
             [
                 w.anomaly,
@@ -265,7 +274,7 @@ def witness_rows(report: Report) -> list[list]:
 
 def anomaly_files(report: Report) -> dict[str, str]:
     """The record-set files the report writer saves (harness/report/write.py), relative to the run directory."""
-    names = [name for name, table in report.records.items() if len(table)]
+    names = [name for name, table in report[RECORDS].items() if len(table)]
     if "lost" in names:
         names.append("lost-ranges")
     return {name: f"anomalies/{name}.csv" for name in names}
@@ -299,7 +308,7 @@ def storm_text(storm: dict) -> str:
 
 
 def latency_text(report: Report) -> str:
-    lat = report.latency
+    lat = report[LATENCY]
     share = f"; {lat.restart_share:.0%} of it spent waiting for restarts" if lat.restart_share is not None else ""
     return (
         f"p50 {lat.p50_s:.2f} s, p90 {lat.p90_s:.2f} s, p99 {lat.p99_s:.2f} s, max {lat.max_s:.2f} s "
@@ -316,14 +325,16 @@ def retention_text(window: dict) -> str:
 
 
 def lost_text(report: Report) -> str:
-    causes = report.causes["lost"]
+    causes = report[CAUSES]["lost"]
     if any(n is None for n in causes.values()):
-        return "unknown (" + ("no egress evidence" if not report.hops else "the causes could not be told") + ")"
+        return (
+            "unknown (" + ("no egress evidence" if not report[HOP_FINDINGS] else "the causes could not be told") + ")"
+        )
     return ", ".join(f"{n:,} {cause}" for cause, n in causes.items() if n) or "none"
 
 
 def duplicated_text(report: Report) -> str:
-    dup = report.causes["duplicated"]
+    dup = report[CAUSES]["duplicated"]
     if dup.get("replay_after_fault") is None:
         return "unknown (the copies could not be counted)"
     aborted, resent = dup.get("aborted_read"), dup.get("resent_read")
@@ -337,7 +348,7 @@ def duplicated_text(report: Report) -> str:
 
 def headers_text(report: Report) -> str | None:
     """Where the source's header went missing (None: not looked for)."""
-    looked = [h for h in report.hops if h.headers_lost is not None]
+    looked = [h for h in report[HOP_FINDINGS] if h.headers_lost is not None]
     if not looked:
         return None
     return "the source's header: " + "; ".join(
@@ -370,7 +381,7 @@ RESOURCE_HEADER = [
 
 
 def resource_rows(report: Report) -> list[list]:
-    use = report.resources
+    use = report[RESOURCE_USE]
     if use is None:
         return []
     return [
@@ -388,7 +399,7 @@ def resource_rows(report: Report) -> list[list]:
 
 
 def disk_text(report: Report) -> str:
-    use = report.resources
+    use = report[RESOURCE_USE]
     if use is None:
         return "not sampled"
     folders = ", ".join(

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from harness.checker.anomaly_records import RECORDS
 from harness.checker.check import check_run
-from harness.checker.findings import Report
+from harness.checker.run_report import Report
 from harness.checker.summary.engines import DEFAULT
 from harness.checker.witnesses import seq_ranges
 from harness.evidence.layout import RunLayout
@@ -28,7 +29,7 @@ def write_record_sets(report: Report, run_dir: Path) -> dict[str, Path]:
     folder.mkdir(exist_ok=True)
     for old in folder.glob("*.csv"):
         old.unlink()
-    tables = {name: table for name, table in report.records.items() if len(table)}
+    tables = {name: table for name, table in report[RECORDS].items() if len(table)}
     if "lost" in tables:
         tables["lost-ranges"] = seq_ranges(tables["lost"], by="cause")
     files = anomaly_files(report)

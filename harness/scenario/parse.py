@@ -269,7 +269,7 @@ def _docker(raw: dict | None, external: str | None) -> tuple[bool, str | None, t
 
 
 def _check_jars_served(blueprint: Blueprint, spark: str) -> None:
-    """Every jar set a streamlet or job needs (Delta's, Iceberg's) has a release built for the drivers' Spark."""
+    """Every jar set a streamlet or job needs (an output kind's) has a release built for the drivers' Spark."""
     for name, inst in blueprint.streamlets.items():
         for pom in inst.cls.spark_jars:
             why = lines.unserved(pom, spark)

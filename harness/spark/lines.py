@@ -32,8 +32,9 @@ LINES = {
 }
 # The versions a real run verified on this harness (docs/spark-versions-report.md): a scenario's cluster.spark.version
 # is one of these or the harness's own, and pyproject.toml's pyspark range ends at the newest. The Makefile's default
-# (SPARK) is 4.2.0: 4.1.1, the newest whose line has Iceberg too, is the only 4.1 whose connector is served, and its
-# Kafka source fails the first batch of a query restarted with a batch planned (SPARK-55271, fixed in 4.2.0).
+# (SPARK) is 4.2.0: 4.1.1, the newest whose line every output kind's jars are built for, is the only 4.1 whose
+# connector is served, and its Kafka source fails the first batch of a query restarted with a batch planned
+# (SPARK-55271, fixed in 4.2.0).
 VERIFIED = ("3.5.7", "4.0.0", "4.1.1", "4.2.0")
 # Real-time Mode (Trigger.RealTime, docs/real-time-mode.md): Spark 4.1's engine runs stateless queries, but a
 # PySpark job sets it with DataStreamWriter.trigger(realTime=...), which pyspark has from 4.2 (4.1.1's has no such
@@ -89,7 +90,7 @@ def unserved(jar_set: str, version: str) -> str | None:
 
 
 def maven_properties(jar_set: str, version: str) -> dict[str, str]:
-    """What the pom of `jar_set` (spark-kafka, delta, iceberg) is given for Spark `version`'s drivers, or one line
+    """What the pom of `jar_set` (spark-kafka, or an output kind's) is given for Spark `version`'s drivers, or one line
     saying that none of its releases is built for that Spark."""
     why = unserved(jar_set, version)
     if why:

@@ -5,7 +5,7 @@ The harness's own is the pyspark installed beside it, a team's (any version of h
 gate Spark upgrades, so a scenario (or a matrix column) can name `cluster.spark.version`, one of the verified
 versions: another version gets a virtualenv under .cache/spark-envs/pyspark-<version>/ with that pyspark and what
 the drivers import; the drivers and their Python workers run that interpreter, with the project on their path.
-Either way the drivers' jars (the Kafka connector; Delta, Iceberg) are fetched for exactly their version. An
+Either way the drivers' jars (the Kafka connector; the output kinds') are fetched for exactly their version. An
 environment is complete when its marker holds the hash of what it was built from, so an interrupted build is redone,
 never used.
 """
@@ -51,7 +51,7 @@ class SparkRuntime:
         return f"spark-sql-kafka-0-10_{self.scala}"
 
     def jars(self, pom: str = CONNECTOR) -> jars.JarSet:
-        """The jar set of `pom` (the connector by default; "delta", "iceberg") built for this Spark."""
+        """The jar set of `pom` (the connector by default, or an output kind's) built for this Spark."""
         properties = lines.maven_properties(pom, self.version)
         return jars.JarSet(pom, self.version, tuple(sorted(properties.items())))
 
@@ -112,8 +112,8 @@ def runtime(version: str | None) -> SparkRuntime:
 
 
 def ensure(version: str | None, say: Callable[[str], None] = print, jar_sets: tuple[str, ...] = ()) -> SparkRuntime:
-    """The runtime for `version`, building its environment and fetching its connector and `jar_sets` (Delta's,
-    Iceberg's) first if they are missing."""
+    """The runtime for `version`, building its environment and fetching its connector and `jar_sets` (the output
+    kinds') first if they are missing."""
     if version is not None and version != own_version() and version in other_versions() and not _is_built(version):
         _build(version, say)
     spark = runtime(version)
