@@ -130,9 +130,14 @@ def test_check_writes_nothing_and_report_writes_every_format(tmp_path):
     )
     # The hop table at a glance: verdicts and counts; where anomalies appear and the copies folded beneath.
     assert "| hop | verdict | acked | unknown | lost | dropped | duplicated_deliveries |" in markdown
-    assert "### Where anomalies first appear, and the extra copies" in markdown
+    assert "\nwhere each anomaly first appears, and the extra copies per hop\n\n| hop | lost first here |" in markdown
     assert "<details><summary>where each anomaly first appears, and the extra copies per hop</summary>" in html
     assert "\n- **phantom**: a record at a hop that the source never sent\n" in markdown  # the report's words
+    # Each part titled once: report.md and report.html lay out the same parts in the same order.
+    titles = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
+    assert titles[:3] == ["Expectations", "Counts per hop", "Causes"] and titles[-1] == "Words used in this report"
+    shown = [t for t in titles if f"<h2>{t}</h2>" in html or f"<summary>{t}</summary>" in html]
+    assert shown == titles and [html.index(t) for t in titles] == sorted(html.index(t) for t in titles)
     assert "<summary>Words used in this report</summary>" in html
     assert html.count("<svg") >= 2  # plots inline; nothing fetched from anywhere:
     assert "src=" not in html and "<link" not in html and "url(http" not in html

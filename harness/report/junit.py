@@ -17,6 +17,8 @@ from harness.checker.run_report import Report
 from harness.checker.section import Section
 from harness.checker.timeline import TIMELINE
 from harness.files import write_atomically
+from harness.report.layout import section_part
+from harness.report.markdown import part_text
 from harness.report.tables import causes_text, witness_line
 
 EXAMPLES = 3
@@ -88,8 +90,8 @@ def suite_element(report: Report, name: str | None = None) -> ET.Element:
 
 
 def _section_text(section: Section) -> str:
-    rows = [" | ".join(section.header)] + [" | ".join(row) for row in section.cells()] if section.header else []
-    return "\n".join([section.title, *section.lines, *rows])
+    """A check's section as report.md has it."""
+    return "\n".join(part_text(section_part(section))).strip()
 
 
 def unjudged_element(name: str, run_dir: Path, error: str) -> ET.Element:
