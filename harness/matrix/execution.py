@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from contract.roles import EGRESS
+from harness.checker.checks.throughput import records_per_s
 from harness.checker.counts import COUNTS, HOP_FINDINGS
 from harness.checker.expect import EXPECTATIONS
 from harness.checker.fault_results import FAULTS
@@ -24,7 +25,6 @@ from harness.judging import Judged, run_and_judge
 from harness.matrix.render import cells_json, render_html, render_markdown
 from harness.matrix.spec import Cell, MatrixSpec
 from harness.matrix.state import STATE_VERSION, MatrixState, RunResult, load_state
-from harness.report.tables import records_per_s
 from harness.runner.console import Console
 
 

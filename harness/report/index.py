@@ -11,10 +11,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from harness.checker.checks.throughput import records_per_s
 from harness.files import write_atomically
 from harness.report.html import GUARANTEE, OUTCOME_COLORS, STYLE, table
 from harness.report.plots import svg
-from harness.report.tables import count, records_per_s
+from harness.report.tables import count
 
 
 def _runs(folder: Path) -> list[dict]:

@@ -414,12 +414,3 @@ def disk_text(report: Report) -> str:
         + (f", of its budget of {budget / 1e6:,.1f} MB" if budget is not None else "")
         + (f"; at the end, MiB per folder: {folders}" if folders else "")
     )
-
-
-def records_per_s(acked: int | None, marks: dict) -> float | None:
-    """Acknowledged records per second from the workload's start until the pipeline had drained them (the
-    timeline's marks, in seconds; None: not measured)."""
-    start, drained = marks.get("workload_started"), marks.get("drained")
-    if acked is None or start is None or drained is None or drained <= start:
-        return None
-    return acked / (drained - start)
