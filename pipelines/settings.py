@@ -13,19 +13,34 @@ from pathlib import Path
 from pipelines.kafka_security import KafkaSecurity
 
 
+def _option(default, what: str, **checks):
+    """A source option: its default, what it does (docs/scenarios.md), and how the scenario checks it (`choices`,
+    `minimum`): the scenario's source_options section is declared by these fields (harness/scenario/declared.py)."""
+    return field(default=default, metadata={"help": what, **checks})
+
+
 @dataclass(frozen=True)
 class SourceOptions:
-    """Kafka source and trigger options of a streamlet's queries."""
+    """Kafka source and trigger options of a streamlet's queries, each declared once: the scenario reads them as
+    source_options.NAME, and the driver's context (pipelines/context.py) passes them to Spark."""
 
-    trigger: str = "processingTime"  # default | processingTime | availableNow
-    trigger_interval: str = "1 second"
-    max_offsets_per_trigger: int | None = None
-    fail_on_data_loss: bool = True
-    starting_offsets: str = "earliest"  # earliest | latest (used only without a checkpoint)
-    starting_timestamp_ms: int | None = None  # overrides starting_offsets when set
-    group_id: str | None = None  # kafka.group.id (Spark makes a unique one per query when unset)
-    include_headers: bool = False  # includeHeaders: records keep their Kafka headers (a `headers` column)
-    isolation_level: str | None = None  # kafka.isolation.level: read_committed | read_uncommitted (Kafka's default)
+    trigger: str = _option(
+        "processingTime", "how its batches are triggered", choices=("default", "processingTime", "availableNow")
+    )
+    trigger_interval: str = _option("1 second", "the processing-time trigger's interval")
+    max_offsets_per_trigger: int | None = _option(None, "Spark's maxOffsetsPerTrigger", minimum=1)
+    fail_on_data_loss: bool = _option(True, "Spark's failOnDataLoss")
+    starting_offsets: str = _option(
+        "earliest", "where a first start begins", choices=("earliest", "latest")
+    )  # used only without a checkpoint
+    starting_timestamp_ms: int | None = _option(None, "or from this time", minimum=0)  # overrides starting_offsets
+    # kafka.group.id (Spark makes a unique one per query when unset)
+    group_id: str | None = _option(None, "Spark's kafka.group.id")
+    isolation_level: str | None = _option(
+        None, "kafka.isolation.level", choices=("read_committed", "read_uncommitted")
+    )  # Kafka's default when unset
+    # includeHeaders: records keep their Kafka headers (a `headers` column)
+    include_headers: bool = _option(False, "Spark's includeHeaders")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
 from harness.scenario.sections import Field, Section
 from pipelines.model import CODECS
+from pipelines.settings import SourceOptions
 
 MIN_EVIDENCE_BUDGET = 10**6  # a run writes its description, logs and first recordings before its workload starts
 
@@ -24,7 +25,6 @@ CANARY_TIMEOUT_S = 120.0  # a batch of a job on a busy machine may take tens of 
 
 
 NUMBER = (int, float)
-SOURCE_TRIGGERS = ("default", "processingTime", "availableNow")
 WORKLOAD = Section(
     "workload",
     (
@@ -64,20 +64,7 @@ TRANSACTIONS = Section(
 )
 
 
-SOURCE_OPTIONS = Section(
-    "source_options.NAME",
-    (
-        Field("trigger", str, "processingTime", "how its batches are triggered", choices=SOURCE_TRIGGERS),
-        Field("trigger_interval", str, "1 second", "the processing-time trigger's interval"),
-        Field("max_offsets_per_trigger", int, None, "Spark's maxOffsetsPerTrigger", minimum=1),
-        Field("fail_on_data_loss", bool, True, "Spark's failOnDataLoss"),
-        Field("starting_offsets", str, "earliest", "where a first start begins", choices=("earliest", "latest")),
-        Field("starting_timestamp_ms", int, None, "or from this time", minimum=0),
-        Field("group_id", str, None, "Spark's kafka.group.id"),
-        Field("isolation_level", str, None, "kafka.isolation.level", choices=("read_committed", "read_uncommitted")),
-        Field("include_headers", bool, False, "Spark's includeHeaders"),
-    ),
-)
+SOURCE_OPTIONS = Section.declared_by("source_options.NAME", SourceOptions)  # the driver's own (pipelines/settings.py)
 
 
 CLUSTER = Section(

@@ -5,7 +5,8 @@ naming the field), and docs/scenarios.md is checked against the declarations (te
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+import typing
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from harness.scenario.fields import Fields
@@ -37,6 +38,13 @@ class Section:
     def names(self) -> set[str]:
         return {f.name for f in self.fields}
 
+    @staticmethod
+    def declared_by(path: str, cls: type) -> Section:
+        """A section whose fields are a dataclass's, declared where they are used (pipelines/settings.py
+        SourceOptions): each field's type, default and metadata (help, choices, minimum, maximum)."""
+        hints = typing.get_type_hints(cls)
+        return Section(path, tuple(Field(f.name, _types(hints[f.name]), f.default, **f.metadata) for f in fields(cls)))
+
     def table(self) -> str:
         """The section as docs/scenarios.md lists it: a field per row, its type, its default and what it means."""
         rows = [f"`{self.path}` | type | default | what", "---|---|---|---"]
@@ -61,6 +69,12 @@ class Section:
                     spec.name, spec.types, spec.default, spec.minimum, spec.maximum, required=spec.required
                 )
         return values
+
+
+def _types(hint) -> type | tuple[type, ...]:
+    """A field's types from its annotation (`int | None` -> int: None is its absence)."""
+    found = tuple(t for t in typing.get_args(hint) if t is not type(None)) or (hint,)
+    return found[0] if len(found) == 1 else found
 
 
 def _row(spec: Field) -> str:
