@@ -111,6 +111,10 @@ class StreamletContext(SettingsView):
             reader = reader.option("kafka.isolation.level", src.isolation_level)
         if src.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(src.max_offsets_per_trigger))
+        if src.min_offsets_per_trigger:
+            reader = reader.option("minOffsetsPerTrigger", str(src.min_offsets_per_trigger))
+        if src.max_trigger_delay:
+            reader = reader.option("maxTriggerDelay", src.max_trigger_delay)
         return reader.load()
 
     def _decoded(

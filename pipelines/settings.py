@@ -29,6 +29,9 @@ class SourceOptions:
     )
     trigger_interval: str = _option("1 second", "the processing-time trigger's interval")
     max_offsets_per_trigger: int | None = _option(None, "Spark's maxOffsetsPerTrigger", minimum=1)
+    # a batch waits for this many new offsets, or max_trigger_delay (Spark 3.3+)
+    min_offsets_per_trigger: int | None = _option(None, "Spark's minOffsetsPerTrigger", minimum=1)
+    max_trigger_delay: str | None = _option(None, "Spark's maxTriggerDelay: 30s, 15m (with min_offsets_per_trigger)")
     fail_on_data_loss: bool = _option(True, "Spark's failOnDataLoss")
     starting_offsets: str = _option(
         "earliest", "where a first start begins", choices=("earliest", "latest")
