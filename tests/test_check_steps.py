@@ -65,8 +65,10 @@ def test_copies_that_cannot_be_counted_are_null_not_zero(clean_run):
     report = check_run(clean_run, steps=_broken("copies"), strict=False)
     assert report[COUNTS].lost == 0 and all(h.copies is None for h in report[HOP_FINDINGS])
     assert report[CAUSES]["duplicated"]["replay_after_fault"] is None and report.outcome == "unknown"
-    # The steps that need the copies are not run; only the one that failed is named.
+    # The steps that need the copies are not run, and are named apart from the one that failed.
     assert [gap.split()[2] for gap in report.gaps if gap.startswith("check step")] == ["copies"]
+    not_run = "not run, as what they need could not be found: check step(s) faults, witnesses, timeline, lag,"
+    assert any(gap.startswith(not_run) for gap in report.gaps)
     assert report[FAULTS] == [] and report[WITNESSES] == [] and report[EXPECTATIONS][0].status == "unknown"
     write_reports(report, clean_run)
 

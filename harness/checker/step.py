@@ -135,10 +135,13 @@ def strict_default() -> bool:
 
 
 def run_steps(steps: list[Step], context: Context, strict: bool) -> None:
-    """Run `steps` in order, check-safe unless `strict` (see the module's docstring)."""
+    """Run `steps` in order, check-safe unless `strict` (see the module's docstring); those not run, as what they
+    need could not be found, are named in a gap."""
+    skipped = []
     for step in steps:
         if any(key in context.unknown for key in step.needs):
             _unknown(step, context)
+            skipped.append(step.name)
             continue
         try:
             found = step.run(context)
@@ -155,6 +158,8 @@ def run_steps(steps: list[Step], context: Context, strict: bool) -> None:
                 raise
             _unknown(step, context)
             _record_failure(step, context, exc)
+    if skipped:
+        context.gaps.append(f"not run, as what they need could not be found: check step(s) {', '.join(skipped)}")
 
 
 def _unknown(step: Step, context: Context) -> None:
