@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from harness.scenario.blueprint import BlueprintError, parse_blueprint
+from harness.scenario.blueprint import parse_blueprint
+from harness.scenario.fields import BlueprintError
 
 GOOD = """
 streamlets:
@@ -119,7 +120,7 @@ connections:
     (
         "bad partitions",
         GOOD + "topics:\n  ingress.out: {partitions: 0}\n",
-        "blueprint.topics.ingress.out.partitions: expected a positive integer, got 0",
+        "blueprint.topics.ingress.out.partitions: expected a value of at least 1, got 0",
     ),
     (
         "topic for nothing",

@@ -12,7 +12,7 @@ import pytest
 from contract.egress import AUDIT, STATE
 from harness.outputs import builtin_output_kinds
 from harness.runner.pipeline_run import PipelineRun
-from harness.scenario.blueprint import BlueprintError
+from harness.scenario.fields import BlueprintError
 from harness.scenario.parse import parse_scenario
 from tests.evidence_helpers import egress_counts
 from tests.test_faults import ROOT

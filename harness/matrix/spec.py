@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.scenario.blueprint import BlueprintError
-from harness.scenario.fields import Fields
+from harness.scenario.fields import BlueprintError, Fields
 from harness.scenario.parse import Scenario, parse_scenario
 from harness.scenario.source import ScenarioError, read_tree
 

@@ -11,18 +11,11 @@ from typing import Any
 
 from contract.applications import OUTPUT_KINDS
 from contract.roles import EGRESS, INGRESS, PROCESSOR
-from harness.errors import HarnessError
 from harness.jars import shipped_sets
+from harness.scenario.declared import BLUEPRINT, STREAMLET, TOPIC
+from harness.scenario.fields import BlueprintError
 from pipelines.kinds import KindError, load_kind, resolve_settings
-from pipelines.model import CODECS, Streamlet
-
-
-class BlueprintError(HarnessError):
-    """A broken blueprint; `path` is the field it is about (e.g. blueprint.connections)."""
-
-    def __init__(self, path: str, message: str):
-        super().__init__(f"{path}: {message}")
-        self.path = path
+from pipelines.model import Streamlet
 
 
 @dataclass(frozen=True)
@@ -100,34 +93,25 @@ def _mapping(value: Any, path: str) -> dict:
     return value
 
 
+def _given(raw: Any, path: str) -> dict:
+    """A mapping's fields that have a value (`settings:` left empty is no settings)."""
+    return {k: v for k, v in _mapping(raw if raw is not None else {}, path).items() if v is not None}
+
+
 def topic_spec(raw: Any, default_name: str, path: str) -> TopicSpec:
-    """A topic's spec from its YAML form (name, partitions, replication, config, codec), validated."""
-    raw = _mapping(raw if raw is not None else {}, path)
-    unknown = set(raw) - {"name", "partitions", "replication", "config", "codec"}
-    if unknown:
-        raise BlueprintError(
-            f"{path}.{sorted(unknown)[0]}", "unknown field (expected name, partitions, replication, config, codec)"
-        )
-    codec = raw.get("codec", "json")
-    if codec not in CODECS:
-        raise BlueprintError(f"{path}.codec", f"expected one of {', '.join(CODECS)}, got {codec!r}")
-    partitions, replication = raw.get("partitions", 2), raw.get("replication", 1)
-    for key, value in (("partitions", partitions), ("replication", replication)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise BlueprintError(f"{path}.{key}", f"expected a positive integer, got {value!r}")
-    name = raw.get("name", default_name)
-    if not isinstance(name, str) or not name:
+    """A topic's spec from its YAML form, read as workload.topic is (declared.TOPIC); named `default_name` unless it
+    names itself."""
+    values = TOPIC.read(_given(raw, path), path)
+    name = values["name"] if raw and "name" in raw else default_name
+    if not name:
         raise BlueprintError(f"{path}.name", f"expected a topic name, got {name!r}")
-    config = {str(k): str(v) for k, v in _mapping(raw.get("config", {}), f"{path}.config").items()}
-    return TopicSpec(name, partitions, replication, config, codec)
+    config = {str(k): str(v) for k, v in values["config"].items()}
+    return TopicSpec(name, values["partitions"], values["replication"], config, values["codec"])
 
 
 def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
-    raw = _mapping(raw, path)
-    unknown = set(raw) - {"kind", "settings"}
-    if unknown:
-        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected kind, settings)")
-    kind = raw.get("kind")
+    values = STREAMLET.read(_given(raw, path), path)
+    kind = values["kind"]
     try:
         cls = load_kind(kind)
     except KindError as exc:
@@ -139,8 +123,7 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
             f"{kind} needs the jar set {missing[0]!r}, which the harness does not have "
             f"(jars/: {', '.join(shipped_sets())})",
         )
-    settings = _mapping(raw.get("settings", {}) or {}, f"{path}.settings")
-    merged, at_fault, problem = resolve_settings(cls, settings, kind)
+    merged, at_fault, problem = resolve_settings(cls, values["settings"], kind)
     if at_fault is not None:
         raise BlueprintError(f"{path}.settings.{at_fault}", problem)
     return StreamletInstance(name, kind, cls, merged)
@@ -148,16 +131,11 @@ def _streamlet(name: str, raw: Any, path: str) -> StreamletInstance:
 
 def parse_blueprint(raw: Any, path: str = "blueprint") -> Blueprint:
     """Build and validate a Blueprint from its YAML form (see scenarios/ for examples)."""
-    raw = _mapping(raw, path)
-    unknown = set(raw) - {"streamlets", "connections", "topics"}
-    if unknown:
-        raise BlueprintError(f"{path}.{sorted(unknown)[0]}", "unknown field (expected streamlets, connections, topics)")
-    streamlets_raw = _mapping(raw.get("streamlets"), f"{path}.streamlets")
+    values = BLUEPRINT.read(_given(_mapping(raw, path), path), path)
+    streamlets_raw, topics_raw, connections_raw = values["streamlets"], values["topics"], values["connections"]
     if not streamlets_raw:
         raise BlueprintError(f"{path}.streamlets", "no streamlets")
     streamlets = {name: _streamlet(name, body, f"{path}.streamlets.{name}") for name, body in streamlets_raw.items()}
-    topics_raw = _mapping(raw.get("topics", {}) or {}, f"{path}.topics")
-    connections_raw = _mapping(raw.get("connections"), f"{path}.connections")
 
     connections = []
     fed_by: dict[tuple[str, str], str] = {}

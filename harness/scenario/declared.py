@@ -55,6 +55,27 @@ TOPIC = Section(
         Field("codec", str, "json", "json or avro", choices=CODECS),
     ),
 )
+BLUEPRINT = Section(
+    "blueprint",
+    (
+        Field("streamlets", dict, None, "the streamlets by name, each its kind and settings", required=True),
+        Field("connections", dict, None, "each outlet (streamlet.port) and the inlets it feeds", required=True),
+        Field("topics", dict, {}, "each outlet's topic, as workload.topic (its name the outlet's by default)"),
+    ),
+)
+STREAMLET = Section(
+    "blueprint.streamlets.NAME",
+    (
+        Field(
+            "kind",
+            str,
+            None,
+            "a built-in kind (ingress, processor, egress, ...) or package.module:Class",
+            required=True,
+        ),
+        Field("settings", dict, {}, "the kind's settings"),
+    ),
+)
 TRANSACTIONS = Section(
     "workload.transactions",
     (

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from contract.roles import EGRESS
 from harness.checker.expectations.kind import Invalid, Scope, builtin
-from harness.scenario.blueprint import Blueprint, BlueprintError
-from harness.scenario.fields import Fields
+from harness.scenario.blueprint import Blueprint
+from harness.scenario.fields import BlueprintError, Fields
 
 if TYPE_CHECKING:
     from harness.checker.step import Step

@@ -23,7 +23,8 @@ from typing import Any
 
 from harness.faults import FaultKind, FaultKindError, load_fault_kind
 from harness.faults.kind import GENERATOR, REQUIRED
-from harness.scenario.blueprint import Blueprint, BlueprintError
+from harness.scenario.blueprint import Blueprint
+from harness.scenario.fields import BlueprintError
 from harness.scenario.sections import Field, Section
 from harness.scenario.targets import RULES
 

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from harness.scenario.blueprint import BlueprintError
+from harness.errors import HarnessError
 
 SIZE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 SIZE_UNITS.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40})
@@ -22,6 +22,14 @@ def parse_size(value: Any) -> int:
     if unit is None or float(found[1]) * unit < 1:
         raise ValueError(f"expected a size like 500MB, 2GB or 1.5GiB, got {value!r}")
     return int(float(found[1]) * unit)
+
+
+class BlueprintError(HarnessError):
+    """A broken scenario field; `path` is the field it is about (e.g. blueprint.connections)."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
 
 
 class Fields:

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.scenario.blueprint import BlueprintError
-from harness.scenario.fields import Fields
+from harness.scenario.fields import BlueprintError, Fields
 from harness.scenario.sections import Field, Section
 from pipelines.kafka_security import PROTOCOLS, SASL_MECHANISMS
 

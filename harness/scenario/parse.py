@@ -17,7 +17,7 @@ from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import own_master, parse_applications
-from harness.scenario.blueprint import Blueprint, BlueprintError, TopicSpec, parse_blueprint
+from harness.scenario.blueprint import Blueprint, TopicSpec, parse_blueprint
 from harness.scenario.declared import (
     CANARY_TIMEOUT_S,
     CLUSTER,
@@ -35,6 +35,7 @@ from harness.scenario.declared import (
 from harness.scenario.expectations import parse_expectations
 from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
+from harness.scenario.fields import BlueprintError
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.outputs import builtin_output_kinds
-from harness.scenario.blueprint import BlueprintError
+from harness.scenario.fields import BlueprintError
 
 PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 # What the harness fills in a command's arguments and environment, known here alone.

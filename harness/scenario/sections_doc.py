@@ -21,6 +21,8 @@ from harness.scenario.world import WORLD
 # Every declared section, in the order docs/scenarios.md lists them.
 SECTIONS = (
     declared.SCENARIO,
+    declared.BLUEPRINT,
+    declared.STREAMLET,
     declared.WORKLOAD,
     declared.TOPIC,
     declared.TRANSACTIONS,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.faults import FaultKindError, builtin_fault_kinds, load_fault_kind
-from harness.scenario.blueprint import BlueprintError
+from harness.scenario.fields import BlueprintError
 from harness.scenario.sections import Field, Section
 
 

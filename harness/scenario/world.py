@@ -24,7 +24,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.scenario.blueprint import BlueprintError
+from harness.scenario.fields import BlueprintError
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
 from harness.scenario.sections import Field, Section
 
