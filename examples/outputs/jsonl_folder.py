@@ -21,6 +21,7 @@ from contract.applications import FILE_OUTPUT
 from contract.egress import RECORDS
 from harness.outputs import OutputKind
 from harness.outputs.files import PATH, record_tables
+from harness.outputs.kind import IDENTITY, RECEIVES, WRITTEN_BY
 from harness.outputs.tables import record_export
 from pipelines.audit import ExportedEvidence
 
@@ -97,7 +98,7 @@ KIND = OutputKind(
     FILE_OUTPUT,
     "a folder of JSON-lines files, one per attempt at a batch, committed by a marker per batch",
     marker="kind",
-    fields=("identity", "written_by", "receives"),
+    fields=(IDENTITY, WRITTEN_BY, RECEIVES),
     parse=parse,
     evidence=lambda settings: RECORDS,
     sink=Folder,

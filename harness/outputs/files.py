@@ -25,7 +25,8 @@ from contract.identity import IdentityReader
 from contract.table_files import data_files, finished, read_rows
 from harness.errors import HarnessError
 from harness.evidence.intervals import interval_ms
-from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
+from harness.field import Field
+from harness.outputs.kind import IDENTITY, RECEIVES, WRITTEN_BY, OutputKind, OutputSpec, Placeholder
 from harness.outputs.tables import identity_text, record_export
 
 if TYPE_CHECKING:
@@ -33,7 +34,13 @@ if TYPE_CHECKING:
     from pipelines.audit import ExportedEvidence
 
 
-FIELDS = ("format", "identity", "written_by", "receives", "window")  # a file output's, in a scenario
+FIELDS = (  # a file output's, in a scenario
+    Field("format", str, None, "the table's format: delta, iceberg or parquet", required=True),
+    IDENTITY,
+    WRITTEN_BY,
+    RECEIVES,
+    Field("window", dict, None, "a windowed count's rows: size, slide, watermark, time, key, start, count, mode"),
+)
 PATH = Placeholder(
     "path", "the folder of the file output NAME (the table the job writes there)", "file output", "file outputs"
 )
@@ -44,7 +51,7 @@ def parse_files(spec: OutputSpec) -> dict:
     which carry a key), the application writing it, what it `receives`, the `window` of a windowed count."""
     window = _window(spec)
     return {
-        "format": spec.fields.get("format", str),
+        "format": spec.values["format"],
         "identity": None if window else spec.identity(),
         "written_by": spec.writer(),
         "receives": spec.receives(),

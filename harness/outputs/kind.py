@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from contract.applications import OUTPUT_KINDS
+from harness.field import Field
 
 if TYPE_CHECKING:
     from harness.outputs.run import OutputRun
@@ -59,13 +60,19 @@ class Placeholder:
     plural: str
 
 
+# The fields every kind of output may take (each kind's parse reads them through OutputSpec's methods).
+IDENTITY = Field("identity", dict, None, "where its rows' key and seq are read (docs/applications.md)")
+WRITTEN_BY = Field("written_by", str, None, "the application writing it (the only one, by default)")
+RECEIVES = Field("receives", str, None, "which records the job sends it: a filter over the record's fields")
+
+
 class OutputSpec(Protocol):
     """An output as the scenario gives it, while the scenario is read (harness/scenario/applications.py): what a
     kind's `parse` reads and checks its fields with."""
 
     name: str
     path: str  # outputs.NAME, where its errors point
-    fields: Any  # harness/scenario/fields.py's Fields over its mapping (its kind's fields allowed)
+    values: dict[str, Any]  # each of its kind's fields read as declared (its default where absent)
     written: dict[str, str]  # topic -> the application writing it
     record: dict | None  # the workload's record template (None: the harness's own records)
     folder: Path | None  # the scenario's folder, where relative paths start
@@ -89,7 +96,8 @@ class OutputKind:
     checker reads). In a scenario, `marker` is the field that says an output is of its family and `variant` the
     setting that tells it from the family's other kinds (("format", "delta")), None for a family of one kind; the
     first kind of a family with `default_variant` is taken when the setting is left out. `fields` are the fields it
-    allows, `parse(spec)` reads them into the output's settings, `evidence(settings)` says which of the contract's
+    allows, each declared once (harness/field.py: the scenario reads them so, docs/scenarios.md lists them),
+    `parse(spec)` reads them into the output's settings, `evidence(settings)` says which of the contract's
     egress tables its export writes (contract/egress.py). `placeholders` are what it offers a job's command,
     `offers(name, raw)` the NAME it offers for each prefix (from its mapping as given, before `parse`).
     `needs_store`: why it needs the scenario's PostgreSQL store (None: it does not). `sink(run, name, settings)`
@@ -101,7 +109,7 @@ class OutputKind:
     family: str
     help: str
     marker: str
-    fields: tuple[str, ...]
+    fields: tuple[Field, ...]
     parse: Callable[[OutputSpec], dict]
     evidence: Callable[[dict], str]
     sink: Callable[[OutputRun, str, dict], Sink]

@@ -26,7 +26,8 @@ from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
 from harness.evidence.history import OUTPUT_EXPORTED
-from harness.outputs.kind import OutputKind, OutputSpec, Placeholder
+from harness.field import Field
+from harness.outputs.kind import IDENTITY, RECEIVES, WRITTEN_BY, OutputKind, OutputSpec, Placeholder
 
 if TYPE_CHECKING:
     from harness.outputs.run import OutputRun
@@ -35,7 +36,14 @@ if TYPE_CHECKING:
 AUDIT_TABLE = "harness_audit"  # beside the output table: one per output table, suffixed with its name
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 COLUMN_TYPE = re.compile(r"[A-Za-z0-9_ (),]{1,200}")
-FIELDS = ("table", "database", "columns", "identity", "written_by", "receives")  # a table output's, in a scenario
+FIELDS = (  # a table output's, in a scenario
+    Field("table", str, None, "its lower-case SQL name", required=True),
+    Field("database", str, None, "postgresql (the scenario's store) or sqlite"),
+    Field("columns", dict, None, "its columns: name -> SQL type (the harness creates it)", required=True),
+    IDENTITY,
+    WRITTEN_BY,
+    RECEIVES,
+)
 TABLE = Placeholder(
     "table", "the output table NAME, with its schema in PostgreSQL (schema.NAME)", "output table", "tables"
 )
@@ -44,11 +52,10 @@ TABLE = Placeholder(
 def parse_table(spec: OutputSpec, database: str) -> dict:
     """A table output's settings: its `table` and `columns` (SQL names and types: the harness creates it), its
     `database` (its kind's), where its rows' `identity` is read, the application writing it, what it `receives`."""
-    f = spec.fields
-    table = f.get("table", str)
+    table = spec.values["table"]
     if not IDENTIFIER.fullmatch(table):
         raise spec.error("table", f"expected a lower-case SQL name, got {table!r}")
-    columns = f.get("columns", dict, required=True)
+    columns = spec.values["columns"]
     for column, kind in columns.items():
         if not isinstance(column, str) or not IDENTIFIER.fullmatch(column):
             raise spec.error("columns", f"expected lower-case SQL names, got {column!r}")

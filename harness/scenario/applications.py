@@ -19,6 +19,7 @@ from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from contract.roles import INGRESS
 from harness.errors import HarnessError
+from harness.field import Field
 from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
 from harness.scenario.blueprint import (
     Blueprint,
@@ -33,6 +34,7 @@ from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES
 from harness.scenario.fields import Fields
 from harness.scenario.job_code import job_sources, packages_named, runs_at
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
+from harness.scenario.sections import Section
 from harness.scenario.world import parse_world
 from harness.spark.packages import parse as parse_packages
 from harness.workload.predicate import Predicate, PredicateError
@@ -312,12 +314,15 @@ class _OutputSpec:
 
     def __init__(self, name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known):
         self.name, self.path = name, f"outputs.{name}"
-        self.fields = Fields(raw, self.path, {*kind.fields, *([OWN_KIND] if OWN_KIND in raw else [])})
+        own = (Field(OWN_KIND, str, None, "package.module:KIND"),) if OWN_KIND in raw else ()
+        self.values = Section(self.path, (*kind.fields, *own)).read(raw)
         self.written, self.apps = written, apps
         self.record, self.folder = known.record, known.folder
 
     def identity(self) -> dict:
-        identity = self.fields.get("identity", dict, required=True)
+        identity = self.values["identity"]
+        if identity is None:
+            raise BlueprintError(f"{self.path}.identity", "required field is missing")
         problem = identity_problem(identity)
         if problem:
             raise BlueprintError(f"{self.path}.identity", problem)
@@ -325,7 +330,7 @@ class _OutputSpec:
 
     def writer(self) -> str:
         apps = self.apps
-        writer = self.fields.get("written_by", str, next(iter(apps)) if len(apps) == 1 else None)
+        writer = self.values["written_by"] or (next(iter(apps)) if len(apps) == 1 else None)
         if writer not in apps:
             raise BlueprintError(
                 f"{self.path}.written_by", f"expected the application writing it ({', '.join(apps)}), got {writer!r}"
@@ -333,10 +338,10 @@ class _OutputSpec:
         return writer
 
     def receives(self) -> str | None:
-        return _declared_filter(self.fields.get("receives", str, None), self.record, f"{self.path}.receives")
+        return _declared_filter(self.values["receives"], self.record, f"{self.path}.receives")
 
     def nested(self, key: str, allowed: set[str]) -> Fields | None:
-        raw = self.fields.get(key, dict, None)
+        raw = self.values[key]
         return None if raw is None else Fields(raw, f"{self.path}.{key}", allowed)
 
     def error(self, where: str, why: str) -> BlueprintError:

@@ -7,7 +7,8 @@ from contract.applications import MICRO_BATCH
 from contract.applications import TRIGGERS as APPLICATION_TRIGGERS
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
-from harness.scenario.sections import Field, Section
+from harness.field import Field
+from harness.scenario.sections import Section
 from pipelines.model import CODECS
 from pipelines.settings import SourceOptions
 

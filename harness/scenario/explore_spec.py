@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.scenario.sections import Field, Section
+from harness.field import Field
+from harness.scenario.sections import Section
 from harness.scenario.storm_spec import STORM_FIELDS, StormSpec, parse_storm
 
 DEFAULT = {"faults": 3, "start_s": 5.0, "spacing_s": [1, 6]}  # a search's: fewer faults, sooner, closer

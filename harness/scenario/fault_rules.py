@@ -23,9 +23,10 @@ from typing import Any
 
 from harness.faults import FaultKind, FaultKindError, load_fault_kind
 from harness.faults.kind import GENERATOR, REQUIRED
+from harness.field import Field
 from harness.scenario.blueprint import Blueprint
 from harness.scenario.fields import BlueprintError
-from harness.scenario.sections import Field, Section
+from harness.scenario.sections import Section
 from harness.scenario.targets import RULES
 
 # How long after its planned time a fault may begin and still be played as declared: as long as a kill waits for

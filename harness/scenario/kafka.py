@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.field import Field
 from harness.scenario.fields import BlueprintError, Fields
-from harness.scenario.sections import Field, Section
+from harness.scenario.sections import Section
 from pipelines.kafka_security import PROTOCOLS, SASL_MECHANISMS
 
 CLUSTER_SECURITY = {"sasl_ssl": "SASL_SSL", "ssl": "SSL"}  # cluster.security -> the clients' protocol

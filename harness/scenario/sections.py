@@ -9,24 +9,8 @@ import typing
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from harness.field import Field
 from harness.scenario.fields import Fields
-
-
-@dataclass(frozen=True)
-class Field:
-    """One field: `types` (bool is never an int; a number, `(int, float)`, is read as a float), its `default` (None:
-    absent unless given), `minimum` and `maximum`, or `choices`. A mapping or a list is read as given, for the
-    section's parser to look into."""
-
-    name: str
-    types: type | tuple[type, ...]
-    default: Any = None
-    help: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] | None = None
-    size: bool = False  # a size in bytes (500MB, 2GB, 1.5GiB, or a number of bytes) of at least `minimum`
-    required: bool = False
 
 
 @dataclass(frozen=True)

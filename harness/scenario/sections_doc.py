@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.outputs import builtin_output_kinds
 from harness.scenario import declared
 from harness.scenario.explore_spec import EXPLORE
 from harness.scenario.fault_rules import FAULT
 from harness.scenario.kafka import KAFKA, TRUSTSTORE
-from harness.scenario.sections import BEGIN, END
+from harness.scenario.sections import BEGIN, END, Section
 from harness.scenario.storm_spec import STORM
 from harness.scenario.world import WORLD
 
@@ -43,8 +44,16 @@ SECTIONS = (
 )
 
 
+def output_sections() -> tuple[Section, ...]:
+    """The built-in output kinds' fields: one section per set of fields, naming the kinds that take it."""
+    grouped: dict[tuple, list[str]] = {}
+    for kind in builtin_output_kinds().values():
+        grouped.setdefault(kind.fields, []).append(kind.name)
+    return tuple(Section(f"outputs.NAME ({', '.join(names)})", fields) for fields, names in grouped.items())
+
+
 def tables() -> str:
-    return "\n\n".join(section.table() for section in SECTIONS)
+    return "\n\n".join(section.table() for section in (*SECTIONS, *output_sections()))
 
 
 def rewritten(text: str) -> str:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.faults import FaultKindError, builtin_fault_kinds, load_fault_kind
+from harness.field import Field
 from harness.scenario.fields import BlueprintError
-from harness.scenario.sections import Field, Section
+from harness.scenario.sections import Section
 
 
 @dataclass(frozen=True)

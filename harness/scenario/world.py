@@ -24,9 +24,10 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from harness.field import Field
 from harness.scenario.fields import BlueprintError
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
-from harness.scenario.sections import Field, Section
+from harness.scenario.sections import Section
 
 WORLD = Section(
     "applications.NAME.world",

@@ -12,7 +12,8 @@ from contract.applications import KAFKA_OUTPUT
 from contract.egress import TOPIC
 from harness.codecs import read_avro_schema
 from harness.evidence.recording_forms import COLUMNAR
-from harness.outputs.kind import OutputKind, OutputSpec
+from harness.field import Field
+from harness.outputs.kind import IDENTITY, RECEIVES, OutputKind, OutputSpec
 
 RECORDED_IDENTITY = {"key": "key", "seq": "seq"}  # where _recorded_identities puts them
 
@@ -65,7 +66,7 @@ def _dump_lines(path: Path) -> list[dict]:
 def _parse(spec: OutputSpec) -> dict:
     """The `topic` (one an application writes), where its records' `identity` is read, what it `receives`, the
     `avro` schema its records are written in."""
-    topic = spec.fields.get("topic", str, required=True)
+    topic = spec.values["topic"]
     if topic not in spec.written:
         raise spec.error("topic", f"no application writes {topic!r} (written: {', '.join(spec.written)})")
     return {
@@ -78,7 +79,7 @@ def _parse(spec: OutputSpec) -> dict:
 
 def _avro_schema(spec: OutputSpec) -> dict | None:
     """The Avro schema (an .avsc file) a Kafka output's records are written in (Spark's to_avro: plain binary)."""
-    name = spec.fields.get("avro", str, None)
+    name = spec.values["avro"]
     if name is None:
         return None
     try:
@@ -92,7 +93,12 @@ KIND = OutputKind(
     KAFKA_OUTPUT,
     "a Kafka topic the job writes",
     marker="topic",
-    fields=("topic", "identity", "receives", "avro"),
+    fields=(
+        Field("topic", str, None, "the topic an application writes", required=True),
+        IDENTITY,
+        RECEIVES,
+        Field("avro", str, None, "the Avro schema (an .avsc file) its records are written in"),
+    ),
     parse=_parse,
     evidence=lambda settings: TOPIC,
     sink=TopicSink,
