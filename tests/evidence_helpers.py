@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections import Counter
 from datetime import datetime
@@ -111,3 +112,20 @@ def held_batch_records(run_dir: Path, streamlet: str) -> set[tuple[str, int]]:
 def batch_started_ms(event: dict) -> int:
     """When a progress event's batch was triggered (Spark's `timestamp`, ISO 8601 UTC)."""
     return int(datetime.fromisoformat(event["progress"]["timestamp"].replace("Z", "+00:00")).timestamp() * 1000)
+
+
+FROZEN_CHAIN = Path(__file__).resolve().parent / "frozen_runs" / "chain"
+
+
+def chain_copy(folder: Path, expectations: dict, without: str | None = None) -> Path:
+    """A copy of the frozen chain's run directory in `folder` that states `expectations`, its history `without` the
+    events of that name (None: all kept)."""
+    run = folder / f"chain-{len(list(folder.glob('chain-*')))}"
+    shutil.copytree(FROZEN_CHAIN, run)
+    pipeline = json.loads((run / "pipeline.json").read_text())
+    pipeline["expectations"] = expectations
+    (run / "pipeline.json").write_text(json.dumps(pipeline))
+    if without is not None:
+        history = (run / "history.jsonl").read_text().splitlines()
+        (run / "history.jsonl").write_text("\n".join(h for h in history if json.loads(h)["event"] != without) + "\n")
+    return run

@@ -6,27 +6,16 @@ one above passes, and a run without samples is unknown, never a pass."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from harness.checker.check import check_run
 from harness.checker.expect import EXPECTATIONS
 from harness.report.write import write_reports
-
-FROZEN = Path(__file__).resolve().parent / "frozen_runs" / "chain"
+from tests.evidence_helpers import FROZEN_CHAIN, chain_copy
 
 
 def _run(tmp_path: Path, max_lag: int, samples: bool = True) -> Path:
-    run = tmp_path / f"chain-{max_lag}-{samples}"
-    shutil.copytree(FROZEN, run)
-    pipeline = json.loads((run / "pipeline.json").read_text())
-    pipeline["expectations"] = {"max_lag": max_lag}
-    (run / "pipeline.json").write_text(json.dumps(pipeline))
-    if not samples:
-        history = (run / "history.jsonl").read_text().splitlines()
-        kept = [line for line in history if json.loads(line)["event"] != "offsets"]
-        (run / "history.jsonl").write_text("\n".join(kept) + "\n")
-    return run
+    return chain_copy(tmp_path, {"max_lag": max_lag}, None if samples else "offsets")
 
 
 def behind(run: Path, streamlet: str) -> list[tuple[int, int]]:
@@ -68,7 +57,7 @@ def test_the_lag_each_streamlet_fell_behind_and_its_limit(tmp_path):
     report = check_run(run)
     section = report.sections["lag"]
     most = {row[0]: row[2] for row in section.rows}
-    assert most == {name: max(n for _, n in behind(FROZEN, name)) for name in most}
+    assert most == {name: max(n for _, n in behind(FROZEN_CHAIN, name)) for name in most}
     [failed] = report[EXPECTATIONS]
     over = sorted(name for name, n in most.items() if n > 500)
     assert failed.status == "fail" and over and all(f"{name} {most[name]:,} records" in failed.detail for name in over)

@@ -7,27 +7,17 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import statistics
 from pathlib import Path
 
 from harness.checker.check import check_run
 from harness.checker.expect import EXPECTATIONS
 from harness.report.write import write_reports
-
-FROZEN = Path(__file__).resolve().parent / "frozen_runs" / "chain"
+from tests.evidence_helpers import FROZEN_CHAIN, chain_copy
 
 
 def _run(tmp_path: Path, minimum: float, drained: bool = True) -> Path:
-    run = tmp_path / f"chain-{minimum}-{drained}"
-    shutil.copytree(FROZEN, run)
-    pipeline = json.loads((run / "pipeline.json").read_text())
-    pipeline["expectations"] = {"min_records_per_s": minimum}
-    (run / "pipeline.json").write_text(json.dumps(pipeline))
-    if not drained:
-        history = (run / "history.jsonl").read_text().splitlines()
-        (run / "history.jsonl").write_text("\n".join(h for h in history if json.loads(h)["event"] != "drained") + "\n")
-    return run
+    return chain_copy(tmp_path, {"min_records_per_s": minimum}, None if drained else "drained")
 
 
 def _counted(run: Path) -> tuple[float, dict[str, tuple]]:
@@ -48,7 +38,7 @@ def _counted(run: Path) -> tuple[float, dict[str, tuple]]:
 
 
 def test_the_throughput_is_what_the_raw_files_give_and_a_minimum_above_it_fails(tmp_path):
-    rate, per = _counted(FROZEN)
+    rate, per = _counted(FROZEN_CHAIN)
     below, above = check_run(_run(tmp_path, rate - 1)), check_run(_run(tmp_path, rate + 1))
     section = below.sections["throughput"]
     assert abs(section.data["end_to_end_per_s"] - rate) < 0.5  # the marks are rounded to a tenth of a second
