@@ -554,6 +554,31 @@ def test_records_in_the_teams_avro_schema_and_an_avro_output_read_back_with_it(t
         load_scenario(_scenario(tmp_path, _set("outputs.enriched.avro", "nope.avsc")))
 
 
+def test_records_in_the_confluent_wire_format_carry_the_magic_byte_and_schema_id_before_the_avro_body():
+    import fastavro
+
+    from harness.workload.template import TemplateError, parse_template, template_encoder
+
+    raw = {
+        "avro": str(ROOT / "examples" / "orders-lake" / "order.avsc"),
+        "schema_id": 70000,
+        "identity": {"id": "order_id"},
+        "fields": {"customer": "ada", "amount": {"decimal": [1, 5]}, "created": {"event_time": "iso"}},
+    }
+    template = parse_template(raw)
+    value = {"order_id": "k1-3", "customer": "ada", "amount": 2.5, "created": "2026-11-26T10:00:00.000Z"}
+    encoded = template_encoder(template)(value)
+    assert encoded[0] == 0 and int.from_bytes(encoded[1:5], "big") == 70000  # what a Schema Registry's serde reads
+    assert fastavro.schemaless_reader(io.BytesIO(encoded[5:]), fastavro.parse_schema(template["avro"]), None) == value
+    for bad, message in (
+        ({**raw, "schema_id": 0}, r"workload.record.schema_id: expected a schema id from 1 to 2,147,483,647, got 0"),
+        ({**raw, "schema_id": "7"}, r"workload.record.schema_id: expected a schema id .*, got '7'"),
+        ({k: v for k, v in raw.items() if k != "avro"}, r"workload.record.schema_id: frames Avro records"),
+    ):
+        with pytest.raises(TemplateError, match=message):
+            parse_template(bad)
+
+
 def test_executor_faults_on_a_job_setting_its_own_master_are_refused_and_others_run_on_the_cluster(tmp_path):
     from harness.runner.applications import cluster_options
 

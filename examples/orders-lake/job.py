@@ -14,7 +14,9 @@ table or a Parquet table partitioned by customer.
 With --deletion-vectors the Delta table is created first with delta.enableDeletionVectors, as recent runtimes
 create tables: a MERGE then marks the rows it updates deleted instead of rewriting their files.
 
-With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON.
+With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
+too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
+serializer writes it), and the job cuts those five bytes and reads the body with its local schema.
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
@@ -46,17 +48,18 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--write", choices=WRITES, default="delta-stream")
     parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
+    parser.add_argument("--confluent", action="store_true", help="the Avro is framed: cut its 5-byte header")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
-    spark = (
-        SparkSession.builder.appName("orders-to-lake")
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-        .config("spark.databricks.delta.snapshotPartitions", "1")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.appName("orders-to-lake").config("spark.sql.shuffle.partitions", "2")
+    if args.write.startswith("delta"):  # Delta's jars are on the class path only where the table is Delta's
+        builder = (
+            builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+            .config("spark.databricks.delta.snapshotPartitions", "1")
+        )
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     if args.deletion_vectors or args.write == "delta-merge":  # a MERGE needs its table to exist
         spark.sql(
@@ -71,6 +74,8 @@ def main() -> None:
         .option("startingOffsets", "earliest")
         .load()
     )
+    if args.confluent:  # the magic byte and the schema id, then the Avro body
+        orders = orders.withColumn("value", F.col("value").substr(F.lit(6), F.length("value") - 5))
     if args.avro:
         with open(args.avro) as schema:
             orders = orders.select(from_avro("value", schema.read()).alias("order")).select("order.*")

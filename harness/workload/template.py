@@ -16,8 +16,10 @@ same seed sends the same records. Generators (one keyword each, with options):
 and any of them may add `nulls: SHARE` (that share of its values are null). A plain value is a constant.
 
 Records are JSON, or Avro binary of the team's own schema (`avro: FILE.avsc`, plain binary as Spark's from_avro
-reads it). A template may instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one object
-each, read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over
+reads it), or that Avro in the Confluent wire format (`schema_id: N` besides: the magic byte 0 and the schema id,
+four bytes big-endian, before each body, as a Schema Registry's serializer frames it; a job cutting five bytes
+reads the body). A template may instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one
+object each, read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over
 and over, each with `fields` set over it (an event time, say) and the identity written where the template says.
 """
 
@@ -107,10 +109,11 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     `sample` the sample file's records, or None)."""
     if not isinstance(raw, dict):
         raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
-    extra = set(raw) - {"identity", "fields", "message_key", "sample", "avro"}
+    extra = set(raw) - {"identity", "fields", "message_key", "sample", "avro", "schema_id"}
     if extra:
         raise TemplateError(
-            f"{path}.{sorted(extra)[0]}", "unknown field (expected identity, fields, message_key, sample, avro)"
+            f"{path}.{sorted(extra)[0]}",
+            "unknown field (expected identity, fields, message_key, sample, avro, schema_id)",
         )
     identity = raw.get("identity")
     problem = identity_problem(identity)
@@ -140,7 +143,21 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
         raise TemplateError(f"{path}.message_key", f"expected key, null or a field of fields, got {message_key!r}")
     template = {"identity": dict(identity), "fields": fields, "message_key": message_key, "sample": sample}
     template["avro"] = _avro(raw["avro"], f"{path}.avro", folder, template) if "avro" in raw else None
+    template["schema_id"] = _schema_id(raw, path) if "schema_id" in raw else None
     return template
+
+
+MAX_SCHEMA_ID = 2**31 - 1  # a Schema Registry's ids are positive 32-bit integers
+
+
+def _schema_id(raw: dict, path: str) -> int:
+    """The id the Confluent wire format puts before each Avro body: of the template's own schema (`avro`)."""
+    value = raw["schema_id"]
+    if "avro" not in raw:
+        raise TemplateError(f"{path}.schema_id", "frames Avro records: give the schema too (avro: FILE.avsc)")
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SCHEMA_ID:
+        raise TemplateError(f"{path}.schema_id", f"expected a schema id from 1 to {MAX_SCHEMA_ID:,}, got {value!r}")
+    return value
 
 
 def _file(name: Any, path: str, folder: Path | None, what: str) -> Path:
@@ -165,7 +182,11 @@ def _avro(name: Any, path: str, folder: Path | None, template: dict) -> dict:
 
 
 def template_encoder(template: dict) -> Callable[[dict], bytes]:
-    """A template's records -> the bytes the source topic carries: JSON, or Avro of the team's schema."""
+    """A template's records -> the bytes the source topic carries: JSON, or Avro of the team's schema, framed in
+    the Confluent wire format where the template gives its schema id."""
+    if template.get("schema_id"):
+        header, encode = b"\x00" + template["schema_id"].to_bytes(4, "big"), avro_encoder(template["avro"])
+        return lambda value: header + encode(value)
     if template.get("avro"):
         return avro_encoder(template["avro"])
     return lambda value: json.dumps(value).encode()
