@@ -39,7 +39,17 @@ FIELDS = (  # a file output's, in a scenario
     IDENTITY,
     WRITTEN_BY,
     RECEIVES,
-    Field("window", dict, None, "a windowed count's rows: size, slide, watermark, time, key, start, count, mode"),
+    Field("window", dict, None, "a windowed count's rows (outputs.NAME.window)"),
+)
+WINDOW = (  # a windowed count's, at outputs.NAME.window
+    Field("size", str, None, "the window's length, like '10 seconds'", required=True),
+    Field("slide", str, None, "how far it slides (by default its size: tumbling)"),
+    Field("watermark", str, None, "the delay of the job's withWatermark", required=True),
+    Field("time", str, None, "the record field it windows on (an event_time field of workload.record)"),
+    Field("key", str, None, "the column holding the key", required=True),
+    Field("start", str, None, "the column holding the window's start", required=True),
+    Field("count", str, None, "the column holding the count", required=True),
+    Field("mode", str, APPEND, "the job's output mode", choices=WINDOW_MODES),
 )
 PATH = Placeholder(
     "path", "the folder of the file output NAME (the table the job writes there)", "file output", "file outputs"
@@ -69,8 +79,7 @@ def evidence(settings: dict) -> str:
     return WINDOWS if settings["window"] else RECORDS
 
 
-def _interval(spec: OutputSpec, f, key: str, default: str | None = None) -> str:
-    text = f.get(key, str, default, required=default is None)
+def _interval(spec: OutputSpec, key: str, text: str) -> str:
     try:
         if interval_ms(text) <= 0:
             raise ValueError("not positive")
@@ -84,14 +93,14 @@ def _window(spec: OutputSpec) -> dict | None:
     `size`, sliding by `slide`), the key, the window's start and the count in the named columns; `mode` as the
     job's output mode (append: each window once, after the watermark passed it; update: a row per change, the
     last one counts); `watermark` the delay of the job's withWatermark, `time` the record field it windows on."""
-    f = spec.nested("window", {"size", "slide", "watermark", "time", "key", "start", "count", "mode"})
+    f = spec.nested("window", WINDOW)
     if f is None:
         return None
-    size = _interval(spec, f, "size")
-    slide = _interval(spec, f, "slide", size)
+    size = _interval(spec, "size", f["size"])
+    slide = _interval(spec, "slide", f["slide"] or size)
     if interval_ms(size) % interval_ms(slide):
         raise spec.error("window.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
-    time_field = f.get("time", str, None)
+    time_field = f["time"]
     if time_field is not None:
         field_spec = (spec.record or {}).get("fields", {}).get(time_field)
         if not isinstance(field_spec, dict) or "event_time" not in field_spec:
@@ -99,12 +108,12 @@ def _window(spec: OutputSpec) -> dict | None:
     return {
         "size": size,
         "slide": slide,
-        "watermark": _interval(spec, f, "watermark"),
+        "watermark": _interval(spec, "watermark", f["watermark"]),
         "time": time_field,
-        "key": f.get("key", str, required=True),
-        "start": f.get("start", str, required=True),
-        "count": f.get("count", str, required=True),
-        "mode": f.choice("mode", WINDOW_MODES, APPEND),
+        "key": f["key"],
+        "start": f["start"],
+        "count": f["count"],
+        "mode": f["mode"],
     }
 
 

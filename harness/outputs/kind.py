@@ -83,7 +83,9 @@ class OutputSpec(Protocol):
 
     def receives(self) -> str | None: ...  # its `receives`, checked against the record template
 
-    def nested(self, key: str, allowed: set[str]) -> Any: ...  # Fields over the mapping at `key` (None: absent)
+    def nested(
+        self, key: str, fields: tuple[Field, ...]
+    ) -> dict | None: ...  # the mapping at `key` read (None: absent)
 
     def error(self, where: str, why: str) -> Exception: ...  # a scenario error at PATH.where
 

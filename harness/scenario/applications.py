@@ -340,9 +340,9 @@ class _OutputSpec:
     def receives(self) -> str | None:
         return _declared_filter(self.values["receives"], self.record, f"{self.path}.receives")
 
-    def nested(self, key: str, allowed: set[str]) -> Fields | None:
+    def nested(self, key: str, fields: tuple[Field, ...]) -> dict | None:
         raw = self.values[key]
-        return None if raw is None else Fields(raw, f"{self.path}.{key}", allowed)
+        return None if raw is None else Section(f"{self.path}.{key}", fields).read(raw)
 
     def error(self, where: str, why: str) -> BlueprintError:
         return BlueprintError(f"{self.path}.{where}", why)

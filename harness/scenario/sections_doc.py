@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness.outputs import builtin_output_kinds
+from harness.outputs.files import WINDOW
 from harness.scenario import declared
 from harness.scenario.explore_spec import EXPLORE
 from harness.scenario.fault_rules import FAULT
@@ -49,7 +50,8 @@ def output_sections() -> tuple[Section, ...]:
     grouped: dict[tuple, list[str]] = {}
     for kind in builtin_output_kinds().values():
         grouped.setdefault(kind.fields, []).append(kind.name)
-    return tuple(Section(f"outputs.NAME ({', '.join(names)})", fields) for fields, names in grouped.items())
+    kinds = tuple(Section(f"outputs.NAME ({', '.join(names)})", fields) for fields, names in grouped.items())
+    return (*kinds, Section("outputs.NAME.window", WINDOW))
 
 
 def tables() -> str:
