@@ -9,15 +9,16 @@ import json
 
 from harness.checker.check import check_run
 from harness.checker.expect import EXPECTATIONS
-from tests.test_check_lag import FROZEN, _run, behind, progress_events
+from tests.evidence_helpers import FROZEN_CHAIN
+from tests.test_check_lag import _run, behind, progress_events
 
 
 def _longest_stall_s(streamlet: str) -> float:
     """Over the samples with records waiting: the time since the later of the last batch that read a row and the
     sample at which the waiting began; the longest."""
-    reads = [e["ts_ms"] for e in progress_events(FROZEN, streamlet) if e["progress"]["numInputRows"] > 0]
+    reads = [e["ts_ms"] for e in progress_events(FROZEN_CHAIN, streamlet) if e["progress"]["numInputRows"] > 0]
     longest, began = 0, None
-    for ts, waiting in behind(FROZEN, streamlet):
+    for ts, waiting in behind(FROZEN_CHAIN, streamlet):
         began = None if waiting == 0 else (ts if began is None else began)
         if began is not None:
             longest = max(longest, ts - max([began, *(r for r in reads if r <= ts)]))
