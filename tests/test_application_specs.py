@@ -579,6 +579,28 @@ def test_records_in_the_confluent_wire_format_carry_the_magic_byte_and_schema_id
             parse_template(bad)
 
 
+def test_records_as_delimited_lines_in_the_jobs_column_order_or_as_json_inside_a_json_string():
+    from harness.workload.template import RecordMaker, TemplateError, parse_template, template_encoder
+
+    raw = {
+        "identity": {"id": "order_id", "format": "{key}-{seq}"},
+        "fields": {"customer": {"choice": ["ada"]}, "amount": 2.5, "note": None, "tags": {"const": ["a", "b"]}},
+        "delimited": {"columns": ["order_id", "amount", "customer", "note", "tags"], "separator": "|"},
+    }
+    value, _, _ = RecordMaker(parse_template(raw), 0).make("k1", 3, 0)
+    assert template_encoder(parse_template(raw))(value) == b'k1-3|2.5|ada||["a", "b"]'
+    plain = {k: v for k, v in raw.items() if k != "delimited"}
+    assert json.loads(json.loads(template_encoder(parse_template({**plain, "json_string": True}))(value))) == value
+    for bad, message in (
+        ({**raw, "delimited": {"columns": ["order_id", "colour"]}}, r"delimited.columns: 'colour' is not a field"),
+        ({**raw, "delimited": {"columns": ["order_id"], "separator": "\n"}}, r"delimited.separator: expected one"),
+        ({**raw, "json_string": True}, r"workload.record.json_string: one format for the records: delimited or"),
+        ({**plain, "json_string": "yes"}, r"workload.record.json_string: expected true or false, got 'yes'"),
+    ):
+        with pytest.raises(TemplateError, match=message):
+            parse_template(bad)
+
+
 def test_executor_faults_on_a_job_setting_its_own_master_are_refused_and_others_run_on_the_cluster(tmp_path):
     from harness.runner.applications import cluster_options
 

@@ -16,12 +16,14 @@ create tables: a MERGE then marks the rows it updates deleted instead of rewriti
 
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
-serializer writes it), and the job cuts those five bytes and reads the body with its local schema.
+serializer writes it), and the job cuts those five bytes and reads the body with its local schema. With --delimited SEP
+each order is a line of text, order_id, customer, amount and created split by SEP.
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
 
 import argparse
+import re
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -49,6 +51,7 @@ def main() -> None:
     parser.add_argument("--write", choices=WRITES, default="delta-stream")
     parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
     parser.add_argument("--confluent", action="store_true", help="the Avro is framed: cut its 5-byte header")
+    parser.add_argument("--delimited", metavar="SEP", help="the orders are text lines, their fields split by SEP")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
@@ -79,6 +82,10 @@ def main() -> None:
     if args.avro:
         with open(args.avro) as schema:
             orders = orders.select(from_avro("value", schema.read()).alias("order")).select("order.*")
+    elif args.delimited:  # order_id, customer, amount, created: split (F.split takes a pattern)
+        parts = F.split(F.col("value").cast("string"), re.escape(args.delimited))
+        names = [field.name for field in ORDER.fields]
+        orders = orders.select([parts.getItem(i).cast(ORDER[n].dataType).alias(n) for i, n in enumerate(names)])
     else:
         orders = orders.select(F.from_json(F.col("value").cast("string"), ORDER).alias("order")).select("order.*")
     writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")

@@ -18,7 +18,10 @@ and any of them may add `nulls: SHARE` (that share of its values are null). A pl
 Records are JSON, or Avro binary of the team's own schema (`avro: FILE.avsc`, plain binary as Spark's from_avro
 reads it), or that Avro in the Confluent wire format (`schema_id: N` besides: the magic byte 0 and the schema id,
 four bytes big-endian, before each body, as a Schema Registry's serializer frames it; a job cutting five bytes
-reads the body). A template may instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one
+reads the body). Or text: `delimited: {columns: [FIELD, ...], separator: ","}` writes each record as one line of
+those fields' values in that order (a nested value as JSON text, a null as nothing), as a job splitting its lines
+reads it; `json_string: true` writes the JSON record encoded again as a JSON string (JSON inside JSON). A template may
+instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one
 object each, read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over
 and over, each with `fields` set over it (an event time, say) and the identity written where the template says.
 """
@@ -109,12 +112,13 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     `sample` the sample file's records, or None)."""
     if not isinstance(raw, dict):
         raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
-    extra = set(raw) - {"identity", "fields", "message_key", "sample", "avro", "schema_id"}
+    allowed = ("identity", "fields", "message_key", "sample", "avro", "schema_id", "delimited", "json_string")
+    extra = set(raw) - set(allowed)
     if extra:
-        raise TemplateError(
-            f"{path}.{sorted(extra)[0]}",
-            "unknown field (expected identity, fields, message_key, sample, avro, schema_id)",
-        )
+        raise TemplateError(f"{path}.{sorted(extra)[0]}", f"unknown field (expected {', '.join(allowed)})")
+    formats = [name for name in ("avro", "delimited", "json_string") if raw.get(name)]
+    if len(formats) > 1:
+        raise TemplateError(f"{path}.{formats[1]}", f"one format for the records: {formats[0]} or {formats[1]}")
     identity = raw.get("identity")
     problem = identity_problem(identity)
     if problem:
@@ -144,7 +148,35 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     template = {"identity": dict(identity), "fields": fields, "message_key": message_key, "sample": sample}
     template["avro"] = _avro(raw["avro"], f"{path}.avro", folder, template) if "avro" in raw else None
     template["schema_id"] = _schema_id(raw, path) if "schema_id" in raw else None
+    template["delimited"] = _delimited(raw["delimited"], f"{path}.delimited", template) if "delimited" in raw else None
+    json_string = raw.get("json_string", False)
+    if not isinstance(json_string, bool):
+        raise TemplateError(f"{path}.json_string", f"expected true or false, got {json_string!r}")
+    template["json_string"] = json_string
     return template
+
+
+def _delimited(raw: Any, path: str, template: dict) -> dict:
+    """Each record a line of these `columns`' values, split by `separator` (one character): each a field of a record
+    the template makes."""
+    if not isinstance(raw, dict) or set(raw) - {"columns", "separator"}:
+        raise TemplateError(path, f"expected {{columns: [FIELD, ...], separator: ','}}, got {raw!r}")
+    columns, separator = raw.get("columns"), raw.get("separator", ",")
+    if not isinstance(separator, str) or len(separator) != 1 or separator in "\r\n":
+        raise TemplateError(f"{path}.separator", f"expected one character (not a line break), got {separator!r}")
+    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
+        raise TemplateError(
+            f"{path}.columns", f"expected the records' field names in the line's order, got {columns!r}"
+        )
+    value, _, _ = RecordMaker(template, 0).make("key", 0, 0)
+    missing = [c for c in columns if c not in value]
+    if missing:
+        raise TemplateError(f"{path}.columns", f"{missing[0]!r} is not a field of the records ({', '.join(value)})")
+    return {"columns": columns, "separator": separator}
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
 MAX_SCHEMA_ID = 2**31 - 1  # a Schema Registry's ids are positive 32-bit integers
@@ -182,13 +214,18 @@ def _avro(name: Any, path: str, folder: Path | None, template: dict) -> dict:
 
 
 def template_encoder(template: dict) -> Callable[[dict], bytes]:
-    """A template's records -> the bytes the source topic carries: JSON, or Avro of the team's schema, framed in
-    the Confluent wire format where the template gives its schema id."""
+    """A template's records -> the bytes the source topic carries: JSON, Avro of the team's schema (framed in the
+    Confluent wire format where the template gives its schema id), a delimited line, or JSON inside a JSON string."""
     if template.get("schema_id"):
         header, encode = b"\x00" + template["schema_id"].to_bytes(4, "big"), avro_encoder(template["avro"])
         return lambda value: header + encode(value)
     if template.get("avro"):
         return avro_encoder(template["avro"])
+    if template.get("delimited"):
+        columns, separator = template["delimited"]["columns"], template["delimited"]["separator"]
+        return lambda value: separator.join(_text(value.get(c)) for c in columns).encode()
+    if template.get("json_string"):
+        return lambda value: json.dumps(json.dumps(value)).encode()
     return lambda value: json.dumps(value).encode()
 
 
