@@ -17,7 +17,8 @@ create tables: a MERGE then marks the rows it updates deleted instead of rewriti
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
 serializer writes it), and the job cuts those five bytes and reads the body with its local schema. With --delimited SEP
-each order is a line of text, order_id, customer, amount and created split by SEP.
+each order is a line of text, order_id, customer, amount and created split by SEP; with --json-string each is JSON
+inside a JSON string (encoded twice, as some upstreams send it).
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
@@ -52,6 +53,7 @@ def main() -> None:
     parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
     parser.add_argument("--confluent", action="store_true", help="the Avro is framed: cut its 5-byte header")
     parser.add_argument("--delimited", metavar="SEP", help="the orders are text lines, their fields split by SEP")
+    parser.add_argument("--json-string", action="store_true", help="each order is JSON inside a JSON string")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
@@ -87,7 +89,10 @@ def main() -> None:
         names = [field.name for field in ORDER.fields]
         orders = orders.select([parts.getItem(i).cast(ORDER[n].dataType).alias(n) for i, n in enumerate(names)])
     else:
-        orders = orders.select(F.from_json(F.col("value").cast("string"), ORDER).alias("order")).select("order.*")
+        text = F.col("value").cast("string")
+        if args.json_string:  # the JSON string read as the one field of an object, then its text as JSON
+            text = F.from_json(F.concat(F.lit('{"v": '), text, F.lit("}")), "v STRING").v
+        orders = orders.select(F.from_json(text, ORDER).alias("order")).select("order.*")
     writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")
     if args.write == "delta-stream":
         query = writer.format("delta").start(args.table)
