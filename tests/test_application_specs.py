@@ -407,6 +407,31 @@ def test_identities_in_the_message_key_or_a_header():
         parse_template({"identity": {"key": "a"}})
 
 
+def test_headers_of_a_template_are_drawn_as_fields_are_in_their_order_the_identitys_after_them():
+    raw = {
+        "identity": {"id": "kafka.header.ce_id"},
+        "headers": {"ce_specversion": "1.0", "ce_type": {"choice": ["a", "b"]}, "ce_time": {"event_time": "ms"}},
+        "fields": {"n": {"int": [1, 9]}, "meta": {"const": {"v": 1}}},
+    }
+    raw["headers"]["ce_data"] = {"object": {"m": {"int": [1, 2]}}, "nulls": 0.5}
+    maker, again = RecordMaker(parse_template(raw), 3), RecordMaker(parse_template(raw), 3)
+    records = [maker.make("k0001", seq, 1_764_115_200_123) for seq in range(40)]
+    assert records == [again.make("k0001", seq, 1_764_115_200_123) for seq in range(40)]
+    names = [[name for name, _ in headers] for _, _, headers in records]
+    assert names == [["ce_specversion", "ce_type", "ce_time", "ce_data", "ce_id"]] * 40
+    first = dict(records[7][2])
+    assert first["ce_specversion"] == b"1.0" and first["ce_time"] == b"1764115200123" and first["ce_id"] == b"k0001-7"
+    data = [dict(headers)["ce_data"] for _, _, headers in records]
+    assert None in data and {json.loads(d)["m"] for d in data if d is not None} == {1, 2}  # a null: no value
+    assert {dict(h)["ce_type"] for _, _, h in records} == {b"a", b"b"} and records[0][0]["meta"] == {"v": 1}
+    with pytest.raises(TemplateError, match="workload.record.headers.ce_id: is where the identity goes"):
+        parse_template({**raw, "headers": {"ce_id": "x"}})
+    with pytest.raises(TemplateError, match="workload.record.headers.ce_type.nulls: expected a share"):
+        parse_template({**raw, "headers": {"ce_type": {"choice": ["a"], "nulls": 2}}})
+    with pytest.raises(TemplateError, match="workload.record.headers: expected a mapping of header names"):
+        parse_template({**raw, "headers": ["ce_type"]})
+
+
 def test_the_connector_reaches_the_job_on_its_class_path_and_its_own_submit_args_are_kept():
     own = runtime(None)
     submit_args = {SUBMIT_ARGS: "--driver-memory 1g pyspark-shell"}

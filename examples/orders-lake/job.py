@@ -18,7 +18,9 @@ With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro wr
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
 serializer writes it), and the job cuts those five bytes and reads the body with its local schema. With --delimited SEP
 each order is a line of text, order_id, customer, amount and created split by SEP; with --json-string each is JSON
-inside a JSON string (encoded twice, as some upstreams send it).
+inside a JSON string (encoded twice, as some upstreams send it). With --cloudevents each is a CloudEvent in Kafka's
+binary mode: the body holds the order's data (customer, amount) and the headers, read by position, its attributes
+(specversion, type, source, time, then id: the order's created and order_id).
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
@@ -54,6 +56,7 @@ def main() -> None:
     parser.add_argument("--confluent", action="store_true", help="the Avro is framed: cut its 5-byte header")
     parser.add_argument("--delimited", metavar="SEP", help="the orders are text lines, their fields split by SEP")
     parser.add_argument("--json-string", action="store_true", help="each order is JSON inside a JSON string")
+    parser.add_argument("--cloudevents", action="store_true", help="orders as CloudEvents: ce_* headers, data body")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
@@ -77,6 +80,7 @@ def main() -> None:
         .option("kafka.bootstrap.servers", args.bootstrap)
         .option("subscribe", args.orders)
         .option("startingOffsets", "earliest")
+        .option("includeHeaders", str(args.cloudevents).lower())
         .load()
     )
     if args.confluent:  # the magic byte and the schema id, then the Avro body
@@ -88,6 +92,15 @@ def main() -> None:
         parts = F.split(F.col("value").cast("string"), re.escape(args.delimited))
         names = [field.name for field in ORDER.fields]
         orders = orders.select([parts.getItem(i).cast(ORDER[n].dataType).alias(n) for i, n in enumerate(names)])
+    elif args.cloudevents:  # ce_specversion, ce_type, ce_source, ce_time, ce_id: the attributes in their order
+        data = F.from_json(F.col("value").cast("string"), "customer STRING, amount DOUBLE")
+        attribute = [F.col("headers")[i].value.cast("string") for i in range(5)]
+        orders = orders.select(
+            attribute[4].alias("order_id"),
+            data.customer.alias("customer"),
+            data.amount.alias("amount"),
+            attribute[3].alias("created"),
+        )
     else:
         text = F.col("value").cast("string")
         if args.json_string:  # the JSON string read as the one field of an object, then its text as JSON

@@ -20,7 +20,10 @@ reads it), or that Avro in the Confluent wire format (`schema_id: N` besides: th
 four bytes big-endian, before each body, as a Schema Registry's serializer frames it; a job cutting five bytes
 reads the body). Or text: `delimited: {columns: [FIELD, ...], separator: ","}` writes each record as one line of
 those fields' values in that order (a nested value as JSON text, a null as nothing), as a job splitting its lines
-reads it; `json_string: true` writes the JSON record encoded again as a JSON string (JSON inside JSON). A template may
+reads it; `json_string: true` writes the JSON record encoded again as a JSON string (JSON inside JSON). Headers:
+`headers: {NAME: SPEC, ...}` puts each on every record, its value drawn as a field's is and sent as text (a text
+as it is, any other value as JSON, a null as a header without a value), as a job reading CloudEvents' `ce_*`
+headers finds them; the identity may go in one too (`kafka.header.NAME`). A template may
 instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one
 object each, read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over
 and over, each with `fields` set over it (an event time, say) and the identity written where the template says.
@@ -41,6 +44,7 @@ from harness.codecs import avro_encoder, read_avro_schema
 
 GENERATORS = ("int", "decimal", "choice", "text", "event_time", "object", "array", "const")
 OPTIONS = {"decimal": ("scale",), "array": ("length",)}  # a generator's options besides `nulls`
+FORMATS = ("avro", "schema_id", "delimited", "json_string")  # how a template's records are encoded
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
@@ -112,11 +116,11 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     `sample` the sample file's records, or None)."""
     if not isinstance(raw, dict):
         raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
-    allowed = ("identity", "fields", "message_key", "sample", "avro", "schema_id", "delimited", "json_string")
+    allowed = ("identity", "fields", "message_key", "sample", "headers", *FORMATS)
     extra = set(raw) - set(allowed)
     if extra:
         raise TemplateError(f"{path}.{sorted(extra)[0]}", f"unknown field (expected {', '.join(allowed)})")
-    formats = [name for name in ("avro", "delimited", "json_string") if raw.get(name)]
+    formats = [name for name in ("avro", "delimited", "json_string") if raw.get(name)]  # one of them
     if len(formats) > 1:
         raise TemplateError(f"{path}.{formats[1]}", f"one format for the records: {formats[0]} or {formats[1]}")
     identity = raw.get("identity")
@@ -153,7 +157,21 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     if not isinstance(json_string, bool):
         raise TemplateError(f"{path}.json_string", f"expected true or false, got {json_string!r}")
     template["json_string"] = json_string
+    template["headers"] = _headers(raw["headers"], f"{path}.headers", identity) if "headers" in raw else {}
     return template
+
+
+def _headers(raw: Any, path: str, identity: dict) -> dict:
+    """Each header's spec, checked as a field's; a header the identity is written to is not given twice."""
+    if not isinstance(raw, dict):
+        raise TemplateError(path, f"expected a mapping of header names, got {raw!r}")
+    for name, spec in raw.items():
+        if not name:
+            raise TemplateError(path, "a header needs a name")
+        if HEADER + name in identity.values():
+            raise TemplateError(f"{path}.{name}", "is where the identity goes: leave it out")
+        _check_spec(spec, f"{path}.{name}")
+    return raw
 
 
 def _delimited(raw: Any, path: str, template: dict) -> dict:
@@ -173,6 +191,10 @@ def _delimited(raw: Any, path: str, template: dict) -> dict:
     if missing:
         raise TemplateError(f"{path}.columns", f"{missing[0]!r} is not a field of the records ({', '.join(value)})")
     return {"columns": columns, "separator": separator}
+
+
+def _header(value: Any) -> bytes | None:
+    return None if value is None else _text(value).encode()
 
 
 def _text(value: Any) -> str:
@@ -283,6 +305,7 @@ class RecordMaker:
     def __init__(self, template: dict, seed: int):
         self.identity, self.fields = template["identity"], template["fields"]
         self.message_key = template["message_key"]
+        self.headers = template.get("headers") or {}
         self.sample = template.get("sample") or [{}]
         self.made = 0
         self.rng = random.Random(f"record-template-{seed}")
@@ -291,7 +314,7 @@ class RecordMaker:
         value = copy.deepcopy(self.sample[self.made % len(self.sample)])
         self.made += 1
         value.update({name: self._value(spec, event_ms) for name, spec in self.fields.items()})
-        headers: list[tuple[str, bytes]] = []
+        headers = [(name, _header(self._value(spec, event_ms))) for name, spec in self.headers.items()]
         message_key = key if self.message_key == KEY else None
         if ID in self.identity:
             places = {self.identity[ID]: compose(self.identity.get(FORMAT, DEFAULT_FORMAT), key, seq)}
