@@ -19,9 +19,11 @@ import yaml
 from harness.checker.check import check_run
 from harness.checker.counts import COUNTS, VERDICT
 from harness.checker.expect import EXPECTATIONS
+from harness.evidence.history import PROCESS_STARTED
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
+from harness.world.namespaces import refusal
 from tests.delta_vectors import deleted
 from tests.evidence_helpers import acked, why
 from tests.test_faults import ROOT, history
@@ -156,3 +158,18 @@ def test_orders_framed_as_lines_as_json_in_a_string_or_as_cloudevents_are_each_i
     run_dir, report = _run(tmp_path, scenario)
     assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
     _counted(run_dir, report, _sink_state(run_dir / "work" / "lake" / "table"))
+
+
+@pytest.mark.long  # make test-long: beside the job cutting the header with its local schema
+@pytest.mark.parametrize("scenario", ["registry", "registry-by-name"])  # given its URL; naming it, in its world
+def test_a_job_looking_its_schema_up_in_the_runs_registry_at_each_start_reads_each_order_once(tmp_path, scenario):
+    if scenario == "registry-by-name" and refusal():
+        pytest.skip(f"a world needs Linux namespaces: {refusal()}")
+    run_dir, report = _run(tmp_path, scenario)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    _counted(run_dir, report, _sink_state(run_dir / "work" / "lake" / "table"))
+    starts = [e for e in history(run_dir) if e["event"] == PROCESS_STARTED and e.get("streamlet") == "orders"]
+    asked = [json.loads(line) for line in (run_dir / "registry.jsonl").read_text().splitlines()]
+    assert len(starts) == 3 and [(a["path"], a["status"]) for a in asked] == [
+        ("/subjects/orders-value/versions/latest", 200)
+    ] * len(starts)

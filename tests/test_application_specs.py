@@ -105,6 +105,11 @@ BAD = [
         "${topic.nope}: no topic 'nope'",
     ),
     (
+        "no registry",
+        _set("applications.enrich.command", ["python", "job.py", "${registry}"]),
+        "command[2]: ${registry}: the run serves no registry (workload.record.registry: true)",
+    ),
+    (
         "env placeholder",
         _set("applications.enrich.env", {"X": "${secret}"}),
         "applications.enrich.env.X: unknown placeholder",

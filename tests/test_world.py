@@ -55,6 +55,7 @@ def _job(tmp_path: Path, world: dict, code: str = "", **app) -> Path:
         ({"files": {"settings.ini": "missing.template"}}, "", "missing.template: cannot be read"),
         ({"files": {"settings.ini": "bad.template"}}, "", "(bad.template:2): unknown placeholder ${nope}"),
         ({"setup": ["python make.py"]}, "", "world.setup[0]: expected a command"),
+        ({"registry": "schema-registry:8081"}, "", "world.registry: the run serves no schema registry"),
         ({}, "", "world: maps nothing"),
         ({"kafka": ["localhost:9092"]}, "\ndbutils.fs.ls('/mnt')\n", "is written for Databricks' runtime"),
     ],

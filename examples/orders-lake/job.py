@@ -16,7 +16,8 @@ create tables: a MERGE then marks the rows it updates deleted instead of rewriti
 
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
-serializer writes it), and the job cuts those five bytes and reads the body with its local schema. With --delimited SEP
+serializer writes it), and the job cuts those five bytes and reads the body with its local schema; with --registry URL
+instead, it looks the schema up in that Schema Registry (the latest of the subject TOPIC-value). With --delimited SEP
 each order is a line of text, order_id, customer, amount and created split by SEP; with --json-string each is JSON
 inside a JSON string (encoded twice, as some upstreams send it). With --cloudevents each is a CloudEvent in Kafka's
 binary mode: the body holds the order's data (customer, amount) and the headers, read by position, its attributes
@@ -26,7 +27,9 @@ Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the 
 """
 
 import argparse
+import json
 import re
+import urllib.request
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -54,6 +57,7 @@ def main() -> None:
     parser.add_argument("--write", choices=WRITES, default="delta-stream")
     parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
     parser.add_argument("--confluent", action="store_true", help="the Avro is framed: cut its 5-byte header")
+    parser.add_argument("--registry", metavar="URL", help="the framed Avro's schema from this Schema Registry")
     parser.add_argument("--delimited", metavar="SEP", help="the orders are text lines, their fields split by SEP")
     parser.add_argument("--json-string", action="store_true", help="each order is JSON inside a JSON string")
     parser.add_argument("--cloudevents", action="store_true", help="orders as CloudEvents: ce_* headers, data body")
@@ -83,11 +87,10 @@ def main() -> None:
         .option("includeHeaders", str(args.cloudevents).lower())
         .load()
     )
-    if args.confluent:  # the magic byte and the schema id, then the Avro body
+    if args.confluent or args.registry:  # the magic byte and the schema id, then the Avro body
         orders = orders.withColumn("value", F.col("value").substr(F.lit(6), F.length("value") - 5))
-    if args.avro:
-        with open(args.avro) as schema:
-            orders = orders.select(from_avro("value", schema.read()).alias("order")).select("order.*")
+    if args.avro or args.registry:
+        orders = orders.select(from_avro("value", _schema(args)).alias("order")).select("order.*")
     elif args.delimited:  # order_id, customer, amount, created: split (F.split takes a pattern)
         parts = F.split(F.col("value").cast("string"), re.escape(args.delimited))
         names = [field.name for field in ORDER.fields]
@@ -132,6 +135,15 @@ def main() -> None:
 
         query = writer.foreachBatch(append).start()
     query.awaitTermination()
+
+
+def _schema(args) -> str:
+    """The orders' Avro schema: the registry's latest for the topic's values, or the local file's."""
+    if args.registry:
+        with urllib.request.urlopen(f"{args.registry}/subjects/{args.orders}-value/versions/latest") as reply:
+            return json.load(reply)["schema"]
+    with open(args.avro) as schema:
+        return schema.read()
 
 
 if __name__ == "__main__":

@@ -64,6 +64,15 @@ class RunLayout:
     def generator_settings(self) -> Path:
         return self.root / "generator.json"
 
+    @property
+    def registry_settings(self) -> Path:
+        return self.root / "registry.json"
+
+    @property
+    def registry_requests(self) -> Path:
+        """What the jobs asked the run's schema registry (harness/workload/registry.py), a JSON line a request."""
+        return self.root / "registry.jsonl"
+
     def progress(self, streamlet: str) -> Path:
         return self.root / "progress" / f"{streamlet}.jsonl"
 

@@ -145,6 +145,7 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
         **topics,
         **outputs,
         **store,
+        **({"registry": run.registry.url} if run.registry.wanted else {}),
     }
 
 

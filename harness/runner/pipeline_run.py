@@ -37,6 +37,7 @@ from harness.runner.job_folders import JobFolders
 from harness.runner.kafka_service import ADMIN_PATIENCE_S, KafkaService
 from harness.runner.outputs import Outputs
 from harness.runner.recording import Recording
+from harness.runner.registry import Registry
 from harness.runner.shared import RunShared
 from harness.runner.spark_service import SparkService
 from harness.runner.streamlets import Streamlets
@@ -72,6 +73,7 @@ class PipelineRun:
         self.sinks = self.outputs.sinks
         self.generator = Generator(shared, self.topology, self.brokers)
         self.recording = Recording(shared, self.topology, self.brokers)
+        self.registry = Registry(shared, self.topology)
         # What a fault changes for the drivers' restarts and the generator's start (harness/faults/target.py).
         self.drivers: dict[str, ManagedProcess] = self.streamlets.procs
         self.failed: dict[str, str] = self.streamlets.failed

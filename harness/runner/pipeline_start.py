@@ -31,13 +31,14 @@ DISCARD_PATIENCE_S = 120.0  # a start's step in flight when a readied run is dis
 
 def start_pipeline(run: PipelineRun, whole_run: list[FaultRule]) -> None:
     """Everything a run does before its workload: another Spark's environment (built before anything starts), the
-    brokers, the topics, the outputs, the topics' recording, the whole-run faults' preparations, the drivers up to
-    their first batch, the preflight."""
+    brokers, the topics, the schema registry, the outputs, the topics' recording, the whole-run faults' preparations,
+    the drivers up to their first batch, the preflight."""
     run.prepare_spark()
     run.brokers.start()
     run.spark.start()
     run.save_versions()
     run.brokers.create_topics()
+    run.registry.start()
     _prepare_outputs(run)
     run.recording.start()
     for rule in (r for r in whole_run if r.fault.prepare):

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from harness.outputs import Sink
     from harness.process import Supervisor
     from harness.runner.job_folders import JobFolders
+    from harness.runner.registry import Registry
     from harness.scenario import Scenario
     from harness.scenario.blueprint import TopicSpec
     from harness.spark.versions import SparkRuntime
@@ -32,6 +33,7 @@ class ApplicationRun(OutputRun, Protocol):
     source_overrides: dict[str, SourceOptions]
     job_folders: JobFolders  # what Spark leaves in a job's folder, noted before its first start
     mount_points: MountPoints  # where the jobs' worlds mount over paths the machine does not have
+    registry: Registry  # the schema registry the jobs look their schemas up in, where the template asks for one
 
     def driver_env(self) -> dict[str, str]: ...
 

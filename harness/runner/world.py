@@ -9,6 +9,7 @@ it before the job's first start.
   config file it reads there is rendered into that layer, the team's file beneath it unchanged.
 - Its paths: each bound to the run folder the scenario gives it (or one of the world's own); an absolute one that
   does not exist gets a mount point for as long as runs use it (harness/world/mountpoints.py).
+- Its schema registry: where its code names one, a relay on that address to the run's (harness/runner/registry.py).
 - Its master: where its code names one (spark://NAME:PORT), a Spark master there and a worker start in its world
   at each start, before it (world/<app>/spark: their logs, its executors'); its executors dial what it dials.
 """
@@ -49,13 +50,15 @@ def _routes(run: ApplicationRun, name: str, world: dict) -> list[list[str]]:
             routes.append([f"127.0.0.1:{port}", servers[0]])
             if host in ("localhost", "[::1]", "::1") and socket.has_ipv6:
                 routes.append([f"[::1]:{port}", servers[0]])  # localhost may resolve to ::1 first
+    if world["registry"]:
+        routes.append([f"127.0.0.1:{world['registry'].rpartition(':')[2]}", run.registry.address])
     return routes
 
 
 def _hosts(folder: Path, world: dict) -> str:
-    """A hosts file in which the job's names for the brokers and its master (and the machine's own name) are
-    loopback."""
-    named = [*world["kafka"], *([world["master"]] if world["master"] else [])]
+    """A hosts file in which the job's names for the brokers, its master and its registry (and the machine's own
+    name) are loopback."""
+    named = [*world["kafka"], *(world[k] for k in ("master", "registry") if world[k])]
     names = {t.rpartition(":")[0] for t in named} - {"localhost", "127.0.0.1", "[::1]", "::1"}
     names = sorted(n for n in names if not n.replace(".", "").isdigit()) + [socket.gethostname()]
     hosts = folder / "hosts"

@@ -23,6 +23,7 @@ PLACEHOLDERS = {
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
     "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
     "store.schema": "the run's own schema in that store",
+    "registry": "the run's schema registry's URL (workload.record.registry: true), the subject TOPIC-value",
 }
 # ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
 OFFERED = {p.prefix: p for kind in builtin_output_kinds().values() for p in kind.placeholders}
@@ -65,5 +66,7 @@ def check_placeholders(text: str, known: "Known", path: str) -> None:
                 raise BlueprintError(path, f"${{{name}}}: no {what.noun} {rest!r} ({what.plural}: {names})")
         elif prefix == "store" and name in PLACEHOLDERS and not known.store:
             raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
+        elif name == "registry" and not (known.record and known.record.get("registry")):
+            raise BlueprintError(path, "${registry}: the run serves no registry (workload.record.registry: true)")
         elif name not in PLACEHOLDERS:
             raise BlueprintError(path, f"unknown placeholder ${{{name}}} (expected one of {', '.join(PLACEHOLDERS)})")

@@ -34,6 +34,7 @@ WORLD = Section(
     (
         Field("kafka", list, [], "the broker addresses its code dials (host:port: a name or loopback)"),
         Field("master", str, None, "the spark:// master its code names (host:port): one of its own, in its world"),
+        Field("registry", str, None, "the schema registry its code names (host:port): the run's (record.registry)"),
         Field("paths", dict, {}, "a path it names (in its folder, or absolute) -> a run folder, or none"),
         Field("files", dict, {}, "a config file it reads -> its template, the run's placeholders filled"),
         Field("setup", list, [], "commands run once in its world before its first start"),
@@ -65,6 +66,7 @@ def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | Non
     world = {
         "kafka": _addresses(v["kafka"], f"{path}.kafka"),
         "master": _master(v["master"], f"{path}.master"),
+        "registry": _registry(v["registry"], f"{path}.registry", known),
         "paths": {},
         "files": {},
         "setup": _setup(v["setup"], f"{path}.setup", known),
@@ -75,8 +77,11 @@ def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | Non
     for key, template in v["files"].items():
         where = _path(key, f"{path}.files.{key}", cwd, world)
         world["files"][where] = _template(template, f"{path}.files.{key}", known, folder)
+    ports = {text.rpartition(":")[2] for text in world["kafka"]}
+    if world["registry"] and world["registry"].rpartition(":")[2] in ports:
+        raise BlueprintError(f"{path}.registry", f"{world['registry']}: its port is a broker's it names too")
     if not any(world.values()):
-        raise BlueprintError(path, "maps nothing: give its kafka addresses, master, paths, files or setup")
+        raise BlueprintError(path, "maps nothing: give its kafka addresses, master, registry, paths, files or setup")
     why = _refusal()
     if why is not None:
         raise BlueprintError(
@@ -116,6 +121,15 @@ def _master(raw: str | None, path: str) -> str | None:
     if raw is None:
         return None
     return _address(raw.removeprefix("spark://"), path)
+
+
+def _registry(raw: str | None, path: str, known: Known) -> str | None:
+    """The schema registry the job's code names (http://HOST:PORT, given as HOST:PORT): the run's, in its world."""
+    if raw is None:
+        return None
+    if not (known.record and known.record.get("registry")):
+        raise BlueprintError(path, "the run serves no schema registry: workload.record.registry: true starts one")
+    return _address(raw.removeprefix("http://").rstrip("/"), path)
 
 
 def _path(text: str, path: str, cwd: Path, world: dict) -> str:

@@ -18,15 +18,16 @@ and any of them may add `nulls: SHARE` (that share of its values are null). A pl
 Records are JSON, or Avro binary of the team's own schema (`avro: FILE.avsc`, plain binary as Spark's from_avro
 reads it), or that Avro in the Confluent wire format (`schema_id: N` besides: the magic byte 0 and the schema id,
 four bytes big-endian, before each body, as a Schema Registry's serializer frames it; a job cutting five bytes
-reads the body). Or text: `delimited: {columns: [FIELD, ...], separator: ","}` writes each record as one line of
-those fields' values in that order (a nested value as JSON text, a null as nothing), as a job splitting its lines
-reads it; `json_string: true` writes the JSON record encoded again as a JSON string (JSON inside JSON). Headers:
-`headers: {NAME: SPEC, ...}` puts each on every record, its value drawn as a field's is and sent as text (a text
-as it is, any other value as JSON, a null as a header without a value), as a job reading CloudEvents' `ce_*`
-headers finds them; the identity may go in one too (`kafka.header.NAME`). A template may
-instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one
-object each, read when the scenario is; its path starts at the scenario's folder). Records are its lines in order, over
-and over, each with `fields` set over it (an event time, say) and the identity written where the template says.
+reads the body; with `registry: true` the run serves the schema under that id, subject `TOPIC-value`, to a job that
+looks it up: harness/workload/registry.py). Or text: `delimited: {columns: [FIELD, ...], separator: ","}` writes each
+record as one line of those fields' values in that order (a nested value as JSON text, a null as nothing), as a job
+splitting its lines reads it; `json_string: true` writes the JSON record encoded again as a JSON string (JSON inside
+JSON). Headers: `headers: {NAME: SPEC, ...}` puts each on every record, its value drawn as a field's is and sent as
+text (a text as it is, any other value as JSON, a null as a header without a value), as a job reading CloudEvents'
+`ce_*` headers finds them; the identity may go in one too (`kafka.header.NAME`). A template may instead replay a
+sample of the team's own records: `sample: FILE` (JSON lines, one object each, read when the scenario is; its path
+starts at the scenario's folder). Records are its lines in order, over and over, each with `fields` set over it (an
+event time, say) and the identity written where the template says.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     `sample` the sample file's records, or None)."""
     if not isinstance(raw, dict):
         raise TemplateError(path, f"expected a mapping with identity and fields, got {raw!r}")
-    allowed = ("identity", "fields", "message_key", "sample", "headers", *FORMATS)
+    allowed = ("identity", "fields", "message_key", "sample", "headers", "registry", *FORMATS)
     extra = set(raw) - set(allowed)
     if extra:
         raise TemplateError(f"{path}.{sorted(extra)[0]}", f"unknown field (expected {', '.join(allowed)})")
@@ -152,6 +153,9 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     template = {"identity": dict(identity), "fields": fields, "message_key": message_key, "sample": sample}
     template["avro"] = _avro(raw["avro"], f"{path}.avro", folder, template) if "avro" in raw else None
     template["schema_id"] = _schema_id(raw, path) if "schema_id" in raw else None
+    template["registry"] = raw.get("registry", False)
+    if template["registry"] not in (True, False) or (template["registry"] and not template["schema_id"]):
+        raise TemplateError(f"{path}.registry", "true serves the schema of schema_id in a registry: give schema_id")
     template["delimited"] = _delimited(raw["delimited"], f"{path}.delimited", template) if "delimited" in raw else None
     json_string = raw.get("json_string", False)
     if not isinstance(json_string, bool):
