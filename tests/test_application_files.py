@@ -19,7 +19,7 @@ import yaml
 from harness.checker.check import check_run
 from harness.checker.counts import COUNTS, VERDICT
 from harness.checker.expect import EXPECTATIONS
-from harness.evidence.history import PROCESS_STARTED
+from harness.evidence.history import PROCESS_EXITED, PROCESS_KILLED, PROCESS_STARTED
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -173,3 +173,21 @@ def test_a_job_looking_its_schema_up_in_the_runs_registry_at_each_start_reads_ea
     assert len(starts) == 3 and [(a["path"], a["status"]) for a in asked] == [
         ("/subjects/orders-value/versions/latest", 200)
     ] * len(starts)
+
+
+@pytest.mark.long  # make test-long: a job that ends after each run, on a schedule
+def test_a_job_run_on_a_schedule_starts_again_after_each_run_and_its_killed_run_is_resumed(tmp_path):
+    run_dir, report = _run(tmp_path, "scheduled")
+    assert report.outcome == "pass" and report[VERDICT] == "exactly-once", report[EXPECTATIONS]
+    _counted(run_dir, report, _sink_state(run_dir / "work" / "lake" / "table"))
+    events = [e for e in history(run_dir) if e.get("process") == "streamlet-orders"]
+    starts = [e["ts_ms"] for e in events if e["event"] == PROCESS_STARTED]
+    ended = {e["pid"]: e["ts_ms"] for e in events if e["event"] == PROCESS_EXITED}
+    killed = [e for e in events if e["event"] == PROCESS_KILLED]
+    assert len(killed) == 1 and _kills(run_dir)[0]["held_batch"] is not None  # a run killed with its batch in flight
+    assert len(ended) >= 2 and all(e["exit_code"] == 0 for e in events if e["event"] == PROCESS_EXITED)
+    assert json.loads((run_dir / "run.json").read_text())["failed_streamlets"] == {}  # a run's end is no failure
+    pids = [e["pid"] for e in events if e["event"] == PROCESS_STARTED]
+    for before, (pid, start) in zip(zip(pids, starts), list(zip(pids, starts))[1:]):
+        if before[0] in ended:  # after a run that ended: every 15 s from its start, or at once if it took longer
+            assert start - before[1] >= 15_000 - 500 or start - ended[before[0]] <= 2_000, (before, pid, start)

@@ -110,6 +110,12 @@ BAD = [
         "command[2]: ${registry}: the run serves no registry (workload.record.registry: true)",
     ),
     (
+        "schedule too often",
+        _set("applications.enrich.schedule", {"every_s": 0}),
+        "applications.enrich.schedule.every_s: expected a value of at least 1, got 0",
+    ),
+    ("schedule without its period", _set("applications.enrich.schedule", {}), "schedule.every_s: required field"),
+    (
         "env placeholder",
         _set("applications.enrich.env", {"X": "${secret}"}),
         "applications.enrich.env.X: unknown placeholder",
@@ -680,6 +686,11 @@ def test_a_real_time_application_is_declared_by_its_trigger_and_its_deduplicatin
 
 
 REAL_TIME_BAD = [
+    (
+        "on a schedule",
+        _set("applications.screen.schedule", {"every_s": 10}),
+        "applications.screen.schedule: a real-time query runs on: it ends after no run to start again",
+    ),
     (
         "trigger",
         _set("applications.screen.trigger", "continuous"),

@@ -21,7 +21,8 @@ instead, it looks the schema up in that Schema Registry (the latest of the subje
 each order is a line of text, order_id, customer, amount and created split by SEP; with --json-string each is JSON
 inside a JSON string (encoded twice, as some upstreams send it). With --cloudevents each is a CloudEvent in Kafka's
 binary mode: the body holds the order's data (customer, amount) and the headers, read by position, its attributes
-(specversion, type, source, time, then id: the order's created and order_id).
+(specversion, type, source, time, then id: the order's created and order_id). With --available-now the job reads
+what is there, writes it and exits, as a job a scheduler starts again does.
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--delimited", metavar="SEP", help="the orders are text lines, their fields split by SEP")
     parser.add_argument("--json-string", action="store_true", help="each order is JSON inside a JSON string")
     parser.add_argument("--cloudevents", action="store_true", help="orders as CloudEvents: ce_* headers, data body")
+    parser.add_argument("--available-now", action="store_true", help="read what is there, write it and exit")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
@@ -109,7 +111,9 @@ def main() -> None:
         if args.json_string:  # the JSON string read as the one field of an object, then its text as JSON
             text = F.from_json(F.concat(F.lit('{"v": '), text, F.lit("}")), "v STRING").v
         orders = orders.select(F.from_json(text, ORDER).alias("order")).select("order.*")
-    writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")
+    writer = orders.writeStream.option("checkpointLocation", args.checkpoint)
+    # --available-now: a run that ends once it has written what was there, started again by a scheduler
+    writer = writer.trigger(availableNow=True) if args.available_now else writer.trigger(processingTime="1 second")
     if args.write == "delta-stream":
         query = writer.format("delta").start(args.table)
     elif args.write == "parquet":

@@ -17,6 +17,8 @@ def running_driver(run: Pipeline, kind: str, streamlet: str):
     if proc is None:
         raise HarnessError(f"{kind}: no streamlet {streamlet!r} in this run")
     if not proc.running():
+        proc = run.next_run(streamlet)  # a job run on a schedule, between two runs: the next one
+    if proc is None or not proc.running():
         raise TargetGone(f"the driver of {streamlet} is not running")
     return proc
 

@@ -190,6 +190,9 @@ class PipelineRun:
     def real_time(self, name: str) -> bool:
         return self.streamlets.real_time(name)
 
+    def next_run(self, name: str) -> ManagedProcess | None:
+        return self.streamlets.next_run(name)
+
     def wait_up(self, name: str, timeout: float | None = None) -> bool:
         return self.streamlets.wait_up(name, timeout)
 
@@ -259,6 +262,7 @@ class PipelineRun:
     def close(self) -> None:
         """Stop every process this run started (drivers, generator, brokers), whatever state it is in; a fault's
         thread still restarting one after this is refused."""
+        self.streamlets.close()
         self.spark.close()
         self.recording.close()
         self.supervisor.close(timeout=30)

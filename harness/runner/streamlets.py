@@ -3,6 +3,7 @@ recorded once, the drain and the stop in the data's order, and the egresses' fin
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,7 @@ from harness.evidence.recording_forms import COLUMNAR
 from harness.process import ManagedProcess
 from harness.runner.applications import misplaced_checkpoint, start_application
 from harness.runner.kafka_service import KafkaService
+from harness.runner.schedule import Schedule
 from harness.runner.shared import RunShared
 from harness.runner.spark_service import SparkService
 from harness.runner.topology import Topology
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 APP_IDLE_S = 30.0  # an application restarted with nothing to read is taken as up after this long (see wait_up)
 STOP_S = 60.0  # a driver asked to stop that has not after this long is killed
+NEXT_RUN_S = 30.0  # a scheduled job's next run begins within every_s and this (the schedule looks 4 times a second)
 
 
 @dataclass
@@ -84,6 +87,10 @@ class Streamlets:
         self.under_fault: set[str] = set()  # targets a fault is playing on: their drivers stop on purpose
         self.stopped: set[str] = set()  # streamlets whose drivers the run stopped at its end
         self.written_at_start: dict[str, int] = {}  # a real-time application: its topics' records as it started
+        self.started_at: dict[str, float] = {}  # when each driver last started (monotonic)
+        self.runs_ended: set[int] = set()  # the pids of a scheduled job's runs that ended, each recorded once
+        self._ending = threading.Lock()  # the schedule's thread and the run's both look for ends
+        self.schedule: Schedule | None = None
         self.evidence = True  # False: drivers skip batch stamps and audit (bench/pipeline_throughput.py's overhead)
         self.progress: dict[str, ProgressFollower | CheckpointFollower] = {
             name: CheckpointFollower(self.shared.layout.checkpoints(name), self.shared.layout.spark_local(name))
@@ -157,13 +164,37 @@ class Streamlets:
         mine = set(self.topology.output_topics(name))
         return sum(end for (topic, _), end in self.kafka.log_ends().items() if topic in mine)
 
+    def every_s(self, name: str) -> float | None:
+        """How often a job that ends after each run is started again (runner/schedule.py); None: it runs on."""
+        schedule = self.shared.scenario.blueprint.streamlets[name].settings.get("schedule")
+        return schedule["every_s"] if schedule else None
+
+    def between_runs(self, name: str) -> bool:
+        """Whether a scheduled job's last run has ended as a run does (its driver exited with code 0)."""
+        proc = self.procs.get(name)
+        return self.every_s(name) is not None and proc is not None and not proc.running() and proc.returncode == 0
+
+    def next_run(self, name: str) -> ManagedProcess | None:
+        """A scheduled job's driver running now, or its next run's once begun (after at most every_s and a start's
+        patience); None for a job that runs on, or one the run has stopped."""
+        every_s = self.every_s(name)
+        if every_s is None:
+            return None
+
+        def begun() -> bool:
+            return self.procs[name].running() or name in self.failed or name in self.stopped
+
+        wait_for(begun, timeout=every_s + NEXT_RUN_S, interval=0.1, what=f"the next run of {name}")
+        proc = self.procs[name]
+        return proc if proc.running() else None
+
     def up(self, name: str, first: bool = False) -> bool:
         """Whether the streamlet's driver is up: it has committed a batch since it started. A Real-time Mode query
         commits only as each checkpoint interval ends (every five minutes by default): it is up once its topics
         grew since its driver started (its first output) or, on its `first` start, when there may be nothing to
         read yet, once its query resolved where its sources start (its offsets, in its checkpoint)."""
         follower, proc = self.progress[name].poll(), self.procs[name]
-        if follower.reporting(proc.pid):
+        if follower.reporting(proc.pid) or self.between_runs(name):
             return True
         if not self.real_time(name):
             return False
@@ -180,6 +211,7 @@ class Streamlets:
             self.settings(name).save(self.shared.layout.driver_settings(name))
             proc = self.spark.launch(f"streamlet-{name}", "pipelines.driver", name)
         self.procs[name] = proc
+        self.started_at[name] = time.monotonic()
         self.failed.pop(name, None)
         self.shared.history.record(
             PROCESS_STARTED, process=f"streamlet-{name}", pid=proc.pid, role="driver", streamlet=name
@@ -216,6 +248,9 @@ class Streamlets:
             self._silent_application(exc)
             raise
         self.restart_patience.measure(time.monotonic() - t0)
+        scheduled = {n: every_s for n in self.procs if (every_s := self.every_s(n)) is not None}
+        if scheduled:
+            self.schedule = Schedule(self, scheduled).start()
         self.shared.say(
             f"{len(self.procs)} streamlet drivers running ({', '.join(self.procs)}) after {time.monotonic() - t0:.1f}s"
         )
@@ -258,13 +293,25 @@ class Streamlets:
             if dump_jvm_threads(proc, stacks):
                 raise WaitTimeout(f"{exc} (its JVM's threads: {stacks})") from None
             raise
-        return proc.running()
+        return proc.running() or self.between_runs(name)
+
+    def close(self) -> None:
+        """Start no more runs of a scheduled job."""
+        if self.schedule is not None:
+            self.schedule.stop()
 
     def exited(self) -> list[str]:
         """Streamlets whose driver ended by itself since the last look; each exit is recorded once, with its error."""
         exited = []
         for name, proc in list(self.procs.items()):
             if name in self.failed or name in self.under_fault or name in self.stopped or proc.running():
+                continue
+            if self.between_runs(name):  # a run that ended, as runs of a scheduled job do
+                with self._ending:
+                    first = proc.pid not in self.runs_ended
+                    self.runs_ended.add(proc.pid)
+                if first:
+                    self.shared.history.record(PROCESS_EXITED, process=f"streamlet-{name}", pid=proc.pid, exit_code=0)
                 continue
             failures = self.progress[name].poll().failures
             reason = failures[-1] if failures else f"exit code {proc.returncode}{_last_error(proc.record.log_path)}"
@@ -356,7 +403,8 @@ class Streamlets:
         """Wait for the driver of `name`, asked to stop by `_stop_writing`, to exit (SIGKILL after STOP_S) and record
         its exit; a failed one's is kept."""
         proc = self.procs[name]
-        if name in self.failed:
+        if name in self.failed or self.between_runs(name):
+            self.exited()  # a scheduled job's last run, ended as runs do: recorded as such
             return proc.returncode
         code = proc.stop(timeout=STOP_S, asked=True)
         self.shared.history.record(

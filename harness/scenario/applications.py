@@ -30,7 +30,7 @@ from harness.scenario.blueprint import (
     topic_spec,
     topological_order,
 )
-from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES
+from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES, SCHEDULE
 from harness.scenario.fields import Fields
 from harness.scenario.job_code import job_sources, packages_named, runs_at
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
@@ -134,6 +134,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "keeps": _declared_filter(v["keeps"], known.record, f"{path}.keeps"),
         "deduplicates": _deduplicates(v["deduplicates"], f"{path}.deduplicates"),
         "trigger": _trigger(v, path),
+        "schedule": SCHEDULE.read(v["schedule"], f"{path}.schedule") if v["schedule"] is not None else None,
         "world": parse_world(v["world"], f"{path}.world", known, cwd.resolve(), folder),
         "packages": _packages(v["packages"], path, {"cwd": str(cwd), "entry": entry, "command": command}),
         "requirements": _requirements(v["requirements"], f"{path}.requirements", cwd),
@@ -181,6 +182,8 @@ def _trigger(v: dict, path: str) -> str:
     the end of each interval: the harness sees it up by its output (harness/runner/streamlets.py), so it must
     write topics."""
     trigger = v["trigger"]
+    if trigger == REAL_TIME and v["schedule"] is not None:
+        raise BlueprintError(f"{path}.schedule", "a real-time query runs on: it ends after no run to start again")
     if trigger == REAL_TIME and not v["writes"]:
         raise BlueprintError(
             f"{path}.trigger", "a real-time application is seen running by what it writes: name its topics (writes)"
@@ -401,7 +404,10 @@ def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
 
 
 # What pipeline.json keeps of an application's fields (with its trigger and the window it writes), and the runner reads.
-SETTINGS = ("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "world", "packages", "requirements")
+SETTINGS = (
+    *("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "schedule"),
+    *("world", "packages", "requirements"),
+)
 
 
 def parse_applications(

@@ -169,9 +169,23 @@ APPLICATION_FIELDS = Section(
         Field("keeps", str, None, "the filter it applies, declared: what it drops is not lost"),
         Field("deduplicates", dict, None, "it drops a record's copies within within_s of the first (deduplicates)"),
         Field("trigger", str, MICRO_BATCH, "how its query runs", choices=APPLICATION_TRIGGERS),
+        Field("schedule", dict, None, "a job that ends after each run (availableNow, once) started again (schedule)"),
         Field("world", (dict,), None, "what its code names that the run gives it (world)"),
         Field("packages", list, [], "packages it asks Spark for that its code does not name"),
         Field("requirements", object, None, "its own Python requirements: a file in its folder, or a list"),
+    ),
+)
+SCHEDULE = Section(
+    "applications.NAME.schedule",
+    (
+        Field(
+            "every_s",
+            NUMBER,
+            None,
+            "a run starts this often (or as the last ends, if it took longer)",
+            minimum=1,
+            required=True,
+        ),
     ),
 )
 DEDUPLICATES = Section(

@@ -31,6 +31,7 @@ SECTIONS = (
     declared.SOURCE_OPTIONS,
     declared.APPLICATION_FIELDS,
     declared.DEDUPLICATES,
+    declared.SCHEDULE,
     WORLD,
     declared.CLUSTER,
     declared.SPARK,

@@ -90,7 +90,11 @@ def _kill_in_flight(run: Pipeline, streamlet: str, proc, at: str, timeout_s: flo
     held: InFlight | None = None
     looks = 0
     try:
-        while held is None and time.monotonic() < deadline and proc.running():
+        while held is None and time.monotonic() < deadline:
+            if not proc.running():
+                proc = run.next_run(streamlet) or proc  # a run of a scheduled job ended: its next one
+                if not proc.running():
+                    break
             flight = in_flight(checkpoints)
             if flight is None:
                 watch.poll(0.01)
