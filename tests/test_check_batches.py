@@ -61,3 +61,14 @@ def test_each_streamlets_batches_are_counted_timed_and_shown_in_every_report(tmp
     assert "<h2>Micro-batches</h2>" in paths["html"].read_text()
     out = ET.parse(paths["junit"]).getroot().find("./testsuite/system-out")
     assert out is not None and "processor | 2 | 800 | 900 | 0 | 5" in out.text
+
+
+def test_a_driver_of_several_queries_has_a_row_for_each(tmp_path):
+    """An application's events name the query each came from (its checkpoint's folder): a row for each query."""
+    lake = [{**_batch(i, 100 * (i + 1), 10 + i), "query": "lake"} for i in range(3)]
+    audit = [{**_batch(i, 50, 7), "query": "audit"} for i in range(2)]
+    progress = {"ingress": [e for pair in zip(lake, audit) for e in pair] + lake[2:], "processor": [_batch(0, 5, 1)]}
+    root = write_run(tmp_path / "run", make_sent(2, 10), clean_flow(make_sent(2, 10)), progress=progress)
+    rows = {row[0]: row[1:] for row in check_run(root).sections["batches"].rows}
+    assert rows["ingress (audit)"] == (2, 50, 50, 0, 7) and rows["ingress (lake)"] == (3, 200, 300, 2, 12)
+    assert "ingress" not in rows and rows["processor"] == (1, 5, 5, 0, 1)  # one query: its streamlet's row

@@ -1,7 +1,8 @@
 """The micro-batches each streamlet ran: how many, how long the median and the longest took (Spark's
 triggerExecution: planning, reading, writing and committing one batch), which batch was the longest, and the most
-input rows one batch read. Read from the query events alone (progress/<streamlet>.jsonl; an application's, from its
-checkpoint, which records no duration: unknown). A trigger that found no new data ran no batch and is not counted.
+input rows one batch read; a driver of several queries, a row for each (`orders (lake)`). Read from the query events
+alone (progress/<streamlet>.jsonl; an application's, from its checkpoint, which records no duration: unknown). A
+trigger that found no new data ran no batch and is not counted.
 
 The worked example of a check of one module (docs/architecture.md): a Step named KIND with a section.
 """
@@ -52,8 +53,17 @@ def _row(name: str, events: list[dict] | None) -> tuple:
     )
 
 
+def _queries(name: str, events: list[dict] | None) -> list[tuple[str, list[dict] | None]]:
+    """The streamlet's events, or each of its queries' where it ran several (named by its checkpoint's folder)."""
+    named = sorted({e["query"] for e in events or () if isinstance(e.get("query"), str)})
+    if len(named) < 2:
+        return [(name, events)]
+    return [(f"{name} ({query})", [e for e in events if e.get("query") == query]) for query in named]
+
+
 def _section(context: Context) -> Section:
-    rows = tuple(_row(name, events) for name, events in context.evidence.progress.items())
+    progress = context.evidence.progress.items()
+    rows = tuple(_row(label, mine) for name, events in progress for label, mine in _queries(name, events))
     timed = [row for row in rows if row[3] is not None]
     lines = ["each streamlet's micro-batches, from its query events (a trigger that found no new data is not one)"]
     if timed:

@@ -1,0 +1,55 @@
+"""Several queries in one driver (examples/two-queries): a kill of the driver is a kill of both; each query's
+output is judged on its own hop, each count equal to one made here from the raw outputs (the table's committed
+files read with pyarrow, the topic's dump parsed line by line), and the report has a row for each query."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pyarrow.dataset as ds
+import pytest
+import yaml
+
+from harness.checker.check import check_run
+from harness.checker.expect import EXPECTATIONS
+from harness.report.write import write_reports
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario.parse import parse_scenario
+from tests.evidence_helpers import acked, why
+from tests.test_application_files import _kills, _sink_state
+from tests.test_faults import ROOT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.long, pytest.mark.timeout(900)]  # make test-long
+EXAMPLE = ROOT / "examples" / "two-queries"
+
+
+def _ids(values) -> Counter:
+    return Counter((key, int(seq)) for key, _, seq in (v.rpartition("-") for v in values))
+
+
+def test_two_queries_of_one_driver_killed_together_are_each_judged_on_their_own_output(tmp_path):
+    raw = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text())
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    report = check_run(run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    table = run_dir / "work" / "lake" / "table"
+    lake = _ids(
+        v for name in _sink_state(table) for v in ds.dataset(str(table / name)).to_table(["order_id"])[0].to_pylist()
+    )
+    lines = (run_dir / "topics" / "orders-audit.jsonl").read_text().splitlines()
+    audit = _ids(json.loads(line)["value"]["order_id"] for line in lines)  # the recorder parsed each value
+    sent = acked(run_dir)
+    written = json.loads(write_reports(report, run_dir)["json"].read_text())
+    hops = {hop["name"]: hop["counts"] for hop in written["hops"]}
+    for name, found in (("lake", lake), ("audit", audit)):
+        assert hops[name]["lost"] == len(sent - set(found)) == 0, name
+        assert hops[name]["duplicated_in_state"] == sum(1 for r, n in found.items() if n > 1 and r in sent), name
+        assert hops[name]["phantom"] == len(set(found) - sent) == 0, name
+    rows = {row[0]: row[1] for row in report.sections["batches"].rows}
+    assert set(rows) == {"orders (audit)", "orders (lake)"} and all(n > 0 for n in rows.values())
+    checkpoints = sorted(p.name for p in (run_dir / "checkpoints" / "orders").iterdir())
+    assert checkpoints == ["audit", "lake"]
