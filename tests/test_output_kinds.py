@@ -82,3 +82,31 @@ def test_a_kind_of_ones_own_that_cannot_be_used_is_one_line_naming_the_field(tmp
     with pytest.raises(BlueprintError) as err:
         parse_scenario(_scenario(tmp_path, kind), tmp_path)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "line, store",
+    [
+        ('df.write.format("org.apache.spark.sql.cassandra").options(table="orders").save()', "Cassandra"),
+        ('batch.write.format("mongodb").mode("append").save()', "MongoDB"),
+        ("from pymongo import MongoClient", "MongoDB"),
+        ('out.format("es").option("es.nodes", "localhost").start("orders")', "Elasticsearch"),
+        ('url = "jdbc:clickhouse://localhost:8123/default"', "ClickHouse"),
+        ("import clickhouse_connect", "ClickHouse"),
+    ],
+)
+def test_a_job_writing_a_store_the_harness_cannot_start_is_refused_unless_a_kind_of_its_own_judges_it(
+    tmp_path, line, store
+):
+    raw = _scenario(tmp_path)
+    (tmp_path / "job.py").write_text(f"import sys\n# {store} is written below\n{line}\n")
+    parse_scenario(raw, tmp_path)  # its own kind judges what it writes (and starts what it needs)
+    raw["outputs"]["events"] = {"format": "parquet", "identity": {"key": "key", "seq": "seq"}}
+    with pytest.raises(BlueprintError) as refused:
+        parse_scenario(raw, tmp_path)
+    assert str(refused.value) == (
+        f"applications.job: job.py:3: {line[:60]!r} writes to {store}, which the harness cannot start: judge what it "
+        "writes with an output kind of your own (docs/applications.md, An output kind of your own)"
+    )
+    (tmp_path / "job.py").write_text(f"# {line}\n")  # named in a comment only: nothing is written there
+    parse_scenario(raw, tmp_path)

@@ -74,6 +74,17 @@ class Output(Streamlet):
 SETS_MASTER = re.compile(r"\.master\(|setMaster\(|spark\.master")
 # What only Databricks' runtime gives a job: its utilities, a notebook's magics and cell markers.
 DATABRICKS = re.compile(r"\bdbutils\.|^# MAGIC|^# COMMAND -{5,}|^\s*%(run|sql|pip|fs)\b|\bspark\.databricks\.service")
+# Stores a job may write that the harness cannot start (their connector's format, their client's import, settings).
+UNSERVED = {
+    "Cassandra": re.compile(r"org\.apache\.spark\.sql\.cassandra|\bspark\.cassandra\.|^\s*(from|import) cassandra\b"),
+    "MongoDB": re.compile(
+        r"format\(\s*[\"'](mongodb|mongo|com\.mongodb\.spark\.sql)|\bspark\.mongodb\.|^\s*(from|import) pymongo\b"
+    ),
+    "Elasticsearch": re.compile(
+        r"format\(\s*[\"'](es|org\.elasticsearch\.spark\.sql)[\"']|\bes\.nodes\b|^\s*(from|import) elasticsearch\b"
+    ),
+    "ClickHouse": re.compile(r"jdbc:clickhouse|^\s*(from|import) clickhouse_(connect|driver)\b"),
+}
 
 
 def _first_line(settings: dict, pattern: re.Pattern) -> tuple[str, str] | None:
@@ -84,7 +95,7 @@ def _first_line(settings: dict, pattern: re.Pattern) -> tuple[str, str] | None:
         except (OSError, UnicodeDecodeError):
             continue
         for number, line in enumerate(lines, 1):
-            if pattern.search(line.split("#")[0] if pattern is SETS_MASTER else line):
+            if pattern.search(line if pattern is DATABRICKS else line.split("#")[0]):
                 return f"{file.name}:{number}", line.strip()
     return None
 
@@ -111,12 +122,21 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
     if not cwd.is_dir():
         raise BlueprintError(f"{path}.cwd", f"no such folder: {cwd}")
     command, entry, settings = _start(v, set(raw), path, known, cwd)
-    databricks = _first_line({"cwd": cwd, "entry": entry, "command": command}, DATABRICKS)
+    start = {"cwd": cwd, "entry": entry, "command": command}
+    databricks = _first_line(start, DATABRICKS)
     if databricks:
         raise BlueprintError(
             path,
             f"{databricks[0]}: {databricks[1][:60]!r} is written for Databricks' runtime, which the harness "
             "cannot give (its dbutils, notebook magics and cells)",
+        )
+    unserved = [(store, found) for store, p in UNSERVED.items() if (found := _first_line(start, p))]
+    if unserved and not known.own_kind:
+        store, (where, line) = unserved[0]
+        raise BlueprintError(
+            path,
+            f"{where}: {line[:60]!r} writes to {store}, which the harness cannot start: judge what it writes with "
+            "an output kind of your own (docs/applications.md, An output kind of your own)",
         )
     env = v["env"]
     for key, value in env.items():
@@ -436,7 +456,8 @@ def parse_applications(
     for name, kind in kinds.items():
         for prefix, value in kind.offers(name, outputs_raw[name]).items():
             offered.setdefault(prefix, set()).add(value)
-    known = Known({source.name, *written}, offered, store, record, folder)
+    own_kind = any(OWN_KIND in raw for raw in outputs_raw.values() if isinstance(raw, dict))
+    known = Known({source.name, *written}, offered, store, record, folder, own_kind)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
     outputs = {}

@@ -39,6 +39,7 @@ class Known:
     store: bool
     record: dict | None  # the workload's record template (None: the harness's own records)
     folder: Path | None  # the scenario's folder, where relative paths start
+    own_kind: bool = False  # an output of a kind of the team's own (which may start a store the harness cannot)
 
 
 def placeholders(text: str) -> list[str]:
