@@ -118,3 +118,20 @@ def test_plain_inserts_into_sqlite_keep_the_replayed_batchs_copies(tmp_path):
     table_copies = [c for w in report[WITNESSES] for c in w.copies if c.hop == "table"]
     assert table_copies and all(c.partition is None and c.offset is None for c in table_copies)
     assert any(c.batches == {"table": begun["held_batch"]} and c.fault == 1 for c in table_copies)
+
+
+@pytest.mark.long  # make test-long: the same table written through Spark's JDBC writer (the psycopg path above)
+@pytest.mark.parametrize(
+    "mode, verdict", [("jdbc-insert", "at-least-once"), ("jdbc-upsert", "effectively-exactly-once")]
+)
+def test_spark_jdbc_writer_appending_keeps_the_replayed_copies_and_upserting_absorbs_them(
+    tmp_path, postgres, mode, verdict
+):
+    run_dir, report = _run(tmp_path, postgres, mode)
+    rows, inserts = _database(postgres, run_dir)
+    _counted(report, rows, inserts, acked(run_dir))
+    assert report[VERDICT] == verdict and report.outcome == "pass", report[EXPECTATIONS]
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
+    assert exported["observed"] == "fully" and exported["inserts"] == sum(inserts.values())
+    leaks = [p for p in run_dir.rglob("*") if p.is_file() and postgres.password.encode() in p.read_bytes()]
+    assert leaks == []  # the password only in the job's environment, its JDBC URL without it

@@ -162,3 +162,18 @@ def _orders(dump: Path) -> Counter:
     """(key, seq) of each order in a topic's recording (its order_id "key-seq")."""
     ids = [json.loads(line)["value"]["order_id"] for line in dump.open()]
     return Counter((k, int(s)) for k, _, s in (i.rpartition("-") for i in ids) if s.isdigit())
+
+
+def test_the_scenarios_packages_reach_a_job_whose_builder_names_none_under_python_too(tmp_path):
+    """Under python a job whose builder names its packages passes them itself; one naming none (a team's
+    `spark-submit --packages` habit, moved into the scenario) is given them in its submit arguments."""
+    from harness.runner.applications import SUBMIT_ARGS, application_command
+    from harness.spark.versions import runtime
+
+    names = ("org.postgresql:postgresql:42.7.4",)
+    for builder, given in ((False, True), (True, False)):
+        _, env = application_command(
+            ["python", "job.py"], {}, runtime(None), tmp_path, tmp_path, names=names, builder_packages=builder
+        )
+        assert (f"spark.jars.packages={names[0]}" in env[SUBMIT_ARGS]) is given, env[SUBMIT_ARGS]
+        assert "spark.jars.ivySettings=" in env[SUBMIT_ARGS]

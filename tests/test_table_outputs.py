@@ -5,6 +5,7 @@ job's open transaction."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
@@ -112,3 +113,28 @@ def test_the_probe_counts_the_rows_a_job_offered_for_the_status_line(tmp_path):
         assert probe.delivered() == 3 and probe.latest_ms() > 0
     finally:
         probe.close()
+
+
+def test_a_table_the_job_replaced_is_not_read_and_the_history_says_why(tmp_path):
+    """Spark's JDBC writer in mode overwrite drops the table and creates it again: its audit is gone with it, and
+    what the new table holds is not judged as if every write had been seen."""
+    from types import SimpleNamespace
+
+    from harness.evidence.history import OUTPUT_EXPORTED, History
+    from harness.evidence.layout import RunLayout
+    from harness.outputs.tables import TableSink
+
+    table = _table(tmp_path)
+    _job(table, ("INSERT INTO orders VALUES (?, ?)", [("k0001-0", 5.0)]))
+    assert table.audited()
+    _job(table, ("DROP TABLE orders", [()]), ("CREATE TABLE orders (order_id text, amount real)", [()]))
+    _job(table, ("INSERT INTO orders VALUES (?, ?)", [("k0001-1", 6.0)]))
+    assert not table.audited()
+    layout = RunLayout(tmp_path / "run")
+    layout.root.mkdir()
+    history = History(layout.history)
+    run = SimpleNamespace(layout=layout, history=history, driver_paths=lambda name: None)
+    assert TableSink(run, "table", table, {}, "orders").export() == {}
+    history.close()
+    (exported,) = [e for e in map(json.loads, layout.history.read_text().splitlines()) if e["event"] == OUTPUT_EXPORTED]
+    assert exported["observed"] == "none" and "the job replaced the table" in exported["unobserved"]

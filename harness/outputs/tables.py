@@ -20,8 +20,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-from contract.applications import FULLY, PARTLY, TABLE_OUTPUT
+from contract.applications import FULLY, PARTLY, TABLE_OUTPUT, UNREAD
 from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
@@ -103,6 +104,17 @@ def schema_name(run_id: str) -> str:
     return "harness_" + re.sub(r"[^a-z0-9_]", "_", run_id.lower())
 
 
+def jdbc_url(store_url: str, schema: str) -> str:
+    """The store as Spark's JDBC writer names it (jdbc:postgresql://HOST:PORT/DB?user=USER&currentSchema=SCHEMA),
+    its password left out: the job gets it as PGPASSWORD and passes it as a property."""
+    parts = urlsplit(store_url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k not in ("user", "password", "currentSchema")]
+    query = ([("user", unquote(parts.username))] if parts.username else []) + query + [("currentSchema", schema)]
+    host = parts.hostname or "localhost"
+    netloc = f"[{host}]" if ":" in host else host
+    return f"jdbc:postgresql://{netloc}:{parts.port or 5432}{parts.path or '/'}?{urlencode(query)}"
+
+
 @dataclass(frozen=True)
 class TableOutput:
     """An output table and its audit; `audit_rows` and the DDL differ per database, the export does not."""
@@ -137,6 +149,11 @@ class TableOutput:
 
     def errors(self) -> tuple[type[Exception], ...]:
         """What a failed read raises: the server busy or gone, the file locked."""
+        raise NotImplementedError
+
+    def audited(self) -> bool:
+        """Whether the table still has the audit's insert trigger: a job that drops the table and creates it again
+        (Spark's JDBC writer in mode overwrite) leaves a table no audit sees."""
         raise NotImplementedError
 
     def export(self, evidence: ExportedEvidence, batches: BatchTimes) -> dict:
@@ -226,6 +243,18 @@ class PostgresTable(TableOutput):
 
         return (psycopg.Error,)
 
+    def audited(self) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.url) as db:
+            found = db.execute(
+                "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s "
+                "AND t.tgname = %s",
+                (self.schema, self.table, f"{AUDIT_TABLE}_insert"),
+            ).fetchone()
+        return bool(found and found[0])
+
 
 # SQLite's clock in milliseconds since the epoch (julianday counts days from noon, 4714 BC)
 SQLITE_NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
@@ -244,6 +273,19 @@ class SqliteTable(TableOutput):
 
     def errors(self) -> tuple[type[Exception], ...]:
         return (sqlite3.Error,)
+
+    def audited(self) -> bool:
+        db = self.connect()
+        try:
+            name = f"{AUDIT_TABLE}_insert_{self.table}"
+            return (
+                db.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)
+                ).fetchone()[0]
+                > 0
+            )
+        finally:
+            db.close()
 
     def prepare(self) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -368,6 +410,10 @@ class TableSink:
     def export(self) -> dict:
         from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
 
+        if not self.table.audited():
+            why = "the job replaced the table (dropped and created it, as Spark's JDBC writer in mode overwrite does)"
+            record_export(self.run, self.name, {}, why, observed=UNREAD, table=self.table.name)
+            return {}
         evidence = ExportedEvidence.of(self.run.driver_paths(self.name))
         exported = self.table.export(evidence, BatchTimes(self.run.layout.checkpoints(self.writer)))
         alone = exported["updates_alone"]

@@ -22,9 +22,10 @@ from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
 from harness.jit import jit_options
-from harness.outputs.tables import schema_name
+from harness.outputs.tables import jdbc_url, schema_name
 from harness.process import ManagedProcess, free_ports
 from harness.runner.world import in_world, run_setup
+from harness.scenario.job_code import packages_named
 from harness.scenario.placeholders import fill
 from harness.secrets import split_password
 from harness.spark import packages, versions
@@ -82,16 +83,17 @@ def cluster_options(master: str, app_name: str, cwd: str, runtime: SparkRuntime)
     return ["--master", master, "--name", app_name, *(x for k, v in conf.items() for x in ("--conf", f"{k}={v}"))]
 
 
-def package_options(names: tuple[str, ...], submit: bool, scratch: Path) -> list[str]:
+def package_options(names: tuple[str, ...], give: bool, scratch: Path) -> list[str]:
     """spark-submit options resolving the packages a job asks for offline (served as the run began:
     harness/runner/spark_service.py): Spark's Ivy pointed at the harness's repositories, its cache in the job's
-    scratch. Under `python` the job's builder passes its spark.jars.packages itself; under spark-submit Spark would
-    ignore it (the JVM is up), so they are given."""
+    scratch; `give`, spark.jars.packages too. Under `python` a job whose builder names its packages passes them
+    itself (its list would replace the harness's); under spark-submit Spark would ignore it (the JVM is up), and
+    a job naming none has them from the scenario alone: so they are given."""
     if not names:
         return []
     settings = packages.ivy_settings()
     options = ["--conf", f"spark.jars.ivySettings={settings}", "--conf", f"spark.jars.ivy={scratch / 'ivy'}"]
-    return options + (["--conf", f"spark.jars.packages={','.join(names)}"] if submit else [])
+    return options + (["--conf", f"spark.jars.packages={','.join(names)}"] if give else [])
 
 
 def application_command(
@@ -103,16 +105,18 @@ def application_command(
     jar_sets: tuple[str, ...] = (),
     cluster: list[str] | None = None,
     names: tuple[str, ...] = (),
+    builder_packages: bool = True,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment additions that start `command` (placeholders already filled) on `runtime`'s
     Spark: `python` is the drivers' interpreter (its pyspark matches the connector), `spark-submit` is its Spark's;
     `scratch` and `home`: connector_options'; `cluster`: the options that run it on the harness's standalone
-    cluster (cluster_options); `names`: the packages it asks Spark for (package_options)."""
+    cluster (cluster_options); `names`: the packages it asks Spark for (package_options), `builder_packages`: its
+    code's builder names them (spark.jars.packages)."""
     submit = command[0] == "spark-submit"
     options = [
         *connector_options(runtime, scratch, home, jar_sets),
         *(cluster or []),
-        *package_options(names, submit, scratch),
+        *package_options(names, submit or not builder_packages, scratch),
     ]
     bin_dir = Path(runtime.python).parent
     if submit:
@@ -131,7 +135,11 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
     topics = {f"topic.{t.name}": run.topic_name(t) for t in run.all_topics()}
     outputs = {key: value for sink in run.sinks.values() for key, value in sink.placeholders().items()}
     store = (
-        {"store.url": split_password(run.scenario.store_url)[0], "store.schema": schema_name(run.run_id)}
+        {
+            "store.url": split_password(run.scenario.store_url)[0],
+            "store.schema": schema_name(run.run_id),
+            "store.jdbc": jdbc_url(run.scenario.store_url, schema_name(run.run_id)),
+        }
         if run.scenario.store_url
         else {}
     )
@@ -176,6 +184,7 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
         run.scenario.blueprint.streamlets[name].cls.spark_jars,
         cluster_options(master, run.app_name(name), settings["cwd"], run.prepare_spark()) if master else None,
         tuple(settings.get("packages") or ()),
+        builder_packages=bool(packages_named(settings)),
     )
     path = run.layout.driver_settings(name)
     path.parent.mkdir(parents=True, exist_ok=True)

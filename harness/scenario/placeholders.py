@@ -23,6 +23,7 @@ PLACEHOLDERS = {
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
     "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
     "store.schema": "the run's own schema in that store",
+    "store.jdbc": "that store and schema as Spark's JDBC writer names it, its password left out (PGPASSWORD)",
     "registry": "the run's schema registry's URL (workload.record.registry: true), the subject TOPIC-value",
 }
 # ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
