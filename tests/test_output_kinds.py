@@ -40,6 +40,7 @@ def test_the_built_in_kinds_are_found_in_their_folder():
         "kafka-topic",
         "postgresql-table",
         "sqlite-table",
+        "console",
         "delta-table",
         "parquet-files",
         "iceberg-table",

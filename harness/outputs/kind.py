@@ -102,7 +102,8 @@ class OutputKind:
     `parse(spec)` reads them into the output's settings, `evidence(settings)` says which of the contract's
     egress tables its export writes (contract/egress.py). `placeholders` are what it offers a job's command,
     `offers(name, raw)` the NAME it offers for each prefix (from its mapping as given, before `parse`).
-    `needs_store`: why it needs the scenario's PostgreSQL store (None: it does not). `sink(run, name, settings)`
+    `needs_store`: why it needs the scenario's PostgreSQL store (None: it does not); `needs_in_code`, what the
+    code of the application writing it must set, and why. `sink(run, name, settings)`
     makes the Sink of output `name` for a run. `jar_sets`: what the application writing it needs on its Spark's
     class path (jars/<set>/pom.xml), each with its release built for each Spark line ("4.1" -> "1.11.0"; a line
     it leaves out or gives None has none served), which its pom is given (harness/spark/lines.py)."""
@@ -120,6 +121,7 @@ class OutputKind:
     placeholders: tuple[Placeholder, ...] = ()
     offers: Callable[[str, dict], dict[str, str]] = field(default=lambda name, raw: {})
     needs_store: str | None = None
+    needs_in_code: tuple[str, str] | None = None  # (a pattern its writer's code must match, why: refused without it)
     jar_sets: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -161,6 +161,16 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
     }
 
 
+def _needs_in_code(name: str, kind: OutputKind, writer: dict | None) -> None:
+    """An output whose kind reads it right only if its job's code sets something (a console sink's numRows)."""
+    if kind.needs_in_code is None or writer is None:
+        return
+    pattern, why = kind.needs_in_code
+    start = {"cwd": Path(writer["cwd"]), "entry": writer["entry"], "command": writer["command"]}
+    if _first_line(start, re.compile(pattern)) is None:
+        raise BlueprintError(f"outputs.{name}", why)
+
+
 def _packages(given: list, path: str, start: dict) -> list[str]:
     """The packages the job asks Spark for: those its code names (spark.jars.packages) and those the scenario adds
     (`packages`, for a list the code builds), each checked to be group:artifact:version."""
@@ -465,6 +475,7 @@ def parse_applications(
         if name in apps:
             raise BlueprintError(f"outputs.{name}", f"{name!r} is also an application's name")
         outputs[name] = _output(name, raw, kinds[name], written, set(apps), known)
+        _needs_in_code(name, kinds[name], apps.get(outputs[name].settings.get("written_by")))
         topic = outputs[name].settings.get("topic")
         if topic:
             readers[topic].append((name, topic))
