@@ -84,13 +84,24 @@ def _sink_state(table: Path, named: Path | None = None) -> dict[str, set[int]]:
     }
 
 
-def _counted(run_dir: Path, report, state: dict[str, set[int]]) -> tuple[Counter, Counter]:
+def _readable(file: Path) -> bool:
+    try:
+        ds.dataset(str(file), format="parquet").schema
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return False
+    return True
+
+
+def _counted(run_dir: Path, report, state: dict[str, set[int]], table: Path | None = None) -> tuple[Counter, Counter]:
     """The report's counts against the table's rows (state: its live files, less their deleted rows) and every
-    data file's rows (deliveries)."""
-    table = run_dir / "work" / "lake" / "table"
+    data file's rows (deliveries); `table`: its folder, where it is not the output's own."""
+    table = table or run_dir / "work" / "lake" / "table"
     written = [p for p in table.rglob("part-*.parquet") if "_delta_log" not in p.parts]
+    cut = [p for p in written if not _readable(p)]  # begun by a kill's driver, never finished
     rows = _ids(table, state)
-    deliveries = _ids(table, {str(p.relative_to(table)): set() for p in written})
+    deliveries = _ids(table, {str(p.relative_to(table)): set() for p in written if p not in cut})
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
+    assert sorted(exported.get("cut_files", [])) == sorted(p.name for p in cut)
     sent = acked(run_dir)
     assert report[COUNTS].lost == len(sent - set(rows)) == 0
     assert report[COUNTS].duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
@@ -191,3 +202,12 @@ def test_a_job_run_on_a_schedule_starts_again_after_each_run_and_its_killed_run_
     for before, (pid, start) in zip(zip(pids, starts), list(zip(pids, starts))[1:]):
         if before[0] in ended:  # after a run that ended: every 15 s from its start, or at once if it took longer
             assert start - before[1] >= 15_000 - 500 or start - ended[before[0]] <= 2_000, (before, pid, start)
+
+
+@pytest.mark.long  # make test-long: a table named in the job's catalog, not by a path
+def test_a_table_the_job_names_in_its_catalog_is_found_in_its_warehouse_and_holds_each_order_once(tmp_path):
+    run_dir, report = _run(tmp_path, "catalog-table")
+    table = run_dir / "work" / "orders" / "spark-warehouse" / "shop.db" / "orders"  # where Spark put it
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    rows, _ = _counted(run_dir, report, _sink_state(table), table)
+    assert max(rows.values()) == 1 and report[COUNTS].duplicated_deliveries > 0

@@ -21,7 +21,7 @@ import yaml
 from contract.identity import IdentityReader
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import CheckpointFollower, CommitLog, batch_events, merged_events, planned_topics
-from harness.runner.applications import SUBMIT_ARGS, application_command
+from harness.runner.applications import SUBMIT_ARGS, application_command, connector_options
 from harness.scenario import load_scenario
 from harness.scenario.applications import declared_filters
 from harness.scenario.source import ScenarioError
@@ -306,6 +306,16 @@ FILES_BAD = [
         "unknown folder",
         _set("applications.orders.command", ["python", "job.py", "${path.nope}"]),
         "${path.nope}: no file output 'nope' (file outputs: lake)",
+    ),
+    (
+        "catalog name",
+        _set("outputs.lake.catalog_table", "/data/orders"),
+        "outputs.lake.catalog_table: expected a table's name in the session catalog, [DB.]TABLE, got '/data/orders'",
+    ),
+    (
+        "iceberg by catalog name",
+        _both(_set("outputs.lake.format", "iceberg"), _set("outputs.lake.catalog_table", "shop.orders")),
+        "outputs.lake.catalog_table: an Iceberg table is named in its own catalog, whose warehouse is ${path.NAME}",
     ),
     ("writer", _set("outputs.lake.written_by", "someone"), "outputs.lake.written_by: expected the application"),
     ("identity", _set("outputs.lake.identity", {"key": "a"}), "outputs.lake.identity: expected key and seq"),
@@ -729,3 +739,21 @@ def test_bad_real_time_applications_are_refused_naming_the_field(tmp_path, case,
     with pytest.raises(ScenarioError) as err:
         load_scenario(_scenario(tmp_path, change, REAL_TIME_EXAMPLE))
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_a_table_named_in_the_jobs_catalog_is_read_where_its_spark_keeps_it(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.evidence.layout import RunLayout
+    from harness.outputs.files import file_output_folder
+
+    run = SimpleNamespace(layout=RunLayout(tmp_path))
+    warehouse = tmp_path / "work" / "orders" / "spark-warehouse"  # the job's spark.sql.warehouse.dir
+
+    def folder(named: str | None):
+        return file_output_folder(run, "lake", {"written_by": "orders", "catalog_table": named})
+
+    assert folder("Shop.Orders") == warehouse / "shop.db" / "orders"
+    assert folder("default.orders") == folder("orders") == warehouse / "orders"
+    assert folder(None) == tmp_path / "work" / "lake" / "table"
+    assert f"spark.sql.warehouse.dir={warehouse}" in connector_options(runtime(None), tmp_path, warehouse.parent)

@@ -22,7 +22,8 @@ each order is a line of text, order_id, customer, amount and created split by SE
 inside a JSON string (encoded twice, as some upstreams send it). With --cloudevents each is a CloudEvent in Kafka's
 binary mode: the body holds the order's data (customer, amount) and the headers, read by position, its attributes
 (specversion, type, source, time, then id: the order's created and order_id). With --available-now the job reads
-what is there, writes it and exits, as a job a scheduler starts again does.
+what is there, writes it and exits, as a job a scheduler starts again does. With --catalog-table DB.TABLE the
+Parquet table is written by its name in the session's catalog (toTable), not by a path.
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
 """
@@ -53,7 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers")
     parser.add_argument("--orders", required=True, help="the topic orders are read from")
-    parser.add_argument("--table", required=True, help="the table's folder")
+    parser.add_argument("--table", help="the table's folder (or --catalog-table)")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--write", choices=WRITES, default="delta-stream")
     parser.add_argument("--avro", help="the orders' Avro schema file (default: the orders are JSON)")
@@ -63,10 +64,13 @@ def main() -> None:
     parser.add_argument("--json-string", action="store_true", help="each order is JSON inside a JSON string")
     parser.add_argument("--cloudevents", action="store_true", help="orders as CloudEvents: ce_* headers, data body")
     parser.add_argument("--available-now", action="store_true", help="read what is there, write it and exit")
+    parser.add_argument("--catalog-table", metavar="DB.TABLE", help="write the table by its name (toTable)")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     args = parser.parse_args()
 
     builder = SparkSession.builder.appName("orders-to-lake").config("spark.sql.shuffle.partitions", "2")
+    if args.catalog_table:  # a catalog that outlives the driver (Hive's, in a Derby metastore)
+        builder = builder.enableHiveSupport()
     if args.write.startswith("delta"):  # Delta's jars are on the class path only where the table is Delta's
         builder = (
             builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
@@ -116,6 +120,10 @@ def main() -> None:
     writer = writer.trigger(availableNow=True) if args.available_now else writer.trigger(processingTime="1 second")
     if args.write == "delta-stream":
         query = writer.format("delta").start(args.table)
+    elif args.write == "parquet" and args.catalog_table:
+        if "." in args.catalog_table:
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS {args.catalog_table.split('.')[0]}")
+        query = writer.format("parquet").partitionBy("customer").toTable(args.catalog_table)
     elif args.write == "parquet":
         query = writer.format("parquet").partitionBy("customer").start(args.table)
     elif args.write == "delta-merge":

@@ -8,6 +8,7 @@ from pathlib import Path
 # The form of the run directory's files. Bumped when a file a reader reads changes its form; the frozen run
 # directories the tests judge (tests/frozen_runs/) are then recorded again.
 RUN_DIR_VERSION = 1
+WAREHOUSE = "spark-warehouse"  # a job's warehouse, in its folder of the run's own (RunLayout.warehouse)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,10 @@ class RunLayout:
         """A folder of the streamlet's own (a user's egress may keep its store there; a job's Spark its warehouse,
         its Derby metastore and, moved here at the end, the session artifacts a kill left in the job's folder)."""
         return self.root / "work" / streamlet
+
+    def warehouse(self, streamlet: str) -> Path:
+        """Where a job's Spark keeps the tables it names in its catalog (spark.sql.warehouse.dir), across restarts."""
+        return self.workdir(streamlet) / WAREHOUSE
 
     def egress_state(self, streamlet: str) -> Path:
         """An egress of your own: its final state as exported after the run, one JSON line per record."""

@@ -14,6 +14,7 @@ named, its rows uncounted: the output is then observed only in part.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +41,9 @@ FIELDS = (  # a file output's, in a scenario
     WRITTEN_BY,
     RECEIVES,
     Field("window", dict, None, "a windowed count's rows (outputs.NAME.window)"),
+    Field("catalog_table", str, None, "the name the job gives it in its catalog (toTable): [DB.]TABLE, no path"),
 )
+CATALOG_NAME = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)")
 WINDOW = (  # a windowed count's, at outputs.NAME.window
     Field("size", str, None, "the window's length, like '10 seconds'", required=True),
     Field("slide", str, None, "how far it slides (by default its size: tumbling)"),
@@ -60,8 +63,14 @@ def parse_files(spec: OutputSpec) -> dict:
     """A file output's settings: its `format`, where its rows' `identity` is read (none for a windowed count's rows,
     which carry a key), the application writing it, what it `receives`, the `window` of a windowed count."""
     window = _window(spec)
+    named = spec.values["catalog_table"]
+    if named is not None and spec.values["format"] == "iceberg":
+        raise spec.error("catalog_table", "an Iceberg table is named in its own catalog, whose warehouse is ${path.NAME}")
+    if named is not None and not CATALOG_NAME.fullmatch(named):
+        raise spec.error("catalog_table", f"expected a table's name in the session catalog, [DB.]TABLE, got {named!r}")
     return {
         "format": spec.values["format"],
+        "catalog_table": named,
         "identity": None if window else spec.identity(),
         "written_by": spec.writer(),
         "receives": spec.receives(),
@@ -334,8 +343,17 @@ class FileProbe:
         pass  # holds nothing open
 
 
-def file_output_folder(run: OutputRun, name: str) -> Path:
-    return run.layout.workdir(name) / "table"
+def file_output_folder(run: OutputRun, name: str, settings: dict) -> Path:
+    """The table's folder: the output's own (${path.NAME}), or where the writer's Spark keeps a managed table of
+    the name the job gives it in its session catalog (its warehouse: DB.db/TABLE, or TABLE in the default one)."""
+    named = settings.get("catalog_table")
+    if named is None:
+        return run.layout.workdir(name) / "table"
+    db, table = CATALOG_NAME.fullmatch(named).groups()
+    warehouse = run.layout.warehouse(settings["written_by"])
+    return (
+        warehouse / f"{db.lower()}.db" / table.lower() if db and db.lower() != "default" else warehouse / table.lower()
+    )
 
 
 class FileSink:
@@ -344,7 +362,8 @@ class FileSink:
 
     def __init__(self, run: OutputRun, name: str, settings: dict, table_format: TableFormat):
         self.run, self.name = run, name
-        self.output = FileOutput(file_output_folder(run, name), table_format, settings["identity"], settings["window"])
+        folder = file_output_folder(run, name, settings)
+        self.output = FileOutput(folder, table_format, settings["identity"], settings["window"])
 
     def prepare(self) -> None:
         return None

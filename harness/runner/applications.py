@@ -21,6 +21,7 @@ from contract.applications import APPLICATION
 from contract.egress import MAIN_QUERY
 from harness import jars
 from harness.errors import HarnessError
+from harness.evidence.layout import WAREHOUSE
 from harness.jit import jit_options
 from harness.outputs.tables import jdbc_url, schema_name
 from harness.process import ManagedProcess, free_ports
@@ -60,7 +61,7 @@ def connector_options(runtime: SparkRuntime, scratch: Path, home: Path, jar_sets
         "--conf",
         f"spark.local.dir={scratch}",
         "--conf",
-        f"spark.sql.warehouse.dir={home / 'spark-warehouse'}",
+        f"spark.sql.warehouse.dir={home / WAREHOUSE}",
         "--driver-java-options",
         " ".join(
             [*GC_OPTIONS, *jit_options(DRIVER_JIT), f'"-Djava.io.tmpdir={scratch}"', f'"-Dderby.system.home={home}"']
