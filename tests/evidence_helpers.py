@@ -129,3 +129,18 @@ def chain_copy(folder: Path, expectations: dict, without: str | None = None) -> 
         history = (run / "history.jsonl").read_text().splitlines()
         (run / "history.jsonl").write_text("\n".join(h for h in history if json.loads(h)["event"] != without) + "\n")
     return run
+
+
+def run_example(folder: Path, scenario: str, run_dir: Path):
+    """An example's scenario (`folder/scenario`) run to its end into `run_dir`, asserted complete, and its report."""
+    import yaml
+
+    from harness.checker.check import check_run
+    from harness.runner.console import Console
+    from harness.runner.run import run_scenario
+    from harness.scenario.parse import parse_scenario
+
+    raw = yaml.safe_load((folder / scenario).read_text())
+    summary = run_scenario(parse_scenario(raw, folder), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    return check_run(run_dir)

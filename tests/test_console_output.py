@@ -13,15 +13,12 @@ from collections import Counter
 import pytest
 import yaml
 
-from harness.checker.check import check_run
 from harness.checker.counts import COUNTS, VERDICT
 from harness.checker.expect import EXPECTATIONS
 from harness.outputs.kinds.console_output import _cut, printed
-from harness.runner.console import Console
-from harness.runner.run import run_scenario
 from harness.scenario.fields import BlueprintError
 from harness.scenario.parse import parse_scenario
-from tests.evidence_helpers import why
+from tests.evidence_helpers import run_example
 from tests.test_faults import ROOT
 
 EXAMPLE = ROOT / "examples" / "console"
@@ -72,11 +69,8 @@ def test_a_console_output_whose_job_sets_no_num_rows_is_refused_in_one_line(tmp_
 @pytest.mark.long  # make test-long: the console kind's reading is tested above; this runs it under kills
 @pytest.mark.timeout(900)
 def test_a_console_job_under_kills_prints_its_replayed_batches_again(tmp_path):
-    raw = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text())
     run_dir = tmp_path / "run"
-    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
-    report = check_run(run_dir)
+    report = run_example(EXAMPLE, "scenario.yaml", run_dir)
     assert report[VERDICT] == "at-least-once" and report.outcome == "pass", report[EXPECTATIONS]
     log = (run_dir / "logs" / "streamlet-orders.log").read_text(errors="replace")
     shown = Counter(re.findall(r"^\|(k\d{4}-\d+|canary-0)\s*\|", log, re.M))

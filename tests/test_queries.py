@@ -9,15 +9,10 @@ from collections import Counter
 
 import pyarrow.dataset as ds
 import pytest
-import yaml
 
-from harness.checker.check import check_run
 from harness.checker.expect import EXPECTATIONS
 from harness.report.write import write_reports
-from harness.runner.console import Console
-from harness.runner.run import run_scenario
-from harness.scenario.parse import parse_scenario
-from tests.evidence_helpers import acked, why
+from tests.evidence_helpers import acked, run_example
 from tests.test_application_files import _kills, _sink_state
 from tests.test_faults import ROOT
 
@@ -30,11 +25,8 @@ def _ids(values) -> Counter:
 
 
 def test_two_queries_of_one_driver_killed_together_are_each_judged_on_their_own_output(tmp_path):
-    raw = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text())
     run_dir = tmp_path / "run"
-    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
-    report = check_run(run_dir)
+    report = run_example(EXAMPLE, "scenario.yaml", run_dir)
     assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
     table = run_dir / "work" / "lake" / "table"
     lake = _ids(

@@ -65,7 +65,8 @@ def parse_files(spec: OutputSpec) -> dict:
     window = _window(spec)
     named = spec.values["catalog_table"]
     if named is not None and spec.values["format"] == "iceberg":
-        raise spec.error("catalog_table", "an Iceberg table is named in its own catalog, whose warehouse is ${path.NAME}")
+        why = "an Iceberg table is named in its own catalog, whose warehouse is ${path.NAME}"
+        raise spec.error("catalog_table", why)
     if named is not None and not CATALOG_NAME.fullmatch(named):
         raise spec.error("catalog_table", f"expected a table's name in the session catalog, [DB.]TABLE, got {named!r}")
     return {
