@@ -7,19 +7,30 @@ code 0) is not a failure."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.errors import HarnessError
 from harness.runner.periodic import PeriodicSampler
 
-if TYPE_CHECKING:
-    from harness.runner.streamlets import Streamlets
-
 LOOK_S = 0.25  # how often the schedule looks: a run starts at most this late
 
 
+class Drivers(Protocol):
+    """What the schedule uses of the run's drivers (harness/runner/streamlets.py)."""
+
+    stopped: set[str]  # stopped by the run at its end
+    failed: dict[str, str]  # ended by themselves, not as a run ends
+    started_at: dict[str, float]  # when each last started (monotonic)
+
+    def between_runs(self, name: str) -> bool: ...
+
+    def exited(self) -> list[str]: ...
+
+    def start(self, name: str): ...
+
+
 class Schedule(PeriodicSampler):
-    def __init__(self, streamlets: Streamlets, every_s: dict[str, float]):
+    def __init__(self, streamlets: Drivers, every_s: dict[str, float]):
         super().__init__("schedule", LOOK_S)
         self.streamlets, self.every_s = streamlets, every_s
 
