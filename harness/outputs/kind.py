@@ -130,4 +130,6 @@ class OutputKind:
 
     def holds(self, family: str, settings: dict) -> bool:
         """Whether an output of `family` with `settings` is of this kind."""
-        return family == self.family and (self.variant is None or settings.get(self.variant[0]) == self.variant[1])
+        if family != self.family or self.marker not in settings:  # a family's kinds each have their marker
+            return False
+        return self.variant is None or settings.get(self.variant[0]) == self.variant[1]
