@@ -352,9 +352,9 @@ def file_output_folder(run: OutputRun, name: str, settings: dict) -> Path:
         return run.layout.workdir(name) / "table"
     db, table = CATALOG_NAME.fullmatch(named).groups()
     warehouse = run.layout.warehouse(settings["written_by"])
-    return (
-        warehouse / f"{db.lower()}.db" / table.lower() if db and db.lower() != "default" else warehouse / table.lower()
-    )
+    if db and db.lower() != "default":
+        warehouse = warehouse / f"{db.lower()}.db"
+    return warehouse / table.lower()
 
 
 class FileSink:

@@ -275,17 +275,13 @@ class SqliteTable(TableOutput):
         return (sqlite3.Error,)
 
     def audited(self) -> bool:
+        name = f"{AUDIT_TABLE}_insert_{self.table}"
         db = self.connect()
         try:
-            name = f"{AUDIT_TABLE}_insert_{self.table}"
-            return (
-                db.execute(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)
-                ).fetchone()[0]
-                > 0
-            )
+            (found,) = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,))
         finally:
             db.close()
+        return found[0] > 0
 
     def prepare(self) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)

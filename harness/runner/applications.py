@@ -135,13 +135,10 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
     scratch.mkdir(parents=True, exist_ok=True)
     topics = {f"topic.{t.name}": run.topic_name(t) for t in run.all_topics()}
     outputs = {key: value for sink in run.sinks.values() for key, value in sink.placeholders().items()}
+    url, schema = run.scenario.store_url, schema_name(run.run_id)
     store = (
-        {
-            "store.url": split_password(run.scenario.store_url)[0],
-            "store.schema": schema_name(run.run_id),
-            "store.jdbc": jdbc_url(run.scenario.store_url, schema_name(run.run_id)),
-        }
-        if run.scenario.store_url
+        {"store.url": split_password(url)[0], "store.schema": schema, "store.jdbc": jdbc_url(url, schema)}
+        if url
         else {}
     )
     return {

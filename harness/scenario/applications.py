@@ -156,7 +156,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "trigger": _trigger(v, path),
         "schedule": SCHEDULE.read(v["schedule"], f"{path}.schedule") if v["schedule"] is not None else None,
         "world": parse_world(v["world"], f"{path}.world", known, cwd.resolve(), folder),
-        "packages": _packages(v["packages"], path, {"cwd": str(cwd), "entry": entry, "command": command}),
+        "packages": _packages(v["packages"], path, start),
         "requirements": _requirements(v["requirements"], f"{path}.requirements", cwd),
     }
 

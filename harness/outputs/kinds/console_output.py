@@ -105,9 +105,11 @@ class ConsoleSink:
     def reader(self):
         return self.settings["identity"], self._records
 
+    def _printed(self) -> tuple[list[tuple[int, dict]], str | None]:
+        return printed(self.log.read_text(errors="replace") if self.log.exists() else "")
+
     def _records(self) -> list[dict]:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return [{"value": row} for _, row in printed(text)[0]]
+        return [{"value": row} for _, row in self._printed()[0]]
 
     def probe(self) -> ConsoleProbe:
         return ConsoleProbe(self.log)
@@ -115,7 +117,7 @@ class ConsoleSink:
     def export(self) -> dict:
         from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
 
-        rows, why = printed(self.log.read_text(errors="replace") if self.log.exists() else "")
+        rows, why = self._printed()
         read = IdentityReader(self.settings["identity"])
         found = [(batch, read({"value": row})) for batch, row in rows]
         cut = next((ident for _, ident in found if _cut(ident)), None)
