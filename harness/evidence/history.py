@@ -72,8 +72,10 @@ class History:
         self._file = open(path, "a")
         self._lock = threading.Lock()
 
-    def record(self, event: str, **fields) -> None:
-        line = json.dumps({"ts_ms": int(time.time() * 1000), "event": event, **fields}, default=str)
+    def record(self, event: str, ts_ms: int | None = None, **fields) -> None:
+        """Append `event` with `fields`, at `ts_ms` (now when not given: an observation made earlier gives when)."""
+        when = int(time.time() * 1000) if ts_ms is None else ts_ms
+        line = json.dumps({"ts_ms": when, "event": event, **fields}, default=str)
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

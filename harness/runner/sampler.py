@@ -7,6 +7,8 @@ is recorded once as an outage, not once per second.
 
 from __future__ import annotations
 
+import time
+
 from harness.cluster import KafkaAdmin
 from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import offset_rows
@@ -23,6 +25,8 @@ class OffsetSampler(PeriodicSampler):
         self._unavailable = False
 
     def sample(self) -> None:
+        # Dated before the offsets are asked for: a record at or past a log end sampled was written after this.
+        ts_ms = int(time.time() * 1000)
         try:
             if self._admin is None:
                 self._admin = KafkaAdmin(self.access, request_timeout_ms=3000, connect_timeout_ms=3000)
@@ -39,7 +43,7 @@ class OffsetSampler(PeriodicSampler):
             self.history.record(OFFSETS_AVAILABLE)
             self._unavailable = False
         self.latest = {(o.topic, o.partition): (o.log_start, o.log_end) for o in offsets}
-        self.history.record(OFFSETS, partitions=offset_rows(offsets))
+        self.history.record(OFFSETS, ts_ms=ts_ms, partitions=offset_rows(offsets))
 
     def log_ends(self) -> dict[tuple[str, int], int]:
         """The latest log-end offset sampled per (topic, partition)."""

@@ -30,6 +30,8 @@ def kill_driver(run: Pipeline, streamlet: str, signal: str, restart_after_s: flo
         _kill_in_flight(run, streamlet, proc, at)
     else:
         held = _hold_after_write(run, streamlet, proc) if at == "after-write" else {}
+        if signal == "SIGKILL":
+            proc.pause()  # frozen first: what it wrote, it wrote before the moment recorded, however slow the harness
         KIND.begun(run, streamlet, signal=signal, pid=proc.pid, at=at, **held)
     with restarted_after(run, KIND, streamlet):
         stop_driver(run, streamlet, "SIGKILL" if at == "in-flight" else signal)
