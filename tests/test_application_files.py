@@ -164,7 +164,7 @@ def test_the_same_job_appending_into_a_table_with_deletion_vectors_keeps_the_cop
 
 
 @pytest.mark.long  # make test-long: the Parquet sink under kills is in test_sinks.py's suite run; these add formats
-@pytest.mark.parametrize("scenario", ["confluent", "delimited", "json-string", "cloudevents"])
+@pytest.mark.parametrize("scenario", ["confluent", "delimited", "log-lines", "json-string", "cloudevents"])
 def test_orders_framed_as_lines_as_json_in_a_string_or_as_cloudevents_are_each_in_the_table_once(tmp_path, scenario):
     run_dir, report = _run(tmp_path, scenario)
     assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]

@@ -625,7 +625,7 @@ def test_records_in_the_confluent_wire_format_carry_the_magic_byte_and_schema_id
             parse_template(bad)
 
 
-def test_records_as_delimited_lines_in_the_jobs_column_order_or_as_json_inside_a_json_string():
+def test_records_as_delimited_lines_in_the_jobs_column_order_as_lines_of_text_or_as_json_inside_a_json_string():
     from harness.workload.template import RecordMaker, TemplateError, parse_template, template_encoder
 
     raw = {
@@ -637,7 +637,15 @@ def test_records_as_delimited_lines_in_the_jobs_column_order_or_as_json_inside_a
     assert template_encoder(parse_template(raw))(value) == b'k1-3|2.5|ada||["a", "b"]'
     plain = {k: v for k, v in raw.items() if k != "delimited"}
     assert json.loads(json.loads(template_encoder(parse_template({**plain, "json_string": True}))(value))) == value
+    line = "{{order}} {order_id} by {customer}: {amount}{note} {tags}"
+    assert template_encoder(parse_template({**plain, "line": line}))(value) == b'{order} k1-3 by ada: 2.5 ["a", "b"]'
     for bad, message in (
+        ({**plain, "line": "{order_id} {colour}"}, r"workload.record.line: \{colour\} is not a field of the records"),
+        ({**plain, "line": "{amount:.2f}"}, r"workload.record.line: \{amount\} takes a field's name only"),
+        ({**plain, "line": "order {order_id"}, r"workload.record.line: expected '\}' before end of string"),
+        ({**plain, "line": "no field"}, r"workload.record.line: expected one line of text with a \{FIELD\}"),
+        ({**plain, "line": "{order_id}\n{amount}"}, r"workload.record.line: expected one line of text"),
+        ({**raw, "line": "{order_id}"}, r"workload.record.line: one format for the records: delimited or line"),
         ({**raw, "delimited": {"columns": ["order_id", "colour"]}}, r"delimited.columns: 'colour' is not a field"),
         ({**raw, "delimited": {"columns": ["order_id"], "separator": "\n"}}, r"delimited.separator: expected one"),
         ({**raw, "json_string": True}, r"workload.record.json_string: one format for the records: delimited or"),

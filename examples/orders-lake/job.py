@@ -18,11 +18,12 @@ With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro wr
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
 serializer writes it), and the job cuts those five bytes and reads the body with its local schema; with --registry URL
 instead, it looks the schema up in that Schema Registry (the latest of the subject TOPIC-value). With --delimited SEP
-each order is a line of text, order_id, customer, amount and created split by SEP; with --json-string each is JSON
-inside a JSON string (encoded twice, as some upstreams send it). With --cloudevents each is a CloudEvent in Kafka's
-binary mode: the body holds the order's data (customer, amount) and the headers, read by position, its attributes
-(specversion, type, source, time, then id: the order's created and order_id). With --available-now the job reads
-what is there, writes it and exits, as a job a scheduler starts again does. With --catalog-table DB.TABLE the
+each order is a line of text, order_id, customer, amount and created split by SEP; with --log-lines each is a log line
+(`CREATED INFO order ORDER_ID placed by CUSTOMER for AMOUNT`) its fields are matched out of; with --json-string each
+is JSON inside a JSON string (encoded twice, as some upstreams send it). With --cloudevents each is a CloudEvent in
+Kafka's binary mode: the body holds the order's data (customer, amount) and the headers, read by position, its
+attributes (specversion, type, source, time, then id: the order's created and order_id). With --available-now the job
+reads what is there, writes it and exits, as a job a scheduler starts again does. With --catalog-table DB.TABLE the
 Parquet table is written by its name in the session's catalog (toTable), not by a path.
 
 Plain PySpark with Delta Lake's jars on its class path: it knows nothing of the harness that tests it.
@@ -46,6 +47,8 @@ ORDER = StructType(
         StructField("created", StringType()),
     ]
 )
+LOG_LINE = r"^(\S+) INFO order (\S+) placed by (\S+) for ([0-9.]+)$"  # --log-lines: the groups, in this order
+LOG_FIELDS = ("created", "order_id", "customer", "amount")
 WRITES = ("delta-stream", "delta-txn", "delta-append", "delta-merge", "parquet")
 APP_ID = "orders-lake"  # the same across restarts: Delta skips a txnVersion it has already committed for it
 
@@ -61,6 +64,7 @@ def main() -> None:
     parser.add_argument("--confluent", action="store_true", help="the Avro is framed: cut its 5-byte header")
     parser.add_argument("--registry", metavar="URL", help="the framed Avro's schema from this Schema Registry")
     parser.add_argument("--delimited", metavar="SEP", help="the orders are text lines, their fields split by SEP")
+    parser.add_argument("--log-lines", action="store_true", help="each order is a log line its fields are matched in")
     parser.add_argument("--json-string", action="store_true", help="each order is JSON inside a JSON string")
     parser.add_argument("--cloudevents", action="store_true", help="orders as CloudEvents: ce_* headers, data body")
     parser.add_argument("--available-now", action="store_true", help="read what is there, write it and exit")
@@ -101,6 +105,11 @@ def main() -> None:
         parts = F.split(F.col("value").cast("string"), re.escape(args.delimited))
         names = [field.name for field in ORDER.fields]
         orders = orders.select([parts.getItem(i).cast(ORDER[n].dataType).alias(n) for i, n in enumerate(names)])
+    elif args.log_lines:  # a line the upstream service logged for each order
+        line = F.col("value").cast("string")
+        orders = orders.select(
+            [F.regexp_extract(line, LOG_LINE, i + 1).alias(n) for i, n in enumerate(LOG_FIELDS)]
+        ).select([F.col(f.name).cast(f.dataType) for f in ORDER.fields])
     elif args.cloudevents:  # ce_specversion, ce_type, ce_source, ce_time, ce_id: the attributes in their order
         data = F.from_json(F.col("value").cast("string"), "customer STRING, amount DOUBLE")
         attribute = [F.col("headers")[i].value.cast("string") for i in range(5)]

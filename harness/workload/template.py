@@ -15,19 +15,20 @@ same seed sends the same records. Generators (one keyword each, with options):
 
 and any of them may add `nulls: SHARE` (that share of its values are null). A plain value is a constant.
 
-Records are JSON, or Avro binary of the team's own schema (`avro: FILE.avsc`, plain binary as Spark's from_avro
-reads it), or that Avro in the Confluent wire format (`schema_id: N` besides: the magic byte 0 and the schema id,
-four bytes big-endian, before each body, as a Schema Registry's serializer frames it; a job cutting five bytes
-reads the body; with `registry: true` the run serves the schema under that id, subject `TOPIC-value`, to a job that
-looks it up: harness/workload/registry.py). Or text: `delimited: {columns: [FIELD, ...], separator: ","}` writes each
-record as one line of those fields' values in that order (a nested value as JSON text, a null as nothing), as a job
-splitting its lines reads it; `json_string: true` writes the JSON record encoded again as a JSON string (JSON inside
-JSON). Headers: `headers: {NAME: SPEC, ...}` puts each on every record, its value drawn as a field's is and sent as
-text (a text as it is, any other value as JSON, a null as a header without a value), as a job reading CloudEvents'
-`ce_*` headers finds them; the identity may go in one too (`kafka.header.NAME`). A template may instead replay a
-sample of the team's own records: `sample: FILE` (JSON lines, one object each, read when the scenario is; its path
-starts at the scenario's folder). Records are its lines in order, over and over, each with `fields` set over it (an
-event time, say) and the identity written where the template says.
+Records are JSON, or Avro binary of the team's own schema (`avro: FILE.avsc`, plain binary as Spark's from_avro reads
+it), or that Avro in the Confluent wire format (`schema_id: N` besides: the magic byte 0 and the schema id, four bytes
+big-endian, before each body, as a Schema Registry's serializer frames it; a job cutting five bytes reads the body; with
+`registry: true` the run serves the schema under that id, subject `TOPIC-value`, to a job that looks it up:
+harness/workload/registry.py). Or text: `delimited: {columns: [FIELD, ...], separator: ","}` writes each record as one
+line of those fields' values in that order (a nested value as JSON text, a null as nothing), as a job splitting its
+lines reads it; `line: "TEXT {FIELD} TEXT"` writes each record as that line of text, each `{FIELD}` its value (a null as
+nothing), as a job matching log lines with a pattern reads it; `json_string: true` writes the JSON record encoded again
+as a JSON string (JSON inside JSON). Headers: `headers: {NAME: SPEC, ...}` puts each on every record, its value drawn as
+a field's is and sent as text (a text as it is, any other value as JSON, a null as a header without a value), as a job
+reading CloudEvents' `ce_*` headers finds them; the identity may go in one too (`kafka.header.NAME`). A template may
+instead replay a sample of the team's own records: `sample: FILE` (JSON lines, one object each, read when the scenario
+is; its path starts at the scenario's folder). Records are its lines in order, over and over, each with `fields` set
+over it (an event time, say) and the identity written where the template says.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import string
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -45,7 +47,7 @@ from harness.codecs import avro_encoder, read_avro_schema
 
 GENERATORS = ("int", "decimal", "choice", "text", "event_time", "object", "array", "const")
 OPTIONS = {"decimal": ("scale",), "array": ("length",)}  # a generator's options besides `nulls`
-FORMATS = ("avro", "schema_id", "delimited", "json_string")  # how a template's records are encoded
+FORMATS = ("avro", "schema_id", "delimited", "line", "json_string")  # how a template's records are encoded
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
@@ -121,7 +123,7 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     extra = set(raw) - set(allowed)
     if extra:
         raise TemplateError(f"{path}.{sorted(extra)[0]}", f"unknown field (expected {', '.join(allowed)})")
-    formats = [name for name in ("avro", "delimited", "json_string") if raw.get(name)]  # one of them
+    formats = [name for name in ("avro", "delimited", "line", "json_string") if raw.get(name)]  # one of them
     if len(formats) > 1:
         raise TemplateError(f"{path}.{formats[1]}", f"one format for the records: {formats[0]} or {formats[1]}")
     identity = raw.get("identity")
@@ -157,6 +159,7 @@ def parse_template(raw: Any, path: str = "workload.record", folder: Path | None 
     if template["registry"] not in (True, False) or (template["registry"] and not template["schema_id"]):
         raise TemplateError(f"{path}.registry", "true serves the schema of schema_id in a registry: give schema_id")
     template["delimited"] = _delimited(raw["delimited"], f"{path}.delimited", template) if "delimited" in raw else None
+    template["line"] = _line(raw["line"], f"{path}.line", template) if "line" in raw else None
     json_string = raw.get("json_string", False)
     if not isinstance(json_string, bool):
         raise TemplateError(f"{path}.json_string", f"expected true or false, got {json_string!r}")
@@ -195,6 +198,31 @@ def _delimited(raw: Any, path: str, template: dict) -> dict:
     if missing:
         raise TemplateError(f"{path}.columns", f"{missing[0]!r} is not a field of the records ({', '.join(value)})")
     return {"columns": columns, "separator": separator}
+
+
+def _line(raw: Any, path: str, template: dict) -> str:
+    """A line of text with `{FIELD}` where each field's value goes (`{{` and `}}` for braces): each a field of a
+    record the template makes, with no format of its own."""
+    try:
+        pieces = list(string.Formatter().parse(raw)) if isinstance(raw, str) else None
+    except ValueError as exc:
+        raise TemplateError(path, f"{exc} in {raw!r}") from None
+    names = [name for _, name, _, _ in pieces or () if name is not None]
+    if not names or "\n" in raw or "\r" in raw:
+        raise TemplateError(path, f"expected one line of text with a {{FIELD}} in it, got {raw!r}")
+    value, _, _ = RecordMaker(template, 0).make("key", 0, 0)
+    for _, name, spec, conversion in pieces:
+        if name is not None and (spec or conversion or name not in value):
+            why = "takes a field's name only" if spec or conversion else "is not a field of the records"
+            raise TemplateError(path, f"{{{name}}} {why} ({', '.join(value)})")
+    return raw
+
+
+def _line_encoder(line: str) -> Callable[[dict], bytes]:
+    pieces = list(string.Formatter().parse(line))
+    return lambda value: "".join(
+        text + ("" if name is None else _text(value.get(name))) for text, name, _, _ in pieces
+    ).encode()
 
 
 def _header(value: Any) -> bytes | None:
@@ -241,7 +269,8 @@ def _avro(name: Any, path: str, folder: Path | None, template: dict) -> dict:
 
 def template_encoder(template: dict) -> Callable[[dict], bytes]:
     """A template's records -> the bytes the source topic carries: JSON, Avro of the team's schema (framed in the
-    Confluent wire format where the template gives its schema id), a delimited line, or JSON inside a JSON string."""
+    Confluent wire format where the template gives its schema id), a delimited line, a line of text, or JSON inside a
+    JSON string."""
     if template.get("schema_id"):
         header, encode = b"\x00" + template["schema_id"].to_bytes(4, "big"), avro_encoder(template["avro"])
         return lambda value: header + encode(value)
@@ -250,6 +279,8 @@ def template_encoder(template: dict) -> Callable[[dict], bytes]:
     if template.get("delimited"):
         columns, separator = template["delimited"]["columns"], template["delimited"]["separator"]
         return lambda value: separator.join(_text(value.get(c)) for c in columns).encode()
+    if template.get("line"):
+        return _line_encoder(template["line"])
     if template.get("json_string"):
         return lambda value: json.dumps(json.dumps(value)).encode()
     return lambda value: json.dumps(value).encode()
