@@ -53,6 +53,9 @@ class DeltaLog:
     vectors: dict[str, dict]  # data file name -> the deletion vector of a live file that has one (its descriptor)
     reader_features: frozenset[str]  # the table's protocol's readerFeatures
     column_mapping: str | None  # delta.columnMapping.mode, where the table's metadata sets one other than none
+    # Data files first added with dataChange false: a compaction's (OPTIMIZE, auto compaction) rewrite of rows the
+    # files it removed held, no rows of their own.
+    rewritten: frozenset[str] = frozenset()
 
 
 def _vector_id(action: dict) -> str | None:
@@ -67,6 +70,7 @@ def delta_log(table: Path) -> DeltaLog:
     """Replay a Delta table's log, each commit's actions in their order. A file added again with a deletion vector
     keeps the batch of the rows it holds: they were written by the commit that first added it."""
     live: dict[tuple[str, str | None], tuple[int, dict | None]] = {}
+    added, rewritten = set(), set()
     version, features, mapping = -1, frozenset(), None
     for commit in sorted((table / DELTA_LOG).glob("*.json")):
         actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
@@ -80,6 +84,9 @@ def delta_log(table: Path) -> DeltaLog:
                 add, name = action["add"], Path(unquote(action["add"]["path"])).name
                 written = earlier.get(name, batch) if add.get("deletionVector") else batch
                 live[(name, _vector_id(add))] = (written, add.get("deletionVector"))
+                if name not in added and add.get("dataChange") is False:
+                    rewritten.add(name)
+                added.add(name)
         for action in actions:
             if "protocol" in action:
                 features = frozenset(action["protocol"].get("readerFeatures") or ())
@@ -92,6 +99,7 @@ def delta_log(table: Path) -> DeltaLog:
         {name: dv for (name, _), (_, dv) in live.items() if dv},
         features,
         mapping,
+        frozenset(rewritten),
     )
 
 

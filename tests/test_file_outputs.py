@@ -61,6 +61,7 @@ def test_delta_files_live_in_the_log_and_a_cut_file_is_named_not_counted(tmp_pat
         "files": 4,
         "uncommitted_files": 2,
         "deleted_rows": 0,
+        "rewritten_files": 0,
         "cut_files": [cut.name],
     }
     with sqlite3.connect(tmp_path / "lake.sqlite") as db:
@@ -221,6 +222,30 @@ def test_a_merge_marking_rows_deleted_keeps_the_file_less_its_deleted_rows(tmp_p
     assert state == [("k1", 2, -1), ("k1", 3, -1)]
     rows = FileOutput(table, DELTA, IDENTITY).rows()
     assert sorted(r["value"]["order_id"] for r in rows) == ["k1-2", "k1-3"]
+
+
+def test_a_compactions_rewrite_is_in_the_state_and_delivers_nothing_again(tmp_path):
+    table = tmp_path / "compacted"
+    first, second = _file(table, "part-0-a.parquet", ["k1-1", "k1-2"]), _file(table, "part-0-b.parquet", ["k1-3"])
+    _commit(table, 0, {"txn": {"appId": "q", "version": 0}}, _add(first))
+    _commit(table, 1, {"txn": {"appId": "q", "version": 1}}, _add(second))
+    # Statistics recomputed: a file added again with dataChange false, its rows still the batch's delivery.
+    _commit(table, 2, {"add": _add(second)["add"] | {"dataChange": False}})
+    # OPTIMIZE: the two files' rows in one new file, added and the old ones removed with dataChange false.
+    whole = _file(table, "part-0-c.parquet", ["k1-1", "k1-2", "k1-3"])
+    no_change = {"dataChange": False}
+    _commit(
+        table,
+        3,
+        {"commitInfo": {"operation": "OPTIMIZE"}},
+        {"add": _add(whole)["add"] | no_change},
+        {"remove": _remove(first)["remove"] | no_change},
+        {"remove": _remove(second)["remove"] | no_change},
+    )
+    exported, state, deliveries = _state(table, tmp_path / "c.sqlite")
+    assert state == [("k1", 1, -1), ("k1", 2, -1), ("k1", 3, -1)]
+    assert deliveries == [("k1", 1), ("k1", 2), ("k1", 3)]  # the batches' files; the rewrite delivers nothing
+    assert (exported["rows"], exported["deliveries"], exported["rewritten_files"]) == (3, 3, 1)
 
 
 def test_a_damaged_vector_or_a_reader_feature_not_read_leaves_the_table_unread(tmp_path):

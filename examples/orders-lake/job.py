@@ -12,7 +12,8 @@ table or a Parquet table partitioned by customer.
   parquet       Spark's file sink (writeStream.format("parquet")), partitioned by customer
 
 With --deletion-vectors the Delta table is created first with delta.enableDeletionVectors, as recent runtimes
-create tables: a MERGE then marks the rows it updates deleted instead of rewriting their files.
+create tables: a MERGE then marks the rows it updates deleted instead of rewriting their files. With --optimize-every
+N a foreachBatch append compacts the table (OPTIMIZE) after every N batches, as a team keeps its small files few.
 
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument("--available-now", action="store_true", help="read what is there, write it and exit")
     parser.add_argument("--catalog-table", metavar="DB.TABLE", help="write the table by its name (toTable)")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
+    parser.add_argument("--optimize-every", type=int, metavar="N", help="compact the Delta table after every N batches")
     args = parser.parse_args()
 
     builder = SparkSession.builder.appName("orders-to-lake").config("spark.sql.shuffle.partitions", "2")
@@ -153,6 +155,8 @@ def main() -> None:
             if idempotent:
                 out = out.option("txnAppId", APP_ID).option("txnVersion", batch_id)
             out.save(args.table)
+            if args.optimize_every and (batch_id + 1) % args.optimize_every == 0:  # its small files compacted
+                batch.sparkSession.sql(f"OPTIMIZE delta.`{args.table}`")
 
         query = writer.foreachBatch(append).start()
     query.awaitTermination()

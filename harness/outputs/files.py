@@ -129,21 +129,25 @@ def _window(spec: OutputSpec) -> dict | None:
 
 class Written(NamedTuple):
     """A data file's rows as written: the batch that committed it (None: uncommitted), when it was written (epoch
-    ms), its rows, and the positions of those a table's deletion vectors mark deleted since."""
+    ms), its rows, the positions of those a table's deletion vectors mark deleted since, and whether they are
+    deliveries (a compaction's rewrite holds rows delivered in the files it replaced: in the state, no delivery)."""
 
     batch: int | None
     written_ms: int
     rows: list[dict]
     deleted: frozenset[int] = frozenset()
+    delivered: bool = True
 
 
 @dataclass(frozen=True)
 class Committed:
-    """What a format's log has committed: data file name -> the batch that committed it, and the positions of the
-    rows a committed file holds no longer (deletion vectors: a reader skips them)."""
+    """What a format's log has committed: data file name -> the batch that committed it, the positions of the
+    rows a committed file holds no longer (deletion vectors: a reader skips them), and the files a compaction wrote
+    (rows of the files it replaced, rewritten: no new deliveries)."""
 
     batches: dict[str, int]
     deleted: dict[str, frozenset[int]] = field(default_factory=dict)
+    rewritten: frozenset[str] = frozenset()
 
 
 class UnreadTable(HarnessError):
@@ -157,12 +161,13 @@ def record_tables(identity: dict, written: list[tuple]) -> dict[str, list[tuple]
     identity (`identity`, read from the row). A kind of one's own exports with it too."""
     read = IdentityReader(identity)
     deliveries, state = [], []
-    for batch, written_ms, rows, deleted in (Written(*entry) for entry in written):
+    for batch, written_ms, rows, deleted, delivered in (Written(*entry) for entry in written):
         for position, row in enumerate(rows):
             key, seq = (identity_text(part) for part in read({"value": row}))
-            deliveries.append(
-                (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
-            )
+            if delivered:
+                deliveries.append(
+                    (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
+                )
             if batch is not None and position not in deleted:
                 state.append((key, seq, -1, None, batch, "{}", written_ms))
     return {AUDIT: deliveries, STATE: state}
@@ -250,7 +255,8 @@ class FileOutput:
             else:
                 batch = committed.batches.get(path.name)
                 ms = os.stat(path).st_mtime_ns // 1_000_000
-                written.append(Written(batch, ms, rows, committed.deleted.get(path.name, frozenset())))
+                deleted = committed.deleted.get(path.name, frozenset())
+                written.append(Written(batch, ms, rows, deleted, path.name not in committed.rewritten))
         tables = self._window_tables(written) if self.window else record_tables(self.identity, written)
         evidence.write(tables)
         deliveries, state = tables.values()  # each kind's deliveries table, then its state table
@@ -260,6 +266,7 @@ class FileOutput:
             "files": len(files),
             "uncommitted_files": sum(1 for p in files if p.name not in committed.batches),
             "deleted_rows": sum(len(d) for d in committed.deleted.values()),
+            "rewritten_files": sum(1 for p in files if p.name in committed.rewritten),
             "cut_files": cut,
         }
 
@@ -269,13 +276,14 @@ class FileOutput:
         in update mode."""
         w, size = self.window, interval_ms(self.window["size"])
         deliveries, state = [], {}
-        for batch, written_ms, rows, deleted in written:
+        for batch, written_ms, rows, deleted, delivered in written:
             for position, row in enumerate(rows):
                 key, start, count = _at(row, w["key"]), _epoch_ms(_at(row, w["start"])), _at(row, w["count"])
                 end = None if start is None else start + size
-                deliveries.append(
-                    (-1 if batch is None else batch, key, start, end, count, "{}", None, -1, -1, written_ms)
-                )
+                if delivered:
+                    deliveries.append(
+                        (-1 if batch is None else batch, key, start, end, count, "{}", None, -1, -1, written_ms)
+                    )
                 if batch is None or position in deleted:
                     continue
                 before = state.get((key, start))
@@ -323,8 +331,8 @@ class FileProbe:
         return self.output.format.latest_ms(self.output.folder)
 
     def delivered(self) -> int | None:
-        """Rows in the data files written so far, committed or not (the deliveries the export will count); None
-        when the folder could not be listed this time."""
+        """Rows in the data files written so far, committed or not (the deliveries the export will count, and a
+        compaction's rewrites, which it does not); None when the folder could not be listed this time."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 

@@ -85,7 +85,7 @@ def committed(table: Path) -> Committed:
     unread = sorted((log.reader_features - READ_FEATURES) | ({"columnMapping"} if log.column_mapping else set()))
     if unread:
         raise UnreadTable(f"its table uses the Delta reader feature(s) {', '.join(unread)}, which are not read here")
-    return Committed(log.live, deleted_rows(table, log) if log.vectors else {})
+    return Committed(log.live, deleted_rows(table, log) if log.vectors else {}, log.rewritten)
 
 
 FORMAT = TableFormat("delta", committed, lambda folder: newest_entry_ms(folder / DELTA_LOG))
