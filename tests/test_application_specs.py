@@ -765,3 +765,43 @@ def test_a_table_named_in_the_jobs_catalog_is_read_where_its_spark_keeps_it(tmp_
     assert folder("default.orders") == folder("orders") == warehouse / "orders"
     assert folder(None) == tmp_path / "work" / "lake" / "table"
     assert f"spark.sql.warehouse.dir={warehouse}" in connector_options(runtime(None), tmp_path, warehouse.parent)
+
+
+SECURED = ROOT / "examples" / "secured" / "scenario.yaml"
+
+
+def _in_command(raw):
+    raw["applications"]["screen"]["command"] += ["--password", "${kafka.password}"]
+
+
+def _plaintext(raw):
+    raw.pop("kafka"), raw.pop("cluster")
+
+
+def _mutual_tls(raw):
+    raw["cluster"]["security"] = "ssl"
+    raw["kafka"] = {"security_protocol": "SSL"}
+
+
+def _in_a_world(raw):
+    raw["applications"]["screen"]["world"] = {"kafka": ["localhost:9092"]}
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (_in_command, r"applications.screen.command[19]: ${kafka.password}: only in an application's env"),
+        (_plaintext, r"applications.screen.command[11]: ${kafka.security_protocol}: the cluster is not secured"),
+        (_mutual_tls, "applications: a cluster asking clients for a certificate (SSL) is not yet for them"),
+        (_in_a_world, "applications.screen.world: not yet on a secured cluster (its certificates name loopback)"),
+    ],
+)
+def test_a_job_reaches_a_secured_cluster_by_its_placeholders_and_its_password_only_through_its_env(
+    tmp_path, change, message
+):
+    settings = load_scenario(SECURED).blueprint.streamlets["screen"].settings
+    assert settings["env"] == {"KAFKA_PASSWORD": "${kafka.password}"} and "${kafka.ca_file}" in settings["command"]
+    path = _scenario(tmp_path, change, SECURED)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)

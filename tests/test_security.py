@@ -10,6 +10,7 @@ import os
 import secrets
 import subprocess
 import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
 from tests.conftest import run_harness
 from tests.evidence_helpers import acked, egress_counts
+from tests.test_faults import history
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parent.parent
@@ -103,6 +105,36 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
         f"secured run: {len(sent)} acked, verdict {report[VERDICT]}; {len(ps.seen)} command lines and "
         f"{sum(1 for p in run_dir.rglob('*') if p.is_file())} files scanned, no secret"
     )
+
+
+@pytest.mark.long  # make test-long: a team's job on the secured cluster (its refusals: test_application_specs.py)
+def test_a_teams_job_setting_its_own_sasl_ssl_options_is_judged_and_its_password_is_only_in_its_env(tmp_path):
+    """examples/secured from the CLI: the job reads its protocol, mechanism, user and CA from ${kafka.*} and its
+    password from its environment; two SIGKILLs; every count equal to one made from the recorded output topic."""
+    password = "pw-" + secrets.token_hex(12)
+    run_dir = tmp_path / "run"
+    with CommandLines() as ps:
+        done = run_harness(
+            "run",
+            "examples/secured/scenario.yaml",
+            "--out",
+            str(run_dir),
+            env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password},
+            timeout=600,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    sent = acked(run_dir)
+    lines = (run_dir / "topics" / "orders-screened.jsonl").read_text().splitlines()
+    copies = Counter(json.loads(line)["value"]["order_id"].rpartition("-")[::2] for line in lines)
+    copies = Counter({(k, int(s)): n for (k, s), n in copies.items()})
+    report = check_run(run_dir)
+    assert report[VERDICT] == "at-least-once" and report.passed
+    assert report[COUNTS].lost == len(sent - set(copies)) == 0 and report[COUNTS].acked == len(sent)
+    assert report[COUNTS].duplicated_deliveries == sum(1 for r, n in copies.items() if n > 1 and r in sent) > 0
+    assert report[COUNTS].phantom == len(set(copies) - sent) == 0
+    assert len([e for e in history(run_dir) if e["event"] == "fault_begun"]) == 2
+    assert files_containing(run_dir, password) == [] and files_containing(REPO / "reports", password) == []
+    assert [c for c in ps.seen if password in c] == [] and any("job.py" in c for c in ps.seen)
 
 
 # -- a secured cluster someone else runs ---------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from contract.applications import APPLICATION
 from contract.egress import MAIN_QUERY
 from harness import jars
+from harness.cluster.access import KafkaAccess
 from harness.errors import HarnessError
 from harness.evidence.layout import WAREHOUSE
 from harness.jit import jit_options
@@ -27,7 +28,7 @@ from harness.outputs.tables import jdbc_url, schema_name
 from harness.process import ManagedProcess, free_ports
 from harness.runner.world import in_world, run_setup
 from harness.scenario.job_code import packages_named
-from harness.scenario.placeholders import fill
+from harness.scenario.placeholders import KAFKA, fill
 from harness.secrets import split_password
 from harness.spark import packages, versions
 from harness.spark.launcher import driver_env
@@ -141,8 +142,9 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
         if url
         else {}
     )
+    access = run.client_access(name)
     return {
-        "bootstrap": run.client_access(name).bootstrap_servers,
+        "bootstrap": access.bootstrap_servers,
         "checkpoint": str(run.layout.checkpoints(name) / MAIN_QUERY),
         "checkpoints": str(run.layout.checkpoints(name)),
         "scratch": str(scratch),
@@ -152,7 +154,23 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
         **outputs,
         **store,
         **({"registry": run.registry.url} if run.registry.wanted else {}),
+        **_kafka_values(access),
     }
+
+
+def _kafka_values(access: KafkaAccess) -> dict[str, str]:
+    """A secured cluster's ${kafka.*}: how the job's own kafka.* options reach it (the password for its env)."""
+    sec = access.security
+    if sec.protocol == "PLAINTEXT":
+        return {}
+    given = {
+        "security_protocol": sec.protocol,
+        "sasl_mechanism": sec.sasl_mechanism,
+        "username": sec.username,
+        "ca_file": sec.ca_file,
+        "password": access.password,
+    }
+    return {f"{KAFKA}.{key}": value or "" for key, value in given.items()}
 
 
 def start_application(run: ApplicationRun, name: str) -> ManagedProcess:

@@ -142,7 +142,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
     for key, value in env.items():
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise BlueprintError(f"{path}.env.{key}", f"expected text, got {value!r}")
-        check_placeholders(str(value), known, f"{path}.env.{key}")
+        check_placeholders(str(value), known, f"{path}.env.{key}", secret=True)
     return {
         "command": command,
         "entry": entry,
@@ -448,6 +448,7 @@ def parse_applications(
     folder: Path | None,
     store: bool,
     record: dict | None,
+    secured: bool = False,
 ) -> Blueprint:
     """The pipeline of the `applications`, `outputs` and `topics` sections: applications chained by the topics they
     read and write (the workload's source topic first), and the outputs they are judged at (`store`: the scenario
@@ -467,7 +468,7 @@ def parse_applications(
         for prefix, value in kind.offers(name, outputs_raw[name]).items():
             offered.setdefault(prefix, set()).add(value)
     own_kind = any(OWN_KIND in raw for raw in outputs_raw.values() if isinstance(raw, dict))
-    known = Known({source.name, *written}, offered, store, record, folder, own_kind)
+    known = Known({source.name, *written}, offered, store, record, folder, own_kind, secured)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
     outputs = {}

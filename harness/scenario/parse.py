@@ -421,14 +421,12 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     add_import_paths(import_paths)
     workload_fields = WORKLOAD.read(top["workload"])
     workload = _workload(workload_fields, folder)
-    blueprint = _pipeline(top, given, workload, folder)
     cluster = _cluster(top["cluster"])
     kafka = parse_kafka(top["kafka"], folder, cluster.bootstrap_servers is not None, cluster.security)
-    if "applications" in given and (cluster.security or (kafka and kafka.security_protocol != "PLAINTEXT")):
-        # a job sets its kafka.* options in its own code: it would need them as placeholders, which it has not
-        raise BlueprintError(
-            "applications", "a secured cluster is not supported for applications yet: they reach Kafka in plaintext"
-        )
+    secured = kafka is not None and kafka.security_protocol != "PLAINTEXT"
+    blueprint = _pipeline(top, given, workload, folder, secured)
+    if "applications" in given and secured:
+        _check_secured_applications(blueprint, kafka)
     store = top["store"]
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -463,9 +461,22 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     )
 
 
-def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None) -> Blueprint:
+def _check_secured_applications(blueprint: Blueprint, kafka) -> None:
+    """A job reaches a secured cluster with what its code sets from ${kafka.*}: a password (SASL) or a CA, not yet
+    a certificate of its own (mutual TLS), nor through a world (the brokers' certificates name loopback)."""
+    if kafka.keystore_file or kafka.security_protocol == "SSL":
+        raise BlueprintError("applications", "a cluster asking clients for a certificate (SSL) is not yet for them")
+    for name, streamlet in blueprint.streamlets.items():
+        if streamlet.settings.get("world"):
+            raise BlueprintError(
+                f"applications.{name}.world", "not yet on a secured cluster (its certificates name loopback)"
+            )
+
+
+def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None, secured: bool) -> Blueprint:
     """The streamlets of a `blueprint`, or the team's own `applications` with their `outputs` (and `topics`);
-    `top`: the scenario's fields as declared, `given`: those the file gives."""
+    `top`: the scenario's fields as declared, `given`: those the file gives, `secured`: the clients reach Kafka
+    secured."""
     if "applications" not in given:
         for section in ("outputs", "topics"):
             if section in given:
@@ -480,7 +491,7 @@ def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None
             raise BlueprintError(section, "not for applications: an application reads and imports as its code says")
     store = top["store"].startswith(("postgresql://", "postgres://"))
     return parse_applications(
-        top["applications"], top["outputs"], top["topics"], workload.topic, folder, store, workload.record
+        top["applications"], top["outputs"], top["topics"], workload.topic, folder, store, workload.record, secured
     )
 
 

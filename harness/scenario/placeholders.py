@@ -25,7 +25,14 @@ PLACEHOLDERS = {
     "store.schema": "the run's own schema in that store",
     "store.jdbc": "that store and schema as Spark's JDBC writer names it, its password left out (PGPASSWORD)",
     "registry": "the run's schema registry's URL (workload.record.registry: true), the subject TOPIC-value",
+    "kafka.security_protocol": "a secured cluster's protocol (SASL_SSL, SSL), as kafka.security.protocol takes it",
+    "kafka.sasl_mechanism": "its SASL mechanism (SCRAM-SHA-256, ...), as kafka.sasl.mechanism takes it",
+    "kafka.username": "the scenario's Kafka user (kafka.username)",
+    "kafka.ca_file": "the brokers' CA as a PEM file (kafka.ssl.truststore.type PEM, .location this)",
+    "kafka.password": "that user's password: in an application's env only, never its command (every process sees it)",
 }
+SECRET = "kafka.password"  # a placeholder whose value no command line may carry
+KAFKA = "kafka"  # the prefix of a secured cluster's placeholders
 # ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
 OFFERED = {p.prefix: p for kind in builtin_output_kinds().values() for p in kind.placeholders}
 PLACEHOLDERS.update({f"{prefix}.NAME": p.help for prefix, p in OFFERED.items()})
@@ -41,6 +48,7 @@ class Known:
     record: dict | None  # the workload's record template (None: the harness's own records)
     folder: Path | None  # the scenario's folder, where relative paths start
     own_kind: bool = False  # an output of a kind of the team's own (which may start a store the harness cannot)
+    secured: bool = False  # the clients reach the brokers secured (the scenario's kafka section): ${kafka.*}
 
 
 def placeholders(text: str) -> list[str]:
@@ -53,9 +61,12 @@ def fill(text: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
-def check_placeholders(text: str, known: "Known", path: str) -> None:
-    """BlueprintError naming `path` where `text` names a placeholder the run will not have."""
+def check_placeholders(text: str, known: "Known", path: str, secret: bool = False) -> None:
+    """BlueprintError naming `path` where `text` names a placeholder the run will not have, or the password where
+    it is not a `secret`'s place (a command line, a file the harness writes: only an environment is)."""
     for name in placeholders(text):
+        if name == SECRET and not secret:
+            raise BlueprintError(path, f"${{{name}}}: only in an application's env (a command line or a file is seen)")
         prefix, _, rest = name.partition(".")
         if prefix == "topic" and rest:
             if rest not in known.topics:
@@ -68,6 +79,8 @@ def check_placeholders(text: str, known: "Known", path: str) -> None:
                 raise BlueprintError(path, f"${{{name}}}: no {what.noun} {rest!r} ({what.plural}: {names})")
         elif prefix == "store" and name in PLACEHOLDERS and not known.store:
             raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
+        elif prefix == KAFKA and name in PLACEHOLDERS and not known.secured:
+            raise BlueprintError(path, f"${{{name}}}: the cluster is not secured (kafka.security_protocol)")
         elif name == "registry" and not (known.record and known.record.get("registry")):
             raise BlueprintError(path, "${registry}: the run serves no registry (workload.record.registry: true)")
         elif name not in PLACEHOLDERS:
