@@ -59,23 +59,30 @@ def files_containing(folder: Path, needle: str) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
-@pytest.mark.long  # SASL_SSL in make test: the run on a secured cluster one runs, below
-def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_no_secret_leaks(tmp_path):
-    """scenarios/secured.yaml from the CLI, as a user runs it: the password only in the harness's environment."""
-    password = "pw-" + secrets.token_hex(12)  # unique: anywhere it appears, it leaked
+def _secured_run(tmp_path: Path, scenario: str, *options: str):
+    """`harness run` of a scenario on the secured embedded cluster, its password unique (anywhere it appears, it
+    leaked) and in the harness's environment only, while every command line on the machine is sampled; returns the
+    password, the run directory, the command lines seen and the finished process."""
+    password = "pw-" + secrets.token_hex(12)
     run_dir = tmp_path / "run"
     with CommandLines() as ps:
         done = run_harness(
             "run",
-            "scenarios/secured.yaml",
-            "--duration",
-            "35",
+            scenario,
+            *options,
             "--out",
             str(run_dir),
             env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password},
             timeout=600,
         )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return password, run_dir, ps, done
+
+
+@pytest.mark.long  # SASL_SSL in make test: the run on a secured cluster one runs, below
+def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_no_secret_leaks(tmp_path):
+    """scenarios/secured.yaml from the CLI, as a user runs it: the password only in the harness's environment."""
+    password, run_dir, ps, done = _secured_run(tmp_path, "scenarios/secured.yaml", "--duration", "35")
     assert "SASL_SSL as pipeline (SCRAM-SHA-256)" in done.stdout
 
     # The brokers spoke SASL_SSL to clients and TLS among themselves; every client got through.
@@ -111,18 +118,7 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
 def test_a_teams_job_setting_its_own_sasl_ssl_options_is_judged_and_its_password_is_only_in_its_env(tmp_path):
     """examples/secured from the CLI: the job reads its protocol, mechanism, user and CA from ${kafka.*} and its
     password from its environment; two SIGKILLs; every count equal to one made from the recorded output topic."""
-    password = "pw-" + secrets.token_hex(12)
-    run_dir = tmp_path / "run"
-    with CommandLines() as ps:
-        done = run_harness(
-            "run",
-            "examples/secured/scenario.yaml",
-            "--out",
-            str(run_dir),
-            env={**os.environ, "HARNESS_DEMO_KAFKA_PASSWORD": password},
-            timeout=600,
-        )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    password, run_dir, ps, _ = _secured_run(tmp_path, "examples/secured/scenario.yaml")
     sent = acked(run_dir)
     lines = (run_dir / "topics" / "orders-screened.jsonl").read_text().splitlines()
     copies = Counter(json.loads(line)["value"]["order_id"].rpartition("-")[::2] for line in lines)
