@@ -73,14 +73,32 @@ def _ids(files: list[Path]) -> Counter:
     return Counter((k, int(s)) for k, s in (i.rsplit("-", 1) for i in ids.to_pylist()))
 
 
-def _counted(run_dir: Path, report, app: str) -> tuple[Counter, Counter]:
-    """The output's committed rows and its written rows, counted here and checked against its hop's counts."""
-    table = run_dir / "work" / f"{app}_lake" / "table" / "sales" / "orders"
+def _rewrites(table: Path) -> set[str]:
+    """The data files a compaction added: each `replace` snapshot's manifests of its own, their entries added."""
+    metadata = table / "metadata"
+    version = (metadata / "version-hint.text").read_text().strip()
+    found = set()
+    for snapshot in json.loads((metadata / f"v{version}.metadata.json").read_text()).get("snapshots", []):
+        if snapshot["summary"]["operation"] != "replace":
+            continue
+        with open(snapshot["manifest-list"], "rb") as f:
+            own = [m["manifest_path"] for m in fastavro.reader(f) if m["added_snapshot_id"] == snapshot["snapshot-id"]]
+        for manifest in own:
+            with open(manifest, "rb") as f:
+                found |= {Path(e["data_file"]["file_path"]).name for e in fastavro.reader(f) if e["status"] == 1}
+    return found
+
+
+def _counted(run_dir: Path, report, output: str) -> tuple[Counter, Counter]:
+    """The output's committed rows and its written rows but a compaction's, counted here and checked against its
+    hop's counts."""
+    table = run_dir / "work" / output / "table" / "sales" / "orders"
     written = sorted((table / "data").rglob("*.parquet"))
-    committed = _committed(table)
-    rows, deliveries = _ids([p for p in written if p.name in committed]), _ids(written)
+    rewrites, committed = _rewrites(table), _committed(table)
+    rows = _ids([p for p in written if p.name in committed])
+    deliveries = _ids([p for p in written if p.name not in rewrites])
     sent = acked(run_dir)
-    counts = next(h for h in report[HOP_FINDINGS] if h.name == f"{app}_lake").counts
+    counts = next(h for h in report[HOP_FINDINGS] if h.name == output).counts
     assert counts.lost == len(sent - set(rows)) == 0
     assert counts.duplicated_in_state == sum(1 for r, n in rows.items() if n > 1 and r in sent)
     assert counts.duplicated_deliveries == sum(1 for r, n in deliveries.items() if n > 1 and r in sent)
@@ -96,7 +114,7 @@ def _kills(run_dir: Path, app: str) -> list[dict]:
 
 def test_icebergs_streaming_sink_skips_the_replayed_epoch_and_leaves_its_files_uncommitted(both_ways):
     run_dir, report = both_ways
-    rows, deliveries = _counted(run_dir, report, "stream")
+    rows, deliveries = _counted(run_dir, report, "stream_lake")
     assert [k["at"] for k in _kills(run_dir, "stream")] == ["in-flight"]
     hop = next(h for h in report[HOP_FINDINGS] if h.name == "stream_lake")
     # The replay of the held epoch wrote its files again and was skipped: copies no reader of the table sees.
@@ -109,9 +127,23 @@ def test_icebergs_streaming_sink_skips_the_replayed_epoch_and_leaves_its_files_u
 
 def test_a_foreach_batch_append_to_iceberg_commits_the_replayed_batch_again(both_ways):
     run_dir, report = both_ways
-    rows, _ = _counted(run_dir, report, "append")
+    rows, _ = _counted(run_dir, report, "append_lake")
     held = _kills(run_dir, "append")[0]
     assert held["at"] == "in-flight" and "held_batch" in held, held
     hop = next(h for h in report[HOP_FINDINGS] if h.name == "append_lake")
     assert hop.counts.duplicated_in_state > 0 and max(rows.values()) == 2
     assert hop.verdict == "at-least-once" and report[VERDICT] == "at-least-once"
+
+
+@pytest.mark.long  # make test-long: beside the appends, a table compacted while the job streams
+def test_a_table_compacted_while_streaming_counts_the_rewrites_in_the_state_and_not_as_deliveries(tmp_path):
+    raw = yaml.safe_load((EXAMPLE / "compact.yaml").read_text())
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    report = check_run(run_dir)
+    rows, _ = _counted(run_dir, report, "lake")
+    rewrites = _rewrites(run_dir / "work" / "lake" / "table" / "sales" / "orders")
+    committed = _committed(run_dir / "work" / "lake" / "table" / "sales" / "orders")
+    assert rewrites and rewrites & committed, "a compaction's files are the table's now"
+    assert report[VERDICT] == "at-least-once" and report.outcome == "pass" and len(rows) == len(acked(run_dir))

@@ -9,6 +9,9 @@ Iceberg table in a Hadoop catalog.
                   one it committed is skipped
   iceberg-append  foreachBatch appending to the table (writeTo(...).append()): a replayed batch is appended again
 
+With --compact-every N the foreachBatch append compacts the table's small files after every N batches
+(rewrite_data_files, Iceberg's SQL extensions), as a team keeps them few.
+
 Plain PySpark with Iceberg's Spark runtime on its class path: it knows nothing of the harness that tests it.
 """
 
@@ -28,6 +31,8 @@ ORDER = StructType(
 )
 WRITES = ("iceberg-stream", "iceberg-append")
 TABLE = "lake.sales.orders"
+EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+COMPACT = "options => map('min-input-files', '2')"  # compact whenever two files or more are there
 
 
 def main() -> None:
@@ -37,16 +42,19 @@ def main() -> None:
     parser.add_argument("--warehouse", required=True, help="the Hadoop catalog's warehouse folder")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--write", choices=WRITES, default="iceberg-stream")
+    parser.add_argument("--compact-every", type=int, metavar="N", help="rewrite_data_files after every N batches")
     args = parser.parse_args()
 
-    spark = (
+    builder = (
         SparkSession.builder.appName("orders-to-iceberg")
         .config("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
         .config("spark.sql.catalog.lake.type", "hadoop")
         .config("spark.sql.catalog.lake.warehouse", args.warehouse)
         .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
     )
+    if args.compact_every:  # its procedures (CALL lake.system...) come with the SQL extensions
+        builder = builder.config("spark.sql.extensions", EXTENSIONS)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in ORDER.fields)
     spark.sql(f"CREATE TABLE IF NOT EXISTS {TABLE} ({columns}) USING iceberg")
@@ -66,6 +74,8 @@ def main() -> None:
 
         def append(batch, batch_id: int) -> None:
             batch.writeTo(TABLE).append()
+            if args.compact_every and (batch_id + 1) % args.compact_every == 0:
+                batch.sparkSession.sql(f"CALL lake.system.rewrite_data_files(table => 'sales.orders', {COMPACT})")
 
         query = writer.foreachBatch(append).start()
     query.awaitTermination()

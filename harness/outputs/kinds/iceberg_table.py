@@ -7,8 +7,10 @@ lists its manifests (Avro, its manifest list), which list the table's data files
 every Parquet file under `data/` is a delivery, committed or not (Spark's Iceberg streaming sink skips a replayed
 epoch at or below the last it committed, and the files the replay wrote stay on disk, never committed). A file's
 batch is the epoch its snapshot's summary records (`spark.sql.streaming.epochId`: the streaming sink's), -1 for a
-snapshot without one (a foreachBatch append). Appends only: a table whose current snapshot has delete files (a
-MERGE, UPDATE or DELETE in merge-on-read) is not read, rather than counted as if they were not there.
+snapshot without one (a foreachBatch append). A file a `replace` snapshot added (a compaction,
+rewrite_data_files) holds rows of the files it replaced: in the state while it is current, no delivery of its own.
+Appends only: a table whose current snapshot has delete files (a MERGE, UPDATE or DELETE in merge-on-read) is not
+read, rather than counted as if they were not there.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from harness.outputs.files import Committed, TableFormat, UnreadTable, file_kind
 
 HINT = "version-hint.text"  # in a table's metadata folder: the number of its current metadata file
 EPOCH = "spark.sql.streaming.epochId"  # a snapshot summary's: the streaming sink's epoch (its batch)
-DELETED = 2  # a manifest entry's status: the file was removed by that snapshot
+ADDED, DELETED = 1, 2  # a manifest entry's status: the file was added, or removed, by that snapshot
+REPLACE = "replace"  # a snapshot's operation that rewrote files and changed no rows (a compaction)
 
 
 def tables(folder: Path) -> list[Path]:
@@ -57,6 +60,7 @@ def committed_files(folder: Path) -> Committed:
     """Data file name -> the batch of the snapshot that added it, for every data file of each table's current
     snapshot; UnreadTable where it has delete files."""
     found: dict[str, int] = {}
+    rewritten: set[str] = set()
     for table in tables(folder):
         metadata = current_metadata(table)
         snapshots = {s["snapshot-id"]: s for s in metadata.get("snapshots", [])}
@@ -65,6 +69,7 @@ def committed_files(folder: Path) -> Committed:
             continue
         batch = {sid: int(s.get("summary", {}).get(EPOCH, -1)) for sid, s in snapshots.items()}
         location = metadata.get("location", str(table))
+        rewritten |= _rewritten(table, location, snapshots)
         for manifest in _avro(current["manifest-list"], table, location):
             entries = _avro(manifest["manifest_path"], table, location)
             if manifest.get("content", 0) != 0:  # delete files: no rows of their own, but rows of others deleted
@@ -76,7 +81,20 @@ def committed_files(folder: Path) -> Committed:
                     continue
                 added_by = entry.get("snapshot_id") or manifest["added_snapshot_id"]  # null: inherited (format v2)
                 found[Path(unquote(entry["data_file"]["file_path"])).name] = batch.get(added_by, -1)
-    return Committed(found)
+    return Committed(found, rewritten=frozenset(rewritten))
+
+
+def _rewritten(table: Path, location: str, snapshots: dict[int, dict]) -> set[str]:
+    """The data files each `replace` snapshot of the table added (a compaction's rewrites), current or not."""
+    found = set()
+    for sid, snapshot in snapshots.items():
+        if snapshot.get("summary", {}).get("operation") != REPLACE:
+            continue
+        for manifest in _avro(snapshot["manifest-list"], table, location):
+            if manifest.get("content", 0) == 0 and manifest.get("added_snapshot_id") == sid:
+                entries = _avro(manifest["manifest_path"], table, location)
+                found |= {Path(unquote(e["data_file"]["file_path"])).name for e in entries if e["status"] == ADDED}
+    return found
 
 
 def latest_commit_ms(folder: Path) -> int:
