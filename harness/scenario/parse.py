@@ -423,10 +423,10 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     workload = _workload(workload_fields, folder)
     cluster = _cluster(top["cluster"])
     kafka = parse_kafka(top["kafka"], folder, cluster.bootstrap_servers is not None, cluster.security)
-    secured = kafka is not None and kafka.security_protocol != "PLAINTEXT"
+    secured = bool(cluster.security) or (kafka is not None and kafka.security_protocol != "PLAINTEXT")
     blueprint = _pipeline(top, given, workload, folder, secured)
     if "applications" in given and secured:
-        _check_secured_applications(blueprint, kafka)
+        _check_secured_applications(blueprint, kafka, cluster.security)
     store = top["store"]
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -461,10 +461,10 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     )
 
 
-def _check_secured_applications(blueprint: Blueprint, kafka) -> None:
+def _check_secured_applications(blueprint: Blueprint, kafka, cluster_security: str | None) -> None:
     """A job reaches a secured cluster with what its code sets from ${kafka.*}: a password (SASL) or a CA, not yet
     a certificate of its own (mutual TLS), nor through a world (the brokers' certificates name loopback)."""
-    if kafka.keystore_file or kafka.security_protocol == "SSL":
+    if cluster_security == "ssl" or (kafka and (kafka.keystore_file or kafka.security_protocol == "SSL")):
         raise BlueprintError("applications", "a cluster asking clients for a certificate (SSL) is not yet for them")
     for name, streamlet in blueprint.streamlets.items():
         if streamlet.settings.get("world"):
