@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import inspect
 import io
+import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -24,9 +27,13 @@ from harness.evidence.checkpoint import CheckpointFollower, CommitLog, batch_eve
 from harness.runner.applications import SUBMIT_ARGS, application_command, connector_options
 from harness.scenario import load_scenario
 from harness.scenario.applications import declared_filters
+from harness.scenario.fields import BlueprintError
+from harness.scenario.parse import parse_scenario
 from harness.scenario.source import ScenarioError
 from harness.spark import lines, versions
 from harness.spark.versions import runtime
+from harness.workload.generator import record_plan
+from harness.workload.generator_settings import WorkloadSettings
 from harness.workload.template import RecordMaker, TemplateError, parse_template
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -805,3 +812,41 @@ def test_a_job_reaches_a_secured_cluster_by_its_placeholders_and_its_password_on
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+SHOP_TOPICS = Path(__file__).resolve().parents[1] / "examples" / "shop-topics" / "scenario.yaml"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: s["workload"]["sources"][1]["topic"].update(name="payments"), "'payments' is fed already"),
+        (lambda s: s["workload"].update(workers=2), "not yet with several source topics"),
+        (lambda s: s["outputs"]["fees"].update(sources=["orders-x"]), "is not a source topic its writer reads"),
+        (
+            lambda s: s["faults"].append({"kind": "retention-shrink", "target": "shop", "start_s": 5}),
+            "retention-shrink on shop, a source topic's reader: not yet with several",
+        ),
+        (lambda s: s["applications"]["shop"].update(keeps="amount > 5"), "not yet for several source topics"),
+    ],
+)
+def test_several_source_topics_refuse_what_is_judged_for_one_in_one_line(change, message):
+    raw = yaml.safe_load(SHOP_TOPICS.read_text())
+    change(raw)
+    with pytest.raises(BlueprintError, match=re.escape(message)):
+        parse_scenario(raw, SHOP_TOPICS.parent)
+
+
+def test_several_source_topics_each_feed_their_own_keys_at_their_own_rate():
+    scenario = parse_scenario(yaml.safe_load(SHOP_TOPICS.read_text()), SHOP_TOPICS.parent)
+    assert [s.topic.name for s in scenario.workload.fed] == ["orders", "payments", "shipments"]
+    assert scenario.workload.total_rate == 120
+    sources = [
+        {"topic": s.topic.name, "keys": s.keys, "rate": s.rate, "record": s.record, "codec": "json", "prefix": p}
+        for s, p in zip(scenario.workload.fed, ("orders:", "payments:", "shipments:"))
+    ]
+    settings = WorkloadSettings("b", "orders", "acks.csv", keys=8, rate=120, sources=sources)
+    drawn = Counter(key.partition(":")[0] for key, _, _, _ in itertools.islice(record_plan(settings), 12_000))
+    assert set(drawn) == {"orders", "payments", "shipments"}
+    for source in scenario.workload.fed:  # each topic's share of the records is its share of the rate, within 5%
+        assert abs(drawn[source.topic.name] / 12_000 - source.rate / 120) < 0.05

@@ -45,3 +45,51 @@ def test_two_queries_of_one_driver_killed_together_are_each_judged_on_their_own_
     assert set(rows) == {"orders (audit)", "orders (lake)"} and all(n > 0 for n in rows.values())
     checkpoints = sorted(p.name for p in (run_dir / "checkpoints" / "orders").iterdir())
     assert checkpoints == ["audit", "lake"]
+
+
+SHOP = ROOT / "examples" / "shop-topics"
+
+
+def _of(sent: set, topic: str) -> set:
+    """The acknowledged records sent to one source topic (its keys' prefix)."""
+    return {(key, seq) for key, seq in sent if key.startswith(f"{topic}:")}
+
+
+def _table_ids(run_dir, output: str, column: str) -> Counter:
+    table = run_dir / "work" / output / "table"
+    return _ids(
+        v for name in _sink_state(table) for v in ds.dataset(str(table / name)).to_table([column])[0].to_pylist()
+    )
+
+
+def test_three_source_topics_read_by_three_queries_are_each_judged_against_their_own_topic(tmp_path):
+    run_dir = tmp_path / "run"
+    report = run_example(SHOP, "scenario.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    lines = (run_dir / "topics" / "payments-fees.jsonl").read_text().splitlines()
+    outputs = {
+        "orders-lake": ("orders", _table_ids(run_dir, "orders-lake", "order_id")),
+        "shipments-lake": ("shipments", _table_ids(run_dir, "shipments-lake", "shipment_id")),
+        "fees": ("payments", _ids(json.loads(line)["value"]["payment_id"] for line in lines)),
+    }
+    sent = acked(run_dir)
+    hops = {
+        hop["name"]: hop["counts"] for hop in json.loads(write_reports(report, run_dir)["json"].read_text())["hops"]
+    }
+    for name, (topic, found) in outputs.items():
+        mine = _of(sent, topic)
+        assert mine and hops[name]["acked"] == len(mine), name
+        assert hops[name]["lost"] == len(mine - set(found)) == 0, name
+        assert hops[name]["duplicated_in_state"] == sum(1 for r, n in found.items() if n > 1), name
+        assert hops[name]["phantom"] == len(set(found) - mine) == 0, name
+    assert sum(len(_of(sent, t)) for t in ("orders", "payments", "shipments")) == len(sent)
+    assert sorted(p.name for p in (run_dir / "checkpoints" / "shop").iterdir()) == ["orders", "payments", "shipments"]
+
+
+def test_a_subscribe_pattern_over_two_source_topics_lands_both_once(tmp_path):
+    run_dir = tmp_path / "run"
+    report = run_example(SHOP, "pattern.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    found, sent = _table_ids(run_dir, "events", "event_id"), acked(run_dir)
+    assert _of(sent, "shop-clicks") and _of(sent, "shop-views")
+    assert set(found) == sent and all(n == 1 for n in found.values())

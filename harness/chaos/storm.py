@@ -50,7 +50,7 @@ def broker_budget(scenario: Scenario) -> int:
     cluster = scenario.cluster
     if cluster.bootstrap_servers:
         return 0
-    topics = [scenario.workload.topic, *scenario.blueprint.hops()]
+    topics = [*(source.topic for source in scenario.workload.fed), *scenario.blueprint.hops()]
     default_isr = min_insync_replicas(cluster.brokers)
     return max(0, min(t.replication - int(t.config.get("min.insync.replicas", default_isr)) for t in topics))
 
@@ -129,6 +129,8 @@ def _why_not(kind: FaultKind, scenario: Scenario, spec: StormSpec, budget: int) 
         return f"cannot overlap other faults safely: {kind.solo}"
     if not kind.drawable:
         return "it has required parameters and no draw of its own (FaultKind.draw)"
+    if kind.on_topics and scenario.workload.sources:
+        return "it acts on topics, not yet with several source topics (workload.sources)"
     unmet = unmet_need(kind, scenario.cluster)
     if unmet:
         return unmet

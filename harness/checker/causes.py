@@ -147,7 +147,8 @@ def retention_windows(
             if unrecorded:
                 in_window = np.union1d(in_window, _placed(evidence, topic, unrecorded, lost))
         elif topic == evidence.source_topic:
-            in_window = evidence.sent.rid.to_numpy()[_offset_window(evidence.sent, ranges)]
+            first = evidence.sent_to((topic,))
+            in_window = first.rid.to_numpy()[_offset_window(first, ranges)]
         else:
             gaps.append(
                 f"retention shrink of {topic} while {streamlet} was down: its records at risk were not recorded; "
@@ -204,7 +205,8 @@ def _placed(evidence: Evidence, topic: str, missed: dict[int, list[tuple[int, in
     partition and before the first copy of the one after it. When the only offsets between those two that the
     recording did not see are ones retention deleted, that is where the record was."""
     rows = evidence.topics[topic]
-    sent = evidence.sent[evidence.sent.acked.to_numpy() & (evidence.sent.offset.to_numpy() >= 0)].set_index("rid")
+    sent = evidence.sent_to((evidence.source_topic,))
+    sent = sent[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0)].set_index("rid")
     first = rows.sort_values("offset", kind="stable").drop_duplicates("rid")
     first = first[isin(first.rid.to_numpy(), sent.index)]
     source = sent.loc[first.rid.to_numpy()]
@@ -277,7 +279,7 @@ def _redeploy_explained(evidence: Evidence, spans: list[FaultSpan], lost: np.nda
         def after_position(topic: str) -> dict[int, tuple[int, int]]:
             return {p: (o, np.iinfo(np.int64).max) for (t, p), o in committed.items() if t == topic}
 
-        sent = evidence.sent
+        sent = evidence.sent_to((evidence.source_topic,))
         skipped = [
             sent.rid.to_numpy()[
                 _offset_window(sent, after_position(evidence.source_topic)) & (sent.event_time_ms.to_numpy() <= resumed)
@@ -320,7 +322,7 @@ def _recreated_explained(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
     the new one's told apart by source_eras (the new topic's offsets start at 0 again). Late events (their send time
     set back) are left to the watermark cause."""
     explained = np.zeros(len(lost), dtype=bool)
-    sent = evidence.sent
+    sent = evidence.sent_to((evidence.source_topic,))
     made = _recreations(evidence)
     if not made:
         return explained
@@ -430,9 +432,10 @@ def _deleted_before_read(
     samples = offset_samples(evidence.history)
     if samples.empty or not len(lost):
         return explained
-    acked = evidence.sent.acked.to_numpy()
+    first = evidence.sent_to((evidence.source_topic,))  # a later source topic's offsets are not sampled here
+    acked = first.acked.to_numpy()
     made = _recreations(evidence)
-    acked_source = evidence.sent[acked].assign(era=source_eras(evidence.sent, made)[acked])
+    acked_source = first[acked].assign(era=source_eras(first, made)[acked])
     windows = era_windows(made)
     for index, hop in enumerate(hops):
         here = first_hop == index

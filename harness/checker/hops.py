@@ -78,24 +78,21 @@ def hop_data(evidence: Evidence) -> list[HopData]:
 
 def dropped_upstream(evidence: Evidence, producer: str) -> np.ndarray:
     """The rids declared dropped by design by `producer` or any streamlet upstream of it."""
-    producers = {topic: s.name for s in evidence.streamlets for topic in s.outputs}
-    inputs = {s.name: s.inputs for s in evidence.streamlets}
-    writers = {s.name: s.written_by for s in evidence.streamlets if s.written_by}  # an output table's application
-    seen, todo = set(), [producer]
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo += [producers[t] for t in inputs.get(name, ()) if t in producers]
-            todo += [writers[name]] if name in writers else []
-    found = [evidence.dropped[name] for name in seen if name in evidence.dropped]
+    upstream = evidence.pipeline.upstream_of(producer)
+    found = [evidence.dropped[name] for name in upstream if name in evidence.dropped]
     return np.unique(np.concatenate(found)) if found else np.array([], np.int64)
+
+
+def expected_at(evidence: Evidence, producer: str) -> pd.DataFrame:
+    """The acknowledgement log's rows of the records a hop written by `producer` may hold: those of the source
+    topics read by it or upstream of it (a workload of one source topic: every row)."""
+    return evidence.sent_to(evidence.pipeline.sources_of(producer))
 
 
 def reconcile_hops(evidence: Evidence, hops: list[HopData]) -> list[Reconciliation]:
     return [
         reconcile(
-            evidence.sent,
+            expected_at(evidence, h.producer),
             h.rows.rid.to_numpy(),
             h.stored,
             dropped_upstream(evidence, h.producer),
@@ -140,7 +137,10 @@ def _reconcile(context: Context) -> dict:
     # the engine tallies the arrivals, the sendings and the copies in the same reading of the records
     results, tallies = context.engine(evidence, hops, context.spans)
     egress_results = [r for h, r in zip(hops, results) if h.kind == EGRESS]
-    egress_result = combine(egress_results) if egress_results else None
+    expected = evidence.sent_to(
+        tuple({t for h in hops if h.kind == EGRESS for t in evidence.pipeline.sources_of(h.producer)})
+    )
+    egress_result = combine(egress_results, expected) if egress_results else None
     lost = egress_result.lost if egress_result else _no_rids()
     duplicated = np.unique(np.concatenate([r.duplicated_deliveries.index.to_numpy() for r in results] + [_no_rids()]))
     return {

@@ -83,6 +83,16 @@ class Evidence:
         """Key dictionary: code -> key text."""
         return self.ids.keys
 
+    def sent_to(self, topics: tuple[str, ...]) -> pd.DataFrame:
+        """The acknowledgement log's rows of the records sent to these source topics, told by their keys' prefixes
+        (pipeline.json source_keys); a workload of one source topic, or all of them: every row."""
+        prefixes = self.pipeline.source_keys
+        if not prefixes or set(prefixes) <= set(topics):
+            return self.sent
+        wanted = tuple(prefixes[t] for t in topics if t in prefixes)
+        of_code = np.array([isinstance(k, str) and k.startswith(wanted) for k in self.keys] + [False])
+        return self.sent[of_code[self.sent.key.to_numpy()]]  # a code of -1 (no key) takes the last: none
+
     def sent_at(self, rids: np.ndarray, columns: list[str]) -> pd.DataFrame:
         """The acknowledgement log's `columns` at each of `rids` (NaN for a rid never sent), as
         sent.set_index("rid").reindex(rids) gives them, without an index of every record sent (at 10M records that

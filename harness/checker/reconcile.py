@@ -184,10 +184,12 @@ def reconciliation(
     return Reconciliation(counts, lost, dup_deliveries, dup_state, phantom, late, dropped)
 
 
-def combine(results: list[Reconciliation]) -> Reconciliation:
+def combine(results: list[Reconciliation], expected: pd.DataFrame | None = None) -> Reconciliation:
     """End to end over several egresses (a fan-out): a record counts as lost, duplicated, phantom or
     reordered when it is so at any egress, with its highest number of copies there; as dropped by design when
-    every egress expected it missing (a record routed to one output, a dead letter, is dropped at the others)."""
+    every egress expected it missing (a record routed to one output, a dead letter, is dropped at the others).
+    `expected`: the acknowledgement log's rows of the records the egresses together may hold (several source topics,
+    each egress its own: their acked and unknown counts; None: the first egress's)."""
     if len(results) == 1:
         return results[0]
 
@@ -206,6 +208,9 @@ def combine(results: list[Reconciliation]) -> Reconciliation:
     for r in results[1:]:
         dropped = np.intersect1d(dropped, np.asarray(r.dropped, np.int64))
     acked, unknown = results[0].counts.acked, results[0].counts.unknown
+    if expected is not None:
+        acked = int(expected.acked.sum())
+        unknown = len(expected) - acked
     return reconciliation(acked, unknown, lost, dup_deliveries, dup_state, phantom, late, dropped)
 
 

@@ -47,18 +47,20 @@ def proven_lost(
     recreated = {t for e in evidence.history if e["event"] == TOPIC_RECREATED for t in e.get("topics", [])}
     for index, hop in enumerate(hops):
         at = np.flatnonzero(np.asarray(lost_first) == index)
-        source = hop.upstream or evidence.source_topic
-        if not len(at) or (hop.kind == "topic" and not recorded) or source in recreated:
-            continue  # a topic recorded only in part, or offsets that went back, prove nothing
-        read = committed_ends(evidence.progress.get(hop.producer) or [], (source,))
-        if read.empty:
-            continue
-        ends = read.groupby("partition").committed.max()
-        inputs = evidence.topics[hop.upstream] if hop.upstream else _acknowledged(evidence.sent)
-        rows = inputs[isin(inputs.rid.to_numpy(), lost[at])]
-        committed = ends.reindex(rows.partition.to_numpy()).fillna(-1).to_numpy()
-        read_past = pd.unique(rows.rid.to_numpy()[rows.offset.to_numpy() < committed])
-        proven[at[isin(lost[at], read_past)]] = True
+        if not len(at) or (hop.kind == "topic" and not recorded):
+            continue  # a topic recorded only in part proves nothing
+        for source in [hop.upstream] if hop.upstream else evidence.pipeline.sources_of(hop.producer):
+            if source in recreated:
+                continue  # offsets that went back prove nothing
+            read = committed_ends(evidence.progress.get(hop.producer) or [], (source,))
+            if read.empty:
+                continue
+            ends = read.groupby("partition").committed.max()
+            inputs = evidence.topics[source] if hop.upstream else _acknowledged(evidence.sent_to((source,)))
+            rows = inputs[isin(inputs.rid.to_numpy(), lost[at])]
+            committed = ends.reindex(rows.partition.to_numpy()).fillna(-1).to_numpy()
+            read_past = pd.unique(rows.rid.to_numpy()[rows.offset.to_numpy() < committed])
+            proven[at[isin(lost[at], read_past)]] = True
     return proven
 
 

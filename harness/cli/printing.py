@@ -17,11 +17,14 @@ def plan_text(scenario) -> str:
     for name in blueprint.order():
         inst = blueprint.streamlets[name]
         lines.append(f"  {inst.role:<9} {name} ({inst.kind})" + ("" if inst.runs else ": read, not run"))
-    lines.append("  topics    " + ", ".join([w.topic.name] + [t.name for t in blueprint.hops()]))
-    records = f"{w.rate * w.duration_s:,.0f}" if w.duration_s else "until stopped"
+    lines.append("  topics    " + ", ".join([s.topic.name for s in w.fed] + [t.name for t in blueprint.hops()]))
+    records = f"{w.total_rate * w.duration_s:,.0f}" if w.duration_s else "until stopped"
     lines.append(
-        f"  workload  {w.rate:g} records/s for {w.duration_s:g}s ({records} records), {w.keys} keys, seed {w.seed}"
+        f"  workload  {w.total_rate:g} records/s for {w.duration_s:g}s ({records} records), {w.keys} keys, "
+        f"seed {w.seed}"
     )
+    for source in w.sources:
+        lines.append(f"            and {source.topic.name}: {source.rate:g} records/s of them, {source.keys} keys")
     for rule in scenario.faults:
         when = (
             f"at {rule.start_s:g}s" + (f", every {rule.every_s:g}s" if rule.every_s else "")

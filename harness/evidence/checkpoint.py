@@ -191,6 +191,14 @@ def _source_starts(checkpoint: Path) -> list[Path]:
     return sorted(checkpoint.glob("sources/*/0"))
 
 
+def _planned_topics(checkpoint: Path) -> set[str]:
+    """The topics the newest planned batch of one query reads (none known yet, or a file being written: empty)."""
+    try:
+        return set(last_planned(checkpoint).get("offsets") or {})
+    except (OSError, ValueError, IndexError):
+        return set()
+
+
 def planned_topics(folder: Path) -> set[str]:
     """The topics the newest planned batch of each query checkpoint under `folder` reads; before its first batch
     is planned (a Real-time Mode query plans none until its first checkpoint interval ends), those its sources
@@ -271,10 +279,15 @@ class CheckpointFollower:
         return bool(checkpoints) and all(committed_batches(c) and not (c / "state").exists() for c in checkpoints)
 
     def lag(self, log_ends: dict[tuple[str, int], int]) -> int | None:
-        """Records of `log_ends` its slowest query has not committed yet (None: no query has planned a batch)."""
+        """Records of `log_ends` its slowest query has not committed yet, each query of the topics it reads (None:
+        no query has planned a batch)."""
         checkpoints = self._queries()
         if not any(planned_batches(c) for c in checkpoints):
             return None
-        return max(
-            sum(max(0, end - committed_positions(c).get(tp, 0)) for tp, end in log_ends.items()) for c in checkpoints
-        )
+
+        def behind(checkpoint: Path) -> int:
+            committed, reads = committed_positions(checkpoint), _planned_topics(checkpoint)
+            ends = {tp: end for tp, end in log_ends.items() if not reads or tp[0] in reads}
+            return sum(max(0, end - committed.get(tp, 0)) for tp, end in ends.items())
+
+        return max(behind(c) for c in checkpoints)

@@ -39,6 +39,7 @@ class StreamletDescription:
     # deduplication); copies the source holds beyond one are then not expected past it
     deduplicates_within_s: float | None = None
     observed: str | None = None  # an output: how much of its writes the harness sees (contract/applications.py)
+    sources: tuple[str, ...] | None = None  # an output: the source topics its records come from (None: any upstream)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,35 @@ class PipelineDescription:
     expectations: dict = field(default_factory=dict)  # name -> value: what the run must show to pass
     source_header: str | None = None  # a header every source record carries (the checker looks for it at each hop)
     checks: tuple[str, ...] = ()  # the scenario's own checks (package.module:NAME), kept in checks/
+    # several source topics: real topic -> the prefix of its records' keys (one source topic: empty)
+    source_keys: dict = field(default_factory=dict)
+
+    @property
+    def source_topics(self) -> tuple[str, ...]:
+        """Every source topic the workload fed, its first first."""
+        return tuple(self.source_keys) or (self.source_topic,)
+
+    def upstream_of(self, name: str) -> set[str]:
+        """Streamlet `name` and every streamlet upstream of it: writing a topic it reads, or the application writing
+        it (an output table), and so on."""
+        inputs = {s.name: s.inputs for s in self.streamlets}
+        writers = {s.name: s.written_by for s in self.streamlets if s.written_by}
+        producers = {topic: s.name for s in self.streamlets for topic in s.outputs}
+        seen, todo = set(), [name]
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                todo += [producers[t] for t in inputs.get(current, ()) if t in producers]
+                todo += [writers[current]] if current in writers else []
+        return seen
+
+    def sources_of(self, name: str) -> tuple[str, ...]:
+        """The source topics whose records streamlet `name` may hold: those read by it or upstream of it (of an
+        output, those it declares), in source order."""
+        read = {t for s in self.streamlets if s.name in self.upstream_of(name) for t in s.inputs}
+        declared = next((s.sources for s in self.streamlets if s.name == name and s.sources is not None), None)
+        return tuple(t for t in self.source_topics if t in read and (declared is None or t in declared))
 
     def save(self, path: Path) -> None:
         write_atomically(Path(path), json.dumps({"schema_version": SCHEMA_VERSION, **asdict(self)}, indent=2))

@@ -60,12 +60,14 @@ def close_windows(run: PipelineRun) -> None:
     w = run.scenario.workload
     filters = declared_filters(run.scenario.blueprint)
     keeps = [filters[n] for n in counters if n in filters]
-    value, key, headers = canary_value(w.record, keeps, [None], w.seed, event_ms, key=CLOSING_KEY)
+    topic = run.topic_name(w.topic)
+    closing = run.topology.source_keys().get(topic, "") + CLOSING_KEY  # of the first source topic, as its keys
+    value, key, headers = canary_value(w.record, keeps, [None], w.seed, event_ms, key=closing)
     message = (source_encoder(w)(value), key, headers)
     t0 = time.monotonic()
     try:
-        send_canary(run.kafka, run.topic_name(w.topic), run.ack_log, message, event_ms, key=CLOSING_KEY)
-        run.history.record(CLOSING_SENT, key=CLOSING_KEY, seq=0, event_ms=event_ms, due=due)
+        send_canary(run.kafka, topic, run.ack_log, message, event_ms, key=closing)
+        run.history.record(CLOSING_SENT, key=closing, seq=0, event_ms=event_ms, due=due)
         wait_for(
             lambda: all(_passed(run.layout.checkpoints(n), due[n]) for n in counters),
             timeout=CLOSE_TIMEOUT_S,

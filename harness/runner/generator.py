@@ -51,13 +51,13 @@ class Generator:
             topic=self.topology.topic_name(w.topic),
             ack_log=str(self.ack_log),
             keys=w.keys,
-            rate=w.rate,
+            rate=w.total_rate,
             duration_s=duration_s,
             payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
             late_share=self.late_events.get("share", 0.0),
             late_by_s=self.late_events.get("late_by_s", 0.0),
-            late_after=int(self.late_events.get("after_s", 0.0) * w.rate),
+            late_after=int(self.late_events.get("after_s", 0.0) * w.total_rate),
             resend_share=self.resend.get("share", 0.0),
             resend_after_s=self.resend.get("after_s", 0.0),
             idempotence=w.idempotence,
@@ -69,6 +69,7 @@ class Generator:
             keeps=declared_filters(self.shared.scenario.blueprint),
             dropped_dir=str(self.shared.layout.dropped(GENERATOR).parent),
             workers=w.workers,
+            sources=self.fed_sources(),
         )
         settings.save(self.shared.layout.generator_settings)
         self.proc = self.shared.supervisor.start(
@@ -79,6 +80,22 @@ class Generator:
             env={**os.environ, **kafka.child_env()},
         )
         self.shared.history.record(PROCESS_STARTED, process="generator", pid=self.proc.pid, role="generator")
+
+    def fed_sources(self) -> list[dict]:
+        """A workload of several source topics: each one's settings (WorkloadSettings.sources); of one: none."""
+        prefixes = self.topology.source_keys()
+        return [
+            {
+                "topic": topic,
+                "keys": source.keys,
+                "rate": source.rate,
+                "record": source.record,
+                "codec": source.topic.codec,
+                "prefix": prefixes[topic],
+            }
+            for source in self.shared.scenario.workload.fed
+            if (topic := self.topology.topic_name(source.topic)) in prefixes
+        ]
 
     def stop(self, reason: str) -> None:
         """End a workload that has no end of its own: SIGTERM, after which the generator waits for the outcome

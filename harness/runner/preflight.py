@@ -66,8 +66,9 @@ def canary_value(
 
 
 def source_encoder(workload) -> Callable[[dict], bytes]:
-    """How a record is written to the source topic: the template's (JSON, or Avro of the team's schema), or the
-    harness's own record in the topic's codec."""
+    """How a record is written to a source topic (`workload`: the workload, or one source topic it feeds: its
+    `record` and `topic`): the template's (JSON, or Avro of the team's schema), or the harness's own record in the
+    topic's codec."""
     if workload.record:
         return template_encoder(workload.record)
     return value_encoder(workload.topic.codec, SOURCE_RECORD)
@@ -102,26 +103,31 @@ def send_canary(
         )
 
 
-def expected_identity(identity: dict) -> str:
-    """What the canary's identity looks like where an output keeps it."""
+def expected_identity(identity: dict, key: str = CANARY_KEY) -> str:
+    """What the canary's identity looks like where an output keeps it (`key`: its harness key)."""
     if "id" in identity:
-        return f"{identity['id']} = {compose(identity.get('format', '{key}-{seq}'), CANARY_KEY, 0)!r}"
-    return f"{identity['key']} = {CANARY_KEY!r} and {identity['seq']} = 0"
+        return f"{identity['id']} = {compose(identity.get('format', '{key}-{seq}'), key, 0)!r}"
+    return f"{identity['key']} = {key!r} and {identity['seq']} = 0"
 
 
 def wait_canary(
-    outputs: dict[str, tuple[dict, Callable[[], list[dict]]]], dead: Callable[[], str | None], timeout_s: float
+    outputs: dict[str, tuple[dict, Callable[[], list[dict]]]],
+    dead: Callable[[], str | None],
+    timeout_s: float,
+    expected: dict[str, set[str]] | None = None,
 ) -> float:
     """Until every output holds the canary: `outputs` maps an output to its identity and a reader of its records
-    (topic-dump lines: {"value": ...}). Returns the seconds it took; raises a HarnessError naming the first output
-    without it, what it holds instead (its first record) and what was expected."""
+    (topic-dump lines: {"value": ...}); `expected`: the canaries' harness keys each awaits (None: `canary`, one
+    source topic's). Returns the seconds it took; raises a HarnessError naming the first output without one, what it
+    holds instead (its first record) and what was expected."""
     t0 = time.monotonic()
-    missing = dict(outputs)
+    missing = {name: set((expected or {}).get(name) or {CANARY_KEY}) for name in outputs}
 
     def arrived() -> bool:
-        for name, (identity, records) in list(missing.items()):
-            read = IdentityReader(identity)
-            if any(read(r) == (CANARY_KEY, 0) for r in records()):
+        for name, keys in list(missing.items()):
+            read = IdentityReader(outputs[name][0])
+            keys -= {key for r in outputs[name][1]() for key, seq in [read(r)] if seq == 0 and key in keys}
+            if not keys:
                 del missing[name]
         return not missing
 
@@ -130,19 +136,21 @@ def wait_canary(
     except HarnessError as exc:
         if not missing:
             raise
-        name, (identity, records) = next(iter(missing.items()))
+        name, keys = next(iter(missing.items()))
+        identity, records = outputs[name]
         found = records()
         holds = f"its first record is {json.dumps(found[0].get('value'))[:300]}" if found else "it holds no record"
         raise HarnessError(
             f"outputs.{name}: the canary record did not arrive ({exc}); "
-            f"expected a record with {expected_identity(identity)}; {holds}"
+            f"expected a record with {expected_identity(identity, min(keys))}; {holds}"
         ) from None
     return time.monotonic() - t0
 
 
 def preflight(run: PipelineRun) -> None:
     """Before the workload, for applications: each reads the topics it was given, and a canary record reaches
-    every output (harness/runner/preflight.py). A misconfiguration stops the run here, in one line."""
+    every output (harness/runner/preflight.py): one per source topic, awaited where its records may arrive. A
+    misconfiguration stops the run here, in one line."""
     apps = [n for n, i in run.scenario.blueprint.streamlets.items() if i.kind == APPLICATION]
     if not apps:
         return
@@ -160,23 +168,29 @@ def preflight(run: PipelineRun) -> None:
     outputs = [n for n, i in streamlets.items() if i.kind in OUTPUT_KINDS]
     event_ms = int(time.time() * 1000)
     keeps = [filters[n] for n in apps if n in filters]
-    value, key, headers = canary_value(w.record, keeps, [filters.get(n) for n in outputs], w.seed, event_ms)
     # An output whose `receives` does not take the canary expects it missing, by design, as the generator's records.
     fields = record_fields(w.record) if w.record else []
     routed = DeclaredDrops(
         fields, {n: filters[n] for n in outputs if n in filters}, run.layout.dropped(GENERATOR).parent
     )
-    routed.note(CANARY_KEY, 0, value)
+    prefixes = run.topology.source_keys()
+    keys, kept = {}, set(output_readers(run))  # source topic -> its canary's key; the outputs it is kept at
+    for source in w.fed:  # filters are declared for one source topic only (scenario/parse.py)
+        topic = run.topic_name(source.topic)
+        key = prefixes.get(topic, "") + CANARY_KEY
+        receives = [filters.get(n) for n in outputs]
+        value, message_key, headers = canary_value(source.record, keeps, receives, w.seed, event_ms, key)
+        routed.note(key, 0, value)
+        kept -= {n for n, f in routed.filters.items() if not f.keeps(value)}
+        encoded = (source_encoder(source)(value), message_key, headers)
+        send_canary(run.kafka, topic, run.ack_log, encoded, event_ms, key=key)
+        run.history.record(CANARY_SENT, key=key, seq=0)
+        keys[topic] = key
     routed.close()
-    awaited = {
-        n: reader
-        for n, reader in output_readers(run).items()
-        if n not in routed.filters or routed.filters[n].keeps(value)
-    }
-    encode = source_encoder(w)
-    send_canary(run.kafka, run.topic_name(w.topic), run.ack_log, (encode(value), key, headers), event_ms)
-    run.history.record(CANARY_SENT, key=CANARY_KEY, seq=0)
-    took = wait_canary(awaited, run.dead_driver, run.scenario.canary_timeout_s)
+    description = run.topology.describe()
+    expected = {n: {keys[t] for t in description.sources_of(n)} for n in kept}
+    awaited = {n: reader for n, reader in output_readers(run).items() if n in kept}
+    took = wait_canary(awaited, run.dead_driver, run.scenario.canary_timeout_s, expected)
     run.history.record(CANARY_ARRIVED, seconds=round(took, 3))
     run.say(f"preflight: the canary record reached every output in {took:.1f}s")
 

@@ -61,20 +61,21 @@ class Recording:
         self.recorder = None
 
     def read_source(self) -> None:
-        """The source topic's records, read back once into the run directory (the workload over, nothing writes)."""
-        topic = self.topology.topic_name(self.shared.scenario.workload.topic)
-        if self.shared.scenario.evidence_budget_bytes is not None:  # the budget is for what the checker needs
-            self.shared.history.record(SOURCE_READ, topic=topic, skipped="the run has an evidence budget")
-            return
-        path = self.shared.layout.source_records(topic)
-        try:
-            starts = {p: o for (t, p), o in self.kafka.log_starts([topic]).items() if t == topic}
-            ends = {p: o for (t, p), o in self.kafka.log_ends().items() if t == topic}
-            read = read_source(self.kafka.kafka, topic, starts, ends, self.topology.value_decoders()[topic], path)
-        except Exception as exc:  # an audit's copy, which the checker does not read: said, and the run goes on
-            self.shared.history.record(SOURCE_READ, topic=topic, error=str(exc) or type(exc).__name__)
-            return
-        self.shared.history.record(SOURCE_READ, topic=topic, records=read.records, missing=read.missing)
+        """Each source topic's records, read back once into the run directory (the workload over, nothing writes)."""
+        for source in self.shared.scenario.workload.fed:
+            topic = self.topology.topic_name(source.topic)
+            if self.shared.scenario.evidence_budget_bytes is not None:  # the budget is for what the checker needs
+                self.shared.history.record(SOURCE_READ, topic=topic, skipped="the run has an evidence budget")
+                continue
+            path = self.shared.layout.source_records(topic)
+            try:
+                starts = {p: o for (t, p), o in self.kafka.log_starts([topic]).items() if t == topic}
+                ends = {p: o for (t, p), o in self.kafka.log_ends().items() if t == topic}
+                read = read_source(self.kafka.kafka, topic, starts, ends, self.topology.value_decoders()[topic], path)
+            except Exception as exc:  # an audit's copy, which the checker does not read: said, and the run goes on
+                self.shared.history.record(SOURCE_READ, topic=topic, error=str(exc) or type(exc).__name__)
+                continue
+            self.shared.history.record(SOURCE_READ, topic=topic, records=read.records, missing=read.missing)
 
     def close(self) -> None:
         if self.recorder is not None:

@@ -246,7 +246,7 @@ def _play_workload(
     try:
         run.generator.start(duration if until is None else None, seed)
         console.say(
-            f"generator producing {scenario.workload.rate:g} records/s for {duration:g}s"
+            f"generator producing {scenario.workload.total_rate:g} records/s for {duration:g}s"
             + ("" if until is None else f" and until {until}")
             + f"; {summary.faults_planned} fault(s) planned (seed {seed})"
         )

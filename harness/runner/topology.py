@@ -4,12 +4,12 @@ topic's values are read back, and the pipeline's description for the run directo
 from __future__ import annotations
 
 from contract.applications import APPLICATION, FULLY, KAFKA_OUTPUT, OUTPUT_KINDS, WRITTEN_OUTPUTS
-from contract.roles import EGRESS, INGRESS
+from contract.roles import EGRESS
 from harness.codecs import Decode, avro_decoder, value_decoder
 from harness.evidence.description import PipelineDescription, StreamletDescription
 from harness.scenario import Scenario
 from harness.scenario.blueprint import TopicSpec
-from harness.workload.generator_settings import TRACE_HEADER
+from harness.workload.generator_settings import TRACE_HEADER, source_key_prefixes
 from pipelines.model import SOURCE_RECORD, Schema
 
 EXTERNAL_TOPIC_PREFIX = "harness."
@@ -29,11 +29,13 @@ class Topology:
         return spec.name
 
     def all_topics(self) -> list[TopicSpec]:
-        return [self.scenario.workload.topic] + self.scenario.blueprint.hops()
+        return [source.topic for source in self.scenario.workload.fed] + self.scenario.blueprint.hops()
 
     def topic_schemas(self) -> dict[str, tuple[str, Schema]]:
-        """Real topic name -> (its codec, the schema of its values): the source's, then each outlet's."""
-        found = {self.topic_name(self.scenario.workload.topic): (self.scenario.workload.topic.codec, SOURCE_RECORD)}
+        """Real topic name -> (its codec, the schema of its values): the sources', then each outlet's."""
+        found = {
+            self.topic_name(source.topic): (source.topic.codec, SOURCE_RECORD) for source in self.scenario.workload.fed
+        }
         bp = self.scenario.blueprint
         for c in bp.connections:
             found[self.topic_name(c.topic)] = (
@@ -62,17 +64,34 @@ class Topology:
         }
 
     def streamlet_topics(self, name: str) -> tuple[dict[str, str], dict[str, str], str | None]:
-        """A streamlet's real topics: inlet -> topic, outlet -> topic, and the source topic if it is an ingress."""
+        """A streamlet's real topics: inlet -> topic, outlet -> topic, and the (first) source topic it reads if it
+        is an ingress."""
         bp = self.scenario.blueprint
         return (
             {port: self.topic_name(t) for port, t in bp.inputs_of(name).items()},
             {port: self.topic_name(t) for port, t in bp.outputs_of(name).items()},
-            self.topic_name(self.scenario.workload.topic) if bp.streamlets[name].role == INGRESS else None,
+            next(iter(self.source_topics(name)), None),
         )
 
+    def source_topics(self, name: str) -> list[str]:
+        """The real names of the source topics streamlet `name` reads (none: it is not an ingress)."""
+        return [self.topic_name(t) for t in self.scenario.workload.read_by(self.scenario.blueprint.streamlets[name])]
+
     def input_topics(self, name: str) -> list[str]:
-        inputs, _, source_topic = self.streamlet_topics(name)
-        return list(inputs.values()) + ([source_topic] if source_topic else [])
+        inputs, _, _ = self.streamlet_topics(name)
+        return list(inputs.values()) + self.source_topics(name)
+
+    def _declared_sources(self, names: list[str] | None) -> tuple[str, ...] | None:
+        """An output's `sources`, by real topic name (None: not declared)."""
+        if names is None:
+            return None
+        return tuple(self.topic_name(s.topic) for s in self.scenario.workload.fed if s.topic.name in names)
+
+    def source_keys(self) -> dict[str, str]:
+        """Real source topic -> the prefix of its records' keys (a workload of one source topic: none)."""
+        fed = self.scenario.workload.fed
+        prefixes = source_key_prefixes([source.topic.name for source in fed])
+        return {self.topic_name(source.topic): prefixes[source.topic.name] for source in fed if prefixes}
 
     def output_topics(self, name: str) -> list[str]:
         return list(self.streamlet_topics(name)[1].values())
@@ -112,6 +131,7 @@ class Topology:
                     else None,
                     # a topic keeps every copy; a table's triggers see every write unless its export says otherwise
                     observed=FULLY if inst.kind in OUTPUT_KINDS else None,
+                    sources=self._declared_sources(inst.settings.get("sources")),
                 )
             )
         return PipelineDescription(
@@ -122,4 +142,5 @@ class Topology:
             self.scenario.expectations,
             TRACE_HEADER if self.scenario.workload.headers else None,
             self.scenario.checks,
+            self.source_keys(),
         )

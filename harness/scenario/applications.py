@@ -17,7 +17,6 @@ from typing import Any
 from contract.applications import APPLICATION, OUTPUT_KINDS, REAL_TIME
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
-from contract.roles import INGRESS
 from harness.errors import HarnessError
 from harness.field import Field
 from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
@@ -320,26 +319,38 @@ def declared_filters(blueprint: Blueprint) -> dict[str, str]:
     return found
 
 
-def _streamlet_class(base: type[Streamlet], name: str, inlets: list[str], outlets: list[str], reads_source: bool):
-    """A class of its own per application or output: a streamlet's shape is declared on its class."""
+def _streamlet_class(
+    base: type[Streamlet], name: str, inlets: list[str], outlets: list[str], sources: tuple[str, ...] = ()
+):
+    """A class of its own per application or output: a streamlet's shape is declared on its class, and the source
+    topics an application reads (`sources`, by name: it is an ingress)."""
     shape = Shape(
         tuple(Inlet(t, OWN_RECORD, "json") for t in inlets), tuple(Outlet(t, OWN_RECORD, "json") for t in outlets)
     )
-    return type(f"{base.__name__}[{name}]", (base,), {"shape": shape, "reads_source": reads_source})
+    return type(
+        f"{base.__name__}[{name}]", (base,), {"shape": shape, "reads_source": bool(sources), "sources_read": sources}
+    )
 
 
-def _written(apps_raw: dict, source: TopicSpec) -> dict[str, str]:
-    """topic -> the application writing it (one each, never the source)."""
+def _written(apps_raw: dict, sources: tuple[TopicSpec, ...]) -> dict[str, str]:
+    """topic -> the application writing it (one each, never a source)."""
     written: dict[str, str] = {}
+    names = {source.name for source in sources}
     for name, raw in apps_raw.items():
         writes = raw.get("writes") if isinstance(raw, dict) else None
         for topic in _strings(writes, f"applications.{name}.writes", "topic names") if writes else ():
-            if topic == source.name:
+            if topic in names:
                 raise BlueprintError(f"applications.{name}.writes", f"{topic!r} is the workload's source topic")
             if topic in written:
                 raise BlueprintError(f"applications.{name}.writes", f"topic {topic!r} is written by {written[topic]}")
             written[topic] = name
     return written
+
+
+# What every output may say besides its kind's fields: which source topics its records come from.
+OUTPUT_SOURCES = Field(
+    "sources", list, None, "the source topics its records come from (by default every one its writer reads)"
+)
 
 
 class _OutputSpec:
@@ -348,7 +359,7 @@ class _OutputSpec:
     def __init__(self, name: str, raw: dict, kind: OutputKind, written: dict[str, str], apps: set[str], known):
         self.name, self.path = name, f"outputs.{name}"
         own = (Field(OWN_KIND, str, None, "package.module:KIND"),) if OWN_KIND in raw else ()
-        self.values = Section(self.path, (*kind.fields, *own)).read(raw)
+        self.values = Section(self.path, (*kind.fields, *own, OUTPUT_SOURCES)).read(raw)
         self.written, self.apps = written, apps
         self.record, self.folder = known.record, known.folder
 
@@ -417,11 +428,14 @@ def _output(
 ) -> StreamletInstance:
     """An output of its kind (a Kafka topic, a table, a table of files); any may say which records the job sends it
     (`receives`: a dead-letter output, one of a fan-out), the others dropped by design."""
-    settings = kind.parse(_OutputSpec(name, raw, kind, written, apps, known))
+    spec = _OutputSpec(name, raw, kind, written, apps, known)
+    settings = kind.parse(spec)
+    if spec.values["sources"] is not None:
+        settings["sources"] = _strings(spec.values["sources"], f"outputs.{name}.sources", "source topic names")
     if OWN_KIND in raw:  # the runner finds a kind of one's own by its name
         settings[OWN_KIND] = raw[OWN_KIND]
     inlets = [settings["topic"]] if settings.get("topic") else []  # what it reads: the topic an application writes
-    cls = _streamlet_class(Output, name, inlets, [], False)
+    cls = _streamlet_class(Output, name, inlets, [])
     cls.kind, cls.egress_evidence = kind.family, kind.evidence(settings)
     return StreamletInstance(name, kind.family, cls, settings)
 
@@ -440,25 +454,56 @@ SETTINGS = (
 )
 
 
+def _check_judged(apps: dict, streamlets: dict[str, StreamletInstance], readers: dict, written: dict) -> None:
+    """Every application writes what is judged, and every topic written is read."""
+    for name, app in apps.items():
+        if not app["writes"] and not any(o.settings.get("written_by") == name for o in streamlets.values()):
+            raise BlueprintError(
+                f"applications.{name}", "writes no topic, and no output names it (written_by): nothing to judge"
+            )
+    for topic, inlets in readers.items():
+        if not inlets:
+            raise BlueprintError(
+                f"applications.{written[topic]}.writes",
+                f"nothing reads {topic!r}: name it in an output (where the run is judged) or an application's reads",
+            )
+
+
+def _check_sources_read(source_names: list[str], streamlets: dict[str, StreamletInstance], written: dict) -> None:
+    """Every source topic is read by an application, and an output's `sources` are ones its writer reads."""
+    for name, inst in streamlets.items():
+        writer = streamlets.get(inst.settings.get("written_by") or written.get(inst.settings.get("topic")))
+        read = getattr(writer.cls, "sources_read", ()) if writer else ()
+        for topic in inst.settings.get("sources") or () if inst.kind in OUTPUT_KINDS else ():
+            if topic not in read:
+                raise BlueprintError(
+                    f"outputs.{name}.sources", f"{topic!r} is not a source topic its writer reads ({', '.join(read)})"
+                )
+    unread = [t for t in source_names if not any(t in getattr(i.cls, "sources_read", ()) for i in streamlets.values())]
+    if unread:
+        raise BlueprintError("applications", f"no application reads the workload's source topic {unread[0]!r}")
+
+
 def parse_applications(
     raw_apps: Any,
     raw_outputs: Any,
     raw_topics: Any,
-    source: TopicSpec,
+    sources: tuple[TopicSpec, ...],
     folder: Path | None,
     store: bool,
     record: dict | None,
     secured: bool = False,
 ) -> Blueprint:
     """The pipeline of the `applications`, `outputs` and `topics` sections: applications chained by the topics they
-    read and write (the workload's source topic first), and the outputs they are judged at (`store`: the scenario
-    has a PostgreSQL store, where table outputs live)."""
+    read and write (the workload's source topics first, its own first of them), and the outputs they are judged at
+    (`store`: the scenario has a PostgreSQL store, where table outputs live)."""
     apps_raw = _mapping(raw_apps, "applications", "no applications")
     outputs_raw = _mapping(
         raw_outputs, "outputs", "no outputs: name at least one topic or table an application writes, and its identity"
     )
     topics_raw = _mapping(raw_topics, "topics")
-    written = _written(apps_raw, source)
+    written = _written(apps_raw, sources)
+    source_names = [source.name for source in sources]
     kinds = {name: _output_kind(name, raw) for name, raw in outputs_raw.items()}
     for kind in kinds.values():
         if kind.needs_store and not store:
@@ -468,7 +513,7 @@ def parse_applications(
         for prefix, value in kind.offers(name, outputs_raw[name]).items():
             offered.setdefault(prefix, set()).add(value)
     own_kind = any(OWN_KIND in raw for raw in outputs_raw.values() if isinstance(raw, dict))
-    known = Known({source.name, *written}, offered, store, record, folder, own_kind, secured)
+    known = Known({*source_names, *written}, offered, store, record, folder, own_kind, secured)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
     outputs = {}
@@ -487,13 +532,15 @@ def parse_applications(
     streamlets: dict[str, StreamletInstance] = {}
     for name, app in apps.items():
         for topic in app["reads"]:
-            if topic != source.name and topic not in written:
+            if topic not in source_names and topic not in written:
+                fed = ", ".join(repr(t) for t in source_names)
                 raise BlueprintError(
-                    f"applications.{name}.reads", f"no topic {topic!r} (the source {source.name!r}, or one written)"
+                    f"applications.{name}.reads", f"no topic {topic!r} (a source: {fed}; or one written)"
                 )
-        inlets = [t for t in app["reads"] if t != source.name]
+        inlets = [t for t in app["reads"] if t not in source_names]
         readers.update({t: readers[t] + [(name, t)] for t in inlets})
-        cls = _streamlet_class(Application, name, inlets, list(app["writes"]), source.name in app["reads"])
+        sources_read = tuple(t for t in source_names if t in app["reads"])
+        cls = _streamlet_class(Application, name, inlets, list(app["writes"]), sources_read)
         # A job gets the jars its outputs' kinds need (Delta's) from the harness, as it gets the Kafka connector
         # (never --packages).
         writes = [o for o in outputs if outputs[o].settings.get("written_by") == name]
@@ -503,19 +550,8 @@ def parse_applications(
         settings["window"] = windows.get(name)  # the windowed count it writes (the checker's counter)
         streamlets[name] = StreamletInstance(name, APPLICATION, cls, settings)
     streamlets.update(outputs)
-    for name, app in apps.items():
-        if not app["writes"] and not any(o.settings.get("written_by") == name for o in streamlets.values()):
-            raise BlueprintError(
-                f"applications.{name}", "writes no topic, and no output names it (written_by): nothing to judge"
-            )
-    for topic, inlets in readers.items():
-        if not inlets:
-            raise BlueprintError(
-                f"applications.{written[topic]}.writes",
-                f"nothing reads {topic!r}: name it in an output (where the run is judged) or an application's reads",
-            )
-    if not any(inst.role == INGRESS for inst in streamlets.values()):
-        raise BlueprintError("applications", f"no application reads the workload's source topic {source.name!r}")
+    _check_judged(apps, streamlets, readers, written)
+    _check_sources_read(source_names, streamlets, written)
     specs = {t: topic_spec(topics_raw.get(t), t, f"topics.{t}") for t in written}
     blueprint = Blueprint(streamlets, tuple(Connection((written[t], t), tuple(readers[t]), specs[t]) for t in written))
     topological_order(blueprint, "applications")

@@ -44,6 +44,16 @@ WORKLOAD = Section(
         Field("headers", bool, False, "every record carries the trace header"),
         Field("record", dict, None, "the records in the application's own format"),
         Field("workers", int, 1, "generator processes sharing the keys", minimum=1, maximum=MAX_WORKERS),
+        Field("sources", list, [], "more source topics, each fed beside the first (workload.sources[N])"),
+    ),
+)
+SOURCE = Section(
+    "workload.sources[N]",
+    (
+        Field("topic", dict, None, "its topic, as workload.topic (its name required)", required=True),
+        Field("keys", int, 8, "its keys, each with its own sequence", minimum=1, maximum=MAX_KEYS),
+        Field("rate", NUMBER, 200.0, "its records per second", minimum=0.1, maximum=MAX_RATE),
+        Field("record", dict, None, "its records in the application's own format, as workload.record"),
     ),
 )
 TOPIC = Section(

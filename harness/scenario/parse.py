@@ -16,8 +16,8 @@ from contract.plugins import PluginError
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
-from harness.scenario.applications import own_master, parse_applications
-from harness.scenario.blueprint import Blueprint, TopicSpec, parse_blueprint
+from harness.scenario.applications import declared_filters, own_master, parse_applications
+from harness.scenario.blueprint import Blueprint, StreamletInstance, TopicSpec, parse_blueprint
 from harness.scenario.declared import (
     CANARY_TIMEOUT_S,
     CLUSTER,
@@ -26,6 +26,7 @@ from harness.scenario.declared import (
     MAX_RECORDS,
     PREFLIGHT,
     SCENARIO,
+    SOURCE,
     SOURCE_OPTIONS,
     SPARK,
     TOPIC,
@@ -71,6 +72,16 @@ class ClusterSpec:
 
 
 @dataclass(frozen=True)
+class SourceSpec:
+    """One source topic the workload feeds: its own keys, rate and records (None: the harness's own)."""
+
+    topic: TopicSpec
+    keys: int
+    rate: float
+    record: dict | None = None
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     topic: TopicSpec
     keys: int = 8
@@ -85,6 +96,24 @@ class WorkloadSpec:
     abort_every: int = 0  # > 0: every n-th transaction is aborted and its records written again in the next
     record: dict | None = None  # the records in the application's own format (harness/workload/template.py)
     workers: int = 1  # generator processes sharing the workload (harness/workload/workers.py)
+    sources: tuple[SourceSpec, ...] = ()  # more source topics, fed beside `topic` (workload.sources)
+
+    @property
+    def fed(self) -> tuple[SourceSpec, ...]:
+        """Every source topic the workload feeds: its own first, then `sources`."""
+        return (SourceSpec(self.topic, self.keys, self.rate, self.record), *self.sources)
+
+    @property
+    def total_rate(self) -> float:
+        """Records per second over every source topic."""
+        return sum(source.rate for source in self.fed)
+
+    def read_by(self, streamlet: StreamletInstance) -> tuple[TopicSpec, ...]:
+        """The source topics `streamlet` reads: an application's by its `reads`, any other ingress the first."""
+        if not streamlet.cls.reads_source:
+            return ()
+        names = getattr(streamlet.cls, "sources_read", ()) or (self.topic.name,)
+        return tuple(source.topic for source in self.fed if source.topic.name in names)
 
 
 @dataclass(frozen=True)
@@ -114,12 +143,35 @@ class Scenario:
         return self.source_options.get(streamlet, SourceOptions())
 
 
-def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
-    """The workload from its fields as declared (WORKLOAD.read)."""
-    t = TOPIC.read(w["topic"])
-    topic = TopicSpec(
+def _topic(raw: dict, path: str = TOPIC.path) -> TopicSpec:
+    t = TOPIC.read(raw, path)
+    return TopicSpec(
         t["name"], t["partitions"], t["replication"], {str(k): str(v) for k, v in t["config"].items()}, t["codec"]
     )
+
+
+def _sources(raw: list, first: TopicSpec, folder: Path | None) -> tuple[SourceSpec, ...]:
+    """workload.sources: more source topics, each named apart from the others and the workload's own."""
+    found, names = [], {first.name}
+    for i, item in enumerate(raw):
+        path = f"workload.sources[{i}]"
+        s = SOURCE.read(item, path)
+        if not isinstance(s["topic"].get("name"), str):
+            raise BlueprintError(f"{path}.topic.name", "required field is missing: each source topic is named")
+        topic = _topic(s["topic"], f"{path}.topic")
+        if topic.name in names:
+            raise BlueprintError(f"{path}.topic.name", f"{topic.name!r} is fed already: each source topic once")
+        names.add(topic.name)
+        record = _record(s["record"], topic, folder, f"{path}.record")
+        if record and record.get("registry"):
+            raise BlueprintError(f"{path}.record.registry", "not yet for a further source (only workload.record)")
+        found.append(SourceSpec(topic, s["keys"], s["rate"], record))
+    return tuple(found)
+
+
+def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
+    """The workload from its fields as declared (WORKLOAD.read)."""
+    topic = _topic(w["topic"])
     spec = WorkloadSpec(
         topic=topic,
         keys=w["keys"],
@@ -133,27 +185,30 @@ def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
         **_transactions(w["transactions"], w["idempotence"]),
         record=_record(w["record"], topic, folder),
         workers=w["workers"],
+        sources=_sources(w["sources"], topic, folder),
     )
     if spec.workers > spec.keys:
         raise BlueprintError("workload.workers", f"{spec.workers} workers for {spec.keys} keys: each needs a key")
-    if spec.rate * spec.duration_s > MAX_RECORDS:
+    if spec.workers > 1 and spec.sources:
+        raise BlueprintError("workload.workers", "not yet with several source topics (workload.sources): one worker")
+    if spec.total_rate * spec.duration_s > MAX_RECORDS:
         raise BlueprintError(
             "workload",
-            f"rate x duration_s is {spec.rate * spec.duration_s:,.0f} records; at most "
+            f"rate x duration_s is {spec.total_rate * spec.duration_s:,.0f} records; at most "
             f"{MAX_RECORDS:,} can be checked in this machine's memory",
         )
     return spec
 
 
-def _record(raw: dict | None, topic: TopicSpec, folder: Path | None) -> dict | None:
+def _record(raw: dict | None, topic: TopicSpec, folder: Path | None, path: str = "workload.record") -> dict | None:
     """workload.record: a template of the application's own records (JSON values); a sample file's path starts
     at `folder`."""
     if raw is None:
         return None
     if topic.codec != "json":
-        raise BlueprintError("workload.record", f"templates write JSON; the source topic is {topic.codec}")
+        raise BlueprintError(path, f"templates write JSON; the source topic is {topic.codec}")
     try:
-        return parse_template(raw, folder=folder)
+        return parse_template(raw, path, folder=folder)
     except TemplateError as exc:
         raise BlueprintError(exc.path, str(exc).split(": ", 1)[1]) from None
 
@@ -354,7 +409,7 @@ def _check_task_slots(name: str, blueprint: Blueprint, workload: WorkloadSpec) -
     partitions it reads, the others wait a whole interval and the job never catches up. An application on the
     local master (Spark's local[*]: a slot per core) reads at most as many partitions as there are cores."""
     inst = blueprint.streamlets[name]
-    topics = ([workload.topic] if inst.cls.reads_source else []) + list(blueprint.inputs_of(name).values())
+    topics = list(workload.read_by(inst)) + list(blueprint.inputs_of(name).values())
     partitions, slots = sum(t.partitions for t in topics), len(os.sched_getaffinity(0))
     if partitions > slots:
         read = ", ".join(f"{t.name} {t.partitions}" for t in topics)
@@ -436,6 +491,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     _check_packages(blueprint, cluster)
     faults = _faults(top["faults"], workload_fields, blueprint, cluster, workload.duration_s)
     _check_own_masters(faults, blueprint)
+    _check_source_faults(faults, blueprint, workload)
     checks = _own_checks(top["checks"])
     expectations = parse_expectations(top["expectations"], blueprint, workload.headers, checks)
     evidence = EVIDENCE.read(top["evidence"])
@@ -461,6 +517,20 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     )
 
 
+def _check_source_faults(faults: tuple[FaultRule, ...], blueprint: Blueprint, workload: WorkloadSpec) -> None:
+    """A fault on the topics of a job reading source topics is judged for a workload of one: its causes read the
+    offsets of the first source topic alone."""
+    if not workload.sources:
+        return
+    for i, rule in enumerate(faults):
+        inst = blueprint.streamlets.get(rule.target)
+        if rule.fault.on_topics and inst is not None and inst.cls.reads_source:
+            raise BlueprintError(
+                f"faults[{i}]",
+                f"{rule.fault.name} on {rule.target}, a source topic's reader: not yet with several (workload.sources)",
+            )
+
+
 def _check_secured_applications(blueprint: Blueprint, kafka, cluster_security: str | None) -> None:
     """A job reaches a secured cluster with what its code sets from ${kafka.*}: a password (SASL) or a CA, not yet
     a certificate of its own (mutual TLS), nor through a world (the brokers' certificates name loopback)."""
@@ -478,6 +548,8 @@ def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None
     `top`: the scenario's fields as declared, `given`: those the file gives, `secured`: the clients reach Kafka
     secured."""
     if "applications" not in given:
+        if workload.sources:
+            raise BlueprintError("workload.sources", "only with applications (a blueprint's ingress reads one topic)")
         for section in ("outputs", "topics"):
             if section in given:
                 raise BlueprintError(section, "only with applications (a blueprint has blueprint.topics)")
@@ -490,9 +562,18 @@ def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None
         if section in given:
             raise BlueprintError(section, "not for applications: an application reads and imports as its code says")
     store = top["store"].startswith(("postgresql://", "postgres://"))
-    return parse_applications(
-        top["applications"], top["outputs"], top["topics"], workload.topic, folder, store, workload.record, secured
+    topics = tuple(source.topic for source in workload.fed)
+    blueprint = parse_applications(
+        top["applications"], top["outputs"], top["topics"], topics, folder, store, workload.record, secured
     )
+    filters = declared_filters(blueprint)
+    if workload.sources and filters:
+        name = next(iter(filters))
+        raise BlueprintError(
+            f"applications.{name}" if name in top["applications"] else f"outputs.{name}",
+            "a declared filter (keeps, receives) is not yet for several source topics (workload.sources)",
+        )
+    return blueprint
 
 
 def _preflight(top: dict, given: set) -> float | None:

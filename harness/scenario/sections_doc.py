@@ -27,6 +27,7 @@ SECTIONS = (
     declared.STREAMLET,
     declared.WORKLOAD,
     declared.TOPIC,
+    declared.SOURCE,
     declared.TRANSACTIONS,
     declared.SOURCE_OPTIONS,
     declared.APPLICATION_FIELDS,

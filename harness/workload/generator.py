@@ -15,7 +15,9 @@ at a few thousand records a second here, below what the pipelines consume.
 
 from __future__ import annotations
 
+import bisect
 import csv
+import itertools
 import json
 import os
 import random
@@ -24,6 +26,7 @@ import string
 import sys
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -53,21 +56,31 @@ _PAYLOAD_LETTERS = bytes(ALPHABET[b % len(ALPHABET)] for b in range(256))
 Message = tuple  # (Kafka key text or None, value bytes, headers or None)
 
 
+def key_text(prefix: str, k: int) -> str:
+    """Key number `k` of a source topic whose keys take `prefix` (generator_settings.source_key_prefixes)."""
+    return f"{prefix}k{k:04d}"
+
+
 def record_plan(settings: WorkloadSettings):
     """The deterministic part of the workload: yields (key, seq, payload, late) forever. A worker of several draws
-    only its own keys (k % workers == worker), from a seed of its own."""
+    only its own keys (k % workers == worker), from a seed of its own; a workload of several source topics draws
+    each record's topic by their rates, then one of its keys."""
     rng = random.Random(settings.seed if settings.workers == 1 else f"{settings.seed}-worker-{settings.worker}")
-    own = range(settings.worker, settings.keys, settings.workers)
-    seqs = [0] * settings.keys
+    fed = [(s["prefix"], s["keys"], s["rate"]) for s in settings.sources] or [("", settings.keys, settings.rate)]
+    own = [[key_text(prefix, k) for k in range(settings.worker, keys, settings.workers)] for prefix, keys, _ in fed]
+    seqs = [[0] * len(keys) for keys in own]
+    bounds = list(itertools.accumulate(rate for _, _, rate in fed))
     size = settings.payload_bytes
     index = 0
     while True:
-        k = own[rng.randrange(len(own))]
+        source = bisect.bisect(bounds, rng.random() * bounds[-1]) if len(fed) > 1 else 0
+        keys = own[source]
+        at = rng.randrange(len(keys))
         late = rng.random() < settings.late_share and index >= settings.late_after
         index += 1
         payload = rng.getrandbits(8 * size).to_bytes(size, "little").translate(_PAYLOAD_LETTERS).decode()
-        yield f"k{k:04d}", seqs[k], payload, late
-        seqs[k] += 1
+        yield keys[at], seqs[source][at], payload, late
+        seqs[source][at] += 1
 
 
 class AckLog:
@@ -228,7 +241,7 @@ def run(settings: WorkloadSettings) -> dict:
     transactions = (
         Transactions(producer, log, settings.transaction_records, settings.abort_every) if transactional else None
     )
-    message_of = source_messages(settings)
+    topic_of, message_of = routed_messages(settings)
     plan = record_plan(settings)
     total = planned_records(settings)
     resends = Resends(settings)
@@ -237,7 +250,7 @@ def run(settings: WorkloadSettings) -> dict:
     try:
         while not stopping and (total is None or sent < total or resends.waiting):
             for message, row in resends.due():
-                _produce(producer, settings.topic, message, log.add(row, resend=True))
+                _produce(producer, topic_of(row[0]), message, log.add(row, resend=True))
                 if transactions is not None:
                     transactions.add(message, row, resend=True)
             elapsed = time.monotonic() - start
@@ -260,14 +273,14 @@ def run(settings: WorkloadSettings) -> dict:
                     row = (key, seq, event_ms, int(late))
                     resends.note(message, row)
                     sent += 1
-                _produce(producer, settings.topic, message, log.add(row, resend))
+                _produce(producer, topic_of(row[0]), message, log.add(row, resend))
                 if transactions is not None:
                     transactions.add(message, row, resend)
             producer.poll(0)
             log.drain()
         while transactions is not None and transactions.again and not stopping:  # the last aborted ones, once more
             message, row, resend = transactions.again.popleft()
-            _produce(producer, settings.topic, message, log.add(row, resend))
+            _produce(producer, topic_of(row[0]), message, log.add(row, resend))
             transactions.add(message, row, resend)
         if transactions is not None:
             transactions.end(last=True)
@@ -301,6 +314,21 @@ class Resends:
         while self._queue and self._queue[0][0] <= now:
             found.append(self._queue.popleft()[1:])
         return found
+
+
+def routed_messages(settings: WorkloadSettings) -> tuple[Callable[[str], str], Callable[[str, int, int, str], Message]]:
+    """Key -> the topic its records go to, and (key, seq, event time, payload) -> the record's message: the one
+    source topic's, or with several each key's own topic's (its format, its codec)."""
+    if not settings.sources:
+        return (lambda key: settings.topic), source_messages(settings)
+    topics, makers = {}, {}
+    for source in settings.sources:
+        own = {f: source[f] for f in ("topic", "keys", "rate", "record", "codec")}
+        maker = source_messages(replace(settings, **own, sources=[]))
+        for k in range(source["keys"]):
+            topics[key_text(source["prefix"], k)] = source["topic"]
+            makers[key_text(source["prefix"], k)] = maker
+    return topics.__getitem__, lambda key, seq, event_ms, payload: makers[key](key, seq, event_ms, payload)
 
 
 def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str], Message]:

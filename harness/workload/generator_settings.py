@@ -40,6 +40,9 @@ class WorkloadSettings:
     # ack segments (a columnar ack log); `worker` is set only in a worker's own settings (harness/workload/workers.py)
     workers: int = 1
     worker: int = 0
+    # several source topics: each one's topic (its real name), keys, rate, record, codec and key prefix
+    # (harness/workload/sources.py); the fields above then describe the first, `rate` every one's together
+    sources: list = field(default_factory=list)
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))
@@ -48,6 +51,13 @@ class WorkloadSettings:
     def load(cls, path: Path) -> "WorkloadSettings":
         data = json.loads(Path(path).read_text())
         return cls(**{**data, "kafka_security": KafkaSecurity(**data.get("kafka_security", {}))})
+
+
+def source_key_prefixes(names: list[str]) -> dict[str, str]:
+    """Each source topic's prefix of its records' keys: none in a workload of one (k0000, ...); in one of several,
+    the topic's name and a colon (orders:k0000: no topic name holds one), so that no key of one source is
+    another's."""
+    return {} if len(names) < 2 else {name: f"{name}:" for name in names}
 
 
 TRACE_HEADER = "harness-trace"  # a header the generator can put on every record; the checker looks for it at each hop

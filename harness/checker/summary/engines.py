@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from harness.evidence.description import PipelineDescription
 from harness.evidence.layout import RunLayout
 
 ENGINES = ("numpy", "dense", "spark")
@@ -21,8 +22,17 @@ DEFAULT_SPARK_MASTER = "local[*]"
 def chosen_name(run_dir: Path) -> str:
     """The default engine's name: dense where every recording is columnar (it reads them where they lie: a soak's
     evidence in a fraction of numpy's memory), numpy otherwise (JSON recordings are parsed whole in memory whichever
-    counts)."""
-    return "dense" if RunLayout(Path(run_dir)).all_columnar else "numpy"
+    counts) and for a workload of several source topics (each hop judged against its own: numpy's alone)."""
+    layout = RunLayout(Path(run_dir))
+    return "dense" if layout.all_columnar and not several_sources(layout) else "numpy"
+
+
+def several_sources(layout: RunLayout) -> bool:
+    """Whether the run's workload fed several source topics (pipeline.json source_keys; unreadable: no)."""
+    try:
+        return bool(PipelineDescription.load(layout.pipeline).source_keys)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return False
 
 
 def chosen(run_dir: Path) -> Engine | None:

@@ -209,6 +209,11 @@ def reconcile_with(
     `complete` (an engine that can), a windowed count's cells judged too and the records the causes of a re-created
     source or of a recording's missed offsets read named (eras.py, dense_placed.py)."""
     layout = RunLayout(evidence.root)
+    if evidence.pipeline.source_keys:
+        raise HarnessError(
+            f"{evidence.root}: the {name} engine does not yet judge a workload of several source topics "
+            "(each hop against its own): the numpy engine does (--engine numpy, the default for such a run)"
+        )
     dropped_rows = [identity_rows(dropped_upstream(evidence, h.producer), evidence.ids) for h in hops]
     sources = hop_sources(layout, evidence.streamlets, hops, dropped_rows, evidence.pipeline.source_header)
     views: dict[str, Source] = {SENT: ack_source(layout)}

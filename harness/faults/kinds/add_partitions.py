@@ -47,6 +47,7 @@ def add_partitions(run: Pipeline, streamlet: str, add: int, timeout_s: float) ->
 
 KIND = FaultKind(
     name="add-partitions",
+    on_topics=True,
     target="streamlet",
     play=add_partitions,
     recovers=False,

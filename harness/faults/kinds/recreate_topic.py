@@ -95,6 +95,7 @@ def _went_back(committed: dict[tuple[str, int], int], read_to: dict[tuple[str, i
 
 KIND = FaultKind(
     name="recreate-topic",
+    on_topics=True,
     target="ingress",
     play=recreate_topic,
     recovers=False,

@@ -97,6 +97,7 @@ def _settled_offsets(admin: KafkaAdmin, topics: list[str], quiet_s: float = 3.0,
 
 KIND = FaultKind(
     name="retention-shrink",
+    on_topics=True,
     target="streamlet",
     play=shrink_retention,
     restarts=True,
