@@ -175,10 +175,10 @@ def preflight(run: PipelineRun) -> None:
     )
     prefixes = run.topology.source_keys()
     keys, kept = {}, set(output_readers(run))  # source topic -> its canary's key; the outputs it is kept at
+    receives = [filters.get(n) for n in outputs]
     for source in w.fed:  # filters are declared for one source topic only (scenario/parse.py)
         topic = run.topic_name(source.topic)
         key = prefixes.get(topic, "") + CANARY_KEY
-        receives = [filters.get(n) for n in outputs]
         value, message_key, headers = canary_value(source.record, keeps, receives, w.seed, event_ms, key)
         routed.note(key, 0, value)
         kept -= {n for n, f in routed.filters.items() if not f.keeps(value)}
