@@ -837,6 +837,41 @@ def test_several_source_topics_refuse_what_is_judged_for_one_in_one_line(change,
         parse_scenario(raw, SHOP_TOPICS.parent)
 
 
+PARTNERS = SHOP_TOPICS.parent / "partners.yaml"
+
+
+def _payments(change):
+    return lambda s: change(s["workload"]["sources"][0])
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (_payments(lambda p: p["partner"].update(of="shipments")), "'shipments' is not a source topic fed before it"),
+        (_payments(lambda p: p["partner"].update(field="payment_id")), "'payment_id': a top-level field of its own"),
+        (_payments(lambda p: p["partner"].update(field="a.b")), "'a.b': a top-level field of its own"),
+        (_payments(lambda p: p.update(rate=5)), "sources[0].rate: a partner topic's are those of the topic it answers"),
+        (_payments(lambda p: p.pop("record")), "a partner's records carry the id they answer: give the source a"),
+        (_payments(lambda p: p["partner"].update(missing=2)), "sources[0].partner.missing"),
+        (lambda s: s["workload"].update(transactions={"records": 10}), "not yet with partner topics"),
+    ],
+)
+def test_a_partner_topic_is_refused_in_one_line_where_it_cannot_answer(change, message):
+    raw = yaml.safe_load(PARTNERS.read_text())
+    change(raw)
+    with pytest.raises(BlueprintError, match=re.escape(message)) as err:
+        parse_scenario(raw, PARTNERS.parent)
+    assert "\n" not in str(err.value)
+
+
+def test_a_partner_topic_takes_the_keys_and_the_rate_of_the_records_it_answers_less_its_missing_share():
+    workload = parse_scenario(yaml.safe_load(PARTNERS.read_text()), PARTNERS.parent).workload
+    orders, payments, shipments = workload.fed
+    assert (payments.keys, payments.rate, shipments.rate) == (8, 54, 48) and payments.partner.of == "orders"
+    assert workload.drawn_rate == 60 and workload.total_rate == 162
+    assert payments.record["fields"]["order_id"] == "k0000-0"  # its template holds the field: an id like an order's
+
+
 def test_several_source_topics_each_feed_their_own_keys_at_their_own_rate():
     scenario = parse_scenario(yaml.safe_load(SHOP_TOPICS.read_text()), SHOP_TOPICS.parent)
     assert [s.topic.name for s in scenario.workload.fed] == ["orders", "payments", "shipments"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -9,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
+from dataclasses import replace
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -322,6 +325,52 @@ def test_the_resend_fault_sends_a_seeded_share_again_the_same_record_after_its_d
         (p1, o1, v1), (p2, o2, v2) = sorted(held[record])
         assert p1 == p2 and o1 < o2 and v1 == v2
     assert all(len(held[r]) == 1 for r in set(firsts) - set(again))
+
+
+def test_a_partner_topic_answers_each_record_once_with_its_id_its_missing_and_late_shares_as_declared(shared, tmp_path):
+    """Payments answering orders (workload.sources[N].partner), counted from the topics as the broker holds them:
+    each payment carries an order's id, no order is answered twice, the declared shares are left without or sent
+    late, each when planned, and partners.csv says the same of every order."""
+    from harness.workload.generator import run
+    from harness.workload.generator_settings import WorkloadSettings
+    from harness.workload.template import parse_template
+
+    with shared.admin() as admin:
+        admin.create_topic("p-orders", partitions=2)
+        admin.create_topic("p-payments", partitions=2)
+    orders = parse_template({"identity": {"id": "order_id"}, "fields": {"amount": {"int": [1, 9]}}})
+    payments = parse_template({"identity": {"id": "payment_id"}, "fields": {"order_id": "k0000-0"}})
+    partner = {"of": "p-orders", "field": "order_id", "id_format": "{key}-{seq}", "after_s": 0.3, "missing": 0.2}
+    partner.update(late_share=0.25, late_by_s=1.5)
+    source = {"keys": 4, "rate": 100, "codec": "json"}
+    sources = [
+        {**source, "topic": "p-orders", "record": orders, "prefix": "p-orders:", "partner": None},
+        {**source, "topic": "p-payments", "record": payments, "prefix": "p-payments:", "partner": partner},
+    ]
+    log, answers = tmp_path / "acks.csv", tmp_path / "partners.csv"
+    settings = WorkloadSettings(shared.bootstrap_servers, "p-orders", str(log), keys=4, rate=100, duration_s=4)
+    t0 = time.monotonic()
+    summary = run(replace(settings, record=orders, sources=sources, partner_log=str(answers)))
+    assert time.monotonic() - t0 >= 4 + 0.3 + 1.5 - 0.1  # the last late answers went out when planned
+    placed = {json.loads(r.value)["order_id"]: r.timestamp for r in read_topic(shared.bootstrap_servers, "p-orders")}
+    paid = [
+        (json.loads(r.value), r.key.decode(), r.timestamp) for r in read_topic(shared.bootstrap_servers, "p-payments")
+    ]
+    assert len(placed) == 400 and summary["sent"] == summary["acked"] == 400 + len(paid)
+    rows = list(csv.DictReader(answers.open()))
+    assert sorted(f"{r['key']}-{r['seq']}" for r in rows) == sorted(placed)  # a line for every order, once
+    outcome = {f"{r['key']}-{r['seq']}": r["outcome"] for r in rows}
+    answered = Counter(value["order_id"] for value, _, _ in paid)
+    assert set(answered) <= set(placed) and set(answered.values()) == {1}
+    assert {o for o, v in outcome.items() if v in ("answered", "late")} == set(answered)
+    missing = [o for o, v in outcome.items() if v == "missing"]
+    late = {o for o, v in outcome.items() if v == "late"}
+    assert 40 <= len(missing) <= 120 and 40 <= len(late) <= 130 and "unsent" not in outcome.values()
+    for value, key, timestamp in paid:
+        order = value["order_id"]
+        assert key == "p-payments:" + order.rsplit("-", 1)[0].split(":")[1]  # the order's key number, its own prefix
+        waited = (timestamp - placed[order]) / 1000
+        assert (1.5 + 0.3 - 0.15 <= waited <= 1.8 + 1.0) if order in late else (0.3 - 0.15 <= waited <= 1.5), order
 
 
 def test_a_generator_stopped_while_its_workers_start_exits_cleanly(tmp_path):

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 from harness.checker.expect import EXPECTATIONS
@@ -93,3 +94,35 @@ def test_a_subscribe_pattern_over_two_source_topics_lands_both_once(tmp_path):
     found, sent = _table_ids(run_dir, "events", "event_id"), acked(run_dir)
     assert _of(sent, "shop-clicks") and _of(sent, "shop-views")
     assert set(found) == sent and all(n == 1 for n in found.values())
+
+
+def _source_values(run_dir, topic: str) -> list[tuple[str, dict, int]]:
+    """A source topic's records drawn by the workload, as the run read them back after it: key, value, broker
+    timestamp (the preflight's canary left out)."""
+    table = pq.read_table(run_dir / "source" / f"{topic}.parquet", columns=["key", "value", "timestamp_ms"])
+    drawn = [r for r in table.to_pylist() if r["value"] and r["key"].startswith(f"{topic}:k")]
+    return [(r["key"], json.loads(r["value"]), r["timestamp_ms"]) for r in drawn]
+
+
+def test_payments_and_shipments_answering_orders_are_counted_as_the_source_topics_hold_them(tmp_path):
+    """examples/shop-topics/partners.yaml: the report's Partners section against the topics read back: each answer
+    names an order sent, none twice; the orders left unanswered are the declared missing ones; the late payments are
+    those sent seconds after their order."""
+    run_dir = tmp_path / "run"
+    report = run_example(SHOP, "partners.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    sent = acked(run_dir)
+    placed = {v["order_id"]: t for _, v, t in _source_values(run_dir, "orders")}
+    orders = {f"{key}-{seq}" for key, seq in _of(sent, "orders") if key.startswith("orders:k")}  # the canary's not
+    assert set(placed) >= orders
+    found = report.sections["partners"].data
+    for topic in ("payments", "shipments"):
+        answers = Counter(v["order_id"] for _, v, _ in _source_values(run_dir, topic))
+        counts = found[topic]
+        assert counts["answers"] == "orders" and counts["records"] == len(orders), topic
+        assert set(answers) <= orders and set(answers.values()) == {1}, topic
+        assert counts["acknowledged"] == counts["answered"] + counts["late"] == len(answers), topic
+        assert counts["missing"] + counts["unsent"] == len(orders - set(answers)) > 0, topic
+    waited = [(t - placed[v["order_id"]]) / 1000 for _, v, t in _source_values(run_dir, "payments")]
+    assert found["payments"]["late"] == sum(w >= 2.5 for w in waited) > 0
+    assert found["shipments"]["late"] == 0

@@ -24,7 +24,10 @@ def plan_text(scenario) -> str:
         f"seed {w.seed}"
     )
     for source in w.sources:
-        lines.append(f"            and {source.topic.name}: {source.rate:g} records/s of them, {source.keys} keys")
+        answering = f", each answering one of {source.partner.of}" if source.partner else ""
+        lines.append(
+            f"            and {source.topic.name}: {source.rate:g} records/s of them, {source.keys} keys{answering}"
+        )
     for rule in scenario.faults:
         when = (
             f"at {rule.start_s:g}s" + (f", every {rule.every_s:g}s" if rule.every_s else "")

@@ -62,6 +62,11 @@ class RunLayout:
         )
 
     @property
+    def partners(self) -> Path:
+        """What became of each answer a partner topic owes (harness/evidence/partners.py)."""
+        return self.root / "partners.csv"
+
+    @property
     def generator_settings(self) -> Path:
         return self.root / "generator.json"
 

@@ -17,6 +17,7 @@ from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
 from harness.runner.topology import Topology
 from harness.scenario.applications import declared_filters
+from harness.scenario.parse import SourceSpec
 from harness.waiting import wait_for
 from harness.workload.generator_settings import WorkloadSettings
 
@@ -51,13 +52,13 @@ class Generator:
             topic=self.topology.topic_name(w.topic),
             ack_log=str(self.ack_log),
             keys=w.keys,
-            rate=w.total_rate,
+            rate=w.drawn_rate,
             duration_s=duration_s,
             payload_bytes=w.payload_bytes,
             seed=w.seed if seed is None else seed,
             late_share=self.late_events.get("share", 0.0),
             late_by_s=self.late_events.get("late_by_s", 0.0),
-            late_after=int(self.late_events.get("after_s", 0.0) * w.total_rate),
+            late_after=int(self.late_events.get("after_s", 0.0) * w.drawn_rate),
             resend_share=self.resend.get("share", 0.0),
             resend_after_s=self.resend.get("after_s", 0.0),
             idempotence=w.idempotence,
@@ -70,6 +71,7 @@ class Generator:
             dropped_dir=str(self.shared.layout.dropped(GENERATOR).parent),
             workers=w.workers,
             sources=self.fed_sources(),
+            partner_log=str(self.shared.layout.partners),
         )
         settings.save(self.shared.layout.generator_settings)
         self.proc = self.shared.supervisor.start(
@@ -92,10 +94,18 @@ class Generator:
                 "record": source.record,
                 "codec": source.topic.codec,
                 "prefix": prefixes[topic],
+                "partner": self._partner(source),
             }
             for source in self.shared.scenario.workload.fed
             if (topic := self.topology.topic_name(source.topic)) in prefixes
         ]
+
+    def _partner(self, source: SourceSpec) -> dict | None:
+        """A partner topic's settings: the topic it answers by its real name, and that topic's records' ids."""
+        if source.partner is None:
+            return None
+        (answered,) = [s for s in self.shared.scenario.workload.fed if s.topic.name == source.partner.of]
+        return source.partner.settings(self.topology.topic_name(answered.topic), answered.record)
 
     def stop(self, reason: str) -> None:
         """End a workload that has no end of its own: SIGTERM, after which the generator waits for the outcome

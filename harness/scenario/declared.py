@@ -54,6 +54,18 @@ SOURCE = Section(
         Field("keys", int, 8, "its keys, each with its own sequence", minimum=1, maximum=MAX_KEYS),
         Field("rate", NUMBER, 200.0, "its records per second", minimum=0.1, maximum=MAX_RATE),
         Field("record", dict, None, "its records in the application's own format, as workload.record"),
+        Field("partner", dict, None, "each record answers one of another source (workload.sources[N].partner)"),
+    ),
+)
+PARTNER = Section(
+    "workload.sources[N].partner",
+    (
+        Field("of", str, None, "the source topic whose records this one answers, one each", required=True),
+        Field("field", str, None, "the field of its records that holds the partner's id", required=True),
+        Field("after_s", NUMBER, 0.0, "how long after its partner each record is sent", minimum=0, maximum=3600),
+        Field("missing", NUMBER, 0.0, "a share of the partner's records answered by none", minimum=0, maximum=1),
+        Field("late_share", NUMBER, 0.0, "a share of them sent late", minimum=0, maximum=1),
+        Field("late_by_s", NUMBER, 0.0, "how much later than after_s those are sent", minimum=0, maximum=3600),
     ),
 )
 TOPIC = Section(

@@ -38,6 +38,7 @@ from harness.scenario.explore_spec import ExploreSpec, parse_explore
 from harness.scenario.fault_rules import FaultRule, parse_faults, unplayable
 from harness.scenario.fields import BlueprintError
 from harness.scenario.kafka import KafkaClientSpec, parse_kafka, saved_kafka
+from harness.scenario.partners import PartnerSpec, read_partner
 from harness.scenario.source import ScenarioError, read_tree
 from harness.scenario.storm_spec import StormSpec, parse_storm
 from harness.secrets import redacted
@@ -77,8 +78,9 @@ class SourceSpec:
 
     topic: TopicSpec
     keys: int
-    rate: float
+    rate: float  # a partner topic's: the rate of the records it answers, less its missing share
     record: dict | None = None
+    partner: PartnerSpec | None = None  # each of its records answers one of another source topic's
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ class WorkloadSpec:
     def total_rate(self) -> float:
         """Records per second over every source topic."""
         return sum(source.rate for source in self.fed)
+
+    @property
+    def drawn_rate(self) -> float:
+        """Records per second over the source topics that draw their own (a partner topic's answer them)."""
+        return sum(source.rate for source in self.fed if source.partner is None)
 
     def read_by(self, streamlet: StreamletInstance) -> tuple[TopicSpec, ...]:
         """The source topics `streamlet` reads: an application's by its `reads`, any other ingress the first."""
@@ -150,9 +157,10 @@ def _topic(raw: dict, path: str = TOPIC.path) -> TopicSpec:
     )
 
 
-def _sources(raw: list, first: TopicSpec, folder: Path | None) -> tuple[SourceSpec, ...]:
+def _sources(raw: list, first: TopicSpec, keys: int, record: dict | None, rate: float, folder: Path | None):
     """workload.sources: more source topics, each named apart from the others and the workload's own."""
     found, names = [], {first.name}
+    drawn = {first.name: (keys, rate, record)}  # the topics drawing their own records: keys, rate, record template
     for i, item in enumerate(raw):
         path = f"workload.sources[{i}]"
         s = SOURCE.read(item, path)
@@ -162,16 +170,29 @@ def _sources(raw: list, first: TopicSpec, folder: Path | None) -> tuple[SourceSp
         if topic.name in names:
             raise BlueprintError(f"{path}.topic.name", f"{topic.name!r} is fed already: each source topic once")
         names.add(topic.name)
-        record = _record(s["record"], topic, folder, f"{path}.record")
-        if record and record.get("registry"):
+        partner, declared = None, s["record"]
+        if s["partner"] is not None:
+            for given in ("keys", "rate"):
+                if given in item:
+                    raise BlueprintError(f"{path}.{given}", "a partner topic's are those of the topic it answers")
+            answered = {name: template for name, (_, _, template) in drawn.items()}
+            partner, declared = read_partner(s["partner"], f"{path}.partner", declared, answered)
+        template = _record(declared, topic, folder, f"{path}.record")
+        if template and template.get("registry"):
             raise BlueprintError(f"{path}.record.registry", "not yet for a further source (only workload.record)")
-        found.append(SourceSpec(topic, s["keys"], s["rate"], record))
+        if partner is None:
+            drawn[topic.name] = (s["keys"], s["rate"], template)
+            found.append(SourceSpec(topic, s["keys"], s["rate"], template))
+        else:
+            of_keys, of_rate, _ = drawn[partner.of]
+            found.append(SourceSpec(topic, of_keys, of_rate * (1 - partner.missing), template, partner))
     return tuple(found)
 
 
 def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
     """The workload from its fields as declared (WORKLOAD.read)."""
     topic = _topic(w["topic"])
+    record = _record(w["record"], topic, folder)
     spec = WorkloadSpec(
         topic=topic,
         keys=w["keys"],
@@ -183,14 +204,16 @@ def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
         seed=w["seed"],
         headers=w["headers"],
         **_transactions(w["transactions"], w["idempotence"]),
-        record=_record(w["record"], topic, folder),
+        record=record,
         workers=w["workers"],
-        sources=_sources(w["sources"], topic, folder),
+        sources=_sources(w["sources"], topic, w["keys"], record, w["rate"], folder),
     )
     if spec.workers > spec.keys:
         raise BlueprintError("workload.workers", f"{spec.workers} workers for {spec.keys} keys: each needs a key")
     if spec.workers > 1 and spec.sources:
         raise BlueprintError("workload.workers", "not yet with several source topics (workload.sources): one worker")
+    if spec.transaction_records and any(source.partner for source in spec.sources):
+        raise BlueprintError("workload.transactions", "not yet with partner topics (workload.sources[N].partner)")
     if spec.total_rate * spec.duration_s > MAX_RECORDS:
         raise BlueprintError(
             "workload",

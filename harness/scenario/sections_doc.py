@@ -28,6 +28,7 @@ SECTIONS = (
     declared.WORKLOAD,
     declared.TOPIC,
     declared.SOURCE,
+    declared.PARTNER,
     declared.TRANSACTIONS,
     declared.SOURCE_OPTIONS,
     declared.APPLICATION_FIELDS,

@@ -43,6 +43,7 @@ from harness.evidence.acks import (
     columnar_ack_log,
 )
 from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
+from harness.workload.partners import Partners
 from harness.workload.predicate import Predicate
 from harness.workload.template import RecordMaker, record_fields, template_encoder
 from harness.workload.workers import run_workers, worker_settings
@@ -64,9 +65,10 @@ def key_text(prefix: str, k: int) -> str:
 def record_plan(settings: WorkloadSettings):
     """The deterministic part of the workload: yields (key, seq, payload, late) forever. A worker of several draws
     only its own keys (k % workers == worker), from a seed of its own; a workload of several source topics draws
-    each record's topic by their rates, then one of its keys."""
+    each record's topic by their rates, then one of its keys (a partner topic's are not drawn: partners.py)."""
     rng = random.Random(settings.seed if settings.workers == 1 else f"{settings.seed}-worker-{settings.worker}")
-    fed = [(s["prefix"], s["keys"], s["rate"]) for s in settings.sources] or [("", settings.keys, settings.rate)]
+    drawn = [s for s in settings.sources if not s.get("partner")]  # a partner topic's records answer others'
+    fed = [(s["prefix"], s["keys"], s["rate"]) for s in drawn] or [("", settings.keys, settings.rate)]
     own = [[key_text(prefix, k) for k in range(settings.worker, keys, settings.workers)] for prefix, keys, _ in fed]
     seqs = [[0] * len(keys) for keys in own]
     bounds = list(itertools.accumulate(rate for _, _, rate in fed))
@@ -214,12 +216,9 @@ def planned_records(settings: WorkloadSettings) -> int | None:
     return min(bounds) if bounds else None
 
 
-def run(settings: WorkloadSettings) -> dict:
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
-    transactional = settings.transaction_records > 0
-    producer = Producer(
+def _producer(settings: WorkloadSettings) -> "Producer":
+    """The workload's librdkafka producer: idempotent unless the scenario says not, transactional where it asks."""
+    return Producer(
         {
             "bootstrap.servers": settings.bootstrap_servers,
             **settings.kafka_security.librdkafka(
@@ -234,9 +233,21 @@ def run(settings: WorkloadSettings) -> dict:
             "max.in.flight.requests.per.connection": 5 if settings.idempotence else 1,
             "queue.buffering.max.messages": 1_000_000,
             "topic.metadata.refresh.interval.ms": 2000,  # partitions added while it runs are written to within seconds
-            **({"transactional.id": f"harness-generator-{settings.seed}-{os.getpid()}"} if transactional else {}),
+            **(
+                {"transactional.id": f"harness-generator-{settings.seed}-{os.getpid()}"}
+                if settings.transaction_records > 0
+                else {}
+            ),
         }
     )
+
+
+def run(settings: WorkloadSettings) -> dict:
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
+    transactional = settings.transaction_records > 0
+    producer = _producer(settings)
     log = AckLog(settings.ack_log, transactional)
     transactions = (
         Transactions(producer, log, settings.transaction_records, settings.abort_every) if transactional else None
@@ -245,14 +256,19 @@ def run(settings: WorkloadSettings) -> dict:
     plan = record_plan(settings)
     total = planned_records(settings)
     resends = Resends(settings)
+    partners = Partners(settings) if settings.partners else None
     start = time.monotonic()
     sent = 0
     try:
-        while not stopping and (total is None or sent < total or resends.waiting):
+        while not stopping and (total is None or sent < total or resends.waiting or (partners and partners.waiting)):
             for message, row in resends.due():
                 _produce(producer, topic_of(row[0]), message, log.add(row, resend=True))
                 if transactions is not None:
                     transactions.add(message, row, resend=True)
+            for key, seq, fields in partners.due() if partners else ():  # no transactions (scenario/parse.py)
+                event_ms = int(time.time() * 1000)
+                row = (key, seq, event_ms, 0)
+                _produce(producer, topic_of(key), message_of(key, seq, event_ms, "", fields), log.add(row))
             elapsed = time.monotonic() - start
             # Record i is due at i / rate: the last of rate x duration records goes out just before the end.
             due = int(elapsed * settings.rate) + 1 - sent
@@ -272,6 +288,8 @@ def run(settings: WorkloadSettings) -> dict:
                     message = message_of(key, seq, event_ms, payload)
                     row = (key, seq, event_ms, int(late))
                     resends.note(message, row)
+                    if partners is not None:
+                        partners.note(key, seq)
                     sent += 1
                 _produce(producer, topic_of(row[0]), message, log.add(row, resend))
                 if transactions is not None:
@@ -289,6 +307,9 @@ def run(settings: WorkloadSettings) -> dict:
         producer.flush(30)  # after a stop: what is in flight still gets its outcome
         log.drain(final=True)
         log.close()
+        if partners is not None:
+            partners.close()
+    sent += partners.sent if partners else 0
     return {"sent": sent, "acked": log.acked, "unknown": log.unknown, "aborted": log.aborted}
 
 
@@ -316,9 +337,9 @@ class Resends:
         return found
 
 
-def routed_messages(settings: WorkloadSettings) -> tuple[Callable[[str], str], Callable[[str, int, int, str], Message]]:
-    """Key -> the topic its records go to, and (key, seq, event time, payload) -> the record's message: the one
-    source topic's, or with several each key's own topic's (its format, its codec)."""
+def routed_messages(settings: WorkloadSettings) -> tuple[Callable[[str], str], Callable[..., Message]]:
+    """Key -> the topic its records go to, and (key, seq, event time, payload, fields set over it) -> the record's
+    message: the one source topic's, or with several each key's own topic's (its format, its codec)."""
     if not settings.sources:
         return (lambda key: settings.topic), source_messages(settings)
     topics, makers = {}, {}
@@ -328,20 +349,22 @@ def routed_messages(settings: WorkloadSettings) -> tuple[Callable[[str], str], C
         for k in range(source["keys"]):
             topics[key_text(source["prefix"], k)] = source["topic"]
             makers[key_text(source["prefix"], k)] = maker
-    return topics.__getitem__, lambda key, seq, event_ms, payload: makers[key](key, seq, event_ms, payload)
+    return topics.__getitem__, lambda key, seq, event_ms, payload, fields=None: makers[key](
+        key, seq, event_ms, payload, fields
+    )
 
 
-def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str], Message]:
-    """(key, seq, event time, payload) -> the source record's message: the harness's own record in the topic's
-    codec, or one of the workload's record template (JSON, or Avro of the team's schema); with `headers`,
-    TRACE_HEADER = "key:seq" on each."""
+def source_messages(settings: WorkloadSettings) -> Callable[..., Message]:
+    """(key, seq, event time, payload, fields) -> the source record's message: the harness's own record in the
+    topic's codec, or one of the workload's record template (JSON, or Avro of the team's schema), `fields` (a
+    partner's: partners.py) set over it; with `headers`, TRACE_HEADER = "key:seq" on each."""
 
     def trace(key: str, seq: int) -> list:
         return [(TRACE_HEADER, f"{key}:{seq}".encode())] if settings.headers else []
 
     if settings.record is None:
         encode = value_encoder(settings.codec, SOURCE_RECORD)
-        return lambda key, seq, event_ms, payload: (
+        return lambda key, seq, event_ms, payload, fields=None: (
             key,
             encode({"key": key, "seq": seq, "event_time_ms": event_ms, "payload": payload}),
             trace(key, seq) or None,
@@ -350,8 +373,8 @@ def source_messages(settings: WorkloadSettings) -> Callable[[str, int, int, str]
     drops = DeclaredDrops(record_fields(settings.record), settings.keeps, settings.dropped_dir)
     encode_record = template_encoder(settings.record)
 
-    def templated(key: str, seq: int, event_ms: int, payload: str) -> Message:
-        value, message_key, headers = maker.make(key, seq, event_ms)
+    def templated(key: str, seq: int, event_ms: int, payload: str, fields: dict | None = None) -> Message:
+        value, message_key, headers = maker.make(key, seq, event_ms, fields)
         drops.note(key, seq, value)
         return message_key, encode_record(value), (headers + trace(key, seq)) or None
 

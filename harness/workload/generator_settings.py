@@ -40,9 +40,16 @@ class WorkloadSettings:
     # ack segments (a columnar ack log); `worker` is set only in a worker's own settings (harness/workload/workers.py)
     workers: int = 1
     worker: int = 0
-    # several source topics: each one's topic (its real name), keys, rate, record, codec and key prefix
-    # (harness/workload/sources.py); the fields above then describe the first, `rate` every one's together
+    # several source topics: each one's topic (its real name), keys, rate, record, codec, key prefix and partner (the
+    # topic whose records it answers: harness/scenario/partners.py); the fields above then describe the first, `rate`
+    # the drawn ones' together (a partner topic's records are not drawn: each answers one)
     sources: list = field(default_factory=list)
+    partner_log: str | None = None  # partners.csv, where each answer a partner topic owes is logged
+
+    @property
+    def partners(self) -> list[dict]:
+        """The sources answering another's records (harness/workload/partners.py)."""
+        return [source for source in self.sources if source.get("partner")]
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))

@@ -345,10 +345,14 @@ class RecordMaker:
         self.made = 0
         self.rng = random.Random(f"record-template-{seed}")
 
-    def make(self, key: str, seq: int, event_ms: int) -> tuple[dict, str | None, list[tuple[str, bytes]]]:
+    def make(
+        self, key: str, seq: int, event_ms: int, fields: dict | None = None
+    ) -> tuple[dict, str | None, list[tuple[str, bytes]]]:
+        """A record: the template's fields drawn, `fields` set over them, the identity written where it goes."""
         value = copy.deepcopy(self.sample[self.made % len(self.sample)])
         self.made += 1
         value.update({name: self._value(spec, event_ms) for name, spec in self.fields.items()})
+        value.update(fields or {})
         headers = [(name, _header(self._value(spec, event_ms))) for name, spec in self.headers.items()]
         message_key = key if self.message_key == KEY else None
         if ID in self.identity:
