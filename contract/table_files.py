@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 SPARK_LOG = "_spark_metadata"
 DELTA_LOG = "_delta_log"
+DELTA_CHANGES = "_change_data"  # a Delta table's change data feed files (delta-rs names them part-*.parquet too)
 PARQUET_MAGIC = b"PAR1"  # a Parquet file ends with its footer and these bytes: one without them was cut
 
 
@@ -56,6 +58,25 @@ class DeltaLog:
     # Data files first added with dataChange false: a compaction's (OPTIMIZE, auto compaction) rewrite of rows the
     # files it removed held, no rows of their own.
     rewritten: frozenset[str] = frozenset()
+    # The commits that rewrote rows (a MERGE, UPDATE or DELETE copying the other rows of the files it replaced, or
+    # listing its changes in the change data feed), in order.
+    rewrites: tuple[DeltaRewrite, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeltaRewrite:
+    """A commit that replaced data files with new ones holding their rows (copy-on-write), or that lists its changes
+    in the change data feed (`cdc` actions: the table's delta.enableChangeDataFeed)."""
+
+    version: int
+    batch: int  # its txn version (-1: none)
+    timestamp_ms: int  # its commitInfo's
+    removed: tuple[str, ...]  # the data files it removed whole (not added again with a new deletion vector)
+    added: tuple[str, ...]  # the data files it added with dataChange true
+    changes: bool  # it added change data files: its changes are read from the change data feed
+    updated: int  # the rows its operation metrics say it updated (numTargetRowsUpdated, numUpdatedRows)
+    inserted: int  # and inserted (numTargetRowsInserted)
+    copied: int | None  # and copied (numTargetRowsCopied, numCopiedRows; None: its writer does not say)
 
 
 def _vector_id(action: dict) -> str | None:
@@ -70,7 +91,7 @@ def delta_log(table: Path) -> DeltaLog:
     """Replay a Delta table's log, each commit's actions in their order. A file added again with a deletion vector
     keeps the batch of the rows it holds: they were written by the commit that first added it."""
     live: dict[tuple[str, str | None], tuple[int, dict | None]] = {}
-    added, rewritten = set(), set()
+    added, rewritten, rewrites = set(), set(), []
     version, features, mapping = -1, frozenset(), None
     for commit in sorted((table / DELTA_LOG).glob("*.json")):
         actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
@@ -87,6 +108,9 @@ def delta_log(table: Path) -> DeltaLog:
                 if name not in added and add.get("dataChange") is False:
                     rewritten.add(name)
                 added.add(name)
+        rewrite = _rewrite(version, batch, actions)
+        if rewrite is not None:
+            rewrites.append(rewrite)
         for action in actions:
             if "protocol" in action:
                 features = frozenset(action["protocol"].get("readerFeatures") or ())
@@ -100,7 +124,35 @@ def delta_log(table: Path) -> DeltaLog:
         features,
         mapping,
         frozenset(rewritten),
+        tuple(rewrites),
     )
+
+
+def _metric(metrics: dict, *names: str, default: int | None = 0) -> int | None:
+    """An operation metric as Spark's Delta names it (numTargetRowsUpdated) or delta-rs does (num_target_rows_updated);
+    `default` where neither is there."""
+    for name in names:
+        for spelled in (name, re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()):
+            if metrics.get(spelled) is not None:
+                return int(metrics[spelled])
+    return default
+
+
+def _rewrite(version: int, batch: int, actions: list[dict]) -> DeltaRewrite | None:
+    """A commit's rewrite of rows (DeltaRewrite), None for one that rewrote none."""
+    names = {kind: [Path(unquote(a[kind]["path"])).name for a in actions if kind in a] for kind in ("add", "remove")}
+    removed = tuple(n for n in names["remove"] if n not in names["add"])  # not a file given a new deletion vector
+    added = tuple(Path(unquote(a["add"]["path"])).name for a in actions if "add" in a and a["add"].get("dataChange"))
+    changes = any("cdc" in a for a in actions)
+    if not changes and not (removed and added):
+        return None
+    info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+    metrics = info.get("operationMetrics") or {}
+    updated = _metric(metrics, "numTargetRowsUpdated", "numUpdatedRows")
+    inserted = _metric(metrics, "numTargetRowsInserted")
+    copied = _metric(metrics, "numTargetRowsCopied", "numCopiedRows", default=None)
+    when = int(info.get("timestamp") or 0)
+    return DeltaRewrite(version, batch, when, removed, added, changes, updated, inserted, copied)
 
 
 def delta_live_files(table: Path) -> dict[str, int]:
@@ -110,9 +162,10 @@ def delta_live_files(table: Path) -> dict[str, int]:
 
 
 def data_files(table: Path) -> list[Path]:
-    """Every data file written under `table` (partition subfolders too, never the logs), committed or not, in the
-    order they were written."""
-    found = [p for p in table.rglob("part-*.parquet") if not {SPARK_LOG, DELTA_LOG} & set(p.relative_to(table).parts)]
+    """Every data file written under `table` (partition subfolders too, never the logs nor the change data feed),
+    committed or not, in the order they were written."""
+    logs = {SPARK_LOG, DELTA_LOG, DELTA_CHANGES}
+    found = [p for p in table.rglob("part-*.parquet") if not logs & set(p.relative_to(table).parts)]
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
 
 

@@ -102,18 +102,37 @@ def _rewrites(table: Path) -> set[str]:
     return {path for path, changed in first.items() if not changed}
 
 
+def _changes(table: Path) -> tuple[set[str], Counter]:
+    """The data files Delta commits with a change data feed added, and the (key, seq) of the rows those commits
+    inserted or updated, from their change files (read with pyarrow, their _change_type column)."""
+    replaced, changed = set(), Counter()
+    for commit in sorted((table / "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in filter(None, commit.read_text().splitlines())]
+        files = [a["cdc"]["path"] for a in actions if "cdc" in a]
+        if not files:
+            continue
+        replaced |= {a["add"]["path"] for a in actions if "add" in a}
+        for name in files:
+            rows = ds.dataset(str(table / name), format="parquet").to_table(["order_id", "_change_type"]).to_pylist()
+            ids = (r["order_id"].rpartition("-") for r in rows if r["_change_type"] in ("insert", "update_postimage"))
+            changed.update((k, int(s)) for k, _, s in ids)
+    return replaced, changed
+
+
 def _counted(
     run_dir: Path, report, state: dict[str, set[int]], table: Path | None = None, rewrites: set[str] = frozenset()
 ) -> tuple[Counter, Counter]:
     """The report's counts against the table's rows (state: its live files, less their deleted rows) and every
-    data file's rows but a compaction's `rewrites` (deliveries); `table`: its folder, where it is not the output's
-    own."""
+    data file's rows but a compaction's `rewrites` (deliveries), a MERGE's with a change data feed its inserts and
+    updates; `table`: its folder, where it is not the output's own."""
     table = table or run_dir / "work" / "lake" / "table"
-    written = [p for p in table.rglob("part-*.parquet") if "_delta_log" not in p.parts]
+    replaced, changed = _changes(table) if (table / "_delta_log").is_dir() else (set(), Counter())
+    written = [p for p in table.rglob("part-*.parquet") if not {"_delta_log", "_change_data"} & set(p.parts)]
     written = [p for p in written if str(p.relative_to(table)) not in rewrites]
     cut = [p for p in written if not _readable(p)]  # begun by a kill's driver, never finished
     rows = _ids(table, state)
-    deliveries = _ids(table, {str(p.relative_to(table)): set() for p in written if p not in cut})
+    delivering = [p for p in written if p not in cut and str(p.relative_to(table)) not in replaced]
+    deliveries = _ids(table, {str(p.relative_to(table)): set() for p in delivering}) + changed
     exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
     assert sorted(exported.get("cut_files", [])) == sorted(p.name for p in cut)
     sent = acked(run_dir)
@@ -178,6 +197,20 @@ def test_a_merge_into_a_table_with_deletion_vectors_absorbs_the_replayed_batch(t
     assert exported["deleted_rows"] == _deleted_rows(table) and exported["observed"] == "fully"
     counted = [int(m.replace(",", "")) for m in re.findall(r"delivered ([\d,]+)", shown.getvalue())]
     assert counted and 0 < max(counted) <= sum(deliveries.values()), shown.getvalue()
+
+
+@pytest.mark.long  # make test-long: beside the merge into a table with deletion vectors in make test
+def test_a_merge_copying_the_rows_of_the_files_it_rewrites_delivers_what_its_change_feed_lists(tmp_path):
+    """Copy-on-write: each MERGE rewrites the files holding the orders it updates, their other orders copied. The
+    deliveries are the inserts and updates each MERGE's change files list, not the copies."""
+    run_dir, report = _run(tmp_path, "delta-merge-cow")
+    table = run_dir / "work" / "lake" / "table"
+    rows, deliveries = _counted(run_dir, report, _delta_state(table))
+    replaced, changed = _changes(table)
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
+    assert replaced and exported["changed_rows"] == sum(changed.values()) and exported["observed"] == "fully"
+    assert max(rows.values()) == 1 and report[COUNTS].duplicated_deliveries > 0 and len(_kills(run_dir)) == 2
+    assert report[VERDICT] == "effectively-exactly-once" and report.outcome == "pass", report[EXPECTATIONS]
 
 
 @pytest.mark.long  # make test-long: the same job appending, beside the merge in make test

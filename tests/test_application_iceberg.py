@@ -18,6 +18,7 @@ import yaml
 
 from harness.checker.check import check_run
 from harness.checker.counts import HOP_FINDINGS, VERDICT
+from harness.checker.expect import EXPECTATIONS
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -50,19 +51,47 @@ def both_ways(tmp_path_factory):
     return run_dir, check_run(run_dir)
 
 
-def _committed(table: Path) -> set[str]:
-    """The data files of the table's current snapshot: its version hint, metadata, manifest list and manifests."""
+def _live(table: Path) -> dict[str, set[int]]:
+    """The data files of the table's current snapshot (its version hint, metadata, manifest list and manifests),
+    each with the positions of its rows the snapshot's position delete files delete (read with pyarrow)."""
     metadata = table / "metadata"
     version = (metadata / "version-hint.text").read_text().strip()
     current = json.loads((metadata / f"v{version}.metadata.json").read_text())
     snapshot = next(s for s in current["snapshots"] if s["snapshot-id"] == current["current-snapshot-id"])
     with open(snapshot["manifest-list"], "rb") as f:
-        manifests = [m["manifest_path"] for m in fastavro.reader(f)]
-    files = set()
+        manifests = list(fastavro.reader(f))
+    files: dict[str, set[int]] = {}
+    deletes = []
     for manifest in manifests:
-        with open(manifest, "rb") as f:
-            files |= {Path(e["data_file"]["file_path"]).name for e in fastavro.reader(f) if e["status"] != 2}
+        with open(manifest["manifest_path"], "rb") as f:
+            live = [e["data_file"]["file_path"] for e in fastavro.reader(f) if e["status"] != 2]
+        if manifest.get("content", 0):
+            deletes += live
+        else:
+            files.update({Path(path).name: set() for path in live})
+    for path in deletes:
+        for row in ds.dataset(path.removeprefix("file:"), format="parquet").to_table(["file_path", "pos"]).to_pylist():
+            files[Path(row["file_path"]).name].add(row["pos"])
     return files
+
+
+def _committed(table: Path) -> set[str]:
+    return set(_live(table))
+
+
+def _rows(table: Path, live: dict[str, set[int]]) -> Counter:
+    """(key, seq) of the rows a reader of the table sees: its live files' rows but those deleted."""
+    found = Counter()
+    for path in (table / "data").rglob("*.parquet"):
+        if path.name in live:
+            ids = ds.dataset(str(path), format="parquet").to_table(["order_id"]).column(0).to_pylist()
+            found.update(_id(x) for i, x in enumerate(ids) if i not in live[path.name])
+    return found
+
+
+def _id(order_id: str) -> tuple[str, int]:
+    key, seq = order_id.rsplit("-", 1)
+    return key, int(seq)
 
 
 def _ids(files: list[Path]) -> Counter:
@@ -147,3 +176,32 @@ def test_a_table_compacted_while_streaming_counts_the_rewrites_in_the_state_and_
     committed = _committed(run_dir / "work" / "lake" / "table" / "sales" / "orders")
     assert rewrites and rewrites & committed, "a compaction's files are the table's now"
     assert report[VERDICT] == "at-least-once" and report.outcome == "pass" and len(rows) == len(acked(run_dir))
+
+
+@pytest.mark.long  # make test-long: beside the appends, a job upserting into its table both ways
+@pytest.mark.parametrize("scenario", ["merge", "merge-cow"])
+def test_a_merge_into_iceberg_holds_each_order_once_and_delivers_what_it_changed(tmp_path, scenario):
+    """Merge-on-read: the replayed batch's new rows in new files, the old ones deleted by position delete files,
+    every data file's rows a delivery. Copy-on-write: the rows a MERGE copied are no deliveries, and an update to
+    the values a row had looks like a copy: observed in part."""
+    raw = yaml.safe_load((EXAMPLE / f"{scenario}.yaml").read_text())
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, EXAMPLE), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    report = check_run(run_dir)
+    table = run_dir / "work" / "lake" / "table" / "sales" / "orders"
+    live = _live(table)
+    rows, sent = _rows(table, live), acked(run_dir)
+    counts = next(h for h in report[HOP_FINDINGS] if h.name == "lake").counts
+    assert counts.lost == len(sent - set(rows)) == 0 and max(rows.values()) == 1 and counts.duplicated_in_state == 0
+    assert counts.phantom == len(set(rows) - sent) == 0 and len(_kills(run_dir, "orders")) == 2
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
+    written = [p for p in (table / "data").rglob("*.parquet") if not p.name.endswith("-deletes.parquet")]
+    every = _ids(written)  # every data file's rows
+    if scenario == "merge":
+        assert exported["observed"] == "fully" and exported["deleted_rows"] == sum(map(len, live.values())) > 0
+        assert counts.duplicated_deliveries == sum(1 for r, n in every.items() if n > 1 and r in sent) > 0
+    else:
+        assert exported["observed"] == "partly" and exported["copied_rows"] > 0 and exported["deleted_rows"] == 0
+        assert counts.duplicated_deliveries <= sum(1 for r, n in every.items() if n > 1 and r in sent)
+    assert report[VERDICT] == "effectively-exactly-once" and report.outcome == "pass", report[EXPECTATIONS]

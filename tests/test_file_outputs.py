@@ -15,9 +15,11 @@ import pytest
 
 from contract.egress import MAIN_QUERY
 from contract.segments import read_segments
-from contract.table_files import data_files, delta_live_files, read_rows, spark_committed_files
+from contract.table_files import DELTA_CHANGES, data_files, delta_live_files, read_rows, spark_committed_files
 from harness.outputs.files import FileOutput, FileProbe, UnreadTable
 from harness.outputs.kinds.delta_table import FORMAT as DELTA
+from harness.outputs.kinds.iceberg_table import FORMAT as ICEBERG
+from harness.outputs.kinds.iceberg_table import IcebergTable, deleted_positions
 from harness.outputs.kinds.parquet_files import FORMAT as PARQUET
 from pipelines.audit import ExportedEvidence
 from tests.delta_vectors import inline, on_disk
@@ -62,14 +64,16 @@ def test_delta_files_live_in_the_log_and_a_cut_file_is_named_not_counted(tmp_pat
         "uncommitted_files": 2,
         "deleted_rows": 0,
         "rewritten_files": 0,
+        "copied_rows": 0,
+        "changed_rows": 0,
         "cut_files": [cut.name],
+        "doubt": None,
     }
     with sqlite3.connect(tmp_path / "lake.sqlite") as db:
         state = sorted(db.execute("SELECT key, seq, batch_id FROM records"))
         deliveries = sorted(db.execute("SELECT key, seq, batch_id FROM audit"))
     assert state == [("k1", 1, 0), ("k1", 2, 0), ("k1", 3, 1)]
     assert deliveries == [("k1", 1, 0), ("k1", 2, 0), ("k1", 3, -1), ("k1", 3, 1)]
-    assert FileProbe(FileOutput(table, DELTA, IDENTITY)).latest_ms() > 0
 
     # In columnar form: the same rows as segments, no store.
     audit, records = tmp_path / "lake.audit", tmp_path / "lake.records"
@@ -77,6 +81,11 @@ def test_delta_files_live_in_the_log_and_a_cut_file_is_named_not_counted(tmp_pat
     assert FileOutput(table, DELTA, IDENTITY).export(columnar) == exported
     assert _rows(records) == state and _rows(audit / MAIN_QUERY) == deliveries
     assert not (tmp_path / "none.sqlite").exists()
+
+    probe = FileProbe(FileOutput(table, DELTA, IDENTITY))
+    assert probe.latest_ms() > 0 and probe.delivered() == 4 and probe.removed() == {}  # the cut file is no one's yet
+    (table / "part-0-c.parquet").unlink()  # a VACUUM of the file no commit lists
+    assert probe.removed() == {table / "part-0-c.parquet": 1}
 
 
 def _rows(folder: Path) -> list[tuple]:
@@ -260,3 +269,83 @@ def test_a_damaged_vector_or_a_reader_feature_not_read_leaves_the_table_unread(t
         with pytest.raises(UnreadTable, match=named):
             FileOutput(table, DELTA, IDENTITY).export(ExportedEvidence(tmp_path / f"{table.name}.sqlite"))
         assert not (tmp_path / f"{table.name}.sqlite").exists()
+
+
+def _merged_by_delta_rs(table: Path, change_data_feed: bool) -> None:
+    """A real writer's copy-on-write MERGEs (delta-rs): k1-1..3 written; a replay of k1-3 (its values again) with a
+    new k1-4 upserted; then k1-2 upserted with a new amount. Each MERGE rewrites the one file, copying the rest."""
+    from deltalake import DeltaTable, write_deltalake
+
+    config = {"delta.enableChangeDataFeed": str(change_data_feed).lower()}
+    write_deltalake(str(table), pa.table({"order_id": ["k1-1", "k1-2", "k1-3"], "amount": [1.0, 1.0, 1.0]}))
+    if change_data_feed:
+        DeltaTable(str(table)).alter.set_table_properties(config)
+    for ids, amount in ((["k1-3", "k1-4"], 1.0), (["k1-2"], 9.0)):
+        source = pa.table({"order_id": ids, "amount": [amount] * len(ids)})
+        merge = DeltaTable(str(table)).merge(source, "t.order_id = s.order_id", source_alias="s", target_alias="t")
+        merge.when_matched_update_all().when_not_matched_insert_all().execute()
+
+
+@pytest.mark.parametrize("change_data_feed", [False, True])
+def test_a_merge_copying_a_files_other_rows_delivers_what_it_changed_not_its_copies(tmp_path, change_data_feed):
+    """Without a change data feed the copies are the rows equal to those of the file replaced, and the replay's
+    update to the values k1-3 had is one of them: unattributed, so the deliveries are a lower bound. With one, each
+    commit's inserts and updates are its deliveries: k1-3 delivered again."""
+    table = tmp_path / "merged"
+    _merged_by_delta_rs(table, change_data_feed)
+    exported, state, deliveries = _state(table, tmp_path / "m.sqlite")
+    assert [row[:2] for row in state] == [("k1", 1), ("k1", 2), ("k1", 3), ("k1", 4)]
+    again = [("k1", 3)] if change_data_feed else []
+    assert deliveries == sorted([("k1", 1), ("k1", 2), ("k1", 2), ("k1", 3), ("k1", 4), *again])
+    assert (exported["copied_rows"], exported["changed_rows"]) == ((0, 3) if change_data_feed else (6, 0))
+    assert (exported["doubt"] or "").startswith("" if change_data_feed else "1 row(s) updated by MERGE or UPDATE")
+    assert bool(exported["doubt"]) is not change_data_feed
+    assert not any(DELTA_CHANGES in p.parts for p in data_files(table))
+
+
+ICEBERG_MERGES = Path(__file__).parent / "frozen_tables" / "iceberg-merge"  # written by its make.py
+
+
+@pytest.mark.parametrize(
+    "mode, deliveries, copied",
+    [
+        # each MERGE's new rows in new files, the rows it replaced deleted by position delete files: k1-3 and
+        # k1-2 delivered again, nothing copied
+        ("mor", ["k1-1", "k1-2", "k1-2", "k1-3", "k1-3", "k1-4"], 0),
+        # each MERGE and the DELETE rewrite the one file: the rows equal to the replaced file's are copies (the
+        # replay's update of k1-3 to the values it had among them: a doubt), k1-2's new amount a delivery
+        ("cow", ["k1-1", "k1-2", "k1-2", "k1-3", "k1-4"], 9),
+    ],
+)
+def test_an_iceberg_tables_merges_are_read_as_a_reader_sees_them_and_deliver_what_they_changed(
+    tmp_path, mode, deliveries, copied
+):
+    """Spark 4.0 with Iceberg 1.10 wrote k1-1..3, MERGEd (k1-3 as it was, k1-4), MERGEd (k1-2 with a new amount)
+    and DELETEd k1-1, in merge-on-read and in copy-on-write (make.py); Spark read k1-2, k1-3 and k1-4 back."""
+    output = FileOutput(ICEBERG_MERGES / mode, ICEBERG, IDENTITY)
+    exported = output.export(ExportedEvidence(tmp_path / "lake.sqlite"))
+    with sqlite3.connect(tmp_path / "lake.sqlite") as con:
+        state = sorted(f"{k}-{s}" for k, s in con.execute("SELECT key, seq FROM records"))
+        delivered = sorted(f"{k}-{s}" for k, s in con.execute("SELECT key, seq FROM audit"))
+    assert state == ["k1-2", "k1-3", "k1-4"] and delivered == deliveries
+    assert exported["copied_rows"] == copied and bool(exported["doubt"]) is bool(copied)
+    assert exported["deleted_rows"] == (3 if mode == "mor" else 0)
+    assert sorted(r["value"]["order_id"] for r in output.rows()) == state
+
+
+def test_an_iceberg_equality_delete_deletes_the_rows_of_older_files_holding_its_values(tmp_path):
+    """An equality delete file (as Flink writes them) of order_id k1-3 at sequence 3: it deletes k1-3 from the files
+    of a lower sequence number, not from one written with or after it."""
+    table = IcebergTable(ICEBERG_MERGES / "mor")
+    first = next(p for p in (ICEBERG_MERGES / "mor" / "data").glob("*.parquet") if "deletes" not in p.name)
+    newer = tmp_path / "newer.parquet"
+    pq.write_table(pa.table({"order_id": ["k1-3"], "amount": [1.0]}), newer)
+    deletes = tmp_path / "eq-deletes.parquet"
+    pq.write_table(pa.table({"order_id": ["k1-3"]}), deletes)
+    data = {first.name: (str(first), 1), newer.name: (str(newer), 3)}
+    file = {"content": 2, "file_path": str(deletes), "file_format": "PARQUET", "equality_ids": [1]}
+    ids = pq.read_table(first).column("order_id").to_pylist()
+    assert deleted_positions(table, data, [(file, 3)]) == {first.name: frozenset({ids.index("k1-3")})}
+    puffin = {**file, "content": 1, "file_format": "PUFFIN"}
+    with pytest.raises(UnreadTable, match="deletion vectors"):
+        deleted_positions(table, data, [(puffin, 3)])

@@ -8,6 +8,8 @@ Iceberg table in a Hadoop catalog.
   iceberg-stream  Iceberg's streaming sink (writeStream.format("iceberg")): a replayed epoch at or below the last
                   one it committed is skipped
   iceberg-append  foreachBatch appending to the table (writeTo(...).append()): a replayed batch is appended again
+  iceberg-merge   foreachBatch upserting into the table by order_id (MERGE INTO): a replayed batch is updated in
+                  place, in the table's --merge-mode (copy-on-write, Iceberg's default, or merge-on-read)
 
 With --compact-every N the foreachBatch append compacts the table's small files after every N batches
 (rewrite_data_files, Iceberg's SQL extensions), as a team keeps them few.
@@ -29,7 +31,9 @@ ORDER = StructType(
         StructField("created", StringType()),
     ]
 )
-WRITES = ("iceberg-stream", "iceberg-append")
+WRITES = ("iceberg-stream", "iceberg-append", "iceberg-merge")
+MERGE_MODES = ("copy-on-write", "merge-on-read")
+UPSERT = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
 TABLE = "lake.sales.orders"
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 COMPACT = "options => map('min-input-files', '2')"  # compact whenever two files or more are there
@@ -43,6 +47,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--write", choices=WRITES, default="iceberg-stream")
     parser.add_argument("--compact-every", type=int, metavar="N", help="rewrite_data_files after every N batches")
+    parser.add_argument("--merge-mode", choices=MERGE_MODES, default="copy-on-write", help="how MERGE changes rows")
     args = parser.parse_args()
 
     builder = (
@@ -52,12 +57,13 @@ def main() -> None:
         .config("spark.sql.catalog.lake.warehouse", args.warehouse)
         .config("spark.sql.shuffle.partitions", "2")
     )
-    if args.compact_every:  # its procedures (CALL lake.system...) come with the SQL extensions
+    if args.compact_every or args.write == "iceberg-merge":  # its procedures and MERGE come with the SQL extensions
         builder = builder.config("spark.sql.extensions", EXTENSIONS)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in ORDER.fields)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {TABLE} ({columns}) USING iceberg")
+    modes = ", ".join(f"'write.{op}.mode' = '{args.merge_mode}'" for op in ("merge", "update", "delete"))
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {TABLE} ({columns}) USING iceberg TBLPROPERTIES ({modes})")
     orders = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", args.bootstrap)
@@ -70,6 +76,13 @@ def main() -> None:
     writer = orders.writeStream.option("checkpointLocation", args.checkpoint).trigger(processingTime="1 second")
     if args.write == "iceberg-stream":
         query = writer.format("iceberg").outputMode("append").toTable(TABLE)
+    elif args.write == "iceberg-merge":
+
+        def upsert(batch, batch_id: int) -> None:
+            batch.dropDuplicates(["order_id"]).createOrReplaceTempView("orders_batch")
+            batch.sparkSession.sql(f"MERGE INTO {TABLE} t USING orders_batch s ON t.order_id = s.order_id {UPSERT}")
+
+        query = writer.foreachBatch(upsert).start()
     else:
 
         def append(batch, batch_id: int) -> None:

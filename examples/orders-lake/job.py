@@ -12,8 +12,11 @@ table or a Parquet table partitioned by customer.
   parquet       Spark's file sink (writeStream.format("parquet")), partitioned by customer
 
 With --deletion-vectors the Delta table is created first with delta.enableDeletionVectors, as recent runtimes
-create tables: a MERGE then marks the rows it updates deleted instead of rewriting their files. With --optimize-every
-N a foreachBatch append compacts the table (OPTIMIZE) after every N batches, as a team keeps its small files few.
+create tables: a MERGE then marks the rows it updates deleted instead of rewriting their files; without them, each
+MERGE rewrites the files holding the rows it updates, copying their other rows. With --change-data-feed the table
+keeps its change data feed (delta.enableChangeDataFeed): each MERGE lists the rows it inserted and updated. With
+--optimize-every N a foreachBatch append compacts the table (OPTIMIZE) after every N batches, as a team keeps its
+small files few.
 
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
@@ -71,6 +74,7 @@ def main() -> None:
     parser.add_argument("--available-now", action="store_true", help="read what is there, write it and exit")
     parser.add_argument("--catalog-table", metavar="DB.TABLE", help="write the table by its name (toTable)")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
+    parser.add_argument("--change-data-feed", action="store_true", help="create the Delta table with its change feed")
     parser.add_argument("--optimize-every", type=int, metavar="N", help="compact the Delta table after every N batches")
     args = parser.parse_args()
 
@@ -89,7 +93,8 @@ def main() -> None:
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS delta.`{args.table}` "
             "(order_id STRING, customer STRING, amount DOUBLE, created STRING) USING delta "
-            f"TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(args.deletion_vectors).lower()}')"
+            f"TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(args.deletion_vectors).lower()}', "
+            f"'delta.enableChangeDataFeed' = '{str(args.change_data_feed).lower()}')"
         )
     orders = (
         spark.readStream.format("kafka")

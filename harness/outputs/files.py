@@ -129,14 +129,32 @@ def _window(spec: OutputSpec) -> dict | None:
 
 class Written(NamedTuple):
     """A data file's rows as written: the batch that committed it (None: uncommitted), when it was written (epoch
-    ms), its rows, the positions of those a table's deletion vectors mark deleted since, and whether they are
-    deliveries (a compaction's rewrite holds rows delivered in the files it replaced: in the state, no delivery)."""
+    ms), its rows, the positions of those a table's deletion vectors mark deleted since, whether they are
+    deliveries (a compaction's rewrite holds rows delivered in the files it replaced: in the state, no delivery),
+    the positions of rows copied from the files a rewrite replaced (no delivery either), and whether they are in the
+    state (a change data feed's rows are deliveries only: the data files hold the state)."""
 
     batch: int | None
     written_ms: int
     rows: list[dict]
     deleted: frozenset[int] = frozenset()
     delivered: bool = True
+    copied: frozenset[int] = frozenset()
+    kept: bool = True
+
+
+@dataclass(frozen=True)
+class Rewrites:
+    """What the commits that rewrote rows delivered (a MERGE, UPDATE or DELETE copying the other rows of the files
+    it replaced): of each file such a commit added, the positions of its rows copied from the files it replaced, or
+    the whole file where the commit's change data feed lists its changes (`replaced`), those changes (inserted and
+    updated rows: `changes`, deliveries not in the state), and what the format could not tell (`doubt`: an update
+    that wrote the values a row had looks like a copy where no change data feed lists it; None: nothing)."""
+
+    copies: dict[str, frozenset[int]] = field(default_factory=dict)
+    replaced: frozenset[str] = frozenset()
+    changes: tuple[Written, ...] = ()
+    doubt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -161,14 +179,14 @@ def record_tables(identity: dict, written: list[tuple]) -> dict[str, list[tuple]
     identity (`identity`, read from the row). A kind of one's own exports with it too."""
     read = IdentityReader(identity)
     deliveries, state = [], []
-    for batch, written_ms, rows, deleted, delivered in (Written(*entry) for entry in written):
+    for batch, written_ms, rows, deleted, delivered, copied, kept in (Written(*entry) for entry in written):
         for position, row in enumerate(rows):
             key, seq = (identity_text(part) for part in read({"value": row}))
-            if delivered:
+            if delivered and position not in copied:
                 deliveries.append(
                     (MAIN_QUERY, -1 if batch is None else batch, key, seq, -1, "{}", None, -1, -1, written_ms)
                 )
-            if batch is not None and position not in deleted:
+            if kept and batch is not None and position not in deleted:
                 state.append((key, seq, -1, None, batch, "{}", written_ms))
     return {AUDIT: deliveries, STATE: state}
 
@@ -182,6 +200,7 @@ class TableFormat:
     committed: Callable[[Path], Committed]  # raises UnreadTable where the table cannot be read as its readers do
     latest_ms: Callable[[Path], int]  # when its log last took a commit (0: none yet)
     data_files: Callable[[Path], list[Path]] = data_files  # every data file on disk, committed or not
+    rewrites: Callable[[Path], Rewrites] = lambda folder: Rewrites()  # what its rewrites of rows delivered
 
 
 def file_kind(
@@ -246,6 +265,7 @@ class FileOutput:
         evidence, as the contract's tables (records, or windows); returns what was exported and the files that could
         not be read. UnreadTable, nothing written, where the table cannot be read as its readers read it."""
         committed = self.committed() if self.folder.is_dir() else Committed({})
+        rewrites = self.format.rewrites(self.folder) if self.folder.is_dir() else Rewrites()
         files = self.format.data_files(self.folder) if self.folder.is_dir() else []
         written, cut = [], []
         for path in files:
@@ -256,7 +276,11 @@ class FileOutput:
                 batch = committed.batches.get(path.name)
                 ms = os.stat(path).st_mtime_ns // 1_000_000
                 deleted = committed.deleted.get(path.name, frozenset())
-                written.append(Written(batch, ms, rows, deleted, path.name not in committed.rewritten))
+                delivered = path.name not in committed.rewritten and path.name not in rewrites.replaced
+                written.append(
+                    Written(batch, ms, rows, deleted, delivered, rewrites.copies.get(path.name, frozenset()))
+                )
+        written += rewrites.changes
         tables = self._window_tables(written) if self.window else record_tables(self.identity, written)
         evidence.write(tables)
         deliveries, state = tables.values()  # each kind's deliveries table, then its state table
@@ -267,7 +291,10 @@ class FileOutput:
             "uncommitted_files": sum(1 for p in files if p.name not in committed.batches),
             "deleted_rows": sum(len(d) for d in committed.deleted.values()),
             "rewritten_files": sum(1 for p in files if p.name in committed.rewritten),
+            "copied_rows": sum(len(c) for c in rewrites.copies.values()),
+            "changed_rows": sum(len(w.rows) for w in rewrites.changes),
             "cut_files": cut,
+            "doubt": rewrites.doubt,
         }
 
     def _window_tables(self, written: list[Written]) -> dict[str, list[tuple]]:
@@ -276,15 +303,15 @@ class FileOutput:
         in update mode."""
         w, size = self.window, interval_ms(self.window["size"])
         deliveries, state = [], {}
-        for batch, written_ms, rows, deleted, delivered in written:
+        for batch, written_ms, rows, deleted, delivered, copied, kept in written:
             for position, row in enumerate(rows):
                 key, start, count = _at(row, w["key"]), _epoch_ms(_at(row, w["start"])), _at(row, w["count"])
                 end = None if start is None else start + size
-                if delivered:
+                if delivered and position not in copied:
                     deliveries.append(
                         (-1 if batch is None else batch, key, start, end, count, "{}", None, -1, -1, written_ms)
                     )
-                if batch is None or position in deleted:
+                if not kept or batch is None or position in deleted:
                     continue
                 before = state.get((key, start))
                 if before is not None and w["mode"] == APPEND:
@@ -348,6 +375,11 @@ class FileProbe:
                     continue
         return sum(self._rows.values())
 
+    def removed(self) -> dict[Path, int]:
+        """The data files it saw written to their end that are no longer on disk (removed while the run went on:
+        VACUUM, remove_orphan_files, expire_snapshots), each with its rows."""
+        return {path: rows for path, rows in self._rows.items() if not path.exists()}
+
     def close(self) -> None:
         pass  # holds nothing open
 
@@ -365,6 +397,12 @@ def file_output_folder(run: OutputRun, name: str, settings: dict) -> Path:
     return warehouse / table.lower()
 
 
+REMOVED = (
+    "{:,} data file(s) seen written while the job ran were removed from disk before the export (VACUUM, "
+    "remove_orphan_files, expire_snapshots): their rows are not counted as deliveries"
+)
+
+
 class FileSink:
     """A file output in a run (a Sink, harness/outputs/kind.py): nothing to prepare (the job creates its table),
     exported from its files after the drivers stopped."""
@@ -373,6 +411,7 @@ class FileSink:
         self.run, self.name = run, name
         folder = file_output_folder(run, name, settings)
         self.output = FileOutput(folder, table_format, settings["identity"], settings["window"])
+        self._probe = FileProbe(self.output)  # one for the run: the files it saw are known at the export
 
     def prepare(self) -> None:
         return None
@@ -386,7 +425,7 @@ class FileSink:
         return self.output.identity, self.output.rows
 
     def probe(self) -> FileProbe:
-        return FileProbe(self.output)
+        return self._probe
 
     def export(self) -> dict:
         from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
@@ -396,7 +435,11 @@ class FileSink:
         except UnreadTable as exc:  # nothing exported: the checker finds no evidence of the output, and says why
             record_export(self.run, self.name, {}, str(exc), observed=UNREAD, format=self.output.format.name)
             return {}
-        cut = exported["cut_files"]
-        unobserved = f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"
-        record_export(self.run, self.name, exported, unobserved if cut else None, format=self.output.format.name)
+        self._probe.delivered()  # the files written since it last looked
+        removed = self._probe.removed()
+        exported |= {"removed_files": sorted(p.name for p in removed), "removed_rows": sum(removed.values())}
+        cut, doubt = exported["cut_files"], exported.pop("doubt")
+        unobserved = [f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"]
+        unobserved = unobserved[: bool(cut)] + [doubt][: bool(doubt)] + [REMOVED.format(len(removed))][: bool(removed)]
+        record_export(self.run, self.name, exported, "; ".join(unobserved) or None, format=self.output.format.name)
         return exported

@@ -61,6 +61,9 @@ class RunSummary:
     run_dir_version: int = RUN_DIR_VERSION  # the form its files were written in (harness/evidence/layout.py)
 
 
+PROBE_EVERY_S = 5.0  # how often the outputs' probes look while the run goes on, a status shown or not
+
+
 class _Status:
     """The live status line: elapsed, faults, records acknowledged and delivered, lag per streamlet."""
 
@@ -79,8 +82,20 @@ class _Status:
         ]
         self.probes = run.output_probes()  # an application's outputs: the rows it offered them count as delivered
         self._offered: list[int | None] = [None] * len(self.probes)  # each output's last count (kept when a read fails)
+        self._looked_s: float | None = None
+
+    def _look(self, elapsed: float) -> None:
+        """Count what the outputs were offered, every few seconds whether or not a status is shown: a file output's
+        probe so sees each data file written, and its export knows those removed before it (outputs/files.py)."""
+        if self._looked_s is not None and elapsed - self._looked_s < PROBE_EVERY_S:
+            return
+        self._looked_s = elapsed
+        for i, probe in enumerate(self.probes):
+            offered = probe.delivered()
+            self._offered[i] = self._offered[i] if offered is None else offered
 
     def __call__(self, elapsed: float, played: int) -> None:
+        self._look(elapsed)
         if not self.console.due():
             return  # the progress files and the ack log are read only when a status will be shown
         acks = self.acks.poll()
@@ -89,9 +104,6 @@ class _Status:
         delivered = sum(max(self.run.progress[n].input_rows.values(), default=0) for n in self.egresses)
         if self.run.recording.recorder is not None:  # an output's records, as recorded
             delivered += sum(self.run.recording.recorder.per_topic.get(t, 0) for t in self.outputs)
-        for i, probe in enumerate(self.probes):
-            offered = probe.delivered()
-            self._offered[i] = self._offered[i] if offered is None else offered
         # an output whose kind cannot tell (or has not told yet) makes the total unknown: "-", never a short count
         told = None not in self._offered
         delivered_text = f"{delivered + sum(self._offered):,}" if told else "-"

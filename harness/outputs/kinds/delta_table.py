@@ -9,13 +9,15 @@ here (delta-rs does not). A table using a reader feature this reader does not im
 
 from __future__ import annotations
 
+import json
 import uuid
 import zlib
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from contract.table_files import DELTA_LOG, DeltaLog, delta_log
-from harness.outputs.files import Committed, TableFormat, UnreadTable, file_kind, newest_entry_ms
+from contract.table_files import DELTA_LOG, DeltaLog, DeltaRewrite, data_files, delta_log, read_rows
+from harness.outputs.files import Committed, Rewrites, TableFormat, UnreadTable, Written, file_kind, newest_entry_ms
 
 # The reader features whose tables are read right here: deletion vectors applied, a timestamp without a zone is a
 # column type, the vacuum check concerns writers only. Any other (columnMapping, typeWidening, v2Checkpoint,
@@ -88,7 +90,86 @@ def committed(table: Path) -> Committed:
     return Committed(log.live, deleted_rows(table, log) if log.vectors else {}, log.rewritten)
 
 
-FORMAT = TableFormat("delta", committed, lambda folder: newest_entry_ms(folder / DELTA_LOG))
+CHANGE_TYPE, DELIVERED_CHANGES = "_change_type", ("insert", "update_postimage")
+
+
+def _changes(table: Path, rewrite: DeltaRewrite) -> Written:
+    """A commit's changes as its change data feed lists them (delta-rs): the rows it inserted, and the new values of
+    those it updated, each a delivery."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    try:
+        feed = pa.table(DeltaTable(str(table)).load_cdf(rewrite.version, rewrite.version).read_all())
+    except Exception as exc:  # delta-rs raises its own errors (a change file gone, a feature it refuses)
+        raise UnreadTable(f"delta-rs cannot read the change data feed of commit {rewrite.version}: {exc}") from None
+    rows = [row for row in feed.to_pylist() if row[CHANGE_TYPE] in DELIVERED_CHANGES]
+    own = [{k: v for k, v in row.items() if not k.startswith("_commit_") and k != CHANGE_TYPE} for row in rows]
+    return Written(rewrite.batch, rewrite.timestamp_ms, own, kept=False)
+
+
+def _copies(table: Path, files: dict[str, Path], rewrite: DeltaRewrite) -> tuple[dict[str, frozenset[int]], int]:
+    """Of each file a copy-on-write commit added, the positions of its rows equal in every column to a row of the
+    files it replaced (each row of those taken once): the rows it copied, or updated to the values they had; and how
+    many of them were such updates: beyond the copies its metrics count, or where they count none, its updates less
+    those that changed a row (its new rows less its inserts). A commit whose metrics count no copy (one marking rows
+    deleted with deletion vectors writes only its changes) copied nothing."""
+    if rewrite.copied == 0:
+        return {}, 0
+    before: Counter = Counter()
+    for name in rewrite.removed:
+        rows = read_rows(table, files[name]) if name in files else None
+        if rows is None:  # removed from disk since (a vacuum): what it held cannot be compared
+            raise UnreadTable(f"data file {name}, replaced by commit {rewrite.version}, is no longer readable")
+        before.update(_content(row) for row in rows)
+    copies, new = {}, 0
+    for name in rewrite.added:
+        positions = []
+        for position, row in enumerate((read_rows(table, files[name]) or ()) if name in files else ()):
+            if before[_content(row)] > 0:
+                before[_content(row)] -= 1
+                positions.append(position)
+            else:
+                new += 1
+        copies[name] = frozenset(positions)
+    alike = sum(len(p) for p in copies.values())
+    if rewrite.copied is not None:
+        return copies, max(0, alike - rewrite.copied)
+    return copies, max(0, rewrite.updated - (new - rewrite.inserted))
+
+
+def _content(row: dict) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def rewrites(table: Path) -> Rewrites:
+    """What the table's MERGE, UPDATE and DELETE commits delivered: from a commit's change data feed where it has
+    one (exact), else its added files' rows less those copied from the files it replaced (an update that wrote a
+    row's values again looks like a copy: counted, unattributed)."""
+    copies, replaced, changes, unattributed = {}, set(), [], 0
+    files = None
+    for rewrite in delta_log(table).rewrites:
+        if rewrite.changes:
+            replaced.update(rewrite.added)
+            changes.append(_changes(table, rewrite))
+            continue
+        files = files or {path.name: path for path in data_files(table)}
+        found, hidden = _copies(table, files, rewrite)
+        copies.update(found)
+        unattributed += hidden
+    return Rewrites(
+        copies, frozenset(replaced), tuple(changes), UNATTRIBUTED.format(unattributed) if unattributed else None
+    )
+
+
+UNATTRIBUTED = (
+    "{:,} row(s) updated by MERGE or UPDATE commits that copied the other rows of the files they replaced and kept no "
+    "change data feed: an update to the values a row had cannot be told from a copy, so such a row is not counted "
+    "as delivered again (a table with delta.enableChangeDataFeed lists each)"
+)
+
+
+FORMAT = TableFormat("delta", committed, lambda folder: newest_entry_ms(folder / DELTA_LOG), rewrites=rewrites)
 
 # The Delta Lake release (delta-spark) built for each Spark line (jars/delta/pom.xml).
 RELEASES = {"3.5": "3.3.2", "4.0": "4.0.0", "4.1": "4.1.0", "4.2": "4.4.0"}
