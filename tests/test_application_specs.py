@@ -785,9 +785,8 @@ def _plaintext(raw):
     raw.pop("kafka"), raw.pop("cluster")
 
 
-def _mutual_tls(raw):
-    raw["cluster"]["security"] = "ssl"
-    raw["kafka"] = {"security_protocol": "SSL"}
+def _certificate_without_mutual_tls(raw):
+    raw["applications"]["screen"]["command"] += ["--keystore-file", "${kafka.keystore_file}"]
 
 
 def _in_a_world(raw):
@@ -799,7 +798,10 @@ def _in_a_world(raw):
     [
         (_in_command, r"applications.screen.command[19]: ${kafka.password}: only in an application's env"),
         (_plaintext, r"applications.screen.command[11]: ${kafka.security_protocol}: the cluster is not secured"),
-        (_mutual_tls, "applications: a cluster asking clients for a certificate (SSL) is not yet for them"),
+        (
+            _certificate_without_mutual_tls,
+            "applications.screen.command[19]: ${kafka.keystore_file}: the cluster asks clients for no certificate",
+        ),
         (_in_a_world, "applications.screen.world: not yet on a secured cluster (its certificates name loopback)"),
     ],
 )
@@ -808,6 +810,8 @@ def test_a_job_reaches_a_secured_cluster_by_its_placeholders_and_its_password_on
 ):
     settings = load_scenario(SECURED).blueprint.streamlets["screen"].settings
     assert settings["env"] == {"KAFKA_PASSWORD": "${kafka.password}"} and "${kafka.ca_file}" in settings["command"]
+    mutual = load_scenario(SECURED.parent / "mtls.yaml").blueprint.streamlets["screen"].settings  # its own certificate
+    assert "${kafka.keystore_file}" in mutual["command"] and not mutual["env"]
     path = _scenario(tmp_path, change, SECURED)
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)

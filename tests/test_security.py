@@ -115,10 +115,12 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
 
 
 @pytest.mark.long  # make test-long: a team's job on the secured cluster (its refusals: test_application_specs.py)
-def test_a_teams_job_setting_its_own_sasl_ssl_options_is_judged_and_its_password_is_only_in_its_env(tmp_path):
+@pytest.mark.parametrize("scenario", ["scenario", "mtls"])
+def test_a_teams_job_setting_its_own_security_options_is_judged_and_no_secret_is_left(tmp_path, scenario):
     """examples/secured from the CLI: the job reads its protocol, mechanism, user and CA from ${kafka.*} and its
-    password from its environment; two SIGKILLs; every count equal to one made from the recorded output topic."""
-    password, run_dir, ps, _ = _secured_run(tmp_path, "examples/secured/scenario.yaml")
+    password from its environment (SASL_SSL), or its protocol, CA and own key and certificate (mutual TLS); two
+    SIGKILLs; every count equal to one made from the recorded output topic; no password nor private key left."""
+    password, run_dir, ps, _ = _secured_run(tmp_path, f"examples/secured/{scenario}.yaml")
     sent = acked(run_dir)
     lines = (run_dir / "topics" / "orders-screened.jsonl").read_text().splitlines()
     copies = Counter(json.loads(line)["value"]["order_id"].rpartition("-")[::2] for line in lines)
@@ -131,6 +133,7 @@ def test_a_teams_job_setting_its_own_sasl_ssl_options_is_judged_and_its_password
     assert len([e for e in history(run_dir) if e["event"] == "fault_begun"]) == 2
     assert files_containing(run_dir, password) == [] and files_containing(REPO / "reports", password) == []
     assert [c for c in ps.seen if password in c] == [] and any("job.py" in c for c in ps.seen)
+    assert files_containing(run_dir, "PRIVATE KEY") == []  # the client's key went with the cluster
 
 
 # -- a secured cluster someone else runs ---------------------------------------------------------------------

@@ -168,6 +168,7 @@ def _kafka_values(access: KafkaAccess) -> dict[str, str]:
         "sasl_mechanism": sec.sasl_mechanism,
         "username": sec.username,
         "ca_file": sec.ca_file,
+        "keystore_file": sec.keystore_file,
         "password": access.password,
     }
     return {f"{KAFKA}.{key}": value or "" for key, value in given.items()}

@@ -493,6 +493,7 @@ def parse_applications(
     store: bool,
     record: dict | None,
     secured: bool = False,
+    certificate: bool = False,
 ) -> Blueprint:
     """The pipeline of the `applications`, `outputs` and `topics` sections: applications chained by the topics they
     read and write (the workload's source topics first, its own first of them), and the outputs they are judged at
@@ -513,7 +514,7 @@ def parse_applications(
         for prefix, value in kind.offers(name, outputs_raw[name]).items():
             offered.setdefault(prefix, set()).add(value)
     own_kind = any(OWN_KIND in raw for raw in outputs_raw.values() if isinstance(raw, dict))
-    known = Known({*source_names, *written}, offered, store, record, folder, own_kind, secured)
+    known = Known({*source_names, *written}, offered, store, record, folder, own_kind, secured, certificate)
     apps = {name: _application(name, raw, known, folder) for name, raw in apps_raw.items()}
     readers: dict[str, list[tuple[str, str]]] = {t: [] for t in written}
     outputs = {}

@@ -502,9 +502,10 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     cluster = _cluster(top["cluster"])
     kafka = parse_kafka(top["kafka"], folder, cluster.bootstrap_servers is not None, cluster.security)
     secured = bool(cluster.security) or (kafka is not None and kafka.security_protocol != "PLAINTEXT")
-    blueprint = _pipeline(top, given, workload, folder, secured)
+    certificate = cluster.security == "ssl" or bool(kafka is not None and kafka.keystore_file)  # mutual TLS
+    blueprint = _pipeline(top, given, workload, folder, (secured, certificate))
     if "applications" in given and secured:
-        _check_secured_applications(blueprint, kafka, cluster.security)
+        _check_secured_applications(blueprint)
     store = top["store"]
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -554,11 +555,9 @@ def _check_source_faults(faults: tuple[FaultRule, ...], blueprint: Blueprint, wo
             )
 
 
-def _check_secured_applications(blueprint: Blueprint, kafka, cluster_security: str | None) -> None:
-    """A job reaches a secured cluster with what its code sets from ${kafka.*}: a password (SASL) or a CA, not yet
-    a certificate of its own (mutual TLS), nor through a world (the brokers' certificates name loopback)."""
-    if cluster_security == "ssl" or (kafka and (kafka.keystore_file or kafka.security_protocol == "SSL")):
-        raise BlueprintError("applications", "a cluster asking clients for a certificate (SSL) is not yet for them")
+def _check_secured_applications(blueprint: Blueprint) -> None:
+    """A job reaches a secured cluster with what its code sets from ${kafka.*} (a password, a CA, a certificate of
+    its own), not yet through a world (the brokers' certificates name loopback)."""
     for name, streamlet in blueprint.streamlets.items():
         if streamlet.settings.get("world"):
             raise BlueprintError(
@@ -566,10 +565,12 @@ def _check_secured_applications(blueprint: Blueprint, kafka, cluster_security: s
             )
 
 
-def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None, secured: bool) -> Blueprint:
+def _pipeline(
+    top: dict, given: set, workload: WorkloadSpec, folder: Path | None, secured: tuple[bool, bool]
+) -> Blueprint:
     """The streamlets of a `blueprint`, or the team's own `applications` with their `outputs` (and `topics`);
-    `top`: the scenario's fields as declared, `given`: those the file gives, `secured`: the clients reach Kafka
-    secured."""
+    `top`: the scenario's fields as declared, `given`: those the file gives, `secured`: whether the clients reach
+    Kafka secured, and with a certificate of their own."""
     if "applications" not in given:
         if workload.sources:
             raise BlueprintError("workload.sources", "only with applications (a blueprint's ingress reads one topic)")
@@ -587,7 +588,7 @@ def _pipeline(top: dict, given: set, workload: WorkloadSpec, folder: Path | None
     store = top["store"].startswith(("postgresql://", "postgres://"))
     topics = tuple(source.topic for source in workload.fed)
     blueprint = parse_applications(
-        top["applications"], top["outputs"], top["topics"], topics, folder, store, workload.record, secured
+        top["applications"], top["outputs"], top["topics"], topics, folder, store, workload.record, *secured
     )
     filters = declared_filters(blueprint)
     if workload.sources and filters:

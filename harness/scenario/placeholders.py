@@ -29,9 +29,12 @@ PLACEHOLDERS = {
     "kafka.sasl_mechanism": "its SASL mechanism (SCRAM-SHA-256, ...), as kafka.sasl.mechanism takes it",
     "kafka.username": "the scenario's Kafka user (kafka.username)",
     "kafka.ca_file": "the brokers' CA as a PEM file (kafka.ssl.truststore.type PEM, .location this)",
+    "kafka.keystore_file": "the client's key and certificate as one PEM file, where the brokers ask clients for one "
+    "(mutual TLS: kafka.ssl.keystore.type PEM, .location this)",
     "kafka.password": "that user's password: in an application's env only, never its command (every process sees it)",
 }
 SECRET = "kafka.password"  # a placeholder whose value no command line may carry
+CERTIFICATE = "kafka.keystore_file"  # a placeholder only a cluster asking clients for a certificate gives
 KAFKA = "kafka"  # the prefix of a secured cluster's placeholders
 # ...and what the output kinds offer (harness/outputs/kinds/): prefix -> its placeholder (${table.NAME})
 OFFERED = {p.prefix: p for kind in builtin_output_kinds().values() for p in kind.placeholders}
@@ -49,6 +52,7 @@ class Known:
     folder: Path | None  # the scenario's folder, where relative paths start
     own_kind: bool = False  # an output of a kind of the team's own (which may start a store the harness cannot)
     secured: bool = False  # the clients reach the brokers secured (the scenario's kafka section): ${kafka.*}
+    certificate: bool = False  # and present a certificate of their own (mutual TLS): ${kafka.keystore_file}
 
 
 def placeholders(text: str) -> list[str]:
@@ -81,6 +85,8 @@ def check_placeholders(text: str, known: "Known", path: str, secret: bool = Fals
             raise BlueprintError(path, f"${{{name}}}: the scenario has no PostgreSQL store (store: postgresql://...)")
         elif prefix == KAFKA and name in PLACEHOLDERS and not known.secured:
             raise BlueprintError(path, f"${{{name}}}: the cluster is not secured (kafka.security_protocol)")
+        elif name == CERTIFICATE and not known.certificate:
+            raise BlueprintError(path, f"${{{name}}}: the cluster asks clients for no certificate (no mutual TLS)")
         elif name == "registry" and not (known.record and known.record.get("registry")):
             raise BlueprintError(path, "${registry}: the run serves no registry (workload.record.registry: true)")
         elif name not in PLACEHOLDERS:
