@@ -179,6 +179,28 @@ def test_a_table_compacted_while_streaming_holds_each_order_once_and_its_rewrite
     assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
 
 
+@pytest.mark.long  # make test-long: beside the compaction, its replaced files vacuumed while the job streams
+def test_files_vacuumed_while_streaming_are_named_and_the_output_observed_in_part(tmp_path):
+    """VACUUM RETAIN 0 HOURS after each OPTIMIZE: files no version lists are deleted while the job streams, as the
+    log's VACUUM END commits count them. Those the harness saw written are named at the export; the table's rows,
+    counted from the log and the files left, hold each order once; the verdict claims no more than
+    effectively-exactly-once."""
+    run_dir, report = _run(tmp_path, "delta-vacuum")
+    table = run_dir / "work" / "lake" / "table"
+    rows = _ids(table, _delta_state(table))
+    vacuumed = 0
+    for commit in sorted((table / "_delta_log").glob("*.json")):
+        for action in map(json.loads, filter(None, commit.read_text().splitlines())):
+            if action.get("commitInfo", {}).get("operation") == "VACUUM END":
+                vacuumed += int(action["commitInfo"]["operationMetrics"]["numDeletedFiles"])
+    exported = next(e for e in history(run_dir) if e["event"] == "output_exported")
+    assert 0 < len(exported["removed_files"]) <= vacuumed and exported["observed"] == "partly"
+    assert not any((table / name).exists() for name in exported["removed_files"])
+    sent = acked(run_dir)
+    assert report[COUNTS].lost == len(sent - set(rows)) == 0 and max(rows.values()) == 1
+    assert report[VERDICT] == "effectively-exactly-once" and report.outcome == "pass", report[EXPECTATIONS]
+
+
 def _deleted_rows(table: Path) -> int:
     return sum(len(gone) for gone in _delta_state(table).values())
 

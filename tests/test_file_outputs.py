@@ -255,6 +255,12 @@ def test_a_compactions_rewrite_is_in_the_state_and_delivers_nothing_again(tmp_pa
     assert state == [("k1", 1, -1), ("k1", 2, -1), ("k1", 3, -1)]
     assert deliveries == [("k1", 1), ("k1", 2), ("k1", 3)]  # the batches' files; the rewrite delivers nothing
     assert (exported["rows"], exported["deliveries"], exported["rewritten_files"]) == (3, 3, 1)
+    # A VACUUM removed the first file: the rewrite is the only trace of its rows, counted as their delivery.
+    first.unlink()
+    exported = FileOutput(table, DELTA, IDENTITY).export(ExportedEvidence(tmp_path / "v.sqlite"), vanished=True)
+    with sqlite3.connect(tmp_path / "v.sqlite") as con:
+        deliveries = sorted(con.execute("SELECT key, seq FROM audit"))
+    assert deliveries == [("k1", 1), ("k1", 2), ("k1", 3), ("k1", 3)] and exported["rows"] == 3
 
 
 def test_a_damaged_vector_or_a_reader_feature_not_read_leaves_the_table_unread(tmp_path):

@@ -16,7 +16,7 @@ create tables: a MERGE then marks the rows it updates deleted instead of rewriti
 MERGE rewrites the files holding the rows it updates, copying their other rows. With --change-data-feed the table
 keeps its change data feed (delta.enableChangeDataFeed): each MERGE lists the rows it inserted and updated. With
 --optimize-every N a foreachBatch append compacts the table (OPTIMIZE) after every N batches, as a team keeps its
-small files few.
+small files few; with --vacuum too, it deletes the files each compaction replaced at once (VACUUM RETAIN 0 HOURS).
 
 With --avro SCHEMA.avsc the orders are Avro (plain binary, as Spark's to_avro writes it), else JSON; with --confluent
 too, each is in the Confluent wire format (a magic byte and a 4-byte schema id before the body, as a Schema Registry
@@ -75,6 +75,7 @@ def main() -> None:
     parser.add_argument("--catalog-table", metavar="DB.TABLE", help="write the table by its name (toTable)")
     parser.add_argument("--deletion-vectors", action="store_true", help="create the Delta table with them")
     parser.add_argument("--change-data-feed", action="store_true", help="create the Delta table with its change feed")
+    parser.add_argument("--vacuum", action="store_true", help="VACUUM RETAIN 0 HOURS after each OPTIMIZE")
     parser.add_argument("--optimize-every", type=int, metavar="N", help="compact the Delta table after every N batches")
     args = parser.parse_args()
 
@@ -86,6 +87,7 @@ def main() -> None:
             builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
             .config("spark.databricks.delta.snapshotPartitions", "1")
+            .config("spark.databricks.delta.retentionDurationCheck.enabled", str(not args.vacuum).lower())
         )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
@@ -162,6 +164,8 @@ def main() -> None:
             out.save(args.table)
             if args.optimize_every and (batch_id + 1) % args.optimize_every == 0:  # its small files compacted
                 batch.sparkSession.sql(f"OPTIMIZE delta.`{args.table}`")
+                if args.vacuum:  # and the files the compaction replaced deleted at once
+                    batch.sparkSession.sql(f"VACUUM delta.`{args.table}` RETAIN 0 HOURS")
 
         query = writer.foreachBatch(append).start()
     query.awaitTermination()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
@@ -260,11 +260,15 @@ class FileOutput:
                 found.extend({"value": row} for i, row in enumerate(rows) if i not in deleted)
         return found
 
-    def export(self, evidence: ExportedEvidence) -> dict:
+    def export(self, evidence: ExportedEvidence, vanished: bool = False) -> dict:
         """Copy the committed rows (state) and every data file's rows (deliveries) into the run directory's
         evidence, as the contract's tables (records, or windows); returns what was exported and the files that could
-        not be read. UnreadTable, nothing written, where the table cannot be read as its readers read it."""
+        not be read. UnreadTable, nothing written, where the table cannot be read as its readers read it. Where
+        data files `vanished` from disk during the run (a VACUUM after a compaction), a compaction's rewrite is
+        the only trace of the rows it holds: its rows count as deliveries too."""
         committed = self.committed() if self.folder.is_dir() else Committed({})
+        if vanished:
+            committed = replace(committed, rewritten=frozenset())
         rewrites = self.format.rewrites(self.folder) if self.folder.is_dir() else Rewrites()
         files = self.format.data_files(self.folder) if self.folder.is_dir() else []
         written, cut = [], []
@@ -399,7 +403,8 @@ def file_output_folder(run: OutputRun, name: str, settings: dict) -> Path:
 
 REMOVED = (
     "{:,} data file(s) seen written while the job ran were removed from disk before the export (VACUUM, "
-    "remove_orphan_files, expire_snapshots): their rows are not counted as deliveries"
+    "remove_orphan_files, expire_snapshots): their rows are not counted as deliveries, a compaction's rewrites of "
+    "them counted in their place"
 )
 
 
@@ -430,13 +435,13 @@ class FileSink:
     def export(self) -> dict:
         from pipelines.audit import ExportedEvidence  # here: its Arrow and NumPy only where a run exports
 
+        self._probe.delivered()  # the files written since it last looked
+        removed = self._probe.removed()
         try:
-            exported = self.output.export(ExportedEvidence.of(self.run.driver_paths(self.name)))
+            exported = self.output.export(ExportedEvidence.of(self.run.driver_paths(self.name)), bool(removed))
         except UnreadTable as exc:  # nothing exported: the checker finds no evidence of the output, and says why
             record_export(self.run, self.name, {}, str(exc), observed=UNREAD, format=self.output.format.name)
             return {}
-        self._probe.delivered()  # the files written since it last looked
-        removed = self._probe.removed()
         exported |= {"removed_files": sorted(p.name for p in removed), "removed_rows": sum(removed.values())}
         cut, doubt = exported["cut_files"], exported.pop("doubt")
         unobserved = [f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"]
