@@ -789,10 +789,6 @@ def _certificate_without_mutual_tls(raw):
     raw["applications"]["screen"]["command"] += ["--keystore-file", "${kafka.keystore_file}"]
 
 
-def _in_a_world(raw):
-    raw["applications"]["screen"]["world"] = {"kafka": ["localhost:9092"]}
-
-
 @pytest.mark.parametrize(
     "change,message",
     [
@@ -802,7 +798,6 @@ def _in_a_world(raw):
             _certificate_without_mutual_tls,
             "applications.screen.command[19]: ${kafka.keystore_file}: the cluster asks clients for no certificate",
         ),
-        (_in_a_world, "applications.screen.world: not yet on a secured cluster (its certificates name loopback)"),
     ],
 )
 def test_a_job_reaches_a_secured_cluster_by_its_placeholders_and_its_password_only_through_its_env(

@@ -115,11 +115,16 @@ def test_a_driver_kill_run_on_a_sasl_ssl_cluster_is_judged_as_on_plaintext_and_n
 
 
 @pytest.mark.long  # make test-long: a team's job on the secured cluster (its refusals: test_application_specs.py)
-@pytest.mark.parametrize("scenario", ["scenario", "mtls"])
+@pytest.mark.parametrize("scenario", ["scenario", "mtls", "world"])
 def test_a_teams_job_setting_its_own_security_options_is_judged_and_no_secret_is_left(tmp_path, scenario):
     """examples/secured from the CLI: the job reads its protocol, mechanism, user and CA from ${kafka.*} and its
-    password from its environment (SASL_SSL), or its protocol, CA and own key and certificate (mutual TLS); two
-    SIGKILLs; every count equal to one made from the recorded output topic; no password nor private key left."""
+    password from its environment (SASL_SSL), or its protocol, CA and own key and certificate (mutual TLS), or
+    dials the brokers by a name in its world; two SIGKILLs; every count equal to one made from the recorded output
+    topic; no password nor private key left."""
+    from harness.world.namespaces import refusal
+
+    if scenario == "world" and refusal():
+        pytest.skip(f"a world needs Linux namespaces: {refusal()}")
     password, run_dir, ps, _ = _secured_run(tmp_path, f"examples/secured/{scenario}.yaml")
     sent = acked(run_dir)
     lines = (run_dir / "topics" / "orders-screened.jsonl").read_text().splitlines()
@@ -344,3 +349,23 @@ def test_mutual_tls_lets_in_a_client_with_the_clusters_certificate_and_refuses_o
         cluster.close()
         cluster.forget_keys()
     assert files_containing(tmp_path / "mtls", "PRIVATE KEY") == []
+
+
+def test_the_brokers_certificates_are_valid_for_the_names_the_jobs_worlds_dial(tmp_path):
+    """examples/secured/world.yaml: its job dials kafka:9093 in its world; the run's CA issues the brokers'
+    certificates for that name too, besides loopback's."""
+    from cryptography import x509
+
+    from harness.scenario.parse import parse_scenario
+    from harness.scenario.world import broker_host_names
+    from harness.world.namespaces import refusal
+
+    if refusal():
+        pytest.skip(f"no world here: {refusal()}")
+    example = REPO / "examples" / "secured" / "world.yaml"
+    scenario = parse_scenario(yaml.safe_load(example.read_text()), example.parent)
+    names = broker_host_names(scenario.blueprint.streamlets)
+    files = tls.issue_certificates(tmp_path, ["broker-1"], host_names=names)
+    certificate = x509.load_pem_x509_certificates(files["broker-1"].read_bytes())[0]
+    alt_names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names == ("kafka",) and alt_names.get_values_for_type(x509.DNSName) == ["localhost", "kafka"]

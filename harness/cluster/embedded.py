@@ -264,7 +264,8 @@ class EmbeddedCluster:
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(LOG4J2_FILE, workdir / "log4j2.properties")
         if security:
-            tls.issue_certificates(cluster.tls_dir, security.identities([n.node_id for n in nodes]))
+            identities = security.identities([n.node_id for n in nodes])
+            tls.issue_certificates(cluster.tls_dir, identities, host_names=security.host_names)
         for broker in cluster.brokers:
             broker.node_dir.mkdir(parents=True, exist_ok=True)
             props = broker_properties(broker.spec, nodes, broker.node_dir / "data", security, cluster.tls_dir)

@@ -33,6 +33,9 @@ SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule required
 class ClusterSecurity:
     mode: str  # sasl_ssl | ssl
     sasl_mechanism: str = "SCRAM-SHA-256"  # sasl_ssl: the mechanism the users are created for
+    # the names the brokers' certificates are valid for besides loopback: those jobs dial in their worlds (a hosts
+    # file there makes each loopback: harness/runner/world.py)
+    host_names: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.mode not in MODES:

@@ -38,9 +38,12 @@ def _pem_key(key) -> bytes:
     )
 
 
-def issue_certificates(folder: Path, names: list[str], host: str = "127.0.0.1") -> dict[str, Path]:
+def issue_certificates(
+    folder: Path, names: list[str], host: str = "127.0.0.1", host_names: tuple[str, ...] = ()
+) -> dict[str, Path]:
     """A new CA in `folder`/ca.pem, and for each of `names` a keystore `folder`/NAME.pem (its key, then its
-    certificate and the CA's), valid for `host` and localhost, as a server and as a client. Returns name -> file."""
+    certificate and the CA's), valid for `host`, localhost and `host_names`, as a server and as a client. Returns
+    name -> file."""
     folder.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
     start, end = now - datetime.timedelta(minutes=5), now + VALID_FOR
@@ -73,7 +76,8 @@ def issue_certificates(folder: Path, names: list[str], host: str = "127.0.0.1") 
     )
     ca_pem = ca_cert.public_bytes(serialization.Encoding.PEM)
     (folder / CA_FILE).write_bytes(ca_pem)
-    alt_names = x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(host))])
+    dns = [x509.DNSName(name) for name in dict.fromkeys(("localhost", *host_names))]
+    alt_names = x509.SubjectAlternativeName([*dns, x509.IPAddress(ipaddress.ip_address(host))])
     issued = {}
     for name in names:
         key = ec.generate_private_key(ec.SECP256R1())

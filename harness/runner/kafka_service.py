@@ -21,6 +21,7 @@ from harness.process import ManagedProcess
 from harness.runner.shared import RunShared
 from harness.runner.topology import EXTERNAL_TOPIC_PREFIX, Topology
 from harness.scenario import Scenario
+from harness.scenario.world import broker_host_names
 from pipelines.kafka_security import KafkaSecurity
 
 ADMIN_PATIENCE_S = 120.0  # longer than a broker fault's default outage plus its restart
@@ -106,11 +107,9 @@ class KafkaService:
 
     def _start_brokers(self) -> None:
         spec, client = self.shared.scenario.cluster, self.shared.scenario.kafka
-        security = (
-            ClusterSecurity(spec.security, (client and client.sasl_mechanism) or "SCRAM-SHA-256")
-            if spec.security
-            else None
-        )
+        mechanism = (client and client.sasl_mechanism) or "SCRAM-SHA-256"
+        names = broker_host_names(self.shared.scenario.blueprint.streamlets)
+        security = ClusterSecurity(spec.security, mechanism, names) if spec.security else None
         if spec.docker:
             from harness.docker import engine, images
 

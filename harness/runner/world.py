@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from harness.errors import HarnessError
 from harness.evidence.history import SETUP_RAN, WORLD_PREPARED
 from harness.scenario.placeholders import fill
+from harness.scenario.world import named_hosts
 from harness.spark.standalone import in_a_world
 
 if TYPE_CHECKING:
@@ -59,8 +60,7 @@ def _hosts(folder: Path, world: dict) -> str:
     """A hosts file in which the job's names for the brokers, its master and its registry (and the machine's own
     name) are loopback."""
     named = [*world["kafka"], *(world[k] for k in ("master", "registry") if world[k])]
-    names = {t.rpartition(":")[0] for t in named} - {"localhost", "127.0.0.1", "[::1]", "::1"}
-    names = sorted(n for n in names if not n.replace(".", "").isdigit()) + [socket.gethostname()]
+    names = named_hosts(named) + [socket.gethostname()]
     hosts = folder / "hosts"
     hosts.write_text(f"127.0.0.1\tlocalhost {' '.join(names)}\n::1\tlocalhost ip6-localhost ip6-loopback\n")
     return str(hosts)

@@ -504,8 +504,6 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
     secured = bool(cluster.security) or (kafka is not None and kafka.security_protocol != "PLAINTEXT")
     certificate = cluster.security == "ssl" or bool(kafka is not None and kafka.keystore_file)  # mutual TLS
     blueprint = _pipeline(top, given, workload, folder, (secured, certificate))
-    if "applications" in given and secured:
-        _check_secured_applications(blueprint)
     store = top["store"]
     if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
@@ -552,16 +550,6 @@ def _check_source_faults(faults: tuple[FaultRule, ...], blueprint: Blueprint, wo
             raise BlueprintError(
                 f"faults[{i}]",
                 f"{rule.fault.name} on {rule.target}, a source topic's reader: not yet with several (workload.sources)",
-            )
-
-
-def _check_secured_applications(blueprint: Blueprint) -> None:
-    """A job reaches a secured cluster with what its code sets from ${kafka.*} (a password, a CA, a certificate of
-    its own), not yet through a world (the brokers' certificates name loopback)."""
-    for name, streamlet in blueprint.streamlets.items():
-        if streamlet.settings.get("world"):
-            raise BlueprintError(
-                f"applications.{name}.world", "not yet on a secured cluster (its certificates name loopback)"
             )
 
 

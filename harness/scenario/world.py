@@ -57,6 +57,21 @@ def _refusal() -> str | None:
     return refusal()
 
 
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def named_hosts(addresses: list[str]) -> list[str]:
+    """The host names in `addresses` (host:port) a world's hosts file makes loopback: not loopback's own, no IP."""
+    names = {text.rpartition(":")[0] for text in addresses} - set(LOOPBACK_NAMES)
+    return sorted(name for name in names if not name.replace(".", "").isdigit())
+
+
+def broker_host_names(streamlets: dict) -> tuple[str, ...]:
+    """The names jobs dial the brokers by in their worlds (a secured cluster's certificates are valid for them)."""
+    worlds = [s.settings.get("world") for s in streamlets.values() if s.settings.get("world")]
+    return tuple(sorted({name for world in worlds for name in named_hosts(world["kafka"])}))
+
+
 def parse_world(raw: Any, path: str, known: Known, cwd: Path, folder: Path | None) -> dict | None:
     """An application's world, its paths made absolute (a relative one is in the job's folder `cwd`), its
     templates read (relative to the scenario's `folder`); None without one."""
