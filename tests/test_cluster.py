@@ -369,8 +369,8 @@ def test_a_partner_topic_answers_each_record_once_with_its_id_its_missing_and_la
     for value, key, timestamp in paid:
         order = value["order_id"]
         assert key == "p-payments:" + order.rsplit("-", 1)[0].split(":")[1]  # the order's key number, its own prefix
-        waited = (timestamp - placed[order]) / 1000
-        assert (1.5 + 0.3 - 0.15 <= waited <= 1.8 + 1.0) if order in late else (0.3 - 0.15 <= waited <= 1.5), order
+        waited = (timestamp - placed[order]) / 1000  # never before it was due; a busy machine may send it later
+        assert (1.5 + 0.3 - 0.15 <= waited <= 5) if order in late else (0.3 - 0.15 <= waited <= 4), order
 
 
 def test_a_generator_stopped_while_its_workers_start_exits_cleanly(tmp_path):
