@@ -10,10 +10,17 @@ from collections import Counter
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+import yaml
+from kafka import KafkaProducer
 
+from harness.checker.check import check_run
 from harness.checker.expect import EXPECTATIONS
+from harness.cluster import EmbeddedCluster
 from harness.report.write import write_reports
-from tests.evidence_helpers import acked, run_example
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario.parse import parse_scenario
+from tests.evidence_helpers import acked, run_example, why
 from tests.test_application_files import _kills, _sink_state
 from tests.test_faults import ROOT
 
@@ -87,9 +94,23 @@ def test_three_source_topics_read_by_three_queries_are_each_judged_against_their
     assert sorted(p.name for p in (run_dir / "checkpoints" / "shop").iterdir()) == ["orders", "payments", "shipments"]
 
 
-def test_a_subscribe_pattern_over_two_source_topics_lands_both_once(tmp_path):
+@pytest.mark.parametrize("theirs", [False, True], ids=["embedded", "on-a-cluster-one-runs"])
+def test_a_subscribe_pattern_over_two_source_topics_lands_both_once(tmp_path, theirs):
+    """${topic_prefix}shop-.*: on a cluster one runs, the run's topics are in its namespace, and the pattern with
+    it matches them, not a namesake outside it (shop-clicks there, which holds a record no one sent)."""
+    raw = yaml.safe_load((SHOP / "pattern.yaml").read_text())
     run_dir = tmp_path / "run"
-    report = run_example(SHOP, "pattern.yaml", run_dir)
+    with EmbeddedCluster.create(tmp_path / "theirs", brokers=1) as cluster:
+        if theirs:
+            cluster.start()
+            with cluster.admin() as admin:
+                admin.create_topic("shop-clicks", partitions=1)
+            with KafkaProducer(bootstrap_servers=cluster.bootstrap_servers) as producer:
+                producer.send("shop-clicks", b'{"event_id": "shop-clicks:k0000-0", "kind": "theirs"}').get(30)
+            raw["cluster"] = {"bootstrap_servers": cluster.bootstrap_servers}
+        summary = run_scenario(parse_scenario(raw, SHOP), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    report = check_run(run_dir)
     assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
     found, sent = _table_ids(run_dir, "events", "event_id"), acked(run_dir)
     assert _of(sent, "shop-clicks") and _of(sent, "shop-views")

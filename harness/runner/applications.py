@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import time
@@ -150,12 +151,20 @@ def placeholder_values(run: ApplicationRun, name: str) -> dict[str, str]:
         "scratch": str(scratch),
         "ui_port": str(free_ports(1)[0]),
         "starting_offsets": (run.source_overrides.get(name) or run.source_options(name)).starting_offsets,
+        "topic_prefix": _topic_prefix(run),
         **topics,
         **outputs,
         **store,
         **({"registry": run.registry.url} if run.registry.wanted else {}),
         **_kafka_values(access),
     }
+
+
+def _topic_prefix(run: ApplicationRun) -> str:
+    """What every real topic name of the run begins with (its namespace on a cluster one runs), as a regular
+    expression: a subscribePattern's start."""
+    spec = run.scenario.workload.topic
+    return re.escape(run.topic_name(spec).removesuffix(spec.name))
 
 
 def _kafka_values(access: KafkaAccess) -> dict[str, str]:

@@ -21,6 +21,8 @@ PLACEHOLDERS = {
     "ui_port": "a free port (for spark.ui.port, if the job enables its UI)",
     "starting_offsets": "earliest, or what a redeploy restarts it from (its `starting`: earliest or latest)",
     "topic.NAME": "the real name of the scenario's topic NAME (namespaced on a cluster one runs)",
+    "topic_prefix": "what the run's topic names begin with, as a regular expression, for a subscribePattern "
+    "(${topic_prefix}shop-.*): nothing on the embedded cluster, the run's namespace on a cluster one runs",
     "store.url": "the scenario's PostgreSQL store, its password left out (the job gets it as PGPASSWORD)",
     "store.schema": "the run's own schema in that store",
     "store.jdbc": "that store and schema as Spark's JDBC writer names it, its password left out (PGPASSWORD)",
