@@ -13,8 +13,10 @@ named, its rows uncounted: the output is then observed only in part.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -166,6 +168,25 @@ class Committed:
     batches: dict[str, int]
     deleted: dict[str, frozenset[int]] = field(default_factory=dict)
     rewritten: frozenset[str] = frozenset()
+
+
+def copied_rows(replaced: list[list[dict]], added: dict[str, list[dict]]) -> dict[str, frozenset[int]]:
+    """Of each file a rewrite added (name -> its rows), the positions of its rows equal in every column to a row of
+    the files it `replaced` (each of those rows taken once): the rows it copied."""
+    before = Counter(_content(row) for rows in replaced for row in rows)
+    copies = {}
+    for name, rows in added.items():
+        positions = []
+        for position, row in enumerate(rows):
+            if before[_content(row)] > 0:
+                before[_content(row)] -= 1
+                positions.append(position)
+        copies[name] = frozenset(positions)
+    return copies
+
+
+def _content(row: dict) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
 
 
 class UnreadTable(HarnessError):

@@ -9,15 +9,22 @@ here (delta-rs does not). A table using a reader feature this reader does not im
 
 from __future__ import annotations
 
-import json
 import uuid
 import zlib
-from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from contract.table_files import DELTA_LOG, DeltaLog, DeltaRewrite, data_files, delta_log, read_rows
-from harness.outputs.files import Committed, Rewrites, TableFormat, UnreadTable, Written, file_kind, newest_entry_ms
+from harness.outputs.files import (
+    Committed,
+    Rewrites,
+    TableFormat,
+    UnreadTable,
+    Written,
+    copied_rows,
+    file_kind,
+    newest_entry_ms,
+)
 
 # The reader features whose tables are read right here: deletion vectors applied, a timestamp without a zone is a
 # column type, the vacuum check concerns writers only. Any other (columnMapping, typeWidening, v2Checkpoint,
@@ -90,76 +97,70 @@ def committed(table: Path) -> Committed:
     return Committed(log.live, deleted_rows(table, log) if log.vectors else {}, log.rewritten)
 
 
-CHANGE_TYPE, DELIVERED_CHANGES = "_change_type", ("insert", "update_postimage")
+CHANGE_TYPE, COMMIT_VERSION = "_change_type", "_commit_version"  # the change data feed's columns
+DELIVERED_CHANGES = ("insert", "update_postimage")
 
 
-def _changes(table: Path, rewrite: DeltaRewrite) -> Written:
-    """A commit's changes as its change data feed lists them (delta-rs): the rows it inserted, and the new values of
-    those it updated, each a delivery."""
+def _changes(table: Path, versions: dict[int, DeltaRewrite]) -> tuple[Written, ...]:
+    """Each of these commits' changes as the change data feed lists them (delta-rs, read once): the rows it
+    inserted, and the new values of those it updated, each a delivery."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
+    if not versions:
+        return ()
     try:
-        feed = pa.table(DeltaTable(str(table)).load_cdf(rewrite.version, rewrite.version).read_all())
+        feed = pa.table(DeltaTable(str(table)).load_cdf(min(versions), max(versions)).read_all())
     except Exception as exc:  # delta-rs raises its own errors (a change file gone, a feature it refuses)
-        raise UnreadTable(f"delta-rs cannot read the change data feed of commit {rewrite.version}: {exc}") from None
-    rows = [row for row in feed.to_pylist() if row[CHANGE_TYPE] in DELIVERED_CHANGES]
-    own = [{k: v for k, v in row.items() if not k.startswith("_commit_") and k != CHANGE_TYPE} for row in rows]
-    return Written(rewrite.batch, rewrite.timestamp_ms, own, kept=False)
+        raise UnreadTable(f"delta-rs cannot read the change data feed of commits {sorted(versions)}: {exc}") from None
+    rows: dict[int, list[dict]] = {version: [] for version in versions}
+    for row in feed.to_pylist():
+        if row[COMMIT_VERSION] in rows and row[CHANGE_TYPE] in DELIVERED_CHANGES:
+            own = {k: v for k, v in row.items() if not k.startswith("_commit_") and k != CHANGE_TYPE}
+            rows[row[COMMIT_VERSION]].append(own)
+    return tuple(Written(r.batch, r.timestamp_ms, rows[v], kept=False) for v, r in sorted(versions.items()))
 
 
 def _copies(table: Path, files: dict[str, Path], rewrite: DeltaRewrite) -> tuple[dict[str, frozenset[int]], int]:
-    """Of each file a copy-on-write commit added, the positions of its rows equal in every column to a row of the
-    files it replaced (each row of those taken once): the rows it copied, or updated to the values they had; and how
-    many of them were such updates: beyond the copies its metrics count, or where they count none, its updates less
-    those that changed a row (its new rows less its inserts). A commit whose metrics count no copy (one marking rows
-    deleted with deletion vectors writes only its changes) copied nothing."""
+    """Of each file a copy-on-write commit added, the positions of its rows copied from the files it replaced (or
+    updated to the values they had); and how many of them were such updates: beyond the copies its metrics count,
+    or where they count none, its updates less those that changed a row (its new rows less its inserts). A commit
+    whose metrics count no copy (one marking rows deleted with deletion vectors writes only its changes) copied
+    nothing."""
     if rewrite.copied == 0:
         return {}, 0
-    before: Counter = Counter()
+    replaced = []
     for name in rewrite.removed:
         rows = read_rows(table, files[name]) if name in files else None
         if rows is None:  # removed from disk since (a vacuum): what it held cannot be compared
             raise UnreadTable(f"data file {name}, replaced by commit {rewrite.version}, is no longer readable")
-        before.update(_content(row) for row in rows)
-    copies, new = {}, 0
-    for name in rewrite.added:
-        positions = []
-        for position, row in enumerate((read_rows(table, files[name]) or ()) if name in files else ()):
-            if before[_content(row)] > 0:
-                before[_content(row)] -= 1
-                positions.append(position)
-            else:
-                new += 1
-        copies[name] = frozenset(positions)
-    alike = sum(len(p) for p in copies.values())
+        replaced.append(rows)
+    added = {name: (read_rows(table, files[name]) or []) if name in files else [] for name in rewrite.added}
+    copies = copied_rows(replaced, added)
+    alike = sum(len(positions) for positions in copies.values())
     if rewrite.copied is not None:
         return copies, max(0, alike - rewrite.copied)
+    new = sum(len(rows) for rows in added.values()) - alike
     return copies, max(0, rewrite.updated - (new - rewrite.inserted))
-
-
-def _content(row: dict) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
 
 
 def rewrites(table: Path) -> Rewrites:
     """What the table's MERGE, UPDATE and DELETE commits delivered: from a commit's change data feed where it has
     one (exact), else its added files' rows less those copied from the files it replaced (an update that wrote a
     row's values again looks like a copy: counted, unattributed)."""
-    copies, replaced, changes, unattributed = {}, set(), [], 0
+    copies, fed, unattributed = {}, {}, 0
     files = None
     for rewrite in delta_log(table).rewrites:
         if rewrite.changes:
-            replaced.update(rewrite.added)
-            changes.append(_changes(table, rewrite))
+            fed[rewrite.version] = rewrite
             continue
         files = files or {path.name: path for path in data_files(table)}
         found, hidden = _copies(table, files, rewrite)
         copies.update(found)
         unattributed += hidden
-    return Rewrites(
-        copies, frozenset(replaced), tuple(changes), UNATTRIBUTED.format(unattributed) if unattributed else None
-    )
+    replaced = frozenset(name for rewrite in fed.values() for name in rewrite.added)
+    doubt = UNATTRIBUTED.format(unattributed) if unattributed else None
+    return Rewrites(copies, replaced, _changes(table, fed), doubt)
 
 
 UNATTRIBUTED = (

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote
 
 import fastavro
 
-from harness.outputs.files import Committed, Rewrites, TableFormat, UnreadTable, file_kind
+from harness.outputs.files import Committed, Rewrites, TableFormat, UnreadTable, copied_rows, file_kind
 
 HINT = "version-hint.text"  # in a table's metadata folder: the number of its current metadata file
 EPOCH = "spark.sql.streaming.epochId"  # a snapshot summary's: the streaming sink's epoch (its batch)
@@ -193,20 +192,11 @@ def rewrites(folder: Path) -> Rewrites:
             }
             if not (paths[ADDED] and paths[DELETED]):
                 continue
-            before = Counter(_content(row) for path in paths[DELETED] for row in t.rows(path))
-            for path in paths[ADDED]:
-                positions = []
-                for position, row in enumerate(t.rows(path)):
-                    if before[_content(row)] > 0:
-                        before[_content(row)] -= 1
-                        positions.append(position)
-                copies[Path(unquote(path)).name] = frozenset(positions)
-                copied += len(positions)
+            added = {Path(unquote(path)).name: t.rows(path) for path in paths[ADDED]}
+            found = copied_rows([t.rows(path) for path in paths[DELETED]], added)
+            copies.update(found)
+            copied += sum(len(positions) for positions in found.values())
     return Rewrites(copies, doubt=COPIED.format(copied) if copied else None)
-
-
-def _content(row: dict) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
 
 
 COPIED = (
