@@ -465,7 +465,14 @@ class FileSink:
             return {}
         exported |= {"removed_files": sorted(p.name for p in removed), "removed_rows": sum(removed.values())}
         cut, doubt = exported["cut_files"], exported.pop("doubt")
-        unobserved = [f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"]
-        unobserved = unobserved[: bool(cut)] + [doubt][: bool(doubt)] + [REMOVED.format(len(removed))][: bool(removed)]
+        unobserved = []  # what the export could not see, each said once
+        if cut:
+            unobserved.append(
+                f"{len(cut)} data file(s) cut by a kill, unreadable: their rows are not counted as deliveries"
+            )
+        if doubt:
+            unobserved.append(doubt)
+        if removed:
+            unobserved.append(REMOVED.format(len(removed)))
         record_export(self.run, self.name, exported, "; ".join(unobserved) or None, format=self.output.format.name)
         return exported
