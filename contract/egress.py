@@ -5,6 +5,8 @@ windows    its `window_audit` and `windows` tables (window counts received; the 
 exported   `audit` (ctx.audit) and the state an egress of one's own exports at the end of the run
 topic      the records of a Kafka topic an application writes (an output), as the run recorded them
            (topics/<topic>.jsonl): every copy is a delivery, and every copy stays for its readers (the state)
+aggregate  a running aggregate's values per group an output holds instead of records (contract/aggregates.py): a
+           Kafka topic as the run recorded it (topics/<topic>.jsonl), judged by harness/checker/aggregates.py
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ RECORDS = "records"
 WINDOWS = "windows"
 EXPORTED = "exported"
 TOPIC = "topic"
-EVIDENCE_KINDS = (RECORDS, WINDOWS, EXPORTED, TOPIC)
+AGGREGATE = "aggregate"
+EVIDENCE_KINDS = (RECORDS, WINDOWS, EXPORTED, TOPIC, AGGREGATE)
 
 # The store's tables (an SQLite file per egress, or a PostgreSQL schema per egress).
 AUDIT = "audit"  # every record the egress received, with the batch id it came in

@@ -26,3 +26,10 @@ EXPECTABLE_CAUSES = LOST_CAUSES[:-1]
 def satisfies(verdict: str, required: str) -> bool:
     """Is `verdict` the `required` guarantee or a stronger one?"""
     return required in IMPLIES[verdict]
+
+
+def weakest(verdicts: list[str]) -> str:
+    """The strongest guarantee every one of `verdicts` holds ("unknown" if one is unknown, or there is none)."""
+    if not verdicts or "unknown" in verdicts:
+        return "unknown"
+    return next(g for g in GUARANTEES if all(satisfies(v, g) for v in verdicts))

@@ -84,3 +84,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         first[item.module.__name__] = min(first.get(item.module.__name__, 2), rank(item))
     items.sort(key=lambda item: first[item.module.__name__])
+
+
+@pytest.fixture
+def postgres(tmp_path):
+    """A real PostgreSQL server of the test's own (skipped, saying why, where none can start here)."""
+    from harness.process import Supervisor
+    from tests.postgres_server import PostgresServer, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        unavailable(reason)
+    server = PostgresServer(Supervisor(tmp_path / "pg-pids"))
+    server.start()
+    yield server
+    server.stop()

@@ -17,30 +17,15 @@ from harness.checker.counts import COUNTS, VERDICT
 from harness.checker.expect import EXPECTATIONS
 from harness.checker.fault_results import FAULTS
 from harness.outputs.tables import schema_name
-from harness.process import Supervisor
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
-from tests.conftest import unavailable
 from tests.evidence_helpers import acked, held_batch_records, why
 from tests.test_faults import ROOT, history
 
 # A job's JVM takes minutes to start and run its batches on a busy machine: more than pytest's default 600 s.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 EXAMPLE = ROOT / "examples" / "orders-db"
-
-
-@pytest.fixture
-def postgres(tmp_path):
-    from tests.postgres_server import PostgresServer, unavailable_reason
-
-    reason = unavailable_reason()
-    if reason:
-        unavailable(reason)
-    server = PostgresServer(Supervisor(tmp_path / "pg-pids"))
-    server.start()
-    yield server
-    server.stop()
 
 
 def _run(tmp_path, postgres, mode: str):

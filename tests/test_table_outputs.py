@@ -134,7 +134,7 @@ def test_a_table_the_job_replaced_is_not_read_and_the_history_says_why(tmp_path)
     layout.root.mkdir()
     history = History(layout.history)
     run = SimpleNamespace(layout=layout, history=history, driver_paths=lambda name: None)
-    assert TableSink(run, "table", table, {}, "orders").export() == {}
+    assert TableSink(run, "table", table, {}, {"written_by": "orders"}).export() == {}
     history.close()
     (exported,) = [e for e in map(json.loads, layout.history.read_text().splitlines()) if e["event"] == OUTPUT_EXPORTED]
     assert exported["observed"] == "none" and "the job replaced the table" in exported["unobserved"]

@@ -33,9 +33,9 @@ from harness.checker import (
 )
 from harness.checker.anomaly_records import RECORDS
 from harness.checker.causes import placed_by_neighbours
-from harness.checker.counts import VERDICT
+from harness.checker.counts import COUNTS, VERDICT
 from harness.checker.declared import misses
-from harness.checker.expect import EXPECTATIONS
+from harness.checker.expect import EXPECTATIONS, end_to_end
 from harness.checker.faults import doubts, fault_spans, skipped_faults
 from harness.checker.hops import hop_data
 from harness.checker.load import Evidence, load_evidence
@@ -175,6 +175,8 @@ def _report(context: Context) -> Report:
     evidence = context.evidence
     shown = [key for step in all_steps(context.own_checks) for key in step.writes if key.reported] + [RECORDS]
     found = {key: context.get(key) for key in shown}
+    if context.known(VERDICT):
+        found[VERDICT], found[COUNTS] = end_to_end(context)
     return Report(
         run_dir=str(evidence.root),
         scenario=evidence.pipeline.name,

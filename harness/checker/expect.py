@@ -16,8 +16,11 @@ from harness.checker.expectations.kind import ExpectationKind, Found, Invalid, S
 from harness.checker.expectations.registry import kinds
 from harness.checker.expectations.result import PASS, UNKNOWN, ExpectationResult
 from harness.checker.fault_results import FAULTS
+from harness.checker.reconcile import Counts
 from harness.checker.resources import RESOURCE_USE
+from harness.checker.section import OUTPUTS_COUNTS, OUTPUTS_VERDICT
 from harness.checker.step import Context, Key, Step
+from harness.semantics import weakest
 
 EXPECTATIONS: Key[list[ExpectationResult]] = Key("expectations", list, reported=True)
 
@@ -60,11 +63,22 @@ def undeclared(
     return [r if shown(r) else replace(r, status=UNKNOWN, detail=f"{r.detail}; unknown, as {why}") for r in results]
 
 
+def end_to_end(context: Context) -> tuple[str, Counts]:
+    """The run's verdict and counts: those of its outputs holding records; where none does (each holds an aggregate),
+    those the checks' sections give of the outputs they judge (OUTPUTS_VERDICT, OUTPUTS_COUNTS)."""
+    judged = [s.data for s in context.sections.values() if OUTPUTS_VERDICT in s.data]
+    if context.evidence.pipeline.holds_records or not judged:
+        return context[VERDICT], context[COUNTS]
+    verdict = "unknown" if context.unfinished else weakest([data[OUTPUTS_VERDICT] for data in judged])
+    return verdict, Counts.summed([Counts(**data[OUTPUTS_COUNTS]) for data in judged])
+
+
 def _expectations(context: Context) -> dict:
     evidence = context.evidence
+    verdict, counts = end_to_end(context)
     found = Found(
-        context[VERDICT],
-        context[COUNTS],
+        verdict,
+        counts,
         context[HOP_FINDINGS],
         context[LOST_BY_CAUSE],
         context[FAULTS],

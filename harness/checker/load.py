@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from contract.egress import TOPIC, WINDOWS
+from contract.egress import AGGREGATE, TOPIC, WINDOWS
 from contract.roles import EGRESS, INGRESS
 from harness.checker.egress_readers import Egress, egress
 from harness.checker.file_readers import (
@@ -158,7 +158,7 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
     topics = _topics(layout, streamlets, ids, gaps, pipeline.source_header, selection)
     egresses = []
     for s in streamlets:
-        if s.role != EGRESS:
+        if s.role != EGRESS or s.egress_evidence == AGGREGATE:  # an aggregate's values: checks/aggregates.py
             continue
         try:
             egresses.append(egress(layout, s, ids, gaps, selection))
@@ -219,7 +219,9 @@ def _topics(
 
 def _unread(streamlet: StreamletDescription, selection: Selection | None) -> bool:
     """Whether the topics a streamlet reads are not read as hops (see load_evidence)."""
-    return streamlet.egress_evidence == TOPIC or (selection is not None and streamlet.egress_evidence == WINDOWS)
+    return streamlet.egress_evidence in (TOPIC, AGGREGATE) or (
+        selection is not None and streamlet.egress_evidence == WINDOWS
+    )
 
 
 def _recording_gaps(history: list[dict], gaps: list[str]) -> None:

@@ -21,7 +21,7 @@ None, never 0, and the verdict over such counts is "unknown".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,16 @@ class Counts:
     @property
     def complete(self) -> bool:
         return None not in (self.lost, self.duplicated_deliveries, self.duplicated_in_state, self.phantom)
+
+    @classmethod
+    def summed(cls, counts: list["Counts"]) -> "Counts":
+        """Several outputs' counts of the same records as one: the records sent as the first says, each anomaly
+        added up (None where one is None)."""
+        found = {}
+        for f in fields(cls):
+            values = [getattr(c, f.name) for c in counts]
+            found[f.name] = values[0] if f.name in ("acked", "unknown") else None if None in values else sum(values)
+        return cls(**found)
 
 
 @dataclass(frozen=True)

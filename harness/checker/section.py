@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# What a section's data says of the outputs it judges that hold no records (a running aggregate's): their verdict and
+# record counts (a Counts' fields, None where not counted), the run's end to end where no output holds records.
+OUTPUTS_VERDICT, OUTPUTS_COUNTS = "outputs_verdict", "outputs_counts"
+
 
 @dataclass(frozen=True)
 class Section:

@@ -11,9 +11,9 @@ import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
-from contract.egress import EVIDENCE_KINDS
+from contract.egress import AGGREGATE, EVIDENCE_KINDS
 from contract.identity import problem as identity_problem
-from contract.roles import ROLES
+from contract.roles import EGRESS, ROLES
 from harness.files import write_atomically
 
 SCHEMA_VERSION = 1
@@ -53,6 +53,12 @@ class PipelineDescription:
     checks: tuple[str, ...] = ()  # the scenario's own checks (package.module:NAME), kept in checks/
     # several source topics: real topic -> the prefix of its records' keys (one source topic: empty)
     source_keys: dict = field(default_factory=dict)
+
+    @property
+    def holds_records(self) -> bool:
+        """Whether an output holds records, whose copies give the end to end (not only aggregates: checks judge
+        those)."""
+        return any(s.role == EGRESS and s.egress_evidence != AGGREGATE for s in self.streamlets)
 
     @property
     def source_topics(self) -> tuple[str, ...]:

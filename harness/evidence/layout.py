@@ -62,6 +62,11 @@ class RunLayout:
         )
 
     @property
+    def values(self) -> Path:
+        """The fields of each record sent that the outputs' aggregates are judged by (harness/evidence/values.py)."""
+        return self.root / "values"
+
+    @property
     def partners(self) -> Path:
         """What became of each answer a partner topic owes (harness/evidence/partners.py)."""
         return self.root / "partners.csv"
@@ -112,6 +117,11 @@ class RunLayout:
     def egress_state(self, streamlet: str) -> Path:
         """An egress of your own: its final state as exported after the run, one JSON line per record."""
         return self.root / "egress" / f"{streamlet}.state.jsonl"
+
+    def egress_values(self, streamlet: str) -> Path:
+        """An output table holding a running aggregate: each value a row took, in write order, one JSON line each
+        ({"at_ms", "row"}); its state at the end is egress_state's."""
+        return self.root / "egress" / f"{streamlet}.values.jsonl"
 
     def egress_records(self, streamlet: str) -> Path:
         """An exported egress's final state in columnar form (evidence: {recordings: columnar}): segments of its

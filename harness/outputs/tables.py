@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Callable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from contract.applications import FULLY, PARTLY, TABLE_OUTPUT, UNREAD
-from contract.egress import AUDIT, MAIN_QUERY, RECORDS, STATE
+from contract.egress import AGGREGATE, AUDIT, MAIN_QUERY, RECORDS, STATE
 from contract.identity import IdentityReader
 from harness.evidence.checkpoint import BatchTimes
 from harness.evidence.history import OUTPUT_EXPORTED
 from harness.field import Field
+from harness.outputs.aggregate import parse_aggregate, written_values
 from harness.outputs.kind import IDENTITY, RECEIVES, WRITTEN_BY, OutputKind, OutputSpec, Placeholder
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ FIELDS = (  # a table output's, in a scenario
     IDENTITY,
     WRITTEN_BY,
     RECEIVES,
+    Field(
+        "aggregate", dict, None, "a running aggregate's values per group, instead of records (outputs.NAME.aggregate)"
+    ),
 )
 TABLE = Placeholder(
     "table", "the output table NAME, with its schema in PostgreSQL (schema.NAME)", "output table", "tables"
@@ -62,15 +66,20 @@ def parse_table(spec: OutputSpec, database: str) -> dict:
             raise spec.error("columns", f"expected lower-case SQL names, got {column!r}")
         if not isinstance(kind, str) or not COLUMN_TYPE.fullmatch(kind):
             raise spec.error(f"columns.{column}", f"expected an SQL type like 'text PRIMARY KEY', got {kind!r}")
-    identity = spec.identity()
+    aggregate = parse_aggregate(spec)
+    identity = None if aggregate else spec.identity()
     for part in ("key", "seq", "id"):
-        if part in identity and identity[part] not in columns:
+        if identity and part in identity and identity[part] not in columns:
             raise spec.error(f"identity.{part}", f"{identity[part]!r} is not one of the columns")
+    for column in [*aggregate["group"], *aggregate["values"]] if aggregate else ():
+        if column not in columns:
+            raise spec.error("aggregate", f"{column!r} is not one of the columns ({', '.join(columns)})")
     return {
         "table": table,
         "database": database,
         "columns": dict(columns),
         "identity": identity,
+        "aggregate": aggregate,
         "written_by": spec.writer(),
         "receives": spec.receives(),
     }
@@ -86,7 +95,7 @@ def table_kind(name: str, help: str, database: str, sink, placeholders: tuple[Pl
         marker="table",
         fields=FIELDS,
         parse=lambda spec: parse_table(spec, database),
-        evidence=lambda settings: RECORDS,
+        evidence=lambda settings: AGGREGATE if settings.get("aggregate") else RECORDS,
         sink=sink,
         variant=("database", database),
         placeholders=placeholders,
@@ -385,10 +394,11 @@ class TableSink:
     """An output table in a run (a Sink, harness/outputs/kind.py): prepared with its audit before the job starts,
     exported with it after the drivers stopped."""
 
-    def __init__(self, run: OutputRun, name: str, table: TableOutput, placeholders: dict[str, str], writer: str):
+    def __init__(self, run: OutputRun, name: str, table: TableOutput, placeholders: dict[str, str], settings: dict):
         self.run, self.name, self.table = run, name, table
         self._placeholders = placeholders
-        self.writer = writer  # the application writing it: its checkpoint dates each insert's batch
+        self.writer = settings["written_by"]  # the application writing it: its checkpoint dates each insert's batch
+        self.aggregate = settings.get("aggregate")  # its values per group, instead of records
 
     def prepare(self) -> dict:
         self.table.prepare()
@@ -397,8 +407,8 @@ class TableSink:
     def placeholders(self) -> dict[str, str]:
         return self._placeholders
 
-    def reader(self) -> tuple[dict, Callable[[], list[dict]]]:
-        return self.table.identity, self.table.rows
+    def reader(self) -> tuple[dict, Callable[[], list[dict]]] | None:
+        return None if self.aggregate else (self.table.identity, self.table.rows)
 
     def probe(self) -> TableProbe:
         return TableProbe(self.table)
@@ -410,9 +420,27 @@ class TableSink:
             why = "the job replaced the table (dropped and created it, as Spark's JDBC writer in mode overwrite does)"
             record_export(self.run, self.name, {}, why, observed=UNREAD, table=self.table.name)
             return {}
+        if self.aggregate:
+            exported = self._export_values()
+            record_export(self.run, self.name, exported, None, table=self.table.name)
+            return exported
         evidence = ExportedEvidence.of(self.run.driver_paths(self.name))
         exported = self.table.export(evidence, BatchTimes(self.run.layout.checkpoints(self.writer)))
         alone = exported["updates_alone"]
         unobserved = f"{alone} write(s) by UPDATE statements no insert explains (not deliveries the audit can count)"
         record_export(self.run, self.name, exported, unobserved if alone else None, table=self.table.name)
         return exported
+
+    def _export_values(self) -> dict:
+        """An aggregate's table: its rows at the end (its state) and each value a row took, in write order."""
+        state = [row["value"] for row in self.table.rows()]
+        written = written_values(self.table.audit_rows(), self.aggregate["group"])
+        layout = self.run.layout
+        write_lines(layout.egress_state(self.name), state)
+        write_lines(layout.egress_values(self.name), [{"at_ms": at_ms, "row": row} for at_ms, row in written])
+        return {"rows": len(state), "written": len(written)}
+
+
+def write_lines(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row, default=str) + "\n" for row in rows))

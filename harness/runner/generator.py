@@ -16,7 +16,7 @@ from harness.process import ManagedProcess
 from harness.runner.kafka_service import KafkaService
 from harness.runner.shared import RunShared
 from harness.runner.topology import Topology
-from harness.scenario.applications import declared_filters
+from harness.scenario.applications import declared_filters, judged_fields
 from harness.scenario.parse import SourceSpec
 from harness.waiting import wait_for
 from harness.workload.generator_settings import WorkloadSettings
@@ -72,6 +72,8 @@ class Generator:
             workers=w.workers,
             sources=self.fed_sources(),
             partner_log=str(self.shared.layout.partners),
+            value_fields=judged_fields(self.shared.scenario.blueprint),
+            value_log=str(self.shared.layout.values),
         )
         settings.save(self.shared.layout.generator_settings)
         self.proc = self.shared.supervisor.start(

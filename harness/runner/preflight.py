@@ -21,9 +21,10 @@ from harness.codecs import value_encoder
 from harness.errors import HarnessError
 from harness.evidence.checkpoint import planned_topics
 from harness.evidence.history import CANARY_ARRIVED, CANARY_SENT
+from harness.evidence.values import CANARY_VALUES, ValueLog
 from harness.faults.kind import GENERATOR
 from harness.outputs import Reader
-from harness.scenario.applications import declared_filters
+from harness.scenario.applications import declared_filters, judged_fields
 from harness.waiting import wait_for
 from harness.workload.generator import AckLog, DeclaredDrops
 from harness.workload.predicate import Predicate
@@ -160,7 +161,7 @@ def preflight(run: PipelineRun) -> None:
     if run.scenario.canary_timeout_s is None:
         return
     if not output_readers(run):
-        run.say("preflight: no output holds records the canary could be one of (windowed counts): no canary sent")
+        run.say("preflight: no output holds records the canary could be one of (windowed counts, aggregates): none")
         return
     w = run.scenario.workload
     streamlets = run.scenario.blueprint.streamlets
@@ -173,6 +174,8 @@ def preflight(run: PipelineRun) -> None:
     routed = DeclaredDrops(
         fields, {n: filters[n] for n in outputs if n in filters}, run.layout.dropped(GENERATOR).parent
     )
+    judged = judged_fields(run.scenario.blueprint)
+    values = ValueLog(run.layout.values / f"{CANARY_VALUES}.csv", judged) if judged else None
     prefixes = run.topology.source_keys()
     keys, kept = {}, set(output_readers(run))  # source topic -> its canary's key; the outputs it is kept at
     receives = [filters.get(n) for n in outputs]
@@ -181,12 +184,16 @@ def preflight(run: PipelineRun) -> None:
         key = prefixes.get(topic, "") + CANARY_KEY
         value, message_key, headers = canary_value(source.record, keeps, receives, w.seed, event_ms, key)
         routed.note(key, 0, value)
+        if values is not None:
+            values.note(key, 0, value)
         kept -= {n for n, f in routed.filters.items() if not f.keeps(value)}
         encoded = (source_encoder(source)(value), message_key, headers)
         send_canary(run.kafka, topic, run.ack_log, encoded, event_ms, key=key)
         run.history.record(CANARY_SENT, key=key, seq=0)
         keys[topic] = key
     routed.close()
+    if values is not None:
+        values.close()
     description = run.topology.describe()
     expected = {n: {keys[t] for t in description.sources_of(n)} for n in kept}
     awaited = {n: reader for n, reader in output_readers(run).items() if n in kept}

@@ -25,7 +25,9 @@ class Recording:
 
     def start(self) -> None:
         names = [self.topology.topic_name(t) for t in self.shared.scenario.blueprint.hops()]
-        columnar = frozenset(names) if self.shared.scenario.recordings == COLUMNAR else frozenset()
+        # an aggregate's topic is recorded whole (JSON lines): its values are the evidence, not its records' identity
+        whole = set(self.topology.aggregate_topics())
+        columnar = frozenset(set(names) - whole) if self.shared.scenario.recordings == COLUMNAR else frozenset()
         self.recorder = PartitionRecorder(
             self.kafka.kafka,
             self.kafka.log_starts(names),

@@ -20,6 +20,7 @@ from contract.plugins import PluginError, import_named
 from harness.errors import HarnessError
 from harness.field import Field
 from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
+from harness.outputs.aggregate import aggregate_fields
 from harness.scenario.blueprint import (
     Blueprint,
     BlueprintError,
@@ -317,6 +318,14 @@ def declared_filters(blueprint: Blueprint) -> dict[str, str]:
         if inst.kind in (APPLICATION, *OUTPUT_KINDS) and sql:
             found[name] = sql
     return found
+
+
+def judged_fields(blueprint: Blueprint) -> list[str]:
+    """The record fields the outputs' aggregates are judged by (the values log's: harness/evidence/values.py)."""
+    aggregates = [
+        inst.settings["aggregate"] for inst in blueprint.streamlets.values() if inst.settings.get("aggregate")
+    ]
+    return list(dict.fromkeys(name for aggregate in aggregates for name in aggregate_fields(aggregate)))
 
 
 def _streamlet_class(

@@ -42,6 +42,7 @@ from harness.evidence.acks import (
     ack_batch,
     columnar_ack_log,
 )
+from harness.evidence.values import GENERATOR_VALUES, ValueLog
 from harness.workload.generator_settings import TRACE_HEADER, WorkloadSettings
 from harness.workload.partners import Partners
 from harness.workload.predicate import Predicate
@@ -371,14 +372,25 @@ def source_messages(settings: WorkloadSettings) -> Callable[..., Message]:
         )
     maker = RecordMaker(settings.record, settings.seed)
     drops = DeclaredDrops(record_fields(settings.record), settings.keeps, settings.dropped_dir)
+    values = _value_log(settings)
     encode_record = template_encoder(settings.record)
 
     def templated(key: str, seq: int, event_ms: int, payload: str, fields: dict | None = None) -> Message:
         value, message_key, headers = maker.make(key, seq, event_ms, fields)
         drops.note(key, seq, value)
+        if values is not None:
+            values.note(key, seq, value)
         return message_key, encode_record(value), (headers + trace(key, seq)) or None
 
     return templated
+
+
+def _value_log(settings: WorkloadSettings) -> ValueLog | None:
+    """Where the values the aggregates are judged by go, one file per generator process (None: none declared)."""
+    if not settings.value_fields or settings.value_log is None:
+        return None
+    name = f"{GENERATOR_VALUES}-{settings.worker}.csv" if settings.workers > 1 else f"{GENERATOR_VALUES}.csv"
+    return ValueLog(Path(settings.value_log) / name, settings.value_fields)
 
 
 class DeclaredDrops:

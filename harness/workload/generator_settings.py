@@ -45,6 +45,10 @@ class WorkloadSettings:
     # the drawn ones' together (a partner topic's records are not drawn: each answers one)
     sources: list = field(default_factory=list)
     partner_log: str | None = None  # partners.csv, where each answer a partner topic owes is logged
+    # the record fields the outputs' aggregates are judged by, logged per record sent into value_log (a folder:
+    # harness/evidence/values.py); none: no log
+    value_fields: list = field(default_factory=list)
+    value_log: str | None = None
 
     @property
     def partners(self) -> list[dict]:

@@ -1,6 +1,7 @@
 """A Kafka topic an application writes (`topic`): recorded as every hop is, its records' identity read where the
-output says (`identity`), in the team's Avro schema when it gives one (`avro`). Nothing to prepare or export: the
-run's recording of the topic is the evidence."""
+output says (`identity`), in the team's Avro schema when it gives one (`avro`); or a running aggregate's values per
+group (`aggregate`, harness/outputs/aggregate.py), recorded whole. Nothing to prepare or export: the run's recording
+of the topic is the evidence."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 from typing import Callable
 
 from contract.applications import KAFKA_OUTPUT
-from contract.egress import TOPIC
+from contract.egress import AGGREGATE, TOPIC
 from harness.codecs import read_avro_schema
 from harness.evidence.recording_forms import COLUMNAR
 from harness.field import Field
+from harness.outputs.aggregate import parse_aggregate
 from harness.outputs.kind import IDENTITY, RECEIVES, OutputKind, OutputSpec
 
 RECORDED_IDENTITY = {"key": "key", "seq": "seq"}  # where _recorded_identities puts them
@@ -30,7 +32,9 @@ class TopicSink:
     def placeholders(self) -> dict[str, str]:
         return {}  # ${topic.NAME} is every topic's, this one's too
 
-    def reader(self) -> tuple[dict, Callable[[], list[dict]]]:
+    def reader(self) -> tuple[dict, Callable[[], list[dict]]] | None:
+        if self.identity is None:
+            return None  # an aggregate's values: no record's copy
         topic = self.run.output_topic(self.name)
         if self.run.recordings == COLUMNAR:  # the identity was read into key and seq as it was recorded
             folder = self.run.layout.topic_segments(topic)
@@ -65,13 +69,15 @@ def _dump_lines(path: Path) -> list[dict]:
 
 def _parse(spec: OutputSpec) -> dict:
     """The `topic` (one an application writes), where its records' `identity` is read, what it `receives`, the
-    `avro` schema its records are written in."""
+    `avro` schema its records are written in, or the `aggregate` it holds instead of records."""
     topic = spec.values["topic"]
     if topic not in spec.written:
         raise spec.error("topic", f"no application writes {topic!r} (written: {', '.join(spec.written)})")
+    aggregate = parse_aggregate(spec)
     return {
         "topic": topic,
-        "identity": spec.identity(),
+        "identity": None if aggregate else spec.identity(),
+        "aggregate": aggregate,
         "receives": spec.receives(),
         "avro": _avro_schema(spec),
     }
@@ -98,8 +104,14 @@ KIND = OutputKind(
         IDENTITY,
         RECEIVES,
         Field("avro", str, None, "the Avro schema (an .avsc file) its records are written in"),
+        Field(
+            "aggregate",
+            dict,
+            None,
+            "a running aggregate's values per group, instead of records (outputs.NAME.aggregate)",
+        ),
     ),
     parse=_parse,
-    evidence=lambda settings: TOPIC,
+    evidence=lambda settings: AGGREGATE if settings["aggregate"] else TOPIC,
     sink=TopicSink,
 )

@@ -8,7 +8,7 @@ def _sink(run, name: str, settings: dict) -> TableSink:
     table = PostgresTable(
         settings["table"], settings["columns"], settings["identity"], url=run.store_url, schema=schema_name(run.run_id)
     )
-    return TableSink(run, name, table, {f"table.{table.table}": table.name}, settings["written_by"])
+    return TableSink(run, name, table, {f"table.{table.table}": table.name}, settings)
 
 
 KIND = table_kind(

@@ -16,7 +16,7 @@ def _sink(run, name: str, settings: dict) -> TableSink:
     path = str(run.layout.workdir(name) / f"{settings['table']}.sqlite")
     table = SqliteTable(settings["table"], settings["columns"], settings["identity"], path=path)
     placeholders = {f"table.{table.table}": table.name, f"database.{table.table}": path}
-    return TableSink(run, name, table, placeholders, settings["written_by"])
+    return TableSink(run, name, table, placeholders, settings)
 
 
 def _offers(name: str, raw: dict) -> dict[str, str]:

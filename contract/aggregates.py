@@ -1,0 +1,13 @@
+"""The words of an output holding a running aggregate (pipeline.json's `aggregate` of an output's settings), shared by
+the scenario (harness/outputs/aggregate.py) and the checker (harness/checker/aggregates.py).
+
+An aggregate is {"group": [FIELD, ...], "values": {COLUMN: {"op": OP, "field": FIELD or None}}, "mode": MODE}: per
+group of the records' values, each column the operation over a field (count with no field: the records)."""
+
+OPERATIONS = ("count", "sum", "avg", "min", "max")
+COMBINED = ("count", "sum", "min", "max")  # what a reader can combine over a group's rows (an average it cannot)
+
+# How a reader reads the output: a group's last value written counts (Spark's update and complete modes), or each
+# row is a part of its group's value (a foreachBatch writing each batch's counts and sums): a reader combines them.
+UPDATE, INCREMENTS = "update", "increments"
+MODES = (UPDATE, INCREMENTS)
