@@ -4,8 +4,8 @@ the scenario (harness/outputs/aggregate.py) and the checker (harness/checker/agg
 An aggregate is {"group": [FIELD, ...], "values": {COLUMN: {"op": OP, "field": FIELD or None}}, "mode": MODE}: per
 group of the records' values, each column the operation over a field (count with no field: the records)."""
 
-OPERATIONS = ("count", "sum", "avg", "min", "max")
-COMBINED = ("count", "sum", "min", "max")  # what a reader can combine over a group's rows (an average it cannot)
+OPERATIONS = ("count", "sum", "avg", "min", "max", "last")  # last: the value of the group's newest record
+COMBINED = ("count", "sum", "min", "max")  # what a reader can combine over a group's rows (an average, a last not)
 
 # How a reader reads the output: a group's last value written counts (Spark's update and complete modes), or each
 # row is a part of its group's value (a foreachBatch writing each batch's counts and sums): a reader combines them.

@@ -5,6 +5,7 @@ and records. And the scenario's `aggregate` and the values log it is judged from
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -214,3 +215,31 @@ def test_an_output_holding_an_aggregate_has_no_identity():
     raw["outputs"]["balances"]["identity"] = {"key": "account", "seq": "order_no"}
     with pytest.raises(HarnessError, match="outputs.balances.identity: an output holding an aggregate"):
         parse_scenario(raw, EXAMPLE)
+
+
+LATEST = {"group": ["account"], "values": {"amount": {"op": "last", "field": "amount"}}, "mode": "update"}
+
+
+@settings(max_examples=60)
+@given(sent(), st.data())
+def test_a_stale_newest_value_loses_the_records_sent_after_the_one_it_holds(records, data):
+    """The latest record per key: a group holding an older record's value lost every record of it sent later."""
+    account = data.draw(st.sampled_from(sorted(records.account.unique())))
+    mine = records[records.account == account]
+    held = data.draw(st.integers(0, len(mine) - 1))
+    rows = pd.DataFrame(
+        [
+            {"group": a, "amount": (mine.amount.iloc[held] if a == account else r.amount.iloc[-1])}
+            for a, r in records.groupby("account", sort=False)
+        ]
+    )
+    judged = judge(records, rows, LATEST)
+    (group,) = [g for g in judged.groups if g.group == account]
+    newest_held = int(np.flatnonzero(mine.amount.to_numpy() == mine.amount.iloc[held])[-1])  # same value, newer
+    newer = mine.iloc[newest_held + 1 :]
+    if not len(newer):
+        assert group.status == EXACT, group
+    else:
+        assert group.status == SHORT and group.lost == len(newer), group
+        assert list(group.records) == list(newer.name), group
+    assert {g.status for g in judged.groups if g.group != account} <= {EXACT}

@@ -6,7 +6,8 @@ A group whose value differs is explained by records, or said not to be:
 
     over        batches of the job counted twice: the records of the group they read, added again, give the value
                 (a replayed batch counted twice into a running total: duplicated in state)
-    short       batches' records of the group not counted give it (lost), or none at all (the group missing)
+    short       batches' records of the group not counted give it (lost), or none at all (the group missing); a
+                value that is a record's newest value (last) held though newer records came: those newer ones lost
     unknown     records whose delivery is unknown (never acknowledged) would explain it: not judged
     unexplained neither: a value no records make
     phantom     a group no record sent has
@@ -15,7 +16,8 @@ The batches tried: each set of the suspects (those a kill caught in flight, repl
 each batch alone. Without batches that explain it, a count column still says how many records were counted twice
 or not at all; a value no count says, and no batch explains, is unexplained. In update mode each value written is
 one the group had after one of the job's batches (its records up to that batch), written once; the same value
-written again is a copy (a duplicated delivery), one no batch gives is unexplained. Pure functions over frames:
+written again is a copy (a duplicated delivery); one no batch gives, of a group that ends right, is unexplained
+(counted as a phantom: a wrong value a reader saw for a while). Pure functions over frames:
 the check (harness/checker/checks/aggregates.py) reads the evidence."""
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class Written:
     copies: int | None
     unexplained: int | None
     examples: tuple[str, ...] = ()  # a few unexplained ones: "group: {column: value}"
-    groups: frozenset = frozenset()  # the groups of the unexplained ones
+    groups: frozenset = frozenset()  # the groups of the unexplained ones (each ends right)
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,7 @@ class Judgement:
         lost = [g.lost for g in self.groups]
         doubled = [g.doubled for g in self.groups]
         strange = sum(1 for g in self.groups if g.status in (PHANTOM, UNEXPLAINED))
-        # a value written that no batch gives, of a group that ends right: a wrong value a reader saw for a while
-        strange += len(self.written.groups & {g.group for g in self.groups if g.status == EXACT})
+        strange += len(self.written.groups)  # a wrong value a reader saw for a while, of a group that ends right
         undecided = any(g.status == UNKNOWN for g in self.groups)
         return Counts(
             acked=self.acked,
@@ -125,14 +126,27 @@ def number(value) -> float | None:
         return None
 
 
+def scalar(value) -> float | str | None:
+    """A value as compared: a number where it is one (text holding one too), else its text (None: null)."""
+    found = number(value)
+    if found is not None or value is None or isinstance(value, float):
+        return found
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def computed(records: pd.DataFrame, values: dict) -> pd.DataFrame:
     """Each group's value of each column (contract/aggregates.py) over `records` (group, and the fields): count of
-    records or of a field's non-null values, sum, average, minimum and maximum of its non-null values."""
+    records or of a field's non-null values, sum, average, minimum and maximum of its non-null values, the value
+    of its newest record (the last in `records`' order, the order they were sent)."""
     out = {}
     grouped = records.groupby("group", sort=False)
     for column, spec in values.items():
         if spec["field"] is None:
             out[column] = grouped.size().astype(float)
+            continue
+        if spec["op"] == "last":
+            newest = records[spec["field"]].map(scalar).groupby(records["group"], sort=False)
+            out[column] = newest.agg(lambda s: s.iloc[-1])
             continue
         numbers = records[spec["field"]].map(number)
         by = numbers.groupby(records["group"], sort=False)
@@ -151,6 +165,8 @@ def _close(a, b) -> bool:
         return (a is None or isinstance(a, float) and math.isnan(a)) == (
             b is None or isinstance(b, float) and math.isnan(b)
         )
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
     return abs(a - b) <= 1e-4 + 1e-12 * abs(b)
 
 
@@ -161,7 +177,7 @@ def final_values(rows: pd.DataFrame, values: dict, mode: str) -> dict[str, dict]
     for group, mine in rows.groupby("group", sort=False):
         if mode != INCREMENTS:
             last = mine.iloc[-1]
-            found[group] = {c: number(last[c]) for c in values}
+            found[group] = {c: scalar(last[c]) for c in values}
             continue
         combined = {}
         for column, spec in values.items():
@@ -196,12 +212,13 @@ def judge(
     ]
     groups += [Group(str(g), PHANTOM, v, {}, lost=0, doubled=0) for g, v in found.items() if g not in expected.index]
     statuses = {s: sum(1 for g in groups if g.status == s) for s in STATUSES}
-    written = _written(acked, rows, values) if aggregate["mode"] != INCREMENTS else Written(len(rows), 0, 0)
+    exact = {g.group for g in groups if g.status == EXACT}
+    written = _written(acked, rows, values, exact) if aggregate["mode"] != INCREMENTS else Written(len(rows), 0, 0)
     return Judgement(groups, written, len(acked), len(unsure), statuses)
 
 
 def _row(frame: pd.DataFrame, group) -> dict:
-    return {c: (None if pd.isna(v) else float(v)) for c, v in frame.loc[group].items()}
+    return {c: scalar(v) for c, v in frame.loc[group].items()}
 
 
 def _candidates(suspects: tuple[int, ...], batches: np.ndarray) -> list[tuple[int, ...]]:
@@ -228,6 +245,11 @@ def _group(
         return Group(group, EXACT, found, expected)
     if len(unsure) and _same(found, _row(computed(pd.concat([mine, unsure]), values), group)):
         return Group(group, EXACT, found, expected)  # the records of unknown delivery were delivered
+    if all(spec["op"] == "last" for spec in values.values()):  # no batch counted twice changes a newest value
+        stale = _stale(found, mine, values)
+        if stale is None:
+            return Group(group, UNKNOWN if len(unsure) else UNEXPLAINED, found, expected)
+        return Group(group, SHORT, found, expected, records=_names(stale), lost=len(stale), doubled=0)
     for batches in tried:
         taken = mine.batch.isin(batches).to_numpy()
         if not taken.any():
@@ -241,6 +263,17 @@ def _group(
     if len(unsure):
         return Group(group, UNKNOWN, found, expected, lost=None, doubled=None)
     return _by_count(group, found, expected, values)
+
+
+def _stale(found: dict, mine: pd.DataFrame, values: dict) -> pd.DataFrame | None:
+    """Of a group whose every value is its newest record's (last): the records sent after the newest one whose values
+    it holds, which a stale value lost (None: no record of the group holds them)."""
+    held = np.ones(len(mine), bool)
+    for column, spec in values.items():
+        held &= np.array([_close(found.get(column), scalar(v)) for v in mine[spec["field"]]], bool)
+    if not held.any():
+        return None
+    return mine.iloc[int(np.flatnonzero(held)[-1]) + 1 :]
 
 
 def _by_count(group: str, found: dict, expected: dict, values: dict) -> Group:
@@ -261,13 +294,14 @@ def _names(records: pd.DataFrame) -> tuple[str, ...]:
     return tuple(records["name"].astype(str))
 
 
-def _written(acked: pd.DataFrame, rows: pd.DataFrame, values: dict) -> Written:
+def _written(acked: pd.DataFrame, rows: pd.DataFrame, values: dict, exact: set[str]) -> Written:
     """Each value written (update mode) against the values its group had after each batch: a copy of one written
-    before, or one no batch gives (None where the records' batches are not known)."""
+    before, or, of a group that ends `exact`, one no batch gives (None where the records' batches are not known;
+    the values of a group that ends wrong follow from what its status explains)."""
     if not len(rows):
         return Written(0, 0, 0)
     columns = list(values)
-    key = rows[["group", *columns]].apply(lambda r: (r["group"], *(_rounded(number(r[c])) for c in columns)), axis=1)
+    key = rows[["group", *columns]].apply(lambda r: (r["group"], *(_rounded(scalar(r[c])) for c in columns)), axis=1)
     copies = int(key.duplicated().sum())
     if (acked.batch == NO_BATCH).any():
         return Written(len(rows), copies, None)
@@ -275,10 +309,12 @@ def _written(acked: pd.DataFrame, rows: pd.DataFrame, values: dict) -> Written:
     for batch in np.unique(acked.batch.to_numpy()):
         upto = computed(acked[acked.batch <= batch], values)
         possible |= {(g, *(_rounded(upto.at[g, c]) for c in columns)) for g in upto.index}
-    strange = [k for k in key.drop_duplicates() if k not in possible]
+    strange = [k for k in key.drop_duplicates() if k[0] in exact and k not in possible]
     examples = tuple(f"{k[0]}: {dict(zip(columns, k[1:]))}" for k in strange[:3])
     return Written(len(rows), copies, len(strange), examples, frozenset(k[0] for k in strange))
 
 
-def _rounded(value) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(float(value), 4)
+def _rounded(value) -> float | str | None:
+    if isinstance(value, str) or value is None:
+        return value
+    return None if math.isnan(value) else round(float(value), 4)

@@ -26,7 +26,7 @@ AGGREGATE = (  # an aggregate's, at outputs.NAME.aggregate
         dict,
         None,
         "the output's columns of values: column -> count, count(FIELD), sum(FIELD), "
-        "avg(FIELD), min(FIELD) or max(FIELD)",
+        "avg(FIELD), min(FIELD), max(FIELD) or last(FIELD) (the newest record's)",
         required=True,
     ),
     Field(
@@ -39,7 +39,7 @@ AGGREGATE = (  # an aggregate's, at outputs.NAME.aggregate
         choices=MODES,
     ),
 )
-OPERATION = re.compile(r"\s*(count|sum|avg|min|max)\s*(?:\(\s*(\*|[A-Za-z_][A-Za-z0-9_]*)?\s*\))?\s*")
+OPERATION = re.compile(r"\s*(count|sum|avg|min|max|last)\s*(?:\(\s*(\*|[A-Za-z_][A-Za-z0-9_]*)?\s*\))?\s*")
 NUMERIC = ("int", "decimal")
 
 
@@ -83,7 +83,9 @@ def _operation(spec: OutputSpec, column: str, text, fields: dict, known: list[st
     where = f"aggregate.values.{column}"
     if match is None:
         raise spec.error(
-            where, f"expected count, count(FIELD), sum(FIELD), avg(FIELD), min(FIELD) or max(FIELD), got {text!r}"
+            where,
+            f"expected count, count(FIELD), sum(FIELD), avg(FIELD), min(FIELD), max(FIELD) or last(FIELD), "
+            f"got {text!r}",
         )
     op, name = match.group(1), match.group(2)
     if name in (None, "*"):
@@ -94,7 +96,7 @@ def _operation(spec: OutputSpec, column: str, text, fields: dict, known: list[st
         raise spec.error(where, f"{name!r} is not a field of workload.record ({', '.join(known)})")
     declared = fields.get(name) if isinstance(fields.get(name), dict) else {}
     kind = next((g for g in GENERATORS if g in declared), None)
-    if op != "count" and kind not in NUMERIC:
+    if op not in ("count", "last") and kind not in NUMERIC:
         raise spec.error(where, f"{op}({name}): {name!r} is not a number (an int or decimal field of workload.record)")
     return {"op": op, "field": name}
 

@@ -207,7 +207,11 @@ def _witnesses(name: str, judgement: Judgement) -> list[str]:
 
 
 def _shown(values: dict) -> str:
-    return ", ".join(f"{c} {'none' if v is None else f'{v:,.6g}'}" for c, v in values.items()) or "nothing"
+    return ", ".join(f"{c} {_one(v)}" for c, v in values.items()) or "nothing"
+
+
+def _one(value) -> str:
+    return "none" if value is None else repr(value) if isinstance(value, str) else f"{value:,.6g}"
 
 
 def _section(context: Context) -> Section | None:
