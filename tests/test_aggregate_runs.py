@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -143,3 +144,34 @@ def test_totals_upserted_into_postgresql_are_judged_from_the_table_and_its_audit
     else:
         assert sum(over.values()) > 0 and row["verdict"] == "at-least-once"
         _witnessed(run_dir, report, orders, over)
+
+
+def _window_start(created: str) -> str:
+    """The 10-second window an order's time falls in, as the report names it (UTC, to the second)."""
+    moment = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    return datetime.fromtimestamp(int(moment.timestamp()) // 10 * 10, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("scenario", ["windows", "windows-append"])
+def test_windowed_totals_to_kafka_match_their_orders_but_the_late_ones(tmp_path, scenario):
+    """Per account and 10-second window, in update mode and in append mode (each window once it closed): every
+    window's last value is its orders' less those sent a minute late, which the job's watermark dropped."""
+    run_dir = tmp_path / "run"
+    report = run_example(EXAMPLE, f"{scenario}.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    table = pq.read_table(run_dir / "source" / "orders.parquet", columns=["value", "timestamp_ms"]).to_pylist()
+    orders = [{**json.loads(r["value"]), "sent_ms": r["timestamp_ms"]} for r in table if r["value"]]
+    orders = [o for o in orders if o["account"].startswith("k")]  # the closing record left out
+    late = [
+        o
+        for o in orders
+        if o["sent_ms"] - datetime.fromisoformat(o["created"].replace("Z", "+00:00")).timestamp() * 1000 > 30_000
+    ]
+    on_time = Counter((o["account"], _window_start(o["created"])) for o in orders if o not in late)
+    last = {}
+    for value in _written(run_dir):
+        last[(value["account"], _window_start(value["window"]["start"]))] = value["orders"]
+    assert last == dict(on_time)
+    row = _section(report)
+    assert row["dropped by the watermark"] == len(late) > 0 and row["exact"] == row["groups"] == len(on_time)
+    assert row["open"] == 0 and row["verdict"] in ("exactly-once", "effectively-exactly-once")

@@ -243,3 +243,13 @@ def test_a_stale_newest_value_loses_the_records_sent_after_the_one_it_holds(reco
         assert group.status == SHORT and group.lost == len(newer), group
         assert list(group.records) == list(newer.name), group
     assert {g.status for g in judged.groups if g.group != account} <= {EXACT}
+
+
+def test_a_windows_start_is_read_as_spark_writes_it_and_named_as_the_records_windows_are():
+    from harness.checker.aggregate_windows import start_ms, windowed
+
+    ms = 1_796_300_010_000
+    assert {start_ms(v) for v in ("2026-12-03T12:13:30.000Z", "2026-12-03T12:13:30", ms, ms / 1000)} == {float(ms)}
+    assert start_ms("not a time") is None and start_ms(None) is None
+    named = windowed(pd.Series(["k0001"]), pd.Series([ms]))
+    assert named.tolist() == ["k0001 @ 2026-12-03T12:13:30Z"]

@@ -7,6 +7,9 @@ With --per-batch it does what many foreachBatch jobs do instead: each batch's or
 written to the topic, a reader adding up an account's parts. A batch written again after a crash is then counted
 twice into the totals; Spark's own state (the default) is not.
 
+With --window (and --watermark) it keeps them per account and event-time window of the orders' `created` time
+instead, written as they change, or with --append once each window closed.
+
 With --db-url and --table it upserts them into a PostgreSQL table (account its primary key) instead: Spark's running
 totals set as they change, or with --per-batch each batch's part added to the row (total = total + the part).
 
@@ -30,17 +33,17 @@ ORDER = StructType(
 )
 
 
-def totals(orders):
-    """Per account: orders placed, their total, the largest."""
-    return orders.groupBy("account").agg(
+def totals(orders, window: str | None = None):
+    """Per account (and event-time window): orders placed, their total, the largest."""
+    keys = ["account", F.window("created_at", window)] if window else ["account"]
+    return orders.groupBy(*keys).agg(
         F.count("*").alias("orders"), F.round(F.sum("amount"), 2).alias("total"), F.max("amount").alias("largest")
     )
 
 
 def as_records(frame):
-    return frame.select(
-        F.col("account").alias("key"), F.to_json(F.struct("account", "orders", "total", "largest")).alias("value")
-    )
+    columns = [c for c in ("account", "window", "orders", "total", "largest") if c in frame.columns]
+    return frame.select(F.col("account").alias("key"), F.to_json(F.struct(*columns)).alias("value"))
 
 
 def upsert(db_url: str, table: str, added: bool):
@@ -70,6 +73,9 @@ def main() -> None:
     parser.add_argument("--table", help="the table there, account its primary key")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--per-batch", action="store_true", help="write each batch's part, not Spark's running totals")
+    parser.add_argument("--window", help="per event-time window of this length too, like '10 seconds'")
+    parser.add_argument("--watermark", default="10 seconds", help="how late an order may come (with --window)")
+    parser.add_argument("--append", action="store_true", help="write each window once it closed (with --window)")
     args = parser.parse_args()
 
     spark = SparkSession.builder.appName("account-totals").config("spark.sql.shuffle.partitions", "2").getOrCreate()
@@ -82,7 +88,10 @@ def main() -> None:
         .load()
         .select(F.from_json(F.col("value").cast("string"), ORDER).alias("order"))
         .select("order.*")
+        .withColumn("created_at", F.to_timestamp("created"))
     )
+    if args.window:
+        orders = orders.withWatermark("created_at", args.watermark)
     if args.db_url:
         stream = orders if args.per_batch else totals(orders)
         writer = stream.writeStream.outputMode("append" if args.per_batch else "update").foreachBatch(
@@ -98,8 +107,8 @@ def main() -> None:
         writer = orders.writeStream.foreachBatch(write_part)
     else:
         writer = (
-            as_records(totals(orders))
-            .writeStream.outputMode("update")
+            as_records(totals(orders, args.window))
+            .writeStream.outputMode("append" if args.append else "update")
             .format("kafka")
             .option("kafka.bootstrap.servers", args.bootstrap)
             .option("topic", args.totals)

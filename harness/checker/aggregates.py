@@ -11,6 +11,7 @@ A group whose value differs is explained by records, or said not to be:
     unknown     records whose delivery is unknown (never acknowledged) would explain it: not judged
     unexplained neither: a value no records make
     phantom     a group no record sent has
+    open        (append mode) a window not written, that ends after the job's last watermark: not yet due
 
 The batches tried: each set of the suspects (those a kill caught in flight, replayed after the restart), then
 each batch alone. Without batches that explain it, a count column still says how many records were counted twice
@@ -33,8 +34,16 @@ import pandas as pd
 from contract.aggregates import INCREMENTS
 from harness.checker.reconcile import Counts, verdict
 
-EXACT, OVER, SHORT, UNKNOWN, UNEXPLAINED, PHANTOM = "exact", "over", "short", "unknown", "unexplained", "phantom"
-STATUSES = (EXACT, OVER, SHORT, UNKNOWN, UNEXPLAINED, PHANTOM)
+EXACT, OVER, SHORT, UNKNOWN, UNEXPLAINED, PHANTOM, OPEN = (
+    "exact",
+    "over",
+    "short",
+    "unknown",
+    "unexplained",
+    "phantom",
+    "open",
+)
+STATUSES = (EXACT, OVER, SHORT, UNKNOWN, UNEXPLAINED, PHANTOM, OPEN)
 NO_BATCH = -1  # a record no batch of the job's progress is known to have read
 MOST_SUSPECTS = 6  # suspect batches whose every set is tried (64 sets)
 
@@ -72,6 +81,7 @@ class Judgement:
     acked: int
     unknown: int
     statuses: dict = field(default_factory=dict)  # status -> groups
+    dropped: int = 0  # (record, window) pairs the job's watermark dropped, by design
 
     @property
     def counts(self) -> Counts:
@@ -90,6 +100,7 @@ class Judgement:
             duplicated_in_state=None if undecided or None in doubled else sum(doubled),
             phantom=strange,
             reordered=0,
+            dropped=self.dropped,
         )
 
     @property
@@ -194,18 +205,26 @@ def judge(
     aggregate: dict,
     suspects: tuple[int, ...] = (),
     state: pd.DataFrame | None = None,
+    due: set[str] | None = None,
 ) -> Judgement:
-    """`records`: the records sent that the job aggregates (group, the fields, acked, batch, name "key:seq");
+    """`records`: the records sent that the job aggregates (group, the fields, acked, batch, name "key:seq"; with
+    windows, each once per window, `late` where the watermark dropped it from that window, by design);
     `rows`: the values the output was written, in write order (group, a column per value); `suspects`: the batches
     a kill caught in flight; `state`: the output's rows at the end where it keeps them apart from what was written
-    (a table's; None: a topic's reader reads `rows`)."""
+    (a table's; None: a topic's reader reads `rows`); `due`: in append mode, the groups not yet due (their window
+    still open), which are not judged where absent."""
     values = aggregate["values"]
+    sent = records.drop_duplicates("name")
+    late = records["late"].to_numpy(bool) if "late" in records.columns else np.zeros(len(records), bool)
+    records = records[~late]
     acked, unsure = records[records.acked], records[~records.acked]
     expected = computed(acked, values)
     found = final_values(rows if state is None else state, values, aggregate["mode"])
     tried = _candidates(suspects, acked.batch.to_numpy())
     groups = [
-        _group(
+        Group(str(g), OPEN, {}, _row(expected, g))
+        if g not in found and g in (due or ())
+        else _group(
             str(g), found.get(g), _row(expected, g), acked[acked.group == g], unsure[unsure.group == g], values, tried
         )
         for g in expected.index
@@ -214,7 +233,7 @@ def judge(
     statuses = {s: sum(1 for g in groups if g.status == s) for s in STATUSES}
     exact = {g.group for g in groups if g.status == EXACT}
     written = _written(acked, rows, values, exact) if aggregate["mode"] != INCREMENTS else Written(len(rows), 0, 0)
-    return Judgement(groups, written, len(acked), len(unsure), statuses)
+    return Judgement(groups, written, int(sent.acked.sum()), int((~sent.acked).sum()), statuses, int(late.sum()))
 
 
 def _row(frame: pd.DataFrame, group) -> dict:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import re
 
-from contract.aggregates import COMBINED, MODES, UPDATE
+from contract.aggregates import APPEND, COMBINED, INCREMENTS, MODES, UPDATE
+from harness.evidence.intervals import interval_ms
 from harness.field import Field
 from harness.outputs.kind import OutputSpec
 from harness.workload.template import GENERATORS, record_fields
@@ -34,9 +35,23 @@ AGGREGATE = (  # an aggregate's, at outputs.NAME.aggregate
         str,
         UPDATE,
         "how a reader reads it: update (a group's last value written counts: Spark's update "
-        "and complete modes) or increments (each row adds to its group, as a foreachBatch writing each batch's "
-        "part does)",
+        "and complete modes), append (each window's value written once, after the watermark passed its end) or "
+        "increments (each row adds to its group, as a foreachBatch writing each batch's part does)",
         choices=MODES,
+    ),
+    Field("window", dict, None, "the event-time window it aggregates in, per group (outputs.NAME.aggregate.window)"),
+)
+WINDOW = (  # an aggregate's event-time window, at outputs.NAME.aggregate.window
+    Field("size", str, None, "the window's length, like '10 seconds'", required=True),
+    Field("slide", str, None, "how far it slides (by default its size: tumbling)"),
+    Field("watermark", str, None, "the delay of the job's withWatermark (required in mode append)"),
+    Field("time", str, None, "the record field it windows on (an event_time field of workload.record)"),
+    Field(
+        "start",
+        str,
+        None,
+        "the output's field holding the window's start (window.start: inside a struct)",
+        required=True,
     ),
 )
 OPERATION = re.compile(r"\s*(count|sum|avg|min|max|last)\s*(?:\(\s*(\*|[A-Za-z_][A-Za-z0-9_]*)?\s*\))?\s*")
@@ -66,7 +81,7 @@ def parse_aggregate(spec: OutputSpec) -> dict | None:
     values = {}
     for column, text in declared["values"].items():
         values[column] = _operation(spec, column, text, fields, known)
-        if declared["mode"] != UPDATE and values[column]["op"] not in COMBINED:
+        if declared["mode"] == INCREMENTS and values[column]["op"] not in COMBINED:
             raise spec.error(
                 f"aggregate.values.{column}",
                 f"{text!r}: in mode {declared['mode']} a reader combines a "
@@ -74,7 +89,46 @@ def parse_aggregate(spec: OutputSpec) -> dict | None:
             )
     if not values:
         raise spec.error("aggregate.values", "no value column: name at least one (orders: count)")
-    return {"group": groups, "values": values, "mode": declared["mode"]}
+    window = _window(spec, declared["mode"])
+    if declared["mode"] == APPEND and window is None:
+        raise spec.error(
+            "aggregate.mode", "append writes a window's value once its watermark passed it: name the window"
+        )
+    return {"group": groups, "values": values, "mode": declared["mode"], "window": window}
+
+
+def _window(spec: OutputSpec, mode: str) -> dict | None:
+    """The aggregate's event-time window: its `size` and `slide` (which divides it), the job's `watermark`, the
+    event_time field it windows on, the output field holding each window's start."""
+    f = spec.nested("aggregate.window", WINDOW)
+    if f is None:
+        return None
+    size = _interval(spec, "size", f["size"])
+    slide = _interval(spec, "slide", f["slide"] or size)
+    if interval_ms(size) % interval_ms(slide):
+        raise spec.error("aggregate.window.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
+    if f["time"] is not None:
+        declared_time = (spec.record or {}).get("fields", {}).get(f["time"])
+        if not isinstance(declared_time, dict) or "event_time" not in declared_time:
+            raise spec.error("aggregate.window.time", f"{f['time']!r} is not an event_time field of workload.record")
+    watermark = _interval(spec, "watermark", f["watermark"]) if f["watermark"] else None
+    if mode == APPEND and watermark is None:
+        raise spec.error(
+            "aggregate.window.watermark",
+            "mode append closes a window when the watermark passes it: give the job's withWatermark delay",
+        )
+    return {"size": size, "slide": slide, "watermark": watermark, "time": f["time"], "start": f["start"]}
+
+
+def _interval(spec: OutputSpec, key: str, text: str) -> str:
+    try:
+        if interval_ms(text) <= 0:
+            raise ValueError("not positive")
+    except ValueError:
+        raise spec.error(
+            f"aggregate.window.{key}", f"expected a length of time like '10 seconds', got {text!r}"
+        ) from None
+    return text
 
 
 def _operation(spec: OutputSpec, column: str, text, fields: dict, known: list[str]) -> dict:
@@ -118,3 +172,13 @@ def written_values(audit: list[tuple[str, int, int, dict]], group: list[str]) ->
             found.append((at_ms, row))
         seen.add(key)
     return found
+
+
+def appended_window(settings: dict) -> dict | None:
+    """An output's aggregate windowed in append mode as its writer's `window` (the windows the harness closes after
+    the workload: harness/runner/closing.py), None for any other output."""
+    aggregate = settings.get("aggregate")
+    if not aggregate or aggregate["mode"] != APPEND:
+        return None
+    window = aggregate["window"]
+    return {"size": window["size"], "slide": window["slide"], "watermark": window["watermark"], "mode": APPEND}

@@ -85,7 +85,7 @@ class OutputSpec(Protocol):
 
     def nested(
         self, key: str, fields: tuple[Field, ...]
-    ) -> dict | None: ...  # the mapping at `key` read (None: absent)
+    ) -> dict | None: ...  # the mapping at `key` (a.b: inside a's) read (None: absent)
 
     def error(self, where: str, why: str) -> Exception: ...  # a scenario error at PATH.where
 

@@ -20,7 +20,7 @@ from contract.plugins import PluginError, import_named
 from harness.errors import HarnessError
 from harness.field import Field
 from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
-from harness.outputs.aggregate import aggregate_fields
+from harness.outputs.aggregate import aggregate_fields, appended_window
 from harness.scenario.blueprint import (
     Blueprint,
     BlueprintError,
@@ -320,6 +320,11 @@ def declared_filters(blueprint: Blueprint) -> dict[str, str]:
     return found
 
 
+def _writer(output: StreamletInstance, written: dict) -> str:
+    """The application writing an output: a table's `written_by`, a topic's writer."""
+    return output.settings.get("written_by") or written[output.settings["topic"]]
+
+
 def judged_fields(blueprint: Blueprint) -> list[str]:
     """The record fields the outputs' aggregates are judged by (the values log's: harness/evidence/values.py)."""
     aggregates = [
@@ -394,7 +399,9 @@ class _OutputSpec:
         return _declared_filter(self.values["receives"], self.record, f"{self.path}.receives")
 
     def nested(self, key: str, fields: tuple[Field, ...]) -> dict | None:
-        raw = self.values[key]
+        raw = self.values
+        for part in key.split("."):  # aggregate.window: inside a mapping of its own fields
+            raw = raw.get(part) if isinstance(raw, dict) else None
         return None if raw is None else Section(f"{self.path}.{key}", fields).read(raw)
 
     def error(self, where: str, why: str) -> BlueprintError:
@@ -539,6 +546,7 @@ def parse_applications(
         if ref not in written:
             raise BlueprintError(f"topics.{ref}", f"no application writes {ref!r} (written: {', '.join(written)})")
     windows = {o.settings["written_by"]: o.settings["window"] for o in outputs.values() if o.settings.get("window")}
+    windows |= {_writer(o, written): window for o in outputs.values() if (window := appended_window(o.settings))}
     streamlets: dict[str, StreamletInstance] = {}
     for name, app in apps.items():
         for topic in app["reads"]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.outputs import builtin_output_kinds
 from harness.outputs.aggregate import AGGREGATE
+from harness.outputs.aggregate import WINDOW as AGGREGATE_WINDOW
 from harness.outputs.files import WINDOW
 from harness.scenario import declared
 from harness.scenario.explore_spec import EXPLORE
@@ -55,7 +56,12 @@ def output_sections() -> tuple[Section, ...]:
     for kind in builtin_output_kinds().values():
         grouped.setdefault(kind.fields, []).append(kind.name)
     kinds = tuple(Section(f"outputs.NAME ({', '.join(names)})", fields) for fields, names in grouped.items())
-    return (*kinds, Section("outputs.NAME.window", WINDOW), Section("outputs.NAME.aggregate", AGGREGATE))
+    return (
+        *kinds,
+        Section("outputs.NAME.window", WINDOW),
+        Section("outputs.NAME.aggregate", AGGREGATE),
+        Section("outputs.NAME.aggregate.window", AGGREGATE_WINDOW),
+    )
 
 
 def tables() -> str:

@@ -12,15 +12,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from contract.aggregates import APPEND
 from contract.applications import TABLE_OUTPUT
 from contract.egress import AGGREGATE
 from contract.query_events import QUERY_PROGRESS
+from harness.checker.aggregate_windows import in_windows, open_windows, reached, start_ms, windowed
 from harness.checker.aggregates import EXACT, NO_BATCH, STATUSES, Judgement, group_labels, judge
 from harness.checker.expectations.kind import ExpectationKind, Found, guarantee, guaranteed
 from harness.checker.file_readers import json_lines
 from harness.checker.reconcile import Counts
 from harness.checker.section import OUTPUTS_COUNTS, OUTPUTS_VERDICT, Section
 from harness.checker.step import Context, Step
+from harness.checker.windows import final_watermark
 from harness.evidence.layout import RunLayout
 from harness.evidence.values import read_values
 from harness.evidence.watermark import batch_ranges
@@ -34,6 +37,7 @@ HEADER = (
     *STATUSES,
     "records lost",
     "records counted twice",
+    "dropped by the watermark",
     "values written",
     "written twice",
     "no batch gives",
@@ -53,12 +57,13 @@ def _writer(context: Context, output) -> str | None:
 
 
 def _records(context: Context, output, values: pd.DataFrame) -> pd.DataFrame:
-    """The records the output's job read from the source topics, with their values, outcome and batch."""
+    """The records the output's job read from the source topics, with their values, outcome and batch (each once
+    per window it falls in, where the aggregate has windows: `late` where the job's watermark dropped it)."""
     evidence, aggregate = context.evidence, output.settings["aggregate"]
     writer = _writer(context, output)
     sent = evidence.sent
     rids = evidence.ids.ids(pa.array(values.key.to_numpy(), pa.string()), pa.array(values.seq.to_numpy()))
-    merged = values.assign(rid=rids).merge(sent[["rid", "acked", "partition", "offset"]], on="rid")
+    merged = values.assign(rid=rids).merge(sent[["rid", "acked", "partition", "offset", "event_time_ms"]], on="rid")
     prefixes = evidence.pipeline.source_keys
     topics = evidence.pipeline.sources_of(output.name)
     merged["topic"] = _topic_of(merged.key, prefixes, evidence.pipeline.source_topic)
@@ -70,8 +75,10 @@ def _records(context: Context, output, values: pd.DataFrame) -> pd.DataFrame:
         group=group_labels(merged, aggregate["group"]),
         name=merged.key + ":" + merged.seq.astype(str),
         batch=_batches(merged, evidence.progress.get(writer) or []),
-    )
-    return merged.reset_index(drop=True)
+    ).reset_index(drop=True)
+    if aggregate["window"] is None:
+        return merged
+    return in_windows(merged, aggregate["window"], evidence.progress.get(writer) or [])
 
 
 def _topic_of(keys: pd.Series, prefixes: dict, first: str) -> pd.Series:
@@ -138,10 +145,14 @@ def _mapping(value) -> dict:
 
 
 def _frame(values: list[dict], aggregate: dict) -> pd.DataFrame:
-    """Values as rows of the group's fields and the value columns, and their group."""
+    """Values as rows of the group's fields and the value columns, and their group (with its window's start)."""
     columns = [*aggregate["group"], *aggregate["values"]]
     table = pd.DataFrame([{c: _mapping(v).get(c) for c in columns} for v in values], columns=columns)
-    return table.assign(group=group_labels(table, aggregate["group"]))
+    groups = group_labels(table, aggregate["group"])
+    if aggregate["window"] is not None:
+        starts = pd.Series([start_ms(reached(_mapping(v), aggregate["window"]["start"])) for v in values], dtype=float)
+        groups = windowed(groups, starts.set_axis(table.index))
+    return table.assign(group=groups)
 
 
 def _judged(context: Context) -> dict[str, Judgement | None]:
@@ -159,9 +170,12 @@ def _judged(context: Context) -> dict[str, Judgement | None]:
             found[output.name] = None
             continue
         written, state = read
-        suspects = _in_flight(context, _writer(context, output))
+        aggregate, writer = output.settings["aggregate"], _writer(context, output)
         records = _records(context, output, values)
-        found[output.name] = judge(records, written, output.settings["aggregate"], suspects, state)
+        due = None
+        if aggregate["mode"] == APPEND:  # a window is written once the watermark passed it: those after, not yet
+            due = open_windows(records, final_watermark(context.evidence.progress.get(writer) or []))
+        found[output.name] = judge(records, written, aggregate, _in_flight(context, writer), state, due)
     return found
 
 
@@ -171,7 +185,7 @@ def _fields(aggregate: dict) -> list[str]:
 
 def _row(name: str, judgement: Judgement | None) -> tuple:
     if judgement is None:
-        return (name, "unknown", None, *([None] * len(STATUSES)), None, None, None, None, None)
+        return (name, "unknown", None, *([None] * len(STATUSES)), None, None, None, None, None, None)
     counts, written = judgement.counts, judgement.written
     return (
         name,
@@ -180,6 +194,7 @@ def _row(name: str, judgement: Judgement | None) -> tuple:
         *(judgement.statuses[s] for s in STATUSES),
         counts.lost,
         counts.duplicated_in_state,
+        counts.dropped,
         written.rows,
         written.copies,
         written.unexplained,
