@@ -34,4 +34,7 @@ def test_the_frozen_runs_keep_the_evidence_and_not_the_brokers_or_sparks_files()
 
 def test_the_recorder_names_a_scenario_it_does_not_have_in_one_line(capsys):
     assert main(["nope"]) == 2
-    assert capsys.readouterr().err == "record: no tests/frozen_runs/nope.yaml (known: chain, transactions)\n"
+    assert (
+        capsys.readouterr().err
+        == "record: no tests/frozen_runs/nope.yaml (known: account-totals, chain, transactions)\n"
+    )

@@ -126,18 +126,26 @@ def _rows(context: Context, output, gaps: list[str]) -> tuple[pd.DataFrame, pd.D
     aggregate, layout = output.settings["aggregate"], RunLayout(context.evidence.root)
     if output.kind == TABLE_OUTPUT:
         name = output.name
-        written = json_lines(layout.egress_values(name), f"egress/{name}.values.jsonl", gaps, ("row",))
-        state = json_lines(layout.egress_state(name), f"egress/{name}.state.jsonl", gaps, ())
+        written = _lines(layout.egress_values(name), f"egress/{name}.values.jsonl", gaps, ("row",), name)
+        state = _lines(layout.egress_state(name), f"egress/{name}.state.jsonl", gaps, (), name)
         if written is None or state is None:
             return None
         return _frame([w["row"] for w in written], aggregate), _frame(state, aggregate)
     (topic,) = output.inputs
-    lines = json_lines(layout.topic_dump(topic), f"topics/{topic}.jsonl", gaps, ("value",))
+    lines = _lines(layout.topic_dump(topic), f"topics/{topic}.jsonl", gaps, ("value",), output.name)
     if lines is None:
         return None
     lines = sorted(lines, key=lambda line: (line.get("timestamp_ms") or 0, line.get("partition"), line.get("offset")))
     keyed = [{**{f: line.get("key") for f in aggregate["group"]}, **_mapping(line["value"])} for line in lines]
     return _frame(keyed, aggregate), None
+
+
+def _lines(path, name: str, gaps: list[str], required: tuple[str, ...], output: str) -> list[dict] | None:
+    """A file's JSON lines; a missing one is a gap naming it (the output is not judged)."""
+    lines = json_lines(path, name, gaps, required)
+    if lines is None:
+        gaps.append(f"{name}: missing (nothing known of what output {output} holds; its aggregate not judged)")
+    return lines
 
 
 def _mapping(value) -> dict:
