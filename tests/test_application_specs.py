@@ -863,6 +863,38 @@ def test_a_partner_topic_is_refused_in_one_line_where_it_cannot_answer(change, m
     assert "\n" not in str(err.value)
 
 
+JOIN = SHOP_TOPICS.parent / "join.yaml"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda s: s["applications"]["paid"]["joins"].update(partner="orders"),
+            "joins.partner: 'orders' is not a partner",
+        ),
+        (lambda s: s["applications"]["paid"]["joins"].pop("within_s"), "applications.paid.joins.within_s"),
+    ],
+)
+def test_a_join_is_refused_in_one_line_where_its_partner_cannot_answer_what_it_reads(change, message):
+    raw = yaml.safe_load(JOIN.read_text())
+    change(raw)
+    with pytest.raises(BlueprintError, match=re.escape(message)) as err:
+        parse_scenario(raw, JOIN.parent)
+    assert "\n" not in str(err.value)
+
+
+def test_a_join_keeps_when_its_partner_answers_for_the_checker():
+    paid = parse_scenario(yaml.safe_load(JOIN.read_text()), JOIN.parent).blueprint.streamlets["paid"]
+    assert paid.settings["joins"] == {
+        "partner": "payments",
+        "within_s": 5,
+        "of": "orders",
+        "after_s": 0.5,
+        "late_by_s": 8,
+    }
+
+
 def test_a_partner_topic_takes_the_keys_and_the_rate_of_the_records_it_answers_less_its_missing_share():
     workload = parse_scenario(yaml.safe_load(PARTNERS.read_text()), PARTNERS.parent).workload
     orders, payments, shipments = workload.fed

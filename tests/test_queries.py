@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import datetime
 
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
@@ -14,6 +15,7 @@ import yaml
 from kafka import KafkaProducer
 
 from harness.checker.check import check_run
+from harness.checker.counts import COUNTS
 from harness.checker.expect import EXPECTATIONS
 from harness.cluster import EmbeddedCluster
 from harness.report.write import write_reports
@@ -147,3 +149,25 @@ def test_payments_and_shipments_answering_orders_are_counted_as_the_source_topic
     waited = [(t - placed[v["order_id"]]) / 1000 for _, v, t in _source_values(run_dir, "payments")]
     assert found["payments"]["late"] == sum(w >= 2.5 for w in waited) > 0
     assert found["shipments"]["late"] == 0
+
+
+def _created_ms(value: dict) -> int:
+    return int(datetime.fromisoformat(value["created"].replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_orders_joined_with_their_payments_within_the_bound_are_the_results_due_and_no_other(tmp_path):
+    """examples/shop-topics/join.yaml: the results due are the orders whose payment the source topics hold within 5 s
+    of them; the join's output holds each of them and nothing else, and the rest are dropped by design."""
+    run_dir = tmp_path / "run"
+    report = run_example(SHOP, "join.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    placed = {v["order_id"]: _created_ms(v) for _, v, _ in _source_values(run_dir, "orders")}
+    paid = {v["order_id"]: _created_ms(v) for _, v, _ in _source_values(run_dir, "payments")}
+    due = {order for order, at in placed.items() if order in paid and 0 <= paid[order] - at <= 5000}
+    lines = (run_dir / "topics" / "paid-orders.jsonl").read_text().splitlines()
+    found = Counter(json.loads(line)["value"]["order_id"] for line in lines)
+    assert set(found) == due and 0 < len(due) < len(placed)
+    counts = report[COUNTS]
+    assert counts.lost == 0 and counts.dropped == len(placed) - len(due) + 1  # and the canary, answered by none
+    assert counts.duplicated_in_state == sum(n > 1 for n in found.values())
+    assert report.sections["joins"].data["paid"]["due"] == len(due)

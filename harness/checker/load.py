@@ -43,6 +43,7 @@ from harness.checker.file_readers import (
     read_topic_dump,
     read_topic_segments,
 )
+from harness.checker.joins import join_drops
 from harness.checker.record_ids import RecordIds
 from harness.checker.rid_sets import Positions
 from harness.checker.selection import Selection
@@ -191,8 +192,16 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
         gaps,
         has_history=history is not None,
         versions=read_json(layout.versions, [], "versions"),
-        dropped=read_dropped(layout, streamlets, ids, gaps),
+        dropped=_with_joins(
+            read_dropped(layout, streamlets, ids, gaps), join_drops(layout.partners, pipeline, ids, history or [], gaps)
+        ),
     )
+
+
+def _with_joins(dropped: dict[str, np.ndarray], joins: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The records each streamlet dropped by design: those it declared, and those its join has no result for."""
+    names = set(dropped) | set(joins)
+    return {n: np.union1d(dropped.get(n, np.zeros(0, np.int64)), joins.get(n, np.zeros(0, np.int64))) for n in names}
 
 
 def _topics(

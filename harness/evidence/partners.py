@@ -4,6 +4,11 @@ topics answer, per partner topic: the record (its key and seq), the partner topi
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
 PARTNER_COLUMNS = ("key", "seq", "partner_topic", "outcome", "partner_key", "partner_seq")
 ANSWERED, LATE, MISSING, UNSENT = "answered", "late", "missing", "unsent"
 OUTCOMES = {
@@ -12,3 +17,15 @@ OUTCOMES = {
     MISSING: "none, by design (the declared missing share)",
     UNSENT: "none, because the workload stopped before it was due",
 }
+
+
+def read_partners(path: Path) -> pa.Table | None:
+    """partners.csv as text columns; None when the run has none. ArrowInvalid or OSError where it cannot be read."""
+    if not path.is_file():
+        return None
+    options = pacsv.ConvertOptions(column_types={c: pa.string() for c in PARTNER_COLUMNS}, strings_can_be_null=True)
+    table = pacsv.read_csv(path, convert_options=options)
+    missing = [c for c in PARTNER_COLUMNS if c not in table.column_names]
+    if missing:
+        raise pa.ArrowInvalid(f"no column {missing[0]}")
+    return table

@@ -30,7 +30,7 @@ from harness.scenario.blueprint import (
     topic_spec,
     topological_order,
 )
-from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES, SCHEDULE
+from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES, JOINS, SCHEDULE
 from harness.scenario.fields import Fields
 from harness.scenario.job_code import job_sources, packages_named, runs_at
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
@@ -153,6 +153,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "writes": _strings(v["writes"], f"{path}.writes", "topic names") if v["writes"] else (),
         "keeps": _declared_filter(v["keeps"], known.record, f"{path}.keeps"),
         "deduplicates": _deduplicates(v["deduplicates"], f"{path}.deduplicates"),
+        "joins": JOINS.read(v["joins"], f"{path}.joins") if v["joins"] is not None else None,
         "trigger": _trigger(v, path),
         "schedule": SCHEDULE.read(v["schedule"], f"{path}.schedule") if v["schedule"] is not None else None,
         "world": parse_world(v["world"], f"{path}.world", known, cwd.resolve(), folder),
@@ -465,7 +466,7 @@ def _mapping(raw: Any, path: str, empty: str | None = None) -> dict:
 
 # What pipeline.json keeps of an application's fields (with its trigger and the window it writes), and the runner reads.
 SETTINGS = (
-    *("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "schedule"),
+    *("command", "entry", "settings", "env", "cwd", "keeps", "deduplicates", "joins", "schedule"),
     *("world", "packages", "requirements"),
 )
 

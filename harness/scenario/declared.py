@@ -190,6 +190,7 @@ APPLICATION_FIELDS = Section(
         Field("writes", list, None, "the topics it writes"),
         Field("keeps", str, None, "the filter it applies, declared: what it drops is not lost"),
         Field("deduplicates", dict, None, "it drops a record's copies within within_s of the first (deduplicates)"),
+        Field("joins", dict, None, "it joins each record with its partner's answer within within_s (joins)"),
         Field("trigger", str, MICRO_BATCH, "how its query runs", choices=APPLICATION_TRIGGERS),
         Field("schedule", dict, None, "a job that ends after each run (availableNow, once) started again (schedule)"),
         Field("world", (dict,), None, "what its code names that the run gives it (world)"),
@@ -206,6 +207,27 @@ SCHEDULE = Section(
             None,
             "a run starts this often (or as the last ends, if it took longer)",
             minimum=1,
+            required=True,
+        ),
+    ),
+)
+JOINS = Section(
+    "applications.NAME.joins",
+    (
+        Field(
+            "partner",
+            str,
+            None,
+            "the partner topic whose answers it joins (workload.sources[N].partner)",
+            required=True,
+        ),
+        Field(
+            "within_s",
+            NUMBER,
+            None,
+            "the join's time bound: an answer sent at most this long after the record",
+            minimum=0.001,
+            maximum=7 * 24 * 3600,
             required=True,
         ),
     ),

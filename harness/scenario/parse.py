@@ -356,6 +356,27 @@ def _check_jars_served(blueprint: Blueprint, spark: str) -> None:
                 raise BlueprintError("cluster.spark.version", f"{name} ({inst.kind}) needs {pom}, and {why}")
 
 
+def _check_joins(blueprint: Blueprint, workload: WorkloadSpec) -> None:
+    """Each application's `joins` names a partner topic answering a topic it reads, both read by it; its settings get
+    what the checker needs of the answers (when they are sent: harness/checker/joins.py)."""
+    partners = {source.topic.name: source.partner for source in workload.sources if source.partner}
+    for name, inst in blueprint.streamlets.items():
+        joins = inst.settings.get("joins") if inst.kind == APPLICATION else None
+        if not joins:
+            continue
+        partner = partners.get(joins["partner"])
+        if partner is None:
+            known = ", ".join(partners) or "none"
+            raise BlueprintError(
+                f"applications.{name}.joins.partner",
+                f"{joins['partner']!r} is not a partner topic (workload.sources[N].partner: {known})",
+            )
+        unread = [t for t in (partner.of, joins["partner"]) if t not in getattr(inst.cls, "sources_read", ())]
+        if unread:
+            raise BlueprintError(f"applications.{name}.joins", f"it does not read {unread[0]!r} (reads)")
+        joins.update(of=partner.of, after_s=partner.after_s, late_by_s=partner.late_by_s)
+
+
 def _check_real_time(blueprint: Blueprint, workload: WorkloadSpec, cluster: ClusterSpec) -> None:
     """Every real-time application (its `trigger`) runs on drivers whose Spark has Real-time Mode for its query, and,
     on the local master, with a task slot for each partition it reads."""
@@ -509,6 +530,7 @@ def parse_scenario(raw: Any, folder: Path | None = None) -> Scenario:
         raise BlueprintError("store", f"expected sqlite or a postgresql:// URL, got {redacted(store)!r}")
     _check_jars_served(blueprint, cluster.spark_version or versions.own_version())
     _check_real_time(blueprint, workload, cluster)
+    _check_joins(blueprint, workload)
     _check_worlds(blueprint, cluster)
     _check_packages(blueprint, cluster)
     faults = _faults(top["faults"], workload_fields, blueprint, cluster, workload.duration_s)

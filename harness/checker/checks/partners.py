@@ -7,26 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 from harness.evidence.layout import RunLayout
-from harness.evidence.partners import ANSWERED, LATE, MISSING, OUTCOMES, PARTNER_COLUMNS, UNSENT
+from harness.evidence.partners import ANSWERED, LATE, MISSING, OUTCOMES, UNSENT, read_partners
 
 HEADER = ("partner topic", "answers", "records", "answered", "late", "missing by design", "unsent", "acknowledged")
-
-
-def _read(layout: RunLayout) -> pa.Table | None:
-    """partners.csv as text columns; None when the run has none, or it cannot be read (a gap names it)."""
-    if not layout.partners.is_file():
-        return None
-    options = pacsv.ConvertOptions(column_types={c: pa.string() for c in PARTNER_COLUMNS}, strings_can_be_null=True)
-    table = pacsv.read_csv(layout.partners, convert_options=options)
-    missing = [c for c in PARTNER_COLUMNS if c not in table.column_names]
-    if missing:
-        raise pa.ArrowInvalid(f"no column {missing[0]}")
-    return table
 
 
 def _acknowledged(context: Context, keys: pa.Array, seqs: pa.Array) -> int:
@@ -40,7 +27,7 @@ def _acknowledged(context: Context, keys: pa.Array, seqs: pa.Array) -> int:
 def _section(context: Context) -> Section | None:
     layout = RunLayout(context.evidence.root)
     try:
-        table = _read(layout)
+        table = read_partners(layout.partners)
     except (pa.ArrowInvalid, OSError) as exc:
         context.gaps.append(f"partners.csv: unreadable ({str(exc).splitlines()[0]}); the partner topics not counted")
         return None
