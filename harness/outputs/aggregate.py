@@ -9,8 +9,8 @@ import json
 import re
 
 from contract.aggregates import APPEND, COMBINED, INCREMENTS, MODES, UPDATE
-from harness.evidence.intervals import interval_ms
 from harness.field import Field
+from harness.outputs.event_windows import interval, window_spans
 from harness.outputs.kind import OutputSpec
 from harness.workload.template import GENERATORS, record_fields
 
@@ -103,32 +103,14 @@ def _window(spec: OutputSpec, mode: str) -> dict | None:
     f = spec.nested("aggregate.window", WINDOW)
     if f is None:
         return None
-    size = _interval(spec, "size", f["size"])
-    slide = _interval(spec, "slide", f["slide"] or size)
-    if interval_ms(size) % interval_ms(slide):
-        raise spec.error("aggregate.window.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
-    if f["time"] is not None:
-        declared_time = (spec.record or {}).get("fields", {}).get(f["time"])
-        if not isinstance(declared_time, dict) or "event_time" not in declared_time:
-            raise spec.error("aggregate.window.time", f"{f['time']!r} is not an event_time field of workload.record")
-    watermark = _interval(spec, "watermark", f["watermark"]) if f["watermark"] else None
+    size, slide, time_field = window_spans(spec, "aggregate.window", f)
+    watermark = interval(spec, "aggregate.window.watermark", f["watermark"]) if f["watermark"] else None
     if mode == APPEND and watermark is None:
         raise spec.error(
             "aggregate.window.watermark",
             "mode append closes a window when the watermark passes it: give the job's withWatermark delay",
         )
-    return {"size": size, "slide": slide, "watermark": watermark, "time": f["time"], "start": f["start"]}
-
-
-def _interval(spec: OutputSpec, key: str, text: str) -> str:
-    try:
-        if interval_ms(text) <= 0:
-            raise ValueError("not positive")
-    except ValueError:
-        raise spec.error(
-            f"aggregate.window.{key}", f"expected a length of time like '10 seconds', got {text!r}"
-        ) from None
-    return text
+    return {"size": size, "slide": slide, "watermark": watermark, "time": time_field, "start": f["start"]}
 
 
 def _operation(spec: OutputSpec, column: str, text, fields: dict, known: list[str]) -> dict:

@@ -29,6 +29,7 @@ from contract.table_files import data_files, finished, read_rows
 from harness.errors import HarnessError
 from harness.evidence.intervals import interval_ms
 from harness.field import Field
+from harness.outputs.event_windows import interval, window_spans
 from harness.outputs.kind import IDENTITY, RECEIVES, WRITTEN_BY, OutputKind, OutputSpec, Placeholder
 from harness.outputs.tables import identity_text, record_export
 
@@ -91,15 +92,6 @@ def evidence(settings: dict) -> str:
     return WINDOWS if settings["window"] else RECORDS
 
 
-def _interval(spec: OutputSpec, key: str, text: str) -> str:
-    try:
-        if interval_ms(text) <= 0:
-            raise ValueError("not positive")
-    except ValueError:
-        raise spec.error(f"window.{key}", f"expected a length of time like '10 seconds', got {text!r}") from None
-    return text
-
-
 def _window(spec: OutputSpec) -> dict | None:
     """A windowed count the job writes: each row a key's count of records in an event-time window (its length
     `size`, sliding by `slide`), the key, the window's start and the count in the named columns; `mode` as the
@@ -108,19 +100,11 @@ def _window(spec: OutputSpec) -> dict | None:
     f = spec.nested("window", WINDOW)
     if f is None:
         return None
-    size = _interval(spec, "size", f["size"])
-    slide = _interval(spec, "slide", f["slide"] or size)
-    if interval_ms(size) % interval_ms(slide):
-        raise spec.error("window.slide", f"expected a length {size!r} is a multiple of, got {slide!r}")
-    time_field = f["time"]
-    if time_field is not None:
-        field_spec = (spec.record or {}).get("fields", {}).get(time_field)
-        if not isinstance(field_spec, dict) or "event_time" not in field_spec:
-            raise spec.error("window.time", f"{time_field!r} is not an event_time field of workload.record")
+    size, slide, time_field = window_spans(spec, "window", f)
     return {
         "size": size,
         "slide": slide,
-        "watermark": _interval(spec, "watermark", f["watermark"]),
+        "watermark": interval(spec, "window.watermark", f["watermark"]),
         "time": time_field,
         "key": f["key"],
         "start": f["start"],
