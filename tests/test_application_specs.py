@@ -895,6 +895,36 @@ def test_a_join_keeps_when_its_partner_answers_for_the_checker():
     }
 
 
+STATIC_JOIN = ROOT / "examples" / "static-join" / "scenario.yaml"
+
+
+def test_a_join_with_a_static_table_is_the_filter_of_its_columns_values():
+    scenario = load_scenario(STATIC_JOIN)
+    joins = scenario.blueprint.streamlets["regional"].settings["joins"]
+    assert (joins["field"], joins["column"], joins["rows"]) == ("customer", "customer", 3)
+    assert declared_filters(scenario.blueprint) == {"regional": "\"customer\" IN ('ada', 'bob', 'cy')"}
+
+
+@pytest.mark.parametrize(
+    "joins, message",
+    [
+        ({"static": "customers.csv"}, "joins.field: a join with a static table needs the record field it joins on"),
+        ({"static": "customers.csv", "field": "nope"}, "joins.field: expected a field of workload.record"),
+        ({"static": "nope.csv", "field": "customer"}, "joins.static: cannot read"),
+        ({"static": "customers.csv", "field": "customer", "column": "name"}, "customers.csv: no column 'name'"),
+        ({"static": "customers.csv", "field": "customer", "partner": "x"}, "joins: name the partner topic it joins"),
+        ({"field": "customer"}, "joins: name the partner topic it joins"),
+        ({"partner": "payments"}, "joins.within_s: a join with a partner topic needs its time bound"),
+    ],
+)
+def test_a_join_with_a_static_table_is_refused_in_one_line_where_it_cannot_be_read(joins, message):
+    raw = yaml.safe_load(STATIC_JOIN.read_text())
+    raw["applications"]["regional"]["joins"] = joins
+    with pytest.raises(BlueprintError, match=re.escape(message)) as err:
+        parse_scenario(raw, STATIC_JOIN.parent)
+    assert "\n" not in str(err.value)
+
+
 def test_a_partner_topic_takes_the_keys_and_the_rate_of_the_records_it_answers_less_its_missing_share():
     workload = parse_scenario(yaml.safe_load(PARTNERS.read_text()), PARTNERS.parent).workload
     orders, payments, shipments = workload.fed

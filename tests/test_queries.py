@@ -4,6 +4,7 @@ files read with pyarrow, the topic's dump parsed line by line), and the report h
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 from datetime import datetime
@@ -171,3 +172,22 @@ def test_orders_joined_with_their_payments_within_the_bound_are_the_results_due_
     assert counts.lost == 0 and counts.dropped == len(placed) - len(due) + 1  # and the canary, answered by none
     assert counts.duplicated_in_state == sum(n > 1 for n in found.values())
     assert report.sections["joins"].data["paid"]["due"] == len(due)
+
+
+def test_orders_joined_with_a_static_table_are_those_of_its_customers_and_the_rest_dropped_by_design(tmp_path):
+    """examples/static-join: the orders whose customer the CSV table knows are the output's, once or more, and the
+    others (dee's) dropped by design, as counted from the source topic read back and the table read here."""
+    folder = ROOT / "examples" / "static-join"
+    run_dir = tmp_path / "run"
+    report = run_example(folder, "scenario.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    known = {row["customer"] for row in csv.DictReader((folder / "customers.csv").read_text().splitlines())}
+    table = pq.read_table(run_dir / "source" / "orders.parquet", columns=["value"]).to_pylist()
+    orders = [json.loads(r["value"]) for r in table if r["value"]]
+    due = {o["order_id"] for o in orders if o["customer"] in known}
+    lines = (run_dir / "topics" / "orders-by-region.jsonl").read_text().splitlines()
+    found = Counter(json.loads(line)["value"]["order_id"] for line in lines)
+    assert set(found) == due and 0 < len(due) < len(orders)
+    counts = report[COUNTS]
+    assert counts.lost == 0 and counts.dropped == len(orders) - len(due)
+    assert counts.duplicated_in_state == sum(n > 1 for n in found.values())

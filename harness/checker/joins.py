@@ -24,6 +24,14 @@ def real_topic(pipeline: PipelineDescription, name: str) -> str | None:
     return next((t for t in pipeline.source_topics if t == name or t.endswith(f".{name}")), None)
 
 
+def partner_joins(pipeline: PipelineDescription) -> dict[str, dict]:
+    """Each application joining a partner topic's answers: its `joins` (a join with a static table is a declared
+    filter, its drops the generator's)."""
+    return {
+        s.name: s.settings["joins"] for s in pipeline.streamlets if "partner" in ((s.settings or {}).get("joins") or {})
+    }
+
+
 def unjoined(table: pa.Table, joins: dict, partner_topic: str) -> pa.Table:
     """The rows of partners.csv whose record has no result of the join: its answer never sent, or sent beyond the
     bound (an answer is due after_s after its record, a late one late_by_s later still)."""
@@ -39,7 +47,7 @@ def join_drops(
     """Each joining application's records without a result, by design (rids): those partners.csv says were not
     answered within the bound, and the preflight's canaries (answered by none); a partners.csv that cannot be read is
     a gap, and no drop is known then."""
-    joining = {s.name: s.settings["joins"] for s in pipeline.streamlets if (s.settings or {}).get("joins")}
+    joining = partner_joins(pipeline)
     if not joining:
         return {}
     try:

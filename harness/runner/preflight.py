@@ -204,9 +204,9 @@ def preflight(run: PipelineRun) -> None:
 
 
 def joined(description) -> set[str]:
-    """The outputs downstream of an application that joins (`joins`): the canary, answered by no partner, is not
+    """The outputs downstream of an application joining a partner topic (`joins`): the canary, answered by none, is not
     among their records (the checker counts it dropped by the join: harness/checker/joins.py)."""
-    joining = {s.name for s in description.streamlets if (s.settings or {}).get("joins")}
+    joining = {s.name for s in description.streamlets if "partner" in ((s.settings or {}).get("joins") or {})}
     return {
         s.name for s in description.streamlets if s.kind in OUTPUT_KINDS and description.upstream_of(s.name) & joining
     }

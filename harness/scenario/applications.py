@@ -30,9 +30,10 @@ from harness.scenario.blueprint import (
     topic_spec,
     topological_order,
 )
-from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES, JOINS, SCHEDULE
+from harness.scenario.declared import APPLICATION_FIELDS, DEDUPLICATES, SCHEDULE
 from harness.scenario.fields import Fields
 from harness.scenario.job_code import job_sources, packages_named, runs_at
+from harness.scenario.joins import parse_joins
 from harness.scenario.placeholders import PLACEHOLDER, Known, check_placeholders
 from harness.scenario.sections import Section
 from harness.scenario.world import parse_world
@@ -153,7 +154,7 @@ def _application(name: str, raw: Any, known: Known, folder: Path | None) -> dict
         "writes": _strings(v["writes"], f"{path}.writes", "topic names") if v["writes"] else (),
         "keeps": _declared_filter(v["keeps"], known.record, f"{path}.keeps"),
         "deduplicates": _deduplicates(v["deduplicates"], f"{path}.deduplicates"),
-        "joins": JOINS.read(v["joins"], f"{path}.joins") if v["joins"] is not None else None,
+        "joins": parse_joins(v["joins"], known.record, cwd.resolve(), f"{path}.joins"),
         "trigger": _trigger(v, path),
         "schedule": SCHEDULE.read(v["schedule"], f"{path}.schedule") if v["schedule"] is not None else None,
         "world": parse_world(v["world"], f"{path}.world", known, cwd.resolve(), folder),
@@ -310,12 +311,18 @@ def _declared_filter(sql: str | None, record: dict | None, path: str) -> str | N
     return sql
 
 
+def _kept(settings: dict) -> str | None:
+    """An application's declared filter: its `keeps`, and the one its join with a static table is."""
+    parts = [sql for sql in (settings.get("keeps"), (settings.get("joins") or {}).get("keeps")) if sql]
+    return " AND ".join(f"({sql})" for sql in parts) if len(parts) > 1 else (parts[0] if parts else None)
+
+
 def declared_filters(blueprint: Blueprint) -> dict[str, str]:
     """streamlet -> its declared filter: an application's `keeps`, an output's `receives` (the records it drops
     by design are the ones the predicate does not keep)."""
     found = {}
     for name, inst in blueprint.streamlets.items():
-        sql = inst.settings.get("keeps") if inst.kind == APPLICATION else inst.settings.get("receives")
+        sql = _kept(inst.settings) if inst.kind == APPLICATION else inst.settings.get("receives")
         if inst.kind in (APPLICATION, *OUTPUT_KINDS) and sql:
             found[name] = sql
     return found

@@ -214,22 +214,18 @@ SCHEDULE = Section(
 JOINS = Section(
     "applications.NAME.joins",
     (
-        Field(
-            "partner",
-            str,
-            None,
-            "the partner topic whose answers it joins (workload.sources[N].partner)",
-            required=True,
-        ),
+        Field("partner", str, None, "the partner topic whose answers it joins (workload.sources[N].partner)"),
         Field(
             "within_s",
             NUMBER,
             None,
-            "the join's time bound: an answer sent at most this long after the record",
+            "with partner: the time bound, an answer sent at most this long after the record",
             minimum=0.001,
             maximum=7 * 24 * 3600,
-            required=True,
         ),
+        Field("static", str, None, "or the file of a static table it joins (CSV with a header, or JSON lines)"),
+        Field("field", str, None, "with static: the record field it joins on"),
+        Field("column", str, None, "with static: the table's column it matches (by default the field's name)"),
     ),
 )
 DEDUPLICATES = Section(

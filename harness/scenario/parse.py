@@ -362,7 +362,7 @@ def _check_joins(blueprint: Blueprint, workload: WorkloadSpec) -> None:
     partners = {source.topic.name: source.partner for source in workload.sources if source.partner}
     for name, inst in blueprint.streamlets.items():
         joins = inst.settings.get("joins") if inst.kind == APPLICATION else None
-        if not joins:
+        if not joins or "partner" not in joins:
             continue
         partner = partners.get(joins["partner"])
         if partner is None:

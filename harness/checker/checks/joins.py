@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from harness.checker.joins import real_topic, unjoined
+from harness.checker.joins import partner_joins, real_topic, unjoined
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 from harness.evidence.layout import RunLayout
@@ -28,7 +28,7 @@ HEADER = (
 
 def _section(context: Context) -> Section | None:
     pipeline = context.evidence.pipeline
-    joining = {s.name: s.settings["joins"] for s in pipeline.streamlets if (s.settings or {}).get("joins")}
+    joining = partner_joins(pipeline)
     if not joining:
         return None
     try:
