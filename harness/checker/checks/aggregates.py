@@ -76,7 +76,7 @@ def _records(context: Context, output, values: pd.DataFrame) -> pd.DataFrame:
         name=merged.key + ":" + merged.seq.astype(str),
         batch=_batches(merged, evidence.progress.get(writer) or []),
     ).reset_index(drop=True)
-    if aggregate["window"] is None:
+    if aggregate.get("window") is None:
         return merged
     return in_windows(merged, aggregate["window"], evidence.progress.get(writer) or [])
 
@@ -157,7 +157,7 @@ def _frame(values: list[dict], aggregate: dict) -> pd.DataFrame:
     columns = [*aggregate["group"], *aggregate["values"]]
     table = pd.DataFrame([{c: _mapping(v).get(c) for c in columns} for v in values], columns=columns)
     groups = group_labels(table, aggregate["group"])
-    if aggregate["window"] is not None:
+    if aggregate.get("window") is not None:
         starts = pd.Series([start_ms(reached(_mapping(v), aggregate["window"]["start"])) for v in values], dtype=float)
         groups = windowed(groups, starts.set_axis(table.index))
     return table.assign(group=groups)
