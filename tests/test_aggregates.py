@@ -253,3 +253,15 @@ def test_a_windows_start_is_read_as_spark_writes_it_and_named_as_the_records_win
     assert start_ms("not a time") is None and start_ms(None) is None
     named = windowed(pd.Series(["k0001"]), pd.Series([ms]))
     assert named.tolist() == ["k0001 @ 2026-12-03T12:13:30Z"]
+
+
+def test_a_tables_values_are_its_new_groups_inserts_and_every_update_not_an_upserts_insert_attempt():
+    from harness.outputs.aggregate import written_values
+
+    audit = [
+        ("insert", 1, 10, {"account": "a", "orders": 2}),  # a new group: its row's first value
+        ("insert", 2, 20, {"account": "a", "orders": 3}),  # an upsert's attempt on a group there: not a value
+        ("update", 2, 21, {"account": "a", "orders": 5}),  # the value it made
+        ("insert", 2, 22, {"account": "b", "orders": 1}),
+    ]
+    assert written_values(audit, ["account"]) == [(10, audit[0][3]), (21, audit[2][3]), (22, audit[3][3])]

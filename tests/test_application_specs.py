@@ -903,6 +903,10 @@ def test_a_join_with_a_static_table_is_the_filter_of_its_columns_values():
     joins = scenario.blueprint.streamlets["regional"].settings["joins"]
     assert (joins["field"], joins["column"], joins["rows"]) == ("customer", "customer", 3)
     assert declared_filters(scenario.blueprint) == {"regional": "\"customer\" IN ('ada', 'bob', 'cy')"}
+    raw = yaml.safe_load(STATIC_JOIN.read_text())
+    raw["applications"]["regional"]["keeps"] = "amount >= 5"  # its own filter too: a record must pass both
+    both = declared_filters(parse_scenario(raw, STATIC_JOIN.parent).blueprint)["regional"]
+    assert both == "(amount >= 5) AND (\"customer\" IN ('ada', 'bob', 'cy'))"
 
 
 @pytest.mark.parametrize(
