@@ -17,3 +17,9 @@ COMBINED = ("count", "sum", "min", "max")  # what a reader can combine over a gr
 # sums): a reader combines them.
 INCREMENTS = "increments"
 MODES = (UPDATE, APPEND, INCREMENTS)
+
+
+def aggregate_fields(aggregate: dict) -> list[str]:
+    """The record fields an aggregate is judged by: its groups', then its values'."""
+    named = [*aggregate["group"], *(v["field"] for v in aggregate["values"].values() if v["field"])]
+    return list(dict.fromkeys(named))

@@ -137,12 +137,6 @@ def _operation(spec: OutputSpec, column: str, text, fields: dict, known: list[st
     return {"op": op, "field": name}
 
 
-def aggregate_fields(aggregate: dict) -> list[str]:
-    """The record fields an aggregate is judged by: its groups', then its values'."""
-    named = [*aggregate["group"], *(v["field"] for v in aggregate["values"].values() if v["field"])]
-    return list(dict.fromkeys(named))
-
-
 def written_values(audit: list[tuple[str, int, int, dict]], group: list[str]) -> list[tuple[int, dict]]:
     """Each value a table's row took, in write order, from its audit ((op, transaction, at_ms, row) per trigger
     firing): an insert of a group not yet in the table, and each update (an upsert's insert attempt of a group

@@ -14,13 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from contract.aggregates import aggregate_fields
 from contract.applications import APPLICATION, OUTPUT_KINDS, REAL_TIME
 from contract.identity import problem as identity_problem
 from contract.plugins import PluginError, import_named
 from harness.errors import HarnessError
 from harness.field import Field
 from harness.outputs import OWN_KIND, OutputKind, OutputKindError, builtin_output_kinds, load_output_kind
-from harness.outputs.aggregate import aggregate_fields, appended_window
+from harness.outputs.aggregate import appended_window
 from harness.scenario.blueprint import (
     Blueprint,
     BlueprintError,

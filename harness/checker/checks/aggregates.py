@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from contract.aggregates import APPEND
+from contract.aggregates import APPEND, aggregate_fields
 from contract.applications import TABLE_OUTPUT
 from contract.egress import AGGREGATE
 from contract.query_events import QUERY_PROGRESS
@@ -166,7 +166,7 @@ def _frame(values: list[dict], aggregate: dict) -> pd.DataFrame:
 def _judged(context: Context) -> dict[str, Judgement | None]:
     """Each aggregate output's judgement (None: its evidence could not be read; a gap says which)."""
     found: dict[str, Judgement | None] = {}
-    fields = list(dict.fromkeys(f for s in aggregated(context) for f in _fields(s.settings["aggregate"])))
+    fields = list(dict.fromkeys(f for s in aggregated(context) for f in aggregate_fields(s.settings["aggregate"])))
     try:
         values = read_values(RunLayout(context.evidence.root).values, fields)
     except (OSError, ValueError) as exc:
@@ -185,10 +185,6 @@ def _judged(context: Context) -> dict[str, Judgement | None]:
             due = open_windows(records, final_watermark(context.evidence.progress.get(writer) or []))
         found[output.name] = judge(records, written, aggregate, _in_flight(context, writer), state, due)
     return found
-
-
-def _fields(aggregate: dict) -> list[str]:
-    return [*aggregate["group"], *(v["field"] for v in aggregate["values"].values() if v["field"])]
 
 
 def _row(name: str, judgement: Judgement | None) -> tuple:
