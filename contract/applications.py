@@ -27,3 +27,8 @@ WINDOW_MODES = (APPEND, UPDATE)
 # emitting records as they come and writing offsets/N and commits/N only at the interval's end.
 MICRO_BATCH, REAL_TIME = "micro-batch", "real-time"
 TRIGGERS = (MICRO_BATCH, REAL_TIME)
+
+# How an application joins a partner topic (its `joins.outer`): an inner join keeps a record answered within the
+# bound, joined; a left outer join keeps each record, joined or, once the watermark passed its bound unanswered, with
+# the partner's columns null (padded).
+LEFT_OUTER = "left"

@@ -49,7 +49,7 @@ def _pattern(fmt: str) -> re.Pattern:
     return re.compile(body + r"\Z", re.S)
 
 
-def _at(record: dict, path: str):
+def field_at(record: dict, path: str):
     if path == MESSAGE_KEY:
         return record.get("key")
     if path.startswith(HEADER):
@@ -71,7 +71,7 @@ class IdentityReader:
 
     def __call__(self, record: dict) -> tuple[object, object]:
         if self._pattern is None:
-            return _at(record, self.identity[KEY]), _at(record, self.identity[SEQ])
-        composed = _at(record, self.identity[ID])
+            return field_at(record, self.identity[KEY]), field_at(record, self.identity[SEQ])
+        composed = field_at(record, self.identity[ID])
         match = self._pattern.match(composed) if isinstance(composed, str) else None
         return (match["key"], int(match["seq"])) if match else (None, composed)

@@ -895,6 +895,42 @@ def test_a_join_keeps_when_its_partner_answers_for_the_checker():
     }
 
 
+LEFT_JOIN = SHOP_TOPICS.parent / "left-join.yaml"
+
+
+def test_a_left_outer_join_keeps_its_watermark_and_pads_by_the_partners_id_unless_told():
+    raw = yaml.safe_load(LEFT_JOIN.read_text())
+    joins = parse_scenario(raw, LEFT_JOIN.parent).blueprint.streamlets["with-payments"].settings["joins"]
+    assert (joins["outer"], joins["watermark_s"], joins["padded_by"], joins["partner_format"]) == (
+        "left",
+        10,
+        "payment_id",
+        "{key}-{seq}",
+    )
+    raw["applications"]["with-payments"]["joins"]["padded_by"] = "method"  # a field of its own: no answer named
+    joins = parse_scenario(raw, LEFT_JOIN.parent).blueprint.streamlets["with-payments"].settings["joins"]
+    assert (joins["padded_by"], joins["partner_format"]) == ("method", None)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"watermark_s": None}, "joins.watermark_s: a left outer join needs the job's watermark delay"),
+        ({"outer": "right"}, "joins.outer: expected one of left"),
+        ({"outer": None}, "joins.watermark_s: only an outer join (outer: left) pads rows"),
+    ],
+)
+def test_a_left_outer_join_is_refused_in_one_line_without_what_makes_its_padded_rows_due(change, message):
+    raw = yaml.safe_load(LEFT_JOIN.read_text())
+    joins = raw["applications"]["with-payments"]["joins"]
+    joins.update(change)
+    for name in [k for k, v in joins.items() if v is None]:
+        del joins[name]
+    with pytest.raises(BlueprintError, match=re.escape(message)) as err:
+        parse_scenario(raw, LEFT_JOIN.parent)
+    assert "\n" not in str(err.value)
+
+
 STATIC_JOIN = ROOT / "examples" / "static-join" / "scenario.yaml"
 
 

@@ -174,6 +174,51 @@ def test_orders_joined_with_their_payments_within_the_bound_are_the_results_due_
     assert report.sections["joins"].data["paid"]["due"] == len(due)
 
 
+def test_a_left_outer_join_gives_each_order_a_row_joined_with_its_payment_or_padded_and_judges_each_kind(tmp_path):
+    """examples/shop-topics/left-join.yaml: every order has a row, after the closing records made the last padded ones
+    due; those paid within 5 s name their payment, the others none, as counted here from the source topics read back
+    and the output's dump; the report's Joins section counts the same, the canary's and closing rows not due."""
+    run_dir = tmp_path / "run"
+    report = run_example(SHOP, "left-join.yaml", run_dir)
+    assert len(_kills(run_dir)) == 2 and report.outcome == "pass", report[EXPECTATIONS]
+    placed = {v["order_id"]: _created_ms(v) for _, v, _ in _source_values(run_dir, "orders")}
+    paid = {v["order_id"]: (_created_ms(v), v["payment_id"]) for _, v, _ in _source_values(run_dir, "payments")}
+    due = {order: paid[order][1] for order, at in placed.items() if order in paid and 0 <= paid[order][0] - at <= 5000}
+    lines = (run_dir / "topics" / "orders-with-payments.jsonl").read_text().splitlines()
+    rows = [json.loads(line)["value"] for line in lines]
+    joined = {r["order_id"] for r in rows if r.get("payment_id") is not None and r["order_id"] in placed}
+    padded = {r["order_id"] for r in rows if r.get("payment_id") is None and r["order_id"] in placed}
+    assert joined | padded == set(placed) and 0 < len(due) < len(placed)
+    lost = (padded & set(due)) - joined
+    phantom = {
+        r["order_id"] for r in rows if r.get("payment_id") is not None and due.get(r["order_id"]) != r["payment_id"]
+    }
+    outer = report.sections["joins"].data["with-payments"]["outer"]
+    assert outer == {
+        "joined_due": len(due),
+        "padded_due": len(placed) - len(due),
+        "joined": len(joined),
+        "padded": len(padded),
+        "answers_lost": len(lost),
+        "phantom_joins": len(phantom),
+    }
+    assert lost == phantom == set() and report[COUNTS].lost == 0
+    assert report[COUNTS].dropped == 2  # the canary's row and the closing record's are not due
+    # a joined row padded in the dump: the answer lost, named, and the run's verdict bounded by it
+    once = Counter(r["order_id"] for r in rows)
+    hit = next(
+        i for i, r in enumerate(rows) if r["order_id"] in joined and r["order_id"] in due and once[r["order_id"]] == 1
+    )
+    line = json.loads(lines[hit])
+    del line["value"]["payment_id"]
+    lines[hit] = json.dumps(line)
+    (run_dir / "topics" / "orders-with-payments.jsonl").write_text("\n".join(lines) + "\n")
+    judged = check_run(run_dir)
+    wrong = judged.sections["joins"]
+    assert wrong.data["with-payments"]["outer"]["answers_lost"] == 1 and rows[hit]["order_id"] in " ".join(wrong.lines)
+    assert wrong.data["outputs_verdict"] == "at-most-once" and judged.outcome == "fail"
+
+
 def test_orders_joined_with_a_static_table_are_those_of_its_customers_and_the_rest_dropped_by_design(tmp_path):
     """examples/static-join: the orders whose customer the CSV table knows are the output's, once or more, and the
     others (dee's) dropped by design, as counted from the source topic read back and the table read here."""

@@ -1,6 +1,7 @@
 """Paid orders, as a shop's team writes them: each order joined with its payment (a stream-stream inner join on the
 order's id, the payment made within 5 seconds of the order, each stream behind a 10-second watermark), written to
-Kafka with the payment's method. An order paid later, or never, has no row.
+Kafka with the payment's method. An order paid later, or never, has no row; with --outer (a left outer join) it has
+one without a payment, written once the watermark has passed its 5 seconds.
 
     python paid_orders.py --bootstrap localhost:9092 --orders orders --payments payments --paid paid-orders \
         --checkpoint /data/checkpoints/paid
@@ -52,6 +53,7 @@ def main() -> None:
     parser.add_argument("--paid", required=True, help="the topic paid orders are written to")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--within", default="5 seconds", help="how soon after its order a payment counts")
+    parser.add_argument("--outer", action="store_true", help="keep every order: a left outer join")
     args = parser.parse_args()
 
     spark = SparkSession.builder.appName("paid-orders").config("spark.sql.shuffle.partitions", "2").getOrCreate()
@@ -71,6 +73,7 @@ def main() -> None:
     paid = orders.join(
         payments,
         F.expr(f"paid_order = order_id AND paid_at >= placed_at AND paid_at <= placed_at + interval {args.within}"),
+        "leftOuter" if args.outer else "inner",
     )
     (
         paid.select(

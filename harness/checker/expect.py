@@ -64,11 +64,14 @@ def undeclared(
 
 
 def end_to_end(context: Context) -> tuple[str, Counts]:
-    """The run's verdict and counts: those of its outputs holding records; where none does (each holds an aggregate),
-    those the checks' sections give of the outputs they judge (OUTPUTS_VERDICT, OUTPUTS_COUNTS)."""
+    """The run's verdict and counts: those of its outputs holding records, their verdict bounded by those the checks'
+    sections give of what they judge beside (OUTPUTS_VERDICT: a left outer join's rows, an aggregate); where no
+    output holds records (each holds an aggregate), the sections' verdicts and counts (OUTPUTS_COUNTS)."""
     judged = [s.data for s in context.sections.values() if OUTPUTS_VERDICT in s.data]
-    if context.evidence.pipeline.holds_records or not judged:
+    if not judged:
         return context[VERDICT], context[COUNTS]
+    if context.evidence.pipeline.holds_records:
+        return weakest([context[VERDICT], *(data[OUTPUTS_VERDICT] for data in judged)]), context[COUNTS]
     verdict = "unknown" if context.unfinished else weakest([data[OUTPUTS_VERDICT] for data in judged])
     return verdict, Counts.summed([Counts(**data[OUTPUTS_COUNTS]) for data in judged])
 

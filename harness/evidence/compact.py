@@ -3,9 +3,9 @@ tables and exported egress states rewritten in the columnar form (harness/eviden
 contract/egress_segments.py), for the checker to read quickly and the run to keep little; the report stays the same.
 
 A Kafka output's recording has the output's identity read into its columns (pipeline.json says where it is); an
-aggregate's stays as it is (its values are its evidence). A file with a damaged or cut line stays as it is (what the
-line held would be lost). An egress store keeps its other tables (its state, window counts); its audit rows are
-deleted once their segments are written.
+aggregate's, or a left outer join's output's, stays as it is (its values are its evidence). A file with a damaged or
+cut line stays as it is (what the line held would be lost). An egress store keeps its other tables (its state,
+window counts); its audit rows are deleted once their segments are written.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from contract.egress import AGGREGATE, AUDIT, AUDIT_COLUMNS, EXPORTED, RECORDS, STATE, STATE_COLUMNS, TOPIC
+from contract.egress import AUDIT, AUDIT_COLUMNS, EXPORTED, RECORDS, STATE, STATE_COLUMNS, TOPIC
 from contract.egress_segments import segment_tables
 from contract.segments import PARTIAL, replace_segments
 from harness.errors import HarnessError
@@ -140,7 +140,7 @@ def compact_run(run_dir: Path) -> list[Compacted]:
     done = []
     if layout.ack_log.is_file() and not layout.ack_segments.exists():
         done.append(_compact(compact_acks, layout.ack_log, layout.ack_segments, "acks.csv"))
-    whole = {t for s in pipeline.streamlets if s.egress_evidence == AGGREGATE for t in s.inputs}  # values, kept
+    whole = pipeline.whole_topics  # values, kept
     for dump in sorted(p for p in layout.topics.glob("*.jsonl") if p.stem not in whole):
         topic = dump.stem
         done.append(

@@ -61,6 +61,18 @@ class PipelineDescription:
         return any(s.role == EGRESS and s.egress_evidence != AGGREGATE for s in self.streamlets)
 
     @property
+    def whole_topics(self) -> set[str]:
+        """The topics whose recordings stay whole (JSON lines: their values are evidence, not only their records'
+        identity): a running aggregate's, and those downstream of a left outer join (a row joined or padded)."""
+        outer = {s.name for s in self.streamlets if ((s.settings or {}).get("joins") or {}).get("outer")}
+        return {
+            t
+            for s in self.streamlets
+            if s.role == EGRESS and (s.egress_evidence == AGGREGATE or outer & self.upstream_of(s.name))
+            for t in s.inputs
+        }
+
+    @property
     def source_topics(self) -> tuple[str, ...]:
         """Every source topic the workload fed, its first first."""
         return tuple(self.source_keys) or (self.source_topic,)

@@ -19,7 +19,7 @@ TOPIC_RECREATED = "topic_recreated"  # topics deleted and created again under a 
 CANARY_ARRIVED = "canary_arrived"  # the preflight's canary reached every output: how long it took
 CANARY_SENT = "canary_sent"  # the preflight's canary record was sent
 CHECKPOINT_DELETED = "checkpoint_deleted"  # a redeploy set a streamlet's checkpoint aside (kept_as)
-CLOSING_SENT = "closing_sent"  # the closing record that makes every window due be emitted was sent
+CLOSING_SENT = "closing_sent"  # a closing record that makes every window and padded row due be emitted was sent
 CLUSTER = "cluster"  # the Kafka cluster the run uses: its kind and bootstrap servers
 CONSUMER_POSITION = "consumer_position"  # a streamlet's committed offsets, read as its driver was killed
 DRAIN_INCOMPLETE = "drain_incomplete"  # the pipeline did not drain: why
@@ -59,8 +59,8 @@ STORE_COPIED = "store_copied"  # an egress's rows copied out of the store
 TOPIC_CONFIG_CHANGED = "topic_config_changed"  # a topic's configuration changed (retention)
 TOPIC_CREATED = "topic_created"  # a topic created: its partitions, replication and config
 TOPICS_RECORDED = "topics_recorded"  # the topics the recorder wrote to the run directory, and how many records
-WINDOWS_CLOSED = "windows_closed"  # every window due was emitted after the closing record
-WINDOWS_NOT_CLOSED = "windows_not_closed"  # the windows still open were not closed: why
+WINDOWS_CLOSED = "windows_closed"  # every window and padded row due was emitted after the closing record
+WINDOWS_NOT_CLOSED = "windows_not_closed"  # the windows (padded rows) still open were not closed: why
 WORKLOAD_STOPPED = "workload_stopped"  # the generator was asked to stop: why
 
 

@@ -1,9 +1,11 @@
-"""Closing the windows of an application that counts by event-time window in append mode: Spark emits a window once
-the watermark has passed its end, and the watermark moves only with newer records. So once the workload has ended
+"""Closing the windows of an application that counts by event-time window in append mode, and the padded rows of a
+left outer join: Spark emits a window once the watermark has passed its end (a padded row once it has passed its
+record's bound), and the watermark moves only with newer records. So once the workload has ended
 the harness sends one closing record (harness key `closing`, seq 0, logged in acks.csv like any record), its event
 time far enough ahead that the job's watermark passes every window the workload's records fell in, and waits until
-a batch of the job runs with that watermark (its checkpoint's offsets log), which emits them. The closing record's
-own windows stay open: never due, never judged."""
+a batch of the job runs with that watermark (its checkpoint's offsets log), which emits them. A join's watermark is
+the lowest of its sides', so each side gets one (a partner's without the field it answers by: it joins nothing). The
+closing record's own windows and rows stay open: never due, never judged."""
 
 from __future__ import annotations
 
@@ -40,44 +42,58 @@ def _passed(checkpoints: Path, watermark_ms: int) -> bool:
     return False
 
 
+def _closers(streamlets: dict, now_ms: int) -> tuple[dict[str, int], int, set[str]]:
+    """Each application the closing record is for, with the watermark that makes all it holds for the workload's
+    records due (an appending window's end; a left outer join's bound, its padded rows); the closing record's event
+    time (beyond each of those by the application's watermark delay); and the source topics a left outer join reads
+    (a join's watermark is the lowest of its sides': each side gets the closing record)."""
+    due, lead, sides = {}, [], set()
+    for name, inst in streamlets.items():
+        window, joins = inst.settings.get("window") or {}, inst.settings.get("joins") or {}
+        if inst.kind != APPLICATION:
+            continue
+        if window.get("mode") == APPEND:
+            size, slide = interval_ms(window["size"]), interval_ms(window["slide"])
+            due[name] = (now_ms // slide) * slide + size
+            lead.append(due[name] + interval_ms(window["watermark"]))
+        elif joins.get("outer"):
+            due[name] = now_ms + int(joins["within_s"] * 1000)
+            lead.append(due[name] + int(joins["watermark_s"] * 1000))
+            sides |= {joins["of"], joins["partner"]}
+    return due, max(lead, default=now_ms) + 1000, sides
+
+
 def close_windows(run: PipelineRun) -> None:
-    """Send the closing record and wait for every appending windowed application to emit its due windows; a job
-    that does not within the deadline leaves them open (not judged), and the history says so."""
-    streamlets = run.scenario.blueprint.streamlets
-    counters = {
-        name: inst.settings["window"]
-        for name, inst in streamlets.items()
-        if inst.kind == APPLICATION and (inst.settings.get("window") or {}).get("mode") == APPEND
-    }
-    if not counters:
-        return
-    now = int(time.time() * 1000)
-    due = {}  # application -> the watermark that closes every window the workload's records fell in
-    for name, window in counters.items():
-        size, slide = interval_ms(window["size"]), interval_ms(window["slide"])
-        due[name] = (now // slide) * slide + size
-    event_ms = max(due[n] + interval_ms(w["watermark"]) for n, w in counters.items()) + 1000
+    """Send the closing record and wait for every appending windowed application to emit its due windows, and every
+    left outer join its padded rows; a job that does not within the deadline leaves them open (not judged), and the
+    history says so."""
     w = run.scenario.workload
+    due, event_ms, sides = _closers(run.scenario.blueprint.streamlets, int(time.time() * 1000))
+    if not due:
+        return
     filters = declared_filters(run.scenario.blueprint)
-    keeps = [filters[n] for n in counters if n in filters]
-    topic = run.topic_name(w.topic)
-    closing = run.topology.source_keys().get(topic, "") + CLOSING_KEY  # of the first source topic, as its keys
-    value, key, headers = canary_value(w.record, keeps, [None], w.seed, event_ms, key=closing)
-    message = (source_encoder(w)(value), key, headers)
+    keeps = [filters[n] for n in due if n in filters]
+    fed = [s for i, s in enumerate(w.fed) if i == 0 or s.topic.name in sides]
     t0 = time.monotonic()
     try:
-        send_canary(run.kafka, topic, run.ack_log, message, event_ms, key=closing)
-        run.history.record(CLOSING_SENT, key=closing, seq=0, event_ms=event_ms, due=due)
+        for source in fed:
+            topic = run.topic_name(source.topic)
+            closing = run.topology.source_keys().get(topic, "") + CLOSING_KEY  # of its source topic, as its keys
+            value, key, headers = canary_value(
+                source.record, keeps if source is fed[0] else [], [None], w.seed, event_ms, key=closing
+            )
+            send_canary(run.kafka, topic, run.ack_log, (source_encoder(source)(value), key, headers), event_ms, closing)
+            run.history.record(CLOSING_SENT, key=closing, seq=0, event_ms=event_ms, due=due, topic=topic)
         wait_for(
-            lambda: all(_passed(run.layout.checkpoints(n), due[n]) for n in counters),
+            lambda: all(_passed(run.layout.checkpoints(n), due[n]) for n in due),
             timeout=CLOSE_TIMEOUT_S,
             interval=0.5,
-            what="the windowed applications to pass the closing watermark",
+            what="the applications to pass the closing watermark",
             abort=run.dead_driver,
         )
     except HarnessError as exc:  # not written, not passed in time, or the job died: the drain sees to the rest
         run.history.record(WINDOWS_NOT_CLOSED, reason=str(exc))
-        run.say(f"windows not closed: {exc} (windows still open are not judged)")
+        run.say(f"windows not closed: {exc} (windows and padded rows still open are not judged)")
         return
     run.history.record(WINDOWS_CLOSED, seconds=round(time.monotonic() - t0, 3))
-    run.say(f"closing record: every window due was emitted in {time.monotonic() - t0:.1f}s")
+    run.say(f"closing record: every window and padded row due was emitted in {time.monotonic() - t0:.1f}s")

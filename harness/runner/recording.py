@@ -25,8 +25,7 @@ class Recording:
 
     def start(self) -> None:
         names = [self.topology.topic_name(t) for t in self.shared.scenario.blueprint.hops()]
-        # an aggregate's topic is recorded whole (JSON lines): its values are the evidence, not its records' identity
-        whole = set(self.topology.aggregate_topics())
+        whole = self.topology.describe().whole_topics  # their values are the evidence, not their records' identity
         columnar = frozenset(set(names) - whole) if self.shared.scenario.recordings == COLUMNAR else frozenset()
         self.recorder = PartitionRecorder(
             self.kafka.kafka,

@@ -63,15 +63,6 @@ class Topology:
             for spec in self.scenario.blueprint.inputs_of(name).values()
         }
 
-    def aggregate_topics(self) -> list[str]:
-        """Real name of each topic a Kafka output holding an aggregate reads (harness/outputs/aggregate.py)."""
-        return [
-            self.topic_name(spec)
-            for name, inst in self.scenario.blueprint.streamlets.items()
-            if inst.kind == KAFKA_OUTPUT and inst.settings.get("aggregate")
-            for spec in self.scenario.blueprint.inputs_of(name).values()
-        ]
-
     def streamlet_topics(self, name: str) -> tuple[dict[str, str], dict[str, str], str | None]:
         """A streamlet's real topics: inlet -> topic, outlet -> topic, and the (first) source topic it reads if it
         is an ingress."""

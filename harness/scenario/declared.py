@@ -3,7 +3,7 @@ parse.py reads through them, and docs/scenarios.md's tables are written from (ha
 
 from __future__ import annotations
 
-from contract.applications import MICRO_BATCH
+from contract.applications import LEFT_OUTER, MICRO_BATCH
 from contract.applications import TRIGGERS as APPLICATION_TRIGGERS
 from harness.evidence.recording_forms import FORMATS as RECORDING_FORMATS
 from harness.evidence.recording_forms import JSON_LINES
@@ -223,6 +223,22 @@ JOINS = Section(
             minimum=0.001,
             maximum=7 * 24 * 3600,
         ),
+        Field(
+            "outer",
+            str,
+            None,
+            "with partner: left, a left outer join (a record unanswered gets a padded row)",
+            choices=(LEFT_OUTER,),
+        ),
+        Field(
+            "watermark_s",
+            NUMBER,
+            None,
+            "with outer: the job's watermark delay on each side",
+            minimum=0,
+            maximum=7 * 24 * 3600,
+        ),
+        Field("padded_by", str, None, "with outer: the output field null in a padded row (default: the partner's id)"),
         Field("static", str, None, "or the file of a static table it joins (CSV with a header, or JSON lines)"),
         Field("field", str, None, "with static: the record field it joins on"),
         Field("column", str, None, "with static: the table's column it matches (by default the field's name)"),

@@ -1,7 +1,8 @@
-"""An application's join, declared (`applications.NAME.joins`): with a partner topic's answers within a time bound
-(checked against the workload in parse.py, judged by harness/checker/joins.py), or with a static table, a file
-beside the job: an inner join keeps a record whose `field` matches a value of the table's column, so the join
-is the declared filter `field IN (the column's values)`, its other records dropped by design as a `keeps` drops."""
+"""An application's join, declared (`applications.NAME.joins`): with a partner topic's answers within a time bound,
+inner or left outer (checked against the workload in parse.py, judged by harness/checker/joins.py), or with a
+static table, a file beside the job: an inner join keeps a record whose `field` matches a value of the table's
+column, so the join is the declared filter `field IN (the column's values)`, its other records dropped by design as
+a `keeps` drops."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
 def parse_joins(raw: dict | None, record: dict | None, cwd: Path, path: str) -> dict | None:
-    """The join's settings: {partner, within_s} or {static, field, column, keeps: the filter it is, rows}."""
+    """The join's settings: {partner, within_s} (and {outer, watermark_s, padded_by} of a left outer join) or
+    {static, field, column, keeps: the filter it is, rows}."""
     if raw is None:
         return None
     declared = JOINS.read(raw, path)
@@ -28,10 +30,28 @@ def parse_joins(raw: dict | None, record: dict | None, cwd: Path, path: str) -> 
             path, "name the partner topic it joins (partner, within_s) or its static table (static, field)"
         )
     if declared["partner"] is not None:
-        if declared["within_s"] is None:
-            raise BlueprintError(f"{path}.within_s", "a join with a partner topic needs its time bound")
-        return {"partner": declared["partner"], "within_s": declared["within_s"]}
+        return _partner(declared, path)
+    for name in ("outer", "watermark_s", "padded_by"):
+        if declared[name] is not None:
+            raise BlueprintError(f"{path}.{name}", "only a join with a partner topic is an outer one")
     return _static(declared, record, cwd, path)
+
+
+def _partner(declared: dict, path: str) -> dict:
+    """A join with a partner topic's answers: inner, or left outer (its watermark makes the padded rows due)."""
+    if declared["within_s"] is None:
+        raise BlueprintError(f"{path}.within_s", "a join with a partner topic needs its time bound")
+    joins = {"partner": declared["partner"], "within_s": declared["within_s"]}
+    if declared["outer"] is None:
+        for name in ("watermark_s", "padded_by"):
+            if declared[name] is not None:
+                raise BlueprintError(f"{path}.{name}", "only an outer join (outer: left) pads rows")
+        return joins
+    if declared["watermark_s"] is None:
+        raise BlueprintError(
+            f"{path}.watermark_s", "a left outer join needs the job's watermark delay (its padded rows wait for it)"
+        )
+    return joins | {k: declared[k] for k in ("outer", "watermark_s", "padded_by")}
 
 
 def _static(declared: dict, record: dict | None, cwd: Path, path: str) -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.applications import APPLICATION, REAL_TIME
+from contract.identity import DEFAULT_FORMAT, FORMAT, ID, SEQ
 from contract.plugins import PluginError
 from harness.evidence.recording_forms import JSON_LINES
 from harness.faults.kind import GENERATOR
@@ -360,6 +361,7 @@ def _check_joins(blueprint: Blueprint, workload: WorkloadSpec) -> None:
     """Each application's `joins` names a partner topic answering a topic it reads, both read by it; its settings get
     what the checker needs of the answers (when they are sent: harness/checker/joins.py)."""
     partners = {source.topic.name: source.partner for source in workload.sources if source.partner}
+    sources = {source.topic.name: source for source in workload.sources}
     for name, inst in blueprint.streamlets.items():
         joins = inst.settings.get("joins") if inst.kind == APPLICATION else None
         if not joins or "partner" not in joins:
@@ -375,6 +377,16 @@ def _check_joins(blueprint: Blueprint, workload: WorkloadSpec) -> None:
         if unread:
             raise BlueprintError(f"applications.{name}.joins", f"it does not read {unread[0]!r} (reads)")
         joins.update(of=partner.of, after_s=partner.after_s, late_by_s=partner.late_by_s)
+        if joins.get("outer"):
+            _check_outer(joins, (sources[joins["partner"]].record or {}).get("identity") or {})
+
+
+def _check_outer(joins: dict, identity: dict) -> None:
+    """A left outer join's padded rows are those whose `padded_by` is null, by default the partner's id; where it is
+    the partner's composed id, a joined row's names its answer (partner_format: how, for the checker)."""
+    joins["padded_by"] = joins.get("padded_by") or identity.get(ID) or identity.get(SEQ) or SEQ
+    own = ID in identity and joins["padded_by"] == identity[ID]
+    joins["partner_format"] = identity.get(FORMAT, DEFAULT_FORMAT) if own else None
 
 
 def _check_real_time(blueprint: Blueprint, workload: WorkloadSpec, cluster: ClusterSpec) -> None:
