@@ -76,7 +76,7 @@ BAD = [
     (
         "unknown fault kind",
         GOOD + "faults:\n  - {kind: meteor, target: egress}\n",
-        "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, broker-stop, executor-crash",
+        "faults[0].kind: expected one of add-partitions, broker-kill, broker-pause, broker-stop, damage-checkpoint",
     ),
     (
         "unknown streamlet in a fault",
@@ -92,6 +92,16 @@ BAD = [
         "bad signal",
         GOOD + "faults:\n  - {kind: kill-driver, target: egress, signal: SIGHUP}\n",
         "faults[0].signal: expected one of SIGKILL, SIGTERM, got 'SIGHUP'",
+    ),
+    (
+        "bad checkpoint damage",
+        GOOD + "faults:\n  - {kind: damage-checkpoint, target: egress, damage: all}\n",
+        "faults[0].damage: expected one of metadata, last-commit, last-batch, cut-offsets, cut-commit, state-version",
+    ),
+    (
+        "negative pause",
+        GOOD + "faults:\n  - {kind: pause-driver, target: egress, paused_s: -1}\n",
+        "faults[0].paused_s: expected a value of at least 0, got -1",
     ),
     (
         "unknown fault field",

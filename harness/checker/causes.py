@@ -44,6 +44,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from contract.applications import OUTPUT_KINDS
 from contract.query_events import QUERY_PROGRESS
 from contract.roles import EGRESS
 from harness.checker.eras import Recreation, recreations
@@ -552,8 +553,8 @@ def lost_causes(
         else np.zeros(len(lost), bool)
     )
     failed = {e.get("streamlet") for e in evidence.history if e["event"] == QUERY_FAILED}
-    # The output of a failed streamlet is where its losses first show.
-    after_failed = np.array([hop.producer in failed for hop in hops] or [False])
+    # The output of a failed streamlet is where its losses first show (of an application, the outputs it writes).
+    after_failed = np.array([bool(_writers(evidence, hop.producer) & failed) for hop in hops] or [False])
     by_failure = after_failed[first_hop] if len(hops) else np.zeros(len(lost), bool)
     for name, mask in reversed(
         [
@@ -566,6 +567,16 @@ def lost_causes(
     ):
         cause[mask] = name
     return cause, windows
+
+
+def _writers(evidence: Evidence, producer: str) -> set[str]:
+    """The streamlets whose driver writes a hop: its producer, or, an output the harness reads (no driver of its
+    own), the application writing it."""
+    output = next((s for s in evidence.pipeline.streamlets if s.name == producer and s.kind in OUTPUT_KINDS), None)
+    if output is None:
+        return {producer}
+    producers = {topic: s.name for s in evidence.pipeline.streamlets for topic in s.outputs}
+    return {producer, *([output.written_by] if output.written_by else []), *(producers.get(t) for t in output.inputs)}
 
 
 # per missing record, why (LOST_CAUSES, or "unexplained"; "unknown" where this step could not run)

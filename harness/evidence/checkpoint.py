@@ -51,11 +51,15 @@ def last_planned(checkpoint: Path) -> dict:
 
 
 def committed_positions(checkpoint: Path) -> dict[tuple[str, int], int]:
-    """{(topic, partition): offset} a query has committed up to: the end offsets of its last committed batch."""
-    batches = committed_batches(checkpoint)
-    if not batches:
-        return {}
-    ends = batch_end_offsets(checkpoint, batches[-1])
+    """{(topic, partition): offset} a query has committed up to: the end offsets of its last committed batch whose
+    offsets file reads (one being written, or cut by a damaged checkpoint, is passed over)."""
+    ends: dict = {}
+    for batch in reversed(committed_batches(checkpoint)):
+        try:
+            ends = batch_end_offsets(checkpoint, batch)
+            break
+        except (OSError, ValueError, IndexError):
+            continue
     return {
         (topic, int(p)): int(o) for topic, parts in ends.items() if isinstance(parts, dict) for p, o in parts.items()
     }

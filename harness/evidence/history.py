@@ -18,6 +18,7 @@ SETUP_RAN = "setup_ran"  # an application's setup step ran in its world: its com
 TOPIC_RECREATED = "topic_recreated"  # topics deleted and created again under a streamlet, what it had read of them
 CANARY_ARRIVED = "canary_arrived"  # the preflight's canary reached every output: how long it took
 CANARY_SENT = "canary_sent"  # the preflight's canary record was sent
+CHECKPOINT_DAMAGED = "checkpoint_damaged"  # damage-checkpoint removed or cut files of a checkpoint: which, kept where
 CHECKPOINT_DELETED = "checkpoint_deleted"  # a redeploy set a streamlet's checkpoint aside (kept_as)
 CLOSING_SENT = "closing_sent"  # a closing record that makes every window and padded row due be emitted was sent
 CLUSTER = "cluster"  # the Kafka cluster the run uses: its kind and bootstrap servers

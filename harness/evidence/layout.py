@@ -212,6 +212,11 @@ class RunLayout:
         """Where the n-th redeploy of a streamlet moved its checkpoints."""
         return self.root / "checkpoints-retired" / f"{streamlet}-{n}"
 
+    def damaged_checkpoints(self, streamlet: str) -> Path:
+        """Where damage-checkpoint keeps each file it removed or cut, whole, under its path in checkpoints/ (a folder
+        per fault: 1, 2, ...)."""
+        return self.root / "checkpoints-damaged" / streamlet
+
     def retired_checkpoint_dirs(self, streamlet: str) -> list[Path]:
         return sorted((self.root / "checkpoints-retired").glob(f"{streamlet}-*"))
 

@@ -319,7 +319,7 @@ class Streamlets:
             self.shared.history.record(
                 PROCESS_EXITED, process=f"streamlet-{name}", pid=proc.pid, exit_code=proc.returncode
             )
-            if failures:
+            if failures or proc.returncode:  # a query that failed, or a driver that failed before it ran one
                 self.shared.history.record(QUERY_FAILED, streamlet=name, pid=proc.pid, error=reason)
             exited.append(name)
         return exited

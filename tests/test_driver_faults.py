@@ -1,0 +1,120 @@
+"""The faults no other tool injects into Spark, on a real job (examples/checkpoint-damage/relay.py: Kafka to Kafka)
+under a real broker: a damaged checkpoint and a paused driver. Each effect is counted here from the raw evidence
+(acks.csv, the output topic's dump, the checkpoint's offsets files and those damage-checkpoint kept) and the
+report's counts must equal it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.checker.check import check_run
+from harness.checker.counts import CAUSES, COUNTS
+from harness.checker.expect import EXPECTATIONS
+from harness.runner.console import Console
+from harness.runner.run import run_scenario
+from harness.scenario.parse import parse_scenario
+from tests.evidence_helpers import read_acks, why
+from tests.test_faults import ROOT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.long, pytest.mark.timeout(900)]  # make test-long
+RELAY = ROOT / "examples" / "checkpoint-damage"
+
+
+def _run(tmp_path, fault: dict, distinct: bool = False):
+    raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
+    raw["faults"] = [{"kind": "damage-checkpoint", "target": "relay", "start_s": 12, **fault}]
+    if distinct:
+        raw["applications"]["relay"]["command"].append("--distinct")
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete", why(summary)
+    return run_dir, summary, check_run(run_dir)
+
+
+def _history(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+
+
+def _ends(path: Path) -> dict[int, int]:
+    topics = json.loads(path.read_text().splitlines()[-1])
+    return {int(p): int(o) for parts in topics.values() for p, o in parts.items()}
+
+
+def _read_between(run_dir: Path, start: dict[int, int], end: dict[int, int]) -> set[tuple[str, int]]:
+    """The acknowledged source records at offsets [start, end) of their partitions: those a batch read."""
+    acks = read_acks(run_dir)
+    acks = acks[acks.status == "acked"]
+    read = [start.get(int(p), 0) <= int(o) < end.get(int(p), 0) for p, o in zip(acks.partition, acks.offset)]
+    return set(zip(acks.key[read], acks.seq[read].astype(int)))
+
+
+def _copies(run_dir: Path) -> Counter:
+    lines = (run_dir / "topics" / "orders-relayed.jsonl").read_text().splitlines()
+    return Counter(
+        (key, int(seq)) for key, _, seq in (json.loads(line)["value"]["order_id"].rpartition("-") for line in lines)
+    )
+
+
+@pytest.mark.parametrize("damage", ["last-commit", "last-batch"])
+def test_a_lost_commit_or_batch_is_replayed_and_its_records_are_the_ones_written_twice(tmp_path, damage):
+    """The driver is killed between two batches and the newest commits/N (with last-batch, offsets/N too) is
+    removed: Spark runs batch N again, and the records it had read, counted from its offsets (the removed file as
+    damage-checkpoint kept it), are exactly those the output holds twice."""
+    run_dir, summary, report = _run(tmp_path, {"damage": damage})
+    assert not summary.failed_streamlets and report.outcome == "pass", report[EXPECTATIONS]
+    (damaged,) = [e for e in _history(run_dir) if e["event"] == "checkpoint_damaged"]
+    removed = [f for f in damaged["files"] if not Path(f["path"]).name.startswith(".")]
+    assert {f["action"] for f in removed} == {"removed"} and len(removed) == (1 if damage == "last-commit" else 2)
+    batch = int(Path(removed[0]["path"]).name)
+    offsets = run_dir / "checkpoints" / "relay" / "main" / "offsets"
+    kept = run_dir / "checkpoints-damaged" / "relay" / "1" / "main" / "offsets"
+    end = _ends(kept / str(batch) if damage == "last-batch" else offsets / str(batch))
+    batch_records = _read_between(run_dir, _ends(offsets / str(batch - 1)), end)
+    twice = {record for record, n in _copies(run_dir).items() if n > 1}
+    assert batch_records and twice == batch_records
+    counts = report[COUNTS]
+    assert counts.lost == 0 and counts.duplicated_in_state == len(batch_records)
+
+
+def test_a_lost_state_store_version_is_noticed_by_spark_and_what_follows_is_lost_to_the_failed_query(tmp_path):
+    """With a deduplicating query (state), the newest version of every state store removed: Spark 4.2 refuses to
+    load the state and the query fails at its restart. What the output lacks, counted here, is lost, each record
+    explained by the failed query, in Spark's own words in the history."""
+    run_dir, summary, report = _run(tmp_path, {"damage": "state-version"}, distinct=True)
+    assert list(summary.failed_streamlets) == ["relay"], why(summary)
+    (damaged,) = [e for e in _history(run_dir) if e["event"] == "checkpoint_damaged"]
+    assert damaged["files"] and all(Path(f["path"]).name.split(".")[-1] in ("delta", "crc") for f in damaged["files"])
+    failed = [e for e in _history(run_dir) if e["event"] == "query_failed"]
+    assert failed and "CANNOT_LOAD_STATE_STORE" in (run_dir / "logs" / "streamlet-relay.log").read_text()
+    acks = read_acks(run_dir)
+    sent = set(zip(acks.key[acks.status == "acked"], acks.seq[acks.status == "acked"].astype(int)))
+    lost = sent - set(_copies(run_dir))
+    counts = report[COUNTS]
+    assert lost and counts.lost == len(lost) and report.outcome == "fail"
+    assert report[CAUSES]["lost"]["query_failed"] == len(lost)
+
+
+def test_a_paused_driver_writes_nothing_while_frozen_and_loses_nothing_after(tmp_path):
+    """pause-driver freezes the job for 35 s, past the producer's request.timeout.ms (named in fault_begun): the
+    output's dump has no record written while it was frozen, and once thawed the job goes on, nothing lost."""
+    raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
+    raw["faults"] = [{"kind": "pause-driver", "target": "relay", "start_s": 8, "paused_s": 35}]
+    raw["workload"]["duration_s"] = 50
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    report = check_run(run_dir)
+    history = _history(run_dir)
+    (begun,) = [e for e in history if e["event"] == "fault_begun"]
+    assert [t["timeout"] for t in begun["crosses"]] == ["request.timeout.ms"]
+    paused = next(e["ts_ms"] for e in history if e["event"] == "process_paused")
+    resumed = next(e["ts_ms"] for e in history if e["event"] == "process_resumed")
+    assert resumed - paused >= 35_000
+    lines = [json.loads(line) for line in (run_dir / "topics" / "orders-relayed.jsonl").read_text().splitlines()]
+    assert not [line for line in lines if paused + 1000 < line["timestamp_ms"] < resumed - 1000]
+    assert report[COUNTS].lost == 0 and report.outcome == "pass", report[EXPECTATIONS]
