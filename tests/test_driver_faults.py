@@ -6,6 +6,7 @@ report's counts must equal it."""
 from __future__ import annotations
 
 import json
+import struct
 from collections import Counter
 from pathlib import Path
 
@@ -117,4 +118,61 @@ def test_a_paused_driver_writes_nothing_while_frozen_and_loses_nothing_after(tmp
     assert resumed - paused >= 35_000
     lines = [json.loads(line) for line in (run_dir / "topics" / "orders-relayed.jsonl").read_text().splitlines()]
     assert not [line for line in lines if paused + 1000 < line["timestamp_ms"] < resumed - 1000]
+    assert report[COUNTS].lost == 0 and report.outcome == "pass", report[EXPECTATIONS]
+
+
+def _segment_batches(run_dir: Path, topic: str) -> list[tuple[int, int, int, int, int]]:
+    """Each record batch of a topic's partitions as the broker's log segments hold them, read here with struct
+    (partition, base offset, last offset, producer id, first timestamp): Kafka's record batch format v2."""
+    found = []
+    for folder in sorted((run_dir / "cluster").glob(f"node-*/data/{topic}-*")):
+        partition = int(folder.name.rpartition("-")[2])
+        for segment in sorted(folder.glob("*.log")):
+            data, pos = segment.read_bytes(), 0
+            while pos + 61 <= len(data):
+                base, length = struct.unpack_from(">qi", data, pos)
+                last_delta, first_ms = struct.unpack_from(">iq", data, pos + 23)
+                producer = struct.unpack_from(">q", data, pos + 43)[0]
+                found.append((partition, base, base + last_delta, producer, first_ms))
+                pos += 12 + length
+    return found
+
+
+def test_a_zombie_driver_beside_its_successor_has_each_copy_told_by_the_producer_that_wrote_it(tmp_path):
+    """zombie-driver freezes the job, starts a second driver on its checkpoint and thaws the first 15 s later: Spark
+    notices the other's commit and the zombie ends. Each copy of the output is placed here by the producer id the
+    broker's log segments give its batch: the ids that wrote before the freeze are the zombie's, the others the
+    second driver's; the report's Two drivers section counts the same, and the records both wrote are the run's
+    duplicates."""
+    raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
+    raw["faults"] = [{"kind": "zombie-driver", "target": "relay", "start_s": 10, "frozen_s": 15, "overlap_s": 8}]
+    raw["workload"]["duration_s"] = 45
+    run_dir = tmp_path / "run"
+    summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
+    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
+    report = check_run(run_dir)
+    history = _history(run_dir)
+    frozen = next(e["ts_ms"] for e in history if e["event"] == "fault_begun")
+    zombie_exit = next(e for e in history if e.get("process") == "streamlet-relay-zombie" and "exit_code" in e)
+    assert zombie_exit["exit_code"] == 1  # it ended by itself: Spark noticed the other driver
+    # Spark's words for it: "Multiple streaming queries are concurrently using" a log, or "Concurrent update to the
+    # log. Multiple streaming jobs detected for N", as the zombie meets the other's offsets or commits
+    assert "Multiple streaming" in (run_dir / "logs" / "streamlet-relay.log").read_text()
+    batches = _segment_batches(run_dir, "orders-relayed")
+    zombie_ids = {producer for _, _, _, producer, first_ms in batches if first_ms < frozen}
+    lines = [json.loads(line) for line in (run_dir / "topics" / "orders-relayed.jsonl").read_text().splitlines()]
+    by = Counter()
+    writers: dict[str, set] = {}
+    for line in lines:
+        producer = next(
+            p for part, base, last, p, _ in batches if part == line["partition"] and base <= line["offset"] <= last
+        )
+        who = "zombie" if producer in zombie_ids else "second"
+        by[who] += 1
+        writers.setdefault(line["value"]["order_id"], set()).add(who)
+    counted = report.sections["zombies"].data["1"]["orders-relayed"]
+    assert (counted["zombie"] + counted["zombie-thawed"], counted["second"]) == (by["zombie"], by["second"])
+    assert counted["either"] == counted["unplaced"] == 0 and by["zombie"] > 0 and by["second"] > 0
+    both = sum(1 for w in writers.values() if len(w) == 2)
+    assert counted["both"] == both == report[COUNTS].duplicated_in_state
     assert report[COUNTS].lost == 0 and report.outcome == "pass", report[EXPECTATIONS]

@@ -44,6 +44,7 @@ OUTPUT_PREPARED = "output_prepared"  # an output made ready before the workload 
 PARTITIONS_ADDED = "partitions_added"  # partitions added to a topic
 PROCESS_EXITED = "process_exited"  # a process ended by itself: its exit code
 PROCESS_KILLED = "process_killed"  # a process killed by a fault: its signal and exit code
+PRODUCERS_RECORDED = "producers_recorded"  # producers.csv written: the topics and how many batches
 PROCESS_PAUSED = "process_paused"  # a process paused (SIGSTOP, docker pause)
 PROCESS_RESUMED = "process_resumed"  # a paused process resumed
 PROCESS_STARTED = "process_started"  # a process started: its name, pid and role

@@ -67,6 +67,11 @@ class RunLayout:
         return self.root / "values"
 
     @property
+    def producers(self) -> Path:
+        """The brokers' producer id of each record batch of the run's topics (harness/evidence/producers.py)."""
+        return self.root / "producers.csv"
+
+    @property
     def partners(self) -> Path:
         """What became of each answer a partner topic owes (harness/evidence/partners.py)."""
         return self.root / "partners.csv"

@@ -137,6 +137,7 @@ class FaultKind:
     of_workload: bool = False  # a property of the records rather than a fault: a run without faults keeps it
     weaker: str | None = None  # a kind that does less to the same target (the schedule search's shrinking tries it)
     on_topics: bool = False  # it acts on its target's input topics (their retention, partitions, the topic itself)
+    records_producers: bool = False  # its evidence needs the brokers' producer of each batch (producers.csv)
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -48,6 +48,8 @@ class Pipeline(Protocol):
 
     def start_driver(self, name: str) -> ManagedProcess: ...
 
+    def set_aside_driver(self, name: str) -> ManagedProcess: ...  # its driver, tracked apart: another may start
+
     def has_crash_point(self, name: str) -> bool: ...  # its driver holds a batch at an armed crash point (not a job's)
 
     def real_time(self, name: str) -> bool: ...  # an application whose query runs in Real-time Mode

@@ -307,6 +307,19 @@ class Supervisor:
         self._procs[name] = proc
         return proc
 
+    def set_aside(self, name: str, new_name: str) -> ManagedProcess:
+        """Track the running process `name` as `new_name` (its pid file renamed), so another may start as `name`
+        while it still runs (a zombie driver beside its successor); it is stopped with the rest all the same."""
+        proc = self._procs.pop(name)
+        record = ProcessRecord(
+            new_name, proc.record.pid, proc.record.start_ticks, proc.record.argv, proc.record.log_path
+        )
+        record.save(self.pid_dir)
+        (self.pid_dir / f"{name}.json").unlink(missing_ok=True)
+        aside = ManagedProcess(record, proc._popen)
+        self._procs[new_name] = aside
+        return aside
+
     def adopt(self, proc: ManagedProcess) -> None:
         """Track a process started elsewhere (e.g. by an earlier `cluster up`)."""
         self._procs[proc.name] = proc

@@ -26,8 +26,9 @@ from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
 from harness.codecs import Decode
 from harness.errors import EvidenceIncomplete
-from harness.evidence.history import EVIDENCE_INCOMPLETE, RUN_ENDED, History
+from harness.evidence.history import EVIDENCE_INCOMPLETE, PRODUCERS_RECORDED, RUN_ENDED, History
 from harness.evidence.layout import RunLayout
+from harness.evidence.producers import record_producers
 from harness.faults.undo import Undos
 from harness.network import NetworkLinks
 from harness.outputs import Probe
@@ -187,6 +188,10 @@ class PipelineRun:
     def start_driver(self, name: str) -> ManagedProcess:
         return self.streamlets.start(name)
 
+    def set_aside_driver(self, name: str) -> ManagedProcess:
+        """The streamlet's running driver, tracked apart from now on (`-zombie`): another may start in its place."""
+        return self.supervisor.set_aside(self.drivers[name].name, f"{self.drivers[name].name}-zombie")
+
     def real_time(self, name: str) -> bool:
         return self.streamlets.real_time(name)
 
@@ -223,6 +228,15 @@ class PipelineRun:
         """Every process this run started that it still tracks: brokers, drivers, the generator."""
         return self.brokers.processes() + self.supervisor.processes()
 
+    def save_producers(self) -> None:
+        """producers.csv, for a fault that needs the brokers' producer of each batch, from the embedded brokers' log
+        segments (on a cluster the harness did not start there are none: nothing is written)."""
+        if self.cluster is None or not any(r.fault.records_producers for r in self.scenario.faults):
+            return
+        topics = {self.topic_name(t) for t in self.scenario.blueprint.hops()}
+        batches = record_producers(self.layout.cluster, topics, self.layout.producers)
+        self.history.record(PRODUCERS_RECORDED, topics=sorted(topics), batches=batches)
+
     def save_evidence(self) -> None:
         """After the drivers stopped: the topics' recording completed, the egresses' states exported, the
         PostgreSQL stores copied, the outputs exported. A step that fails is recorded (evidence_incomplete) and the
@@ -234,6 +248,7 @@ class PipelineRun:
             "export_states": self.streamlets.export_states,
             "save_stores": self.outputs.save_stores,
             "export_outputs": self.outputs.export,
+            "save_producers": self.save_producers,
         }
         for name, step in steps.items():
             try:
