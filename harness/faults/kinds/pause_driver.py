@@ -42,6 +42,8 @@ def pause_driver(run: Pipeline, streamlet: str, paused_s: float) -> None:
         KIND.name, streamlet, f"resume the driver of {streamlet}", lambda: _resumed(run, streamlet, proc)
     ):
         proc.pause()
+        if not proc.is_paused():  # SIGSTOP refused or ignored (a process of a container's own): not as declared
+            KIND.missed(run, streamlet, "its driver did not stop on SIGSTOP")
         run.history.record(PROCESS_PAUSED, process=f"streamlet-{streamlet}", pid=proc.pid, signal="SIGSTOP")
         time.sleep(paused_s)
 

@@ -27,6 +27,8 @@ def zombie_driver(run: Pipeline, streamlet: str, frozen_s: float, overlap_s: flo
     frozen_at = time.monotonic()
     zombie = run.set_aside_driver(streamlet)
     KIND.begun(run, streamlet, pid=zombie.pid, frozen_s=frozen_s, overlap_s=overlap_s)
+    if not zombie.is_paused():  # SIGSTOP refused or ignored: the two drivers overlap from the start
+        KIND.missed(run, streamlet, "its driver did not stop on SIGSTOP")
     run.history.record(PROCESS_PAUSED, process=zombie.name, pid=zombie.pid, signal="SIGSTOP")
     with run.undos.undoing(KIND.name, streamlet, f"stop the zombie driver of {streamlet}", lambda: _ended(run, zombie)):
         second = run.start_driver(streamlet)
