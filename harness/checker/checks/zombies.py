@@ -141,6 +141,8 @@ def _rows(context: Context, zombie: Zombie, producers: pd.DataFrame) -> tuple[li
             lines.append(f"{topic}: written again by the zombie after its thaw: {', '.join(names)}")
     for output in (s for s in pipeline.streamlets if s.written_by == zombie.target):
         lines.append(f"output {output.name}: which driver wrote each row is unknown (a table does not record it)")
+    if target.egress_evidence is not None:
+        lines.append(f"{target.name}: which driver wrote each row of its store is unknown (not recorded there)")
     return rows, lines, data
 
 
