@@ -18,7 +18,7 @@ from contract.egress import AGGREGATE
 from contract.query_events import QUERY_PROGRESS
 from harness.checker.aggregate_windows import in_windows, open_windows, reached, start_ms, windowed
 from harness.checker.aggregates import EXACT, NO_BATCH, STATUSES, Judgement, group_labels, judge
-from harness.checker.expectations.kind import ExpectationKind, Found, guarantee, guaranteed
+from harness.checker.expectations.kind import of_section
 from harness.checker.file_readers import json_lines
 from harness.checker.reconcile import Counts
 from harness.checker.section import OUTPUTS_COUNTS, OUTPUTS_VERDICT, Section
@@ -254,18 +254,11 @@ def _section(context: Context) -> Section | None:
     return Section("Aggregates", tuple(lines), HEADER, rows, data=data)
 
 
-def _judge(expected: str, found: Found) -> list:
-    section = found.sections.get(NAME)
-    actual = section.data[OUTPUTS_VERDICT] if section is not None else None
-    return [guaranteed(NAME, expected, actual, "aggregates", "no aggregate judged")]
-
-
-AGGREGATES = ExpectationKind(
+AGGREGATES = of_section(
     NAME,
     "this guarantee or a stronger one, of every output holding a running aggregate",
-    (str,),
-    _judge,
+    "aggregates",
+    "no aggregate judged",
     rank=12,
-    read=lambda value, scope: guarantee(value),
 )
 KIND = Step(NAME, section=_section, expectations=(AGGREGATES,))

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from contract.identity import IdentityReader, field_at
-from harness.checker.expectations.kind import ExpectationKind, Found, guarantee, guaranteed
+from harness.checker.expectations.kind import of_section
 from harness.checker.file_readers import json_lines
 from harness.checker.joins import OuterJudgement, answered, closed, judge_outer, partner_joins, real_topic, unjoined
 from harness.checker.reconcile import Counts
@@ -162,18 +162,11 @@ def _outer_lines(name: str, joins: dict, outer: OuterJudgement | None, rows) -> 
     return found
 
 
-def _judge(expected: str, found: Found) -> list:
-    section = found.sections.get(NAME)
-    actual = section.data.get(OUTPUTS_VERDICT) if section is not None else None
-    return [guaranteed(NAME, expected, actual, "left outer joins", "no left outer join judged")]
-
-
-JOINS = ExpectationKind(
+JOINS = of_section(
     NAME,
     "this guarantee or a stronger one, of every left outer join's rows (joined or padded as what was sent says)",
-    (str,),
-    _judge,
+    "left outer joins",
+    "no left outer join judged",
     rank=13,
-    read=lambda value, scope: guarantee(value),
 )
 KIND = Step(NAME, section=_section, expectations=(JOINS,))

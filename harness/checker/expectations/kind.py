@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from contract.plugins import builtin_kinds
 from harness.checker.expectations.result import FAIL, PASS, UNKNOWN, ExpectationResult
+from harness.checker.section import OUTPUTS_VERDICT
 from harness.semantics import GUARANTEES, satisfies
 
 if TYPE_CHECKING:
@@ -100,6 +101,18 @@ def guaranteed(name: str, expected: str, actual: str | None, what: str, why_unkn
         status(satisfies(actual, expected)),
         f"{what}: {actual}, expected {expected} or stronger",
     )
+
+
+def of_section(name: str, help_text: str, what: str, why_unknown: str, rank: int) -> ExpectationKind:
+    """`NAME: GUARANTEE`: met where the verdict that check `name`'s section gives of what it judges (OUTPUTS_VERDICT) is
+    this guarantee or a stronger one; unknown where there is none."""
+
+    def judge(expected: str, found: Found) -> list:
+        section = found.sections.get(name)
+        actual = section.data.get(OUTPUTS_VERDICT) if section is not None else None
+        return [guaranteed(name, expected, actual, what, why_unknown)]
+
+    return ExpectationKind(name, help_text, (str,), judge, rank=rank, read=lambda value, scope: guarantee(value))
 
 
 def lost(found: Found) -> tuple[int | None, str]:
