@@ -26,11 +26,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.long, pytest.mark.timeout(900)]  # ma
 RELAY = ROOT / "examples" / "checkpoint-damage"
 
 
-def _run(tmp_path, fault: dict, distinct: bool = False):
+def _run(tmp_path, fault: dict, distinct: bool = False, duration_s: float | None = None):
+    """The relay's scenario with `fault` (damage-checkpoint at 12 s unless it says otherwise) run to its end."""
     raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
     raw["faults"] = [{"kind": "damage-checkpoint", "target": "relay", "start_s": 12, **fault}]
     if distinct:
         raw["applications"]["relay"]["command"].append("--distinct")
+    if duration_s is not None:
+        raw["workload"]["duration_s"] = duration_s
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
     assert summary.status == "complete", why(summary)
@@ -103,13 +106,8 @@ def test_a_lost_state_store_version_is_noticed_by_spark_and_what_follows_is_lost
 def test_a_paused_driver_writes_nothing_while_frozen_and_loses_nothing_after(tmp_path):
     """pause-driver freezes the job for 35 s, past the producer's request.timeout.ms (named in fault_begun): the
     output's dump has no record written while it was frozen, and once thawed the job goes on, nothing lost."""
-    raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
-    raw["faults"] = [{"kind": "pause-driver", "target": "relay", "start_s": 8, "paused_s": 35}]
-    raw["workload"]["duration_s"] = 50
-    run_dir = tmp_path / "run"
-    summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
-    report = check_run(run_dir)
+    run_dir, summary, report = _run(tmp_path, {"kind": "pause-driver", "start_s": 8, "paused_s": 35}, duration_s=50)
+    assert not summary.failed_streamlets, why(summary)
     history = _history(run_dir)
     (begun,) = [e for e in history if e["event"] == "fault_begun"]
     assert [t["timeout"] for t in begun["crosses"]] == ["request.timeout.ms"]
@@ -144,13 +142,9 @@ def test_a_zombie_driver_beside_its_successor_has_each_copy_told_by_the_producer
     broker's log segments give its batch: the ids that wrote before the freeze are the zombie's, the others the
     second driver's; the report's Two drivers section counts the same, and the records both wrote are the run's
     duplicates."""
-    raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
-    raw["faults"] = [{"kind": "zombie-driver", "target": "relay", "start_s": 10, "frozen_s": 15, "overlap_s": 8}]
-    raw["workload"]["duration_s"] = 45
-    run_dir = tmp_path / "run"
-    summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
-    assert summary.status == "complete" and not summary.failed_streamlets, why(summary)
-    report = check_run(run_dir)
+    zombie = {"kind": "zombie-driver", "start_s": 10, "frozen_s": 15, "overlap_s": 8}
+    run_dir, summary, report = _run(tmp_path, zombie, duration_s=45)
+    assert not summary.failed_streamlets, why(summary)
     history = _history(run_dir)
     frozen = next(e["ts_ms"] for e in history if e["event"] == "fault_begun")
     zombie_exit = next(e for e in history if e.get("process") == "streamlet-relay-zombie" and "exit_code" in e)
