@@ -55,7 +55,8 @@ def _rows_at_outputs(context: Context, name: str, padded_by: str, gaps: list[str
             if lines is None:
                 gaps.append(f"topics/{topic}.jsonl: missing; the left outer join {name}'s rows not judged")
                 return None
-            found += [(*IdentityReader(output.identity)(line), field_at(line, padded_by)) for line in lines]
+            identity = IdentityReader(output.identity)
+            found += [(*identity(line), field_at(line, padded_by)) for line in lines]
     keys = pa.array([None if k is None else str(k) for k, _, _ in found], pa.string())
     seqs = pa.array([None if s is None else str(s) for _, s, _ in found], pa.string())
     named = np.array([None if p is None else str(p) for _, _, p in found], object)
