@@ -74,11 +74,12 @@ def close_windows(run: PipelineRun) -> None:
     filters = declared_filters(run.scenario.blueprint)
     keeps = [filters[n] for n in due if n in filters]
     fed = [s for i, s in enumerate(w.fed) if i == 0 or s.topic.name in sides]
+    prefixes = run.topology.source_keys()
     t0 = time.monotonic()
     try:
         for source in fed:
             topic = run.topic_name(source.topic)
-            closing = run.topology.source_keys().get(topic, "") + CLOSING_KEY  # of its source topic, as its keys
+            closing = prefixes.get(topic, "") + CLOSING_KEY  # of its source topic, as its keys
             value, key, headers = canary_value(
                 source.record, keeps if source is fed[0] else [], [None], w.seed, event_ms, key=closing
             )

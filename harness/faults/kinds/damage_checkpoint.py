@@ -56,7 +56,7 @@ def targets(query: Path, damage: str) -> tuple[list[Path], list[Path]]:
     """What `damage` does to one query's checkpoint: the files it removes, and those it cuts to half."""
     offsets, commits = _newest(query / "offsets"), _newest(query / "commits")
     if damage == "metadata":
-        return ([*_with_checksum(query / "metadata")] if (query / "metadata").exists() else []), []
+        return (_with_checksum(query / "metadata") if (query / "metadata").exists() else []), []
     if damage == "last-commit":
         return (_with_checksum(commits) if commits else []), []
     if damage == "last-batch":
