@@ -33,7 +33,7 @@ from harness.scenario.placeholders import KAFKA, fill
 from harness.secrets import split_password
 from harness.spark import packages, versions
 from harness.spark.launcher import driver_env
-from harness.spark.session import DRIVER_JIT, GC_OPTIONS, check_connector_version
+from harness.spark.session import DRIVER_JIT, GC_OPTIONS, LOGGING_OPTIONS, check_connector_version
 from harness.spark.standalone import APPLICATION_TAG, executor_conf
 from harness.spark.versions import SparkRuntime
 
@@ -48,9 +48,10 @@ def connector_options(runtime: SparkRuntime, scratch: Path, home: Path, jar_sets
     """spark-submit options putting the drivers' Spark's Kafka connector (and the jar sets the job's outputs need:
     Delta's) on the driver's and executors' class path, the driver JVM's collector and JIT flags the harness's
     own drivers use (harness/spark/session.py: several drivers share two cores; the flags change how fast the JVM
-    runs, never what the job does), its scratch space in `scratch` (spark.local.dir and java.io.tmpdir), and what
-    Spark would otherwise leave in the job's folder in `home`, kept across its restarts: its warehouse
-    (spark-warehouse) and its Derby metastore (metastore_db, derby.log); a job's own settings still win."""
+    runs, never what the job does) and their logging (Spark's WARN, each Kafka producer's settings), its scratch
+    space in `scratch` (spark.local.dir and java.io.tmpdir), and what Spark would otherwise leave in the job's
+    folder in `home`, kept across its restarts: its warehouse (spark-warehouse) and its Derby metastore
+    (metastore_db, derby.log); a job's own settings still win."""
     paths = [p for pom in (versions.CONNECTOR, *jar_sets) for p in jars.jar_set(runtime.jars(pom))]
     classpath = ":".join(str(p) for p in paths)
     return [
@@ -66,7 +67,13 @@ def connector_options(runtime: SparkRuntime, scratch: Path, home: Path, jar_sets
         f"spark.sql.warehouse.dir={home / WAREHOUSE}",
         "--driver-java-options",
         " ".join(
-            [*GC_OPTIONS, *jit_options(DRIVER_JIT), f'"-Djava.io.tmpdir={scratch}"', f'"-Dderby.system.home={home}"']
+            [
+                *GC_OPTIONS,
+                *jit_options(DRIVER_JIT),
+                *LOGGING_OPTIONS,
+                f'"-Djava.io.tmpdir={scratch}"',
+                f'"-Dderby.system.home={home}"',
+            ]
         ),
     ]
 

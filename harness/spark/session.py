@@ -85,13 +85,15 @@ DRIVER_JIT = "HARNESS_DRIVER_JIT"
 # barriers. Measured with bench/pipeline_throughput.py's pipeline, 600,000 records: 15,440 records/s against 12,887
 # with G1 (C1 only in both).
 GC_OPTIONS = ["-XX:+UseSerialGC"]
+# Spark's WARN, and each Kafka producer's settings as it is created (harness/spark/log4j2.properties).
+LOGGING_OPTIONS = [f'"-Dlog4j2.configurationFile={Path(__file__).with_name("log4j2.properties")}"']
 
 
 def driver_java_options(extra: str = "", runtime: SparkRuntime | None = None) -> str:
     """The driver JVM's flags: the CDS archive when trained (for the harness's own Spark: the archive is of its
-    classes), the collector's, the JIT's, then `extra`."""
+    classes), the collector's, the JIT's, its logging, then `extra` (a job's own logging file wins)."""
     shared = cds.java_options(DRIVER_ROLE, driver_classpath()) if runtime is None or runtime.own else []
-    return " ".join([*shared, *GC_OPTIONS, *jit_options(DRIVER_JIT), extra]).strip()
+    return " ".join([*shared, *GC_OPTIONS, *jit_options(DRIVER_JIT), *LOGGING_OPTIONS, extra]).strip()
 
 
 # bin/spark-class reads the driver's command from the launcher's stdout: the JVM's own warnings (an archive it cannot
