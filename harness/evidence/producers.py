@@ -12,11 +12,12 @@ harness did not start (its log segments are not the run's)."""
 from __future__ import annotations
 
 import csv
-import struct
 from pathlib import Path
 from typing import Iterator
 
 import pandas as pd
+
+from harness.network.kafka_wire import Batch, record_batches
 
 PRODUCER_COLUMNS = (
     "topic",
@@ -30,54 +31,11 @@ PRODUCER_COLUMNS = (
     "max_ms",
     "control",
 )
-_HEAD = struct.Struct(">qi")  # baseOffset, batchLength
-_BATCH = struct.Struct(">ibihiqqqhii")  # leader epoch, magic, crc, attributes, last offset delta, timestamps, ...
-TRANSACTIONAL = 0x10  # attributes bit 4
-CONTROL = 0x20  # attributes bit 5: the batch holds one control record, a transaction marker
-COMMIT, ABORT = "commit", "abort"  # a control record's key: version, then its type (0 abort, 1 commit)
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A zigzag varint at `pos`: its value and the position after it."""
-    shift = raw = 0
-    while True:
-        byte = data[pos]
-        raw |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-
-
-def _marker(data: bytes, pos: int) -> str:
-    """The type of the control record at `pos` (its length, attributes, timestamp and offset deltas, key length,
-    then the key: version int16, type int16)."""
-    _, pos = _varint(data, pos)
-    _, pos = _varint(data, pos + 1)
-    _, pos = _varint(data, pos)
-    _, pos = _varint(data, pos)
-    (kind,) = struct.unpack_from(">h", data, pos + 2)
-    return COMMIT if kind == 1 else ABORT if kind == 0 else f"control-{kind}"
-
-
-def log_batches(path: Path) -> Iterator[tuple[int, int, int, int, bool, int, int, str]]:
-    """Each record batch of a log segment (format v2): base and last offset, producer id and epoch, transactional,
-    first and last timestamp (ms), its marker ("" for records). Stops at the end, or at a batch cut short (a
-    segment still being written)."""
-    data = Path(path).read_bytes()
-    pos = 0
-    while pos + _HEAD.size + _BATCH.size <= len(data):
-        base, length = _HEAD.unpack_from(data, pos)
-        if length <= 0 or pos + _HEAD.size + length > len(data):
-            return
-        _, magic, _, attributes, last_delta, base_ms, max_ms, producer, epoch, _, _ = _BATCH.unpack_from(
-            data, pos + _HEAD.size
-        )
-        if magic != 2:
-            return
-        marker = _marker(data, pos + _HEAD.size + _BATCH.size) if attributes & CONTROL else ""
-        yield base, base + last_delta, producer, epoch, bool(attributes & TRANSACTIONAL), base_ms, max_ms, marker
-        pos += _HEAD.size + length
+def log_batches(path: Path) -> Iterator[Batch]:
+    """Each record batch of a log segment; stops at a batch cut short (a segment still being written)."""
+    return record_batches(Path(path).read_bytes())
 
 
 def _partition_dirs(cluster: Path, topics: set[str]) -> dict[tuple[str, int], Path]:
@@ -98,8 +56,11 @@ def record_producers(cluster: Path, topics: set[str], path: Path) -> int:
         writer.writerow(PRODUCER_COLUMNS)
         for (topic, partition), folder in sorted(_partition_dirs(cluster, topics).items()):
             for segment in sorted(folder.glob("*.log")):
-                for batch in log_batches(segment):
-                    writer.writerow((topic, partition, *batch[:4], int(batch[4]), *batch[5:]))
+                for b in log_batches(segment):
+                    writer.writerow(
+                        (topic, partition, b.base_offset, b.last_offset, b.producer_id, b.producer_epoch)
+                        + (int(b.transactional), b.base_ms, b.max_ms, b.marker)
+                    )
                     count += 1
     return count
 
