@@ -240,6 +240,17 @@ BAD = [
         "faults[0].kind: network-partition needs the embedded cluster; this scenario uses cluster.bootstrap_servers",
     ),
     (
+        "Kafka's requests cannot be read through TLS",
+        GOOD + "cluster: {security: ssl}\n"
+        "faults:\n  - {kind: kafka-error, target: generator}\n",
+        "faults[0].kind: kafka-error reads Kafka's requests on the wire; its listeners speak TLS (ssl)",
+    ),
+    (
+        "a delayed response with no delay",
+        GOOD + "faults:\n  - {kind: kafka-error, target: generator, action: delay-response}\n",
+        "faults[0].delay_ms: delay-response holds each response delay_ms: give it",
+    ),
+    (
         "bandwidth of nothing",
         GOOD + "faults:\n  - {kind: network-bandwidth, target: egress, bytes_per_s: 0}\n",
         "faults[0].bytes_per_s: expected a value of at least 1, got 0",

@@ -72,6 +72,11 @@ class RunLayout:
         return self.root / "producers.csv"
 
     @property
+    def kafka_requests(self) -> Path:
+        """The Kafka requests the network proxy acted on, a JSON line each (harness/network/wire.py)."""
+        return self.root / "kafka-requests.jsonl"
+
+    @property
     def partners(self) -> Path:
         """What became of each answer a partner topic owes (harness/evidence/partners.py)."""
         return self.root / "partners.csv"

@@ -34,6 +34,7 @@ NEEDS = {
     "brokers": "brokers the harness can fault: the cluster it starts (processes or containers), or the broker "
     "containers of one's own listed in cluster.docker.containers",
     "spark-cluster": "the Spark standalone cluster the harness starts (cluster.spark.master: standalone)",
+    "plaintext": "listeners without TLS: the network proxy reads Kafka's requests and responses as they pass",
 }
 GENERATOR = "generator"  # the generator's network link, a target of the network kinds
 SCOPES = ("streamlet", "cluster", "none")  # what a fault disturbs: its target streamlet, every streamlet, nothing
@@ -138,6 +139,7 @@ class FaultKind:
     weaker: str | None = None  # a kind that does less to the same target (the schedule search's shrinking tries it)
     on_topics: bool = False  # it acts on its target's input topics (their retention, partitions, the topic itself)
     records_producers: bool = False  # its evidence needs the brokers' producer of each batch (producers.csv)
+    reads_wire: bool = False  # its link's proxy reads Kafka's requests and responses from the start (kafka-error)
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -32,10 +32,19 @@ def _healed(run: Pipeline, kind: FaultKind, target: str) -> None:
 
 
 def network_kind(
-    name: str, play, params: dict[str, Param], help: str, duration: Param = DURATION, draw=None, weaker=None
+    name: str,
+    play,
+    params: dict[str, Param],
+    help: str,
+    duration: Param = DURATION,
+    draw=None,
+    weaker=None,
+    wire=False,
+    check=None,
 ) -> FaultKind:
     """A network kind: it targets a link, needs the embedded cluster (the brokers' link listeners), recovers. A
-    storm holds a link impaired for 3 to 10 s (and draws the kind's own parameters with `draw`)."""
+    storm holds a link impaired for 3 to 10 s (and draws the kind's own parameters with `draw`). `wire`: it acts
+    on Kafka's requests, read by the proxy from each connection's start (and needs listeners without TLS)."""
 
     def drawn(rng) -> dict:
         return {"duration_s": round(rng.uniform(3.0, 10.0), 1), **(draw(rng) if draw else {})}
@@ -45,8 +54,10 @@ def network_kind(
         target="link",
         play=play,
         params={**params, "duration_s": duration},
-        needs=("kafka-cluster",),
+        needs=("kafka-cluster", "plaintext") if wire else ("kafka-cluster",),
         help=help,
         draw=drawn,
         weaker=weaker,
+        reads_wire=wire,
+        check=check,
     )

@@ -1,6 +1,7 @@
 """Kafka's wire format, the little the harness reads of it: a record batch's header (format v2: a log segment's,
 or a produce request's records), a request's header (api, version, correlation id, client id), a response's
-correlation id, and what a produce request carries (each partition's batches). Plain struct reads, no client
+correlation id, what a produce request carries (each partition's batches) and what its response says (each
+partition's error and first offset). Plain struct reads, no client
 library: the network proxy (harness/network/proxy.py) reads requests as they pass, producers.csv is read from the
 brokers' log segments (harness/evidence/producers.py)."""
 
@@ -149,10 +150,10 @@ def response_correlation(frame: bytes) -> int:
 
 
 class _Reader:
-    """Reads a request body's fields in order, in its version's encoding (compact where flexible)."""
+    """Reads a body's fields in order from `pos`, in its version's encoding (compact where flexible)."""
 
-    def __init__(self, frame: bytes, request: Request):
-        self.data, self.pos, self.flexible = frame, request.body_at, request.flexible
+    def __init__(self, frame: bytes, pos: int, flexible: bool):
+        self.data, self.pos, self.flexible = frame, pos, flexible
 
     def fixed(self, fmt: str) -> int:
         (value,) = struct.unpack_from(fmt, self.data, self.pos)
@@ -172,6 +173,13 @@ class _Reader:
         self.pos += max(size, 0)
         return value
 
+    def topic(self, version: int) -> str:
+        """A topic's name, or from produce v13 its id (in hex)."""
+        if version < TOPIC_IDS_FROM:
+            return self.bytes().decode(errors="replace")
+        self.pos += 16
+        return self.data[self.pos - 16 : self.pos].hex()
+
     def tags(self) -> None:
         if self.flexible:
             self.pos = _tagged(self.data, self.pos)
@@ -180,20 +188,41 @@ class _Reader:
 def produced(frame: bytes, request: Request) -> list[tuple[str, int, list[Batch]]]:
     """What a produce request (v3 and later) carries: each partition's topic (a topic id in hex from v13), index and
     record batches."""
-    body = _Reader(frame, request)
+    body = _Reader(frame, request.body_at, request.flexible)
     body.bytes()  # transactional id
     body.fixed(">h")  # acks
     body.fixed(">i")  # timeout
     found = []
     for _ in range(body.length(">i")):
-        if request.api_version >= TOPIC_IDS_FROM:
-            topic = body.data[body.pos : body.pos + 16].hex()
-            body.pos += 16
-        else:
-            topic = body.bytes().decode(errors="replace")
+        topic = body.topic(request.api_version)
         for _ in range(body.length(">i")):
             partition = body.fixed(">i")
             found.append((topic, partition, list(record_batches(body.bytes(">i")))))
+            body.tags()
+        body.tags()
+    return found
+
+
+def answered(frame: bytes, request: Request) -> list[tuple[str, int, int, int]]:
+    """What a produce response (v3 and later) says of each partition: topic, index, error code, and the offset the
+    broker gave the first record it appended (-1 where it appended none)."""
+    body = _Reader(frame, 4, request.flexible)
+    body.tags()  # response header v1
+    found = []
+    for _ in range(body.length(">i")):
+        topic = body.topic(request.api_version)
+        for _ in range(body.length(">i")):
+            partition, error, base = body.fixed(">i"), body.fixed(">h"), body.fixed(">q")
+            found.append((topic, partition, error, base))
+            body.fixed(">q")  # log append time
+            if request.api_version >= 5:
+                body.fixed(">q")  # log start offset
+            if request.api_version >= 8:
+                for _ in range(body.length(">i")):  # record errors
+                    body.fixed(">i")
+                    body.bytes()
+                    body.tags()
+                body.bytes()  # error message
             body.tags()
         body.tags()
     return found

@@ -19,8 +19,12 @@ PROCESS = "network-proxy"
 
 
 class NetworkLinks:
-    def __init__(self, supervisor: Supervisor, control: Path, log: Path, routes: list[dict]):
-        self.supervisor, self.control, self.log, self.routes = supervisor, control, log, routes
+    def __init__(
+        self, supervisor: Supervisor, control: Path, log: Path, routes: list[dict], requests: Path | None = None
+    ):
+        """`routes`: link, listen and upstream ports, `wire` (read as Kafka's frames); `requests`: where the proxy
+        logs the Kafka requests it acts on."""
+        self.supervisor, self.control, self.log, self.routes, self.requests = supervisor, control, log, routes, requests
         self.process: ManagedProcess | None = None
         self._generation = 0
 
@@ -36,7 +40,10 @@ class NetworkLinks:
         """Start the proxy and return once every route accepts connections."""
         self.control.mkdir(parents=True, exist_ok=True)
         config = self.control / "proxy.json"
-        write_atomically(config, json.dumps({"routes": self.routes, "control": str(self.control)}, indent=2))
+        settings = {"routes": self.routes, "control": str(self.control)}
+        if self.requests is not None:
+            settings["requests"] = str(self.requests)
+        write_atomically(config, json.dumps(settings, indent=2))
         self.process = self.supervisor.start(
             PROCESS, [sys.executable, "-m", "harness.network.proxy", str(config)], self.log
         )
@@ -50,7 +57,7 @@ class NetworkLinks:
         return self
 
     def impair(self, link: str, timeout: float = 10.0, **settings) -> dict:
-        """Put `settings` (delay_ms, jitter_ms, bytes_per_s, partition, reset; none: healthy) in force on
+        """Put `settings` (delay_ms, jitter_ms, bytes_per_s, partition, reset, kafka; none: healthy) in force on
         `link`; returns what is in force."""
         if link not in self.links:
             raise KeyError(link)

@@ -13,6 +13,13 @@ harness, harness.network.links); the proxy reads it when it changes and answers 
     {"generation": 5, "partition": true}                    nothing is read or forwarded; new connections hang
     {"generation": 6, "reset": true}                        every connection is reset (RST), new ones too
     {"generation": 7}                                       healthy
+    {"generation": 8, "kafka": {"api": "produce", "action": "drop-response", "share": 0.5, "count": 3}}
+
+The last acts on Kafka's requests (harness/network/wire.py), on a link whose route says `wire`: each of its
+connections is read as Kafka's frames from its start, and each request of the api (a share of them, at most
+`count`; 0: no limit) has its response dropped, the connection then reset (the client sees its request in flight
+cut off, as when a broker's answer is lost), or held `delay_ms` (the responses after it wait too: Kafka answers in
+order). Each request acted on is a line of the run's kafka-requests.jsonl.
 
 Loopback only; no kernel feature (this machine's kernel has no netem qdisc).
 """
@@ -29,6 +36,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.network.wire import SEVER, RequestLog, Rule, Wire, read_frame
 
 CHUNK = 64 * 1024
 POLL_S = 0.05
@@ -49,6 +58,7 @@ class LinkState:
     connections: set = field(default_factory=set)  # the transports of both ends of every connection
     bucket_at: float = 0.0  # the bandwidth limit: when the link's next byte may go (monotonic seconds)
     forwarded: int = 0
+    kafka: Rule | None = None  # what it does to Kafka's requests (a link read as Kafka's frames)
 
     def apply(self, settings: dict) -> None:
         self.generation = int(settings.get("generation", self.generation))
@@ -57,6 +67,7 @@ class LinkState:
         self.bytes_per_s = float(settings["bytes_per_s"]) if settings.get("bytes_per_s") else None
         self.partition = bool(settings.get("partition"))
         self.reset = bool(settings.get("reset"))
+        self.kafka = Rule.of(settings["kafka"]) if settings.get("kafka") else None
         if self.partition:
             self.open.clear()
         else:
@@ -83,12 +94,13 @@ class LinkState:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    def release_at(self, last: float) -> float:
-        """When a chunk read now may be written: now plus the delay (and jitter), never before the one before it."""
-        if not self.delay_ms:
+    def release_at(self, last: float, held_s: float = 0.0) -> float:
+        """When a chunk read now may be written: now plus the delay (and jitter) and what a rule holds it, never
+        before the one before it."""
+        if not self.delay_ms and not held_s:
             return last
         delay = self.delay_ms + random.uniform(-self.jitter_ms, self.jitter_ms)
-        return max(last, time.monotonic() + max(0.0, delay) / 1000)
+        return max(last, time.monotonic() + max(0.0, delay) / 1000 + held_s)
 
 
 def _reset(transport) -> None:
@@ -102,8 +114,15 @@ def _reset(transport) -> None:
     transport.abort()
 
 
-async def _pipe(link: LinkState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """One direction of one connection: read, wait out the link's fault, write, in order."""
+async def _chunk(reader: asyncio.StreamReader) -> bytes:
+    return await reader.read(CHUNK)
+
+
+async def _pipe(
+    link: LinkState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, read=_chunk, judge=None
+) -> None:
+    """One direction of one connection: read (a chunk, or with `read` a Kafka frame), wait out the link's fault
+    and what `judge` holds it (seconds; SEVER: the frame is dropped and the connection reset), write, in order."""
     last = 0.0
     pending: asyncio.Queue = asyncio.Queue()
 
@@ -124,12 +143,16 @@ async def _pipe(link: LinkState, reader: asyncio.StreamReader, writer: asyncio.S
     try:
         while True:
             await link.open.wait()  # a partition: nothing is read, so the sender's buffers fill and it hangs
-            data = await reader.read(CHUNK)
+            data = await read(reader)
             if not data:
+                break
+            held = judge(data) if judge is not None else 0.0
+            if held is SEVER:
+                _reset(writer.transport)
                 break
             for piece in link.pieces(data):
                 await link.pace(len(piece))
-                last = link.release_at(last)
+                last = link.release_at(last, held)
                 pending.put_nowait((last, piece))
         pending.put_nowait((0.0, None))
         await sender
@@ -141,7 +164,7 @@ async def _pipe(link: LinkState, reader: asyncio.StreamReader, writer: asyncio.S
         sender.cancel()
 
 
-async def _connection(link: LinkState, upstream_port: int, client_reader, client_writer) -> None:
+async def _connection(link: LinkState, route: dict, client_reader, client_writer, log) -> None:
     client = client_writer.transport
     link.connections.add(client)
     try:
@@ -150,13 +173,20 @@ async def _connection(link: LinkState, upstream_port: int, client_reader, client
             return
         await link.open.wait()  # during a partition a new connection is accepted and then hangs
         try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", route["upstream"])
         except OSError:
             _reset(client)  # the broker is down: the client sees the connection refused, as without the proxy
             return
         link.connections.add(up_writer.transport)
         try:
-            await asyncio.gather(_pipe(link, client_reader, up_writer), _pipe(link, up_reader, client_writer))
+            if route.get("wire"):
+                wire = Wire(link, log)
+                await asyncio.gather(
+                    _pipe(link, client_reader, up_writer, read_frame, wire.request),
+                    _pipe(link, up_reader, client_writer, read_frame, wire.response),
+                )
+            else:
+                await asyncio.gather(_pipe(link, client_reader, up_writer), _pipe(link, up_reader, client_writer))
         finally:
             link.connections.discard(up_writer.transport)
             up_writer.transport.abort()
@@ -207,10 +237,11 @@ async def serve(config: dict) -> None:
     control = Path(config["control"])
     links: dict[str, LinkState] = {}
     servers = []
+    log = RequestLog(Path(config["requests"])) if config.get("requests") else None
     for route in config["routes"]:
         link = links.setdefault(route["link"], LinkState(route["link"]))
         link.open.set()
-        handler = (lambda name, port: lambda r, w: _connection(name, port, r, w))(link, route["upstream"])
+        handler = (lambda state, r: lambda rd, w: _connection(state, r, rd, w, log))(link, route)
         servers.append(await asyncio.start_server(handler, "127.0.0.1", route["listen"], reuse_address=True))
     print(json.dumps({"ts_ms": int(time.time() * 1000), "listening": config["routes"]}), flush=True)
     stop = asyncio.Event()

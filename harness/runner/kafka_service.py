@@ -38,6 +38,7 @@ class KafkaService:
         self.links = sorted(
             {r.target for r in shared.scenario.faults if r.fault.target == "link"}
         )  # proxied network links
+        self.wire_links = {r.target for r in shared.scenario.faults if r.fault.reads_wire}  # read as Kafka's frames
         self.network: NetworkLinks | None = None
         self.kafka: KafkaAccess | None = None  # where the brokers are and how to speak to them (start)
 
@@ -143,7 +144,8 @@ class KafkaService:
             self.shared.supervisor,
             self.shared.layout.network_control,
             self.shared.layout.log(PROXY),
-            self.cluster.link_routes(),
+            [{**route, "wire": route["link"] in self.wire_links} for route in self.cluster.link_routes()],
+            self.shared.layout.kafka_requests if self.wire_links else None,
         ).start()
         self.shared.history.record(
             PROCESS_STARTED,

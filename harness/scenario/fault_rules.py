@@ -114,6 +114,8 @@ def unmet_need(fault: FaultKind, cluster) -> str | None:
             f"{fault.name} needs brokers the harness can fault: on a cluster you run, list their containers in "
             "cluster.docker.containers"
         )
+    if "plaintext" in fault.needs and cluster.security:
+        return f"{fault.name} reads Kafka's requests on the wire; its listeners speak TLS ({cluster.security})"
     if "spark-cluster" in fault.needs and not cluster.spark_standalone:
         return (
             f"{fault.name} needs the Spark standalone cluster the harness starts (cluster.spark.master: standalone), "
