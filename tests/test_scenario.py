@@ -241,8 +241,7 @@ BAD = [
     ),
     (
         "Kafka's requests cannot be read through TLS",
-        GOOD + "cluster: {security: ssl}\n"
-        "faults:\n  - {kind: kafka-error, target: generator}\n",
+        GOOD + "cluster: {security: ssl}\nfaults:\n  - {kind: kafka-error, target: generator}\n",
         "faults[0].kind: kafka-error reads Kafka's requests on the wire; its listeners speak TLS (ssl)",
     ),
     (
