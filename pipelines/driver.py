@@ -10,10 +10,10 @@ listener, lets the streamlet start its queries, and runs them until SIGTERM
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
+from contract import scratch as scratch_folder
 from pipelines.context import StreamletContext
 from pipelines.kinds import add_import_paths, load_kind
 from pipelines.listener import JsonLinesListener
@@ -45,9 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = DriverSettings.load(Path(argv[0]))
     scratch = Path(settings.paths.spark_local)
-    # what a killed predecessor left: one driver per streamlet runs at a time
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
+    scratch_folder.clear(scratch)  # what a killed predecessor left, not what a zombie beside this one uses
     spark = session(settings)
     spark.streams.addListener(JsonLinesListener(Path(settings.paths.progress), settings.name, spark.version))
     add_import_paths(settings.import_paths)

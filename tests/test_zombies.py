@@ -10,6 +10,7 @@ import subprocess
 import pandas as pd
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from contract.scratch import clear, keep_present
 from harness.checker.checks.zombies import SECOND, THAWED, UNPLACED, ZOMBIE, Zombie, attribute
 from harness.cluster import EmbeddedCluster
 from harness.evidence.producers import log_batches, read_producers, record_producers
@@ -115,3 +116,15 @@ def test_a_real_brokers_segments_give_each_batchs_producer_and_each_transactions
             printed[-1] = (*printed[-1][:4], re.search(r"endTxnMarker: (\w+)", line).group(1).lower())
     assert told == printed
     assert [c for *_, c in told] == ["", "", "commit", "", "abort"]
+
+
+def test_a_drivers_start_clears_its_scratch_but_what_a_zombie_beside_it_uses_once(tmp_path):
+    scratch = tmp_path / "scratch"
+    (scratch / "blockmgr-zombie").mkdir(parents=True)
+    (scratch / "spark-zombie.tmp").write_text("x")
+    keep_present(scratch)  # the zombie is set aside
+    (scratch / "blockmgr-killed").mkdir()
+    clear(scratch)  # the second driver starts
+    assert sorted(p.name for p in scratch.iterdir()) == ["blockmgr-zombie", "spark-zombie.tmp"]
+    clear(scratch)  # a later start, the zombie gone
+    assert list(scratch.iterdir()) == []

@@ -13,11 +13,11 @@ import json
 import os
 import re
 import shlex
-import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contract import scratch as scratch_folder
 from contract.applications import APPLICATION
 from contract.egress import MAIN_QUERY
 from harness import jars
@@ -204,8 +204,7 @@ def start_application(run: ApplicationRun, name: str) -> ManagedProcess:
         command = ["python", "-m", "pipelines.entry", str(entry)]
     run.job_folders.note(name, Path(settings["cwd"]))
     scratch = run.layout.spark_local(name)
-    shutil.rmtree(scratch, ignore_errors=True)  # what a killed predecessor left: one driver of an application at once
-    scratch.mkdir(parents=True)
+    scratch_folder.clear(scratch)  # what a killed predecessor left, not what a zombie beside this one uses
     own = (settings["world"] or {}).get("master")  # a master its code names, started in its world (runner/world.py)
     master = run.spark_master() or (f"spark://{own}" if own else None)
     argv, env = application_command(

@@ -22,6 +22,7 @@ import platform
 from pathlib import Path
 from typing import Callable
 
+from contract import scratch as scratch_folder
 from harness.cluster import EmbeddedCluster, KafkaAdmin
 from harness.cluster.access import KafkaAccess
 from harness.codecs import Decode
@@ -189,7 +190,9 @@ class PipelineRun:
         return self.streamlets.start(name)
 
     def set_aside_driver(self, name: str) -> ManagedProcess:
-        """The streamlet's running driver, tracked apart from now on (`-zombie`): another may start in its place."""
+        """The streamlet's running driver, tracked apart from now on (`-zombie`): another may start in its place,
+        leaving what it has in its scratch folder."""
+        scratch_folder.keep_present(self.layout.spark_local(name))
         return self.supervisor.set_aside(self.drivers[name].name, f"{self.drivers[name].name}-zombie")
 
     def real_time(self, name: str) -> bool:
