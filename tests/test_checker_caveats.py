@@ -306,6 +306,7 @@ def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not
         "unexplained": 0,
         "aborted_read": 5,
         "resent_read": 0,
+        "retried_read": 0,
     }
     ingested = next(h for h in report[HOP_FINDINGS] if h.name == "ingested")
     assert ingested.copies.made_here == 0 and ingested.copies.inherited == 5

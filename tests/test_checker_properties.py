@@ -46,6 +46,7 @@ class Plan:
     with_fault: bool
     aborted_read: list[int]  # records with a copy in an aborted transaction, which the ingress read and passed on
     resent_read: list[int]  # records the source sent twice on purpose (the resend fault), both passed on
+    retried_read: list[int]  # records the source's producer wrote again after a lost produce response, both passed on
 
 
 @st.composite
@@ -85,6 +86,7 @@ def plans(draw):
     watermark = take(budget()) if mode == "dedup" else []
     aborted_read = take(budget())
     resent_read = take(budget())
+    retried_read = take(budget())
     # Reordering: a clean record and its clean successor of the same key swap places at the egress.
     reordered = []
     for i in order:
@@ -109,6 +111,7 @@ def plans(draw):
         draw(st.booleans()),
         aborted_read,
         resent_read,
+        retried_read,
     )
 
 
@@ -129,7 +132,7 @@ def build(sent, plan: Plan):
         sent.resent = np.zeros(n, np.int64)
         sent.resent[plan.resent_read] = 1
     gone: set[int] = set(deleted) | set(plan.unknown_absent)
-    extra: list[int] = plan.aborted_read + plan.resent_read  # the source topic held them twice: the ingress read both
+    extra: list[int] = plan.aborted_read + plan.resent_read + plan.retried_read  # the source topic held them twice
     topics = {}
     for h, hop in enumerate(HOPS):
         gone |= set(plan.lost_at[h])
@@ -189,13 +192,40 @@ def build(sent, plan: Plan):
     return flow, history
 
 
+def _read(plan: Plan) -> list[int]:
+    """The records whose copies on the source topic the ingress read and passed on."""
+    return plan.aborted_read + plan.resent_read + plan.retried_read
+
+
+def _write_lost_responses(run_dir, sent, retried: list[int]) -> None:
+    """The source topic read back (every record acknowledged, and a second copy of each `retried` one, at an offset
+    of its partition no acknowledgement names) and the proxy's log naming each second copy as one a dropped produce
+    response answered."""
+    if not retried:
+        return
+    at = sent.offset.copy()
+    extra_offsets = 100_000 + np.arange(len(retried))
+    rows = np.concatenate([np.flatnonzero(sent.acked), retried])
+    offset = np.concatenate([at[sent.acked], extra_offsets])
+    keys = [f"k{k:04d}" for k in sent.key[rows]]
+    values = [json.dumps({"seq": int(q)}) for q in sent.seq[rows]]
+    (run_dir / "source").mkdir(exist_ok=True)
+    frame = pd.DataFrame({"partition": sent.partition[rows], "offset": offset, "key": keys, "value": values})
+    frame.to_parquet(run_dir / "source" / "source.parquet")
+    with open(run_dir / "kafka-requests.jsonl", "w") as log:
+        for i, base in zip(retried, extra_offsets):
+            place = {"topic": "source", "partition": int(sent.partition[i])}
+            entry = {"api": "produce", "action": "drop-response", "partitions": [place | {"batches": [{"records": 1}]}]}
+            log.write(json.dumps(entry | {"answered": [place | {"error_code": 0, "base_offset": int(base)}]}) + "\n")
+
+
 def expected(sent, plan: Plan):
     n = len(sent)
     partition, first, end = plan.retention_window
     window = set(np.flatnonzero((sent.partition == partition) & (sent.offset >= first) & (sent.offset < end)).tolist())
     retention_lost = len(window - set(plan.retention_reached))
     unexplained = sum(len(v) for v in plan.lost_at.values())
-    duplicated = sum(len(v) for v in plan.duplicated_at.values()) + len(plan.aborted_read) + len(plan.resent_read)
+    duplicated = sum(len(v) for v in plan.duplicated_at.values()) + len(_read(plan))
     unknown = len(plan.unknown_present) + len(plan.unknown_absent)
     counts = Counts(
         acked=n - unknown,
@@ -216,7 +246,9 @@ def test_injected_anomalies_are_found_exactly(case):
     flow, history = build(sent, plan)
     root = tempfile.mkdtemp(prefix="synthetic-run-")
     try:
-        report = check_run(write_run(root, sent, flow, mode=plan.mode, history=history))
+        run_dir = write_run(root, sent, flow, mode=plan.mode, history=history)
+        _write_lost_responses(run_dir, sent, plan.retried_read)
+        report = check_run(run_dir)
     finally:
         shutil.rmtree(root)
     counts, retention_lost, unexplained = expected(sent, plan)
@@ -234,7 +266,7 @@ def test_injected_anomalies_are_found_exactly(case):
     # Copies: every extra copy made at the hop where its producer wrote it again, inherited below it.
     made = [len(plan.duplicated_at[h]) + len(plan.copied_again.get(h, [])) for h in range(3)]
     for h, hop in enumerate(report[HOP_FINDINGS]):
-        extra = sum(made[: h + 1]) + len(plan.aborted_read) + len(plan.resent_read)
+        extra = sum(made[: h + 1]) + len(_read(plan))
         assert (hop.copies.extra, hop.copies.made_here, hop.copies.inherited) == (extra, made[h], extra - made[h]), (
             hop.name
         )
@@ -245,7 +277,11 @@ def test_injected_anomalies_are_found_exactly(case):
         {"replay_after_fault": sum(made), "unexplained": 0}
         if plan.with_fault
         else {"replay_after_fault": 0, "unexplained": sum(made)}
-    ) | {"aborted_read": len(plan.aborted_read), "resent_read": len(plan.resent_read)}
+    ) | {
+        "aborted_read": len(plan.aborted_read),
+        "resent_read": len(plan.resent_read),
+        "retried_read": len(plan.retried_read),
+    }
     if plan.with_fault:
         assert report[FAULTS][0].redelivered == sum(made)
         assert report[FAULTS][0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
@@ -257,8 +293,7 @@ def test_injected_anomalies_are_found_exactly(case):
         lost_first[HOP_NAMES[h]] += len(records)
     assert {h.name: h.first_seen["lost"] for h in report[HOP_FINDINGS]} == lost_first
     assert {h.name: h.first_seen["duplicated"] for h in report[HOP_FINDINGS]} == {
-        HOP_NAMES[h]: len(v) + (len(plan.aborted_read) + len(plan.resent_read) if h == 0 else 0)
-        for h, v in plan.duplicated_at.items()
+        HOP_NAMES[h]: len(v) + (len(_read(plan)) if h == 0 else 0) for h, v in plan.duplicated_at.items()
     }
     if plan.retention_window[2] > plan.retention_window[1]:
         [window] = report[RETENTION]

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from harness.checker.check import check_run
-from harness.checker.counts import COUNTS
+from harness.checker.counts import CAUSES, COUNTS, DUPLICATED_CAUSES
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -73,6 +73,9 @@ def test_a_dropped_produce_response_makes_a_copy_of_exactly_the_records_it_answe
     assert not answered.order_id.duplicated().any()
     assert set(unanswered.order_id) <= set(answered.order_id)  # each was sent again
     assert report[COUNTS].duplicated_deliveries == unanswered.order_id.nunique() and report[COUNTS].lost == 0
+    # each copy is told as the source's: read from the topic, not made by the job's replay
+    assert report[CAUSES]["duplicated"] | {"retried_read": 0} == dict.fromkeys(DUPLICATED_CAUSES, 0)
+    assert report[CAUSES]["duplicated"]["retried_read"] == len(unanswered)
 
 
 @pytest.mark.long

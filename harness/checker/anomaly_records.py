@@ -45,9 +45,11 @@ def _witnesses(context: Context) -> dict:
         return int(duplicated_first[dup_index[rid]]), cause
 
     def source_cause(rids: np.ndarray) -> np.ndarray:
-        """Copies the source itself held and a job passed on: its deliberate re-sends, or aborted transactions."""
-        sent = context.evidence.sent_at(rids, ["resent_copies"])
-        return np.where(sent.resent_copies.fillna(0).to_numpy() > 0, "resent_read", "aborted_read")
+        """Copies the source itself held and a job passed on: its deliberate re-sends, those written again after a
+        lost produce response, or aborted transactions."""
+        sent = context.evidence.sent_at(rids, ["resent_copies", "retried_copies"])
+        retried = np.where(sent.retried_copies.fillna(0).to_numpy() > 0, "retried_read", "aborted_read")
+        return np.where(sent.resent_copies.fillna(0).to_numpy() > 0, "resent_read", retried)
 
     def duplicate_strata(rids: np.ndarray) -> np.ndarray:
         """The fault whose replay made the record's first extra copy, and the hop where it was made."""

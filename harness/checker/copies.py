@@ -100,8 +100,10 @@ def written_after(hop: HopData, rows: pd.DataFrame, samples: pd.DataFrame) -> np
 
 def source_copies(sent: pd.DataFrame, deduplicated: bool) -> pd.Series:
     """Copies on the source topic per record with more than one: aborted transactions' and, unless the hop's
-    producer deduplicates (a declared deduplication: it is not expected to pass them), the resend fault's."""
-    beyond = sent.aborted_copies.to_numpy() + (0 if deduplicated else sent.resent_copies.to_numpy())
+    producer deduplicates (a declared deduplication: it is not expected to pass them), the resend fault's and those
+    its producer wrote again after a lost produce response (harness/checker/retried.py)."""
+    again = sent.resent_copies.to_numpy() + sent.retried_copies.to_numpy()
+    beyond = sent.aborted_copies.to_numpy() + (0 if deduplicated else again)
     return pd.Series(beyond[beyond > 0] + 1, index=sent.rid.to_numpy()[beyond > 0])
 
 
@@ -127,8 +129,9 @@ def account(
     deduplicating: frozenset = frozenset(),
     samples: pd.DataFrame | None = None,
 ) -> CopyAccounting:
-    """`sent`: rid, aborted_copies and resent_copies (copies on the source topic beyond the first committed one:
-    in aborted transactions, sent again on purpose) per record sent; `counted`: each hop's copies of the records
+    """`sent`: rid, aborted_copies, resent_copies and retried_copies (copies on the source topic beyond the first
+    committed one: in aborted transactions, sent again on purpose, written again after a lost response) per record
+    sent; `counted`: each hop's copies of the records
     sent (the engine's tally); `deduplicating`: the streamlets declaring a deduplication (the copies they write of a
     re-sent record are theirs, not the source's); `samples`: the topics' offsets as sampled (offsets.py), which
     date a topic's copies no earlier than the run of their writer that wrote them. Each copy made is credited to

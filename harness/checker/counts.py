@@ -143,12 +143,13 @@ def _hops(context: Context) -> list[Hop]:
     return found
 
 
-DUPLICATED_CAUSES = ("replay_after_fault", "unexplained", "aborted_read", "resent_read")
+DUPLICATED_CAUSES = ("replay_after_fault", "unexplained", "aborted_read", "resent_read", "retried_read")
 
 
 def _duplicated_causes(context: Context) -> dict:
     """Extra copies by where they came from: made by a replay after a fault, made unexplained, or read from the
-    source where it had them (aborted transactions' copies, the resend fault's copies)."""
+    source where it had them (aborted transactions' copies, the resend fault's, those its producer wrote again after
+    a lost produce response)."""
     accounting = context[ACCOUNTING]
     if accounting is None:
         return dict.fromkeys(DUPLICATED_CAUSES)
@@ -156,22 +157,27 @@ def _duplicated_causes(context: Context) -> dict:
     reading_source = [h for h in context[HOPS] if h.upstream is None]
     read = sum(accounting.per_hop[h.name].inherited for h in reading_source)
     dedup = deduplicating(context.evidence.streamlets)
-    resent = sum(
-        _resent_read(h, context.evidence.sent, accounting.made)
-        for h in reading_source
-        if h.producer not in dedup  # its copies of re-sent records are its own (made), none read
-    )
+    again = {
+        column: sum(
+            _read_again(h, context.evidence.sent, accounting.made, column)
+            for h in reading_source
+            if h.producer not in dedup  # its copies of re-sent records are its own (made), none read
+        )
+        for column in ("resent_copies", "retried_copies")
+    }
     return {
         "replay_after_fault": attributed,
         "unexplained": int(len(accounting.made) - attributed),
-        "aborted_read": read - resent,
-        "resent_read": resent,
+        "aborted_read": read - sum(again.values()),
+        "resent_read": again["resent_copies"],
+        "retried_read": again["retried_copies"],
     }
 
 
-def _resent_read(hop: HopData, sent: pd.DataFrame, made: pd.DataFrame) -> int:
-    """The extra copies of re-sent records at a hop reading the source that were not made there: the source's."""
-    resent = sent.rid.to_numpy()[sent.resent_copies.to_numpy() > 0]
+def _read_again(hop: HopData, sent: pd.DataFrame, made: pd.DataFrame, column: str) -> int:
+    """The extra copies, at a hop reading the source, of records the source wrote again (`column`: on purpose, or
+    after a lost response) that were not made there: the source's."""
+    resent = sent.rid.to_numpy()[sent[column].to_numpy() > 0]
     if not len(resent):
         return 0
     here = copies(hop.rows.rid.to_numpy()[isin(hop.rows.rid.to_numpy(), resent)])

@@ -45,6 +45,7 @@ from harness.checker.file_readers import (
 )
 from harness.checker.joins import join_drops
 from harness.checker.record_ids import RecordIds
+from harness.checker.retried import retried_copies
 from harness.checker.rid_sets import Positions
 from harness.checker.selection import Selection
 from harness.evidence.acks import ack_batch
@@ -155,6 +156,7 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
     ids = selection.ids if selection is not None else RecordIds(ack_table["key"].combine_chunks())
     sent = read_sent(ack_table, ids, gaps, ack_log.name + ("/" if ack_log.is_dir() else ""))
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
+    sent["retried_copies"] = retried_copies(layout, sent, ids.keys, gaps)
     streamlets = pipeline.streamlets
     topics = _topics(layout, streamlets, ids, gaps, pipeline.source_header, selection)
     egresses = []

@@ -337,11 +337,12 @@ def duplicated_text(report: Report) -> str:
     dup = report[CAUSES]["duplicated"]
     if dup.get("replay_after_fault") is None:
         return "unknown (the copies could not be counted)"
-    aborted, resent = dup.get("aborted_read"), dup.get("resent_read")
+    aborted, resent, retried = dup.get("aborted_read"), dup.get("resent_read"), dup.get("retried_read")
     return (
         f"{dup['replay_after_fault']:,} from a batch replayed after a fault, "
         + (f"{aborted:,} read from transactions the source's producer aborted, " if aborted else "")
         + (f"{resent:,} re-sent by the source (the resend fault) and passed on, " if resent else "")
+        + (f"{retried:,} written again by the source's producer after a lost produce response, " if retried else "")
         + f"{dup['unexplained']:,} unexplained"
     )
 
