@@ -66,6 +66,7 @@ def test_aborted_transactions_are_seen_read_uncommitted_only_and_headers_only_wh
         "aborted_read": extra,
         "resent_read": 0,
         "retried_read": 0,
+        "producer_retry": 0,
     }
     assert report[VERDICT] == "at-least-once"
     assert (hops["committed"].headers_lost, hops["uncommitted"].headers_lost) == (0, len(uncommitted))

@@ -307,6 +307,7 @@ def test_copies_read_from_aborted_transactions_are_inherited_from_the_source_not
         "aborted_read": 5,
         "resent_read": 0,
         "retried_read": 0,
+        "producer_retry": 0,
     }
     ingested = next(h for h in report[HOP_FINDINGS] if h.name == "ingested")
     assert ingested.copies.made_here == 0 and ingested.copies.inherited == 5

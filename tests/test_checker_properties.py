@@ -281,6 +281,7 @@ def test_injected_anomalies_are_found_exactly(case):
         "aborted_read": len(plan.aborted_read),
         "resent_read": len(plan.resent_read),
         "retried_read": len(plan.retried_read),
+        "producer_retry": 0,
     }
     if plan.with_fault:
         assert report[FAULTS][0].redelivered == sum(made)

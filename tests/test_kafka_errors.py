@@ -1,10 +1,11 @@
 """kafka-error on a real broker (harness/faults/kinds/kafka_error.py): the network proxy drops the broker's response
-to some of the generator's produce requests after the broker appended them, then resets the connection. The
-generator's producer, not idempotent, sends each again: every record of a dropped request is in the source topic
-again (more than twice where a retry's answer was dropped too), and no other is. Counted here from the proxy's log
-(kafka-requests.jsonl: each dropped request's partition and the offset the broker gave it, in the response it never
-passed on) and the source topic read back; the report's duplicates must equal it. With idempotence the broker
-keeps one copy of each."""
+to some produce requests after the broker appended them, then resets the connection (the responses still in flight
+on it are lost too). A producer that is not idempotent sends each again: every record of an unanswered request is
+in its topic again (more than twice where a retry's answer was dropped too), and no other is. Counted here from the
+proxy's log (kafka-requests.jsonl: each unanswered request's partitions and the offset the broker gave each, in the
+response the producer never had) and the topic read back; the report's duplicates and their causes must equal it.
+With idempotence the broker keeps one copy of each. On the generator's producer (librdkafka) and on Spark's Kafka
+sink (the relay's, Java)."""
 
 from __future__ import annotations
 
@@ -24,14 +25,20 @@ from tests.test_faults import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 RELAY = ROOT / "examples" / "checkpoint-damage"
+COLUMNS = ["partition", "offset", "order_id"]
 
 
-def _run(tmp_path, idempotence: bool):
+def _run(tmp_path, target: str, idempotence: bool):
+    """The relay's scenario, 20 s, with five produce responses dropped on `target`'s link (the generator's, or the
+    relay's: Spark's Kafka sink), its producer idempotent or not."""
     raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
-    raw["workload"] |= {"duration_s": 20, "idempotence": idempotence}
-    raw["faults"] = [
-        {"kind": "kafka-error", "target": "generator", "start_s": 5, "duration_s": 10, "share": 0.1, "count": 5}
-    ]
+    raw["workload"]["duration_s"] = 20
+    if target == "generator":
+        raw["workload"]["idempotence"] = idempotence
+    elif not idempotence:
+        raw["applications"]["relay"]["command"] += ["--producer", "enable.idempotence=false"]
+    fault = {"kind": "kafka-error", "target": target, "start_s": 5, "duration_s": 10, "share": 1.0, "count": 5}
+    raw["faults"] = [fault]
     raw["expectations"] = {"end_to_end": "at-least-once"}
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
@@ -40,13 +47,13 @@ def _run(tmp_path, idempotence: bool):
 
 
 def _dropped(run_dir) -> set[tuple[int, int]]:
-    """The (partition, offset) of every record the broker appended for a request whose response was dropped."""
+    """The (partition, offset) of every record the broker appended for a request whose response the producer never
+    had: dropped, or lost with the connection the drop reset."""
     found = set()
-    lines = (run_dir / "kafka-requests.jsonl").read_text().splitlines()
-    assert len(lines) == 5  # the fault's count
-    for line in lines:
-        entry = json.loads(line)
-        assert entry["api"] == "produce" and entry["action"] == "drop-response"
+    entries = [json.loads(line) for line in (run_dir / "kafka-requests.jsonl").read_text().splitlines()]
+    assert sum(e["action"] == "drop-response" for e in entries) == 5  # the fault's count
+    for entry in entries:
+        assert entry["api"] == "produce" and entry["action"] in ("drop-response", "lost-with-connection")
         sent = {(p["topic"], p["partition"]): sum(b["records"] for b in p["batches"]) for p in entry["partitions"]}
         for answer in entry["answered"]:
             assert answer["error_code"] == 0
@@ -55,32 +62,39 @@ def _dropped(run_dir) -> set[tuple[int, int]]:
     return found
 
 
-def _source(run_dir) -> pd.DataFrame:
-    frame = pd.read_parquet(run_dir / "source" / "orders.parquet")
-    return frame.assign(order_id=frame.value.map(lambda v: json.loads(v)["order_id"]))
+def _copies(run_dir, target: str) -> pd.DataFrame:
+    """Each copy of the topic `target` writes (partition, offset, order_id), read back: the source topic, or the
+    relay's output topic as the harness recorded it."""
+    if target == "generator":
+        frame = pd.read_parquet(run_dir / "source" / "orders.parquet")
+        return frame.assign(order_id=frame.value.map(lambda v: json.loads(v)["order_id"]))
+    lines = [json.loads(line) for line in (run_dir / "topics" / "orders-relayed.jsonl").read_text().splitlines()]
+    return pd.DataFrame([(x["partition"], x["offset"], x["value"]["order_id"]) for x in lines], columns=COLUMNS)
 
 
-def test_a_dropped_produce_response_makes_a_copy_of_exactly_the_records_it_answered(tmp_path):
-    """A retry may itself be dropped: a record then has several copies in dropped requests, and always exactly one
-    outside them, the one whose response reached the producer."""
-    run_dir, report = _run(tmp_path, idempotence=False)
+@pytest.mark.parametrize("target", ["generator", pytest.param("relay", marks=pytest.mark.long)])
+def test_a_dropped_produce_response_makes_a_copy_of_exactly_the_records_it_answered(tmp_path, target):
+    """A retry may itself be dropped: a record then has several copies in unanswered requests, and always exactly
+    one outside them, the one whose response reached the producer. The causes say whose copies they are: the
+    source's, read by the relay (retried_read), or the relay's producer's own (producer_retry)."""
+    run_dir, report = _run(tmp_path, target, idempotence=False)
     dropped = _dropped(run_dir)
-    source = _source(run_dir)
-    where = pd.Series(list(zip(source.partition, source.offset)), index=source.index)
-    unanswered = source[where.isin(dropped)]
-    answered = source[~where.isin(dropped)]
+    copies = _copies(run_dir, target)
+    where = pd.Series(list(zip(copies.partition, copies.offset)), index=copies.index)
+    unanswered = copies[where.isin(dropped)]
+    answered = copies[~where.isin(dropped)]
     assert dropped and len(unanswered) == len(dropped)
     assert not answered.order_id.duplicated().any()
     assert set(unanswered.order_id) <= set(answered.order_id)  # each was sent again
     assert report[COUNTS].duplicated_deliveries == unanswered.order_id.nunique() and report[COUNTS].lost == 0
-    # each copy is told as the source's: read from the topic, not made by the job's replay
-    assert report[CAUSES]["duplicated"] | {"retried_read": 0} == dict.fromkeys(DUPLICATED_CAUSES, 0)
-    assert report[CAUSES]["duplicated"]["retried_read"] == len(unanswered)
+    cause = "retried_read" if target == "generator" else "producer_retry"
+    assert report[CAUSES]["duplicated"] == dict.fromkeys(DUPLICATED_CAUSES, 0) | {cause: len(unanswered)}
 
 
 @pytest.mark.long
-def test_an_idempotent_producer_keeps_one_copy_though_its_responses_were_dropped(tmp_path):
-    run_dir, report = _run(tmp_path, idempotence=True)
+@pytest.mark.parametrize("target", ["generator", "relay"])
+def test_an_idempotent_producer_keeps_one_copy_though_its_responses_were_dropped(tmp_path, target):
+    run_dir, report = _run(tmp_path, target, idempotence=True)
     assert _dropped(run_dir)
-    assert not _source(run_dir).order_id.duplicated().any()
+    assert not _copies(run_dir, target).order_id.duplicated().any()
     assert report[COUNTS].duplicated_deliveries == 0 and report[COUNTS].lost == 0

@@ -1,6 +1,7 @@
 """Orders relayed from one Kafka topic to another, as a team's first streaming job does: each order parsed, its
 amount rounded to whole cents, written on with its id as the message key. With --distinct, copies of an order within
-a 30-second watermark are dropped first (a stateful query: its state store holds the ids seen).
+a 30-second watermark are dropped first (a stateful query: its state store holds the ids seen). --producer KEY=VALUE
+sets the Kafka sink's producer (enable.idempotence=false, say).
 
     python relay.py --bootstrap localhost:9092 --orders orders --relayed orders-relayed \
         --checkpoint /data/checkpoints/relay
@@ -31,6 +32,9 @@ def main() -> None:
     parser.add_argument("--relayed", required=True, help="the topic they are written to")
     parser.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     parser.add_argument("--distinct", action="store_true", help="drop copies of an order within 30 seconds")
+    parser.add_argument(
+        "--producer", action="append", default=[], metavar="KEY=VALUE", help="a setting of the Kafka sink's producer"
+    )
     args = parser.parse_args()
 
     spark = SparkSession.builder.appName("relay").config("spark.sql.shuffle.partitions", "2").getOrCreate()
@@ -55,6 +59,7 @@ def main() -> None:
     (
         orders.select(F.col("order_id").alias("key"), F.to_json(F.struct("*")).alias("value"))
         .writeStream.format("kafka")
+        .options(**{f"kafka.{k}": v for k, _, v in (s.partition("=") for s in args.producer)})
         .option("kafka.bootstrap.servers", args.bootstrap)
         .option("topic", args.relayed)
         .option("checkpointLocation", args.checkpoint)

@@ -30,7 +30,7 @@ from harness.checker.offsets import offset_samples
 from harness.checker.rid_sets import copies, first_occurrences, isin, more_than_once
 from harness.checker.step import Context, Key, Step
 
-COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault"]
+COLUMNS = ["rid", "hop", "row", "streamlet", "batch", "time_ms", "fault", "retried"]
 ACCOUNTING: Key[CopyAccounting | None] = Key("accounting")  # every extra copy: where, by which batch, after which fault
 
 
@@ -128,14 +128,17 @@ def account(
     counted: list[SentCopies],
     deduplicating: frozenset = frozenset(),
     samples: pd.DataFrame | None = None,
+    lost_responses: dict[tuple[str, int], list[int]] | None = None,
 ) -> CopyAccounting:
     """`sent`: rid, aborted_copies, resent_copies and retried_copies (copies on the source topic beyond the first
     committed one: in aborted transactions, sent again on purpose, written again after a lost response) per record
     sent; `counted`: each hop's copies of the records
     sent (the engine's tally); `deduplicating`: the streamlets declaring a deduplication (the copies they write of a
     re-sent record are theirs, not the source's); `samples`: the topics' offsets as sampled (offsets.py), which
-    date a topic's copies no earlier than the run of their writer that wrote them. Each copy made is credited to
-    the last fault disturbing its writer that began before it was written."""
+    date a topic's copies no earlier than the run of their writer that wrote them; `lost_responses`: per topic
+    partition, the offsets of records whose produce response was dropped (retried.py). Each copy made is credited to
+    the last fault disturbing its writer that began before it was written; one of a record with a copy where a
+    response was dropped is `retried`: its producer wrote it again, not a batch run again."""
     sent_rids = sent.rid.to_numpy()
     at_source = {dedup: source_copies(sent, dedup) for dedup in (False, True)}
     by_name = {h.name: h for h in hops}
@@ -166,15 +169,25 @@ def account(
                         "batch": made[hop.batch_column].to_numpy() if hop.batch_column in made else -1,
                         "time_ms": times,
                         "fault": np.where(fault >= 0, fault, fallback),
+                        "retried": isin(made.rid.to_numpy(), _unanswered(hop, lost_responses or {})),
                     }
                 )
             )
     table = (
         pd.concat(frames, ignore_index=True)
         if frames
-        else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64", "row": "int64"})
+        else pd.DataFrame(columns=COLUMNS).astype({"fault": "int64", "rid": "int64", "row": "int64", "retried": bool})
     )
     return CopyAccounting(per_hop, table)
+
+
+def _unanswered(hop: HopData, lost_responses: dict[tuple[str, int], list[int]]) -> np.ndarray:
+    """The rids with a copy on the hop's topic at an offset whose produce response was dropped."""
+    wanted = [(p, o) for (topic, p), offsets in lost_responses.items() if topic == hop.topic for o in offsets]
+    if not wanted:
+        return np.array([], np.int64)
+    at = pd.MultiIndex.from_arrays([hop.rows.partition, hop.rows.offset]).isin(pd.MultiIndex.from_tuples(wanted))
+    return pd.unique(hop.rows.rid.to_numpy()[at])
 
 
 def deduplicating(streamlets) -> frozenset:
@@ -199,6 +212,7 @@ def _copies(context: Context) -> dict:
         context[TALLIES].copies,
         deduplicating(evidence.streamlets),
         offset_samples(evidence.history),
+        evidence.lost_responses,
     )
     return {ACCOUNTING: accounting}
 

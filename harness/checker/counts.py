@@ -143,17 +143,26 @@ def _hops(context: Context) -> list[Hop]:
     return found
 
 
-DUPLICATED_CAUSES = ("replay_after_fault", "unexplained", "aborted_read", "resent_read", "retried_read")
+DUPLICATED_CAUSES = (
+    "replay_after_fault",
+    "producer_retry",
+    "unexplained",
+    "aborted_read",
+    "resent_read",
+    "retried_read",
+)
 
 
 def _duplicated_causes(context: Context) -> dict:
-    """Extra copies by where they came from: made by a replay after a fault, made unexplained, or read from the
+    """Extra copies by where they came from: made by a replay after a fault, by a producer writing again what a lost
+    produce response had left unanswered, made unexplained, or read from the
     source where it had them (aborted transactions' copies, the resend fault's, those its producer wrote again after
     a lost produce response)."""
     accounting = context[ACCOUNTING]
     if accounting is None:
         return dict.fromkeys(DUPLICATED_CAUSES)
-    attributed = int((accounting.made.fault >= 0).sum())
+    retried = accounting.made.retried.to_numpy(dtype=bool)
+    attributed = int(((accounting.made.fault.to_numpy() >= 0) & ~retried).sum())
     reading_source = [h for h in context[HOPS] if h.upstream is None]
     read = sum(accounting.per_hop[h.name].inherited for h in reading_source)
     dedup = deduplicating(context.evidence.streamlets)
@@ -167,7 +176,8 @@ def _duplicated_causes(context: Context) -> dict:
     }
     return {
         "replay_after_fault": attributed,
-        "unexplained": int(len(accounting.made) - attributed),
+        "producer_retry": int(retried.sum()),
+        "unexplained": int(len(accounting.made) - attributed - retried.sum()),
         "aborted_read": read - sum(again.values()),
         "resent_read": again["resent_copies"],
         "retried_read": again["retried_copies"],

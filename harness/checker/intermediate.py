@@ -111,7 +111,7 @@ class WindowTally:
 class CopyAccounting:
     per_hop: dict[str, HopCopies]
     made: pd.DataFrame  # one row per extra copy made: rid, hop, row (in the hop's rows), streamlet, batch, time_ms,
-    #                     fault (index into spans, -1: none)
+    #                     fault (index into spans, -1: none), retried (its producer wrote it again: a lost response)
 
     def per_fault(self, n: int) -> np.ndarray:
         counts = np.zeros(n, dtype=np.int64)

@@ -45,7 +45,7 @@ from harness.checker.file_readers import (
 )
 from harness.checker.joins import join_drops
 from harness.checker.record_ids import RecordIds
-from harness.checker.retried import retried_copies
+from harness.checker.retried import lost_responses, retried_copies
 from harness.checker.rid_sets import Positions
 from harness.checker.selection import Selection
 from harness.evidence.acks import ack_batch
@@ -70,6 +70,8 @@ class Evidence:
     has_history: bool = True
     versions: dict = field(default_factory=dict)  # versions.json: Spark, the connector, Kafka, Python
     dropped: dict[str, np.ndarray] = field(default_factory=dict)  # streamlet -> rids it dropped by design (declared)
+    # (topic, partition) -> offsets of records whose produce response the network proxy dropped (kafka-error)
+    lost_responses: dict[tuple[str, int], list[int]] = field(default_factory=dict)
 
     @property
     def streamlets(self) -> tuple[StreamletDescription, ...]:
@@ -156,7 +158,8 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
     ids = selection.ids if selection is not None else RecordIds(ack_table["key"].combine_chunks())
     sent = read_sent(ack_table, ids, gaps, ack_log.name + ("/" if ack_log.is_dir() else ""))
     del ack_table  # its text columns are the largest thing loaded; only the compact columns stay
-    sent["retried_copies"] = retried_copies(layout, sent, ids.keys, gaps)
+    lost = lost_responses(layout, gaps)
+    sent["retried_copies"] = retried_copies(lost, layout, sent, ids.keys, gaps, pipeline.source_topics)
     streamlets = pipeline.streamlets
     topics = _topics(layout, streamlets, ids, gaps, pipeline.source_header, selection)
     egresses = []
@@ -197,6 +200,7 @@ def load_evidence(run_dir: Path, selection: Selection | None = None) -> Evidence
         dropped=_with_joins(
             read_dropped(layout, streamlets, ids, gaps), join_drops(layout.partners, pipeline, ids, history or [], gaps)
         ),
+        lost_responses=lost,
     )
 
 

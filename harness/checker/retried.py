@@ -15,15 +15,26 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from harness.evidence.layout import RunLayout
-from harness.network.wire import DROP
+from harness.network.wire import UNANSWERED
 
 
-def dropped_offsets(layout: RunLayout) -> dict[tuple[str, int], list[int]]:
-    """Per (topic, partition), the offsets of the records of produce requests whose response was dropped."""
+def lost_responses(layout: RunLayout, gaps: list[str]) -> dict[tuple[str, int], list[int]]:
+    """Per (topic, partition), the offsets of the records of produce requests whose response was dropped (none: the
+    run has no kafka-requests.jsonl; one it cannot read is a gap)."""
+    if not layout.kafka_requests.is_file():
+        return {}
+    try:
+        return _dropped_offsets(layout.kafka_requests.read_text())
+    except (ValueError, KeyError, TypeError) as exc:
+        gaps.append(f"kafka-requests.jsonl: unreadable ({exc!r}); copies from lost produce responses not told")
+        return {}
+
+
+def _dropped_offsets(text: str) -> dict[tuple[str, int], list[int]]:
     found: dict[tuple[str, int], list[int]] = {}
-    for line in layout.kafka_requests.read_text().splitlines():
+    for line in text.splitlines():
         entry = json.loads(line)
-        if entry.get("api") != "produce" or entry.get("action") != DROP or not entry.get("answered"):
+        if entry.get("api") != "produce" or entry.get("action") not in UNANSWERED or not entry.get("answered"):
             continue
         sent = {(p["topic"], p["partition"]): sum(b["records"] for b in p["batches"]) for p in entry["partitions"]}
         for answer in entry["answered"]:
@@ -45,15 +56,21 @@ def _copies_of_dropped(path, offsets: dict[int, list[int]]) -> pd.DataFrame:
     return groups.assign(size=groups.groupby(["partition", "key", "value"]).offset.transform("size"))
 
 
-def retried_copies(layout: RunLayout, sent: pd.DataFrame, keys: np.ndarray, gaps: list[str]) -> np.ndarray:
-    """Per row of `sent` (rid, key code, acked, partition, offset), its copies on the source topic beyond the one its
-    producer learned of that a lost produce response made; zeros where no response was dropped."""
+def retried_copies(
+    lost: dict[tuple[str, int], list[int]],
+    layout: RunLayout,
+    sent: pd.DataFrame,
+    keys: np.ndarray,
+    gaps: list[str],
+    sources: tuple[str, ...],
+) -> np.ndarray:
+    """Per row of `sent` (rid, key code, acked, partition, offset), its copies on the `sources` topics beyond the one
+    its producer learned of that a lost produce response (`lost`: lost_responses) made; zeros where none was."""
     found = np.zeros(len(sent), np.int64)
-    if not layout.kafka_requests.is_file():
-        return found
     by_topic: dict[str, dict[int, list[int]]] = {}
-    for (topic, partition), offsets in dropped_offsets(layout).items():
-        by_topic.setdefault(topic, {})[partition] = offsets
+    for (topic, partition), offsets in lost.items():
+        if topic in sources:
+            by_topic.setdefault(topic, {})[partition] = offsets
     place = pd.Series(np.arange(len(sent)), index=pd.MultiIndex.from_arrays([sent.partition, sent.offset]))
     place = place[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0)]
     for topic, offsets in by_topic.items():

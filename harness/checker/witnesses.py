@@ -155,6 +155,12 @@ def window_witnesses(egress: str, table: pd.DataFrame) -> tuple[list[Witness], d
 def replay_cause(made: pd.DataFrame, rid: int, faults: list[FaultResult]) -> str:
     """`made`: the first copy made of each record (CopyAccounting.made, one row per rid)."""
     row = made.loc[rid]
+    if row.retried:  # a copy the producer wrote again: the broker's answer to the first was dropped
+        fault = faults[int(row.fault)] if row.fault >= 0 else None
+        by = f" by fault {fault.number}, {fault.kind} {fault.target}" if fault else ""
+        return (
+            f"{row.streamlet}'s producer wrote it again (copy made at {row.hop}): its produce response was dropped{by}"
+        )
     batch = f"batch {int(row.batch)}" if row.batch >= 0 else "batch (its sink stamps none)"
     again = f"{row.streamlet} {batch} ran again (copy made at {row.hop})"
     if row.fault < 0:

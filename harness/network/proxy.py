@@ -119,10 +119,11 @@ async def _chunk(reader: asyncio.StreamReader) -> bytes:
 
 
 async def _pipe(
-    link: LinkState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, read=_chunk, judge=None
+    link: LinkState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, read=_chunk, judge=None, drain=None
 ) -> None:
     """One direction of one connection: read (a chunk, or with `read` a Kafka frame), wait out the link's fault
-    and what `judge` holds it (seconds; SEVER: the frame is dropped and the connection reset), write, in order."""
+    and what `judge` holds it (seconds; SEVER: the frame is dropped, the connection reset, and `drain` given what
+    the reader still sends), write, in order."""
     last = 0.0
     pending: asyncio.Queue = asyncio.Queue()
 
@@ -149,6 +150,8 @@ async def _pipe(
             held = judge(data) if judge is not None else 0.0
             if held is SEVER:
                 _reset(writer.transport)
+                if drain is not None:
+                    await drain(reader)
                 break
             for piece in link.pieces(data):
                 await link.pace(len(piece))
@@ -181,10 +184,13 @@ async def _connection(link: LinkState, route: dict, client_reader, client_writer
         try:
             if route.get("wire"):
                 wire = Wire(link, log)
-                await asyncio.gather(
-                    _pipe(link, client_reader, up_writer, read_frame, wire.request),
-                    _pipe(link, up_reader, client_writer, read_frame, wire.response),
-                )
+                try:
+                    await asyncio.gather(
+                        _pipe(link, client_reader, up_writer, read_frame, wire.request),
+                        _pipe(link, up_reader, client_writer, read_frame, wire.response, wire.drain),
+                    )
+                finally:
+                    wire.closed()
             else:
                 await asyncio.gather(_pipe(link, client_reader, up_writer), _pipe(link, up_reader, client_writer))
         finally:

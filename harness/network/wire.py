@@ -17,6 +17,9 @@ from harness.network.kafka_wire import Request, answered, produced, request_head
 
 DROP, DELAY = "drop-response", "delay-response"
 ACTIONS = (DROP, DELAY)
+SEVERED = "lost-with-connection"  # in flight on a connection severed by a dropped response: its answer lost too
+UNANSWERED = (DROP, SEVERED)  # the actions after which the client never had the broker's answer
+DRAIN_S = 5.0
 SEVER = "sever"  # what a judge returns for a frame dropped with its connection
 _CONNECTIONS = itertools.count(1)
 
@@ -113,14 +116,18 @@ def _answers(frame: bytes, request: Request) -> list[dict] | None:
 
 
 class Wire:
-    """One connection's requests picked by its link's rule, by correlation id, until their response passes."""
+    """One connection's requests of its rule's api, by correlation id, until their response passes: those the rule
+    picked are acted on; when one's response is dropped the connection goes with it, and the responses of the others
+    still in flight on it are read from the broker (for `DRAIN_S` at most) and logged as lost with the connection.
+    A picked request whose response was lost with its connection, or never came, is given back to its rule's
+    count."""
 
     def __init__(self, link, log: RequestLog | None):
         self.link, self.log, self.number = link, log, next(_CONNECTIONS)
-        self.waiting: dict[int, tuple[Request, dict]] = {}
+        self.waiting: dict[int, tuple[Request, Rule | None, dict]] = {}
 
     def request(self, frame: bytes) -> float:
-        """A request passing to the broker: picked or not (it always goes on, at once)."""
+        """A request passing to the broker: tracked, picked or not (it always goes on, at once)."""
         rule = self.link.kafka
         if rule is None:
             return 0.0
@@ -128,34 +135,72 @@ class Wire:
             header = request_header(frame[4:])
         except (ValueError, struct.error):
             return 0.0
-        if rule.picks(header):
-            self.waiting[header.correlation_id] = (
-                header,
-                {
-                    "ts_ms": int(time.time() * 1000),
-                    "link": self.link.name,
-                    "connection": self.number,
-                    "api": header.api,
-                    "api_version": header.api_version,
-                    "correlation_id": header.correlation_id,
-                    "client_id": header.client_id,
-                    "action": rule.action,
-                    "delay_ms": rule.delay_ms if rule.action == DELAY else None,
-                    "partitions": _carried(frame[4:], header),
-                },
-            )
+        if header.api != rule.api:
+            return 0.0
+        picked = rule.picks(header)
+        self.waiting[header.correlation_id] = (
+            header,
+            rule if picked else None,
+            {
+                "ts_ms": int(time.time() * 1000),
+                "link": self.link.name,
+                "connection": self.number,
+                "api": header.api,
+                "api_version": header.api_version,
+                "correlation_id": header.correlation_id,
+                "client_id": header.client_id,
+                "action": rule.action if picked else None,
+                "delay_ms": rule.delay_ms if picked and rule.action == DELAY else None,
+                "partitions": _carried(frame[4:], header),
+            },
+        )
         return 0.0
+
+    def _answered(self, frame: bytes) -> tuple[Rule | None, dict] | None:
+        """The rule that picked the request a response answers (None: none did) and its entry, with what the
+        response says (None: not one tracked)."""
+        if len(frame) < 8:
+            return None
+        found = self.waiting.pop(response_correlation(frame[4:]), None)
+        if found is None:
+            return None
+        header, rule, entry = found
+        entry["responded_ms"] = int(time.time() * 1000)
+        entry["answered"] = _answers(frame[4:], header)
+        return rule, entry
+
+    def _write(self, entry: dict) -> None:
+        if self.log is not None:
+            self.log.write(entry)
 
     def response(self, frame: bytes) -> float | str:
         """A response passing to the client: SEVER where its request's rule drops it, else how long it is held."""
-        if not self.waiting or len(frame) < 8:
+        found = self._answered(frame) if self.waiting else None
+        if found is None or found[0] is None:
             return 0.0
-        found = self.waiting.pop(response_correlation(frame[4:]), None)
-        if found is None:
-            return 0.0
-        header, entry = found
-        entry["responded_ms"] = int(time.time() * 1000)
-        entry["answered"] = _answers(frame[4:], header)
-        if self.log is not None:
-            self.log.write(entry)
+        entry = found[1]
+        self._write(entry)
         return SEVER if entry["action"] == DROP else entry["delay_ms"] / 1000
+
+    async def drain(self, reader: asyncio.StreamReader) -> None:
+        """After a sever: the broker's responses to the requests still in flight, logged as lost with it."""
+        deadline = time.monotonic() + DRAIN_S
+        while self.waiting and time.monotonic() < deadline:
+            try:
+                frame = await asyncio.wait_for(read_frame(reader), timeout=deadline - time.monotonic())
+            except (asyncio.TimeoutError, ConnectionError, OSError):
+                return
+            if not frame:
+                return
+            found = self._answered(frame)
+            if found is not None:
+                rule, entry = found
+                if rule is not None:  # picked, but lost with the connection before its rule acted on it
+                    rule.acted -= 1
+                self._write(entry | {"action": SEVERED, "delay_ms": None})
+
+    def closed(self) -> None:
+        for _, rule, _ in self.waiting.values():
+            if rule is not None:
+                rule.acted -= 1
+        self.waiting.clear()

@@ -338,8 +338,10 @@ def duplicated_text(report: Report) -> str:
     if dup.get("replay_after_fault") is None:
         return "unknown (the copies could not be counted)"
     aborted, resent, retried = dup.get("aborted_read"), dup.get("resent_read"), dup.get("retried_read")
+    retry = dup.get("producer_retry")
     return (
         f"{dup['replay_after_fault']:,} from a batch replayed after a fault, "
+        + (f"{retry:,} written again by a job's producer after a lost produce response, " if retry else "")
         + (f"{aborted:,} read from transactions the source's producer aborted, " if aborted else "")
         + (f"{resent:,} re-sent by the source (the resend fault) and passed on, " if resent else "")
         + (f"{retried:,} written again by the source's producer after a lost produce response, " if retried else "")
