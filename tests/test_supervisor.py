@@ -162,3 +162,30 @@ def test_free_ports_are_distinct_and_below_the_ephemeral_range_outgoing_connecti
     ports = free_ports(20)
     low = int(EPHEMERAL.read_text().split()[0]) if EPHEMERAL.exists() else 32_768
     assert len(set(ports)) == 20 and all(10_000 <= p < low for p in ports)
+
+
+# A parent forking a short-lived child every few milliseconds, as a PySpark driver forks its Python workers.
+FORKING = (
+    "import os, time\n"
+    "while True:\n"
+    "    if os.fork() == 0:\n"
+    "        time.sleep(0.2)\n"
+    "        os._exit(0)\n"
+    "    time.sleep(0.003)\n"
+    "    try:\n"
+    "        os.waitpid(-1, os.WNOHANG)\n"
+    "    except ChildProcessError:\n"
+    "        pass\n"
+)
+
+
+def test_pause_stops_a_child_forked_as_the_signal_went_out(tmp_path):
+    """The session is looked at again once what was signalled stopped: a child forked meanwhile is stopped too."""
+    with Supervisor(tmp_path / "pids") as sup:
+        proc = sup.start("forking", [sys.executable, "-c", FORKING], tmp_path / "f.log")
+        wait_for(lambda: len(session_members(proc.record)) > 5, timeout=10, what="children to be forked")
+        for _ in range(20):
+            proc.pause()
+            assert proc.is_paused()
+            proc.resume()
+        assert proc.kill() == -signal.SIGKILL

@@ -238,11 +238,15 @@ class ManagedProcess:
     def pause(self, timeout: float = 10.0) -> None:
         """SIGSTOP the session; returns once all of it is really stopped (the kernel stops each thread of a
         large JVM as it next runs: under load some still run for a moment). Only the processes it stopped are
-        watched: a stopped process starts none, so /proc is scanned for the session once, not on every look."""
-        stopped = self.signal(signal.SIGSTOP)
+        watched while they stop; then the session is looked at once more, and one started meanwhile (a Python
+        worker forked as the signal went out) is stopped too."""
         deadline = time.monotonic() + timeout
-        while not all(_threads_stopped(pid) for pid in stopped) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        while True:
+            stopped = self.signal(signal.SIGSTOP)
+            while not all(_threads_stopped(pid) for pid in stopped) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if self.is_paused() or time.monotonic() >= deadline:
+                return
 
     def resume(self) -> None:
         self.signal(signal.SIGCONT)
