@@ -150,11 +150,18 @@ def _after_thaw(layout: RunLayout, pause: Pause) -> list[str]:
     return said
 
 
+def _unseen() -> dict:
+    """What the brokers' view says where none was read: nothing."""
+    return {"before": [], "written_frozen": 0, "kept": {}, "new": {}, "markers": []}
+
+
 def _named(epochs: dict[int, int]) -> str:
     return ", ".join(f"producer {p} (epoch {e})" for p, e in sorted(epochs.items()))
 
 
-def _lines(pause: Pause, settings: dict[str, str], view: dict, said: list[str]) -> list[str]:
+def _lines(pause: Pause, settings: dict[str, str], view: dict, said: list[str], producing: bool) -> list[str]:
+    if not producing:
+        return [f"fault {pause.number} ({pause.target}): it writes no Kafka topic: no producer's timeout applies"]
     where = "as its Kafka producer logged them" if settings else "at Kafka's defaults (its driver logged no producer's)"
     lines = [f"fault {pause.number} ({pause.target}): the timeouts, {where}, its pause outlasted:"]
     for name, ms, own, effect in outlasted(pause.resumed_ms - pause.paused_ms, settings):
@@ -187,15 +194,13 @@ def _section(context: Context) -> Section | None:
         log = layout.log(f"streamlet-{pause.target}")
         settings = client_settings(log.read_text(errors="replace")) if log.is_file() else {}
         target = next(s for s in pipeline.streamlets if s.name == pause.target)
+        producing = bool(settings or target.outputs)
         batches = None if producers is None else producers[producers.topic.isin(target.outputs)]
         view = broker_view(batches, pause) if batches is not None and not batches.empty else None
-        lines += _lines(
-            pause,
-            settings,
-            view or {"kept": {}, "new": {}, "markers": [], "written_frozen": 0},
-            _after_thaw(layout, pause),
-        )
-        names = [name for name, *_ in outlasted(pause.resumed_ms - pause.paused_ms, settings)]
+        if view is None and not producing:
+            view = _unseen()
+        lines += _lines(pause, settings, view or _unseen(), _after_thaw(layout, pause), producing)
+        names = [name for name, *_ in outlasted(pause.resumed_ms - pause.paused_ms, settings)] if producing else []
         cells = (
             (None,) * 5
             if view is None
