@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from harness.checker.check import check_run
-from harness.checker.counts import CAUSES, COUNTS, DUPLICATED_CAUSES
+from harness.checker.counts import CAUSES, COUNTS, DUPLICATED_CAUSES, VERDICT
 from harness.runner.console import Console
 from harness.runner.run import run_scenario
 from harness.scenario.parse import parse_scenario
@@ -28,9 +28,9 @@ RELAY = ROOT / "examples" / "checkpoint-damage"
 COLUMNS = ["partition", "offset", "order_id"]
 
 
-def _run(tmp_path, target: str, idempotence: bool):
-    """The relay's scenario, 20 s, with five produce responses dropped on `target`'s link (the generator's, or the
-    relay's: Spark's Kafka sink), its producer idempotent or not."""
+def _run(tmp_path, target: str, idempotence: bool, **action):
+    """The relay's scenario, 20 s, with five produce responses dropped (or as `action` says) on `target`'s link (the
+    generator's, or the relay's: Spark's Kafka sink), its producer idempotent or not."""
     raw = yaml.safe_load((RELAY / "scenario.yaml").read_text())
     raw["workload"]["duration_s"] = 20
     if target == "generator":
@@ -38,7 +38,7 @@ def _run(tmp_path, target: str, idempotence: bool):
     elif not idempotence:
         raw["applications"]["relay"]["command"] += ["--producer", "enable.idempotence=false"]
     fault = {"kind": "kafka-error", "target": target, "start_s": 5, "duration_s": 10, "share": 1.0, "count": 5}
-    raw["faults"] = [fault]
+    raw["faults"] = [fault | action]
     raw["expectations"] = {"end_to_end": "at-least-once"}
     run_dir = tmp_path / "run"
     summary = run_scenario(parse_scenario(raw, RELAY), run_dir, console=Console(quiet=True))
@@ -46,14 +46,14 @@ def _run(tmp_path, target: str, idempotence: bool):
     return run_dir, check_run(run_dir)
 
 
-def _dropped(run_dir) -> set[tuple[int, int]]:
-    """The (partition, offset) of every record the broker appended for a request whose response the producer never
-    had: dropped, or lost with the connection the drop reset."""
+def _dropped(run_dir, action: str = "drop-response") -> set[tuple[int, int]]:
+    """The (partition, offset) of every record the broker appended for a request whose answer the producer never
+    had: dropped, or lost with the connection the drop reset (or, for error-after-append, told an error)."""
     found = set()
     entries = [json.loads(line) for line in (run_dir / "kafka-requests.jsonl").read_text().splitlines()]
-    assert sum(e["action"] == "drop-response" for e in entries) == 5  # the fault's count
+    assert sum(e["action"] == action for e in entries) == 5  # the fault's count
     for entry in entries:
-        assert entry["api"] == "produce" and entry["action"] in ("drop-response", "lost-with-connection")
+        assert entry["api"] == "produce" and entry["action"] in (action, "lost-with-connection")
         sent = {(p["topic"], p["partition"]): sum(b["records"] for b in p["batches"]) for p in entry["partitions"]}
         for answer in entry["answered"]:
             assert answer["error_code"] == 0
@@ -98,3 +98,27 @@ def test_an_idempotent_producer_keeps_one_copy_though_its_responses_were_dropped
     assert _dropped(run_dir)
     assert not _copies(run_dir, target).order_id.duplicated().any()
     assert report[COUNTS].duplicated_deliveries == 0 and report[COUNTS].lost == 0
+
+
+def test_an_error_after_append_makes_a_copy_of_the_records_the_broker_had_appended(tmp_path):
+    """NOT_ENOUGH_REPLICAS_AFTER_APPEND (20), as a leader whose followers fell behind answers: the broker appended,
+    the producer, told it failed, sends the records again."""
+    run_dir, report = _run(tmp_path, "generator", idempotence=False, action="error-after-append", error_code=20)
+    appended = _dropped(run_dir, "error-after-append")
+    copies = _copies(run_dir, "generator")
+    where = pd.Series(list(zip(copies.partition, copies.offset)), index=copies.index)
+    told = copies[where.isin(appended)]
+    assert len(told) == len(appended) and not copies[~where.isin(appended)].order_id.duplicated().any()
+    assert report[CAUSES]["duplicated"] == dict.fromkeys(DUPLICATED_CAUSES, 0) | {"retried_read": len(told)}
+
+
+def test_an_error_instead_of_appending_is_retried_and_makes_no_copy(tmp_path):
+    """NOT_LEADER_OR_FOLLOWER (6) instead of appending: the broker was sent the request unroutable (it appended
+    nothing, said so with UNKNOWN_TOPIC_OR_PARTITION, 3), the producer was told 6, refreshed its metadata and sent
+    the records again: each is in the topic once, none lost."""
+    run_dir, report = _run(tmp_path, "generator", idempotence=False, action="error-response")
+    entries = [json.loads(line) for line in (run_dir / "kafka-requests.jsonl").read_text().splitlines()]
+    assert len(entries) == 5 and all(e["action"] == "error-response" and e["error_code"] == 6 for e in entries)
+    assert {(a["error_code"], a["base_offset"]) for e in entries for a in e["answered"]} == {(3, -1)}
+    assert not _copies(run_dir, "generator").order_id.duplicated().any()
+    assert report[COUNTS].duplicated_deliveries == 0 and report[COUNTS].lost == 0 and report[VERDICT] == "exactly-once"

@@ -34,6 +34,7 @@ APIS = {
 }
 API_NAMES = {key: name for name, (key, _) in APIS.items()}
 TOPIC_IDS_FROM = 13  # produce v13 names a topic by its id (16 bytes), not its name
+NO_PARTITION = 2**31 - 1  # a partition index no topic has
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,29 @@ class _Reader:
             self.pos = _tagged(self.data, self.pos)
 
 
-def produced(frame: bytes, request: Request) -> list[tuple[str, int, list[Batch]]]:
+@dataclass(frozen=True)
+class Sent:
+    """A partition's part of a produce request: its topic, index, batches, and where its index is in the frame."""
+
+    topic: str
+    partition: int
+    batches: list[Batch]
+    at: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A partition's part of a produce response: its topic, index, error code, the offset the broker gave its first
+    record (-1: it appended none), and where its index is in the frame (its error code follows)."""
+
+    topic: str
+    partition: int
+    error_code: int
+    base_offset: int
+    at: int
+
+
+def produced(frame: bytes, request: Request) -> list[Sent]:
     """What a produce request (v3 and later) carries: each partition's topic (a topic id in hex from v13), index and
     record batches."""
     body = _Reader(frame, request.body_at, request.flexible)
@@ -196,24 +219,25 @@ def produced(frame: bytes, request: Request) -> list[tuple[str, int, list[Batch]
     for _ in range(body.length(">i")):
         topic = body.topic(request.api_version)
         for _ in range(body.length(">i")):
+            at = body.pos
             partition = body.fixed(">i")
-            found.append((topic, partition, list(record_batches(body.bytes(">i")))))
+            found.append(Sent(topic, partition, list(record_batches(body.bytes(">i"))), at))
             body.tags()
         body.tags()
     return found
 
 
-def answered(frame: bytes, request: Request) -> list[tuple[str, int, int, int]]:
-    """What a produce response (v3 and later) says of each partition: topic, index, error code, and the offset the
-    broker gave the first record it appended (-1 where it appended none)."""
+def answered(frame: bytes, request: Request) -> list[Answer]:
+    """What a produce response (v3 and later) says of each partition."""
     body = _Reader(frame, 4, request.flexible)
     body.tags()  # response header v1
     found = []
     for _ in range(body.length(">i")):
         topic = body.topic(request.api_version)
         for _ in range(body.length(">i")):
+            at = body.pos
             partition, error, base = body.fixed(">i"), body.fixed(">h"), body.fixed(">q")
-            found.append((topic, partition, error, base))
+            found.append(Answer(topic, partition, error, base, at))
             body.fixed(">q")  # log append time
             if request.api_version >= 5:
                 body.fixed(">q")  # log start offset
@@ -226,3 +250,23 @@ def answered(frame: bytes, request: Request) -> list[tuple[str, int, int, int]]:
             body.tags()
         body.tags()
     return found
+
+
+def unroutable(frame: bytes, parts: list[Sent]) -> bytes:
+    """A produce request whose partitions no broker has (the i-th the index NO_PARTITION - i): it appends nothing and
+    answers each with an error, in its place among the connection's responses."""
+    data = bytearray(frame)
+    for i, part in enumerate(parts):
+        struct.pack_into(">i", data, part.at, NO_PARTITION - i)
+    return bytes(data)
+
+
+def told(frame: bytes, answers: list[Answer], error_code: int, parts: list[Sent] | None = None) -> bytes:
+    """A produce response whose partitions answer `error_code`; given the `parts` of the request made unroutable,
+    each named again by its own index."""
+    data = bytearray(frame)
+    for answer in answers:
+        index = NO_PARTITION - answer.partition
+        partition = parts[index].partition if parts is not None and 0 <= index < len(parts) else answer.partition
+        struct.pack_into(">ih", data, answer.at, partition, error_code)
+    return bytes(data)

@@ -16,10 +16,11 @@ harness, harness.network.links); the proxy reads it when it changes and answers 
     {"generation": 8, "kafka": {"api": "produce", "action": "drop-response", "share": 0.5, "count": 3}}
 
 The last acts on Kafka's requests (harness/network/wire.py), on a link whose route says `wire`: each of its
-connections is read as Kafka's frames from its start, and each request of the api (a share of them, at most
-`count`; 0: no limit) has its response dropped, the connection then reset (the client sees its request in flight
-cut off, as when a broker's answer is lost), or held `delay_ms` (the responses after it wait too: Kafka answers in
-order). Each request acted on is a line of the run's kafka-requests.jsonl.
+connections is read as Kafka's frames from its start, and a share of the api's requests (at most `count`; 0: no
+limit) have their response dropped, the connection then reset (the client sees its request in flight cut off, as
+when a broker's answer is lost), held `delay_ms` (the responses after it wait too: Kafka answers in order), or
+answered with an error, instead of appending or after it. Each request acted on is a line of the run's
+kafka-requests.jsonl.
 
 Loopback only; no kernel feature (this machine's kernel has no netem qdisc).
 """
@@ -37,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.network.wire import SEVER, RequestLog, Rule, Wire, read_frame
+from harness.network.wire import PASS, RequestLog, Rule, Wire, read_frame
 
 CHUNK = 64 * 1024
 POLL_S = 0.05
@@ -122,8 +123,8 @@ async def _pipe(
     link: LinkState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, read=_chunk, judge=None, drain=None
 ) -> None:
     """One direction of one connection: read (a chunk, or with `read` a Kafka frame), wait out the link's fault
-    and what `judge` holds it (seconds; SEVER: the frame is dropped, the connection reset, and `drain` given what
-    the reader still sends), write, in order."""
+    and what `judge` says of it (a Passage: held, passed rewritten, or dropped with the connection reset and `drain`
+    given what the reader still sends), write, in order."""
     last = 0.0
     pending: asyncio.Queue = asyncio.Queue()
 
@@ -147,15 +148,15 @@ async def _pipe(
             data = await read(reader)
             if not data:
                 break
-            held = judge(data) if judge is not None else 0.0
-            if held is SEVER:
+            passage = judge(data) if judge is not None else PASS
+            if passage.sever:
                 _reset(writer.transport)
                 if drain is not None:
                     await drain(reader)
                 break
-            for piece in link.pieces(data):
+            for piece in link.pieces(passage.frame or data):
                 await link.pace(len(piece))
-                last = link.release_at(last, held)
+                last = link.release_at(last, passage.held_s)
                 pending.put_nowait((last, piece))
         pending.put_nowait((0.0, None))
         await sender

@@ -2,9 +2,12 @@
 generator's): for `duration_s`, a `share` of one api's requests (at most `count`; 0: no limit) reach the broker and
 are handled, and their response is dropped, the connection then reset (the client retries a request the broker had
 done: a duplicate, unless its producer is idempotent), or held `delay_ms` (and every response after it on that
-connection). The network proxy reads each request's header as it passes (harness/network/wire.py) and logs each one
-it acts on, with what a produce request carried (each partition's batches: records, crc, producer id and sequence),
-in kafka-requests.jsonl. Listeners that speak TLS cannot be read: refused when the scenario is read.
+connection); or, for produce, answered `error_code` instead of appending (`error-response`: the broker is sent the
+request unroutable) or after appending (`error-after-append`, as a broker whose followers fell behind answers 20,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND). The network proxy reads each request's header as it passes
+(harness/network/wire.py) and logs each one it acts on, with what a produce request carried (each partition's
+batches: records, crc, producer id and sequence) and what the broker answered, in kafka-requests.jsonl. Listeners
+that speak TLS cannot be read: refused when the scenario is read.
 """
 
 from __future__ import annotations
@@ -12,19 +15,29 @@ from __future__ import annotations
 from harness.faults.kind import Param
 from harness.faults.network import impair_link, network_kind
 from harness.network.kafka_wire import APIS
-from harness.network.wire import ACTIONS, DELAY, DROP
+from harness.network.wire import ACTIONS, DELAY, DROP, PRODUCE_ONLY
 
 
 def kafka_error(
-    run, target: str, api: str, action: str, share: float, count: int, delay_ms: float, duration_s: float
+    run,
+    target: str,
+    api: str,
+    action: str,
+    share: float,
+    count: int,
+    delay_ms: float,
+    error_code: int,
+    duration_s: float,
 ) -> None:
     rule = {"api": api, "action": action, "share": share, "count": count, "delay_ms": delay_ms}
-    impair_link(run, KIND, target, duration_s, kafka=rule)
+    impair_link(run, KIND, target, duration_s, kafka=rule | {"error_code": error_code})
 
 
 def _clash(params: dict) -> tuple[str, str] | None:
     if params["action"] == DELAY and not params["delay_ms"]:
         return "delay_ms", f"{DELAY} holds each response delay_ms: give it"
+    if params["action"] in PRODUCE_ONLY and params["api"] != "produce":
+        return "api", f"{params['action']} rewrites a produce request's answer: api must be produce"
     return None
 
 
@@ -37,9 +50,11 @@ KIND = network_kind(
         "share": Param((int, float), 1.0, minimum=0, maximum=1),
         "count": Param(int, 0, minimum=0),
         "delay_ms": Param((int, float), 0.0, minimum=0),
+        "error_code": Param(int, 6, minimum=-1, maximum=200),
     },
     help="drop (then reset the connection) or delay the broker's responses to a share of one api's requests on a "
-    "link, after the broker handled them; each one acted on is logged in kafka-requests.jsonl",
+    "link, after the broker handled them, or answer produce requests error_code (6: NOT_LEADER_OR_FOLLOWER) instead "
+    "of appending or after it; each one acted on is logged in kafka-requests.jsonl",
     draw=lambda rng: {"share": round(rng.uniform(0.05, 0.3), 2)},
     wire=True,
     check=_clash,
