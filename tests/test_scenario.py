@@ -247,7 +247,7 @@ BAD = [
     (
         "a delayed response with no delay",
         GOOD + "faults:\n  - {kind: kafka-error, target: generator, action: delay-response}\n",
-        "faults[0].delay_ms: delay-response holds each response delay_ms: give it",
+        "faults[0].delay_ms: delay-response holds each one delay_ms: give it",
     ),
     (
         "bandwidth of nothing",

@@ -1,12 +1,13 @@
 """What the network proxy does to Kafka's requests on a link read as Kafka's frames (kafka-error): the rule in force,
-each connection's requests of its api and what the rule does to each, and the log of it (kafka-requests.jsonl in
-the run directory: docs/evidence.md).
+each connection's requests of its api and what the rule does to each, and the log of it (kafka-requests.jsonl in the run
+directory: docs/evidence.md).
 
 The actions: `drop-response` (the broker handles the request, its answer is dropped and the connection reset),
-`delay-response` (the answer is held), `error-response` (produce only: the request reaches the broker unroutable,
-each partition an index no topic has, so it appends nothing, and its answer, in its place on the connection, comes
-back with the original partitions and `error_code`) and `error-after-append` (produce only: appended, then answered
-`error_code`)."""
+`delay-response` (the answer is held), `delay-request` (the request is held on its way: an EndTxn held keeps its
+transaction open, its markers unwritten, from read_committed readers), `error-response` (produce only: the request
+reaches the broker unroutable, each partition an index no topic has, so it appends nothing, and its answer, in its place
+on the connection, comes back with the original partitions and `error_code`) and `error-after-append` (produce only:
+appended, then answered `error_code`)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ from harness.network.kafka_wire import (
 )
 
 DROP, DELAY, ERROR, ERROR_AFTER = "drop-response", "delay-response", "error-response", "error-after-append"
-ACTIONS = (DROP, DELAY, ERROR, ERROR_AFTER)
+HOLD = "delay-request"  # the request held before it reaches the broker (an EndTxn: its transaction's markers wait)
+ACTIONS = (DROP, DELAY, HOLD, ERROR, ERROR_AFTER)
+DELAYING = (DELAY, HOLD)
 PRODUCE_ONLY = (ERROR, ERROR_AFTER)  # actions that rewrite a produce request or response
 SEVERED = "lost-with-connection"  # in flight on a connection severed by a dropped response: its answer lost too
 UNANSWERED = (DROP, SEVERED, ERROR_AFTER)  # the client never learned the broker appended: it sends the records again
@@ -182,14 +185,14 @@ class Wire:
             "correlation_id": header.correlation_id,
             "client_id": header.client_id,
             "action": rule.action if picked else None,
-            "delay_ms": rule.delay_ms if picked and rule.action == DELAY else None,
+            "delay_ms": rule.delay_ms if picked and rule.action in DELAYING else None,
             "error_code": rule.error_code if picked and rule.action in PRODUCE_ONLY else None,
             "partitions": _carried(parts),
         }
         self.waiting[header.correlation_id] = _Waiting(header, parts, rule if picked else None, entry)
         if picked and rule.action == ERROR:
             return Passage(frame=frame[:4] + unroutable(frame[4:], parts))
-        return PASS
+        return Passage(held_s=rule.delay_ms / 1000) if picked and rule.action == HOLD else PASS
 
     def _answered(self, frame: bytes) -> tuple[_Waiting, list[Answer] | None] | None:
         """The request a response answers and what the response says (None: not one tracked)."""
@@ -224,7 +227,7 @@ class Wire:
             return Passage(sever=True)
         if action == DELAY:
             return Passage(held_s=waiting.rule.delay_ms / 1000)
-        if answers is None:
+        if answers is None or action == HOLD:
             return PASS
         parts = waiting.parts if action == ERROR else None
         return Passage(frame=frame[:4] + told(frame[4:], answers, waiting.rule.error_code, parts))

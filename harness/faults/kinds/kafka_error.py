@@ -1,13 +1,14 @@
-"""kafka-error: Kafka's own failures rather than a broken connection, on one link (a streamlet's, or the
-generator's): for `duration_s`, a `share` of one api's requests (at most `count`; 0: no limit) reach the broker and
-are handled, and their response is dropped, the connection then reset (the client retries a request the broker had
-done: a duplicate, unless its producer is idempotent), or held `delay_ms` (and every response after it on that
-connection); or, for produce, answered `error_code` instead of appending (`error-response`: the broker is sent the
-request unroutable) or after appending (`error-after-append`, as a broker whose followers fell behind answers 20,
-NOT_ENOUGH_REPLICAS_AFTER_APPEND). The network proxy reads each request's header as it passes
-(harness/network/wire.py) and logs each one it acts on, with what a produce request carried (each partition's
-batches: records, crc, producer id and sequence) and what the broker answered, in kafka-requests.jsonl. Listeners
-that speak TLS cannot be read: refused when the scenario is read.
+"""kafka-error: Kafka's own failures rather than a broken connection, on one link (a streamlet's, or the generator's):
+for `duration_s`, a `share` of one api's requests (at most `count`; 0: no limit) reach the broker and are handled, and
+their response is dropped, the connection then reset (the client retries a request the broker had done: a duplicate,
+unless its producer is idempotent), or held `delay_ms` (and every response after it on that connection), or the request
+itself held `delay_ms` on its way (`delay-request`: an EndTxn held keeps its transaction's markers unwritten); or, for
+produce, answered `error_code` instead of appending (`error-response`: the broker is sent the request unroutable) or
+after appending (`error-after-append`, as a broker whose followers fell behind answers 20,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND). The network proxy reads each request's header as it passes (harness/network/wire.py)
+and logs each one it acts on, with what a produce request carried (each partition's batches: records, crc, producer id
+and sequence) and what the broker answered, in kafka-requests.jsonl. Listeners that speak TLS cannot be read: refused
+when the scenario is read.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from harness.faults.kind import Param
 from harness.faults.network import impair_link, network_kind
 from harness.network.kafka_wire import APIS
-from harness.network.wire import ACTIONS, DELAY, DROP, PRODUCE_ONLY
+from harness.network.wire import ACTIONS, DELAYING, DROP, PRODUCE_ONLY
 
 
 def kafka_error(
@@ -34,8 +35,8 @@ def kafka_error(
 
 
 def _clash(params: dict) -> tuple[str, str] | None:
-    if params["action"] == DELAY and not params["delay_ms"]:
-        return "delay_ms", f"{DELAY} holds each response delay_ms: give it"
+    if params["action"] in DELAYING and not params["delay_ms"]:
+        return "delay_ms", f"{params['action']} holds each one delay_ms: give it"
     if params["action"] in PRODUCE_ONLY and params["api"] != "produce":
         return "api", f"{params['action']} rewrites a produce request's answer: api must be produce"
     return None
