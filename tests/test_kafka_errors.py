@@ -101,6 +101,7 @@ def test_an_idempotent_producer_keeps_one_copy_though_its_responses_were_dropped
     assert report[COUNTS].duplicated_deliveries == 0 and report[COUNTS].lost == 0
 
 
+@pytest.mark.long
 def test_an_error_after_append_makes_a_copy_of_the_records_the_broker_had_appended(tmp_path):
     """NOT_ENOUGH_REPLICAS_AFTER_APPEND (20), as a leader whose followers fell behind answers: the broker appended,
     the producer, told it failed, sends the records again."""
@@ -113,6 +114,7 @@ def test_an_error_after_append_makes_a_copy_of_the_records_the_broker_had_append
     assert report[CAUSES]["duplicated"] == dict.fromkeys(DUPLICATED_CAUSES, 0) | {"retried_read": len(told)}
 
 
+@pytest.mark.long
 def test_an_error_instead_of_appending_is_retried_and_makes_no_copy(tmp_path):
     """NOT_LEADER_OR_FOLLOWER (6) instead of appending: the broker was sent the request unroutable (it appended
     nothing, said so with UNKNOWN_TOPIC_OR_PARTITION, 3), the producer was told 6, refreshed its metadata and sent

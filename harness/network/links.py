@@ -32,6 +32,10 @@ class NetworkLinks:
     def links(self) -> list[str]:
         return sorted({r["link"] for r in self.routes})
 
+    def reads_wire(self, link: str) -> bool:
+        """Whether the proxy reads the link's connections as Kafka's frames (from their start: a kafka-error's)."""
+        return any(r.get("wire") for r in self.routes if r["link"] == link)
+
     def bootstrap(self, link: str) -> str:
         """A link's bootstrap servers: the proxy's port in front of each broker."""
         return ",".join(f"127.0.0.1:{r['listen']}" for r in self.routes if r["link"] == link)

@@ -13,6 +13,7 @@ when the scenario is read.
 
 from __future__ import annotations
 
+from harness.errors import HarnessError
 from harness.faults.kind import Param
 from harness.faults.network import impair_link, network_kind
 from harness.network.kafka_wire import APIS
@@ -30,6 +31,8 @@ def kafka_error(
     error_code: int,
     duration_s: float,
 ) -> None:
+    if run.network is not None and target in run.network.links and not run.network.reads_wire(target):
+        raise HarnessError(f"{KIND.name}: the link {target!r} was not proxied as Kafka's frames from the run's start")
     rule = {"api": api, "action": action, "share": share, "count": count, "delay_ms": delay_ms}
     impair_link(run, KIND, target, duration_s, kafka=rule | {"error_code": error_code})
 
