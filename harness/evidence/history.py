@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 MIB = 1024 * 1024  # the unit of the `resources` samples' rss_mb and disk_mb
 BUDGET = "evidence_budget"  # the run's evidence budget, as the workload starts
@@ -64,6 +65,13 @@ TOPICS_RECORDED = "topics_recorded"  # the topics the recorder wrote to the run 
 WINDOWS_CLOSED = "windows_closed"  # every window and padded row due was emitted after the closing record
 WINDOWS_NOT_CLOSED = "windows_not_closed"  # the windows (padded rows) still open were not closed: why
 WORKLOAD_STOPPED = "workload_stopped"  # the generator was asked to stop: why
+
+
+def faults_begun(history: list[dict], kind: str) -> Iterator[tuple[dict, list[dict]]]:
+    """Each fault_begun of `kind`, with the events after it."""
+    for i, event in enumerate(history):
+        if event.get("event") == FAULT_BEGUN and event.get("kind") == kind:
+            yield event, history[i + 1 :]
 
 
 class History:

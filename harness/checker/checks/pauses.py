@@ -15,7 +15,7 @@ import pandas as pd
 
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
-from harness.evidence.history import FAULT_BEGUN, FAULT_ENDED, PROCESS_PAUSED, PROCESS_RESUMED
+from harness.evidence.history import FAULT_ENDED, PROCESS_PAUSED, PROCESS_RESUMED, faults_begun
 from harness.evidence.layout import RunLayout
 from harness.evidence.producers import read_producers
 
@@ -63,10 +63,8 @@ class Pause:
 
 def pauses(history: list[dict]) -> list[Pause]:
     found = []
-    for i, event in enumerate(history):
-        if event.get("event") != FAULT_BEGUN or event.get("kind") != KIND_NAME:
-            continue
-        later, process = history[i + 1 :], f"streamlet-{event['target']}"
+    for event, later in faults_begun(history, KIND_NAME):
+        process = f"streamlet-{event['target']}"
         paused = next((e for e in later if e.get("event") == PROCESS_PAUSED and e.get("process") == process), event)
         resumed = next((e for e in later if e.get("event") == PROCESS_RESUMED and e.get("process") == process), {})
         ended = next(

@@ -16,7 +16,7 @@ import pandas as pd
 from contract.egress import TOPIC
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
-from harness.evidence.history import FAULT_BEGUN, PROCESS_RESUMED, PROCESS_STARTED
+from harness.evidence.history import PROCESS_RESUMED, PROCESS_STARTED, faults_begun
 from harness.evidence.layout import RunLayout
 from harness.evidence.producers import read_producers
 
@@ -51,10 +51,7 @@ class Zombie:
 
 def zombies(history: list[dict]) -> list[Zombie]:
     found = []
-    for i, event in enumerate(history):
-        if event.get("event") != FAULT_BEGUN or event.get("kind") != KIND_NAME:
-            continue
-        later = history[i + 1 :]
+    for event, later in faults_begun(history, KIND_NAME):
         process = f"streamlet-{event['target']}"
         second = next(
             (e["ts_ms"] for e in later if e.get("event") == PROCESS_STARTED and e.get("process") == process), None
