@@ -197,7 +197,7 @@ def _read(plan: Plan) -> list[int]:
     return plan.aborted_read + plan.resent_read + plan.retried_read
 
 
-def _write_lost_responses(run_dir, sent, retried: list[int]) -> None:
+def write_lost_responses(run_dir, sent, retried: list[int]) -> None:
     """The source topic read back (every record acknowledged, and a second copy of each `retried` one, at an offset
     of its partition no acknowledgement names) and the proxy's log naming each second copy as one a dropped produce
     response answered."""
@@ -247,7 +247,7 @@ def test_injected_anomalies_are_found_exactly(case):
     root = tempfile.mkdtemp(prefix="synthetic-run-")
     try:
         run_dir = write_run(root, sent, flow, mode=plan.mode, history=history)
-        _write_lost_responses(run_dir, sent, plan.retried_read)
+        write_lost_responses(run_dir, sent, plan.retried_read)
         report = check_run(run_dir)
     finally:
         shutil.rmtree(root)
@@ -381,8 +381,8 @@ def test_rid_sets_counted_and_looked_up_densely_match_hashing(arrays):
 def every_class(mode: str, keys: int = 4, per_key: int = 30):
     """One case with every anomaly class at once, a few records each (for an engine too costly to run on many
     generated cases): lost and copied at each hop, copies of copies, unknown outcomes present and absent, a
-    reordering, phantoms, a retention window reached in part, late records (dedup), an aborted and a resent copy
-    read, after a fault."""
+    reordering, phantoms, a retention window reached in part, late records (dedup), an aborted, a resent and a
+    retried copy read (the last with write_lost_responses), after a fault."""
     sent = make_sent(keys, per_key)
     members = np.flatnonzero(sent.partition == 0)[10:14].tolist()
     free = [i for i in range(len(sent)) if i not in members]
@@ -409,5 +409,6 @@ def every_class(mode: str, keys: int = 4, per_key: int = 30):
         with_fault=True,
         aborted_read=take(1),
         resent_read=take(1),
+        retried_read=take(1),
     )
     return sent, plan

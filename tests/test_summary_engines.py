@@ -41,7 +41,7 @@ from harness.checker.summary.engines import engine as named_engine
 from harness.errors import BeyondDense
 from tests.conftest import refusing_port, run_harness
 from tests.synthetic_run import HOPS, T0, Flow, Sent, clean_flow, make_sent, write_run
-from tests.test_checker_properties import build, every_class, plans
+from tests.test_checker_properties import build, every_class, plans, write_lost_responses
 
 DENSE = named_engine("dense")
 ENGINES = (DENSE,)  # the engines cheap enough for every generated case; Spark's: test_sparks_sql_...
@@ -141,6 +141,7 @@ def test_sparks_sql_finds_every_anomaly_class_as_numpy_does(spark_session, tmp_p
         output_topic=output_topic,
         header=("trace", carried),
     )
+    write_lost_responses(root, sent, plan.retried_read)
     counts = check_run(root, strict=True, engine=None)[COUNTS]
     assert all(getattr(counts, c) for c in ("lost", "duplicated_deliveries", "phantom", "reordered")), counts
     assert_same_reconciliations(root, spark)
