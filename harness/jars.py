@@ -130,8 +130,9 @@ def jar_set(spec: str | JarSet) -> list[Path]:
     return sorted(folder.glob("*.jar"))
 
 
-def kafka_classpath() -> str:
-    return os.pathsep.join(str(p) for p in jar_set(BROKER))
+def kafka_classpath(spec: str | JarSet = BROKER) -> str:
+    """The class path of a Kafka version's brokers and tools (harness.cluster.releases.jar_set), the default's."""
+    return os.pathsep.join(str(p) for p in jar_set(spec))
 
 
 def _version_in(jars: list[Path], artifact: str) -> str:

@@ -322,7 +322,49 @@ BAD = [
     (
         "unknown spark version",
         GOOD + "cluster: {spark: {version: 2.4.8}}\n",
-        f"cluster.spark.version: expected one of {', '.join(versions.known_versions())}, got '2.4.8'",
+        f"cluster.spark.version: Spark 2.4.8: not one the drivers can run on (known: "
+        f"{', '.join(versions.known_versions())})",
+    ),
+    (
+        "a published spark whose connector is not served",
+        GOOD + "cluster: {spark: {version: 4.3.0}}\n",
+        "cluster.spark.version: Spark 4.3.0 is published, its connector spark-sql-kafka-0-10_2.13 4.3.0 is not served",
+    ),
+    (
+        "a kafka line the embedded cluster does not run",
+        GOOD + "cluster: {kafka: {version: 2.8.2}}\n",
+        "cluster.kafka.version: Kafka 2.8.2: the embedded cluster runs the lines 3.9, 4.0, 4.1, 4.2, 4.3, 4.4",
+    ),
+    (
+        "a feature its kafka has not",
+        GOOD + "cluster: {kafka: {version: 3.9.1, features: {eligible.leader.replicas.version: 1}}}\n",
+        "cluster.kafka.features.eligible.leader.replicas.version: Kafka 3.9.1 has no such feature (settable: "
+        "transaction.version)",
+    ),
+    (
+        "a feature level its kafka has not",
+        GOOD + "cluster: {kafka: {version: 3.9.1, features: {transaction.version: 2}}}\n",
+        "cluster.kafka.features.transaction.version: Kafka 3.9.1 has levels 0 to 0, not 2",
+    ),
+    (
+        "a kafka version for a cluster one runs",
+        GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', kafka: {version: 3.9.1}}\n",
+        "cluster.kafka: a cluster you run has its own version and features (versions.json asks its brokers)",
+    ),
+    (
+        "another kafka in the harness's containers",
+        GOOD + "cluster: {docker: {}, kafka: {version: 3.9.1}}\n",
+        "cluster.kafka.version: the brokers' containers run the harness's own Kafka 4.3.1",
+    ),
+    (
+        "acks 1 from an idempotent producer",
+        GOOD.replace("workload: {rate: 50, duration_s: 5}", "workload: {rate: 50, duration_s: 5, acks: 1}"),
+        "workload.acks: an idempotent producer writes with acks all; add idempotence: false",
+    ),
+    (
+        "acks 0",
+        GOOD.replace("workload: {rate: 50, duration_s: 5}", "workload: {rate: 50, duration_s: 5, acks: 0}"),
+        "workload.acks: expected all or 1, got 0",
     ),
     (
         "other spark on the harness's cluster",

@@ -31,7 +31,7 @@ def test_a_declared_default_is_what_a_scenario_gets_and_an_undeclared_key_is_ref
         defaults["rate"],
         defaults["workers"],
     )
-    with pytest.raises(HarnessError, match=r"workload\.speed: unknown field \(expected one of after_faults_s"):
+    with pytest.raises(HarnessError, match=r"workload\.speed: unknown field \(expected one of acks, after_faults_s"):
         parse_scenario(BASE | {"workload": {"speed": 3}})
 
 

@@ -19,7 +19,7 @@ import yaml
 from harness import jars
 from harness.checker.check import check_run
 from harness.checker.counts import COUNTS, VERDICT
-from harness.cluster import EmbeddedCluster, KafkaAdmin, tls
+from harness.cluster import EmbeddedCluster, KafkaAdmin, releases, tls
 from harness.cluster.security import ClusterSecurity
 from harness.errors import HarnessError
 from tests.conftest import run_harness
@@ -28,6 +28,7 @@ from tests.test_faults import history
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parent.parent
+THEIR_KAFKA = "3.9.1"  # a line the managed services still run
 
 
 class CommandLines:
@@ -185,10 +186,12 @@ def keytool_truststore(ca_pem: Path, store: Path, password: str) -> Path:
 
 @pytest.fixture(scope="module")
 def theirs(tmp_path_factory):
-    """A SASL_SSL cluster the harness did not create, with a user, a JKS truststore and foreign topics named like
-    the scenario's."""
+    """A SASL_SSL cluster the harness did not create, of another Kafka than its own brokers', with a user, a JKS
+    truststore and foreign topics named like the scenario's."""
     folder = tmp_path_factory.mktemp("theirs")
-    cluster = EmbeddedCluster.create(folder / "cluster", brokers=1, security=ClusterSecurity("sasl_ssl"))
+    cluster = EmbeddedCluster.create(
+        folder / "cluster", brokers=1, security=ClusterSecurity("sasl_ssl"), kafka_version=THEIR_KAFKA
+    )
     try:
         cluster.start()
         cluster.add_scram_user("app", THEIR_PASSWORD)
@@ -302,6 +305,10 @@ def test_on_a_cluster_one_runs_only_the_runs_own_topics_change_and_foreign_names
     assert files_containing(REPO / "reports", THEIR_PASSWORD) == []
 
     assert foreign_state(access) == before
+    # Its version as its brokers tell it (the highest metadata.version they support), and its feature levels.
+    versions = json.loads((run_dir / "versions.json").read_text())
+    assert (versions["kafka_cluster"], versions["kafka_broker"]) == ("external", "3.9")
+    assert versions["kafka_features"]["metadata.version"] == releases.LINES["3.9"].metadata_level
     run_id = run_dir.name
     with KafkaAdmin(access) as admin:
         own = {t for t in admin.topics() if t.startswith(f"harness.{run_id}.")}

@@ -22,8 +22,8 @@ def test_a_node_formatted_here_has_the_files_and_fields_storage_tool_writes(tmp_
         config.parent.mkdir()
         config.write_text(render_properties(broker_properties(spec, [spec], tmp_path / name / "data", None, None)))
         nodes[name] = (2, config, tmp_path / name / "data")
-    storage._run_storage_tool(cluster_id, [nodes["tool"][1]], jars.kafka_classpath(), BROKER_ROLE)
-    storage.format_nodes(cluster_id, [nodes["here"]], BROKER_ROLE)
+    storage._run_storage_tool(cluster_id, [nodes["tool"][1]], jars.kafka_classpath(), BROKER_ROLE, {})
+    storage.format_nodes(cluster_id, [nodes["here"]], BROKER_ROLE, jars.kafka_classpath(), {})
 
     tool, here = tmp_path / "tool" / "data", tmp_path / "here" / "data"
     assert (

@@ -57,8 +57,22 @@ dir_option = click.option(
     help="With --security sasl_ssl: a SCRAM-SHA-256 user to create, "
     "its password read from the environment variable HARNESS_KAFKA_PASSWORD.",
 )
+@click.option(
+    "--kafka-version",
+    default=None,
+    metavar="VERSION",
+    help="The brokers' Kafka (3.9.1, 4.0.2, 4.4.0 ...: fetched once from jars/kafka/pom.xml); the harness's own "
+    "by default. Processes only.",
+)
 @dir_option
-def cluster_up(brokers: str, in_containers: bool, security: str | None, user: str | None, cluster_dir: Path):
+def cluster_up(
+    brokers: str,
+    in_containers: bool,
+    security: str | None,
+    user: str | None,
+    kafka_version: str | None,
+    cluster_dir: Path,
+):
     """Format storage, start the brokers, wait until they answer, print the bootstrap servers.
 
     \b
@@ -66,11 +80,14 @@ def cluster_up(brokers: str, in_containers: bool, security: str | None, user: st
       $ harness cluster up --brokers 3
       127.0.0.1:40411,127.0.0.1:38125,127.0.0.1:45277
       $ harness cluster up --docker
+      $ harness cluster up --kafka-version 3.9.1
       $ HARNESS_KAFKA_PASSWORD=... harness cluster up --security sasl_ssl --user app
     """
     from harness.cluster.security import ClusterSecurity
     from harness.docker.by_hand import bring_up
 
+    if kafka_version and in_containers:
+        raise click.UsageError("--kafka-version: the brokers' containers run the harness's own Kafka")
     if (user is not None) != (security == "sasl_ssl"):
         raise click.UsageError("--user goes with --security sasl_ssl, and it needs one")
     password = os.environ.get("HARNESS_KAFKA_PASSWORD") if user else None
@@ -79,7 +96,14 @@ def cluster_up(brokers: str, in_containers: bool, security: str | None, user: st
     secured = ClusterSecurity(security) if security else None
     t0 = time.monotonic()
     embedded = bring_up(
-        cluster_dir, int(brokers), in_containers, secured, user, password, say=lambda line: click.echo(line, err=True)
+        cluster_dir,
+        int(brokers),
+        in_containers,
+        secured,
+        user,
+        password,
+        say=lambda line: click.echo(line, err=True),
+        kafka_version=kafka_version,
     )
     click.echo(
         f"Kafka {embedded.kafka_version} up: {brokers} broker(s) in {embedded.workdir} after "

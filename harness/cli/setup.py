@@ -70,9 +70,11 @@ def jars(scenarios: tuple[Path, ...]):
     Examples:
       harness jars                                 the broker's jars, the connector, the output kinds' jars
       harness jars examples/packages/*.yaml        and what those scenarios' jobs ask for
+      harness jars scenarios/matrix/kafka-*.yaml   and the Kafka versions their brokers run
     """
     from harness import cds_training
     from harness import jars as jar_sets
+    from harness.cluster import releases
     from harness.outputs import builtin_output_kinds
     from harness.scenario import load_scenario
     from harness.spark import lines, packages, versions
@@ -91,8 +93,14 @@ def jars(scenarios: tuple[Path, ...]):
     )
     for line in missing:
         click.echo(f"not fetched: {line}")
+    for version, why in lines.PUBLISHED_UNSERVED.items():
+        click.echo(f"not runnable: Spark {version} is published, {why}")
     for path in scenarios:
-        apps = {n: i.settings for n, i in load_scenario(path).blueprint.streamlets.items() if i.kind == APPLICATION}
+        scenario = load_scenario(path)
+        if scenario.cluster.kafka_version:
+            jar_sets.fetch((releases.jar_set(scenario.cluster.kafka_version),))
+            click.echo(f"Kafka {scenario.cluster.kafka_version} for {path}")
+        apps = {n: i.settings for n, i in scenario.blueprint.streamlets.items() if i.kind == APPLICATION}
         for line in packages.prefetch(apps, own.python, own.version):
             click.echo(line)
     cds_training.train(say=click.echo)

@@ -148,6 +148,16 @@ class KafkaAdmin:
         brokers = self._call(lambda admin: admin.describe_cluster())["brokers"]
         return {int(b["broker_id"]) for b in brokers if not b.get("is_fenced")}
 
+    def features(self) -> dict[str, dict[str, int]]:
+        """The cluster's feature flags as a broker answers ApiVersions: each feature's highest supported level
+        (`supported`, what its release can do) and its finalized level (`finalized`, what the cluster runs at)."""
+        described = self._call(lambda client: client.describe_features())
+        return {
+            "supported": {name: f["supported"][1] for name, f in sorted(described.items()) if "supported" in f},
+            # a feature no level was finalized for is at level 0 (KIP-584)
+            "finalized": {name: f["finalized"][1] if "finalized" in f else 0 for name, f in sorted(described.items())},
+        }
+
     def create_topic(
         self,
         name: str,

@@ -22,7 +22,7 @@ from pathlib import Path
 from kafka.errors import KafkaError
 
 from harness import cds, jars
-from harness.cluster import storage, tls
+from harness.cluster import releases, storage, tls
 from harness.cluster.access import KafkaAccess
 from harness.cluster.admin import KafkaAdmin
 from harness.cluster.config import (
@@ -111,7 +111,7 @@ class Broker:
         """Start the broker JVM; with `wait`, return once the cluster lists it as live."""
         if self.running():
             raise HarnessError(f"{self.name} is already running (pid {self.process.pid})")
-        classpath = jars.kafka_classpath()
+        classpath = self.cluster.classpath
         self.scratch.mkdir(parents=True, exist_ok=True)  # a cluster made by an older harness has none
         argv = [
             jars.java_executable(),
@@ -202,12 +202,14 @@ class EmbeddedCluster:
         heap_mb: int,
         kafka_version: str,
         security: ClusterSecurity | dict | None = None,
+        features: dict[str, int] | None = None,
     ):
         self.workdir = Path(workdir)
         self.security = ClusterSecurity(**security) if isinstance(security, dict) else security
         self.cluster_id = cluster_id
         self.heap_mb = heap_mb
         self.kafka_version = kafka_version
+        self.features = dict(features or {})  # feature levels it was formatted with (StorageTool's --feature)
         self.pid_dir = self.workdir / "pids"
         self.supervisor = Supervisor(self.pid_dir)
         self.brokers = [self.broker_class(self, spec) for spec in nodes]
@@ -226,9 +228,14 @@ class EmbeddedCluster:
         heap_mb: int | None = None,
         links: list[str] = (),
         security: ClusterSecurity | None = None,
+        kafka_version: str | None = None,
+        features: dict[str, int] | None = None,
         **options,
     ) -> "EmbeddedCluster":
         """Lay out a new cluster in `workdir`: free ports, configs, storage formatted (harness.cluster.storage).
+
+        Its brokers run Kafka `kafka_version` (harness.cluster.releases; the default's when None), its jars fetched
+        when missing, formatted with `features` (name -> level).
 
         Each of `links` gets a client listener on every broker, advertised at a proxy's port
         (link_routes: where harness.network's proxy must listen and forward to). With `security`, the clients'
@@ -245,6 +252,9 @@ class EmbeddedCluster:
                 )
             shutil.rmtree(workdir)
         jars.java_executable()  # a clear error now rather than a broker's start failing later
+        version = kafka_version or releases.default_version()
+        features = releases.checked_features(version, features or {})
+        jars.fetch((releases.jar_set(version),))
         per_node = 2 + 2 * len(links) + (1 if security else 0)
         ports = free_ports(per_node * brokers)
         nodes = []
@@ -257,8 +267,9 @@ class EmbeddedCluster:
             new_kafka_uuid(),
             nodes,
             heap_mb or (512 if brokers == 1 else 384),
-            jars.kafka_version(),
+            jars.version_in(releases.jar_set(version), "kafka_2.13"),
             security=security,
+            features=features,
             **options,
         )
         workdir.mkdir(parents=True, exist_ok=True)
@@ -274,6 +285,8 @@ class EmbeddedCluster:
             cluster.cluster_id,
             [(b.node_id, b.node_dir / "server.properties", b.node_dir / "data") for b in cluster.brokers],
             BROKER_ROLE,
+            cluster.classpath,
+            cluster.features,
         )
         cluster._save_state()
         return cluster
@@ -291,7 +304,14 @@ class EmbeddedCluster:
 
     def options(self) -> dict:
         """What the saved state keeps beyond the nodes (keyword arguments of the constructor)."""
-        return {"security": asdict(self.security)} if self.security else {}
+        return ({"security": asdict(self.security)} if self.security else {}) | (
+            {"features": self.features} if self.features else {}
+        )
+
+    @property
+    def classpath(self) -> str:
+        """Its Kafka version's jars (the brokers' and the tools run against them)."""
+        return jars.kafka_classpath(releases.jar_set(self.kafka_version))
 
     @staticmethod
     def _state(workdir: Path) -> tuple[Path, dict]:

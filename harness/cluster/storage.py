@@ -4,7 +4,8 @@ StorageTool writes two files into a node's log directory: meta.properties (the n
 id of the directory's own) and bootstrap.checkpoint (the feature levels a new cluster of this Kafka version starts
 with: the same for every node and cluster, but for the time it was written). The tool formats the nodes of the
 first cluster of a Kafka classpath; its bootstrap.checkpoint is kept in the jars' cache, and every later node gets
-a copy and a meta.properties written here. The tool's JVM took 1.1-1.4 CPU seconds and 0.7 s per node, in every
+a copy and a meta.properties written here. (Kafka 4.4 writes no such file, and the tool formats each of its
+clusters.) The tool's JVM took 1.1-1.4 CPU seconds and 0.7 s per node, in every
 run and before each run's broker could start (docs/performance.md).
 """
 
@@ -24,12 +25,13 @@ BOOTSTRAP = "bootstrap.checkpoint"
 META = "meta.properties"
 
 
-def format_nodes(cluster_id: str, nodes: list[tuple[int, Path, Path]], role: str) -> None:
-    """Format each (node id, server.properties, log directory) of a new cluster: from the kept bootstrap checkpoint
-    when there is one for this Kafka classpath, else with StorageTool (JVMs of `role`'s class-data archive), whose
-    checkpoint is then kept."""
-    classpath = jars.kafka_classpath()
-    kept = _kept_checkpoint(classpath)
+def format_nodes(
+    cluster_id: str, nodes: list[tuple[int, Path, Path]], role: str, classpath: str, features: dict[str, int]
+) -> None:
+    """Format each (node id, server.properties, log directory) of a new cluster with `features` (name -> level):
+    from the kept bootstrap checkpoint when there is one for this Kafka classpath and features, else with
+    StorageTool (JVMs of `role`'s class-data archive), whose checkpoint is then kept."""
+    kept = _kept_checkpoint(classpath, features)
     if kept.is_file():
         checkpoint = kept.read_bytes()  # once for every node
         for node_id, _, log_dir in nodes:
@@ -37,7 +39,9 @@ def format_nodes(cluster_id: str, nodes: list[tuple[int, Path, Path]], role: str
             (log_dir / BOOTSTRAP).write_bytes(checkpoint)
             (log_dir / META).write_text(meta_properties(node_id, cluster_id))
         return
-    _run_storage_tool(cluster_id, [config for _, config, _ in nodes], classpath, role)
+    _run_storage_tool(cluster_id, [config for _, config, _ in nodes], classpath, role, features)
+    if not (nodes[0][2] / BOOTSTRAP).is_file():
+        return  # Kafka 4.4 writes its bootstrap records into the metadata log's first snapshot: formatted every time
     kept.parent.mkdir(parents=True, exist_ok=True)
     staging = kept.with_name(f".{kept.name}.{os.getpid()}")
     staging.write_bytes((nodes[0][2] / BOOTSTRAP).read_bytes())
@@ -50,18 +54,21 @@ def meta_properties(node_id: int, cluster_id: str) -> str:
     return f"#\n#{stamp}\nnode.id={node_id}\ndirectory.id={new_kafka_uuid()}\nversion=1\ncluster.id={cluster_id}\n"
 
 
-def _kept_checkpoint(classpath: str) -> Path:
-    key = hashlib.sha256(classpath.encode()).hexdigest()[:16]
-    return jars.jars_dir() / "kafka-storage" / f"{jars.kafka_version()}-{key}.{BOOTSTRAP}"
+def _kept_checkpoint(classpath: str, features: dict[str, int]) -> Path:
+    key = hashlib.sha256(f"{classpath}|{sorted(features.items())}".encode() if features else classpath.encode())
+    return jars.jars_dir() / "kafka-storage" / f"{key.hexdigest()[:16]}.{BOOTSTRAP}"
 
 
-def _run_storage_tool(cluster_id: str, configs: list[Path], classpath: str, role: str) -> None:
+def _run_storage_tool(
+    cluster_id: str, configs: list[Path], classpath: str, role: str, features: dict[str, int]
+) -> None:
     """Kafka's StorageTool on every node's server.properties, in parallel (one JVM each)."""
     java = jars.java_executable()
     runs = [
         subprocess.Popen(
             [java, *cds.java_options(role, classpath), "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool"]
-            + ["format", "--config", str(config), "--cluster-id", cluster_id],
+            + ["format", "--config", str(config), "--cluster-id", cluster_id]
+            + [arg for name, level in sorted(features.items()) for arg in ("--feature", f"{name}={level}")],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

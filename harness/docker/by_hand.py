@@ -19,16 +19,18 @@ def bring_up(
     user: str | None,
     password: str | None,
     say: Callable[[str], None],
+    kafka_version: str | None = None,
 ) -> EmbeddedCluster:
-    """Create the cluster in `cluster_dir`, start its brokers and wait until they answer, with a SCRAM `user` if
-    given; on any failure nothing it started is left, process or container."""
+    """Create the cluster in `cluster_dir` (its processes of Kafka `kafka_version`, the harness's own if None),
+    start its brokers and wait until they answer, with a SCRAM `user` if given; on any failure nothing it started
+    is left, process or container."""
     if in_containers:
         from harness.docker import engine, images
 
         image = images.ensure_kafka(engine.client(), say=say)
         cluster = ContainerCluster.create(cluster_dir, brokers=brokers, image=image, security=security)
     else:
-        cluster = EmbeddedCluster.create(cluster_dir, brokers=brokers, security=security)
+        cluster = EmbeddedCluster.create(cluster_dir, brokers=brokers, security=security, kafka_version=kafka_version)
     try:
         cluster.start()
         if user:

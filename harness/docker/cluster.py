@@ -203,12 +203,13 @@ class ContainerCluster(EmbeddedCluster):
         image: str = "",
         run_id: str = "",
         security=None,
+        features: dict[str, int] | None = None,
     ):
         self.image = image
         self.run_id = run_id or Path(workdir).resolve().name
         self.closed = False
         self._engine = None
-        super().__init__(workdir, cluster_id, nodes, heap_mb, kafka_version, security)
+        super().__init__(workdir, cluster_id, nodes, heap_mb, kafka_version, security, features)
 
     @property
     def engine(self):

@@ -62,6 +62,7 @@ class Generator:
             resend_share=self.resend.get("share", 0.0),
             resend_after_s=self.resend.get("after_s", 0.0),
             idempotence=w.idempotence,
+            acks=w.acks,
             codec=w.topic.codec,
             headers=w.headers,
             transaction_records=w.transaction_records,

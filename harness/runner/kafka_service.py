@@ -7,7 +7,9 @@ import secrets
 import time
 from pathlib import Path
 
-from harness.cluster import EmbeddedCluster, KafkaAdmin
+from kafka.errors import KafkaError
+
+from harness.cluster import EmbeddedCluster, KafkaAdmin, releases
 from harness.cluster.access import KafkaAccess
 from harness.cluster.security import ClusterSecurity
 from harness.cluster.truststore import truststore_pem
@@ -24,6 +26,7 @@ from harness.scenario import Scenario
 from harness.scenario.world import broker_host_names
 from pipelines.kafka_security import KafkaSecurity
 
+METADATA_VERSION = "metadata.version"
 ADMIN_PATIENCE_S = 120.0  # longer than a broker fault's default outage plus its restart
 
 
@@ -126,7 +129,12 @@ class KafkaService:
             self.shared.say(f"brokers in containers of {image} (host network; removed at the end)")
         else:
             self.cluster = EmbeddedCluster.create(
-                self.shared.layout.cluster, brokers=spec.brokers, links=self.links, security=security
+                self.shared.layout.cluster,
+                brokers=spec.brokers,
+                links=self.links,
+                security=security,
+                kafka_version=spec.kafka_version,
+                features=spec.kafka_features,
             )
         self.cluster.start()
         for broker in self.cluster.brokers:
@@ -179,12 +187,28 @@ class KafkaService:
         with self.admin() as admin:
             return {(o.topic, o.partition): o.log_start for o in admin.offsets(topics)}
 
-    def version(self) -> dict[str, str]:
-        """The brokers' version for versions.json (and the image's, in containers)."""
+    def version(self) -> dict:
+        """The brokers' version for versions.json (and the image's, in containers), and the feature levels their
+        cluster runs at, asked of them: a cluster one runs gets its release line from the highest metadata.version
+        its brokers support (None where they did not answer)."""
+        features = self._features()
+        supported = features["supported"].get(METADATA_VERSION) if features else None
+        reported = releases.line_reporting(supported) if supported is not None else None
         return {
-            "kafka_broker": self.cluster.kafka_version if self.cluster else "external",
+            "kafka_broker": self.cluster.kafka_version if self.cluster else reported,
+            "kafka_cluster": "embedded" if self.cluster else "external",
             **({"kafka_image": self.cluster.image} if isinstance(self.cluster, ContainerCluster) else {}),
+            "kafka_features": features["finalized"] if features else None,
+            "kafka_supported": features["supported"] if features else None,
         }
+
+    def _features(self) -> dict | None:
+        try:
+            with self.admin(patience_s=20.0) as admin:
+                return admin.features()
+        except (HarnessError, KafkaError) as exc:
+            self.shared.say(f"the brokers' feature levels unknown: {exc}")
+            return None
 
     def close(self) -> None:
         if self.cluster is not None:

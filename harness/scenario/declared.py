@@ -39,6 +39,7 @@ WORKLOAD = Section(
         Field("late_by_s", NUMBER, 0.0, "how old their event times are", minimum=0),
         Field("late_after_s", NUMBER, 0.0, "late ones only after this long", minimum=0),
         Field("idempotence", bool, True, "the producer's enable.idempotence"),
+        Field("acks", (str, int), "all", "the producer's acks: all, or 1 (with idempotence: false)"),
         Field("seed", int, 1, "what the keys, payloads and storms are drawn from"),
         Field("transactions", dict, None, "a transactional producer (workload.transactions)"),
         Field("headers", bool, False, "every record carries the trace header"),
@@ -119,6 +120,7 @@ CLUSTER = Section(
         Field("spark", dict, {}, "where the drivers run their executors, and which Spark (cluster.spark)"),
         Field("docker", dict, None, "the brokers as containers (cluster.docker)"),
         Field("security", str, None, "the embedded cluster's listeners secured", choices=("sasl_ssl", "ssl")),
+        Field("kafka", dict, None, "which Kafka the embedded brokers run, with which features (cluster.kafka)"),
     ),
 )
 SPARK = Section(

@@ -19,6 +19,7 @@ from harness.faults.kind import GENERATOR
 from harness.faults.kinds.late_events import KIND as LATE_EVENTS
 from harness.scenario.applications import declared_filters, own_master, parse_applications
 from harness.scenario.blueprint import Blueprint, StreamletInstance, TopicSpec, parse_blueprint
+from harness.scenario.brokers import kafka_brokers
 from harness.scenario.declared import (
     CANARY_TIMEOUT_S,
     CLUSTER,
@@ -62,6 +63,8 @@ class ClusterSpec:
     docker_image: str | None = None  # their image (None: the harness's own, built when missing)
     containers: tuple[str, ...] = ()  # a cluster one runs: its broker containers, broker-1... in this order
     security: str | None = None  # the embedded cluster's: sasl_ssl or ssl (harness.cluster.security); None: plaintext
+    kafka_version: str | None = None  # the embedded brokers' Kafka (None: the harness's own; harness.cluster.releases)
+    kafka_features: dict = field(default_factory=dict)  # feature -> level the embedded cluster is formatted with
 
     @property
     def faultable_brokers(self) -> int:
@@ -93,6 +96,7 @@ class WorkloadSpec:
     after_faults_s: float | None = None  # set: the workload also lasts until this long after the last fault ended
     payload_bytes: int = 64
     idempotence: bool = True
+    acks: str = "all"  # the generator's producer: all, or 1 (a leader's own write)
     seed: int = 1
     headers: bool = False  # every record carries the trace header (harness.workload.generator_settings.TRACE_HEADER)
     transaction_records: int = 0  # > 0: the generator writes in transactions of this many records
@@ -202,6 +206,7 @@ def _workload(w: dict, folder: Path | None = None) -> WorkloadSpec:
         after_faults_s=w["after_faults_s"],
         payload_bytes=w["payload_bytes"],
         idempotence=w["idempotence"],
+        acks=_acks(w["acks"], w["idempotence"]),
         seed=w["seed"],
         headers=w["headers"],
         **_transactions(w["transactions"], w["idempotence"]),
@@ -272,6 +277,15 @@ def _check_own_masters(faults: tuple[FaultRule, ...], blueprint: Blueprint) -> N
                 f"{rule.kind}: applications.{rule.target} sets its own Spark master in its code ({found}), so its "
                 "executors are not on the cluster the harness starts: leave the master to spark-submit",
             )
+
+
+def _acks(raw: int | str, idempotence: bool) -> str:
+    acks = {"all": "all", "-1": "all", "1": "1"}.get(str(raw))
+    if acks is None:
+        raise BlueprintError("workload.acks", f"expected all or 1, got {raw!r}")
+    if acks != "all" and idempotence:
+        raise BlueprintError("workload.acks", "an idempotent producer writes with acks all; add idempotence: false")
+    return acks
 
 
 def _transactions(raw: dict | None, idempotence: bool) -> dict:
@@ -488,9 +502,7 @@ def _spark(raw: dict) -> tuple[str, int, str | None]:
     version = s["version"]
     if version is not None:
         if version not in versions.known_versions():
-            raise BlueprintError(
-                "cluster.spark.version", f"expected one of {', '.join(versions.known_versions())}, got {version!r}"
-            )
+            raise BlueprintError("cluster.spark.version", lines.unknown_version(version, versions.known_versions()))
         if master == "standalone" and version != versions.own_version():
             raise BlueprintError(
                 "cluster.spark.version",
@@ -516,12 +528,16 @@ def _cluster(raw: dict) -> ClusterSpec:
             "secures the embedded cluster; for a cluster you run "
             "(cluster.bootstrap_servers), say how to reach it in the kafka: section",
         )
+    docker = _docker(c["docker"], external)
+    version, features = kafka_brokers(c["kafka"], external, docker[0])
     return ClusterSpec(
         brokers,
         external,
         *_spark(c["spark"]),
-        *_docker(c["docker"], external),
+        *docker,
         security=security,
+        kafka_version=version,
+        kafka_features=features,
     )
 
 

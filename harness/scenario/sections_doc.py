@@ -15,6 +15,7 @@ from harness.outputs.aggregate import AGGREGATE
 from harness.outputs.aggregate import WINDOW as AGGREGATE_WINDOW
 from harness.outputs.files import WINDOW
 from harness.scenario import declared
+from harness.scenario.brokers import KAFKA_BROKERS
 from harness.scenario.explore_spec import EXPLORE
 from harness.scenario.fault_rules import FAULT
 from harness.scenario.kafka import KAFKA, TRUSTSTORE
@@ -40,6 +41,7 @@ SECTIONS = (
     declared.CLUSTER,
     declared.SPARK,
     declared.DOCKER,
+    KAFKA_BROKERS,
     FAULT,
     STORM,
     EXPLORE,

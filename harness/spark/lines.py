@@ -36,10 +36,23 @@ LINES = {
 # connector is served, and its Kafka source fails the first batch of a query restarted with a batch planned
 # (SPARK-55271, fixed in 4.2.0).
 VERIFIED = ("3.5.7", "4.0.0", "4.1.1", "4.2.0")
+# Published (pyspark on PyPI) but not runnable here, each with what Maven lacked when tried (2026-12-04): 4.1.2's
+# connector pom resolves, its jars' dependencies do not; 4.3.0 has no connector at all.
+PUBLISHED_UNSERVED = {
+    "4.1.2": "its connector's spark-token-provider-kafka-0-10_2.13 4.1.2 and spark-avro_2.13 4.1.2 are not served",
+    "4.3.0": "its connector spark-sql-kafka-0-10_2.13 4.3.0 is not served",
+}
 # Real-time Mode (Trigger.RealTime, docs/real-time-mode.md): Spark 4.1's engine runs stateless queries, but a
 # PySpark job sets it with DataStreamWriter.trigger(realTime=...), which pyspark has from 4.2 (4.1.1's has no such
 # argument); a query that deduplicates or aggregates runs from 4.3 (Spark's guide).
 REAL_TIME_SINCE = {"stateless": "4.2", "stateful": "4.3"}
+
+
+def unknown_version(version: str, known: tuple[str, ...]) -> str:
+    """Why the drivers cannot run Spark `version`: published but its connector not served, or not known at all."""
+    if version in PUBLISHED_UNSERVED:
+        return f"Spark {version} is published, {PUBLISHED_UNSERVED[version]} (runnable: {', '.join(known)})"
+    return f"Spark {version}: not one the drivers can run on (known: {', '.join(known)})"
 
 
 def line_of(version: str) -> str:

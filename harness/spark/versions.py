@@ -105,7 +105,7 @@ def runtime(version: str | None) -> SparkRuntime:
     if version is None or version == own_version():
         return SparkRuntime(own_version(), sys.executable, own=True)
     if version not in other_versions():
-        raise HarnessError(f"Spark {version}: not one the drivers can run on (known: {', '.join(known_versions())})")
+        raise HarnessError(lines.unknown_version(version, known_versions()))
     if not _is_built(version):
         raise HarnessError(f"Spark {version}: its environment is not built; run `harness spark-env {version}`")
     return SparkRuntime(version, str(_env_dir(version) / "bin" / "python"), own=False)
