@@ -152,6 +152,16 @@ def version_in(spec: str | JarSet, artifact: str) -> str:
     return _version_in(jar_set(spec), artifact)
 
 
+def _maven_error(result: subprocess.CompletedProcess) -> str:
+    """Maven's first error, without its colours; an artifact Maven could not find named as such."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+    missing = re.search(r"Could not find artifact (\S+)|(\S+) was not found in", text)
+    if missing:
+        return f"{missing.group(1) or missing.group(2)} is not served by the Maven repositories this machine reaches"
+    errors = [line for line in text.splitlines() if "[ERROR]" in line]
+    return errors[0].replace("[ERROR]", "").strip() if errors else result.stderr.strip()[:300]
+
+
 def fetch(specs: tuple[str | JarSet, ...] = (BROKER,), quiet: bool = True) -> None:
     """Copy each missing jar set from Maven into the cache (idempotent)."""
     for spec in map(_as_set, specs):
@@ -180,9 +190,7 @@ def fetch(specs: tuple[str | JarSet, ...] = (BROKER,), quiet: bool = True) -> No
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
-            errors = [line for line in result.stdout.splitlines() if "[ERROR]" in line]
-            first = errors[0].replace("[ERROR]", "").strip() if errors else result.stderr.strip()[:300]
-            raise HarnessError(f"fetching {name} jars with Maven failed: {first}")
+            raise HarnessError(f"fetching {name} jars with Maven failed: {_maven_error(result)}")
         (staging / _MARKER).write_text(_pom_hash(spec))
         if target.exists():
             shutil.rmtree(target)

@@ -19,7 +19,15 @@ IMPLIES = {
 }
 
 # Why a record was lost, as the checker explains it; every cause but the last can be expected by a scenario.
-LOST_CAUSES = ("retention", "redeploy", "topic_recreated", "watermark", "query_failed", "unexplained")
+LOST_CAUSES = (
+    "leader_truncated",
+    "retention",
+    "redeploy",
+    "topic_recreated",
+    "watermark",
+    "query_failed",
+    "unexplained",
+)
 EXPECTABLE_CAUSES = LOST_CAUSES[:-1]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,8 @@ class Plan:
     aborted_read: list[int]  # records with a copy in an aborted transaction, which the ingress read and passed on
     resent_read: list[int]  # records the source sent twice on purpose (the resend fault), both passed on
     retried_read: list[int]  # records the source's producer wrote again after a lost produce response, both passed on
+    # (record, partner): a record acknowledged at its partner's offset, then gone (a leader replaced without it)
+    truncated: list[tuple[int, int]] = field(default_factory=list)
 
 
 @st.composite
@@ -87,6 +89,12 @@ def plans(draw):
     aborted_read = take(budget())
     resent_read = take(budget())
     retried_read = take(budget())
+    truncated = []
+    for i in take(budget()):
+        partner = next((j for j in order if j not in taken and sent.partition[j] == sent.partition[i]), None)
+        if partner is not None:
+            taken.add(partner)
+            truncated.append((i, partner))
     # Reordering: a clean record and its clean successor of the same key swap places at the egress.
     reordered = []
     for i in order:
@@ -112,6 +120,7 @@ def plans(draw):
         aborted_read,
         resent_read,
         retried_read,
+        truncated,
     )
 
 
@@ -126,12 +135,14 @@ def build(sent, plan: Plan):
         sent.acked[i] = False
     for i in plan.watermark:
         sent.late[i] = True
+    for i, partner in plan.truncated:
+        sent.offset[i] = sent.offset[partner]
     sent.aborted = np.zeros(n, np.int64)
     sent.aborted[plan.aborted_read] = 1
     if plan.resent_read:
         sent.resent = np.zeros(n, np.int64)
         sent.resent[plan.resent_read] = 1
-    gone: set[int] = set(deleted) | set(plan.unknown_absent)
+    gone: set[int] = set(deleted) | set(plan.unknown_absent) | {i for i, _ in plan.truncated}
     extra: list[int] = plan.aborted_read + plan.resent_read + plan.retried_read  # the source topic held them twice
     topics = {}
     for h, hop in enumerate(HOPS):
@@ -230,7 +241,7 @@ def expected(sent, plan: Plan):
     counts = Counts(
         acked=n - unknown,
         unknown=unknown,
-        lost=retention_lost + unexplained + len(plan.watermark),
+        lost=retention_lost + unexplained + len(plan.watermark) + len(plan.truncated),
         duplicated_deliveries=duplicated,
         duplicated_in_state=duplicated if plan.mode == "append" else 0,
         phantom=plan.phantoms,
@@ -256,6 +267,7 @@ def test_injected_anomalies_are_found_exactly(case):
     assert report[COUNTS] == counts
     assert report[VERDICT] == verdict(counts)
     assert report[CAUSES]["lost"] == {
+        "leader_truncated": len(plan.truncated),
         "retention": retention_lost,
         "redeploy": 0,
         "topic_recreated": 0,
@@ -288,7 +300,7 @@ def test_injected_anomalies_are_found_exactly(case):
         assert report[FAULTS][0].redelivered_at == {HOP_NAMES[h]: n for h, n in enumerate(made) if n}
     # The hop where each anomaly first appears.
     lost_first = {name: 0 for name in HOP_NAMES}
-    lost_first["ingested"] += retention_lost
+    lost_first["ingested"] += retention_lost + len(plan.truncated)
     lost_first["egress"] += len(plan.watermark)
     for h, records in plan.lost_at.items():
         lost_first[HOP_NAMES[h]] += len(records)
@@ -410,5 +422,6 @@ def every_class(mode: str, keys: int = 4, per_key: int = 30):
         aborted_read=take(1),
         resent_read=take(1),
         retried_read=take(1),
+        truncated=[(i, next(j for j in free[1:] if sent.partition[j] == sent.partition[i])) for i in free[:1]],
     )
     return sent, plan

@@ -26,6 +26,7 @@ from harness.semantics import satisfies
 from tests.conftest import run_harness, unavailable
 from tests.docker_engine import DockerEngine
 from tests.evidence_helpers import acked, egress_counts
+from tests.test_security import THEIR_KAFKA
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,11 +206,16 @@ def test_a_compose_brokers_container_is_faulted_by_name_and_nothing_else_is_touc
 
 
 def test_clean_removes_the_broker_containers_a_killed_harness_left_and_keeps_their_logs(engine, tmp_path):
+    """Of another Kafka than the harness's own (its image built from that version's jars)."""
     run_dir = tmp_path / "run"
-    up = run_harness("cluster", "up", "--docker", "--dir", str(run_dir / "cluster"), timeout=300)
+    up = run_harness(
+        "cluster", "up", "--docker", "--kafka-version", THEIR_KAFKA, "--dir", str(run_dir / "cluster"), timeout=600
+    )
     assert up.returncode == 0, up.stderr[-3000:]  # the process that started them is gone, as a killed harness's
+    assert f"Kafka {THEIR_KAFKA} up: 1 broker(s)" in up.stderr
     labelled = {"label": f"{CLUSTER_LABEL}={(run_dir / 'cluster').resolve()}"}
     [container] = engine.containers.list(filters=labelled)
+    assert container.image.tags == [f"harness/kafka:{THEIR_KAFKA}"]
     result = run_harness("clean", str(run_dir))
     assert result.returncode == 0 and f"container {container.name}" in result.stdout, result.stdout + result.stderr
     assert not engine.containers.list(all=True, filters=labelled)

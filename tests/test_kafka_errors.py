@@ -150,3 +150,8 @@ def test_a_held_end_of_transaction_keeps_its_records_from_a_read_committed_reade
     late = waited[waited.received_ms - waited.event_time_ms >= 8000]
     assert len(late) >= 2 * 50  # the two held transactions' records at least
     assert report[COUNTS].lost == 0 and report[COUNTS].duplicated_deliveries == 0
+    # The brokers' view of its transactions (producers.csv, the report's "A transactional source"): a marker on each
+    # of the two partitions for every transaction in acks.csv (50 records each, over 16 keys: both partitions), and
+    # one epoch for all of them: librdkafka does not speak KIP-890's transactions, whatever transaction.version is.
+    [(_, batches, epochs, *_, commits, aborts)] = report.sections["transactions"].rows
+    assert (epochs, commits, aborts) == (1, 2 * -(-int((acks.status == "acked").sum()) // 50), 0) and batches > 0

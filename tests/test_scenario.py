@@ -316,8 +316,8 @@ BAD = [
     (
         "bad loss cause",
         GOOD + "expectations: {lost_causes: [gremlins]}\n",
-        "expectations.lost_causes[0]: expected one of retention, redeploy, topic_recreated, watermark, query_failed, "
-        "got 'gremlins'",
+        "expectations.lost_causes[0]: expected one of leader_truncated, retention, redeploy, topic_recreated, "
+        "watermark, query_failed, got 'gremlins'",
     ),
     (
         "unknown spark version",
@@ -350,11 +350,6 @@ BAD = [
         "a kafka version for a cluster one runs",
         GOOD + "cluster: {bootstrap_servers: '127.0.0.1:9', kafka: {version: 3.9.1}}\n",
         "cluster.kafka: a cluster you run has its own version and features (versions.json asks its brokers)",
-    ),
-    (
-        "another kafka in the harness's containers",
-        GOOD + "cluster: {docker: {}, kafka: {version: 3.9.1}}\n",
-        "cluster.kafka.version: the brokers' containers run the harness's own Kafka 4.3.1",
     ),
     (
         "acks 1 from an idempotent producer",

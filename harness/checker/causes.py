@@ -1,6 +1,11 @@
 """Why records were lost or duplicated, shown from the evidence (or called unexplained).
 
 Losses, in this order of precedence:
+    leader_truncated
+                  at an offset of a source topic that acks.csv shows acknowledged again, to another record: the
+                  leader that acknowledged it was replaced by a replica without it (the producer's acks 1, or an
+                  unclean election), which gave the offset to a later write (not told where the source topic
+                  was re-created: the new topic gives its offsets again)
     retention     at an offset of the stopped streamlet's input topic (source or intermediate)
                   between the position it had committed and the log-start offset observed when
                   it resumed, with no copy after it: deleted unread (history: consumer_position,
@@ -49,6 +54,7 @@ from contract.query_events import QUERY_PROGRESS
 from contract.roles import EGRESS
 from harness.checker.eras import Recreation, recreations
 from harness.checker.eras import source_eras as eras_of
+from harness.checker.file_readers import PLACE_BITS, acked_at
 from harness.checker.hops import HOPS, MISSING, MISSING_FIRST
 from harness.checker.intermediate import FaultSpan, HopData
 from harness.checker.load import Evidence
@@ -65,6 +71,7 @@ from harness.evidence.history import (
     QUERY_FAILED,
     TOPICS_RECORDED,
 )
+from harness.evidence.layout import RunLayout
 from harness.evidence.progress import source_offsets
 
 
@@ -547,6 +554,7 @@ def lost_causes(
     # what the re-creation explains is not routine retention's.
     by_retention |= _deleted_before_read(evidence, hops, lost, first_hop) & ~by_recreation
     by_redeploy = _redeploy_explained(evidence, spans, lost)
+    by_truncation = _truncated(evidence, lost)
     late = (
         isin(lost, evidence.sent.rid[evidence.sent.late.to_numpy()])
         if _uses_watermark(evidence)
@@ -558,6 +566,7 @@ def lost_causes(
     by_failure = after_failed[first_hop] if len(hops) else np.zeros(len(lost), bool)
     for name, mask in reversed(
         [
+            ("leader_truncated", by_truncation),
             ("retention", by_retention),
             ("redeploy", by_redeploy),
             ("topic_recreated", by_recreation),
@@ -567,6 +576,30 @@ def lost_causes(
     ):
         cause[mask] = name
     return cause, windows
+
+
+def _truncated(evidence: Evidence, lost: np.ndarray) -> np.ndarray:
+    """Mask over `lost`: records acknowledged at an offset of their source topic that was acknowledged again to
+    another record (the acknowledgement log read again at their places: the evidence may hold only the records a
+    check selected). Not where the source topic was re-created: its new topic gives its offsets again."""
+    sent = evidence.sent
+    rows = sent[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0) & isin(sent.rid.to_numpy(), lost)]
+    if rows.empty or _recreations(evidence):
+        return np.zeros(len(lost), bool)
+    places = (rows.partition.to_numpy().astype(np.int64) << PLACE_BITS) | rows.offset.to_numpy().astype(np.int64)
+    found = acked_at(RunLayout(evidence.root).written_ack_log, places)
+    topics = evidence.pipeline.source_topics
+    prefixes = tuple(evidence.pipeline.source_keys.get(t, "") for t in topics) if len(topics) > 1 else ("",)
+
+    def topic_of(keys) -> list[int]:  # a key's source topic, told by its prefix (one topic: all keys)
+        return [next((i for i, p in enumerate(prefixes) if str(k).startswith(p)), -1) for k in keys]
+
+    found = found.drop_duplicates(["key", "seq", "partition", "offset"])
+    told = pd.Series(list(zip(topic_of(found.key), found.partition, found.offset))).value_counts()
+    again = set(told.index[told.to_numpy() > 1])
+    places_of = zip(topic_of(evidence.keys[rows.key.to_numpy()]), rows.partition.tolist(), rows.offset.tolist())
+    mask = np.array([place in again for place in places_of], bool)
+    return isin(lost, rows.rid.to_numpy()[mask])
 
 
 def _writers(evidence: Evidence, producer: str) -> set[str]:

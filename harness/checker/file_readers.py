@@ -186,6 +186,33 @@ def read_acks(path: Path, gaps: list[str], selection: Selection | None = None) -
     return _selected_lines(_with_torn_record(table, torn, gaps), selection)
 
 
+PLACE_BITS = 40  # a place, partition << PLACE_BITS | offset: offsets below 2^40 (a trillion records a partition)
+
+
+def acked_at(path: Path, places: np.ndarray) -> pd.DataFrame:
+    """The acknowledgement log's acknowledged lines (key, seq, partition, offset) at `places` (partition <<
+    PLACE_BITS | offset), a segment at a time: a second reading of the log, for the few places a check asks about."""
+    wanted = pa.array(np.unique(places).astype(np.int64))
+
+    def at_places(table: pa.Table) -> pa.Table:
+        place = pc.add(
+            pc.shift_left(pc.cast(table["partition"], pa.int64()), PLACE_BITS), pc.cast(table["offset"], pa.int64())
+        )
+        keep = pc.and_(pc.fill_null(pc.equal(table["status"], "acked"), False), pc.is_in(place, value_set=wanted))
+        return table.filter(pc.fill_null(keep, False)).select(["key", "seq", "partition", "offset"])
+
+    if path.is_dir():
+        found = [
+            at_places(table)
+            for place in ack_folders(path)
+            for table, _ in read_ahead(each_segment(place))
+            if table is not None
+        ]
+    else:
+        found = [at_places(read_acks(path, []))]
+    return pa.concat_tables(found, promote_options="default").to_pandas() if found else pd.DataFrame()
+
+
 def _selected_lines(table: pa.Table, selection: Selection | None) -> pa.Table:
     """The acknowledgement lines of the selected records (all without a selection)."""
     return table if selection is None or not table.num_rows else selection.rows(table)

@@ -73,6 +73,7 @@ def retried_copies(
             by_topic.setdefault(topic, {})[partition] = offsets
     place = pd.Series(np.arange(len(sent)), index=pd.MultiIndex.from_arrays([sent.partition, sent.offset]))
     place = place[sent.acked.to_numpy() & (sent.offset.to_numpy() >= 0)]
+    place = place[~place.index.duplicated(keep="last")]  # a place acknowledged twice is the later record's (truncated)
     for topic, offsets in by_topic.items():
         path = layout.source_records(topic)
         if not path.is_file():

@@ -62,7 +62,7 @@ dir_option = click.option(
     default=None,
     metavar="VERSION",
     help="The brokers' Kafka (3.9.1, 4.0.2, 4.4.0 ...: fetched once from jars/kafka/pom.xml); the harness's own "
-    "by default. Processes only.",
+    "by default.",
 )
 @dir_option
 def cluster_up(
@@ -86,8 +86,6 @@ def cluster_up(
     from harness.cluster.security import ClusterSecurity
     from harness.docker.by_hand import bring_up
 
-    if kafka_version and in_containers:
-        raise click.UsageError("--kafka-version: the brokers' containers run the harness's own Kafka")
     if (user is not None) != (security == "sasl_ssl"):
         raise click.UsageError("--user goes with --security sasl_ssl, and it needs one")
     password = os.environ.get("HARNESS_KAFKA_PASSWORD") if user else None

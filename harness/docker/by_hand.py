@@ -27,8 +27,10 @@ def bring_up(
     if in_containers:
         from harness.docker import engine, images
 
-        image = images.ensure_kafka(engine.client(), say=say)
-        cluster = ContainerCluster.create(cluster_dir, brokers=brokers, image=image, security=security)
+        image = images.ensure_kafka(engine.client(), say=say, version=kafka_version)
+        cluster = ContainerCluster.create(
+            cluster_dir, brokers=brokers, image=image, security=security, kafka_version=kafka_version
+        )
     else:
         cluster = EmbeddedCluster.create(cluster_dir, brokers=brokers, security=security, kafka_version=kafka_version)
     try:

@@ -2,7 +2,8 @@
 
     harness/base:<suite>-java<N>   Debian (debootstrap --variant=minbase, from the mirror apt uses) with a jlink
                                    runtime of the JDK that runs the harness, at /opt/java
-    harness/kafka:<version>        the base with Kafka's jars (jars/kafka/pom.xml, as the embedded cluster runs)
+    harness/kafka:<version>        the base with a Kafka version's jars (jars/kafka/pom.xml, as the embedded cluster
+                                   runs them: harness.cluster.releases)
                                    and docker/kafka/start.sh; its build context is the repository
     harness/runner:py<X.Y>         the base with this Python at its own path, for docker-compose.yml's harness
                                    service (the repository and its .venv are mounted at their own path)
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness import jars
+from harness.cluster import releases
 from harness.cluster.config import LOG4J2_FILE
 from harness.errors import HarnessError
 from harness.paths import SOURCE_ROOT, cache_dir, shipped
@@ -68,6 +70,7 @@ class Image:
     name: str  # base | kafka | runner
     tag: str
     source: str
+    build_args: tuple[tuple[str, str], ...] = ()  # beyond the base's tag (the Kafka image's jar folder)
 
     def current(self, client) -> bool:
         found = find(client, self.tag)
@@ -130,12 +133,16 @@ def base_image() -> Image:
     )
 
 
-def kafka_image() -> Image:
-    files = sorted(p.name for p in jars.jar_set("kafka"))
+def kafka_image(version: str | None = None) -> Image:
+    """The brokers' image of Kafka `version` (harness.cluster.releases; the harness's own when None)."""
+    spec = releases.jar_set(version)
+    folder = jars.set_dir(spec)
+    files = sorted(p.name for p in jars.jar_set(spec))
     return Image(
         "kafka",
-        f"harness/kafka:{jars.kafka_version()}",
+        f"harness/kafka:{jars.version_in(spec, 'kafka_2.13')}",
         _digest(base_image().source, files, _context_text("kafka"), LOG4J2_FILE.read_text()),
+        (("JARS", str(folder.relative_to(SOURCE_ROOT)) if folder.is_relative_to(SOURCE_ROOT) else str(folder)),),
     )
 
 
@@ -155,10 +162,19 @@ def _context_text(name: str) -> list[str]:
 
 
 def ensure(
-    engine, names: tuple[str, ...] = ("base", "kafka"), say: Callable[[str], None] = print, force: bool = False
+    engine,
+    names: tuple[str, ...] = ("base", "kafka"),
+    say: Callable[[str], None] = print,
+    force: bool = False,
+    kafka_version: str | None = None,
 ) -> list[Image]:
-    """Build each named image that is missing or out of date (the base first); return them all."""
-    wanted = [IMAGES[name]() for name in ("base", "kafka", "runner") if name in names or name == "base"]
+    """Build each named image that is missing or out of date (the base first; the Kafka image of `kafka_version`);
+    return them all."""
+    wanted = [
+        kafka_image(kafka_version) if name == "kafka" else IMAGES[name]()
+        for name in ("base", "kafka", "runner")
+        if name in names or name == "base"
+    ]
     for image in wanted:
         if not force and image.current(engine):
             continue
@@ -170,9 +186,11 @@ def ensure(
     return wanted
 
 
-def ensure_kafka(engine, say: Callable[[str], None] = print) -> str:
-    """The Kafka image's tag, it and the base built first when missing or out of date."""
-    return ensure(engine, ("base", "kafka"), say)[-1].tag
+def ensure_kafka(engine, say: Callable[[str], None] = print, version: str | None = None) -> str:
+    """The tag of Kafka `version`'s image, it and the base built first when missing or out of date (its jars
+    fetched first)."""
+    jars.fetch((releases.jar_set(version),))
+    return ensure(engine, ("base", "kafka"), say, kafka_version=version)[-1].tag
 
 
 def _build_base(engine, image: Image) -> None:
@@ -246,7 +264,7 @@ def _docker_build(engine, image: Image, context: Path, dockerfile: Path) -> None
             tag=image.tag,
             rm=True,
             forcerm=True,
-            buildargs={"BASE": base_image().tag},
+            buildargs={"BASE": base_image().tag, **dict(image.build_args)},
             labels={SOURCE_LABEL: image.source},
         )
     except docker.errors.BuildError as exc:
@@ -256,7 +274,6 @@ def _docker_build(engine, image: Image, context: Path, dockerfile: Path) -> None
 
 def _build_kafka(engine, image: Image) -> None:
     """The repository is the context (.dockerignore keeps it to the Kafka jars and what the Dockerfile copies)."""
-    jars.jar_set("kafka")  # fetched, or one line saying how
     _docker_build(engine, image, SOURCE_ROOT, DOCKER_DIR / "kafka" / "Dockerfile")
 
 

@@ -67,6 +67,7 @@ def _result(cell: Cell, seed: int, out: Path, judged: Judged) -> RunResult:
         records_per_s(c.acked, (report[TIMELINE] or {}).get("marks", {})),
         report[LATENCY].p50_s if report[LATENCY] else None,
         report[LATENCY].p99_s if report[LATENCY] else None,
+        (report.run_info.get("versions") or {}).get("kafka_broker"),
     )
 
 

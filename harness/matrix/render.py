@@ -152,15 +152,17 @@ def differences(state: MatrixState) -> list[str]:
     return found
 
 
-def _spark_versions(state: MatrixState) -> str:
-    seen = list(dict.fromkeys(r.spark for r in state.runs if r.spark))
-    return ", ".join(seen) if seen else str(state.versions.get("pyspark", "-"))
+def _per_run(state: MatrixState, attribute: str, key: str) -> str:
+    """The versions the runs had (each run's `attribute`), or the first run's `key` in a state from before them."""
+    seen = list(dict.fromkeys(getattr(r, attribute) for r in state.runs if getattr(r, attribute)))
+    return ", ".join(seen) if seen else str(state.versions.get(key, "-"))
+
+
+PER_RUN = ("pyspark", "spark_kafka_connector", "spark_environment", "kafka_broker", "kafka_cluster")
 
 
 def _header(state: MatrixState) -> list[tuple[str, str]]:
-    versions = {
-        k: v for k, v in state.versions.items() if k not in ("pyspark", "spark_kafka_connector", "spark_environment")
-    }
+    versions = {k: v for k, v in state.versions.items() if k not in PER_RUN and not isinstance(v, dict | None)}
     runs = len(state.rows) * len(state.columns) * len(state.seeds)
     return [
         ("started", state.started),
@@ -171,7 +173,8 @@ def _header(state: MatrixState) -> list[tuple[str, str]]:
         ("time running", f"{state.elapsed_s / 60:.0f} min"),
         ("seeds per cell", ", ".join(map(str, state.seeds))),
         ("workload per run", "the scenario's" if state.duration_s is None else f"{state.duration_s:g} s"),
-        ("Spark (the drivers')", _spark_versions(state)),
+        ("Spark (the drivers')", _per_run(state, "spark", "pyspark")),
+        ("Kafka (the brokers')", _per_run(state, "kafka", "kafka_broker")),
         ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
         (
             "machine",

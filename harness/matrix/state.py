@@ -43,6 +43,7 @@ class RunResult:
     records_per_s: float | None = None
     latency_p50_s: float | None = None
     latency_p99_s: float | None = None
+    kafka: str | None = None  # the brokers' Kafka (versions.json kafka_broker; a row or column can name another)
 
 
 @dataclass
@@ -56,7 +57,7 @@ class MatrixState:
     duration_s: float | None
     started: str  # local time the matrix was first started
     machine: dict
-    # from the first run's versions.json (pyspark: per run, RunResult.spark)
+    # from the first run's versions.json (pyspark and the brokers' Kafka: per run, RunResult.spark and .kafka)
     versions: dict = field(default_factory=dict)
     runs: list[RunResult] = field(default_factory=list)
     elapsed_s: float = 0.0  # time spent running, summed over every invocation

@@ -117,7 +117,9 @@ class KafkaService:
         if spec.docker:
             from harness.docker import engine, images
 
-            image = spec.docker_image or images.ensure_kafka(engine.client(), say=self.shared.say)
+            image = spec.docker_image or images.ensure_kafka(
+                engine.client(), say=self.shared.say, version=spec.kafka_version
+            )
             self.cluster = ContainerCluster.create(
                 self.shared.layout.cluster,
                 brokers=spec.brokers,
@@ -125,6 +127,8 @@ class KafkaService:
                 security=security,
                 image=image,
                 run_id=self.topology.run_id,
+                kafka_version=spec.kafka_version,
+                features=spec.kafka_features,
             )
             self.shared.say(f"brokers in containers of {image} (host network; removed at the end)")
         else:

@@ -232,11 +232,15 @@ class PipelineRun:
         return self.brokers.processes() + self.supervisor.processes()
 
     def save_producers(self) -> None:
-        """producers.csv, for a fault that needs the brokers' producer of each batch, from the embedded brokers' log
-        segments (on a cluster the harness did not start there are none: nothing is written)."""
-        if self.cluster is None or not any(r.fault.records_producers for r in self.scenario.faults):
+        """producers.csv, for a fault that needs the brokers' producer of each batch (of the pipeline's topics) and for
+        a transactional workload (of its source topics), from the embedded brokers' log segments (on a cluster the
+        harness did not start there are none: nothing is written)."""
+        workload = self.scenario.workload
+        hops = any(r.fault.records_producers for r in self.scenario.faults)
+        if self.cluster is None or not (hops or workload.transaction_records):
             return
-        topics = {self.topic_name(t) for t in self.scenario.blueprint.hops()}
+        topics = {self.topic_name(t) for t in self.scenario.blueprint.hops()} if hops else set()
+        topics |= {self.topic_name(s.topic) for s in workload.fed} if workload.transaction_records else set()
         batches = record_producers(self.layout.cluster, topics, self.layout.producers)
         self.history.record(PRODUCERS_RECORDED, topics=sorted(topics), batches=batches)
 

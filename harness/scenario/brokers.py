@@ -11,15 +11,13 @@ from harness.scenario.sections import Section
 KAFKA_BROKERS = Section(
     "cluster.kafka",
     (
-        Field(
-            "version", str, None, "the embedded brokers' Kafka (the harness's own by default; docs/kafka-versions.md)"
-        ),
+        Field("version", str, None, "the embedded brokers' Kafka (the harness's own by default; docs/clusters.md)"),
         Field("features", dict, {}, "feature levels a new cluster is formatted with (transaction.version: 1, ...)"),
     ),
 )
 
 
-def kafka_brokers(raw: dict | None, external: str | None, docker: bool) -> tuple[str | None, dict[str, int]]:
+def kafka_brokers(raw: dict | None, external: str | None) -> tuple[str | None, dict[str, int]]:
     """The embedded brokers' Kafka version (None: the harness's own) and the features they are formatted with."""
     if raw is None:
         return None, {}
@@ -34,8 +32,4 @@ def kafka_brokers(raw: dict | None, external: str | None, docker: bool) -> tuple
     except HarnessError as exc:  # its message starts with the field it is about
         field, _, message = str(exc).partition(": ")
         raise BlueprintError(field, message) from None
-    if docker and version != releases.default_version():
-        raise BlueprintError(
-            "cluster.kafka.version", f"the brokers' containers run the harness's own Kafka {releases.default_version()}"
-        )
     return (None if version == releases.default_version() else version), features

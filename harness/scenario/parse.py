@@ -528,13 +528,12 @@ def _cluster(raw: dict) -> ClusterSpec:
             "secures the embedded cluster; for a cluster you run "
             "(cluster.bootstrap_servers), say how to reach it in the kafka: section",
         )
-    docker = _docker(c["docker"], external)
-    version, features = kafka_brokers(c["kafka"], external, docker[0])
+    version, features = kafka_brokers(c["kafka"], external)
     return ClusterSpec(
         brokers,
         external,
         *_spark(c["spark"]),
-        *docker,
+        *_docker(c["docker"], external),
         security=security,
         kafka_version=version,
         kafka_features=features,

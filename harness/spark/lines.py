@@ -32,9 +32,9 @@ LINES = {
 }
 # The versions a real run verified on this harness (docs/spark-versions-report.md): a scenario's cluster.spark.version
 # is one of these or the harness's own, and pyproject.toml's pyspark range ends at the newest. The Makefile's default
-# (SPARK) is 4.2.0: 4.1.1, the newest whose line every output kind's jars are built for, is the only 4.1 whose
-# connector is served, and its Kafka source fails the first batch of a query restarted with a batch planned
-# (SPARK-55271, fixed in 4.2.0).
+# (SPARK) is 4.2.0: 4.1.1, the newest whose line every output kind's jars are built for, is the newest 4.1 whose
+# connector resolves (4.1.2's does not: PUBLISHED_UNSERVED), and its Kafka source fails the first batch of a query
+# restarted with a batch planned (SPARK-55271, fixed in 4.2.0).
 VERIFIED = ("3.5.7", "4.0.0", "4.1.1", "4.2.0")
 # Published (pyspark on PyPI) but not runnable here, each with what Maven lacked when tried (2026-12-04): 4.1.2's
 # connector pom resolves, its jars' dependencies do not; 4.3.0 has no connector at all.
