@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from harness.checker.producers import run_producers
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 from harness.evidence.history import FAULT_ENDED, PROCESS_PAUSED, PROCESS_RESUMED, faults_begun
 from harness.evidence.layout import RunLayout
-from harness.evidence.producers import read_producers
 
 KIND_NAME = "pause-driver"
 # A Kafka producer's timeouts that a frozen driver may outlast: Kafka's default (ms), and what happens once outlasted.
@@ -184,9 +184,7 @@ def _section(context: Context) -> Section | None:
     if not found:
         return None
     layout, pipeline = RunLayout(context.evidence.root), context.evidence.pipeline
-    producers = read_producers(layout.producers)
-    if producers is None:
-        context.gaps.append("producers.csv: missing (a cluster the harness did not start); a paused producer untold")
+    producers = run_producers(context, "a paused producer untold")
     rows, lines, data = [], [], {}
     for pause in found:
         log = layout.log(f"streamlet-{pause.target}")

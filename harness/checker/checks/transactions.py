@@ -3,15 +3,14 @@ transactions (producers.csv), each id with the epochs its batches carry and the 
 the cluster's transaction.version (versions.json). At transaction.version 2 (KIP-890) the coordinator gives a client
 that speaks its protocol a new epoch as each transaction ends, so a late write of an ended one is fenced (Kafka's
 Java producer from 4.0: one epoch per transaction); a client that does not (librdkafka 2.16, the generator's) keeps
-one epoch for its life, as at 0 or 1. Said only of a run whose source topics hold transactional batches, and judged nowhere: what the transactions
-did to the records the records' verdict says."""
+one epoch for its life, as at 0 or 1. Said only of a run whose source topics hold transactional batches, and judged
+nowhere: what the transactions did to the records the records' verdict says."""
 
 from __future__ import annotations
 
+from harness.checker.producers import run_producers
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
-from harness.evidence.layout import RunLayout
-from harness.evidence.producers import read_producers
 from harness.network.kafka_wire import ABORT, COMMIT
 
 FEATURE = "transaction.version"
@@ -39,11 +38,7 @@ def _epochs(epochs: list[int]) -> str:
 
 
 def _section(context: Context) -> Section | None:
-    try:
-        producers = read_producers(RunLayout(context.evidence.root).producers)
-    except (OSError, ValueError) as exc:
-        context.gaps.append(f"producers.csv: unreadable ({str(exc).splitlines()[0]}); a transactional source untold")
-        return None
+    producers = run_producers(context, "a transactional source untold", needed=False)
     if producers is None:
         return None
     source = producers[producers.topic.isin(context.evidence.pipeline.source_topics) & (producers.transactional == 1)]

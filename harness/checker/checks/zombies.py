@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 
 from contract.egress import TOPIC
+from harness.checker.producers import run_producers
 from harness.checker.section import Section
 from harness.checker.step import Context, Step
 from harness.evidence.history import PROCESS_RESUMED, PROCESS_STARTED, faults_begun
-from harness.evidence.layout import RunLayout
-from harness.evidence.producers import read_producers
 
 KIND_NAME = "zombie-driver"
 ZOMBIE, SECOND, THAWED, EITHER, UNPLACED = "zombie", "second", "zombie-thawed", "either", "unplaced"
@@ -147,15 +146,8 @@ def _section(context: Context) -> Section | None:
     found = zombies(context.evidence.history)
     if not found:
         return None
-    try:
-        producers = read_producers(RunLayout(context.evidence.root).producers)
-    except (OSError, ValueError) as exc:
-        context.gaps.append(f"producers.csv: unreadable ({str(exc).splitlines()[0]}); the zombie's writes not told")
-        return None
+    producers = run_producers(context, "the zombie's writes not told")
     if producers is None:
-        context.gaps.append(
-            "producers.csv: missing (a cluster the harness did not start); the zombie's writes not told"
-        )
         return None
     rows, lines, data = [], [], {}
     for zombie in found:
