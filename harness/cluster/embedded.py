@@ -254,7 +254,8 @@ class EmbeddedCluster:
         jars.java_executable()  # a clear error now rather than a broker's start failing later
         version = kafka_version or releases.default_version()
         features = releases.checked_features(version, features or {})
-        jars.fetch((releases.jar_set(version),))
+        if version != releases.default_version():  # fetched once, as a run names it (the default's: harness jars)
+            jars.fetch((releases.jar_set(version),))
         per_node = 2 + 2 * len(links) + (1 if security else 0)
         ports = free_ports(per_node * brokers)
         nodes = []

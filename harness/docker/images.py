@@ -188,8 +188,9 @@ def ensure(
 
 def ensure_kafka(engine, say: Callable[[str], None] = print, version: str | None = None) -> str:
     """The tag of Kafka `version`'s image, it and the base built first when missing or out of date (its jars
-    fetched first)."""
-    jars.fetch((releases.jar_set(version),))
+    fetched first, as the embedded cluster fetches another version's)."""
+    if version is not None and version != releases.default_version():
+        jars.fetch((releases.jar_set(version),))
     return ensure(engine, ("base", "kafka"), say, kafka_version=version)[-1].tag
 
 
